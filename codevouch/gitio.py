@@ -1,0 +1,300 @@
+"""All git I/O of codevouch: small typed functions over plumbing commands.
+
+Bulk work goes through one process per call (`ls-tree -r -z`, `diff --raw -z`,
+`cat-file --batch`, `hash-object --stdin-paths`), never one process per file: a git
+process costs ~4 ms here, so per-file calls dominate anything else we do.
+Arguments are passed as lists (never through a shell) and paths that come from users
+or snippets are fed on stdin or after `--`, so they cannot be read as options.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+_ENV = {
+    **os.environ,
+    "LC_ALL": "C",
+    # `git status` refreshes the index as a side effect; a read-only tool must not write.
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+
+def run(repo: Path | str, *args: str, stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,)) -> bytes:
+    cmd = ("git", "-C", str(repo), *args)
+    try:
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, env=_ENV, check=False)
+    except FileNotFoundError as exc:  # git itself is missing
+        raise GitError("git is not installed or not on PATH; install git and retry.", cmd) from exc
+    if proc.returncode not in ok_codes:
+        stderr = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitError(
+            f"git failed ({' '.join(cmd[3:])}): exit {proc.returncode}: {stderr or '(no output)'}",
+            cmd, proc.returncode, stderr,
+        )
+    return proc.stdout
+
+
+def zsplit(out: bytes) -> list[str]:
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def repo_root(path: Path | str) -> Path:
+    """The top of the work tree that contains `path`."""
+    p = Path(path)
+    if not p.exists():
+        raise NotARepository(f"{p} does not exist; pass --repo with the path of a git repository.")
+    try:
+        out = run(p, "rev-parse", "--show-toplevel")
+    except GitError as exc:
+        raise NotARepository(
+            f"{p} is not inside a git repository; pass --repo with the path of one "
+            "(or run `git init` and commit first).", exc.cmd, exc.returncode, exc.stderr) from exc
+    return Path(out.decode().strip()).resolve()
+
+
+def head_commit(repo: Path) -> str | None:
+    """HEAD's commit, or None for a repository with no commits yet."""
+    out = run(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok_codes=(0, 1))
+    return out.decode().strip() or None
+
+
+def current_branch(repo: Path) -> str:
+    out = run(repo, "symbolic-ref", "--quiet", "--short", "HEAD", ok_codes=(0, 1)).decode().strip()
+    if not out:
+        raise DetachedHead(
+            f"HEAD is detached in {repo}; name the branch to use with --branch NAME.")
+    if head_commit(repo) is None:
+        raise NoCommits(f"{repo} has no commits yet; commit something before indexing it.")
+    return out
+
+
+def resolve_commit(repo: Path, rev: str) -> str:
+    if rev.startswith("-"):
+        raise UnknownRevision(f"{rev!r} is not a branch or commit name.")
+    out = run(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
+              ok_codes=(0, 1)).decode().strip()
+    if not out:
+        if head_commit(repo) is None:
+            raise NoCommits(f"{repo} has no commits yet; commit something before indexing it.")
+        raise UnknownRevision(
+            f"{rev!r} is not a branch or commit in {repo}; `git branch` lists the branches.")
+    return out
+
+
+def branch_commit(repo: Path, branch: str) -> str:
+    """The commit a branch points at: a local branch first, else any rev git resolves."""
+    local = run(repo, "rev-parse", "--verify", "--quiet", "--end-of-options",
+                f"refs/heads/{branch}^{{commit}}", ok_codes=(0, 1)).decode().strip()
+    return local or resolve_commit(repo, branch)
+
+
+def local_branches(repo: Path) -> list[str]:
+    out = run(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
+    return [line for line in out.decode("utf-8", "surrogateescape").splitlines() if line]
+
+
+def commit_dates(repo: Path, commits: Iterable[str]) -> dict[str, str]:
+    """Committer date (strict ISO 8601) of each commit, in one process."""
+    wanted = list(dict.fromkeys(commits))
+    if not wanted:
+        return {}
+    out = run(repo, "show", "-s", "--no-walk=unsorted", "--format=%H %cI", *wanted, "--")
+    dates: dict[str, str] = {}
+    for line in out.decode().splitlines():
+        sha, _, date = line.partition(" ")
+        dates[sha] = date
+    return dates
+
+
+def existing_commits(repo: Path, shas: Iterable[str]) -> set[str]:
+    """Which of `shas` name a commit in this repository (force-pushed-away ones do not)."""
+    wanted = [s for s in dict.fromkeys(shas) if s and all(c in "0123456789abcdef" for c in s.lower())]
+    if not wanted:
+        return set()
+    out = run(repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(rest)",
+              stdin=("".join(f"{s} {s}\n" for s in wanted)).encode())
+    found: set[str] = set()
+    for line in out.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "commit":
+            found.add(parts[2])
+    return found
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    path: str
+    mode: str
+    blob_sha: str
+    size: int
+
+
+def ls_tree(repo: Path, commit: str) -> dict[str, TreeEntry]:
+    """Every regular file (blob) of a commit; symlinks and submodules are left out."""
+    out = run(repo, "ls-tree", "-r", "-z", "-l", "--full-tree", commit)
+    entries: dict[str, TreeEntry] = {}
+    for rec in zsplit(out):
+        meta, _, path = rec.partition("\t")
+        mode, otype, sha, size = meta.split()
+        if otype != "blob" or mode == "120000":
+            continue
+        entries[path] = TreeEntry(path, mode, sha, int(size))
+    return entries
+
+
+@dataclass(frozen=True)
+class Change:
+    status: str          # A, M, D, T, R (rename), C (copy)
+    old_path: str | None
+    new_path: str | None
+    old_blob: str | None
+    new_blob: str | None
+
+
+_ZERO = "0" * 40
+
+
+def diff_trees(repo: Path, old: str, new: str, renames: bool = True) -> list[Change]:
+    """Changed files between two commits, with git's rename detection."""
+    args = ["diff", "--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv"]
+    args += ["-M"] if renames else ["--no-renames"]
+    out = run(repo, *args, old, new, "--")
+    return _parse_raw(out)
+
+
+def _parse_raw(out: bytes) -> list[Change]:
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    changes: list[Change] = []
+    i = 0
+    while i < len(fields):
+        head = fields[i]
+        if not head.startswith(":"):
+            i += 1
+            continue
+        _, _, old_sha, new_sha, status = head[1:].split(" ", 4)
+        kind = status[0]
+        old_blob = None if old_sha == _ZERO else old_sha
+        new_blob = None if new_sha == _ZERO else new_sha
+        if kind in "RC":
+            old_path, new_path = fields[i + 1], fields[i + 2]
+            i += 3
+        else:
+            path = fields[i + 1]
+            old_path = None if kind == "A" else path
+            new_path = None if kind == "D" else path
+            i += 2
+        changes.append(Change(kind, old_path, new_path, old_blob, new_blob))
+    return changes
+
+
+def renames_between(repo: Path, old: str, new: str) -> dict[str, str]:
+    """old path -> new path for every file git sees as renamed from `old` to `new`."""
+    return {c.old_path: c.new_path for c in diff_trees(repo, old, new)
+            if c.status == "R" and c.old_path and c.new_path}
+
+
+class BlobReader:
+    """One `git cat-file --batch` process serving any number of blob reads."""
+
+    def __init__(self, repo: Path) -> None:
+        self._proc = subprocess.Popen(
+            ("git", "-C", str(repo), "cat-file", "--batch"),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_ENV)
+
+    def read(self, sha: str) -> bytes | None:
+        assert self._proc.stdin and self._proc.stdout
+        self._proc.stdin.write(sha.encode() + b"\n")
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline().decode().split()
+        if len(header) < 3 or header[1] == "missing":
+            return None
+        size = int(header[2])
+        data = self._proc.stdout.read(size)
+        self._proc.stdout.read(1)  # the newline after each object
+        return data if header[1] == "blob" else None
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            assert self._proc.stdin
+            self._proc.stdin.close()
+            self._proc.wait()
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@contextmanager
+def blob_reader(repo: Path) -> Iterator[BlobReader]:
+    reader = BlobReader(repo)
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
+def read_blobs(repo: Path, shas: Iterable[str]) -> dict[str, bytes]:
+    wanted = list(dict.fromkeys(s for s in shas if s))
+    if not wanted:
+        return {}
+    found: dict[str, bytes] = {}
+    with blob_reader(repo) as reader:
+        for sha in wanted:
+            data = reader.read(sha)
+            if data is not None:
+                found[sha] = data
+    return found
+
+
+@dataclass(frozen=True)
+class WorktreeStatus:
+    """Paths that differ from HEAD in the index or the working tree, and untracked files."""
+    changed: frozenset[str]     # modified, added, deleted, renamed (both sides), type-changed
+    untracked: frozenset[str]
+
+    def is_clean(self, path: str) -> bool:
+        return path not in self.changed and path not in self.untracked
+
+
+def worktree_status(repo: Path) -> WorktreeStatus:
+    out = run(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+              "--ignore-submodules=all")
+    changed: set[str] = set()
+    untracked: set[str] = set()
+    for rec in zsplit(out):
+        code, path = rec[:2], rec[3:]
+        (untracked if code == "??" else changed).add(path)
+    return WorktreeStatus(frozenset(changed), frozenset(untracked))
+
+
+def hash_worktree_files(repo: Path, paths: Iterable[str]) -> dict[str, str]:
+    """Blob id of each working-tree file as git computes it (clean filters and eol rules applied).
+
+    Paths must be repo-relative and already checked to lie inside the repository.
+    """
+    wanted = list(dict.fromkeys(paths))
+    if not wanted:
+        return {}
+    # Paths with a newline cannot go through --stdin-paths; they are hashed one by one.
+    batch = [p for p in wanted if "\n" not in p]
+    result: dict[str, str] = {}
+    if batch:
+        out = run(repo, "hash-object", "--stdin-paths", stdin=("\n".join(batch) + "\n").encode(
+            "utf-8", "surrogateescape"))
+        for path, sha in zip(batch, out.decode().split()):
+            result[path] = sha
+    for path in wanted:
+        if path not in result:
+            result[path] = run(repo, "hash-object", "--", path).decode().strip()
+    return result

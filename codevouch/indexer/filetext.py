@@ -1,0 +1,31 @@
+"""Turning a file's bytes into indexable text, or a reason not to. Pure functions."""
+from __future__ import annotations
+
+from codevouch.rules import Rules
+
+BINARY_SNIFF = 8000         # git's own heuristic: a NUL in the first 8000 bytes means binary
+MINIFIED_LINE = 1000        # one line this long in a code file: minified or generated data
+MINIFIED_AVERAGE = 300      # or lines this long on average
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 when it is, else Latin-1 (which maps every byte, so nothing is ever dropped)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def skip_reason(data: bytes, rules: Rules) -> str | None:
+    """Why a file's content is not embedded: empty, binary, huge or minified; None to index it."""
+    if not data.strip():
+        return "empty"
+    if len(data) > rules.max_file_bytes:
+        return f"huge (>{rules.max_file_bytes} bytes)"
+    if b"\0" in data[:BINARY_SNIFF]:
+        return "binary"
+    lines = data.split(b"\n")
+    longest = max(len(line) for line in lines)
+    if longest > MINIFIED_LINE and (longest > 10 * MINIFIED_LINE or len(data) / len(lines) > MINIFIED_AVERAGE):
+        return "minified (very long lines)"
+    return None

@@ -1,0 +1,80 @@
+"""Dense search over one branch's collection; the hit text comes from git at the indexed blob."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from codevouch import gitio
+from codevouch.embedding import Embedder, embedder_by_name
+from codevouch.errors import NotIndexed
+from codevouch.indexer.filetext import decode
+from codevouch.store import ChunkRecord, Ledger, VectorStore, collection_base
+
+
+@dataclass(frozen=True)
+class Hit:
+    record: ChunkRecord
+    score: float
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self.record)
+        out.pop("id")
+        return {"id": self.record.id, **out, "score": round(self.score, 4), "text": self.text}
+
+
+def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
+           include_history: bool = False, embedder: Embedder | None = None) -> list[Hit]:
+    repo = gitio.repo_root(repo_path)
+    branch = branch or gitio.current_branch(repo)
+    base = collection_base(str(repo), branch)
+    ledger = Ledger(index_dir)
+    try:
+        state = ledger.branch(base)
+        if state is None:
+            raise NotIndexed(
+                f"branch {branch!r} of {repo} is not in the index at {index_dir}; run "
+                f"`codevouch index build --repo {repo} --branch {branch}` first.")
+        embedder = embedder or embedder_by_name(state.embedder)
+        qvec = embedder.embed([query])[0]
+        vectors = VectorStore(index_dir)
+        # Vectors of a killed build may linger until the next build cleans them; the ledger
+        # decides what is visible, so ask for enough extra neighbours to fill k.
+        extra = len(ledger.pending()) + 5
+        found: list[tuple[ChunkRecord, float]] = []
+        for name in [f"{base}-live"] + ([f"{base}-hist"] if include_history else []):
+            neighbours = vectors.query(name, qvec, min(k + extra, max(vectors.count(name), 1)))
+            known = ledger.records(name, [cid for cid, _ in neighbours])
+            for cid, score in neighbours:
+                rec = known.get(cid)
+                if rec is None:
+                    continue
+                if rec.status == "live":
+                    # A live chunk's file is unchanged up to the branch's indexed commit.
+                    rec = replace(rec, commit=state.commit, commit_date=state.commit_date,
+                                  branch=state.branch)
+                found.append((rec, score))
+    finally:
+        ledger.close()
+    found = _dedupe(sorted(found, key=lambda item: -item[1]))[:k]
+    blobs = gitio.read_blobs(repo, [rec.blob_sha for rec, _ in found])
+    return [Hit(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec)) for rec, score in found]
+
+
+def _dedupe(items: list[tuple[ChunkRecord, float]]) -> list[tuple[ChunkRecord, float]]:
+    seen: set[tuple[str, str, int, int]] = set()
+    out = []
+    for rec, score in items:
+        key = (rec.path, rec.blob_sha, rec.start_line, rec.end_line)
+        if key not in seen:
+            seen.add(key)
+            out.append((rec, score))
+    return out
+
+
+def chunk_text_of(data: bytes | None, rec: ChunkRecord) -> str:
+    if data is None:  # the blob was garbage-collected from the repository
+        return ""
+    lines = decode(data).split("\n")
+    return "\n".join(lines[rec.start_line - 1:rec.end_line])

@@ -1,0 +1,295 @@
+"""The index on disk: a SQLite ledger (authoritative records, embedding cache) beside Chroma.
+
+Layout of an index directory:
+    state.sqlite   branches, files, chunks, the embedding cache, pending vector ids
+    chroma/        embedded Chroma: per (repository, branch) a `-live` and a `-hist` collection
+    write.lock     one writer at a time
+
+Why two stores: Chroma has no transactions, SQLite has. Vectors are written to Chroma
+first, under ids that the ledger does not know yet, so readers ignore them; one SQLite
+transaction then makes the new state visible at once; obsolete vectors are removed last.
+A build killed at any moment therefore leaves the previous state readable, and ids it
+left behind are listed in `pending` so the next build removes what was never committed.
+Chunk text is not stored: it is read back from git by blob id (Chroma is ~5x larger
+with documents, and git already has the bytes).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from codevouch.errors import CodevouchError, IndexLocked
+
+SCHEMA_VERSION = 1
+CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
+
+
+def default_index_dir() -> Path:
+    """--index, else $CODEVOUCH_INDEX, else $XDG_DATA_HOME/codevouch (~/.local/share/codevouch)."""
+    env = os.environ.get("CODEVOUCH_INDEX")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / "codevouch"
+
+
+def collection_base(repo: str, branch: str) -> str:
+    # Chroma names allow [A-Za-z0-9._-] only; the hash keeps any branch name legal and unique.
+    digest = hashlib.sha1(f"{repo}\0{branch}".encode()).hexdigest()[:20]
+    return f"cv-{digest}"
+
+
+def chunk_id(path: str, blob_sha: str, ordinal: int) -> str:
+    """Same path, same blob, same position: same chunk. Content decides identity."""
+    return hashlib.sha1(f"{path}\0{blob_sha}\0{ordinal}".encode("utf-8", "surrogateescape")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One indexed chunk: the six provenance fields plus kind, language and status."""
+    id: str
+    repo: str
+    path: str
+    branch: str
+    commit: str
+    commit_date: str
+    symbol: str
+    start_line: int
+    end_line: int
+    indexed_at: str
+    blob_sha: str
+    text_hash: str
+    kind: str
+    language: str
+    status: str  # live | deleted
+
+    def metadata(self) -> dict[str, Any]:
+        meta = asdict(self)
+        del meta["id"]
+        return meta
+
+
+@dataclass(frozen=True)
+class FileRow:
+    path: str
+    blob_sha: str
+    kind: str
+    rule: str | None
+    language: str
+    status: str          # live | deleted | skipped | excluded
+    reason: str | None   # why skipped/excluded
+    chunks: int
+
+
+@dataclass(frozen=True)
+class BranchState:
+    coll: str
+    repo: str
+    branch: str
+    commit: str
+    commit_date: str
+    built_at: str
+    embedder: str
+    rules_json: str
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS branches (
+    coll TEXT PRIMARY KEY, repo TEXT NOT NULL, branch TEXT NOT NULL, commit_sha TEXT NOT NULL,
+    commit_date TEXT NOT NULL, built_at TEXT NOT NULL, embedder TEXT NOT NULL, rules_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    coll TEXT NOT NULL, path TEXT NOT NULL, blob_sha TEXT NOT NULL, kind TEXT NOT NULL, rule TEXT,
+    language TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, chunks INTEGER NOT NULL,
+    PRIMARY KEY (coll, path));
+CREATE TABLE IF NOT EXISTS chunks (
+    coll TEXT NOT NULL, id TEXT NOT NULL, record TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL,
+    PRIMARY KEY (coll, id));
+CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks (coll, path);
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, text_hash));
+CREATE TABLE IF NOT EXISTS pending (collection TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (collection, id));
+"""
+
+
+class Ledger:
+    """The SQLite half of the index: small typed reads and one transaction per build."""
+
+    def __init__(self, index_dir: Path) -> None:
+        index_dir.mkdir(parents=True, exist_ok=True)
+        self.path = index_dir / "state.sqlite"
+        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+        row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is None:
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) != SCHEMA_VERSION:
+            raise CodevouchError(
+                f"the index at {index_dir} has schema {row[0]}, this codevouch reads {SCHEMA_VERSION}; "
+                "build a new index with --index DIR or remove the old one.")
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- branches ---------------------------------------------------------------
+    def branch(self, coll: str) -> BranchState | None:
+        row = self.db.execute("SELECT * FROM branches WHERE coll=?", (coll,)).fetchone()
+        return BranchState(*row) if row else None
+
+    def branches(self) -> list[BranchState]:
+        return [BranchState(*r) for r in self.db.execute("SELECT * FROM branches ORDER BY repo, branch")]
+
+    # -- files ------------------------------------------------------------------
+    def files(self, coll: str) -> dict[str, FileRow]:
+        rows = self.db.execute(
+            "SELECT path, blob_sha, kind, rule, language, status, reason, chunks FROM files WHERE coll=?",
+            (coll,))
+        return {r[0]: FileRow(*r) for r in rows}
+
+    # -- chunks -----------------------------------------------------------------
+    def records(self, coll: str, ids: Sequence[str]) -> dict[str, ChunkRecord]:
+        found: dict[str, ChunkRecord] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start:start + 500])
+            marks = ",".join("?" * len(part))
+            for cid, rec in self.db.execute(
+                    f"SELECT id, record FROM chunks WHERE coll=? AND id IN ({marks})", (coll, *part)):
+                found[cid] = ChunkRecord(**json.loads(rec))
+        return found
+
+    def records_for_paths(self, coll: str, paths: Iterable[str]) -> list[ChunkRecord]:
+        out: list[ChunkRecord] = []
+        for path in paths:
+            for (rec,) in self.db.execute("SELECT record FROM chunks WHERE coll=? AND path=?", (coll, path)):
+                out.append(ChunkRecord(**json.loads(rec)))
+        return out
+
+    def chunk_counts(self, coll: str) -> dict[str, int]:
+        rows = self.db.execute(
+            "SELECT json_extract(record, '$.kind'), count(*) FROM chunks WHERE coll=? GROUP BY 1", (coll,))
+        return {k: n for k, n in rows}
+
+    # -- embedding cache (content-addressed, so safe to commit at any time) -------
+    def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, list[float]]:
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, list[float]] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for h, blob in self.db.execute(
+                    f"SELECT text_hash, vector FROM embeddings WHERE model=? AND text_hash IN ({marks})",
+                    (model, *part)):
+                vec = array("f")
+                vec.frombytes(blob)
+                found[h] = vec.tolist()
+        return found
+
+    def put_vectors(self, model: str, vectors: dict[str, Sequence[float]]) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                           [(model, h, array("f", v).tobytes()) for h, v in vectors.items()])
+
+    # -- pending vector ids --------------------------------------------------------
+    def add_pending(self, items: Iterable[tuple[str, str]]) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?)", list(items))
+
+    def pending(self) -> list[tuple[str, str]]:
+        return list(self.db.execute("SELECT collection, id FROM pending"))
+
+    def clear_pending(self, items: Iterable[tuple[str, str]]) -> None:
+        with self.transaction() as db:
+            db.executemany("DELETE FROM pending WHERE collection=? AND id=?", list(items))
+
+
+class VectorStore:
+    """The Chroma half: vectors plus a copy of each record's fields as metadata."""
+
+    def __init__(self, index_dir: Path) -> None:
+        import chromadb
+        from chromadb.config import Settings
+
+        self._client = chromadb.PersistentClient(
+            path=str(index_dir / "chroma"),
+            settings=Settings(anonymized_telemetry=False, allow_reset=False))
+        self._cols: dict[str, Any] = {}
+
+    def collection(self, name: str, create: bool = True) -> Any:
+        if name not in self._cols:
+            if create:
+                # embedding_function=None: Chroma must never fall back to its default model,
+                # which it would try to download.
+                self._cols[name] = self._client.get_or_create_collection(
+                    name, embedding_function=None, metadata={"hnsw:space": "cosine"})
+            else:
+                try:
+                    self._cols[name] = self._client.get_collection(name, embedding_function=None)
+                except Exception:  # Chroma raises NotFoundError/ValueError depending on version
+                    return None
+        return self._cols[name]
+
+    def upsert(self, name: str, records: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]) -> None:
+        col = self.collection(name)
+        for start in range(0, len(records), CHROMA_BATCH):
+            part = records[start:start + CHROMA_BATCH]
+            col.upsert(ids=[r.id for r in part],
+                       embeddings=[list(v) for v in vectors[start:start + CHROMA_BATCH]],
+                       metadatas=[r.metadata() for r in part])
+
+    def delete(self, name: str, ids: Sequence[str]) -> None:
+        col = self.collection(name, create=False)
+        if col is None:
+            return
+        for start in range(0, len(ids), CHROMA_BATCH):
+            col.delete(ids=list(ids[start:start + CHROMA_BATCH]))
+
+    def query(self, name: str, vector: Sequence[float], n: int) -> list[tuple[str, float]]:
+        """(id, cosine similarity) of the nearest vectors, best first."""
+        col = self.collection(name, create=False)
+        if col is None or n <= 0:
+            return []
+        res = col.query(query_embeddings=[list(vector)], n_results=n, include=["distances"])
+        return [(cid, 1.0 - dist) for cid, dist in zip(res["ids"][0], res["distances"][0])]
+
+    def count(self, name: str) -> int:
+        col = self.collection(name, create=False)
+        return 0 if col is None else col.count()
+
+
+@contextmanager
+def writer_lock(index_dir: Path, wait: float) -> Iterator[None]:
+    """One build at a time per index; a second one waits up to `wait` seconds, then exits."""
+    from filelock import FileLock, Timeout
+
+    index_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(index_dir / "write.lock"))
+    try:
+        lock.acquire(timeout=wait)
+    except Timeout as exc:
+        raise IndexLocked(
+            f"another codevouch build is writing {index_dir}; wait for it to finish, or pass "
+            "--wait SECONDS to queue behind it.") from exc
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,253 @@
+"""Index builds over real temp git repositories, with the fake embedder for speed."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codevouch.embedding import FakeEmbedder
+from codevouch.errors import DetachedHead, IndexLocked, NoCommits, NotARepository
+from codevouch.indexer.build import build_index
+from codevouch.retriever.search import search
+from codevouch.store import Ledger, VectorStore, collection_base, writer_lock
+from tests.gitrepo import Repo
+
+ORDERS = '''"""Orders."""
+import datetime
+
+
+class OrderService:
+    """Places and cancels orders."""
+
+    def place_order(self, item, quantity):
+        """Place an order for an item."""
+        return {"item": item, "quantity": quantity, "at": datetime.datetime.now()}
+
+    def cancel_order(self, order_id):
+        """Cancel an order that has not shipped yet."""
+        if order_id is None:
+            raise ValueError("order_id required")
+        return {"cancelled": order_id}
+'''
+
+BILLING = '''def charge_card(card, amount):
+    """Charge a credit card."""
+    return card.charge(amount)
+
+
+def refund_payment(payment):
+    """Refund a payment to the customer."""
+    return payment.refund()
+'''
+
+
+def build(repo: Repo, index_dir: Path, embedder: FakeEmbedder | None = None, **kw):
+    return build_index(repo.root, index_dir, embedder or FakeEmbedder(), **kw)
+
+
+def live_paths(index_dir: Path, repo: Repo, branch: str = "main") -> set[str]:
+    ledger = Ledger(index_dir)
+    try:
+        base = collection_base(str(repo.root.resolve()), branch)
+        return {p for p, f in ledger.files(base).items() if f.status == "live"}
+    finally:
+        ledger.close()
+
+
+def test_first_build_records_six_fields(repo: Repo, index_dir: Path) -> None:
+    commit = repo.commit(**{"shop/orders.py": ORDERS, "shop/billing.py": BILLING})
+    [s] = build(repo, index_dir)
+    assert (s.branch, s.commit, s.files, s.indexed_files) == ("main", commit, 2, 2)
+    assert s.chunks >= 2 and s.embedded + s.reused == s.chunks
+    hits = search(repo.root, "cancel an order", index_dir, k=50, embedder=FakeEmbedder())
+    # The whole class fits the token budget, so it is one chunk named after the class.
+    rec = next(h.record for h in hits if h.record.path == "shop/orders.py" and "def cancel_order" in h.text)
+    assert "OrderService" in rec.symbol
+    assert rec.repo == str(repo.root.resolve()) and rec.path == "shop/orders.py"
+    assert rec.branch == "main" and rec.commit == commit and rec.commit_date.startswith("20")
+    assert rec.blob_sha == repo.git("rev-parse", f"{commit}:shop/orders.py")
+    assert rec.indexed_at.endswith("Z") and len(rec.text_hash) == 64
+    lines = ORDERS.split("\n")
+    hit = next(h for h in hits if h.record.id == rec.id)
+    assert hit.text == "\n".join(lines[rec.start_line - 1:rec.end_line])
+    assert "def cancel_order" in hit.text
+    assert (rec.kind, rec.language, rec.status) == ("source", "python", "live")
+
+
+def test_noop_rebuild_embeds_nothing(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"shop/orders.py": ORDERS, "shop/billing.py": BILLING})
+    first = build(repo, index_dir)[0]
+    fake = FakeEmbedder()
+    again = build(repo, index_dir, fake)[0]
+    assert again.noop and again.embedded == 0 and fake.texts_embedded == 0
+    assert again.chunks == first.chunks
+
+
+def test_second_branch_embeds_only_changed_chunks(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"shop/orders.py": ORDERS, "shop/billing.py": BILLING})
+    fake = FakeEmbedder()
+    main = build(repo, index_dir, fake)[0]
+    assert fake.texts_embedded == main.embedded
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit(**{"shop/billing.py": BILLING.replace("return payment.refund()",
+                                                      "return payment.refund(reason='customer')")})
+    fake2 = FakeEmbedder()
+    feature = build(repo, index_dir, fake2, branches=["feature"])[0]
+    # Only the changed function's chunk is new; everything else comes from the cache.
+    assert feature.embedded == 1 == fake2.texts_embedded
+    assert feature.reused == feature.chunks - 1
+    assert feature.chunks == main.chunks
+    # Each branch has its own collection; both answer.
+    vs = VectorStore(index_dir)
+    root = str(repo.root.resolve())
+    assert vs.count(collection_base(root, "main") + "-live") == main.chunks
+    assert vs.count(collection_base(root, "feature") + "-live") == feature.chunks
+
+
+def test_all_branches(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"a.py": "def a():\n    return 1\n"})
+    repo.git("branch", "other")
+    summaries = build(repo, index_dir, all_branches=True)
+    assert sorted(s.branch for s in summaries) == ["main", "other"]
+    assert sum(s.embedded for s in summaries) == 1
+
+
+def test_incremental_edit_add_delete_rename(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"shop/orders.py": ORDERS, "shop/billing.py": BILLING,
+                   "shop/util.py": "def helper():\n    return 42\n",
+                   "shop/old_name.py": "def moved_function():\n    return 'moved'\n"})
+    build(repo, index_dir)
+    repo.write("shop/billing.py", BILLING + "\n\ndef void_payment(payment):\n    return payment.void()\n")
+    repo.write("shop/new.py", "def brand_new():\n    return 'new'\n")
+    repo.remove("shop/util.py")
+    repo.git("mv", "shop/old_name.py", "shop/new_name.py")
+    repo.commit("edit, add, delete, rename")
+    fake = FakeEmbedder()
+    s = build(repo, index_dir, fake)[0]
+    # billing.py (edited), new.py (added), new_name.py (renamed) are read; orders.py is not.
+    assert s.indexed_files == 3
+    assert s.deleted == 2  # util.py and old_name.py left the branch
+    assert live_paths(index_dir, repo) == {"shop/orders.py", "shop/billing.py", "shop/new.py",
+                                           "shop/new_name.py"}
+    # The renamed file's chunk text is unchanged: its vector is reused, not recomputed.
+    texts_embedded = fake.texts_embedded
+    assert texts_embedded == s.embedded and s.embedded <= 3
+
+
+def test_deleted_file_is_history_not_returned_by_default(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"legacy.py": "def legacy_cancel_handler(order):\n    return order.cancel()\n",
+                   "keep.py": "def keep():\n    return 1\n"})
+    first = repo.head()
+    build(repo, index_dir)
+    repo.remove("legacy.py")
+    repo.commit("remove legacy")
+    build(repo, index_dir)
+    default = search(repo.root, "legacy cancel handler", index_dir, k=10, embedder=FakeEmbedder())
+    assert all(h.record.path != "legacy.py" for h in default)
+    with_history = search(repo.root, "legacy cancel handler", index_dir, k=10, include_history=True,
+                          embedder=FakeEmbedder())
+    old = next(h for h in with_history if h.record.path == "legacy.py")
+    assert old.record.status == "deleted" and old.record.commit == first
+    assert "def legacy_cancel_handler" in old.text  # read back from git by blob id
+
+
+def test_exclusion_rules_default_and_configured(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{
+        "app.py": "def main():\n    return 0\n",
+        "vendor/lib.py": "def vendored():\n    pass\n",
+        "api_pb2.py": "X = 1\n",
+        "gen/out.py": "# @generated by a tool\nY = 2\n",
+        "custom/made.py": "Z = 3\n",
+        "app.py.bak": "old\n",
+        "tests/fixtures/data.py": "W = 4\n",
+        ".codevouch.toml": 'generated = ["custom/**"]\n',
+    })
+    s = build(repo, index_dir)[0]
+    excluded_rules = " ".join(s.excluded)
+    for expected in ("vendor (vendor/)", "generated (*_pb2.py)", "generated (marker:@generated)",
+                     "generated (custom/**)", "backup (*.bak)", "fixture (fixtures/)"):
+        assert expected in excluded_rules
+    assert sum(s.excluded.values()) == 6
+    assert live_paths(index_dir, repo) == {"app.py", ".codevouch.toml"}
+
+
+def test_killed_build_leaves_old_index_and_rerun_finishes(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"a.py": "def alpha_function():\n    return 'alpha'\n"})
+    build(repo, index_dir)
+    repo.write("a.py", "def alpha_function():\n    return 'ALPHA changed'\n")
+    repo.write("b.py", "def beta_function():\n    return 'beta'\n")
+    repo.commit("second")
+    for phase in ("planned", "vectors-written"):
+        def kill(p: str, at: str = phase) -> None:
+            if p == at:
+                raise KeyboardInterrupt(f"killed at {p}")
+        with pytest.raises(KeyboardInterrupt):
+            build(repo, index_dir, on_phase=kill)
+        hits = search(repo.root, "alpha beta function", index_dir, k=10, embedder=FakeEmbedder())
+        assert [h.record.path for h in hits] == ["a.py"]
+        assert "'alpha'" in hits[0].text
+    s = build(repo, index_dir)[0]
+    assert not s.noop and s.indexed_files == 2
+    hits = search(repo.root, "alpha beta function", index_dir, k=10, embedder=FakeEmbedder())
+    assert sorted(h.record.path for h in hits) == ["a.py", "b.py"]
+    assert any("ALPHA changed" in h.text for h in hits)
+    # Vectors the killed runs left behind were collected: Chroma holds what the ledger holds.
+    base = collection_base(str(repo.root.resolve()), "main")
+    assert VectorStore(index_dir).count(base + "-live") == s.chunks
+
+
+def test_unusual_files_are_reported(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files({
+        "latin.py": "def caf\xe9():\n    return 'd\xe9j\xe0'\n".encode("latin-1"),
+        "image.png": b"\x89PNG\r\n\x1a\n\x00\x00binary",
+        "empty.py": b"",
+        "huge.txt": b"x = 1\n" * 300_000,
+        "min.js": b"var a=1;" * 3000,
+        "notes.txt": "line\n" * 10,
+    })
+    s = build(repo, index_dir)[0]
+    reasons = {f["path"]: f["reason"] for f in s.skipped_files}
+    assert reasons["image.png"] == "binary"
+    assert reasons["empty.py"] == "empty"
+    assert reasons["huge.txt"].startswith("huge")
+    assert reasons["min.js"].startswith("minified")
+    assert live_paths(index_dir, repo) == {"latin.py", "notes.txt"}
+    hits = search(repo.root, "caf", index_dir, k=5, embedder=FakeEmbedder())
+    latin = next(h for h in hits if h.record.path == "latin.py")
+    assert "d\xe9j\xe0" in latin.text
+
+
+def test_no_commits_and_detached_head(tmp_path: Path, index_dir: Path) -> None:
+    empty = Repo(tmp_path / "empty")
+    with pytest.raises(NoCommits, match="no commits"):
+        build(empty, index_dir)
+    r = Repo(tmp_path / "r")
+    first = r.commit(**{"a.py": "A = 1\n"})
+    r.commit(**{"a.py": "A = 2\n"})
+    r.checkout("--detach", first)
+    with pytest.raises(DetachedHead, match="--branch"):
+        build(r, index_dir)
+    [s] = build(r, index_dir, branches=["main"])
+    assert s.branch == "main"
+    with pytest.raises(NotARepository):
+        build_index(tmp_path, index_dir, FakeEmbedder())
+
+
+def test_second_writer_gets_a_clear_message(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"a.py": "A = 1\n"})
+    with writer_lock(index_dir, wait=0):
+        with pytest.raises(IndexLocked, match="--wait"):
+            build(repo, index_dir)
+    assert build(repo, index_dir)[0].chunks == 1
+
+
+def test_rules_change_reclassifies_without_reembedding(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"a.py": "def a():\n    return 1\n", "extra/b.py": "def b():\n    return 2\n"})
+    build(repo, index_dir)
+    repo.commit(**{".codevouch.toml": 'vendored = ["extra/"]\n'})
+    fake = FakeEmbedder()
+    s = build(repo, index_dir, fake)[0]
+    assert "extra/b.py" not in live_paths(index_dir, repo)
+    assert s.embedded == 1  # only the new .codevouch.toml chunk; a.py's vector is cached
+    assert json.dumps(s.excluded).count("vendor") == 1
