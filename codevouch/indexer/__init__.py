@@ -1,0 +1,1 @@
+"""Indexer: git tree -> classify -> tree-sitter chunks -> embed (cached) -> store."""
