@@ -23,7 +23,7 @@ EXIT_HISTORICAL = 3     # validate: at least one snippet is historical-only
 EXIT_LOCKED = 4         # another build holds the index
 EXIT_NOT_INDEXED = 5    # search on a branch that was never indexed
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Code retrieval index for git repositories that checks every hit against "
                        "the working tree before it is used.")
 index_app = typer.Typer(no_args_is_help=True, help="Build and inspect the index.")

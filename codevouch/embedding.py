@@ -58,7 +58,12 @@ class MiniLMEmbedder:
             # Belt and braces: nothing in this process may try to reach a model hub.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # "Loading weights" bars would clutter stderr
 
             self._model = SentenceTransformer(str(model_path()), device="cpu", local_files_only=True)
             self._model.max_seq_length = MAX_TOKENS

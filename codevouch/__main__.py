@@ -1,0 +1,3 @@
+from codevouch.cli import app
+
+app(prog_name="codevouch")

@@ -1,0 +1,71 @@
+"""The CLI as a user runs it: a real process, real git repositories, the fake embedder for speed."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.gitrepo import Repo
+
+FAKE = ["--embedder", "fake-bow-64"]
+
+
+def cv(*args: str, cwd: Path | None = None, index: Path | None = None, stdin: str | None = None
+       ) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if index is not None:
+        env["CODEVOUCH_INDEX"] = str(index)
+    return subprocess.run([sys.executable, "-m", "codevouch", *args], cwd=cwd, env=env, input=stdin,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_build_json_summary_and_status(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"a.py": "def alpha():\n    return 1\n", "vendor/x.py": "X = 1\n", "e.txt": ""})
+    out = cv("index", "build", "--repo", str(repo.root), "--json", *FAKE, index=index_dir)
+    assert out.returncode == 0, out.stderr
+    [b] = json.loads(out.stdout)["branches"]
+    assert {k: b[k] for k in ("branch", "files", "chunks", "embedded", "reused", "deleted")} == {
+        "branch": "main", "files": 3, "chunks": 1, "embedded": 1, "reused": 0, "deleted": 0}
+    assert b["skipped"] == {"empty": 1} and b["excluded"] == {"vendor (vendor/)": 1}
+    repo.commit(**{"b.py": "B = 2\n"})
+    status = cv("index", "status", "--json", index=index_dir)
+    assert status.returncode == 0, status.stderr
+    [row] = json.loads(status.stdout)["branches"]
+    assert row["commits_behind"] == 1 and row["head"] == repo.head()
+    assert row["chunks_by_kind"] == {"source": 1} and row["files_by_kind"]["vendor"] == 1
+    text = cv("index", "status", index=index_dir)
+    assert "1 commits behind" in text.stdout
+
+
+def test_search_json_fields(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"a.py": "def alpha_beta():\n    return 1\n"})
+    assert cv("index", "build", *FAKE, cwd=repo.root, index=index_dir).returncode == 0
+    out = cv("search", "alpha_beta", "--json", "--no-validate", cwd=repo.root, index=index_dir)
+    assert out.returncode == 0, out.stderr
+    [hit] = json.loads(out.stdout)
+    for field in ("repo", "path", "branch", "commit", "symbol", "start_line", "end_line", "indexed_at",
+                  "blob_sha", "score", "kind", "status", "text"):
+        assert field in hit
+    assert (hit["path"], hit["symbol"], hit["start_line"], hit["end_line"]) == ("a.py", "alpha_beta", 1, 2)
+
+
+def test_errors_have_exit_codes_and_advice(tmp_path: Path, repo: Repo, index_dir: Path) -> None:
+    not_repo = cv("index", "build", "--repo", str(tmp_path), *FAKE, index=index_dir)
+    assert not_repo.returncode == 1 and "not inside a git repository" in not_repo.stderr
+    repo.commit(**{"a.py": "A = 1\n"})
+    never = cv("search", "x", "--repo", str(repo.root), index=index_dir)
+    assert never.returncode == 5 and "codevouch index build" in never.stderr
+    bad = cv("search", "x", "--format", "yaml", "--repo", str(repo.root), index=index_dir)
+    assert bad.returncode == 2
+
+
+def test_help_is_fast_and_light() -> None:
+    # --help must not import the heavy stack (torch, chromadb, sentence-transformers).
+    code = ("import sys; from codevouch.cli import app\n"
+            "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('torch', 'chromadb', 'sentence_transformers') if m in sys.modules]\n"
+            "print('HEAVY', heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "HEAVY []" in out.stdout and "index" in out.stdout

@@ -1,0 +1,75 @@
+"""End to end with the real packaged embedding model (MiniLM, on the CPU, offline)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import Repo
+
+pytestmark = pytest.mark.model
+
+FILES = {
+    "shop/orders.py": '''"""Order handling."""
+
+
+class OrderService:
+    def cancel_order(self, order_id: str) -> bool:
+        """Cancel an order so that it is not shipped, and refund the customer."""
+        order = self.repo.get(order_id)
+        order.status = "cancelled"
+        self.payments.refund(order.payment_id)
+        return True
+''',
+    "shop/geometry.py": '''import math
+
+
+def circle_area(radius: float) -> float:
+    """Area of a circle from its radius."""
+    return math.pi * radius ** 2
+''',
+    "shop/text.py": '''def slugify(title: str) -> str:
+    """Turn a title into a URL slug: lowercase words joined by dashes."""
+    return "-".join(title.lower().split())
+''',
+    "web/client.ts": '''export async function fetchUserProfile(userId: string): Promise<Profile> {
+  // Load a user's profile from the HTTP API.
+  const response = await fetch(`/api/users/${userId}`);
+  return response.json();
+}
+''',
+}
+
+
+def test_natural_language_query_finds_the_function(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    commit = repo.commit_files(FILES)
+    env = {**os.environ, "CODEVOUCH_INDEX": str(tmp_path / "index"), "HF_HUB_OFFLINE": "1"}
+
+    def cv(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "codevouch", *args, "--repo", str(repo.root)],
+                              env=env, capture_output=True, text=True, timeout=600)
+
+    built = cv("index", "build", "--json")
+    assert built.returncode == 0, built.stderr
+    assert json.loads(built.stdout)["branches"][0]["embedded"] == 4
+    queries = {
+        "where do we cancel orders": ("shop/orders.py", "OrderService.cancel_order"),
+        "compute the area of a circle": ("shop/geometry.py", "circle_area"),
+        "make a url slug from a title": ("shop/text.py", "slugify"),
+        "load the profile of a user from the api": ("web/client.ts", "fetchUserProfile"),
+    }
+    for query, (path, symbol) in queries.items():
+        out = cv("search", query, "--json", "-k", "1")
+        assert out.returncode == 0, out.stderr
+        [hit] = json.loads(out.stdout)
+        assert (hit["path"], hit["commit"], hit["branch"]) == (path, commit, "main"), query
+        assert symbol in hit["symbol"], (query, hit["symbol"])
+        assert hit["start_line"] >= 1 and hit["end_line"] >= hit["start_line"]
+        assert hit["indexed_at"] and len(hit["blob_sha"]) == 40 and len(hit["text_hash"]) == 64
+        if "verdict" in hit:
+            assert hit["verdict"] == "usable"
