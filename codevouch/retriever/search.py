@@ -37,7 +37,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                 f"branch {branch!r} of {repo} is not in the index at {index_dir}; run "
                 f"`codevouch index build --repo {repo} --branch {branch}` first.")
         embedder = embedder or embedder_by_name(state.embedder)
-        qvec = embedder.embed([query])[0]
+        qvec = embedder.embed_query(query)
         vectors = VectorStore(index_dir)
         # Vectors of a killed build may linger until the next build cleans them; the ledger
         # decides what is visible, so ask for enough extra neighbours to fill k.

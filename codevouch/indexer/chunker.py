@@ -1,0 +1,538 @@
+"""Syntax-aware splitting of source text into retrieval chunks.
+
+Pure logic: no file or git I/O.  A file is parsed once with tree-sitter and
+cut along definition boundaries so that every chunk fits a token budget.
+
+Model
+-----
+* Lines are numbered by ``"\\n"`` only (:func:`split_lines`), 1-based in the
+  public API.  Every chunk's ``text`` is exactly the joined lines of its range.
+* An *item* is a top-level (or container-member) syntax node together with the
+  comments/attributes/decorators directly above it (no blank line between).
+  Items that define symbols (see ``LANGUAGE_SPECS``) carry qualified names.
+* A definition that fits ``budget`` tokens is one piece.  One that does not fit
+  is split: a container (class, impl, interface, namespace ...) becomes its
+  *header* piece (everything before its first member definition, symbol = the
+  container name), its members (recursively, with qualified names), the code
+  between members and its tail (symbol = the container name); a leaf becomes
+  consecutive line windows that each carry its symbol.
+* Code that is not a definition becomes ``<module>`` pieces at top level.
+* Adjacent small pieces of the same level are merged while the merged text
+  stays within the *merge target* (``budget // 2`` by default): small enough
+  that merged chunks stay focused, large enough to avoid crumbs.  Pieces of a
+  split definition never merge with anything outside that definition; its
+  header and its line windows never merge at all.  A piece without any
+  alphanumeric character (a lone ``}``) is attached to the chunk before it
+  whenever that stays within the budget, keeping that chunk's symbol.
+
+Guarantees: chunks are ordered, never overlap, never start or end on a blank
+line, and together cover every non-blank line.  ``count_tokens(chunk.text) <=
+budget`` holds for every chunk except a window made of one single line that is
+itself over budget (minified code; callers are expected to skip such files).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+from tree_sitter import Node
+
+from codevouch.indexer.languages import (
+    SUPPORTED_LANGUAGES,
+    DefRule,
+    LanguageSpec,
+    detect_language,
+    get_parser,
+    get_spec,
+)
+
+__all__ = ["Chunk", "MODULE_SYMBOL", "chunk_text", "find_definitions", "split_lines"]
+
+MODULE_SYMBOL = "<module>"
+
+CountTokens = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    symbol: str  # qualified symbol(s), ", "-joined when merged; "<module>" for top-level code
+    text: str  # "\n".join(split_lines(source)[start_line - 1:end_line])
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on ``"\\n"`` only, matching tree-sitter's row numbering."""
+    return text.split("\n")
+
+
+# --------------------------------------------------------------------------
+# Syntax items
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Def:
+    name: str  # qualified name
+    node: Node  # the defining node itself (inside any wrapper)
+    rule: DefRule
+
+
+@dataclass(frozen=True)
+class _Item:
+    start: int  # 0-based row, inclusive (includes attached comments)
+    end: int  # 0-based row, inclusive
+    defs: tuple[_Def, ...]  # empty for non-definition code
+    nodes: tuple[Node, ...]  # syntax nodes covered (for window cut points)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.defs)
+
+    @property
+    def splittable(self) -> _Def | None:
+        """The container definition this item can be split into members by."""
+        if len(self.defs) == 1 and self.defs[0].rule.container:
+            return self.defs[0]
+        return None
+
+
+def _rows(node: Node) -> tuple[int, int]:
+    start, end = node.start_point, node.end_point
+    # Some grammars include the trailing newline (end at column 0 of the next
+    # row); that row holds nothing of the node.
+    end_row = end.row - 1 if end.column == 0 and end.row > start.row else end.row
+    return start.row, end_row
+
+
+def _node_text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def _base_type_name(node: Node | None) -> str:
+    """``Foo`` from ``Foo<T>``, ``&'a mut foo::Foo`` and the like (Rust impls)."""
+    while node is not None and node.type not in ("type_identifier", "primitive_type"):
+        inner = node.child_by_field_name("type") or node.child_by_field_name("name")
+        if inner is None:
+            break
+        node = inner
+    return _node_text(node)
+
+
+def _go_receiver_type(node: Node) -> str:
+    receiver = node.child_by_field_name("receiver")
+    stack = [receiver] if receiver is not None else []
+    while stack:  # first type identifier, depth first: handles *T, T[K], (t T)
+        current = stack.pop()
+        if current.type == "type_identifier":
+            return _node_text(current)
+        stack.extend(reversed(current.named_children))
+    return ""
+
+
+def _def_name(node: Node, rule: DefRule) -> str:
+    if rule.value_types is not None:
+        value = node.child_by_field_name("value")
+        if value is None or value.type not in rule.value_types:
+            return ""
+    if rule.name == "impl_type":
+        return _base_type_name(node.child_by_field_name("type"))
+    name = "".join(_node_text(node.child_by_field_name("name")).split())
+    if rule.name == "string":
+        name = name.strip("\"'`")
+    elif rule.name == "go_receiver" and name:
+        receiver = _go_receiver_type(node)
+        name = f"{receiver}.{name}" if receiver else name
+    return name
+
+
+class _Syntax:
+    """Builds items (definitions with qualified names) from a parsed tree."""
+
+    def __init__(self, spec: LanguageSpec) -> None:
+        self.spec = spec
+
+    def resolve(self, node: Node, prefix: str) -> tuple[_Def, ...]:
+        rule = self.spec.definitions.get(node.type)
+        if rule is not None:
+            name = _def_name(node, rule)
+            if not name:
+                return ()
+            return (_Def(f"{prefix}.{name}" if prefix else name, node, rule),)
+        if node.type in self.spec.wrappers:
+            found: list[_Def] = []
+            for child in node.named_children:
+                found.extend(self.resolve(child, prefix))
+            return tuple(found)
+        return ()
+
+    def items(self, nodes: Iterable[Node], prefix: str) -> list[_Item]:
+        """Group sibling nodes into items, attaching comments/decorators above."""
+        items: list[_Item] = []
+        pending: list[Node] = []  # prefix nodes waiting for the next sibling
+        pending_end = -2
+
+        def flush() -> None:
+            nonlocal pending
+            if pending:
+                items.append(_Item(_rows(pending[0])[0], pending_end, (), tuple(pending)))
+                pending = []
+
+        for node in nodes:
+            start, end = _rows(node)
+            if not pending and items and start <= items[-1].end:
+                # Shares a line with the previous item (trailing comment,
+                # `a; b` on one line): chunks are whole lines, so join them.
+                prev = items[-1]
+                defs = prev.defs + self.resolve(node, prefix)
+                items[-1] = _Item(prev.start, max(prev.end, end), defs, prev.nodes + (node,))
+                continue
+            if pending and start > pending_end + 1:
+                flush()  # a blank line separates the comments from this node
+            if node.type in self.spec.prefix:
+                pending.append(node)
+                pending_end = max(pending_end, end) if len(pending) > 1 else end
+                continue
+            defs = self.resolve(node, prefix)
+            if pending:
+                start = _rows(pending[0])[0]
+                nodes_ = tuple(pending) + (node,)
+                pending = []
+            else:
+                nodes_ = (node,)
+            items.append(_Item(start, end, defs, nodes_))
+        flush()
+        return items
+
+    def members(self, definition: _Def) -> list[_Item]:
+        """Member items of a container definition, qualified by its name."""
+        node = definition.node
+        body = node.child_by_field_name("body")
+        if body is None:
+            return []
+        nodes = list(self._flatten(body.named_children))
+        # Python puts comments between `class X:` and the first statement on
+        # the class node, not the body; they belong to the first member.
+        header_row = node.start_point.row
+        nodes.extend(
+            c
+            for c in node.named_children
+            if c.type in self.spec.prefix and c.start_point.row > header_row
+            and c.start_byte < body.start_byte
+        )
+        nodes.sort(key=lambda n: n.start_byte)
+        return self.items(nodes, definition.name)
+
+    def _flatten(self, nodes: Sequence[Node]) -> Iterable[Node]:
+        for node in nodes:
+            if node.type in self.spec.transparent:
+                yield from self._flatten(node.named_children)
+            else:
+                yield node
+
+    def cut_rows(self, nodes: Iterable[Node]) -> set[int]:
+        """Rows after which a window may end cleanly: ends of statements."""
+        stack = list(nodes)
+        rows = {_rows(node)[1] for node in stack}
+        while stack:
+            node = stack.pop()
+            if node.type in self.spec.blocks:
+                rows.update(_rows(child)[1] for child in node.named_children)
+            stack.extend(node.named_children)
+        return rows
+
+
+def _parse(text: str, language: str) -> Node:
+    source = text.encode("utf-8", "surrogatepass")
+    return get_parser(language).parse(source).root_node
+
+
+# --------------------------------------------------------------------------
+# Pieces and chunk assembly
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Piece:
+    start: int  # 0-based rows, inclusive, trimmed of blank lines
+    end: int
+    names: tuple[str, ...]
+    group: int  # pieces merge only within the same group ...
+    mergeable: bool  # ... and only if both are mergeable
+    tokens: int
+    trivial: bool  # no alphanumeric character (e.g. a lone closing brace)
+
+
+class _Chunker:
+    def __init__(
+        self,
+        lines: list[str],
+        count_tokens: CountTokens,
+        budget: int,
+        merge_target: int,
+        syntax: _Syntax | None,
+    ) -> None:
+        self.lines = lines
+        self.count = count_tokens
+        self.budget = budget
+        self.merge_target = merge_target
+        self.syntax = syntax
+        self.pieces: list[_Piece] = []
+        self._groups = 0
+        self._overhead = count_tokens("")  # special tokens counted on any text
+        self._line_costs: dict[int, int] = {}
+
+    # -- helpers -----------------------------------------------------------
+
+    def text(self, start: int, end: int) -> str:
+        return "\n".join(self.lines[start : end + 1])
+
+    def blank(self, row: int) -> bool:
+        return not self.lines[row].strip()
+
+    def trim(self, start: int, end: int) -> tuple[int, int]:
+        while start <= end and self.blank(start):
+            start += 1
+        while end >= start and self.blank(end):
+            end -= 1
+        return start, end
+
+    def new_group(self) -> int:
+        self._groups += 1
+        return self._groups
+
+    def add(self, start: int, end: int, names: tuple[str, ...], group: int,
+            mergeable: bool, tokens: int | None = None) -> None:
+        text = self.text(start, end)
+        if tokens is None:
+            tokens = self.count(text)
+        trivial = not any(ch.isalnum() for ch in text)
+        self.pieces.append(_Piece(start, end, names, group, mergeable, tokens, trivial))
+
+    # -- splitting ---------------------------------------------------------
+
+    def span(self, start: int, end: int, items: list[_Item], symbol: str,
+             group: int, header_mergeable: bool) -> None:
+        """Emit a region: its definition items, and the code around them as
+        pieces named ``symbol``.  The code before the first definition is the
+        region's header."""
+        cursor = start
+        header = True
+        for item in items:
+            if not item.defs or item.end < cursor:
+                continue
+            item_start = max(item.start, cursor)
+            if item_start > cursor:
+                self.gap(cursor, item_start - 1, symbol, group,
+                         header_mergeable or not header, items)
+            header = False
+            self.definition(item, item_start, group)
+            cursor = item.end + 1
+        if cursor <= end:
+            self.gap(cursor, end, symbol, group, header_mergeable or not header, items)
+
+    def gap(self, start: int, end: int, symbol: str, group: int, mergeable: bool,
+            items: list[_Item]) -> None:
+        start, end = self.trim(start, end)
+        if start > end:
+            return
+        tokens = self.count(self.text(start, end))
+        if tokens <= self.budget:
+            self.add(start, end, (symbol,), group, mergeable, tokens)
+            return
+        nodes = [n for it in items if it.end >= start and it.start <= end for n in it.nodes]
+        self.windows(start, end, (symbol,), nodes)
+
+    def definition(self, item: _Item, start: int, group: int) -> None:
+        start, end = self.trim(start, item.end)
+        if start > end:
+            return
+        tokens = self.count(self.text(start, end))
+        if tokens <= self.budget:
+            self.add(start, end, item.names, group, True, tokens)
+            return
+        container = item.splittable
+        if container is not None and self.syntax is not None:
+            members = self.syntax.members(container)
+            if any(m.defs for m in members):
+                self.span(start, end, members, container.name, self.new_group(),
+                          header_mergeable=False)
+                return
+        self.windows(start, end, item.names, list(item.nodes))
+
+    def windows(self, start: int, end: int, names: tuple[str, ...],
+                nodes: list[Node]) -> None:
+        """Consecutive line windows within the budget, cut preferably after a
+        statement (from the syntax tree) or before a blank line."""
+        cuts = self.syntax.cut_rows(nodes) if self.syntax is not None and nodes else set()
+        row = start
+        while row <= end:
+            row, _ = self.trim(row, end)
+            if row > end:
+                break
+            last = self.largest_fit(row, end)
+            if last < end:
+                last = self.preferred_cut(row, last, end, cuts)
+            w_start, w_end = self.trim(row, last)
+            # Windows are never merged: each is its own group.
+            self.add(w_start, w_end, names, self.new_group(), False)
+            row = last + 1
+
+    def line_cost(self, row: int) -> int:
+        cost = self._line_costs.get(row)
+        if cost is None:
+            cost = max(self.count(self.lines[row]) - self._overhead, 0)
+            self._line_costs[row] = cost
+        return cost
+
+    def largest_fit(self, start: int, end: int) -> int:
+        """Last row such that start..row fits the budget (at least ``start``:
+        a single over-long line is returned alone)."""
+        # Estimate with per-line costs (exact for whitespace-separated
+        # tokenizers), then verify on the real text.
+        total = self._overhead + self.line_cost(start)
+        last = start
+        while last < end and total + self.line_cost(last + 1) <= self.budget:
+            last += 1
+            total += self.line_cost(last)
+        while last > start and self.count(self.text(start, last)) > self.budget:
+            last -= 1
+        return last
+
+    def preferred_cut(self, start: int, last: int, end: int, cuts: set[int]) -> int:
+        floor = start + (last - start) // 2  # don't make windows too small
+        for row in range(last, floor - 1, -1):
+            if row in cuts and not self.blank(row):
+                return row
+        for row in range(last, floor - 1, -1):
+            if row < end and self.blank(row + 1) and not self.blank(row):
+                return row
+        return last
+
+    # -- merging -----------------------------------------------------------
+
+    def merged_chunks(self) -> list[Chunk]:
+        merged: list[tuple[_Piece, list[str]]] = []
+        for piece in self.pieces:
+            if merged:
+                prev, names = merged[-1]
+                joined = self.try_merge(prev, piece)
+                if joined is not None:
+                    # Brace-only text names nothing when it has company.
+                    if prev.trivial and not piece.trivial:
+                        names = list(piece.names)
+                    elif not piece.trivial:
+                        names.extend(piece.names)
+                    merged[-1] = (joined, names)
+                    continue
+            merged.append((piece, list(piece.names)))
+        return [self.chunk(piece, names) for piece, names in merged]
+
+    def try_merge(self, prev: _Piece, piece: _Piece) -> _Piece | None:
+        same_level = prev.mergeable and piece.mergeable and prev.group == piece.group
+        limit = self.budget if piece.trivial else self.merge_target if same_level else None
+        if limit is None:
+            return None
+        # Cheap estimate first (blank lines between cost nothing), then verify.
+        if prev.tokens + piece.tokens - self._overhead > limit:
+            return None
+        tokens = self.count(self.text(prev.start, piece.end))
+        if tokens > limit:
+            return None
+        return _Piece(prev.start, piece.end, (), prev.group, prev.mergeable, tokens,
+                      prev.trivial and piece.trivial)
+
+    def chunk(self, piece: _Piece, names: list[str]) -> Chunk:
+        unique = list(dict.fromkeys(n for n in names if n))
+        symbol = ", ".join(unique) if unique else MODULE_SYMBOL
+        return Chunk(piece.start + 1, piece.end + 1, symbol, self.text(piece.start, piece.end))
+
+
+# --------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------
+
+
+def _resolve_language(path: str, language: str | None) -> str | None:
+    if language is None:
+        return detect_language(path)
+    return language if language in SUPPORTED_LANGUAGES else None
+
+
+def chunk_text(
+    text: str,
+    path: str,
+    count_tokens: CountTokens,
+    budget: int = 250,
+    language: str | None = None,
+    *,
+    merge_target: int | None = None,
+) -> tuple[list[Chunk], str | None]:
+    """Split ``text`` into chunks of at most ``budget`` tokens.
+
+    ``language`` overrides detection from ``path``'s extension.  Returns the
+    chunks and the language used (None for unsupported text, which is cut
+    into line windows preferring blank-line boundaries).  If parsing raises,
+    the file falls back to line windows but its language is still returned.
+    ``merge_target`` (default ``budget // 2``) bounds merges of small
+    neighbours.
+    """
+    if budget < 1:
+        raise ValueError("budget must be positive")
+    lang = _resolve_language(path, language)
+    lines = split_lines(text)
+    if not text.strip():
+        return [], lang
+    target = budget // 2 if merge_target is None else min(merge_target, budget)
+    if lang is not None:
+        try:
+            return _chunk_syntax(text, lines, lang, count_tokens, budget, target), lang
+        except Exception:  # noqa: BLE001 - any parser trouble: plain windows below
+            pass
+    chunker = _Chunker(lines, count_tokens, budget, target, syntax=None)
+    chunker.windows(0, len(lines) - 1, (MODULE_SYMBOL,), [])
+    return chunker.merged_chunks(), lang
+
+
+def _chunk_syntax(text: str, lines: list[str], language: str,
+                  count_tokens: CountTokens, budget: int, target: int) -> list[Chunk]:
+    syntax = _Syntax(get_spec(language))
+    root = _parse(text, language)
+    chunker = _Chunker(lines, count_tokens, budget, target, syntax)
+    items = syntax.items(root.named_children, "")
+    chunker.span(0, len(lines) - 1, items, MODULE_SYMBOL, chunker.new_group(),
+                 header_mergeable=True)
+    return chunker.merged_chunks()
+
+
+def find_definitions(text: str, path: str, language: str | None = None
+                     ) -> dict[str, list[tuple[int, int]]]:
+    """Every qualified symbol defined in ``text`` -> its (start, end) line
+    ranges (1-based, inclusive, with decorators and doc comments), in file
+    order.  Names are exactly those :func:`chunk_text` uses as symbols;
+    ``<module>`` is not a definition and never appears.  Nested functions
+    are part of their parent and are not listed.  Unsupported language or a
+    parser failure -> ``{}``.
+    """
+    lang = _resolve_language(path, language)
+    if lang is None or not text.strip():
+        return {}
+    syntax = _Syntax(get_spec(lang))
+    try:
+        root = _parse(text, lang)
+    except Exception:  # noqa: BLE001 - never crash on odd input
+        return {}
+    found: dict[str, list[tuple[int, int]]] = {}
+
+    def collect(items: list[_Item]) -> None:
+        for item in items:
+            for definition in item.defs:
+                found.setdefault(definition.name, []).append((item.start + 1, item.end + 1))
+                if definition.rule.container:
+                    collect(syntax.members(definition))
+
+    collect(syntax.items(root.named_children, ""))
+    return found

@@ -1,0 +1,268 @@
+"""Language detection and lazy tree-sitter grammar loading.
+
+Grammars come only from the per-language ``tree-sitter-*`` wheels installed
+in the environment (never downloaded).  Everything the chunker needs to know
+about a language's syntax is kept as plain data in :data:`LANGUAGE_SPECS`, so
+supporting another language means adding one table entry (plus its grammar
+loader in :data:`_GRAMMAR_LOADERS`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Mapping
+
+import tree_sitter
+
+__all__ = [
+    "DefRule",
+    "LanguageSpec",
+    "LANGUAGE_BY_EXTENSION",
+    "LANGUAGE_SPECS",
+    "SUPPORTED_LANGUAGES",
+    "detect_language",
+    "get_language",
+    "get_parser",
+    "get_spec",
+]
+
+# File extension (lower-case, with dot) -> language name.
+LANGUAGE_BY_EXTENSION: Mapping[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+}
+
+# Language name -> (wheel module, function returning the grammar pointer).
+_GRAMMAR_LOADERS: Mapping[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    # The JavaScript grammar also parses JSX.
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+}
+
+SUPPORTED_LANGUAGES: frozenset[str] = frozenset(_GRAMMAR_LOADERS)
+
+
+@dataclass(frozen=True)
+class DefRule:
+    """How a node type that defines a symbol is treated.
+
+    container:   members declared in its ``body`` field are definitions of
+                 their own (qualified as ``Container.member``) and it may be
+                 split into a header piece plus its members.
+    name:        how the symbol name is read:
+                 "field"          text of the ``name`` field
+                 "string"         ``name`` field with string quotes removed
+                 "go_receiver"    ``Recv.Name`` from a Go method receiver
+                 "impl_type"      base type name of a Rust ``impl`` block
+    value_types: when set, the node only counts as a definition if its
+                 ``value`` field has one of these types (used for
+                 ``const f = () => ...`` style bindings).
+    """
+
+    container: bool = False
+    name: str = "field"
+    value_types: frozenset[str] | None = None
+
+
+LEAF = DefRule()
+CONTAINER = DefRule(container=True)
+
+
+@dataclass(frozen=True)
+class LanguageSpec:
+    """Syntax tables for one language (see module docstring).
+
+    definitions: node type -> rule, for nodes that define a symbol when they
+                 appear at module level or directly in a container body.
+    wrappers:    node types that are a definition iff one of their direct
+                 named children is (decorators, ``export``, declarations that
+                 hold ``const f = () => {}`` declarators ...).  The wrapper's
+                 full range belongs to the definition.
+    transparent: node types inside a container body whose children are
+                 members of that container (e.g. Java ``enum_body_declarations``).
+    prefix:      node types that belong to the *next* sibling when directly
+                 above it without a blank line (comments, attributes,
+                 sibling decorators).
+    blocks:      node types whose direct children are statement-like; their
+                 end lines are preferred cut points when a definition has to
+                 be split into line windows.
+    """
+
+    definitions: Mapping[str, DefRule]
+    wrappers: frozenset[str] = frozenset()
+    transparent: frozenset[str] = frozenset()
+    prefix: frozenset[str] = frozenset({"comment"})
+    blocks: frozenset[str] = frozenset()
+
+
+_JS_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
+
+_JS_DEFINITIONS: Mapping[str, DefRule] = {
+    "class_declaration": CONTAINER,
+    "function_declaration": LEAF,
+    "generator_function_declaration": LEAF,
+    "method_definition": LEAF,
+    # `const f = () => ...` / `let g = function () {...}`
+    "variable_declarator": DefRule(value_types=_JS_FUNCTION_VALUES),
+}
+
+_TS_DEFINITIONS: Mapping[str, DefRule] = {
+    **_JS_DEFINITIONS,
+    "abstract_class_declaration": CONTAINER,
+    "interface_declaration": CONTAINER,
+    "internal_module": CONTAINER,  # namespace N.M { ... }
+    "module": DefRule(container=True, name="string"),  # declare module "x" { ... }
+    "type_alias_declaration": LEAF,
+    "enum_declaration": LEAF,
+    "function_signature": LEAF,  # overloads / declare function
+    "method_signature": LEAF,
+    "abstract_method_signature": LEAF,
+}
+
+_JS_WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration"})
+# `namespace X {}` parses as an expression statement; `declare ...` as ambient.
+_TS_WRAPPERS = _JS_WRAPPERS | {"ambient_declaration", "expression_statement"}
+_JS_PREFIX = frozenset({"comment", "decorator"})
+_JS_BLOCKS = frozenset(
+    {"program", "statement_block", "class_body", "switch_body", "switch_case",
+     "interface_body", "enum_body", "object_type"}
+)
+
+LANGUAGE_SPECS: Mapping[str, LanguageSpec] = {
+    "python": LanguageSpec(
+        definitions={
+            "class_definition": CONTAINER,
+            "function_definition": LEAF,
+        },
+        wrappers=frozenset({"decorated_definition"}),
+        blocks=frozenset({"module", "block"}),
+    ),
+    "javascript": LanguageSpec(
+        definitions=_JS_DEFINITIONS,
+        wrappers=_JS_WRAPPERS,
+        prefix=_JS_PREFIX,
+        blocks=_JS_BLOCKS,
+    ),
+    "typescript": LanguageSpec(
+        definitions=_TS_DEFINITIONS,
+        wrappers=_TS_WRAPPERS,
+        prefix=_JS_PREFIX,
+        blocks=_JS_BLOCKS,
+    ),
+    "tsx": LanguageSpec(
+        definitions=_TS_DEFINITIONS,
+        wrappers=_TS_WRAPPERS,
+        prefix=_JS_PREFIX,
+        blocks=_JS_BLOCKS,
+    ),
+    "go": LanguageSpec(
+        definitions={
+            "function_declaration": LEAF,
+            "method_declaration": DefRule(name="go_receiver"),
+            "type_spec": LEAF,
+            "type_alias": LEAF,
+        },
+        # `type X ...` / `type ( A ...; B ... )`
+        wrappers=frozenset({"type_declaration"}),
+        blocks=frozenset(
+            {"source_file", "block", "statement_list", "field_declaration_list", "interface_type"}
+        ),
+    ),
+    "rust": LanguageSpec(
+        definitions={
+            "function_item": LEAF,
+            "function_signature_item": LEAF,
+            "struct_item": LEAF,
+            "enum_item": LEAF,
+            "union_item": LEAF,
+            "type_item": LEAF,
+            "macro_definition": LEAF,
+            "trait_item": CONTAINER,
+            "impl_item": DefRule(container=True, name="impl_type"),
+            "mod_item": CONTAINER,
+        },
+        prefix=frozenset({"line_comment", "block_comment", "attribute_item"}),
+        blocks=frozenset(
+            {"source_file", "block", "declaration_list", "match_block",
+             "field_declaration_list", "enum_variant_list"}
+        ),
+    ),
+    "java": LanguageSpec(
+        definitions={
+            "class_declaration": CONTAINER,
+            "interface_declaration": CONTAINER,
+            "enum_declaration": CONTAINER,
+            "record_declaration": CONTAINER,
+            "annotation_type_declaration": CONTAINER,
+            "method_declaration": LEAF,
+            "constructor_declaration": LEAF,
+            "compact_constructor_declaration": LEAF,
+        },
+        transparent=frozenset({"enum_body_declarations"}),
+        prefix=frozenset({"line_comment", "block_comment"}),
+        blocks=frozenset(
+            {"program", "block", "class_body", "constructor_body", "interface_body",
+             "enum_body", "enum_body_declarations", "switch_block",
+             "switch_block_statement_group"}
+        ),
+    ),
+}
+
+
+def detect_language(path: str) -> str | None:
+    """Language name for a file path by its extension, or None if unsupported."""
+    ext = os.path.splitext(path)[1].lower()
+    return LANGUAGE_BY_EXTENSION.get(ext)
+
+
+def get_spec(name: str) -> LanguageSpec:
+    """Syntax tables for a supported language (KeyError otherwise)."""
+    return LANGUAGE_SPECS[name]
+
+
+@lru_cache(maxsize=None)
+def get_language(name: str) -> tree_sitter.Language:
+    """The tree-sitter Language for ``name``; loaded once from its wheel."""
+    try:
+        module_name, func_name = _GRAMMAR_LOADERS[name]
+    except KeyError:
+        raise ValueError(f"unsupported language: {name!r}") from None
+    loader: Callable[[], object] = getattr(importlib.import_module(module_name), func_name)
+    return tree_sitter.Language(loader())
+
+
+# Parsers hold mutable state, so each thread gets its own cached set.
+_parsers = threading.local()
+
+
+def get_parser(name: str) -> tree_sitter.Parser:
+    """A cached tree-sitter Parser for ``name`` (one per thread)."""
+    cache: dict[str, tree_sitter.Parser] | None = getattr(_parsers, "cache", None)
+    if cache is None:
+        cache = _parsers.cache = {}
+    parser = cache.get(name)
+    if parser is None:
+        parser = cache[name] = tree_sitter.Parser(get_language(name))
+    return parser

@@ -1,0 +1,85 @@
+"""MiniLM (BERT, 6 layers) forward pass in NumPy, for embedding a search query.
+
+Importing sentence-transformers costs ~5-8 s on this CPU, most of a cold `codevouch search`.
+A query is a dozen tokens, so the same model run in NumPy from the same safetensors weights
+is milliseconds and starts in a fraction of a second. Builds keep using torch (batched, fast);
+tests check that both give the same vectors.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+LAYERS = 6
+HEADS = 12
+EPS = 1e-12
+
+
+def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + EPS) * w + b
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): NumPy has no erf, and BERT's GELU is exact.
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))
+
+
+class NumpyMiniLM:
+    def __init__(self, model_dir: Path, max_tokens: int = 256) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        self.w = load_file(str(model_dir / "model.safetensors"))
+        self.tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tok.no_padding()
+        self.tok.enable_truncation(max_tokens)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        w = self.w
+        ids = np.array(self.tok.encode(text).ids)
+        n = len(ids)
+        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
+             + w["embeddings.token_type_embeddings.weight"][0])
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        d = x.shape[1] // HEADS
+        for i in range(LAYERS):
+            p = f"encoder.layer.{i}."
+
+            def lin(h: np.ndarray, name: str) -> np.ndarray:
+                return h @ w[p + name + ".weight"].T + w[p + name + ".bias"]
+
+            q, k, v = (lin(x, f"attention.self.{m}").reshape(n, HEADS, d).transpose(1, 0, 2)
+                       for m in ("query", "key", "value"))
+            scores = q @ k.transpose(0, 2, 1) / np.sqrt(d)
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            ctx = (scores / scores.sum(-1, keepdims=True)) @ v
+            attn = lin(ctx.transpose(1, 0, 2).reshape(n, -1), "attention.output.dense")
+            x = _layer_norm(attn + x, w[p + "attention.output.LayerNorm.weight"],
+                            w[p + "attention.output.LayerNorm.bias"])
+            ff = lin(_gelu(lin(x, "intermediate.dense")), "output.dense")
+            x = _layer_norm(ff + x, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
+        pooled = x.mean(0)  # one unpadded sequence: mean pooling over all tokens
+        return pooled / np.linalg.norm(pooled)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed_one(t).astype(np.float32).tolist() for t in texts]
+
+
+@lru_cache(maxsize=1)
+def numpy_minilm() -> NumpyMiniLM:
+    from codevouch.embedding import model_path
+
+    return NumpyMiniLM(model_path())
