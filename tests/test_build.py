@@ -251,3 +251,16 @@ def test_rules_change_reclassifies_without_reembedding(repo: Repo, index_dir: Pa
     assert "extra/b.py" not in live_paths(index_dir, repo)
     assert s.embedded == 1  # only the new .codevouch.toml chunk; a.py's vector is cached
     assert json.dumps(s.excluded).count("vendor") == 1
+
+
+def test_several_repositories_share_one_index(tmp_path: Path, index_dir: Path) -> None:
+    one, two = Repo(tmp_path / "one"), Repo(tmp_path / "two")
+    one.commit(**{"same.py": "def shared_helper():\n    return 'shared'\n"})
+    two.commit(**{"same.py": "def shared_helper():\n    return 'shared'\n",
+                  "other.py": "def only_in_two():\n    return 2\n"})
+    fake = FakeEmbedder()
+    build(one, index_dir, fake)
+    s2 = build(two, index_dir, fake)[0]
+    assert (s2.embedded, s2.reused) == (1, 1)  # the identical chunk is embedded once for both
+    [hit] = search(one.root, "only_in_two", index_dir, k=5, embedder=FakeEmbedder())
+    assert hit.record.repo == str(one.root.resolve()) and hit.record.path == "same.py"
