@@ -158,6 +158,8 @@ def search_cmd(
     no_validate: Annotated[bool, typer.Option(
         "--no-validate", help="Skip the working-tree check (hits carry no verdict).")] = False,
     fmt: Annotated[str, typer.Option("--format", help="text, json or context (markdown for agents).")] = "text",
+    mode: Annotated[str, typer.Option(
+        "--mode", help="hybrid (dense + lexical, fused by rank), dense or lexical.")] = "hybrid",
     index: IndexOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -165,11 +167,13 @@ def search_cmd(
     from codevouch.retriever.search import search
 
     fmt = "json" if as_json else fmt
-    if fmt not in ("text", "json", "context"):
-        typer.echo("codevouch: --format must be text, json or context.", err=True)
+    if fmt not in ("text", "json", "context") or mode not in ("hybrid", "dense", "lexical"):
+        typer.echo("codevouch: --format must be text, json or context; --mode hybrid, dense or lexical.",
+                   err=True)
         raise typer.Exit(EXIT_USAGE)
     try:
-        hits = search(repo, query, _index_dir(index), branch=branch, k=limit, include_history=include_history)
+        hits = search(repo, query, _index_dir(index), branch=branch, k=limit,
+                      include_history=include_history, mode=mode)
         snippets = [h.to_json() for h in hits]
         if no_validate:
             _render_unvalidated(snippets, fmt)

@@ -117,6 +117,9 @@ CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks (coll, path);
 CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, text_hash));
 CREATE TABLE IF NOT EXISTS pending (collection TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (collection, id));
+CREATE VIRTUAL TABLE IF NOT EXISTS lexicon USING fts5(terms, tokenize='porter unicode61');
+CREATE TABLE IF NOT EXISTS lexmap (rowid INTEGER PRIMARY KEY, coll TEXT NOT NULL, id TEXT NOT NULL,
+    UNIQUE (coll, id));
 """
 
 
@@ -189,6 +192,13 @@ class Ledger:
             "SELECT json_extract(record, '$.kind'), count(*) FROM chunks WHERE coll=? GROUP BY 1", (coll,))
         return {k: n for k, n in rows}
 
+    def lexical_search(self, coll: str, match: str, n: int) -> list[tuple[str, float]]:
+        """(id, bm25 score, higher is better) of the chunks whose terms match, best first."""
+        rows = self.db.execute(
+            "SELECT m.id, -bm25(lexicon) AS score FROM lexicon JOIN lexmap m ON m.rowid = lexicon.rowid "
+            "WHERE lexicon MATCH ? AND m.coll = ? ORDER BY score DESC LIMIT ?", (match, coll, n))
+        return [(cid, score) for cid, score in rows]
+
     # -- embedding cache (content-addressed, so safe to commit at any time) -------
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, list[float]]:
         wanted = list(dict.fromkeys(hashes))
@@ -220,6 +230,22 @@ class Ledger:
     def clear_pending(self, items: Iterable[tuple[str, str]]) -> None:
         with self.transaction() as db:
             db.executemany("DELETE FROM pending WHERE collection=? AND id=?", list(items))
+
+
+def put_lexical(db: sqlite3.Connection, coll: str, docs: Iterable[tuple[str, str]]) -> None:
+    """Index (id, terms) pairs of a collection; inside the build's transaction."""
+    for cid, terms in docs:
+        cur = db.execute("INSERT OR IGNORE INTO lexmap (coll, id) VALUES (?, ?)", (coll, cid))
+        if cur.rowcount:
+            db.execute("INSERT INTO lexicon (rowid, terms) VALUES (?, ?)", (cur.lastrowid, terms))
+
+
+def drop_lexical(db: sqlite3.Connection, coll: str, ids: Iterable[str]) -> None:
+    for cid in ids:
+        row = db.execute("SELECT rowid FROM lexmap WHERE coll=? AND id=?", (coll, cid)).fetchone()
+        if row:
+            db.execute("DELETE FROM lexicon WHERE rowid=?", row)
+            db.execute("DELETE FROM lexmap WHERE rowid=?", row)
 
 
 class VectorStore:

@@ -264,3 +264,18 @@ def test_several_repositories_share_one_index(tmp_path: Path, index_dir: Path) -
     assert (s2.embedded, s2.reused) == (1, 1)  # the identical chunk is embedded once for both
     [hit] = search(one.root, "only_in_two", index_dir, k=5, embedder=FakeEmbedder())
     assert hit.record.repo == str(one.root.resolve()) and hit.record.path == "same.py"
+
+
+def test_lexical_search_splits_identifiers_and_survives_rebuilds(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"web/orders.js": "export function cancelOrder(id) {\n  return api.post(id);\n}\n",
+                   "web/users.js": "export function loadUser(id) {\n  return api.get(id);\n}\n"})
+    build(repo, index_dir)
+    [hit] = search(repo.root, "cancel orders", index_dir, k=1, mode="lexical")
+    assert hit.record.path == "web/orders.js" and hit.record.symbol == "cancelOrder"
+    repo.remove("web/orders.js")
+    repo.commit("drop orders")
+    build(repo, index_dir)
+    hits = search(repo.root, "cancel orders", index_dir, k=5, mode="lexical")
+    assert all(h.record.path != "web/orders.js" for h in hits)
+    # Query text is data: FTS syntax in it is quoted, never interpreted.
+    assert search(repo.root, 'user" OR NEAR(', index_dir, k=5, mode="lexical")[0].record.path == "web/users.js"

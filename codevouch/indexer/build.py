@@ -14,14 +14,14 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from codevouch import gitio
+from codevouch import gitio, lexical
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.indexer.chunker import chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
 from codevouch.rules import Rules, classify, load_rules_text
 from codevouch.store import (BranchState, ChunkRecord, FileRow, Ledger, VectorStore, chunk_id,
-                             collection_base, writer_lock)
+                             collection_base, drop_lexical, put_lexical, writer_lock)
 
 # (done, total, what) — the CLI draws a progress bar from it.
 Progress = Callable[[int, int, str], None]
@@ -248,6 +248,9 @@ def _commit(ledger: Ledger, base: str, live: str, hist: str, repo: str, branch: 
         # from Chroma once this transaction has made them invisible.
         db.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?)",
                        [(live, r.id) for r in retired if r.id not in new_ids])
+        drop_lexical(db, live, [r.id for r in retired])
+        put_lexical(db, live, [(rec.id, lexical.document(text, rec.path, rec.symbol))
+                               for res in results for rec, text in res.chunks])
         db.executemany("DELETE FROM chunks WHERE coll=? AND path=?",
                        [(live, p) for p in (*plan.retire, *plan.to_history)])
         db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?)",

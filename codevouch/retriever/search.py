@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from codevouch import gitio
+from codevouch import gitio, lexical
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import NotIndexed
 from codevouch.indexer.filetext import decode
@@ -24,8 +24,15 @@ class Hit:
         return {"id": self.record.id, **out, "score": round(self.score, 4), "text": self.text}
 
 
+RRF_K = 60  # reciprocal rank fusion's usual constant: ranks matter, raw scores do not
+
+
 def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
-           include_history: bool = False, embedder: Embedder | None = None) -> list[Hit]:
+           include_history: bool = False, embedder: Embedder | None = None,
+           mode: str = "hybrid") -> list[Hit]:
+    """Top-k chunks of a branch. `mode`: hybrid (dense + lexical, fused by rank), dense or lexical."""
+    if mode not in ("hybrid", "dense", "lexical"):
+        raise ValueError(f"unknown search mode {mode!r}")
     repo = gitio.repo_root(repo_path)
     branch = branch or gitio.current_branch(repo)
     base = collection_base(str(repo), branch)
@@ -36,18 +43,17 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             raise NotIndexed(
                 f"branch {branch!r} of {repo} is not in the index at {index_dir}; run "
                 f"`codevouch index build --repo {repo} --branch {branch}` first.")
-        embedder = embedder or embedder_by_name(state.embedder)
-        qvec = embedder.embed_query(query)
-        vectors = VectorStore(index_dir)
         # Vectors of a killed build may linger until the next build cleans them; the ledger
         # decides what is visible, so ask for enough extra neighbours to fill k.
-        extra = len(ledger.pending()) + 5
+        depth = max(3 * k, 30) + len(ledger.pending())
+        rankings = _rankings(ledger, index_dir, base, query, depth, include_history, mode,
+                             embedder or (None if mode == "lexical" else embedder_by_name(state.embedder)))
+        fused = _fuse(rankings)
         found: list[tuple[ChunkRecord, float]] = []
         for name in [f"{base}-live"] + ([f"{base}-hist"] if include_history else []):
-            neighbours = vectors.query(name, qvec, min(k + extra, max(vectors.count(name), 1)))
-            known = ledger.records(name, [cid for cid, _ in neighbours])
-            for cid, score in neighbours:
-                rec = known.get(cid)
+            known = ledger.records(name, [cid for (coll, cid) in fused if coll == name])
+            for (coll, cid), score in fused.items():
+                rec = known.get(cid) if coll == name else None
                 if rec is None:
                     continue
                 if rec.status == "live":
@@ -60,6 +66,35 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     found = _dedupe(sorted(found, key=lambda item: -item[1]))[:k]
     blobs = gitio.read_blobs(repo, [rec.blob_sha for rec, _ in found])
     return [Hit(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec)) for rec, score in found]
+
+
+Ranking = list[tuple[str, str]]  # (collection, chunk id), best first
+
+
+def _rankings(ledger: Ledger, index_dir: Path, base: str, query: str, depth: int, include_history: bool,
+              mode: str, embedder: Embedder | None) -> list[Ranking]:
+    live, hist = f"{base}-live", f"{base}-hist"
+    rankings: list[Ranking] = []
+    if mode != "lexical" and embedder is not None:
+        qvec = embedder.embed_query(query)
+        vectors = VectorStore(index_dir)
+        for name in [live] + ([hist] if include_history else []):
+            rankings.append([(name, cid) for cid, _ in vectors.query(name, qvec, min(depth, max(vectors.count(name), 1)))])
+    if mode != "dense":
+        match = lexical.match_query(query)
+        if match:
+            rankings.append([(live, cid) for cid, _ in ledger.lexical_search(live, match, depth)])
+    return rankings
+
+
+def _fuse(rankings: list[Ranking]) -> dict[tuple[str, str], float]:
+    """Reciprocal rank fusion, scaled so a chunk ranked first by every list scores 1.0."""
+    scores: dict[tuple[str, str], float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
+    lists = max(1, sum(1 for r in rankings if r and r[0][0].endswith("-live")))
+    return {key: s * (RRF_K + 1) / lists for key, s in scores.items()}
 
 
 def _dedupe(items: list[tuple[ChunkRecord, float]]) -> list[tuple[ChunkRecord, float]]:
