@@ -9,6 +9,7 @@ or snippets are fed on stdin or after `--`, so they cannot be read as options.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -17,21 +18,25 @@ from pathlib import Path
 
 from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
 
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_OBJECT_TYPES = ("commit", "tree", "blob", "tag")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-_ENV = {
-    **os.environ,
-    "LC_ALL": "C",
-    # `git status` refreshes the index as a side effect; a read-only tool must not write.
-    "GIT_OPTIONAL_LOCKS": "0",
-    "GIT_TERMINAL_PROMPT": "0",
-}
+def _env() -> dict[str, str]:
+    # Read per call, not at import, so a changed environment (HOME in tests) reaches git.
+    return {
+        **os.environ,
+        "LC_ALL": "C",
+        # `git status` refreshes the index as a side effect; a read-only tool must not write.
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
 
 
 def run(repo: Path | str, *args: str, stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,)) -> bytes:
     cmd = ("git", "-C", str(repo), *args)
     try:
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, env=_ENV, check=False)
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, env=_env(), check=False)
     except FileNotFoundError as exc:  # git itself is missing
         raise GitError("git is not installed or not on PATH; install git and retry.", cmd) from exc
     if proc.returncode not in ok_codes:
@@ -115,18 +120,23 @@ def commit_dates(repo: Path, commits: Iterable[str]) -> dict[str, str]:
     return dates
 
 
-def existing_commits(repo: Path, shas: Iterable[str]) -> set[str]:
-    """Which of `shas` name a commit in this repository (force-pushed-away ones do not)."""
-    wanted = [s for s in dict.fromkeys(shas) if s and all(c in "0123456789abcdef" for c in s.lower())]
+def batch_check(root: Path, exprs: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Resolve object names (`HEAD`, abbreviated commits, `<commit>:<path>`) in one process.
+
+    One process answers HEAD, the snippets' commits and each `<commit>:<path>` blob together.
+    `%(rest)` is not used, so a path with spaces is read whole; answers come back one line
+    per question, in order.
+    """
+    wanted = [e for e in dict.fromkeys(exprs) if e and "\n" not in e and not e.startswith("-")]
     if not wanted:
-        return set()
-    out = run(repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(rest)",
-              stdin=("".join(f"{s} {s}\n" for s in wanted)).encode())
-    found: set[str] = set()
-    for line in out.decode().splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[1] == "commit":
-            found.add(parts[2])
+        return {}
+    out = run(root, "cat-file", "--batch-check=%(objectname) %(objecttype)",
+                    stdin="".join(f"{e}\n" for e in wanted).encode("utf-8", "surrogateescape"))
+    found: dict[str, tuple[str, str]] = {}
+    for expr, line in zip(wanted, out.decode("utf-8", "surrogateescape").split("\n")):
+        parts = line.split(" ")
+        if len(parts) == 2 and _OID.fullmatch(parts[0]) and parts[1] in _OBJECT_TYPES:
+            found[expr] = (parts[0], parts[1])
     return found
 
 
@@ -163,11 +173,12 @@ class Change:
 _ZERO = "0" * 40
 
 
-def diff_trees(repo: Path, old: str, new: str, renames: bool = True) -> list[Change]:
-    """Changed files between two commits, with git's rename detection."""
+def diff_trees(repo: Path, old: str, new: str | None, renames: bool = True) -> list[Change]:
+    """Changed files between two commits (`new=None`: the working tree's tracked files),
+    with git's rename detection."""
     args = ["diff", "--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv"]
     args += ["-M"] if renames else ["--no-renames"]
-    out = run(repo, *args, old, new, "--")
+    out = run(repo, *args, old, *([new] if new else []), "--")
     return _parse_raw(out)
 
 
@@ -196,8 +207,9 @@ def _parse_raw(out: bytes) -> list[Change]:
     return changes
 
 
-def renames_between(repo: Path, old: str, new: str) -> dict[str, str]:
-    """old path -> new path for every file git sees as renamed from `old` to `new`."""
+def renames_between(repo: Path, old: str, new: str | None) -> dict[str, str]:
+    """old path -> new path for every file git sees as renamed from `old` to `new`
+    (`new=None`: the working tree, so an uncommitted `git mv` counts)."""
     return {c.old_path: c.new_path for c in diff_trees(repo, old, new)
             if c.status == "R" and c.old_path and c.new_path}
 
@@ -208,7 +220,7 @@ class BlobReader:
     def __init__(self, repo: Path) -> None:
         self._proc = subprocess.Popen(
             ("git", "-C", str(repo), "cat-file", "--batch"),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_ENV)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env())
 
     def read(self, sha: str) -> bytes | None:
         assert self._proc.stdin and self._proc.stdout

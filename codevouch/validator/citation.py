@@ -1,0 +1,120 @@
+"""The citation header that goes with every snippet (format in DESIGN.md):
+
+    source: src/orders/services/order_service.py#L41-L58 (OrderService.cancel_order)
+    version: main@9f3c1ab 2026-09-29, indexed 2026-09-30T02:00Z
+    check: usable (file identical to the working tree)
+    current: src/orders/service.py#L12-L30 (OrderService.cancel_order)     <- when elsewhere now
+    use: reference for ideas only; do not implement against this code      <- historical-only
+
+Every value that comes from the snippet is escaped onto one line: a path or symbol with a
+newline in it must not be able to forge a `check:` line.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+from codevouch.validator.model import Current, Decision, Snippet
+
+HISTORY_USE = "use: reference for ideas only; do not implement against this code"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+MAX_FIELD = 200
+
+_CHECK: dict[str, str] = {
+    "same-commit": "file identical to the working tree",
+    "same-content": "older version, content identical",
+    "chunk-moved": "older version, chunk text unchanged in the working tree",
+    "text-found": "no version metadata; text found verbatim in the working tree",
+    "content-changed": "the code changed since this version",
+    "symbol-removed": "symbol no longer exists in this file",
+    "text-mismatch": "snippet text does not match its version; altered, do not trust",
+    "commit-gone": "commit no longer in the repository; cannot check",
+    "file-deleted": "file no longer exists",
+    "file-renamed": "file renamed",
+    "no-version-metadata": "no version metadata; text not found in the working tree",
+    "generated": "generated code",
+    "vendored": "vendored code",
+    "backup": "backup copy",
+    "fixture": "fixture data",
+    "outside-repo": "path outside the repository; not read",
+}
+_SOURCE_NOTE = {"file-deleted": "file deleted", "file-renamed": "file renamed",
+                "symbol-removed": "symbol removed", "content-changed": "changed",
+                "text-mismatch": "altered text", "commit-gone": "commit gone"}
+
+
+def clean(value: str) -> str:
+    """One line, printable, bounded: for text that came from the (untrusted) snippet."""
+    out = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    return out if len(out) <= MAX_FIELD else out[:MAX_FIELD - 1] + "…"
+
+
+def location(path: str, start: int | None, end: int | None, symbol: str | None, note: str | None = None) -> str:
+    lines = ""
+    if start is not None:
+        lines = f"#L{start}" if end in (None, start) else f"#L{start}-L{end}"
+    extra = "; ".join(clean(x) for x in (symbol, note) if x)
+    return f"{clean(path)}{lines}" + (f" ({extra})" if extra else "")
+
+
+def short_date(value: str | None) -> str | None:
+    """2026-09-29T10:11:12+02:00 -> 2026-09-29 (anything unparsable is shown as given)."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return clean(value)
+
+
+def short_time(value: str | None) -> str | None:
+    """An ISO timestamp in UTC to the minute: 2026-09-30T02:00Z."""
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return clean(value)
+    if moment.tzinfo is not None:
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+    return moment.strftime("%Y-%m-%dT%H:%M")
+
+
+def version_line(s: Snippet, commit_date: str | None, commit_exists: bool) -> str:
+    indexed = short_time(s.indexed_at)
+    tail = f", indexed {indexed}" if indexed else ""
+    if s.commit:
+        where = f"{clean(s.branch)}@{s.commit[:7]}" if s.branch else s.commit[:7]
+        date = short_date(s.commit_date or commit_date)
+        gone = "" if commit_exists else " (commit no longer in this repository)"
+        return f"version: {where}{' ' + date if date else ''}{tail}{gone}"
+    if s.blob_sha:
+        branch = f"{clean(s.branch)}, " if s.branch else ""
+        return f"version: {branch}blob {s.blob_sha[:7]} (no commit){tail}"
+    return f"version: unknown (no commit or blob id){tail}"
+
+
+def check_phrase(d: Decision) -> str:
+    phrase = _CHECK.get(d.reason, d.reason)
+    if d.reason == "file-renamed" and d.current is not None:
+        phrase = f"file renamed to {clean(d.current.path)}"
+    return f"check: {d.verdict} ({phrase})"
+
+
+def header(s: Snippet, d: Decision, path: str, commit_date: str | None, commit_exists: bool) -> str:
+    """The citation header for a snippet; `path` is its normalized path (or as given, if outside)."""
+    lines = [f"source: {location(path, s.start_line, s.end_line, s.symbol, _SOURCE_NOTE.get(d.reason))}",
+             version_line(s, commit_date, commit_exists), check_phrase(d)]
+    if d.current is not None and _moved(s, path, d.current):
+        lines.append(f"current: {current_location(d.current)}")
+    if d.verdict == "historical-only":
+        lines.append(HISTORY_USE)
+    return "\n".join(lines)
+
+
+def current_location(c: Current) -> str:
+    return location(c.path, c.start_line, c.end_line, c.symbol)
+
+
+def _moved(s: Snippet, path: str, c: Current) -> bool:
+    return (c.path, c.start_line, c.end_line) != (path, s.start_line, s.end_line)

@@ -1,0 +1,243 @@
+"""Everything the validator needs to know about the repository, gathered once per call.
+
+Each kind of fact costs one git process for all snippets together: the objects
+(HEAD, the snippets' commits and their blob ids) come from one `cat-file --batch-check`,
+blob ids of working-tree files from one `hash-object --stdin-paths`, old blob texts from
+one `cat-file --batch`, commit dates from one `show`; rename detection costs one `diff`
+per distinct commit, and only for snippets whose file is gone. Decisions are made
+afterwards, without I/O, in decide.py.
+"""
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from codevouch import gitio
+from codevouch.errors import GitError
+from codevouch.indexer.filetext import decode
+from codevouch.rules import Rules, load_rules_text
+from codevouch.validator import symbols
+from codevouch.validator.model import Snippet
+from codevouch.validator.paths import Located, locate
+from codevouch.validator.text import find_lines
+
+# Untracked files hashed to find a file that was moved without `git mv` (exact content only).
+MAX_UNTRACKED_HASHED = 5000
+
+
+@dataclass(frozen=True)
+class WorkFile:
+    text: str                 # decoded working-tree content (utf-8, else latin-1)
+    blob: str | None = None   # its blob id as git computes it; None when not hashed
+
+
+@dataclass(frozen=True)
+class Facts:
+    root: Path
+    head: str | None                               # HEAD's commit; None without commits
+    status: gitio.WorktreeStatus
+    rules: Rules
+    located: Mapping[str, Located]                 # given path -> where it lies
+    files: Mapping[str, WorkFile]                  # real repo-relative path -> content
+    objects: Mapping[str, tuple[str, str]]         # "<commit>" / "<commit>:<path>" -> (id, type)
+    renames: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (commit, old) -> new
+    moved: Mapping[str, str] = field(default_factory=dict)   # old blob -> untracked path with it
+    blob_texts: Mapping[str, str] = field(default_factory=dict)           # blob id -> text
+    commit_dates: Mapping[str, str] = field(default_factory=dict)
+    # Parse results per file, filled on first use: tree-sitter is pure CPU work, and most
+    # calls never need it, so it is not done up front.
+    _defs: dict[str, dict[str, list[tuple[int, int]]]] = field(
+        default_factory=dict, compare=False, repr=False)
+
+    def commit_of(self, s: Snippet) -> str | None:
+        """The snippet's commit as a full id, if it names a commit that exists here."""
+        found = self.objects.get(s.commit) if s.commit else None
+        return found[0] if found and found[1] == "commit" else None
+
+    def blob_at(self, commit: str | None, rel: str | None) -> str | None:
+        if not commit or rel is None:
+            return None
+        found = self.objects.get(f"{commit}:{rel}")
+        return found[0] if found and found[1] == "blob" else None
+
+    def old_blob(self, s: Snippet, rel: str | None) -> str | None:
+        """The blob the snippet was taken from: its blob_sha, else its path at its commit."""
+        return s.blob_sha or self.blob_at(self.commit_of(s), rel)
+
+    def defs(self, real: str) -> dict[str, list[tuple[int, int]]]:
+        if real not in self._defs:
+            work = self.files.get(real)
+            self._defs[real] = symbols.definitions(work.text, real) if work else {}
+        return self._defs[real]
+
+
+def fast_path(s: Snippet, facts: Facts, strict: bool) -> bool:
+    """Rule 4: the snippet is from HEAD and git says its file is unchanged: no hashing needed.
+    (Tracked at HEAD is checked too: an ignored file is 'clean' to `git status` as well.)"""
+    loc = facts.located[s.path]
+    commit = facts.commit_of(s)
+    at_head = facts.blob_at(commit, loc.rel)
+    # A blob_sha that disagrees with HEAD's blob makes the snippet inconsistent: no shortcut,
+    # let the hash decide.
+    return (not strict and loc.exists and commit is not None and commit == facts.head
+            and facts.status.is_clean(loc.real or "") and at_head is not None
+            and (s.blob_sha is None or same_oid(s.blob_sha, at_head)))
+
+
+def same_oid(a: str | None, b: str | None) -> bool:
+    """Equal object ids; a snippet may give an abbreviated one (7+ hex digits, checked by parse)."""
+    return bool(a and b) and (a.startswith(b) or b.startswith(a))  # type: ignore[union-attr]
+
+
+def identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
+    """The blob id the working-tree file provably equals (fast path or same hash), else None."""
+    loc = facts.located[s.path]
+    if fast_path(s, facts, strict):
+        return facts.blob_at(facts.head, loc.rel)
+    work = facts.files.get(loc.real or "") if loc.exists else None
+    old = facts.old_blob(s, loc.rel)
+    return old if work is not None and same_oid(work.blob, old) else None
+
+
+def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) -> Facts:
+    root = gitio.repo_root(repo)
+    status = gitio.worktree_status(root)
+    located = {s.path: locate(root, s.path) for s in snippets}
+    inside = [s for s in snippets if located[s.path].inside]
+
+    exprs = ["HEAD"]
+    for s in inside:
+        if s.commit:
+            exprs.append(s.commit)
+            rel = located[s.path].rel
+            if rel and "\n" not in rel:
+                exprs.append(f"{s.commit}:{rel}")
+    objects = gitio.batch_check(root, exprs)
+    head_obj = objects.get("HEAD")
+    head = head_obj[0] if head_obj and head_obj[1] == "commit" else None
+    facts = Facts(root, head, status, load_worktree_rules(root), located, {}, objects)
+
+    # Rule 3: where did missing files go? One diff per distinct commit, commit vs working tree
+    # (so renames that are staged but not committed count too).
+    gone = [(facts.commit_of(s), located[s.path].rel) for s in inside if not located[s.path].exists]
+    wanted: dict[str, set[str]] = {}
+    for commit, rel in gone:
+        if commit and rel:
+            wanted.setdefault(commit, set()).add(rel)
+    renames: dict[tuple[str, str], str] = {}
+    for commit, rels in wanted.items():
+        for old, new in renames_to_worktree(root, commit).items():
+            if old in rels:
+                renames[(commit, old)] = new
+    targets = {new: locate(root, new) for new in renames.values()}
+    renames = {k: targets[v].real or v for k, v in renames.items()
+               if targets[v].inside and targets[v].exists}
+
+    # Files moved without git (plain `mv`): an untracked file with the old blob's exact content.
+    lost_blobs = {facts.old_blob(s, located[s.path].rel) for s in inside
+                  if not located[s.path].exists and (facts.commit_of(s), located[s.path].rel) not in renames}
+    lost_blobs.discard(None)
+    untracked: dict[str, Located] = {}
+    if lost_blobs and status.untracked:
+        for path in sorted(status.untracked)[:MAX_UNTRACKED_HASHED]:
+            loc = locate(root, path)
+            if loc.inside and loc.exists and loc.real:
+                untracked[loc.real] = loc
+
+    # Read every referenced file once.
+    to_read = {loc.real for loc in located.values() if loc.inside and loc.exists and loc.real}
+    to_read |= set(renames.values())
+    texts = {real: text for real in sorted(to_read) if (text := read_text(root, real)) is not None}
+    facts = replace(facts, renames=renames,
+                    files={real: WorkFile(text) for real, text in texts.items()})
+
+    # Hash what the fast path cannot vouch for (everything when strict), in one process.
+    to_hash = {located[s.path].real for s in inside
+               if s.has_version and located[s.path].exists and located[s.path].real in texts
+               and not fast_path(s, facts, strict)}
+    if strict:
+        to_hash |= set(texts)
+    to_hash.discard(None)
+    hashed = hash_files(root, sorted(p for p in to_hash if p) + sorted(untracked))
+    moved: dict[str, str] = {}
+    for path in sorted(untracked):
+        blob = hashed.get(path)
+        lost = next((b for b in lost_blobs if same_oid(b, blob)), None)
+        if lost is not None and lost not in moved:
+            moved[lost] = path
+            if path not in texts and (text := read_text(root, path)) is not None:
+                texts[path] = text
+    files = {real: WorkFile(text, hashed.get(real)) for real, text in texts.items()}
+    facts = replace(facts, files=files, moved=moved)
+
+    # Old texts, read from git only where needed: the snippet carries no text and its file
+    # changed; or it carries text that is not in the (unchanged) working-tree file, which a
+    # clean filter can explain: then the blob's own text is what to compare with.
+    want: set[str] = set()
+    for s in inside:
+        loc = located[s.path]
+        same = identical_blob(s, facts, strict)
+        old = facts.old_blob(s, loc.rel)
+        work = facts.files.get(loc.real or "")
+        if s.text is None and old and same is None:
+            want.add(old)
+        elif s.text is not None and same and work and not find_lines(s.text, work.text):
+            want.add(same)
+    blob_texts = {sha: decode(data) for sha, data in gitio.read_blobs(root, sorted(want)).items()}
+
+    dated = {c for s in inside if not s.commit_date and (c := facts.commit_of(s))}
+    dates = gitio.commit_dates(root, sorted(dated)) if dated else {}
+    return replace(facts, blob_texts=blob_texts, commit_dates=dates)
+
+
+def hash_files(root: Path, paths: list[str]) -> dict[str, str]:
+    """Blob ids in one process; if git fails on one path (a file removed meanwhile), the
+    others are hashed one by one and that one is left out (its snippets get the text checks)."""
+    try:
+        return gitio.hash_worktree_files(root, paths)
+    except GitError:
+        hashed: dict[str, str] = {}
+        for path in paths:
+            try:
+                hashed.update(gitio.hash_worktree_files(root, [path]))
+            except GitError:
+                continue
+        return hashed
+
+
+def renames_to_worktree(root: Path, commit: str) -> dict[str, str]:
+    """old -> new path for files git sees as renamed between `commit` and the working tree
+    (tracked files, staged or not). gitio.diff_trees only compares two commits."""
+    return gitio.renames_between(root, commit, None)
+
+
+def read_text(root: Path, real: str) -> str | None:
+    """A working-tree file's text; `real` was checked by paths.locate to lie inside `root`."""
+    # O_NOFOLLOW and O_NONBLOCK: if the path was swapped for a symlink or a FIFO since it
+    # was checked, the open fails or returns at once, and fstat below refuses it.
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(os.path.join(root, real), flags)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return decode(fh.read())
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def load_worktree_rules(root: Path) -> Rules:
+    """The exclusion rules as they are in the working tree (.codevouch.toml or pyproject.toml)."""
+    def text(name: str) -> str | None:
+        loc = locate(root, name)
+        return read_text(root, loc.real) if loc.inside and loc.exists and loc.real else None
+    return load_rules_text(text(".codevouch.toml"), text("pyproject.toml"))

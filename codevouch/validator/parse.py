@@ -1,0 +1,118 @@
+"""Reading snippets: a JSON list or JSON lines in, checked dicts out (InputError otherwise)."""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from codevouch.errors import InputError
+from codevouch.validator.model import Snippet
+
+_HEX = re.compile(r"[0-9a-fA-F]{7,64}")   # git abbreviates to 7 at least
+_STR_FIELDS = ("commit", "blob_sha", "text", "symbol", "branch", "commit_date", "indexed_at")
+_FIX = "each snippet must be a JSON object with at least a non-empty string \"path\""
+
+
+def parse_snippets(text: str) -> list[dict[str, Any]]:
+    """Snippets from a JSON list, a single JSON object, or JSON lines; [] for empty input."""
+    stripped = text.strip()
+    if not stripped:
+        return []
+    if stripped.startswith("{"):
+        # One (possibly pretty-printed) object; if that fails it is JSON lines, parsed below.
+        try:
+            single = json.loads(stripped)
+        except json.JSONDecodeError:
+            single = None
+        if isinstance(single, dict):
+            check_snippet(single, "input item 1")
+            return [single]
+    if stripped.startswith("["):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"input line {_line_in(text, stripped, exc.pos)}: invalid JSON ({exc.msg}); "
+                f"give a JSON list of snippet objects, or one JSON object per line.") from exc
+        items = [(n, item) for n, item in enumerate(data, 1)]
+        where = "item"
+    else:
+        items = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                items.append((n, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"input line {n}: invalid JSON ({exc.msg} at column {exc.colno}); give one "
+                    f"JSON object per line (JSON lines) or a single JSON list.") from exc
+        where = "line"
+    for n, item in items:
+        check_snippet(item, f"input {where} {n}")
+    return [item for _, item in items]
+
+
+def _line_in(text: str, stripped: str, pos: int) -> int:
+    offset = text.index(stripped[:1]) if stripped else 0
+    return text.count("\n", 0, offset + pos) + 1
+
+
+def check_snippet(item: Any, where: str) -> Snippet:
+    """The validated, normalized view of one snippet; InputError says what is wrong and where."""
+    if not isinstance(item, Mapping):
+        raise InputError(f"{where}: expected a JSON object, got {_kind(item)}; {_FIX}.")
+    path = item.get("path")
+    if path is None:
+        raise InputError(f"{where}: missing \"path\"; {_FIX}.")
+    if not isinstance(path, str):
+        raise InputError(f"{where}: \"path\" must be a string, got {_kind(path)}; {_FIX}.")
+    if not path.strip():
+        raise InputError(f"{where}: \"path\" is empty; {_FIX}.")
+    values: dict[str, Any] = {}
+    for key in _STR_FIELDS:
+        value = item.get(key)
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"{where}: \"{key}\" must be a string or null, got {_kind(value)}.")
+        values[key] = value or None   # "" carries no information: same as absent
+    for key in ("commit", "blob_sha"):
+        value = values[key]
+        if value is not None and not _HEX.fullmatch(value):
+            raise InputError(f"{where}: \"{key}\" must be a hexadecimal object id (7-64 hex digits), "
+                             f"got {value[:80]!r}; drop the field if it is unknown.")
+    lines: dict[str, int | None] = {}
+    for key in ("start_line", "end_line"):
+        value = item.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise InputError(f"{where}: \"{key}\" must be a positive integer (1-based) or null, "
+                             f"got {value!r}.")
+        lines[key] = value
+    start, end = lines["start_line"], lines["end_line"]
+    if start is not None and end is not None and end < start:
+        raise InputError(f"{where}: \"end_line\" ({end}) is before \"start_line\" ({start}).")
+    text = values["text"]
+    if text is not None and text.endswith("\n") and start is not None and end is not None \
+            and end - start + 1 == text.count("\n"):
+        # Lines say the final "\n" only terminates the last line (other tools' style), not an
+        # empty last line as in a codevouch chunk: match without it.
+        values["text"] = text[:-1]
+    if start is not None and end is None:
+        end = start if values["text"] is None else start + values["text"].count("\n")
+    if end is not None and start is None:
+        start = end if values["text"] is None else max(1, end - values["text"].count("\n"))
+    return Snippet(path=path, commit=_lower(values["commit"]), blob_sha=_lower(values["blob_sha"]),
+                   text=values["text"], symbol=values["symbol"], start_line=start, end_line=end,
+                   branch=values["branch"], commit_date=values["commit_date"],
+                   indexed_at=values["indexed_at"])
+
+
+def _lower(value: str | None) -> str | None:
+    return value.lower() if value else None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string",
+            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)

@@ -1,0 +1,63 @@
+"""Where a snippet's path lies, decided before anything is read (rule 2 of the validator).
+
+Only lstat/readlink-level calls happen here (os.path.realpath, os.stat): the content of a
+path is read or hashed later, and only when this module says it lies inside the root.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Located:
+    given: str               # the path as the snippet gave it
+    rel: str | None          # normalized repo-relative path (None when outside)
+    real: str | None         # repo-relative path after following symlinks: what is read/hashed
+    problem: str | None      # why the path is outside the repository, else None
+    exists: bool = False     # a regular file in the working tree
+
+    @property
+    def inside(self) -> bool:
+        return self.problem is None
+
+
+def locate(root: Path, given: str) -> Located:
+    """Normalize `given` and check that it, and every symlink along it, stays inside `root`."""
+    def outside(why: str) -> Located:
+        return Located(given, None, None, why)
+
+    if "\0" in given:
+        return outside("the path contains a NUL byte")
+    root_real = os.path.realpath(root)
+    path = given
+    if path.startswith("/"):
+        # An absolute path is accepted only when it names a file under this repository
+        # (tools other than codevouch often emit absolute paths); anything else is outside.
+        for prefix in dict.fromkeys((root_real, str(root))):
+            if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+                path = path[len(prefix):]
+                break
+        else:
+            return outside("the path is absolute and not under the repository root")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        return outside("the path has '..' components")
+    if not parts:
+        return outside("the path names the repository root, not a file in it")
+    if parts[0] == ".git":
+        return outside("the path is inside .git, not in the working tree")
+    rel = "/".join(parts)
+    real_abs = os.path.realpath(os.path.join(root_real, rel))
+    if real_abs != root_real and not real_abs.startswith(root_real.rstrip("/") + "/"):
+        return outside("a symlink along the path leads outside the repository")
+    real = os.path.relpath(real_abs, root_real).replace(os.sep, "/")
+    if real == "." or real.split("/")[0] == ".git":
+        return outside("a symlink along the path leads into .git or to the root")
+    try:
+        exists = stat.S_ISREG(os.stat(real_abs).st_mode)   # not a FIFO, device or directory
+    except (OSError, ValueError):
+        exists = False
+    return Located(given, rel, real, None, exists)

@@ -1,0 +1,94 @@
+"""Output for people (`render_text`), for programs (`to_json`) and for agents (`context_pack`)."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+from codevouch.validator.citation import clean, current_location
+from codevouch.validator.model import VERDICTS, Validated
+
+LANGUAGE_BY_SUFFIX = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+    ".jsx": "jsx", ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+    ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp", ".rb": "ruby", ".php": "php",
+    ".swift": "swift", ".scala": "scala", ".sh": "bash", ".bash": "bash", ".sql": "sql",
+    ".md": "markdown", ".json": "json", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
+    ".html": "html", ".css": "css", ".xml": "xml",
+}
+
+
+def to_json(v: Validated) -> dict[str, Any]:
+    """The input snippet as given, plus verdict, reason, detail, current and citation."""
+    return {**v.snippet, "verdict": v.verdict, "reason": v.reason, "detail": v.detail,
+            "current": v.current.to_json() if v.current else None, "citation": v.citation}
+
+
+def summary(results: Sequence[Validated]) -> str:
+    counts = Counter(v.verdict for v in results)
+    return "verdicts: " + ", ".join(f"{name} {counts.get(name, 0)}" for name in VERDICTS)
+
+
+def render_text(results: Sequence[Validated]) -> str:
+    """For a terminal: each snippet's citation header and reason, then the counts."""
+    if not results:
+        return "no snippets\n"
+    blocks = []
+    for v in results:
+        blocks.append(f"{v.citation}\nreason: {v.reason}: {clean(v.detail)}")
+    return "\n\n".join(blocks) + "\n\n" + summary(results) + "\n"
+
+
+def fence(text: str) -> str:
+    """A backtick fence longer than any backtick run in `text`, so the text cannot close it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def language(path: str) -> str:
+    return LANGUAGE_BY_SUFFIX.get(PurePosixPath(path).suffix.lower(), "")
+
+
+def code_block(path: str, text: str) -> str:
+    f = fence(text)
+    return f"{f}{language(path)}\n{text}\n{f}"
+
+
+def context_pack(results: Sequence[Validated]) -> str:
+    """Markdown for an agent: current code first, history marked as such, exclusions listed."""
+    current: list[str] = []
+    history: list[str] = []
+    excluded: list[str] = []
+    for v in results:
+        if v.verdict in ("usable", "stale-but-ok"):
+            text = v.current.text if v.current else v.parsed.text
+            path = v.current.path if v.current else v.parsed.path
+            current.append(v.citation + "\n\n" + (code_block(path, text) if text is not None
+                                                  else "(no text given; read the file at the cited lines)"))
+        elif v.verdict == "historical-only":
+            if v.current is not None:
+                c = v.current
+                head = (f"source: {current_location(c)}\nversion: working tree\n"
+                        f"check: current code, re-read from the working tree "
+                        f"(replaces a historical snippet of {clean(v.parsed.path)})")
+                current.append(head + "\n\n" + code_block(c.path, c.text))
+            old = v.parsed.text
+            history.append(v.citation + "\n\n" + (code_block(v.parsed.path, old) if old is not None
+                                                  else "(no text given)"))
+        else:
+            excluded.append(f"- {clean(v.parsed.path)}: {v.reason}: {clean(v.detail)}")
+    parts = ["# Code context", "Checked by codevouch against the working tree. Use only the code under "
+             "\"Current code\"; the rest is history or excluded."]
+    parts.append("## Current code")
+    parts.extend(current or ["(none)"])
+    if history:
+        parts.append("## Historical (reference for ideas only; do not implement against this code)")
+        parts.extend(history)
+    if excluded:
+        parts.append("## Excluded")
+        parts.append("\n".join(excluded))
+    parts.append(summary(results))
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,79 @@
+"""Pure text helpers: where a snippet's text sits in a file, as whole lines.
+
+Lines are numbered by "\\n" only, 1-based, the same way the indexer numbers chunks
+(a chunk's text is "\\n".join(lines[start-1:end])).
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from functools import lru_cache
+
+MAX_HITS = 200   # a snippet that occurs more often than this is not a useful location anyway
+
+
+def split_lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def slice_lines(text: str, start: int, end: int) -> str:
+    return "\n".join(split_lines(text)[start - 1:end])
+
+
+def line_count(text: str) -> int:
+    return text.count("\n") + 1
+
+
+def find_lines(needle: str, hay: str) -> list[tuple[int, int]]:
+    """(start_line, end_line) of every place `needle` occurs in `hay` as whole lines.
+
+    Exact first. Only if that finds nothing, line terminators are compared the way git
+    does with eol conversion ("\\r\\n" == "\\n"): a CRLF working-tree file holds the same
+    content as the LF blob the indexer read, and must not look changed.
+    """
+    hits = _find(needle, hay)
+    if not hits and ("\r" in hay or "\r" in needle):
+        hits = _find(needle.replace("\r\n", "\n"), hay.replace("\r\n", "\n"))
+    return hits
+
+
+def _find(needle: str, hay: str) -> list[tuple[int, int]]:
+    # A trailing "\n" is an empty last line here (the indexer's convention); parse.py strips
+    # it beforehand when the snippet's line numbers say it is only a terminator.
+    return _whole_line_hits(needle, hay)
+
+
+def _whole_line_hits(needle: str, hay: str) -> list[tuple[int, int]]:
+    if not needle or needle not in hay:      # `in` is C speed; most misses stop here
+        return []
+    starts = _line_starts(hay)
+    span = needle.count("\n")
+    hits: list[tuple[int, int]] = []
+    pos = hay.find(needle)
+    while pos != -1 and len(hits) < MAX_HITS:
+        end = pos + len(needle)
+        at_line_start = pos == 0 or hay[pos - 1] == "\n"
+        at_line_end = end == len(hay) or hay[end] == "\n"
+        if at_line_start and at_line_end:
+            line = bisect_right(starts, pos)
+            hits.append((line, line + span))
+        pos = hay.find(needle, pos + 1)
+    return hits
+
+
+@lru_cache(maxsize=64)
+def _line_starts(hay: str) -> tuple[int, ...]:
+    # Cached per file text (str hashes are cached too), so 1,000 snippets of one file
+    # build this table once.
+    starts = [0]
+    pos = hay.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = hay.find("\n", pos + 1)
+    return tuple(starts)
+
+
+def nearest(hits: list[tuple[int, int]], line: int | None) -> tuple[int, int]:
+    """The hit closest to the old start line (the first one when the line is unknown)."""
+    if line is None:
+        return hits[0]
+    return min(hits, key=lambda h: (abs(h[0] - line), h[0]))
