@@ -1,0 +1,66 @@
+"""`codevouch search` checks its hits: verdicts shown, excluded hidden, history never shown as current."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.gitrepo import Repo
+from tests.test_cli import FAKE, cv
+
+SHOP = {
+    "shop/cancel.py": "def cancel_order(order):\n    order.cancel()\n    return order\n",
+    "shop/refund.py": "def refund_order(order):\n    return order.refund()\n",
+    "shop/legacy.py": "def legacy_cancel(order):\n    return None\n",
+}
+
+
+def test_search_json_carries_verdicts(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(SHOP)
+    assert cv("index", "build", *FAKE, cwd=repo.root, index=index_dir).returncode == 0
+    repo.write("shop/cancel.py", "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n")
+    repo.remove("shop/legacy.py")
+    out = cv("search", "order", "--json", "-k", "10", cwd=repo.root, index=index_dir)
+    assert out.returncode == 0, out.stderr
+    by_path = {h["path"]: h for h in json.loads(out.stdout)}
+    assert (by_path["shop/refund.py"]["verdict"], by_path["shop/refund.py"]["reason"]) == ("usable", "same-commit")
+    changed = by_path["shop/cancel.py"]
+    assert (changed["verdict"], changed["reason"]) == ("historical-only", "content-changed")
+    assert "reason" in changed["current"]["text"] and changed["current"]["start_line"] == 1
+    assert by_path["shop/legacy.py"]["reason"] == "file-deleted"
+    for hit in by_path.values():
+        assert hit["citation"].startswith("source: " + hit["path"])
+
+
+def test_text_output_hides_excluded_and_shows_current_code(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(SHOP)
+    assert cv("index", "build", *FAKE, cwd=repo.root, index=index_dir).returncode == 0
+    # Rules in the working tree now mark refund.py as generated; cancel.py changes.
+    repo.write(".codevouch.toml", 'generated = ["shop/refund.py"]\n')
+    repo.write("shop/cancel.py", "def cancel_order(order):\n    order.cancel(now=True)\n    return order\n")
+    text = cv("search", "order", "-k", "10", cwd=repo.root, index=index_dir)
+    assert text.returncode == 0, text.stderr
+    assert "shop/refund.py" not in text.stdout and "excluded hit(s) hidden" in text.stdout
+    pack = cv("search", "order", "-k", "10", "--format", "context", cwd=repo.root, index=index_dir).stdout
+    current, _, rest = pack.partition("## Historical")
+    # The changed function appears as current code only in its new form.
+    assert "order.cancel(now=True)" in current and "order.cancel()\n" not in current
+    assert "order.cancel()\n" in rest and "do not implement" in rest
+    assert "shop/refund.py: generated" in rest
+    assert pack.rstrip().splitlines()[-1].startswith("verdicts: usable")
+
+
+def test_validate_command_exit_codes(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(SHOP)
+    assert cv("index", "build", *FAKE, cwd=repo.root, index=index_dir).returncode == 0
+    hits = cv("search", "order", "--json", "--no-validate", cwd=repo.root, index=index_dir).stdout
+    ok = cv("validate", "-", "--json", cwd=repo.root, stdin=hits)
+    assert ok.returncode == 0, ok.stderr
+    assert {h["verdict"] for h in json.loads(ok.stdout)} == {"usable"}
+    repo.remove("shop/legacy.py")
+    gone = cv("validate", "-", cwd=repo.root, stdin=hits)
+    assert gone.returncode == 3 and "historical-only" in gone.stdout
+    bad = cv("validate", "-", cwd=repo.root, stdin='[{"commit": "abc"}]')
+    assert bad.returncode == 2 and "path" in bad.stderr
+    assert cv("validate", "-", cwd=repo.root, stdin="").returncode == 0
+    outside = cv("validate", "-", "--json", cwd=repo.root, stdin='{"path": "../../etc/passwd"}')
+    assert json.loads(outside.stdout)[0]["reason"] == "outside-repo"
