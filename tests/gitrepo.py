@@ -1,4 +1,4 @@
-"""A tiny builder for real git repositories in temp dirs (the git CLI, no mocks)."""
+"""One builder for real git repositories in temp dirs (the git CLI; no hooks, no signing, no mocks)."""
 from __future__ import annotations
 
 import os
@@ -8,7 +8,8 @@ from pathlib import Path
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
     "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "LC_ALL": "C",
 }
 
 
@@ -17,46 +18,55 @@ class Repo:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.git("init", "-q", "-b", branch)
-        self.git("config", "commit.gpgsign", "false")
-        self.git("config", "core.autocrlf", "false")
 
-    def git(self, *args: str) -> str:
-        env = {**os.environ, **GIT_ENV}
-        out = subprocess.run(("git", "-C", str(self.root), *args), env=env, check=True,
-                             capture_output=True)
-        return out.stdout.decode("utf-8", "replace").strip()
+    @classmethod
+    def create(cls, path: Path, branch: str = "main") -> Repo:
+        return cls(path, branch)
+
+    def git(self, *args: str, stdin: bytes | None = None) -> str:
+        """Run git in the repository; its stdout, unstripped (file contents keep their bytes)."""
+        proc = subprocess.run(("git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null",
+                               "-C", str(self.root), *args), input=stdin, capture_output=True,
+                              env={**os.environ, **GIT_ENV}, check=False)
+        if proc.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.decode()}")
+        try:
+            return proc.stdout.decode("utf-8")
+        except UnicodeDecodeError:      # the indexer's convention: latin-1 when not UTF-8
+            return proc.stdout.decode("latin-1")
 
     def write(self, path: str, content: str | bytes) -> Path:
-        p = self.root / path
-        p.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            p.write_bytes(content)
-        else:
-            p.write_bytes(content.encode("utf-8"))
-        return p
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Bytes as given: no newline translation, so CRLF tests mean what they say.
+        target.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+        return target
 
     def read(self, path: str) -> str:
-        return (self.root / path).read_text(encoding="utf-8")
+        return (self.root / path).read_bytes().decode("utf-8")
 
     def remove(self, path: str) -> None:
         (self.root / path).unlink()
 
-    def commit(self, message: str = "change", **files: str | bytes) -> str:
-        for path, content in files.items():
-            self.write(path, content)
-        self.git("add", "-A")
-        self.git("commit", "-q", "--allow-empty", "-m", message)
-        return self.head()
+    def commit(self, message: str = "change", *paths: str, **files: str | bytes) -> str:
+        """Write `files` (path=content), stage everything (or `paths`), commit; the new HEAD."""
+        return self.commit_files(files, message, *paths)
 
-    def commit_files(self, files: dict[str, str | bytes], message: str = "change") -> str:
+    def commit_files(self, files: dict[str, str | bytes], message: str = "change", *paths: str) -> str:
         for path, content in files.items():
             self.write(path, content)
-        self.git("add", "-A")
+        self.git("add", "-A", *paths)
         self.git("commit", "-q", "--allow-empty", "-m", message)
         return self.head()
 
     def head(self) -> str:
-        return self.git("rev-parse", "HEAD")
+        return self.git("rev-parse", "HEAD").strip()
+
+    def blob(self, rev: str, path: str) -> str:
+        return self.git("rev-parse", f"{rev}:{path}").strip()
+
+    def show(self, rev: str, path: str) -> str:
+        return self.git("show", f"{rev}:{path}")
 
     def checkout(self, *args: str) -> None:
         self.git("checkout", "-q", *args)

@@ -66,7 +66,7 @@ def test_first_build_records_six_fields(repo: Repo, index_dir: Path) -> None:
     assert "OrderService" in rec.symbol
     assert rec.repo == str(repo.root.resolve()) and rec.path == "shop/orders.py"
     assert rec.branch == "main" and rec.commit == commit and rec.commit_date.startswith("20")
-    assert rec.blob_sha == repo.git("rev-parse", f"{commit}:shop/orders.py")
+    assert rec.blob_sha == repo.blob(commit, "shop/orders.py")
     assert rec.indexed_at.endswith("Z") and len(rec.text_hash) == 64
     lines = ORDERS.split("\n")
     hit = next(h for h in hits if h.record.id == rec.id)

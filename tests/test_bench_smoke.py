@@ -1,0 +1,131 @@
+"""Fast checks of the benchmark harness's own logic (scripts/benchlib): no model, no network.
+
+The figures are only as good as their ground truth and scoring, so those are pinned here on
+hand-made inputs; the end-to-end run is `python scripts/bench.py --quick`.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+from benchlib import corpus  # noqa: E402
+from benchlib.docstrings import Target, first_sentence, strip_python, strip_rust  # noqa: E402
+from benchlib.retrieval import (BM25Index, Span, code_tokens, langchain_chunks, line_windows,  # noqa: E402
+                                rank_of, scores, symbol_hit, window_hit)
+from benchlib.truth import chunk_class, file_fates  # noqa: E402
+
+SOURCE = '''"""Module doc."""
+import os
+
+
+def only_doc(x):
+    """Return the thing that was asked for, always."""
+
+
+class Box:
+    """A box."""
+
+    @property
+    def size(self):
+        """Compute the size of the box from its parts.
+
+        More text here.
+        """
+        return 3
+
+    def short(self):
+        """Too short."""
+        return 1
+'''
+
+
+def test_strip_python_keeps_lines_and_finds_targets() -> None:
+    out, targets = strip_python(SOURCE, "m.py")
+    assert out.count("\n") == SOURCE.count("\n")
+    ast.parse(out)
+    assert '"""' not in out
+    assert {t.qualname for t in targets} == {"only_doc", "Box.size"}  # "Too short." has < 4 words
+    size = next(t for t in targets if t.qualname == "Box.size")
+    lines = out.split("\n")
+    assert lines[size.def_line - 1].strip() == "def size(self):"
+    assert lines[size.start_line - 1].strip() == "@property"
+    assert lines[size.end_line - 1].strip() == "return 3"
+    assert size.query == "Compute the size of the box from its parts."
+
+
+def test_first_sentence() -> None:
+    assert first_sentence("Do a thing. Then more.\n\nParams") == "Do a thing."
+    assert first_sentence("Wrapped\n   over lines e.g. this\n\nNext") == "Wrapped over lines e.g. this"
+
+
+def test_strip_rust_blanks_doc_comments() -> None:
+    src = "/// Build the wheel for the given target now.\n#[inline]\nfn build(x: u8) -> u8 {\n    x\n}\n"
+    out, targets = strip_rust(src, "lib.rs")
+    assert "///" not in out and out.count("\n") == src.count("\n")
+    assert [(t.qualname, t.def_line) for t in targets] == [("build", 3)]
+
+
+def test_langchain_chunks_map_to_their_lines() -> None:
+    text = "\n".join(f"def f{i}(a, b):\n    return a + b + {i}\n" for i in range(400))
+    spans = langchain_chunks("x.py", text)
+    lines = text.split("\n")
+    assert len(spans) > 1
+    for span in spans:
+        assert "\n".join(lines[span.start_line - 1:span.end_line]).strip() == span.text.strip()
+
+
+def test_windows_and_matching_rules() -> None:
+    text = "\n".join(f"line {i}" for i in range(100))
+    wins = line_windows("a.py", text)
+    assert [(w.start_line, w.end_line) for w in wins] == [(1, 40), (41, 80), (81, 100)]
+    t = Target("q", "a.py", "Box.size", 45, 50, 46)
+    assert window_hit(wins[1], t) and not window_hit(wins[0], t)
+    assert symbol_hit(Span("a.py", 40, 47, "", "Box.size"), t)
+    assert symbol_hit(Span("a.py", 40, 47, "", "other, size"), t)        # merged names, last component
+    assert not symbol_hit(Span("a.py", 40, 47, "", "Box"), t)            # the class header is not the method
+    assert not symbol_hit(Span("b.py", 40, 47, "", "Box.size"), t)
+    assert rank_of([wins[0], wins[1]], t, window_hit) == 2
+    assert scores([1, None, 2, 11 if False else None]) == {
+        "queries": 4, "mrr@10": 0.375, "recall@1": 0.25, "recall@5": 0.5, "recall@10": 0.5}
+
+
+def test_bm25_splits_identifiers() -> None:
+    assert code_tokens("getAppConfig(read_file)") == ["get", "app", "config", "read", "file"]
+    idx = BM25Index([Span("a.py", 1, 2, "def read_config_file(path): ..."), Span("b.py", 1, 2, "def add(a, b)")])
+    assert idx.search("Read the config file")[0].path == "a.py"
+
+
+OLD = "def keep():\n    return 1\n\n\ndef change():\n    return 2\n\n\ndef gone():\n    return 3\n"
+NEW = "def keep():\n    return 1\n\n\ndef change():\n    return 20\n"
+
+
+def test_ground_truth_classes(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    corpus.init_repo(repo)
+    corpus.replace_tree(repo, {"m.py": OLD.encode(), "same.py": b"x = 1\n", "old_name.py": b"y = 2\n" * 20,
+                               "dead.py": b"z = 3\n"})
+    old = corpus.commit_all(repo, "N")
+    corpus.replace_tree(repo, {"m.py": NEW.encode(), "same.py": b"x = 1\n", "new_name.py": b"y = 2\n" * 20})
+    new = corpus.commit_all(repo, "N+1")
+    fates = file_fates(repo, old, new, ["m.py", "same.py", "old_name.py", "dead.py"])
+    assert fates["same.py"].status == "unchanged"
+    assert fates["dead.py"].status == "deleted"
+    assert (fates["old_name.py"].status, fates["old_name.py"].new_path, fates["old_name.py"].identical) == \
+        ("renamed", "new_name.py", True)
+    m = fates["m.py"]
+    assert chunk_class("m.py", "keep", 1, 2, m, OLD, NEW) == "function-identical"
+    assert chunk_class("m.py", "change", 5, 6, m, OLD, NEW) == "function-changed"
+    assert chunk_class("m.py", "gone", 9, 10, m, OLD, NEW) == "function-removed"
+    assert chunk_class("m.py", "change", 5, 5, m, OLD, NEW) == "function-changed-chunk-intact"
+    assert chunk_class("m.py", "<module>", 9, 10, m, OLD, NEW) == "other-code-changed"
+    assert chunk_class("same.py", "<module>", 1, 1, fates["same.py"], "x = 1\n", None) == "unchanged-file"
+
+
+@pytest.mark.parametrize("spec", ["click==8.0.0", "stdlib:json"])
+def test_source_labels(spec: str) -> None:
+    assert corpus.Source(spec).label == spec
