@@ -226,6 +226,8 @@ def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
            progress: Progress | None) -> dict[str, list[float]]:
     """Embed what the cache lacks, saving each batch so a killed build keeps its work."""
     fresh: dict[str, list[float]] = {}
+    # Similar lengths in a batch means little padding: the model's cost follows the longest text.
+    items = sorted(items, key=lambda item: len(item[1]))
     for start in range(0, len(items), EMBED_BATCH):
         part = items[start:start + EMBED_BATCH]
         vecs = embedder.embed([text for _, text in part])
