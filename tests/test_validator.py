@@ -578,6 +578,8 @@ def test_context_pack_and_text(repo: Repo) -> None:
     assert pack.rstrip().endswith("verdicts: usable 0, stale-but-ok 1, historical-only 1, excluded 2")
     text = render_text(results)
     assert "reason: content-changed" in text and text.rstrip().endswith("excluded 2")
+    # People see the current helper as code; the old one only as an explicit history line.
+    assert "re-read from the working tree:\n    def helper" in text and "x * 2" not in text
 
 
 def test_to_json_keeps_input_fields(repo: Repo) -> None:

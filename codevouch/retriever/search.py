@@ -57,9 +57,10 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                 if rec is None:
                     continue
                 if rec.status == "live":
-                    # A live chunk's file is unchanged up to the branch's indexed commit.
+                    # A live chunk's file is unchanged up to the branch's indexed commit, which
+                    # the last build recorded: cite that commit and that build's time.
                     rec = replace(rec, commit=state.commit, commit_date=state.commit_date,
-                                  branch=state.branch)
+                                  branch=state.branch, indexed_at=state.built_at)
                 found.append((rec, score))
     finally:
         ledger.close()

@@ -33,13 +33,42 @@ def summary(results: Sequence[Validated]) -> str:
 
 
 def render_text(results: Sequence[Validated]) -> str:
-    """For a terminal: each snippet's citation header and reason, then the counts."""
+    """For a terminal: each snippet's citation header, reason, score and code, then the counts.
+
+    Historical code is never shown as current: when the symbol still exists, the current
+    version re-read from the working tree is shown; otherwise the old text is shown under an
+    explicit "reference only" line.
+    """
     if not results:
         return "no snippets\n"
     blocks = []
     for v in results:
-        blocks.append(f"{v.citation}\nreason: {v.reason}: {clean(v.detail)}")
+        lines = [v.citation, f"reason: {v.reason}: {clean(v.detail)}"]
+        score = v.snippet.get("score")
+        if isinstance(score, (int, float)):
+            lines.append(f"score: {score:.3f}")
+        code = _code_for_people(v)
+        blocks.append("\n".join(lines) + (f"\n{code}" if code else ""))
     return "\n\n".join(blocks) + "\n\n" + summary(results) + "\n"
+
+
+def _code_for_people(v: Validated) -> str | None:
+    if v.verdict == "excluded":
+        return None
+    if v.verdict == "historical-only":
+        if v.current is not None:
+            return f"current code ({current_location(v.current)}), re-read from the working tree:\n" + \
+                _indent(v.current.text)
+        if v.parsed.text is None:
+            return None
+        return "historical text, reference only (not in the working tree):\n" + _indent(v.parsed.text)
+    text = v.current.text if v.current is not None else v.parsed.text
+    return None if text is None else _indent(text)
+
+
+def _indent(text: str) -> str:
+    # Indented, so code lines can never be mistaken for header lines such as `check:`.
+    return "\n".join("    " + line for line in text.split("\n"))
 
 
 def fence(text: str) -> str:
