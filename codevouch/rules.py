@@ -8,9 +8,10 @@ same rules, so a file the index leaves out is also reported as excluded when val
 from __future__ import annotations
 
 import fnmatch
+import re
 import sys
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
+from functools import lru_cache
 from typing import Any
 
 from codevouch.errors import ConfigError
@@ -83,23 +84,57 @@ class Classification:
 def matches(path: str, pattern: str) -> bool:
     """gitignore-like: `dir/` matches a directory anywhere in the path, a pattern with a
     slash matches the whole path, any other pattern matches the file name."""
-    parts = PurePosixPath(path).parts
+    return _matches(path, path.split("/"), pattern)
+
+
+def _matches(path: str, parts: list[str], pattern: str) -> bool:
     if pattern.endswith("/"):
         name = pattern.rstrip("/")
         return any(fnmatch.fnmatchcase(p, name) for p in parts[:-1])
     if "/" in pattern:
         return fnmatch.fnmatchcase(path, pattern.lstrip("/"))
-    return fnmatch.fnmatchcase(parts[-1] if parts else path, pattern)
+    return fnmatch.fnmatchcase(parts[-1], pattern)
+
+
+class _KindMatcher:
+    """A kind's patterns compiled into three regexes (file name, whole path, directory), so a
+    path is tested against a kind in a few regex calls instead of one fnmatch per pattern."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self.patterns = patterns
+
+        def union(pats: list[str]) -> re.Pattern[str] | None:
+            return re.compile("|".join(fnmatch.translate(p) for p in pats)) if pats else None
+
+        self._dirs = union([p.rstrip("/") for p in patterns if p.endswith("/")])
+        self._paths = union([p.lstrip("/") for p in patterns if "/" in p.rstrip("/")])
+        self._names = union([p for p in patterns if "/" not in p])
+
+    def first_match(self, path: str, parts: list[str]) -> str | None:
+        hit = ((self._names is not None and self._names.match(parts[-1]))
+               or (self._paths is not None and self._paths.match(path))
+               or (self._dirs is not None and any(self._dirs.match(d) for d in parts[:-1])))
+        if not hit:
+            return None
+        # Rare: name the first pattern that matched, as the rule to report.
+        return next(p for p in self.patterns if _matches(path, parts, p))
+
+
+@lru_cache(maxsize=32)
+def _matchers(patterns: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, _KindMatcher]:
+    return {kind: _KindMatcher(pats) for kind, pats in patterns}
 
 
 def classify_path(path: str, rules: Rules) -> Classification:
-    forced = any(matches(path, p) for p in rules.include)
+    parts = [p for p in path.split("/") if p] or [path]
+    forced = any(_matches(path, parts, p) for p in rules.include)
+    matchers = _matchers(tuple((k, tuple(v)) for k, v in rules.patterns.items()))
     for kind in KIND_ORDER:
-        if forced and kind in EXCLUDED_KINDS:
+        if forced and kind in EXCLUDED_KINDS or kind not in matchers:
             continue
-        for pattern in rules.patterns.get(kind, ()):
-            if matches(path, pattern):
-                return Classification(kind, pattern)
+        rule = matchers[kind].first_match(path, parts)
+        if rule is not None:
+            return Classification(kind, rule)
     return Classification("source")
 
 
@@ -112,7 +147,7 @@ def generated_marker(head: str, rules: Rules) -> str | None:
 def classify(path: str, head: str, rules: Rules) -> Classification:
     """Kind of a file from its path and, for generated markers, its first lines."""
     found = classify_path(path, rules)
-    if found.excluded or any(matches(path, p) for p in rules.include):
+    if found.excluded or (rules.include and any(matches(path, p) for p in rules.include)):
         return found
     marker = generated_marker(head, rules)
     return Classification("generated", f"marker:{marker}") if marker else found

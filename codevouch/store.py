@@ -252,13 +252,21 @@ class VectorStore:
     """The Chroma half: vectors plus a copy of each record's fields as metadata."""
 
     def __init__(self, index_dir: Path) -> None:
-        import chromadb
-        from chromadb.config import Settings
-
-        self._client = chromadb.PersistentClient(
-            path=str(index_dir / "chroma"),
-            settings=Settings(anonymized_telemetry=False, allow_reset=False))
+        self._path = index_dir / "chroma"
+        self._client_obj: Any = None
         self._cols: dict[str, Any] = {}
+
+    @property
+    def _client(self) -> Any:
+        # Opened on first use: importing chromadb costs ~1 s, and a no-op rebuild or a
+        # lexical search never touches a vector.
+        if self._client_obj is None:
+            import chromadb
+            from chromadb.config import Settings
+
+            self._client_obj = chromadb.PersistentClient(
+                path=str(self._path), settings=Settings(anonymized_telemetry=False, allow_reset=False))
+        return self._client_obj
 
     def collection(self, name: str, create: bool = True) -> Any:
         if name not in self._cols:

@@ -156,8 +156,10 @@ def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors:
     moved = [r for r in moved if r.text_hash in moved_vectors]
 
     ledger.add_pending([(live, r.id) for r in new_records] + [(hist, r.id) for r in moved])
-    vectors.upsert(live, new_records, [vec_of[r.text_hash] for r in new_records])
-    vectors.upsert(hist, moved, [moved_vectors[r.text_hash] for r in moved])
+    if new_records:
+        vectors.upsert(live, new_records, [vec_of[r.text_hash] for r in new_records])
+    if moved:
+        vectors.upsert(hist, moved, [moved_vectors[r.text_hash] for r in moved])
     on_phase("vectors-written")
 
     files_after = _commit(ledger, base, live, hist, repo_key, branch, commit, commit_date, indexed_at,

@@ -108,7 +108,7 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
             current = _claimed(s, loc.real, work, facts)
             return Decision(verdict, reason, f"{basis} (compared after git's filters).", current)
         if hits:
-            current = _pick(s, hits, loc.real, work, facts)
+            current = _pick(s, hits, loc.real, work, facts, identical=True)
             if s.start_line is None or current.start_line == s.start_line:
                 return Decision(verdict, reason, f"{basis}.", current)
             return Decision(STALE_OK, "chunk-moved",
@@ -169,13 +169,22 @@ def _find_text(s: Snippet, text: str | None, real: str, work: WorkFile, facts: F
     return _pick(s, hits, real, work, facts) if hits else None
 
 
-def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, facts: Facts) -> Current:
-    """Several occurrences: prefer one inside the snippet's symbol, then the nearest to its old lines."""
+def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, facts: Facts,
+          identical: bool = False) -> Current:
+    """Several occurrences: prefer one inside the snippet's symbol, then the nearest to its old lines.
+
+    In a file identical to the indexed one, at the snippet's own lines, the snippet's symbol
+    is kept without parsing the file: parsing every referenced file just to re-derive a name
+    the indexer already gave was most of the validator's time. Wherever the code moved, the
+    name is re-derived from the current file.
+    """
     if len(hits) > 1 and symbols.symbol_names(s.symbol):
         defs = facts.defs(real)
         own = [h for h in hits if symbols.in_symbol(defs, s.symbol, *h)]
         hits = own or hits
     start, end = nearest(hits, s.start_line)
+    if identical and s.symbol and (start, end) == (s.start_line, s.end_line):
+        return Current(real, start, end, slice_lines(work.text, start, end), s.symbol)
     return _current(real, start, end, work, facts, s.symbol)
 
 
@@ -184,6 +193,8 @@ def _claimed(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current | N
     if s.start_line is None or s.end_line is None or s.start_line > line_count(work.text):
         return None
     end = min(s.end_line, line_count(work.text))
+    if s.symbol and end == s.end_line:
+        return Current(real, s.start_line, end, slice_lines(work.text, s.start_line, end), s.symbol)
     return _current(real, s.start_line, end, work, facts, s.symbol)
 
 

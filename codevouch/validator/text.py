@@ -5,8 +5,6 @@ Lines are numbered by "\\n" only, 1-based, the same way the indexer numbers chun
 """
 from __future__ import annotations
 
-from bisect import bisect_right
-from functools import lru_cache
 
 MAX_HITS = 200   # a snippet that occurs more often than this is not a useful location anyway
 
@@ -45,7 +43,6 @@ def _find(needle: str, hay: str) -> list[tuple[int, int]]:
 def _whole_line_hits(needle: str, hay: str) -> list[tuple[int, int]]:
     if not needle or needle not in hay:      # `in` is C speed; most misses stop here
         return []
-    starts = _line_starts(hay)
     span = needle.count("\n")
     hits: list[tuple[int, int]] = []
     pos = hay.find(needle)
@@ -54,22 +51,11 @@ def _whole_line_hits(needle: str, hay: str) -> list[tuple[int, int]]:
         at_line_start = pos == 0 or hay[pos - 1] == "\n"
         at_line_end = end == len(hay) or hay[end] == "\n"
         if at_line_start and at_line_end:
-            line = bisect_right(starts, pos)
+            # str.count runs in C; a per-file table of line starts built in Python cost more.
+            line = hay.count("\n", 0, pos) + 1
             hits.append((line, line + span))
         pos = hay.find(needle, pos + 1)
     return hits
-
-
-@lru_cache(maxsize=64)
-def _line_starts(hay: str) -> tuple[int, ...]:
-    # Cached per file text (str hashes are cached too), so 1,000 snippets of one file
-    # build this table once.
-    starts = [0]
-    pos = hay.find("\n")
-    while pos != -1:
-        starts.append(pos + 1)
-        pos = hay.find("\n", pos + 1)
-    return tuple(starts)
 
 
 def nearest(hits: list[tuple[int, int]], line: int | None) -> tuple[int, int]:
