@@ -214,6 +214,17 @@ class Ledger:
                 found[h] = vec.tolist()
         return found
 
+    def cached_hashes(self, model: str, hashes: Iterable[str]) -> set[str]:
+        """Which text hashes already have a vector (without loading the vectors)."""
+        wanted = list(dict.fromkeys(hashes))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            marks = ",".join("?" * len(part))
+            found.update(h for (h,) in self.db.execute(
+                f"SELECT text_hash FROM embeddings WHERE model=? AND text_hash IN ({marks})", (model, *part)))
+        return found
+
     def put_vectors(self, model: str, vectors: dict[str, Sequence[float]]) -> None:
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",

@@ -28,6 +28,7 @@ Progress = Callable[[int, int, str], None]
 # Called between the phases of a build; tests raise from it to simulate a kill.
 PhaseHook = Callable[[str], None]
 EMBED_BATCH = 64
+VECTOR_BATCH = 2000
 
 
 @dataclass(frozen=True)
@@ -141,10 +142,9 @@ def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors:
 
     new_records = [rec for res in results for rec, _ in res.chunks]
     texts = {rec.text_hash: text for res in results for rec, text in res.chunks}
-    cached = ledger.cached_vectors(embedder.name, texts)
-    missing = [h for h in texts if h not in cached]
-    fresh = _embed(embedder, ledger, [(h, texts[h]) for h in missing], progress)
-    vec_of = {**cached, **fresh}
+    known = ledger.cached_hashes(embedder.name, texts)
+    missing = [h for h in texts if h not in known]
+    embedded = _embed(embedder, ledger, [(h, texts[h]) for h in missing], progress)
 
     retired = ledger.records_for_paths(live, [*plan.retire, *plan.to_history])
     gone = set(plan.to_history)
@@ -152,14 +152,12 @@ def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors:
     moved = [replace(rec, status="deleted", commit=state.commit if state else commit,
                      commit_date=state.commit_date if state else commit_date)
              for rec in retired if rec.path in gone]
-    moved_vectors = ledger.cached_vectors(embedder.name, [r.text_hash for r in moved])
-    moved = [r for r in moved if r.text_hash in moved_vectors]
+    moved_known = ledger.cached_hashes(embedder.name, [r.text_hash for r in moved])
+    moved = [r for r in moved if r.text_hash in moved_known]
 
     ledger.add_pending([(live, r.id) for r in new_records] + [(hist, r.id) for r in moved])
-    if new_records:
-        vectors.upsert(live, new_records, [vec_of[r.text_hash] for r in new_records])
-    if moved:
-        vectors.upsert(hist, moved, [moved_vectors[r.text_hash] for r in moved])
+    _write_vectors(ledger, vectors, embedder.name, live, new_records)
+    _write_vectors(ledger, vectors, embedder.name, hist, moved)
     on_phase("vectors-written")
 
     files_after = _commit(ledger, base, live, hist, repo_key, branch, commit, commit_date, indexed_at,
@@ -167,20 +165,19 @@ def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors:
     on_phase("committed")
     collect_garbage(ledger, vectors)
     return _summary(repo_key, branch, commit, commit_date, tree, files_after, ledger, live,
-                    embedded=len(fresh), reused=len(new_records) - _count_fresh(new_records, fresh),
+                    embedded=embedded, reused=len(new_records) - embedded,
                     deleted=len(plan.to_history) + len(plan.drop), indexed=len(results), noop=False,
                     seconds=time.monotonic() - started)
 
 
-def _count_fresh(records: Sequence[ChunkRecord], fresh: dict[str, list[float]]) -> int:
-    """Chunks served by this build's new embeddings (each distinct text is embedded once)."""
-    seen: set[str] = set()
-    count = 0
-    for rec in records:
-        if rec.text_hash in fresh and rec.text_hash not in seen:
-            seen.add(rec.text_hash)
-            count += 1
-    return count
+def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str,
+                   records: Sequence[ChunkRecord]) -> None:
+    """Upsert records with their cached vectors, a batch at a time, so memory stays bounded
+    (a vector as Python floats costs ~12 KB; 100k of them at once would cost over a GB)."""
+    for start in range(0, len(records), VECTOR_BATCH):
+        part = records[start:start + VECTOR_BATCH]
+        vecs = ledger.cached_vectors(model, [r.text_hash for r in part])
+        vectors.upsert(name, part, [vecs[r.text_hash] for r in part])
 
 
 def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str, gitio.TreeEntry],
@@ -225,20 +222,17 @@ def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str,
 
 
 def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
-           progress: Progress | None) -> dict[str, list[float]]:
+           progress: Progress | None) -> int:
     """Embed what the cache lacks, saving each batch so a killed build keeps its work."""
-    fresh: dict[str, list[float]] = {}
     # Similar lengths in a batch means little padding: the model's cost follows the longest text.
     items = sorted(items, key=lambda item: len(item[1]))
     for start in range(0, len(items), EMBED_BATCH):
         part = items[start:start + EMBED_BATCH]
         vecs = embedder.embed([text for _, text in part])
-        batch = {h: v for (h, _), v in zip(part, vecs)}
-        ledger.put_vectors(embedder.name, batch)
-        fresh.update(batch)
+        ledger.put_vectors(embedder.name, {h: v for (h, _), v in zip(part, vecs)})
         if progress:
             progress(min(start + EMBED_BATCH, len(items)), len(items), "embedding")
-    return fresh
+    return len(items)
 
 
 def _commit(ledger: Ledger, base: str, live: str, hist: str, repo: str, branch: str, commit: str,
