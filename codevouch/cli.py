@@ -195,6 +195,19 @@ def search_cmd(
             typer.echo(f"({hidden} excluded hit(s) hidden; --json lists them)")
 
 
+@app.command("context")
+def context_cmd(
+    query: Annotated[str, typer.Argument(help="What the agent needs, in words or code.")],
+    repo: RepoOpt = Path("."),
+    branch: Annotated[Optional[str], typer.Option("--branch", "-b", help="Branch (default: current).")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-k", min=1, max=200, help="Number of hits.")] = 10,
+    index: IndexOpt = None,
+) -> None:
+    """Search, validate and print a markdown context pack for an agent (search --format context)."""
+    search_cmd(query, repo=repo, branch=branch, limit=limit, include_history=False, no_validate=False,
+               fmt="context", mode="hybrid", index=index, as_json=False)
+
+
 def _render_unvalidated(snippets: list[dict[str, Any]], fmt: str) -> None:
     if fmt == "json":
         _print_json(snippets)

@@ -47,6 +47,7 @@ def test_text_output_hides_excluded_and_shows_current_code(repo: Repo, index_dir
     assert "order.cancel()\n" in rest and "do not implement" in rest
     assert "shop/refund.py: generated" in rest
     assert pack.rstrip().splitlines()[-1].startswith("verdicts: usable")
+    assert cv("context", "order", "-k", "10", cwd=repo.root, index=index_dir).stdout == pack
 
 
 def test_validate_command_exit_codes(repo: Repo, index_dir: Path) -> None:
