@@ -4,6 +4,8 @@ Layout of an index directory:
     state.sqlite   branches, files, chunks, the embedding cache, pending vector ids
     chroma/        embedded Chroma: per (repository, branch) a `-live` and a `-hist` collection
     write.lock     one writer at a time
+With CODEVOUCH_CHROMA_URL=http://HOST:PORT the vectors live on a Chroma server (`chroma run`)
+instead of chroma/; the ledger stays in the index directory.
 
 Why two stores: Chroma has no transactions, SQLite has. Vectors are written to Chroma
 first, under ids that the ledger does not know yet, so readers ignore them; one SQLite
@@ -25,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from codevouch.errors import CodevouchError, IndexLocked
 
@@ -275,8 +278,18 @@ class VectorStore:
             import chromadb
             from chromadb.config import Settings
 
-            self._client_obj = chromadb.PersistentClient(
-                path=str(self._path), settings=Settings(anonymized_telemetry=False, allow_reset=False))
+            settings = Settings(anonymized_telemetry=False, allow_reset=False)
+            server = os.environ.get("CODEVOUCH_CHROMA_URL")
+            if server:
+                # Outgrown one machine, or many readers: the same code on a Chroma server.
+                url = urlsplit(server)
+                if url.scheme not in ("http", "https") or not url.hostname:
+                    raise CodevouchError(f"CODEVOUCH_CHROMA_URL={server!r} is not http(s)://HOST:PORT.")
+                self._client_obj = chromadb.HttpClient(
+                    host=url.hostname, port=url.port or (443 if url.scheme == "https" else 8000),
+                    ssl=url.scheme == "https", settings=settings)
+            else:
+                self._client_obj = chromadb.PersistentClient(path=str(self._path), settings=settings)
         return self._client_obj
 
     def collection(self, name: str, create: bool = True) -> Any:
