@@ -671,3 +671,16 @@ def test_text_with_trailing_newline_from_other_tools(repo: Repo) -> None:
     # Without line numbers a trailing "\n" is an empty last line, as in a codevouch chunk.
     out = one(repo, {"path": PATH, "text": lines_of(ORDERS, 9, 12) + "\n"})
     assert (out["verdict"], out["current"]["end_line"]) == ("stale-but-ok", 13)
+
+
+def test_body_window_surviving_a_renamed_function_is_not_fresh(repo: Repo) -> None:
+    # Real history (flask 1.1 -> 2.0): a test renamed while the tail of its body stayed the same.
+    src = ("def test_cache_timeout(app):\n    app.config['X'] = 1\n    rv = app.get('/')\n"
+           "    assert rv.status == 200\n    rv.close()\n")
+    repo.write("t.py", src)
+    repo.commit("tests")
+    item = snippet(repo, "t.py", 3, 5, symbol="test_cache_timeout")
+    repo.write("t.py", src.replace("test_cache_timeout", "test_max_age"))
+    out = one(repo, item)
+    assert (out["verdict"], out["reason"]) == ("historical-only", "symbol-removed")
+    assert out["current"]["symbol"] == "test_max_age" and out["current"]["start_line"] == 3

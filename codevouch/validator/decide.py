@@ -77,6 +77,8 @@ def _unversioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts) -> Deci
     assert loc.real is not None
     if s.text is not None:
         current = _find_text(s, s.text, loc.real, work, facts)
+        if current is not None and not _symbols_survive(s, loc.real, facts):
+            return _renamed_around(s, loc, current)
         if current is not None:
             return Decision(STALE_OK, "text-found",
                             f"The snippet has no commit or blob id, but its text is in the working-tree "
@@ -123,6 +125,8 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
     old_text = _old_text(s, loc, facts)
     if old_text is not None:
         current = _find_text(s, old_text, loc.real, work, facts)
+        if current is not None and not _symbols_survive(s, loc.real, facts):
+            return _renamed_around(s, loc, current)
         if current is not None:
             same_place = s.start_line == current.start_line
             return Decision(STALE_OK, "chunk-moved",
@@ -146,6 +150,32 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
                         "The chunk's text is no longer in the file, and it names no definition to look up.")
     return Decision(HISTORICAL, "symbol-removed",
                     f"{', '.join(names)} no longer exists in {loc.rel} (nor does the chunk's text).")
+
+
+def _symbols_survive(s: Snippet, real: str, facts: Facts) -> bool:
+    """Whether every definition the snippet names still exists in the file, by qualified name
+    or, for a method moved to another class, by its own name.
+
+    Text found verbatim is not enough: a window of a function body can survive the function
+    being renamed or replaced (real history: a test renamed with its body kept). Such a snippet
+    describes code that is gone, so it must not pass as current.
+    """
+    names = symbols.symbol_names(s.symbol)
+    if not names:
+        return True
+    defs = facts.defs(real)
+    if not defs:
+        return True  # a language without definitions: the text check alone decides
+    last = {name.rsplit(".", 1)[-1] for name in defs}
+    return all(name in defs or name.rsplit(".", 1)[-1] in last for name in names)
+
+
+def _renamed_around(s: Snippet, loc: Located, current: Current) -> Decision:
+    names = ", ".join(symbols.symbol_names(s.symbol))
+    return Decision(HISTORICAL, "symbol-removed",
+                    f"{names} no longer exists in {loc.rel}; the snippet's lines survive at "
+                    f"{current.start_line}-{current.end_line} inside {current.symbol or 'other code'}, "
+                    "so use that code as it is now, not this snippet.", current)
 
 
 def _old_text(s: Snippet, loc: Located, facts: Facts) -> str | None:
