@@ -1,0 +1,148 @@
+#!/usr/bin/env python
+"""Figure 2: search latency, warm (library, one process) and cold (the CLI as a process).
+
+Stores of 10k / 100k chunks hold real records with synthetic random vectors (see
+benchlib/synthetic.py): the store's cost is measured, not the ranking. Queries are real
+(first sentences of docstrings of the same code) and embedded by the real model.
+Cold CLI times sit beside bare `import chromadb` and `import sentence_transformers`
+processes, the part of a cold start no code of ours can remove.
+"""
+from __future__ import annotations
+
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchlib import cli, corpus
+from benchlib.common import PY, log, machine, run_timed, summary, write_json
+from benchlib.config import Profile
+from benchlib.docstrings import strip_python
+from benchlib.synthetic import build_synthetic_index
+
+
+def queries_from(root: Path, n: int, seed: int) -> list[str]:
+    found = [t.query for p, data in corpus.tree_files(root, suffixes=(".py",)).items()
+             for t in strip_python(data.decode("utf-8", "replace"), p)[1]]
+    return random.Random(seed).sample(found, min(n, len(found)))
+
+
+def validator_available() -> bool:
+    _, proc = run_timed([PY, "-c", "from codevouch.validator import validate"], check=False)
+    return proc.returncode == 0
+
+
+def warm(repo: Path, index_dir: Path, queries: list[str], fake: bool) -> dict[str, Any]:
+    """Library latency in one process with the model loaded: search() by mode, and its parts."""
+    import inspect
+
+    import numpy as np
+
+    from codevouch import gitio
+    from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
+    from codevouch.retriever.search import search
+    from codevouch.store import VectorStore, collection_base
+
+    emb = FakeEmbedder() if fake else MiniLMEmbedder()
+    search(repo, queries[0], index_dir, embedder=emb)  # warm-up: model, Chroma's HNSW in memory
+    modes = ["hybrid", "dense", "lexical"] if "mode" in inspect.signature(search).parameters else [None]
+    times: dict[str, list[float]] = {f"search_{m}_ms" if m else "search_ms": [] for m in modes}
+    embeds, stores = [], []
+    store = VectorStore(index_dir)
+    live = collection_base(str(gitio.repo_root(repo)), "main") + "-live"
+    rng = np.random.default_rng(0)
+    for q in queries:
+        for m in modes:
+            start = time.perf_counter()
+            search(repo, q, index_dir, k=10, embedder=emb, **({"mode": m} if m else {}))
+            times[f"search_{m}_ms" if m else "search_ms"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        emb.embed_query(q)
+        embeds.append(time.perf_counter() - start)
+        vec = rng.standard_normal(emb.dim)
+        start = time.perf_counter()
+        store.query(live, (vec / np.linalg.norm(vec)).tolist(), 10)
+        stores.append(time.perf_counter() - start)
+    out = {name: summary(t) for name, t in times.items()}
+    out["search_ms"] = out.get("search_hybrid_ms", out.get("search_ms"))  # the default mode
+    return {**out, "query_embedding_ms": summary(embeds), "store_query_ms": summary(stores)}
+
+
+def cold(repo: Path, index_dir: Path, queries: list[str], repeats: int, validate: bool) -> dict[str, Any]:
+    """The CLI as a new process each time; variants interleaved so that neither gets the page
+    cache (or a quiet moment of a shared CPU) to itself."""
+    variants = {"cli_search_no_validate": ["--no-validate"]}
+    if validate:
+        variants["cli_search_validated"] = []
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for i in range(repeats):
+        # Alternate which variant goes first: the second of a pair runs the same query on a
+        # warmer page cache, which would otherwise always favour the same variant.
+        order = list(variants.items()) if i % 2 == 0 else list(reversed(variants.items()))
+        for name, extra in order:
+            times[name].append(run_timed([PY, "-m", "codevouch", "search", queries[i % len(queries)],
+                                          "--repo", str(repo), "--index", str(index_dir), "--json", *extra])[0])
+    return {name: summary(t) for name, t in times.items()}
+
+
+def import_floor(repeats: int) -> dict[str, Any]:
+    """What every cold process pays before codevouch does anything."""
+    probes = {"python_startup": "pass", "import_chromadb": "import chromadb",
+              "import_sentence_transformers": "import sentence_transformers",
+              "import_codevouch_cli": "import codevouch.cli",
+              # codevouch's torch-free query path: NumPy MiniLM, weights loaded, one query embedded
+              "load_numpy_query_encoder": "from codevouch.query_encoder import numpy_minilm; "
+                                          "numpy_minilm().embed(['warm up'])"}
+    floor = {}
+    for name, code in probes.items():
+        try:
+            floor[name] = summary([run_timed([PY, "-c", code])[0] for _ in range(repeats)])
+        except RuntimeError as exc:  # a probe of a module this codevouch lacks: say so, go on
+            floor[name] = {"error": str(exc)[-300:]}
+    return floor
+
+
+def run_figure(prof: Profile, fake: bool) -> dict[str, Any]:
+    spec = prof.build_source.spec
+    corpus.fetch([spec])
+    work = cli.workdir(prof, "search")
+    root = corpus.extract(spec)
+    repo = work / "repo"
+    corpus.repo_from_files(repo, corpus.tree_files(root), spec)
+    queries = queries_from(root, prof.warm_queries, prof.seed)
+    has_validator = validator_available()
+    sizes: dict[str, Any] = {}
+    for size in prof.search_sizes:
+        index_dir = work / f"index-{size}"
+        start = time.perf_counter()
+        if fake:
+            from codevouch.embedding import FakeEmbedder
+            build_synthetic_index(repo, index_dir, size, prof.seed, embedder=FakeEmbedder.name,
+                                  dim=FakeEmbedder.dim)
+        else:
+            build_synthetic_index(repo, index_dir, size, prof.seed)
+        fill = time.perf_counter() - start
+        log(f"search: {size} synthetic chunks stored in {fill:.1f} s; warm and cold queries next")
+        sizes[str(size)] = {"fill_seconds": round(fill, 1), "warm": warm(repo, index_dir, queries, fake),
+                            "cold": cold(repo, index_dir, queries, prof.repeats, has_validator and not fake)}
+    return {"figure": "search", "profile": prof.name, "machine": machine(), "source": spec,
+            "vectors": "synthetic random unit vectors over real chunk records (lexical index real too); "
+                       "real query embeddings",
+            "queries": len(queries), "validator_available": has_validator,
+            "sizes": sizes, "import_floor": import_floor(prof.repeats)}
+
+
+def main() -> None:
+    args = cli.parser(__doc__ or "").parse_args()
+    result = run_figure(cli.profile(args), args.fake)
+    if args.out:
+        write_json(args.out, result)
+    for size, r in result["sizes"].items():
+        log(f"search {size}: warm p50 {r['warm']['search_ms']['p50']} ms, cold {r['cold']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,285 @@
+"""docs/BENCHMARKS.md from the results JSON: a headline table, then one section per figure."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from benchlib.truth import MEANING
+
+VERDICTS = ("usable", "stale-but-ok", "historical-only", "excluded")
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(v: Any) -> str:
+        return "–" if v is None else str(v).replace("|", "\\|")
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def pct(v: float | None) -> str | None:
+    return None if v is None else f"{v * 100:.1f}%"
+
+
+def ms(s: dict[str, Any] | None, key: str = "p50") -> str | None:
+    return None if not s else f"{s[key]:.0f} ms" if s[key] >= 100 else f"{s[key]:.1f} ms"
+
+
+def _ok(fig: dict[str, Any] | None) -> bool:
+    return bool(fig) and "error" not in fig and "skipped" not in fig
+
+
+def machine_line(m: dict[str, Any]) -> str:
+    v = m["versions"]
+    return (f"{m['date']} · {m['cores']} cores, {m['cpu']}, {m['memory_gib']} GiB · load avg at start "
+            f"{m['load_avg_1m_at_start']} · Python {m['python']}, torch {v.get('torch')}, chromadb "
+            f"{v.get('chromadb')}, sentence-transformers {v.get('sentence-transformers')}, bm25s {v.get('bm25s')}, "
+            f"langchain-text-splitters {v.get('langchain-text-splitters')}")
+
+
+def headline(figs: dict[str, Any]) -> str:
+    rows: list[list[Any]] = []
+    b = figs.get("build")
+    if _ok(b):
+        rows.append(["build throughput vs bare embedding loop",
+                     f"{b['full_build']['chunks_per_second']} vs {b['bare_embedding_loop']['chunks_per_second']} chunks/s",
+                     f"overhead x{b['pipeline_overhead_ratio']}"])
+        rows.append(["no-op rebuild / one-file change / 2nd branch (of full build)",
+                     f"{pct(b['noop_rebuild']['fraction_of_full'])} / {pct(b['one_file_change']['fraction_of_full'])}"
+                     f" / {pct(b['second_branch']['fraction_of_full'])}",
+                     f"full build {b['full_build']['seconds']} s, {b['full_build']['chunks']} chunks"])
+    s = figs.get("search")
+    if _ok(s):
+        for size, r in s["sizes"].items():
+            cold = r["cold"]
+            rows.append([f"search at {int(size):,} chunks: warm p50 / cold CLI p50",
+                         f"{ms(r['warm']['search_ms'])} / {ms(cold.get('cli_search_no_validate'))}"
+                         + (f" ({ms(cold['cli_search_validated'])} validated)" if "cli_search_validated" in cold else ""),
+                         f"floor: import chromadb {ms(s['import_floor']['import_chromadb'])}"])
+    q = figs.get("quality")
+    if _ok(q):
+        o = q["overall"]
+        best_other = max((m for m in o if not m.startswith("codevouch")), key=lambda m: o[m]["mrr@10"])
+        rows.append(["docstring -> function MRR@10 (codevouch vs best other)",
+                     f"{o['codevouch']['mrr@10']} vs {o[best_other]['mrr@10']} ({best_other})",
+                     f"{o['codevouch']['queries']} queries, Recall@10 {o['codevouch']['recall@10']} vs "
+                     f"{o[best_other]['recall@10']}"])
+    f = figs.get("freshness")
+    if _ok(f):
+        o = f["overall"]
+        rows.append(["freshness: verdict accuracy / false-fresh (codevouch)",
+                     f"{pct(o['accuracy'])} / {o['codevouch']['false_fresh']} of {o['codevouch']['stale_truth']}",
+                     f"exists+hash check: false-stale {pct(o['naive_exists_and_hash']['false_stale_rate'])}; "
+                     f"exists-only: false-fresh {pct(o['naive_exists_only']['false_fresh_rate'])}"])
+    return table(["figure", "result", "context"], rows)
+
+
+def section_build(b: dict[str, Any]) -> str:
+    full, bare = b["full_build"], b["bare_embedding_loop"]
+    rows = [
+        ["full build", full["seconds"], full["chunks"], full["embedded"], full["chunks_per_second"], "100%",
+         full["peak_rss_mib"]],
+        ["bare embedding loop (same texts, same process)", bare["seconds"], bare["texts"], bare["texts"],
+         bare["chunks_per_second"], pct(bare["seconds"] / full["seconds"]), "(in the build's process)"],
+    ]
+    for key, label in (("noop_rebuild", "no-op rebuild"), ("one_file_change", "one-file change"),
+                       ("second_branch", f"second branch ({b['second_branch'].get('files_changed')} files differ)")):
+        r = b[key]
+        last = r["runs"][-1]
+        rows.append([label, r["median_seconds"], last["chunks"], last["embedded"], None,
+                     pct(r["fraction_of_full"]), r["peak_rss_mib_max"]])
+    cli = b["noop_rebuild_cli_process_seconds"]
+    where = ", ".join(b.get("subdirs") or []) or "the whole sdist: code, tests, docs"
+    return (f"Source: `{b['source']}` ({where}; committed to a temp repo), embedder {b['embedder']}. "
+            f"Library times, model pre-loaded (load: {full['model_load_seconds']} s). Memory: "
+            f"{b['memory_method']}.\n\n"
+            + table(["measurement", "seconds (median)", "chunks", "embedded", "chunks/s", "of full build",
+                     "peak RSS MiB"], rows)
+            + f"\nPipeline overhead (bare loop chunks/s ÷ build chunks/s, medians of {len(b.get('pair_ratios', [1]))} "
+            f"alternating pairs): **x{b['pipeline_overhead_ratio']}**; per pair {b.get('pair_ratios')}, "
+            f"1-min load average after each (build, bare): {b.get('pair_load_avg')}. Time inside `embed()` "
+            f"during the build: {pct(b.get('embedding_share_of_build'))} of it. "
+            f"A no-op `codevouch index build` as a process (start-up included): {cli['median']} s median "
+            f"({cli['runs']}).\n")
+
+
+def section_search(s: dict[str, Any]) -> str:
+    rows = []
+    for size, r in s["sizes"].items():
+        w, c = r["warm"], r["cold"]
+        rows.append([f"{int(size):,}", f"{ms(w['search_ms'])} / {ms(w['search_ms'], 'p95')}",
+                     ms(w.get("search_dense_ms")), ms(w.get("search_lexical_ms")),
+                     f"{ms(w['query_embedding_ms'])}", f"{ms(w['store_query_ms'])} / {ms(w['store_query_ms'], 'p95')}",
+                     f"{ms(c.get('cli_search_no_validate'))} / {ms(c.get('cli_search_no_validate'), 'p95')}",
+                     f"{ms(c.get('cli_search_validated'))} / {ms(c.get('cli_search_validated'), 'p95')}"
+                     if "cli_search_validated" in c else "validator not available", r["fill_seconds"]])
+    floor = s["import_floor"]
+    frows = [[k.replace("_", " "), ms(v), ms(v, "p95"), v["n"]] if "error" not in v else
+             [k.replace("_", " "), "failed", None, None] for k, v in floor.items()]
+    return (f"Stores: {s['vectors']} (source `{s['source']}`); {s['queries']} real queries. "
+            "Warm = library `search()` in one process, model loaded, k=10; cold = `python -m codevouch "
+            "search ... --json` as a new process each time.\n\n"
+            + table(["chunks", "warm search p50 / p95 (default: hybrid)", "dense only p50", "lexical only p50",
+                     "query embedding p50", "store query p50 / p95",
+                     "cold CLI --no-validate p50 / p95", "cold CLI validated p50 / p95", "fill s"], rows)
+            + "\nWhat every cold process pays before codevouch runs (`python -c ...`, medians):\n\n"
+            + table(["probe", "p50", "p95", "runs"], frows))
+
+
+def section_quality(q: dict[str, Any]) -> str:
+    methods = list(q["overall"])
+    rows = []
+    for p in q["per_source"]:
+        for m in methods:
+            sc = p["scores"][m]
+            rows.append([p["source"], m, sc["queries"], sc.get("mrr@10"), sc.get("recall@1"), sc.get("recall@5"),
+                         sc.get("recall@10"), p["chunks"].get(m.split("-")[0] if m.startswith("codevouch") else m)])
+    for m in methods:
+        sc = q["overall"][m]
+        rows.append(["**overall**", f"**{m}**", sc["queries"], f"**{sc['mrr@10']}**", sc["recall@1"], sc["recall@5"],
+                     sc["recall@10"], None])
+    return (f"Embedder {q.get('embedder')}; at most {q['max_queries_per_source']} queries per source (seed "
+            f"{q['seed']}); docstrings of < 4 words skipped. Sources: "
+            + "; ".join(f"`{p['source']}` [{', '.join(p['subdirs']) or 'all'}] ({p['files']} files, "
+                        f"{p['documented_functions']} documented functions)" for p in q["per_source"])
+            + ".\n\n" + table(["source", "method", "queries", "MRR@10", "R@1", "R@5", "R@10", "chunks"], rows))
+
+
+def section_freshness(f: dict[str, Any]) -> str:
+    o = f["overall"]
+    classes = list(f["expected"])
+    crow = [[c, "/".join(f["expected"][c]), *[o["confusion"].get(c, {}).get(v, 0) for v in VERDICTS],
+             sum(o["confusion"].get(c, {}).values())] for c in classes if c in o["confusion"]]
+    pairs = [[f"{p['old']} → {p['new']}", p["snippets"], pct(p["accuracy"]), p["codevouch"]["false_fresh"],
+              pct(p["codevouch"]["false_stale_rate"]), pct(p["naive_exists_and_hash"]["false_stale_rate"]),
+              pct(p["naive_exists_only"]["false_fresh_rate"]), p["renamed_current_points_at_new_path"],
+              f"{p['validate_seconds']} s"] for p in f["pairs"]]
+    checks = [[name, o[key]["false_fresh"], pct(o[key]["false_fresh_rate"]), o[key]["false_stale"],
+               pct(o[key]["false_stale_rate"])]
+              for key, name in (("codevouch", "codevouch validate"),
+                                ("naive_exists_and_hash", "file exists and hash equals indexed hash"),
+                                ("naive_exists_only", "file exists"))]
+    meaning = table(["class", "what happened (ground truth)", "expected verdict"],
+                    [[c, MEANING[c], " or ".join(f["expected"][c])] for c in classes])
+    disagreements = [w for p in f["pairs"] for w in p["disagreements_sample"]]
+    dis = ("\nDisagreements (verdict outside the expected set), first ones:\n\n"
+           + table(["class", "verdict", "reason", "path", "symbol", "lines", "validator's current"],
+                   [[w["class"], w["verdict"], w["reason"], w["path"], w["symbol"], w["lines"], w.get("current")]
+                    for w in disagreements[:15]])) if disagreements else "\nNo disagreements.\n"
+    if any(w["class"] == "function-removed" and w["reason"] == "chunk-moved" for w in disagreements):
+        dis += ("\nA `function-removed` chunk judged `chunk-moved` is a window of a function that is gone by "
+                "its name, while the window's exact lines are still in the file inside another definition "
+                "(the validator's `current` names it): the code shown exists, the symbol it cites does not. "
+                "The ground truth counts it as false-fresh; it is left so rather than redefined after the fact.\n")
+    return ("Every chunk indexed from release N is validated with the working tree at release N+1. "
+            f"Index embedder: {f['index_embedder']}. Ground truth: `git diff -M` between the releases and "
+            "Python's `ast` on both versions (benchlib/truth.py), never the validator. "
+            f"False-fresh counts snippets whose code is gone or changed ({', '.join(f['stale_truth'])}) "
+            f"labelled usable or stale-but-ok; false-stale counts snippets whose code is current "
+            f"({', '.join(f['fresh_truth'])}) labelled historical-only; "
+            f"{', '.join(f['ambiguous'])} are in neither rate (either verdict defensible).\n\n"
+            + meaning + "\n"
+            + table(["pair", "snippets", "accuracy", "false-fresh", "false-stale", "hash-check false-stale",
+                     "exists-check false-fresh", "renames → new path", "validate time"], pairs)
+            + f"\nConfusion matrix, all pairs ({o['snippets']} snippets, accuracy {pct(o['accuracy'])}):\n\n"
+            + table(["ground truth", "expected", *VERDICTS, "total"], crow)
+            + "\nThe same snippets under each check:\n\n"
+            + table(["check", "false-fresh", "rate", "false-stale", "rate"], checks) + dis)
+
+
+def section_validate(v: dict[str, Any]) -> str:
+    if isinstance(v.get("scenarios"), dict):
+        rows = [[name, sc.get("rounds"), f"{sc['codevouch_s'] * 1000:.1f} ms", f"{sc['codevouch_strict_s'] * 1000:.1f} ms",
+                 f"{sc['naive_s'] * 1000:.1f} ms", f"x{sc['ratio']}",
+                 f"{sc['git_processes']}/{sc['git_processes_strict']}/{sc['git_processes_naive']}",
+                 ", ".join(f"{k} {n}" for k, n in sc["verdicts"].items())]
+                for name, sc in v["scenarios"].items()]
+        m = v.get("machine", {})
+        return (f"From `scripts/bench_validate.py` (written with the validator; run by bench.py): `validate()` on "
+                f"{v.get('snippets')} snippets over a {v.get('files')}-file repository (stdlib copies), against a "
+                f"naive per-snippet check (`git rev-parse HEAD` + a SHA-1 of the file per snippet). Median of up to "
+                f"{v.get('repeat')} runs; load average at its start {m.get('load_avg_1m_at_start')}.\n\n"
+                + table(["scenario", "runs", "codevouch", "strict", "naive", "naive ÷ codevouch",
+                         "git processes cv/strict/naive", "verdicts"], rows))
+    body = {k: val for k, val in v.items() if k not in ("machine", "wall_seconds")}
+    if isinstance(body.get("markdown"), str):
+        return body["markdown"] + "\n"
+    rows = []
+
+    def flat(prefix: str, val: Any) -> None:
+        if isinstance(val, dict):
+            for k, x in val.items():
+                flat(f"{prefix}.{k}" if prefix else str(k), x)
+        elif not isinstance(val, list) or len(val) <= 6:
+            rows.append([prefix, val])
+    flat("", body)
+    return "From `scripts/bench_validate.py` (written with the validator), run by bench.py:\n\n" + \
+        table(["key", "value"], rows[:80])
+
+
+SECTIONS = (("build", "1. Index build", section_build), ("search", "2. Search latency", section_search),
+            ("quality", "3. Retrieval quality: docstring → function", section_quality),
+            ("freshness", "4. Freshness verdicts on real evolution", section_freshness),
+            ("validate", "5. Validation speed", section_validate))
+
+
+NOTES = """
+## How each figure is made (and what it does not say)
+
+- **Data.** Real code only: sdists from PyPI (`pip download --no-deps --no-binary :all:`), unpacked and
+  committed to temp git repos under `.bench-cache/work/`, and packages of the local standard library.
+  Rust comes from maturin's sdist (its `src/*.rs`). Real evolution = release N committed on a branch,
+  release N+1 committed after it on main.
+- **Build.** Library times with the model pre-loaded (its load time is given apart). The bare loop is
+  `MiniLMEmbedder.embed` over the very texts the build embedded, same batches, in the same process right
+  after the build. Incremental builds: a comment line inserted at the blank line nearest the middle of
+  one Python file (one-file change), or of 3 files on a new branch (second branch; its unchanged chunks
+  come from the embedding cache, but every record and vector is written to the branch's own collection).
+- **Search.** Store-bound figures use synthetic random vectors over real records (the lexical FTS index
+  is real), so they measure cost, not ranking. The records repeat one repository's chunks to reach the
+  size, so lexical posting lists are longer than in 100k distinct chunks: the lexical half is, if
+  anything, pessimistic. Cold = a new `python -m codevouch search` process.
+- **Quality.** Docstrings removed with `ast` (lines kept: blanked, or `pass` when the docstring was the
+  whole body); Rust `///` comments blanked. Query = the docstring's first sentence (>= 4 words).
+  A codevouch hit counts when it overlaps the function's lines in the same file and its symbol names the
+  function (qualified name, or the last component of one of its merged names); a window or LangChain
+  chunk counts when it holds the function's `def`/`fn` line. LangChain's defaults (4,000 characters,
+  200 overlap) give chunks longer than MiniLM's 256-token window: the model reads their start only —
+  that is what a user of the defaults gets. BM25 (bm25s) tokenizes identifiers on snake_case and
+  camelCase; without that split it cannot match words to code at all.
+- **Freshness.** The index for this figure is built with the fake embedder (verdicts never read vectors;
+  every chunk is validated, not the nearest ones). Ground truth is computed by `benchlib/truth.py` from
+  `git diff -M` and `ast`, independently of the validator.
+- **Noise.** The machine's 2 cores are shared with other work; load averages are recorded. Compare
+  ratios measured in the same run, not absolute times across runs.
+"""
+
+
+def render(results: dict[str, Any]) -> str:
+    figs = results["figures"]
+    out = ["# codevouch benchmarks\n",
+           "Generated by `python scripts/bench.py` (full profile) into `docs/benchmarks.json` and this file. "
+           "`python scripts/bench.py --quick` (a few minutes) writes `docs/benchmarks-quick.json` and "
+           "`.bench-cache/BENCHMARKS-quick.md` instead, so a quick run never overwrites these results; "
+           "`--render` re-renders this file from the JSON. Sources are downloaded once with `pip download "
+           "--no-deps --no-binary :all:` into `.bench-cache/` (git-ignored). Timings are medians of repeated "
+           "runs where a run is cheap; ratios compare measurements of the same run.\n",
+           f"Run: `{results.get('command')}`, profile **{results['profile']}**, "
+           f"{results.get('wall_seconds')} s in all. Machine: {machine_line(results['machine'])}.\n",
+           *[f"Rerun afterwards: `{r['command']}` ({r['wall_seconds']} s, {r['machine']['date']}, load avg at start "
+             f"{r['machine']['load_avg_1m_at_start']}).\n" for r in results.get("reruns", [])],
+           "## Headline\n", headline(figs)]
+    for key, title, fn in SECTIONS:
+        fig = figs.get(key)
+        out.append(f"\n## {title}\n")
+        if not fig:
+            out.append("Not run.\n")
+        elif "skipped" in fig:
+            out.append(f"Skipped: {fig['skipped']}.\n")
+        elif "error" in fig:
+            out.append(f"Failed ({fig['error']}):\n\n```\n{fig['stderr_tail'][-1500:]}\n```\n")
+        else:
+            out.append(fn(fig))
+            out.append(f"\n_{fig.get('wall_seconds')} s wall for this figure._\n")
+    out.append(NOTES)
+    return "\n".join(out)

@@ -1,0 +1,71 @@
+"""An index of any size for store-bound figures: real records, synthetic random vectors.
+
+Records are real chunks of a real repository (so the CLI can read each hit's text from git
+and the validator can check it), repeated under distinct ids until the store holds `size`
+vectors. Vectors are random unit vectors: the ranking is meaningless, the cost is not.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from codevouch import gitio, lexical
+from codevouch.embedding import CHUNK_TOKEN_BUDGET, MODEL_NAME, token_counter
+from codevouch.indexer.build import text_hash
+from codevouch.indexer.chunker import chunk_text
+from codevouch.store import ChunkRecord, Ledger, VectorStore, chunk_id, collection_base, put_lexical
+
+DIM = 384
+
+
+def real_records(repo: Path, branch: str = "main") -> list[tuple[ChunkRecord, str]]:
+    repo = gitio.repo_root(repo)
+    commit = gitio.branch_commit(repo, branch)
+    date = gitio.commit_dates(repo, [commit])[commit]
+    tree = gitio.ls_tree(repo, commit)
+    blobs = gitio.read_blobs(repo, [e.blob_sha for e in tree.values()])
+    count = token_counter()
+    out: list[tuple[ChunkRecord, str]] = []
+    for path, entry in sorted(tree.items()):
+        text = blobs[entry.blob_sha].decode("utf-8", "replace")
+        chunks, lang = chunk_text(text, path, count, CHUNK_TOKEN_BUDGET)
+        for n, ch in enumerate(chunks):
+            out.append((ChunkRecord(chunk_id(path, entry.blob_sha, n), str(repo), path, branch, commit, date,
+                                    ch.symbol, ch.start_line, ch.end_line, "2024-01-01T00:00:00Z",
+                                    entry.blob_sha, text_hash(ch.text), "source", lang or "text", "live"),
+                        ch.text))
+    return out
+
+
+def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, branch: str = "main",
+                          embedder: str = MODEL_NAME, dim: int = DIM) -> int:
+    """Fill a fresh index with `size` live records of `branch` (vectors, records and the lexical
+    index, as a build writes them); returns the number written."""
+    import numpy as np
+
+    repo = gitio.repo_root(repo)
+    base = real_records(repo, branch)
+    pairs = [(replace(base[i % len(base)][0], id=f"{base[i % len(base)][0].id}-{i // len(base)}"),
+              base[i % len(base)][1]) for i in range(size)]
+    records = [r for r, _ in pairs]
+    rng = np.random.default_rng(seed)
+    coll = collection_base(str(repo), branch)
+    store = VectorStore(index_dir)
+    step = 4000
+    for start in range(0, size, step):
+        vecs = rng.standard_normal((min(step, size - start), dim)).astype("float32")
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        store.upsert(f"{coll}-live", records[start:start + step], vecs.tolist())
+    ledger = Ledger(index_dir)
+    try:
+        with ledger.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?)",
+                           [(f"{coll}-live", r.id, json.dumps(asdict(r)), r.path, r.status) for r in records])
+            put_lexical(db, f"{coll}-live", [(r.id, lexical.document(t, r.path, r.symbol)) for r, t in pairs])
+            db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?)",
+                       (coll, str(repo), branch, records[0].commit, records[0].commit_date,
+                        "2024-01-01T00:00:00Z", embedder, "{}"))
+    finally:
+        ledger.close()
+    return size
