@@ -184,15 +184,20 @@ def search_cmd(
     except CodevouchError as exc:
         raise _fail(exc) from exc
     shown = [r for r in results if r.verdict != "excluded"] if fmt == "text" else results
+    _render_results(shown, fmt)
+    if len(shown) < len(results):
+        typer.echo(f"({len(results) - len(shown)} excluded hit(s) hidden; --json lists them)")
+
+
+def _render_results(results: list[Any], fmt: str) -> None:
+    from codevouch import validator
+
     if fmt == "json":
         _print_json([validator.to_json(r) for r in results])
     elif fmt == "context":
         sys.stdout.write(validator.context_pack(results))
     else:
-        hidden = len(results) - len(shown)
-        sys.stdout.write(validator.render_text(shown))
-        if hidden:
-            typer.echo(f"({hidden} excluded hit(s) hidden; --json lists them)")
+        sys.stdout.write(validator.render_text(results))
 
 
 @app.command("context")
@@ -245,12 +250,7 @@ def validate_cmd(
         results = validator.validate(repo, snippets, strict=strict)
     except CodevouchError as exc:
         raise _fail(exc) from exc
-    if fmt == "json":
-        _print_json([validator.to_json(r) for r in results])
-    elif fmt == "context":
-        sys.stdout.write(validator.context_pack(results))
-    else:
-        sys.stdout.write(validator.render_text(results))
+    _render_results(results, fmt)
     if any(r.verdict == "historical-only" for r in results):
         raise typer.Exit(EXIT_HISTORICAL)
 

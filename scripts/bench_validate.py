@@ -59,6 +59,9 @@ from codevouch.embedding import CHUNK_TOKEN_BUDGET  # noqa: E402
 from codevouch.indexer.chunker import Chunk, chunk_text  # noqa: E402
 from codevouch.validator import VERDICTS, validate  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib.common import cpu_model  # noqa: E402
+
 T = TypeVar("T")
 SEED = 20240611                      # fixed: the same files, snippets and edits on every run
 QUICK_REPEAT = 2
@@ -340,16 +343,6 @@ def measure(repo: Path, snippets: Sequence[dict[str, Any]], repeat: int, budget_
 
 
 # ---------------------------------------------------------------- report
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
 
 def machine_info() -> dict[str, Any]:
     try:
