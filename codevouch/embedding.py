@@ -116,9 +116,6 @@ class FakeEmbedder:
         return [v / norm for v in vec]
 
 
-def default_embedder() -> Embedder:
-    return MiniLMEmbedder()
-
 
 def embedder_by_name(name: str) -> Embedder:
     """The embedder an index was built with: queries must use the same one."""

@@ -20,7 +20,6 @@ from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, 
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _OBJECT_TYPES = ("commit", "tree", "blob", "tag")
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 def _env() -> dict[str, str]:
     # Read per call, not at import, so a changed environment (HOME in tests) reaches git.

@@ -20,7 +20,7 @@ from codevouch.indexer.chunker import chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
 from codevouch.rules import Rules, classify, load_rules_text
-from codevouch.store import (BranchState, ChunkRecord, FileRow, Ledger, VectorStore, chunk_id,
+from codevouch.store import (ChunkRecord, FileRow, Ledger, VectorStore, chunk_id,
                              collection_base, drop_lexical, put_lexical, writer_lock)
 
 # (done, total, what) — the CLI draws a progress bar from it.
@@ -280,11 +280,3 @@ def _summary(repo: str, branch: str, commit: str, commit_date: str, tree: dict[s
         deleted=deleted, indexed_files=indexed, skipped=dict(skipped), excluded=dict(excluded),
         skipped_files=[{"path": f.path, "reason": f.reason or ""} for f in current if f.status == "skipped"],
         noop=noop, seconds=round(seconds, 3))
-
-
-def branch_states(index_dir: Path) -> list[BranchState]:
-    ledger = Ledger(index_dir)
-    try:
-        return ledger.branches()
-    finally:
-        ledger.close()

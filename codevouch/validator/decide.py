@@ -130,7 +130,7 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
         if current is not None:
             same_place = s.start_line == current.start_line
             return Decision(STALE_OK, "chunk-moved",
-                            f"The file changed since it was indexed, but the chunk's text is unchanged "
+                            "The file changed since it was indexed, but the chunk's text is unchanged "
                             + ("at the same lines." if same_place else
                                f"and now at lines {current.start_line}-{current.end_line}."), current)
     current = _find_symbol(s, loc.real, work, facts)

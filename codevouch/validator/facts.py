@@ -10,9 +10,8 @@ afterwards, without I/O, in decide.py.
 from __future__ import annotations
 
 import os
-import re
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
