@@ -24,7 +24,7 @@ import sqlite3
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, astuple, dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -78,6 +78,13 @@ class ChunkRecord:
         meta = asdict(self)
         del meta["id"]
         return meta
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> ChunkRecord:
+        return cls(**json.loads(text))
 
 
 @dataclass(frozen=True)
@@ -180,15 +187,19 @@ class Ledger:
             marks = ",".join("?" * len(part))
             for cid, rec in self.db.execute(
                     f"SELECT id, record FROM chunks WHERE coll=? AND id IN ({marks})", (coll, *part)):
-                found[cid] = ChunkRecord(**json.loads(rec))
+                found[cid] = ChunkRecord.from_json(rec)
         return found
 
     def records_for_paths(self, coll: str, paths: Iterable[str]) -> list[ChunkRecord]:
         out: list[ChunkRecord] = []
         for path in paths:
             for (rec,) in self.db.execute("SELECT record FROM chunks WHERE coll=? AND path=?", (coll, path)):
-                out.append(ChunkRecord(**json.loads(rec)))
+                out.append(ChunkRecord.from_json(rec))
         return out
+
+    def all_records(self, coll: str) -> list[ChunkRecord]:
+        return [ChunkRecord.from_json(rec) for (rec,) in
+                self.db.execute("SELECT record FROM chunks WHERE coll=? ORDER BY path, id", (coll,))]
 
     def chunk_counts(self, coll: str) -> dict[str, int]:
         rows = self.db.execute(
@@ -233,28 +244,71 @@ class Ledger:
             db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
                            [(model, h, array("f", v).tobytes()) for h, v in vectors.items()])
 
+    # -- one build, made visible at once -----------------------------------------------
+    def commit(self, change: BuildChange) -> None:
+        """One transaction: after it, readers see the build's state; before it, the old one."""
+        base = change.state.coll
+        live, hist = f"{base}-live", f"{base}-hist"
+        with self.transaction() as db:
+            # Vectors of replaced chunks go to `pending`, so garbage collection removes them
+            # from Chroma once this transaction has made them invisible.
+            _add_pending(db, [(live, cid) for cid in change.obsolete_ids])
+            _drop_lexical(db, live, change.obsolete_ids)
+            _put_lexical(db, live, change.lexical)
+            db.executemany("DELETE FROM chunks WHERE coll=? AND path=?",
+                           [(live, p) for p in change.replaced_paths])
+            db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?)",
+                           [(name, r.id, r.to_json(), r.path, r.status)
+                            for name, recs in ((live, change.live), (hist, change.history)) for r in recs])
+            db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)",
+                           [(base, *astuple(r)) for r in change.files])
+            db.executemany("UPDATE files SET status='deleted' WHERE coll=? AND path=?",
+                           [(base, p) for p in change.deleted_paths])
+            db.executemany("DELETE FROM files WHERE coll=? AND path=?", [(base, p) for p in change.dropped_paths])
+            db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?)", astuple(change.state))
+
     # -- pending vector ids --------------------------------------------------------
     def add_pending(self, items: Iterable[tuple[str, str]]) -> None:
         with self.transaction() as db:
-            db.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?)", list(items))
+            _add_pending(db, items)
 
     def pending(self) -> list[tuple[str, str]]:
         return list(self.db.execute("SELECT collection, id FROM pending"))
+
+    def pending_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM pending").fetchone()[0])
 
     def clear_pending(self, items: Iterable[tuple[str, str]]) -> None:
         with self.transaction() as db:
             db.executemany("DELETE FROM pending WHERE collection=? AND id=?", list(items))
 
 
-def put_lexical(db: sqlite3.Connection, coll: str, docs: Iterable[tuple[str, str]]) -> None:
-    """Index (id, terms) pairs of a collection; inside the build's transaction."""
+@dataclass(frozen=True)
+class BuildChange:
+    """What one build of a branch makes visible, all at once (see Ledger.commit)."""
+    state: BranchState
+    live: Sequence[ChunkRecord] = ()               # new live chunks
+    lexical: Sequence[tuple[str, str]] = ()        # (chunk id, terms) of the new live chunks
+    history: Sequence[ChunkRecord] = ()            # chunks of files gone from the branch
+    replaced_paths: Sequence[str] = ()             # paths whose current live chunks are removed
+    obsolete_ids: Sequence[str] = ()               # live ids whose vectors become garbage
+    files: Sequence[FileRow] = ()                  # file rows written as given
+    deleted_paths: Sequence[str] = ()              # files kept as history
+    dropped_paths: Sequence[str] = ()              # files forgotten (they had no chunks)
+
+
+def _add_pending(db: sqlite3.Connection, items: Iterable[tuple[str, str]]) -> None:
+    db.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?)", list(items))
+
+
+def _put_lexical(db: sqlite3.Connection, coll: str, docs: Iterable[tuple[str, str]]) -> None:
     for cid, terms in docs:
         cur = db.execute("INSERT OR IGNORE INTO lexmap (coll, id) VALUES (?, ?)", (coll, cid))
         if cur.rowcount:
             db.execute("INSERT INTO lexicon (rowid, terms) VALUES (?, ?)", (cur.lastrowid, terms))
 
 
-def drop_lexical(db: sqlite3.Connection, coll: str, ids: Iterable[str]) -> None:
+def _drop_lexical(db: sqlite3.Connection, coll: str, ids: Iterable[str]) -> None:
     for cid in ids:
         row = db.execute("SELECT rowid FROM lexmap WHERE coll=? AND id=?", (coll, cid)).fetchone()
         if row:

@@ -10,18 +10,18 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from codevouch import gitio, lexical
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
-from codevouch.indexer.chunker import chunk_text
+from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
 from codevouch.rules import Rules, classify, load_rules_text
-from codevouch.store import (ChunkRecord, FileRow, Ledger, VectorStore, chunk_id,
-                             collection_base, drop_lexical, put_lexical, writer_lock)
+from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, VectorStore, chunk_id,
+                             collection_base, writer_lock)
 
 # (done, total, what) — the CLI draws a progress bar from it.
 Progress = Callable[[int, int, str], None]
@@ -96,7 +96,7 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
             vectors = VectorStore(index_dir)
             collect_garbage(ledger, vectors)
             return [_build_branch(repo, name, commits[name], ledger, vectors, embedder, progress,
-                                  on_phase or (lambda phase: None)) for name in names]
+                                  on_phase or (lambda _phase: None)) for name in names]
         finally:
             ledger.close()
 
@@ -115,42 +115,59 @@ def collect_garbage(ledger: Ledger, vectors: VectorStore) -> None:
     ledger.clear_pending(pending)
 
 
+@dataclass(frozen=True)
+class _Target:
+    """The branch commit a build indexes, and the tags every record of it carries."""
+    repo: str
+    branch: str
+    commit: str
+    commit_date: str
+    indexed_at: str
+
+    @property
+    def base(self) -> str:
+        return collection_base(self.repo, self.branch)
+
+    def record(self, path: str, blob_sha: str, ordinal: int, chunk: Chunk, kind: str,
+               language: str) -> ChunkRecord:
+        return ChunkRecord(
+            id=chunk_id(path, blob_sha, ordinal), repo=self.repo, path=path, branch=self.branch,
+            commit=self.commit, commit_date=self.commit_date, symbol=chunk.symbol,
+            start_line=chunk.start_line, end_line=chunk.end_line, indexed_at=self.indexed_at,
+            blob_sha=blob_sha, text_hash=text_hash(chunk.text), kind=kind, language=language,
+            status="live")
+
+
 def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors: VectorStore,
                   embedder: Embedder, progress: Progress | None, on_phase: PhaseHook) -> BranchSummary:
     started = time.monotonic()
-    repo_key = str(repo)
-    base = collection_base(repo_key, branch)
-    live, hist = f"{base}-live", f"{base}-hist"
-    state = ledger.branch(base)
-    commit_date = gitio.commit_dates(repo, [commit])[commit]
+    target = _Target(str(repo), branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc())
+    live, hist = f"{target.base}-live", f"{target.base}-hist"
+    state = ledger.branch(target.base)
     tree = gitio.ls_tree(repo, commit)
-    indexed_at = now_utc()
 
     with gitio.blob_reader(repo) as reader:
         rules = rules_at(reader, tree)
         rules_json = json.dumps(rules.to_json(), sort_keys=True)
         full = state is None or state.rules_json != rules_json or state.embedder != embedder.name
-        old_files = ledger.files(base)
+        old_files = ledger.files(target.base)
         if state is not None and not full and state.commit == commit:
-            return _summary(repo_key, branch, commit, commit_date, tree, old_files, ledger, live,
-                            embedded=0, reused=0, deleted=0, indexed=0, noop=True,
-                            seconds=time.monotonic() - started)
+            return _summary(target, tree, old_files, embedded=0, reused=0, deleted=0, indexed=0,
+                            noop=True, seconds=time.monotonic() - started)
         plan = plan_refresh(old_files, tree, full)
-        results = _read_and_chunk(reader, plan, tree, rules, repo_key, branch, commit, commit_date,
-                                  indexed_at, progress)
+        results = _read_and_chunk(reader, plan, tree, rules, target, progress)
     on_phase("planned")
 
     new_records = [rec for res in results for rec, _ in res.chunks]
     texts = {rec.text_hash: text for res in results for rec, text in res.chunks}
     known = ledger.cached_hashes(embedder.name, texts)
-    missing = [h for h in texts if h not in known]
-    embedded = _embed(embedder, ledger, [(h, texts[h]) for h in missing], progress)
+    embedded = _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
 
     retired = ledger.records_for_paths(live, [*plan.retire, *plan.to_history])
     gone = set(plan.to_history)
     # History records name the last commit at which the file still existed.
     moved = [replace(rec, status="deleted", commit=state.commit if state else commit,
-                     commit_date=state.commit_date if state else commit_date)
+                     commit_date=state.commit_date if state else target.commit_date)
              for rec in retired if rec.path in gone]
     moved_known = ledger.cached_hashes(embedder.name, [r.text_hash for r in moved])
     moved = [r for r in moved if r.text_hash in moved_known]
@@ -160,14 +177,24 @@ def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors:
     _write_vectors(ledger, vectors, embedder.name, hist, moved)
     on_phase("vectors-written")
 
-    files_after = _commit(ledger, base, live, hist, repo_key, branch, commit, commit_date, indexed_at,
-                          embedder.name, rules_json, plan, results, retired, moved, old_files)
+    new_ids = {rec.id for rec in new_records}
+    ledger.commit(BuildChange(
+        state=BranchState(target.base, target.repo, branch, commit, target.commit_date, target.indexed_at,
+                          embedder.name, rules_json),
+        live=new_records,
+        lexical=[(rec.id, lexical.document(text, rec.path, rec.symbol))
+                 for res in results for rec, text in res.chunks],
+        history=moved,
+        replaced_paths=[*plan.retire, *plan.to_history],
+        obsolete_ids=[r.id for r in retired if r.id not in new_ids],
+        files=[res.row for res in results],
+        deleted_paths=plan.to_history,
+        dropped_paths=plan.drop))
     on_phase("committed")
     collect_garbage(ledger, vectors)
-    return _summary(repo_key, branch, commit, commit_date, tree, files_after, ledger, live,
-                    embedded=embedded, reused=len(new_records) - embedded,
-                    deleted=len(plan.to_history) + len(plan.drop), indexed=len(results), noop=False,
-                    seconds=time.monotonic() - started)
+    return _summary(target, tree, ledger.files(target.base), embedded=embedded,
+                    reused=len(new_records) - embedded, deleted=len(plan.to_history) + len(plan.drop),
+                    indexed=len(results), noop=False, seconds=time.monotonic() - started)
 
 
 def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str,
@@ -181,44 +208,41 @@ def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str,
 
 
 def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str, gitio.TreeEntry],
-                    rules: Rules, repo: str, branch: str, commit: str, commit_date: str, indexed_at: str,
-                    progress: Progress | None) -> list[_FileResult]:
+                    rules: Rules, target: _Target, progress: Progress | None) -> list[_FileResult]:
     count_tokens = token_counter()
     results: list[_FileResult] = []
     for n, path in enumerate(plan.index, 1):
-        entry = tree[path]
-        data = reader.read(entry.blob_sha)
         if progress:
             progress(n, len(plan.index), "chunking")
-        if data is None:  # a tree entry whose blob git cannot read: report, never drop silently
-            results.append(_FileResult(FileRow(path, entry.blob_sha, "source", None, "", "skipped",
-                                               "unreadable blob", 0), []))
-            continue
-        reason = skip_reason(data, rules)
-        text = decode(data) if reason is None else decode(data[:2048])
-        found = classify(path, text, rules)
-        if found.excluded:
-            results.append(_FileResult(FileRow(path, entry.blob_sha, found.kind, found.rule, "",
-                                               "excluded", found.rule, 0), []))
-            continue
-        if reason is not None:
-            results.append(_FileResult(FileRow(path, entry.blob_sha, found.kind, found.rule, "",
-                                               "skipped", reason, 0), []))
-            continue
-        chunks, language = chunk_text(text, path, count_tokens, CHUNK_TOKEN_BUDGET)
-        language = language or "text"
-        records = []
-        for ordinal, ch in enumerate(chunks):
-            records.append((ChunkRecord(
-                id=chunk_id(path, entry.blob_sha, ordinal), repo=repo, path=path, branch=branch,
-                commit=commit, commit_date=commit_date, symbol=ch.symbol, start_line=ch.start_line,
-                end_line=ch.end_line, indexed_at=indexed_at, blob_sha=entry.blob_sha,
-                text_hash=text_hash(ch.text), kind=found.kind, language=language, status="live"), ch.text))
-        status = "live" if records else "skipped"
-        results.append(_FileResult(FileRow(path, entry.blob_sha, found.kind, found.rule, language, status,
-                                           None if records else "no content to index", len(records)),
-                                   records))
+        results.append(_read_file(reader, tree[path], rules, target, count_tokens))
     return results
+
+
+def _read_file(reader: gitio.BlobReader, entry: gitio.TreeEntry, rules: Rules, target: _Target,
+               count_tokens: Callable[[str], int]) -> _FileResult:
+    """One file's row and chunks; a file that yields no chunks says why (never dropped silently)."""
+    def without_chunks(kind: str, rule: str | None, status: str, reason: str) -> _FileResult:
+        return _FileResult(FileRow(entry.path, entry.blob_sha, kind, rule, "", status, reason, 0), [])
+
+    data = reader.read(entry.blob_sha)
+    if data is None:
+        return without_chunks("source", None, "skipped", "unreadable blob")
+    reason = skip_reason(data, rules)
+    # A skipped file's head is enough to classify it (generated markers sit at the top).
+    text = decode(data) if reason is None else decode(data[:2048])
+    found = classify(entry.path, text, rules)
+    if found.excluded:
+        return without_chunks(found.kind, found.rule, "excluded", found.rule or found.kind)
+    if reason is not None:
+        return without_chunks(found.kind, found.rule, "skipped", reason)
+    chunks, language = chunk_text(text, entry.path, count_tokens, CHUNK_TOKEN_BUDGET)
+    if not chunks:
+        return without_chunks(found.kind, found.rule, "skipped", "no content to index")
+    language = language or "text"
+    records = [(target.record(entry.path, entry.blob_sha, ordinal, ch, found.kind, language), ch.text)
+               for ordinal, ch in enumerate(chunks)]
+    return _FileResult(FileRow(entry.path, entry.blob_sha, found.kind, found.rule, language, "live", None,
+                               len(records)), records)
 
 
 def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
@@ -235,47 +259,15 @@ def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
     return len(items)
 
 
-def _commit(ledger: Ledger, base: str, live: str, hist: str, repo: str, branch: str, commit: str,
-            commit_date: str, indexed_at: str, embedder: str, rules_json: str, plan: RefreshPlan,
-            results: list[_FileResult], retired: list[ChunkRecord], moved: list[ChunkRecord],
-            old_files: dict[str, FileRow]) -> dict[str, FileRow]:
-    """One transaction: after it, readers see the new state; before it, the old one."""
-    new_ids = {rec.id for res in results for rec, _ in res.chunks}
-    with ledger.transaction() as db:
-        # Vectors of replaced chunks go to `pending`, so garbage collection removes them
-        # from Chroma once this transaction has made them invisible.
-        db.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?)",
-                       [(live, r.id) for r in retired if r.id not in new_ids])
-        drop_lexical(db, live, [r.id for r in retired])
-        put_lexical(db, live, [(rec.id, lexical.document(text, rec.path, rec.symbol))
-                               for res in results for rec, text in res.chunks])
-        db.executemany("DELETE FROM chunks WHERE coll=? AND path=?",
-                       [(live, p) for p in (*plan.retire, *plan.to_history)])
-        db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?)",
-                       [(live, rec.id, json.dumps(asdict(rec)), rec.path, rec.status)
-                        for res in results for rec, _ in res.chunks])
-        db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?)",
-                       [(hist, rec.id, json.dumps(asdict(rec)), rec.path, rec.status) for rec in moved])
-        for res in results:
-            r = res.row
-            db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)",
-                       (base, r.path, r.blob_sha, r.kind, r.rule, r.language, r.status, r.reason, r.chunks))
-        for path in plan.to_history:
-            db.execute("UPDATE files SET status='deleted' WHERE coll=? AND path=?", (base, path))
-        db.executemany("DELETE FROM files WHERE coll=? AND path=?", [(base, p) for p in plan.drop])
-        db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?)",
-                   (base, repo, branch, commit, commit_date, indexed_at, embedder, rules_json))
-    return ledger.files(base)
-
-
-def _summary(repo: str, branch: str, commit: str, commit_date: str, tree: dict[str, gitio.TreeEntry],
-             files: dict[str, FileRow], ledger: Ledger, live: str, *, embedded: int, reused: int,
-             deleted: int, indexed: int, noop: bool, seconds: float) -> BranchSummary:
+def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], files: dict[str, FileRow], *,
+             embedded: int, reused: int, deleted: int, indexed: int, noop: bool,
+             seconds: float) -> BranchSummary:
     current = [f for f in files.values() if f.status != "deleted"]
     skipped = Counter(f.reason or "unknown" for f in current if f.status == "skipped")
     excluded = Counter(f"{f.kind} ({f.rule})" for f in current if f.status == "excluded")
     return BranchSummary(
-        repo=repo, branch=branch, commit=commit, commit_date=commit_date, files=len(tree),
+        repo=target.repo, branch=target.branch, commit=target.commit, commit_date=target.commit_date,
+        files=len(tree),
         chunks=sum(f.chunks for f in current if f.status == "live"), embedded=embedded, reused=reused,
         deleted=deleted, indexed_files=indexed, skipped=dict(skipped), excluded=dict(excluded),
         skipped_files=[{"path": f.path, "reason": f.reason or ""} for f in current if f.status == "skipped"],

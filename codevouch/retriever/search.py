@@ -45,7 +45,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                 f"`codevouch index build --repo {repo} --branch {branch}` first.")
         # Vectors of a killed build may linger until the next build cleans them; the ledger
         # decides what is visible, so ask for enough extra neighbours to fill k.
-        depth = max(3 * k, 30) + len(ledger.pending())
+        depth = max(3 * k, 30) + ledger.pending_count()
         rankings = _rankings(ledger, index_dir, base, query, depth, include_history, mode,
                              embedder or (None if mode == "lexical" else embedder_by_name(state.embedder)))
         fused = _fuse(rankings)

@@ -1,7 +1,6 @@
 """Reading back what codevouch indexed: every live record of a branch, with its text from git."""
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,9 @@ def branch_records(index_dir: Path, repo: Path, branch: str) -> list[ChunkRecord
     try:
         state = ledger.branch(base)
         assert state is not None, f"{branch} of {repo} is not indexed in {index_dir}"
-        rows = ledger.db.execute("SELECT record FROM chunks WHERE coll=? AND status='live' ORDER BY path, id",
-                                 (f"{base}-live",)).fetchall()
+        records = ledger.all_records(f"{base}-live")
     finally:
         ledger.close()
-    records = [ChunkRecord(**json.loads(r)) for (r,) in rows]
     records.sort(key=lambda r: (r.path, r.start_line))
     return [replace(r, commit=state.commit, commit_date=state.commit_date, branch=state.branch)
             for r in records]

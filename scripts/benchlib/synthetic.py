@@ -6,15 +6,14 @@ vectors. Vectors are random unit vectors: the ranking is meaningless, the cost i
 """
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 from codevouch import gitio, lexical
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, MODEL_NAME, token_counter
 from codevouch.indexer.build import text_hash
 from codevouch.indexer.chunker import chunk_text
-from codevouch.store import ChunkRecord, Ledger, VectorStore, chunk_id, collection_base, put_lexical
+from codevouch.store import BranchState, BuildChange, ChunkRecord, Ledger, VectorStore, chunk_id, collection_base
 
 DIM = 384
 
@@ -59,13 +58,11 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
         store.upsert(f"{coll}-live", records[start:start + step], vecs.tolist())
     ledger = Ledger(index_dir)
     try:
-        with ledger.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?)",
-                           [(f"{coll}-live", r.id, json.dumps(asdict(r)), r.path, r.status) for r in records])
-            put_lexical(db, f"{coll}-live", [(r.id, lexical.document(t, r.path, r.symbol)) for r, t in pairs])
-            db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?)",
-                       (coll, str(repo), branch, records[0].commit, records[0].commit_date,
-                        "2024-01-01T00:00:00Z", embedder, "{}"))
+        ledger.commit(BuildChange(
+            state=BranchState(coll, str(repo), branch, records[0].commit, records[0].commit_date,
+                              "2024-01-01T00:00:00Z", embedder, "{}"),
+            live=records,
+            lexical=[(r.id, lexical.document(t, r.path, r.symbol)) for r, t in pairs]))
     finally:
         ledger.close()
     return size
