@@ -292,20 +292,27 @@ def worktree_status(repo: Path) -> WorktreeStatus:
 def hash_worktree_files(repo: Path, paths: Iterable[str]) -> dict[str, str]:
     """Blob id of each working-tree file as git computes it (clean filters and eol rules applied).
 
-    Paths must be repo-relative and already checked to lie inside the repository.
+    Paths must be repo-relative and already checked to lie inside the repository. A path git
+    cannot hash (removed since it was listed, say) is left out of the result rather than
+    failing the others: callers treat a missing id as "not provably unchanged".
     """
     wanted = list(dict.fromkeys(paths))
     if not wanted:
         return {}
     # Paths with a newline cannot go through --stdin-paths; they are hashed one by one.
     batch = [p for p in wanted if "\n" not in p]
+    single = [p for p in wanted if "\n" in p]
     result: dict[str, str] = {}
     if batch:
-        out = run(repo, "hash-object", "--stdin-paths", stdin=("\n".join(batch) + "\n").encode(
-            "utf-8", "surrogateescape"))
-        for path, sha in zip(batch, out.decode().split()):
-            result[path] = sha
-    for path in wanted:
-        if path not in result:
+        try:
+            out = run(repo, "hash-object", "--stdin-paths",
+                      stdin=("\n".join(batch) + "\n").encode("utf-8", "surrogateescape"))
+            result.update(zip(batch, out.decode().split()))
+        except GitError:
+            single = wanted  # one bad path fails the whole batch: fall back to one process each
+    for path in single:
+        try:
             result[path] = run(repo, "hash-object", "--", path).decode().strip()
+        except GitError:
+            continue
     return result

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codevouch import gitio
-from codevouch.errors import GitError
 from codevouch.indexer.filetext import decode
 from codevouch.rules import Rules, load_rules_text
 from codevouch.validator import symbols
@@ -129,7 +128,7 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
             wanted.setdefault(commit, set()).add(rel)
     renames: dict[tuple[str, str], str] = {}
     for commit, rels in wanted.items():
-        for old, new in renames_to_worktree(root, commit).items():
+        for old, new in gitio.renames_between(root, commit, None).items():
             if old in rels:
                 renames[(commit, old)] = new
     targets = {new: locate(root, new) for new in renames.values()}
@@ -161,7 +160,7 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
     if strict:
         to_hash |= set(texts)
     to_hash.discard(None)
-    hashed = hash_files(root, sorted(p for p in to_hash if p) + sorted(untracked))
+    hashed = gitio.hash_worktree_files(root, sorted(p for p in to_hash if p) + sorted(untracked))
     moved: dict[str, str] = {}
     for path in sorted(untracked):
         blob = hashed.get(path)
@@ -191,27 +190,6 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
     dated = {c for s in inside if not s.commit_date and (c := facts.commit_of(s))}
     dates = gitio.commit_dates(root, sorted(dated)) if dated else {}
     return replace(facts, blob_texts=blob_texts, commit_dates=dates)
-
-
-def hash_files(root: Path, paths: list[str]) -> dict[str, str]:
-    """Blob ids in one process; if git fails on one path (a file removed meanwhile), the
-    others are hashed one by one and that one is left out (its snippets get the text checks)."""
-    try:
-        return gitio.hash_worktree_files(root, paths)
-    except GitError:
-        hashed: dict[str, str] = {}
-        for path in paths:
-            try:
-                hashed.update(gitio.hash_worktree_files(root, [path]))
-            except GitError:
-                continue
-        return hashed
-
-
-def renames_to_worktree(root: Path, commit: str) -> dict[str, str]:
-    """old -> new path for files git sees as renamed between `commit` and the working tree
-    (tracked files, staged or not). gitio.diff_trees only compares two commits."""
-    return gitio.renames_between(root, commit, None)
 
 
 def read_text(root: Path, real: str) -> str | None:

@@ -1,0 +1,64 @@
+"""The git layer against real repositories."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from codevouch import gitio
+from codevouch.errors import DetachedHead, NoCommits, UnknownRevision
+from tests.gitrepo import Repo
+
+
+def test_ls_tree_lists_blobs_only(repo: Repo) -> None:
+    repo.write("a.py", "A = 1\n")
+    repo.write("dir/b.txt", "b\n")
+    os.symlink("a.py", repo.root / "link.py")
+    commit = repo.commit("files")
+    tree = gitio.ls_tree(repo.root, commit)
+    assert set(tree) == {"a.py", "dir/b.txt"}  # the symlink is left out
+    assert tree["a.py"].blob_sha == repo.blob(commit, "a.py") and tree["a.py"].size == 6
+
+
+def test_diffs_with_renames_between_commits_and_to_the_working_tree(repo: Repo) -> None:
+    body = "".join(f"line {i}\n" for i in range(30))
+    first = repo.commit(**{"old.py": body, "gone.py": "x\n"})
+    repo.git("mv", "old.py", "new.py")
+    repo.remove("gone.py")
+    # Not committed yet: only the working-tree diff sees it.
+    assert gitio.renames_between(repo.root, first, None) == {"old.py": "new.py"}
+    second = repo.commit("move")
+    changes = {(c.status, c.old_path, c.new_path) for c in gitio.diff_trees(repo.root, first, second)}
+    assert changes == {("R", "old.py", "new.py"), ("D", "gone.py", None)}
+
+
+def test_hash_worktree_files_matches_git_and_skips_what_it_cannot_hash(repo: Repo) -> None:
+    repo.write("a.py", "A = 1\n")
+    repo.write("b.py", "B = 2\n")
+    commit = repo.commit("files")
+    hashed = gitio.hash_worktree_files(repo.root, ["a.py", "missing.py", "b.py"])
+    assert hashed == {"a.py": repo.blob(commit, "a.py"), "b.py": repo.blob(commit, "b.py")}
+
+
+def test_blob_reader_and_batch_check(repo: Repo) -> None:
+    commit = repo.commit(**{"a.py": "A = 1\n"})
+    blob = repo.blob(commit, "a.py")
+    assert gitio.read_blobs(repo.root, [blob, "0" * 40]) == {blob: b"A = 1\n"}
+    found = gitio.batch_check(repo.root, ["HEAD", f"{commit}:a.py", "f" * 40, "--output=x"])
+    assert found == {"HEAD": (commit, "commit"), f"{commit}:a.py": (blob, "blob")}
+
+
+def test_branch_errors_say_what_to_do(repo: Repo, tmp_path: Path) -> None:
+    with pytest.raises(NoCommits):
+        gitio.current_branch(repo.root)
+    first = repo.commit(**{"a.py": "A = 1\n"})
+    assert gitio.current_branch(repo.root) == "main"
+    assert gitio.branch_commit(repo.root, "main") == first
+    with pytest.raises(UnknownRevision, match="git branch"):
+        gitio.branch_commit(repo.root, "nope")
+    with pytest.raises(UnknownRevision):
+        gitio.resolve_commit(repo.root, "--output=/tmp/x")
+    repo.checkout("--detach", first)
+    with pytest.raises(DetachedHead, match="--branch"):
+        gitio.current_branch(repo.root)
