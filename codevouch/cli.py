@@ -228,7 +228,9 @@ def _render_unvalidated(snippets: list[dict[str, Any]], fmt: str) -> None:
 def validate_cmd(
     source: Annotated[str, typer.Argument(help="JSON list or JSON lines of snippets; '-' for stdin.")] = "-",
     repo: RepoOpt = Path("."),
-    index: IndexOpt = None,
+    index: Annotated[Optional[Path], typer.Option(
+        "--index", help="Accepted like on every command; validation needs only the snippets and the "
+                        "repository, not the index.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Re-hash every file, even on the fast path.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="text, json or context (markdown for agents).")] = "text",
     as_json: JsonOpt = False,
@@ -240,6 +242,7 @@ def validate_cmd(
     """
     from codevouch import validator
 
+    del index  # snippets carry their own version metadata
     fmt = "json" if as_json else fmt
     if fmt not in ("text", "json", "context"):
         typer.echo("codevouch: --format must be text, json or context.", err=True)

@@ -150,6 +150,13 @@ _JS_BLOCKS = frozenset(
      "interface_body", "enum_body", "object_type"}
 )
 
+_TS_SPEC = LanguageSpec(
+    definitions=_TS_DEFINITIONS,
+    wrappers=_TS_WRAPPERS,
+    prefix=_JS_PREFIX,
+    blocks=_JS_BLOCKS,
+)
+
 LANGUAGE_SPECS: Mapping[str, LanguageSpec] = {
     "python": LanguageSpec(
         definitions={
@@ -165,18 +172,8 @@ LANGUAGE_SPECS: Mapping[str, LanguageSpec] = {
         prefix=_JS_PREFIX,
         blocks=_JS_BLOCKS,
     ),
-    "typescript": LanguageSpec(
-        definitions=_TS_DEFINITIONS,
-        wrappers=_TS_WRAPPERS,
-        prefix=_JS_PREFIX,
-        blocks=_JS_BLOCKS,
-    ),
-    "tsx": LanguageSpec(
-        definitions=_TS_DEFINITIONS,
-        wrappers=_TS_WRAPPERS,
-        prefix=_JS_PREFIX,
-        blocks=_JS_BLOCKS,
-    ),
+    "typescript": _TS_SPEC,
+    "tsx": _TS_SPEC,  # the same node types; only the grammar differs
     "go": LanguageSpec(
         definitions={
             "function_declaration": LEAF,
