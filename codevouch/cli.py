@@ -75,13 +75,14 @@ def index_build(
         typer.echo(f"codevouch: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from exc
     try:
+        index_dir = _index_dir(index)
         with _progress(enabled=not as_json and sys.stderr.isatty()) as progress:
-            summaries = build_index(repo, _index_dir(index), model, branches=branch or (),
+            summaries = build_index(repo, index_dir, model, branches=branch or (),
                                     all_branches=all_branches, wait=wait, progress=progress)
     except CodevouchError as exc:
         raise _fail(exc) from exc
     if as_json:
-        _print_json({"index": str(_index_dir(index)), "branches": [asdict(s) for s in summaries]})
+        _print_json({"index": str(index_dir), "branches": [asdict(s) for s in summaries]})
         return
     for s in summaries:
         state = "up to date" if s.noop else f"{s.indexed_files} files read"
@@ -130,14 +131,15 @@ def index_status(
     from codevouch.indexer.status import index_status as status
 
     try:
-        rows = status(_index_dir(index), repo)
+        index_dir = _index_dir(index)
+        rows = status(index_dir, repo)
     except CodevouchError as exc:
         raise _fail(exc) from exc
     if as_json:
-        _print_json({"index": str(_index_dir(index)), "branches": rows})
+        _print_json({"index": str(index_dir), "branches": rows})
         return
     if not rows:
-        typer.echo(f"nothing indexed in {_index_dir(index)}; run `codevouch index build`.")
+        typer.echo(f"nothing indexed in {index_dir}; run `codevouch index build`.")
     for r in rows:
         behind = "?" if r["commits_behind"] is None else r["commits_behind"]
         typer.echo(f"{r['repo']} {r['branch']}: indexed {r['commit'][:7]} ({r['commit_date']}), "
