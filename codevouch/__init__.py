@@ -1,3 +1,19 @@
-"""codevouch: a code retrieval index that checks retrieved code against the working tree."""
+"""codevouch: a code retrieval index that checks retrieved code against the working tree.
+
+    from codevouch import Index
+    hits = Index("path/to/repo").search("where do we cancel orders")
+
+The names below are the public API; everything else is internal and may move.
+"""
+from codevouch.api import ContextPack, Hit, Index
+from codevouch.errors import (CodevouchError, ConfigError, DetachedHead, GitError, IndexLocked, InputError,
+                              NoCommits, NotARepository, NotIndexed, UnknownRevision)
+from codevouch.validator.model import Current, Validated, Verdict
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "CodevouchError", "ConfigError", "ContextPack", "Current", "DetachedHead", "GitError", "Hit", "Index",
+    "IndexLocked", "InputError", "NoCommits", "NotARepository", "NotIndexed", "UnknownRevision", "Validated",
+    "Verdict", "__version__",
+]

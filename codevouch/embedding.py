@@ -123,4 +123,6 @@ def embedder_by_name(name: str) -> Embedder:
         return MiniLMEmbedder()
     if name == FakeEmbedder.name:
         return FakeEmbedder()
-    raise ValueError(f"unknown embedder {name!r}; known: {MODEL_NAME}, {FakeEmbedder.name}")
+    from codevouch.errors import InputError
+
+    raise InputError(f"unknown embedder {name!r}; known: {MODEL_NAME}, {FakeEmbedder.name}")

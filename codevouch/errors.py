@@ -9,7 +9,7 @@
     ├── ConfigError           a bad .codevouch.toml / [tool.codevouch] section
     ├── IndexLocked           another build holds the index's writer lock
     ├── NotIndexed            search on a repository/branch that was never indexed
-    └── InputError            malformed validator input (bad JSON, missing fields)
+    └── InputError            malformed input (bad JSON, missing fields, unknown mode/kind/embedder)
 """
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ class CodevouchError(Exception):
 
 
 class GitError(CodevouchError):
+    """A git command failed; `cmd`, `returncode` and `stderr` say how."""
+
     def __init__(self, message: str, cmd: tuple[str, ...] = (), returncode: int | None = None,
                  stderr: str = "") -> None:
         super().__init__(message)
@@ -28,32 +30,32 @@ class GitError(CodevouchError):
 
 
 class NotARepository(GitError):
-    pass
+    """The path is not inside a git work tree."""
 
 
 class NoCommits(GitError):
-    pass
+    """The repository has no commits yet: commit something first."""
 
 
 class DetachedHead(GitError):
-    pass
+    """HEAD is detached and no branch was named: pass a branch."""
 
 
 class UnknownRevision(GitError):
-    pass
+    """A branch or commit that does not exist in the repository."""
 
 
 class ConfigError(CodevouchError):
-    pass
+    """A bad `.codevouch.toml` or `[tool.codevouch]` section."""
 
 
 class IndexLocked(CodevouchError):
-    pass
+    """Another build holds the index's writer lock: wait, or retry later."""
 
 
 class NotIndexed(CodevouchError):
-    pass
+    """The repository or branch was never indexed: run a build first."""
 
 
 class InputError(CodevouchError):
-    pass
+    """Malformed input: bad arguments, bad snippet JSON, unknown mode, kind or embedder."""

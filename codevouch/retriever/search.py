@@ -7,7 +7,7 @@ from typing import Any
 
 from codevouch import gitio, lexical
 from codevouch.embedding import Embedder, embedder_by_name
-from codevouch.errors import NotIndexed
+from codevouch.errors import InputError, NotIndexed
 from codevouch.indexer.filetext import decode
 from codevouch.store import ChunkRecord, Ledger, VectorStore, collection_base
 
@@ -29,10 +29,11 @@ RRF_K = 60  # reciprocal rank fusion's usual constant: ranks matter, raw scores 
 
 def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
            include_history: bool = False, embedder: Embedder | None = None,
-           mode: str = "hybrid") -> list[Hit]:
-    """Top-k chunks of a branch. `mode`: hybrid (dense + lexical, fused by rank), dense or lexical."""
+           mode: str = "hybrid", kinds: frozenset[str] | None = None) -> list[Hit]:
+    """Top-k chunks of a branch. `mode`: hybrid (dense + lexical, fused by rank), dense or lexical.
+    `kinds`: keep only chunks of these file kinds (source, test, docs, config)."""
     if mode not in ("hybrid", "dense", "lexical"):
-        raise ValueError(f"unknown search mode {mode!r}")
+        raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
     repo = gitio.repo_root(repo_path)
     branch = branch or gitio.current_branch(repo)
     base = collection_base(str(repo), branch)
@@ -45,7 +46,8 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                 f"`codevouch index build --repo {repo} --branch {branch}` first.")
         # Vectors of a killed build may linger until the next build cleans them; the ledger
         # decides what is visible, so ask for enough extra neighbours to fill k.
-        depth = max(3 * k, 30) + ledger.pending_count()
+        # A kind filter drops candidates after ranking: look deeper so k can still be filled.
+        depth = max(3 * k, 30) * (4 if kinds else 1) + ledger.pending_count()
         rankings = _rankings(ledger, index_dir, base, query, depth, include_history, mode,
                              embedder or (None if mode == "lexical" else embedder_by_name(state.embedder)))
         fused = _fuse(rankings)
@@ -54,7 +56,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             known = ledger.records(name, [cid for (coll, cid) in fused if coll == name])
             for (coll, cid), score in fused.items():
                 rec = known.get(cid) if coll == name else None
-                if rec is None:
+                if rec is None or (kinds is not None and rec.kind not in kinds):
                     continue
                 if rec.status == "live":
                     # A live chunk's file is unchanged up to the branch's indexed commit, which

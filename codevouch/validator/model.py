@@ -3,9 +3,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
-VERDICTS: tuple[str, ...] = ("usable", "stale-but-ok", "historical-only", "excluded")
+
+class Verdict(str, Enum):
+    """The four verdicts. Members equal their strings: `Verdict.USABLE == "usable"`."""
+    USABLE = "usable"
+    STALE_BUT_OK = "stale-but-ok"
+    HISTORICAL_ONLY = "historical-only"
+    EXCLUDED = "excluded"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
 
 # Stable machine codes (the README table is generated from this mapping, keep it in sync).
 REASONS: dict[str, str] = {

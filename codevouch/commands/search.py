@@ -1,0 +1,60 @@
+"""`codevouch search`: search a branch and check every hit against the working tree."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from codevouch.commands.common import (BranchOpt, IndexOpt, JsonOpt, KindOpt, LimitOpt, RepoOpt, check_format,
+                                       fail, open_index, print_json, render_results, usage)
+from codevouch.errors import CodevouchError
+
+
+def search_cmd(
+    query: Annotated[str, typer.Argument(help="What you are looking for, in words or code.")],
+    repo: RepoOpt = Path("."),
+    branch: BranchOpt = None,
+    limit: LimitOpt = 10,
+    kind: KindOpt = None,
+    include_history: Annotated[bool, typer.Option(
+        "--include-history", help="Also return chunks of files deleted from the branch.")] = False,
+    no_validate: Annotated[bool, typer.Option(
+        "--no-validate", help="Skip the working-tree check (hits carry no verdict).")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text, json or context (markdown for agents).")] = "text",
+    mode: Annotated[str, typer.Option(
+        "--mode", help="hybrid (dense + lexical, fused by rank), dense or lexical.")] = "hybrid",
+    index: IndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search a branch and check every hit against the working tree."""
+    fmt = check_format(fmt, as_json)
+    if mode not in ("hybrid", "dense", "lexical"):
+        raise usage("--mode must be hybrid, dense or lexical.")
+    try:
+        hits = open_index(repo, index).search(query, k=limit, branch=branch, kinds=kind,
+                                              include_history=include_history,
+                                              validate=not no_validate, mode=mode)
+    except CodevouchError as exc:
+        raise fail(exc) from exc
+    if no_validate:
+        _render_unvalidated([h.snippet() for h in hits], fmt)
+        return
+    results = [h.check for h in hits if h.check is not None]
+    shown = [r for r in results if r.verdict != "excluded"] if fmt == "text" else results
+    render_results(shown, fmt)
+    if len(shown) < len(results):
+        typer.echo(f"({len(results) - len(shown)} excluded hit(s) hidden; --json lists them)")
+
+
+def _render_unvalidated(snippets: list[dict], fmt: str) -> None:
+    if fmt == "json":
+        print_json(snippets)
+        return
+    for s in snippets:
+        typer.echo(f"{s['path']}#L{s['start_line']}-L{s['end_line']} ({s['symbol']}) "
+                   f"{s['branch']}@{s['commit'][:7]} score {s['score']:.3f} [{s['status']}, not validated]")
+        typer.echo(s["text"])
+        typer.echo("")
+    sys.stdout.flush()

@@ -1,0 +1,50 @@
+"""`codevouch validate`: check snippets from any tool against the working tree."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from codevouch.commands.common import (EXIT_HISTORICAL, JsonOpt, RepoOpt, check_format, fail, open_index,
+                                       render_results)
+from codevouch.errors import CodevouchError, InputError
+
+
+def validate_cmd(
+    source: Annotated[str, typer.Argument(help="JSON list or JSON lines of snippets; '-' for stdin.")] = "-",
+    repo: RepoOpt = Path("."),
+    index: Annotated[Optional[Path], typer.Option(
+        "--index", help="Accepted like on every command; validation needs only the snippets and the "
+                        "repository, not the index.")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Re-hash every file, even on the fast path.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text, json or context (markdown for agents).")] = "text",
+    as_json: JsonOpt = False,
+) -> None:
+    """Check snippets (from search --json or any tool) against the working tree.
+
+    Exit code 0 when every snippet is usable, stale-but-ok or excluded; 3 when any is
+    historical-only; 2 for malformed input.
+    """
+    from codevouch import validator
+
+    fmt = check_format(fmt, as_json)
+    try:
+        snippets = validator.parse_snippets(_read_input(source))
+        results = open_index(repo, index).validate(snippets, strict=strict)
+    except CodevouchError as exc:
+        raise fail(exc) from exc
+    render_results(results, fmt)
+    if any(r.verdict == "historical-only" for r in results):
+        raise typer.Exit(EXIT_HISTORICAL)
+
+
+def _read_input(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source)
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {source}: {exc}; pass a readable JSON file or '-' for stdin.") from exc

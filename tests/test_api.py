@@ -1,0 +1,104 @@
+"""`codevouch.Index`, the library front door, on real git repositories and a real Chroma store."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import codevouch
+from codevouch import CodevouchError, Index, InputError, NotIndexed, Verdict
+from tests.gitrepo import Repo
+
+SHOP = {
+    "shop/cancel.py": "def cancel_order(order):\n    order.cancel()\n    return order\n",
+    "shop/refund.py": "def refund_order(order):\n    return order.refund()\n",
+    "tests/test_cancel.py": "def test_cancel_order():\n    assert cancel_order(order) is order\n",
+    "docs/orders.md": "# Orders\n\nTo cancel an order, call cancel order.\n",
+}
+
+
+def built(repo: Repo, index_dir: Path) -> Index:
+    repo.commit_files(SHOP)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    [summary] = idx.build()
+    assert summary.branch == "main" and summary.chunks == 4
+    return idx
+
+
+def test_public_names_are_exported() -> None:
+    for name in codevouch.__all__:
+        assert getattr(codevouch, name) is not None
+        if name != "__version__":
+            assert getattr(codevouch, name).__doc__, f"{name} has no docstring"
+    assert issubclass(NotIndexed, CodevouchError) and issubclass(InputError, CodevouchError)
+    assert Verdict.USABLE == "usable" and str(Verdict.HISTORICAL_ONLY) == "historical-only"
+
+
+def test_search_returns_validated_typed_hits(repo: Repo, index_dir: Path) -> None:
+    idx = built(repo, index_dir)
+    repo.write("shop/cancel.py", "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n")
+    hits = idx.search("cancel order", k=10)
+    by_path = {h.path: h for h in hits}
+    assert (by_path["shop/refund.py"].verdict, by_path["shop/refund.py"].reason) == ("usable", "same-commit")
+    changed = by_path["shop/cancel.py"]
+    assert (changed.verdict, changed.reason) == ("historical-only", "content-changed")
+    # Code an agent may use is the current definition, never the old text.
+    assert changed.code is not None and "reason" in changed.code and changed.code != changed.text
+    assert changed.citation is not None and changed.citation.startswith("source: shop/cancel.py")
+    assert changed.to_json()["verdict"] == "historical-only"
+
+
+def test_search_without_validation_and_kinds_filter(repo: Repo, index_dir: Path) -> None:
+    idx = built(repo, index_dir)
+    raw = idx.search("cancel order", k=10, validate=False)
+    assert raw and all(h.verdict is None and h.check is None for h in raw)
+    assert {h.record.kind for h in raw} == {"source", "test", "docs"}
+    only_tests = idx.search("cancel order", k=10, kinds=["test"])
+    assert [h.path for h in only_tests] == ["tests/test_cancel.py"]
+    code = idx.search("cancel order", k=10, kinds=("source", "test"))
+    assert {h.record.kind for h in code} == {"source", "test"}
+
+
+def test_hide_excluded(repo: Repo, index_dir: Path) -> None:
+    idx = built(repo, index_dir)
+    repo.write(".codevouch.toml", 'generated = ["shop/refund.py"]\n')
+    every = idx.search("order", k=10)
+    assert "excluded" in {h.verdict for h in every}
+    shown = idx.search("order", k=10, hide_excluded=True)
+    assert shown and "excluded" not in {h.verdict for h in shown}
+    assert len(shown) == len(every) - 1
+
+
+def test_validate_takes_dicts_and_hits(repo: Repo, index_dir: Path) -> None:
+    idx = built(repo, index_dir)
+    [hit] = idx.search("refund", k=1, validate=False)
+    repo.remove("shop/refund.py")
+    [from_hit, from_dict] = idx.validate([hit, {"path": "shop/cancel.py", "text": "    order.cancel()"}])
+    assert (from_hit.verdict, from_hit.reason) == ("historical-only", "file-deleted")
+    assert (from_dict.verdict, from_dict.reason) == ("stale-but-ok", "text-found")
+    with pytest.raises(InputError):
+        idx.validate([{"no_path": 1}])
+
+
+def test_context_pack_and_status(repo: Repo, index_dir: Path) -> None:
+    idx = built(repo, index_dir)
+    pack = idx.context("cancel order", k=3)
+    assert pack.markdown.startswith("# Code context") and len(pack.results) == 3
+    [row] = idx.status()
+    assert row["branch"] == "main" and row["commit"] == repo.head() and row["commits_behind"] == 0
+
+
+def test_errors_are_codevouch_errors(repo: Repo, index_dir: Path, tmp_path: Path) -> None:
+    repo.commit_files(SHOP)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    with pytest.raises(NotIndexed):
+        idx.search("x")
+    idx.build()
+    with pytest.raises(InputError, match="mode"):
+        idx.search("x", mode="fuzzy")
+    with pytest.raises(InputError, match="kind"):
+        idx.search("x", kinds=["prose"])
+    with pytest.raises(InputError, match="embedder"):
+        Index(repo.root, index_dir, embedder="no-such-model").build()
+    with pytest.raises(codevouch.NotARepository):
+        Index(tmp_path / "nowhere", index_dir).status()
