@@ -1,4 +1,4 @@
-"""Tests for codevouch.indexer.chunker and codevouch.indexer.languages."""
+"""Tests for codevouch.indexer.chunker and the syntax layer it stands on (codevouch.syntax)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codevouch.indexer.chunker import Chunk, chunk_text, find_definitions, split_lines
-from codevouch.indexer.languages import (
+from codevouch.indexer.chunker import Chunk, chunk_text
+from codevouch.syntax.definitions import find_definitions
+from codevouch.syntax.lines import split_lines
+from codevouch.syntax.languages import (
     LANGUAGE_SPECS,
     SUPPORTED_LANGUAGES,
     detect_language,

@@ -9,7 +9,8 @@ Model
   public API.  Every chunk's ``text`` is exactly the joined lines of its range.
 * An *item* is a top-level (or container-member) syntax node together with the
   comments/attributes/decorators directly above it (no blank line between).
-  Items that define symbols (see ``LANGUAGE_SPECS``) carry qualified names.
+  Items that define symbols (see ``LANGUAGE_SPECS``) carry qualified names
+  (:mod:`codevouch.syntax.tree`, shared with ``find_definitions``).
 * A definition that fits ``budget`` tokens is one piece.  One that does not fit
   is split: a container (class, impl, interface, namespace ...) becomes its
   *header* piece (everything before its first member definition, symbol = the
@@ -34,22 +35,16 @@ itself over budget (minified code; callers are expected to skip such files).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 from tree_sitter import Node
 
-from codevouch.indexer.languages import (
-    SUPPORTED_LANGUAGES,
-    DefRule,
-    LanguageSpec,
-    detect_language,
-    get_parser,
-    get_spec,
-)
+from codevouch.syntax.definitions import resolve_language
+from codevouch.syntax.languages import LanguageSpec, get_spec
+from codevouch.syntax.lines import MODULE_SYMBOL, split_lines
+from codevouch.syntax.tree import Item, Syntax, parse, rows
 
-__all__ = ["Chunk", "MODULE_SYMBOL", "chunk_text", "find_definitions", "split_lines"]
-
-MODULE_SYMBOL = "<module>"
+__all__ = ["Chunk", "chunk_text"]
 
 CountTokens = Callable[[str], int]
 
@@ -62,192 +57,16 @@ class Chunk:
     text: str  # "\n".join(split_lines(source)[start_line - 1:end_line])
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines split on ``"\\n"`` only, matching tree-sitter's row numbering."""
-    return text.split("\n")
-
-
-# --------------------------------------------------------------------------
-# Syntax items
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Def:
-    name: str  # qualified name
-    node: Node  # the defining node itself (inside any wrapper)
-    rule: DefRule
-
-
-@dataclass(frozen=True)
-class _Item:
-    start: int  # 0-based row, inclusive (includes attached comments)
-    end: int  # 0-based row, inclusive
-    defs: tuple[_Def, ...]  # empty for non-definition code
-    nodes: tuple[Node, ...]  # syntax nodes covered (for window cut points)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(d.name for d in self.defs)
-
-    @property
-    def splittable(self) -> _Def | None:
-        """The container definition this item can be split into members by."""
-        if len(self.defs) == 1 and self.defs[0].rule.container:
-            return self.defs[0]
-        return None
-
-
-def _rows(node: Node) -> tuple[int, int]:
-    start, end = node.start_point, node.end_point
-    # Some grammars include the trailing newline (end at column 0 of the next
-    # row); that row holds nothing of the node.
-    end_row = end.row - 1 if end.column == 0 and end.row > start.row else end.row
-    return start.row, end_row
-
-
-def _node_text(node: Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", "replace")
-
-
-def _base_type_name(node: Node | None) -> str:
-    """``Foo`` from ``Foo<T>``, ``&'a mut foo::Foo`` and the like (Rust impls)."""
-    while node is not None and node.type not in ("type_identifier", "primitive_type"):
-        inner = node.child_by_field_name("type") or node.child_by_field_name("name")
-        if inner is None:
-            break
-        node = inner
-    return _node_text(node)
-
-
-def _go_receiver_type(node: Node) -> str:
-    receiver = node.child_by_field_name("receiver")
-    stack = [receiver] if receiver is not None else []
-    while stack:  # first type identifier, depth first: handles *T, T[K], (t T)
-        current = stack.pop()
-        if current.type == "type_identifier":
-            return _node_text(current)
-        stack.extend(reversed(current.named_children))
-    return ""
-
-
-def _def_name(node: Node, rule: DefRule) -> str:
-    if rule.value_types is not None:
-        value = node.child_by_field_name("value")
-        if value is None or value.type not in rule.value_types:
-            return ""
-    if rule.name == "impl_type":
-        return _base_type_name(node.child_by_field_name("type"))
-    name = "".join(_node_text(node.child_by_field_name("name")).split())
-    if rule.name == "string":
-        name = name.strip("\"'`")
-    elif rule.name == "go_receiver" and name:
-        receiver = _go_receiver_type(node)
-        name = f"{receiver}.{name}" if receiver else name
-    return name
-
-
-class _Syntax:
-    """Builds items (definitions with qualified names) from a parsed tree."""
-
-    def __init__(self, spec: LanguageSpec) -> None:
-        self.spec = spec
-
-    def resolve(self, node: Node, prefix: str) -> tuple[_Def, ...]:
-        rule = self.spec.definitions.get(node.type)
-        if rule is not None:
-            name = _def_name(node, rule)
-            if not name:
-                return ()
-            return (_Def(f"{prefix}.{name}" if prefix else name, node, rule),)
-        if node.type in self.spec.wrappers:
-            found: list[_Def] = []
-            for child in node.named_children:
-                found.extend(self.resolve(child, prefix))
-            return tuple(found)
-        return ()
-
-    def items(self, nodes: Iterable[Node], prefix: str) -> list[_Item]:
-        """Group sibling nodes into items, attaching comments/decorators above."""
-        items: list[_Item] = []
-        pending: list[Node] = []  # prefix nodes waiting for the next sibling
-        pending_end = -2
-
-        def flush() -> None:
-            nonlocal pending
-            if pending:
-                items.append(_Item(_rows(pending[0])[0], pending_end, (), tuple(pending)))
-                pending = []
-
-        for node in nodes:
-            start, end = _rows(node)
-            if not pending and items and start <= items[-1].end:
-                # Shares a line with the previous item (trailing comment,
-                # `a; b` on one line): chunks are whole lines, so join them.
-                prev = items[-1]
-                defs = prev.defs + self.resolve(node, prefix)
-                items[-1] = _Item(prev.start, max(prev.end, end), defs, prev.nodes + (node,))
-                continue
-            if pending and start > pending_end + 1:
-                flush()  # a blank line separates the comments from this node
-            if node.type in self.spec.prefix:
-                pending.append(node)
-                pending_end = max(pending_end, end) if len(pending) > 1 else end
-                continue
-            defs = self.resolve(node, prefix)
-            if pending:
-                start = _rows(pending[0])[0]
-                nodes_ = tuple(pending) + (node,)
-                pending = []
-            else:
-                nodes_ = (node,)
-            items.append(_Item(start, end, defs, nodes_))
-        flush()
-        return items
-
-    def members(self, definition: _Def) -> list[_Item]:
-        """Member items of a container definition, qualified by its name."""
-        node = definition.node
-        body = node.child_by_field_name("body")
-        if body is None:
-            return []
-        nodes = list(self._flatten(body.named_children))
-        # Python puts comments between `class X:` and the first statement on
-        # the class node, not the body; they belong to the first member.
-        header_row = node.start_point.row
-        nodes.extend(
-            c
-            for c in node.named_children
-            if c.type in self.spec.prefix and c.start_point.row > header_row
-            and c.start_byte < body.start_byte
-        )
-        nodes.sort(key=lambda n: n.start_byte)
-        return self.items(nodes, definition.name)
-
-    def _flatten(self, nodes: Sequence[Node]) -> Iterable[Node]:
-        for node in nodes:
-            if node.type in self.spec.transparent:
-                yield from self._flatten(node.named_children)
-            else:
-                yield node
-
-    def cut_rows(self, nodes: Iterable[Node]) -> set[int]:
-        """Rows after which a window may end cleanly: ends of statements."""
-        stack = list(nodes)
-        rows = {_rows(node)[1] for node in stack}
-        while stack:
-            node = stack.pop()
-            if node.type in self.spec.blocks:
-                rows.update(_rows(child)[1] for child in node.named_children)
-            stack.extend(node.named_children)
-        return rows
-
-
-def _parse(text: str, language: str) -> Node:
-    source = text.encode("utf-8", "surrogatepass")
-    return get_parser(language).parse(source).root_node
+def _cut_rows(spec: LanguageSpec, nodes: Iterable[Node]) -> set[int]:
+    """Rows after which a window may end cleanly: ends of statements."""
+    stack = list(nodes)
+    cuts = {rows(node)[1] for node in stack}
+    while stack:
+        node = stack.pop()
+        if node.type in spec.blocks:
+            cuts.update(rows(child)[1] for child in node.named_children)
+        stack.extend(node.named_children)
+    return cuts
 
 
 # --------------------------------------------------------------------------
@@ -273,7 +92,7 @@ class _Chunker:
         count_tokens: CountTokens,
         budget: int,
         merge_target: int,
-        syntax: _Syntax | None,
+        syntax: Syntax | None,
     ) -> None:
         self.lines = lines
         self.count = count_tokens
@@ -314,7 +133,7 @@ class _Chunker:
 
     # -- splitting ---------------------------------------------------------
 
-    def span(self, start: int, end: int, items: list[_Item], symbol: str,
+    def span(self, start: int, end: int, items: list[Item], symbol: str,
              group: int, header_mergeable: bool) -> None:
         """Emit a region: its definition items, and the code around them as
         pieces named ``symbol``.  The code before the first definition is the
@@ -335,7 +154,7 @@ class _Chunker:
             self.gap(cursor, end, symbol, group, header_mergeable or not header, items)
 
     def gap(self, start: int, end: int, symbol: str, group: int, mergeable: bool,
-            items: list[_Item]) -> None:
+            items: list[Item]) -> None:
         start, end = self.trim(start, end)
         if start > end:
             return
@@ -346,7 +165,7 @@ class _Chunker:
         nodes = [n for it in items if it.end >= start and it.start <= end for n in it.nodes]
         self.windows(start, end, (symbol,), nodes)
 
-    def definition(self, item: _Item, start: int, group: int) -> None:
+    def definition(self, item: Item, start: int, group: int) -> None:
         start, end = self.trim(start, item.end)
         if start > end:
             return
@@ -367,7 +186,7 @@ class _Chunker:
                 nodes: list[Node]) -> None:
         """Consecutive line windows within the budget, cut preferably after a
         statement (from the syntax tree) or before a blank line."""
-        cuts = self.syntax.cut_rows(nodes) if self.syntax is not None and nodes else set()
+        cuts = _cut_rows(self.syntax.spec, nodes) if self.syntax is not None and nodes else set()
         row = start
         while row <= end:
             row, _ = self.trim(row, end)
@@ -456,12 +275,6 @@ class _Chunker:
 # --------------------------------------------------------------------------
 
 
-def _resolve_language(path: str, language: str | None) -> str | None:
-    if language is None:
-        return detect_language(path)
-    return language if language in SUPPORTED_LANGUAGES else None
-
-
 def chunk_text(
     text: str,
     path: str,
@@ -482,7 +295,7 @@ def chunk_text(
     """
     if budget < 1:
         raise ValueError("budget must be positive")
-    lang = _resolve_language(path, language)
+    lang = resolve_language(path, language)
     lines = split_lines(text)
     if not text.strip():
         return [], lang
@@ -499,40 +312,10 @@ def chunk_text(
 
 def _chunk_syntax(text: str, lines: list[str], language: str,
                   count_tokens: CountTokens, budget: int, target: int) -> list[Chunk]:
-    syntax = _Syntax(get_spec(language))
-    root = _parse(text, language)
+    syntax = Syntax(get_spec(language))
+    root = parse(text, language)
     chunker = _Chunker(lines, count_tokens, budget, target, syntax)
     items = syntax.items(root.named_children, "")
     chunker.span(0, len(lines) - 1, items, MODULE_SYMBOL, chunker.new_group(),
                  header_mergeable=True)
     return chunker.merged_chunks()
-
-
-def find_definitions(text: str, path: str, language: str | None = None
-                     ) -> dict[str, list[tuple[int, int]]]:
-    """Every qualified symbol defined in ``text`` -> its (start, end) line
-    ranges (1-based, inclusive, with decorators and doc comments), in file
-    order.  Names are exactly those :func:`chunk_text` uses as symbols;
-    ``<module>`` is not a definition and never appears.  Nested functions
-    are part of their parent and are not listed.  Unsupported language or a
-    parser failure -> ``{}``.
-    """
-    lang = _resolve_language(path, language)
-    if lang is None or not text.strip():
-        return {}
-    syntax = _Syntax(get_spec(lang))
-    try:
-        root = _parse(text, lang)
-    except Exception:  # noqa: BLE001 - never crash on odd input
-        return {}
-    found: dict[str, list[tuple[int, int]]] = {}
-
-    def collect(items: list[_Item]) -> None:
-        for item in items:
-            for definition in item.defs:
-                found.setdefault(definition.name, []).append((item.start + 1, item.end + 1))
-                if definition.rule.container:
-                    collect(syntax.members(definition))
-
-    collect(syntax.items(root.named_children, ""))
-    return found

@@ -2,18 +2,13 @@
 from __future__ import annotations
 
 from codevouch.rules import Rules
+from codevouch.syntax.lines import decode
+
+__all__ = ["decode", "skip_reason"]
 
 BINARY_SNIFF = 8000         # git's own heuristic: a NUL in the first 8000 bytes means binary
 MINIFIED_LINE = 1000        # one line this long in a code file: minified or generated data
 MINIFIED_AVERAGE = 300      # or lines this long on average
-
-
-def decode(data: bytes) -> str:
-    """UTF-8 when it is, else Latin-1 (which maps every byte, so nothing is ever dropped)."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
 
 
 def skip_reason(data: bytes, rules: Rules) -> str | None:

@@ -8,8 +8,8 @@ from typing import Any
 from codevouch import gitio, lexical
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import InputError, NotIndexed
-from codevouch.indexer.filetext import decode
 from codevouch.store import ChunkRecord, Ledger, VectorStore, collection_base
+from codevouch.syntax.lines import decode
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codevouch import gitio
-from codevouch.indexer.filetext import decode
 from codevouch.rules import Rules, load_rules_text
+from codevouch.syntax.lines import decode
 from codevouch.validator import symbols
 from codevouch.validator.model import Snippet
 from codevouch.validator.paths import Located, locate

@@ -1,9 +1,9 @@
-"""Symbol lookups over the chunker's definitions (pure; tree-sitter parsing, no I/O)."""
+"""Symbol lookups over the syntax layer's definitions (pure; tree-sitter parsing, no I/O)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-MODULE_SYMBOL = "<module>"
+from codevouch.syntax.lines import MODULE_SYMBOL
 
 Definitions = Mapping[str, list[tuple[int, int]]]
 
@@ -13,7 +13,7 @@ def definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]]:
 
     Imported lazily: tree-sitter grammars load only when a symbol is actually looked up.
     """
-    from codevouch.indexer.chunker import find_definitions
+    from codevouch.syntax.definitions import find_definitions
     try:
         return find_definitions(text, path)
     except Exception:  # noqa: BLE001 - a parser problem must not fail validation of the others

@@ -5,12 +5,9 @@ Lines are numbered by "\\n" only, 1-based, the same way the indexer numbers chun
 """
 from __future__ import annotations
 
+from codevouch.syntax.lines import split_lines
 
 MAX_HITS = 200   # a snippet that occurs more often than this is not a useful location anyway
-
-
-def split_lines(text: str) -> list[str]:
-    return text.split("\n")
 
 
 def slice_lines(text: str, start: int, end: int) -> str:

@@ -132,7 +132,7 @@ _RUST_DOC = re.compile(r"^\s*///(?!/)")
 
 def strip_rust(text: str, path: str) -> tuple[str, list[Target]]:
     """Blank every `///` line; a function preceded by one is a target."""
-    from codevouch.indexer.chunker import find_definitions
+    from codevouch.syntax.definitions import find_definitions
 
     lines = text.split("\n")
     targets: list[Target] = []

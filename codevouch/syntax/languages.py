@@ -1,10 +1,10 @@
 """Language detection and lazy tree-sitter grammar loading.
 
 Grammars come only from the per-language ``tree-sitter-*`` wheels installed
-in the environment (never downloaded).  Everything the chunker needs to know
-about a language's syntax is kept as plain data in :data:`LANGUAGE_SPECS`, so
-supporting another language means adding one table entry (plus its grammar
-loader in :data:`_GRAMMAR_LOADERS`).
+in the environment (never downloaded).  Everything the chunker and the definition
+finder need to know about a language's syntax is kept as plain data in
+:data:`LANGUAGE_SPECS`, so supporting another language means adding one table entry
+(plus its grammar loader in :data:`_GRAMMAR_LOADERS`).
 """
 
 from __future__ import annotations

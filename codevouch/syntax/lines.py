@@ -1,0 +1,26 @@
+"""Line numbering shared by the indexer, the validator and everything that cites lines."""
+
+from __future__ import annotations
+
+__all__ = ["MODULE_SYMBOL", "decode", "split_lines"]
+
+# The symbol of code outside any definition (imports, module-level statements).
+MODULE_SYMBOL = "<module>"
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on ``"\\n"`` only, matching tree-sitter's row numbering.
+
+    Line N (1-based) of a file is ``split_lines(text)[N - 1]``; a chunk's text is exactly
+    ``"\\n".join(split_lines(text)[start - 1:end])``.
+    """
+    return text.split("\n")
+
+
+def decode(data: bytes) -> str:
+    """A file's bytes as text: UTF-8 when it is, else Latin-1 (which maps every byte, so
+    nothing is ever dropped); indexer and validator must read a file the same way."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")

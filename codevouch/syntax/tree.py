@@ -1,0 +1,187 @@
+"""Definition items from a tree-sitter tree: the part of syntax shared by the chunker
+and :func:`codevouch.syntax.definitions.find_definitions`.
+
+An *item* is a top-level (or container-member) node with the comments, attributes and
+decorators directly above it (no blank line between).  Items that define symbols (see
+``LANGUAGE_SPECS``) carry qualified names.  Pure: no file or git I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from tree_sitter import Node
+
+from codevouch.syntax.languages import DefRule, LanguageSpec, get_parser
+
+__all__ = ["Def", "Item", "Syntax", "node_text", "parse", "rows"]
+
+
+
+@dataclass(frozen=True)
+class Def:
+    name: str  # qualified name
+    node: Node  # the defining node itself (inside any wrapper)
+    rule: DefRule
+
+
+@dataclass(frozen=True)
+class Item:
+    start: int  # 0-based row, inclusive (includes attached comments)
+    end: int  # 0-based row, inclusive
+    defs: tuple[Def, ...]  # empty for non-definition code
+    nodes: tuple[Node, ...]  # syntax nodes covered (for window cut points)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.defs)
+
+    @property
+    def splittable(self) -> Def | None:
+        """The container definition this item can be split into members by."""
+        if len(self.defs) == 1 and self.defs[0].rule.container:
+            return self.defs[0]
+        return None
+
+
+def rows(node: Node) -> tuple[int, int]:
+    start, end = node.start_point, node.end_point
+    # Some grammars include the trailing newline (end at column 0 of the next
+    # row); that row holds nothing of the node.
+    end_row = end.row - 1 if end.column == 0 and end.row > start.row else end.row
+    return start.row, end_row
+
+
+def node_text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def _base_type_name(node: Node | None) -> str:
+    """``Foo`` from ``Foo<T>``, ``&'a mut foo::Foo`` and the like (Rust impls)."""
+    while node is not None and node.type not in ("type_identifier", "primitive_type"):
+        inner = node.child_by_field_name("type") or node.child_by_field_name("name")
+        if inner is None:
+            break
+        node = inner
+    return node_text(node)
+
+
+def _go_receiver_type(node: Node) -> str:
+    receiver = node.child_by_field_name("receiver")
+    stack = [receiver] if receiver is not None else []
+    while stack:  # first type identifier, depth first: handles *T, T[K], (t T)
+        current = stack.pop()
+        if current.type == "type_identifier":
+            return node_text(current)
+        stack.extend(reversed(current.named_children))
+    return ""
+
+
+def _def_name(node: Node, rule: DefRule) -> str:
+    if rule.value_types is not None:
+        value = node.child_by_field_name("value")
+        if value is None or value.type not in rule.value_types:
+            return ""
+    if rule.name == "impl_type":
+        return _base_type_name(node.child_by_field_name("type"))
+    name = "".join(node_text(node.child_by_field_name("name")).split())
+    if rule.name == "string":
+        name = name.strip("\"'`")
+    elif rule.name == "go_receiver" and name:
+        receiver = _go_receiver_type(node)
+        name = f"{receiver}.{name}" if receiver else name
+    return name
+
+
+class Syntax:
+    """Builds items (definitions with qualified names) from a parsed tree."""
+
+    def __init__(self, spec: LanguageSpec) -> None:
+        self.spec = spec
+
+    def resolve(self, node: Node, prefix: str) -> tuple[Def, ...]:
+        rule = self.spec.definitions.get(node.type)
+        if rule is not None:
+            name = _def_name(node, rule)
+            if not name:
+                return ()
+            return (Def(f"{prefix}.{name}" if prefix else name, node, rule),)
+        if node.type in self.spec.wrappers:
+            found: list[Def] = []
+            for child in node.named_children:
+                found.extend(self.resolve(child, prefix))
+            return tuple(found)
+        return ()
+
+    def items(self, nodes: Iterable[Node], prefix: str) -> list[Item]:
+        """Group sibling nodes into items, attaching comments/decorators above."""
+        items: list[Item] = []
+        pending: list[Node] = []  # prefix nodes waiting for the next sibling
+        pending_end = -2
+
+        def flush() -> None:
+            nonlocal pending
+            if pending:
+                items.append(Item(rows(pending[0])[0], pending_end, (), tuple(pending)))
+                pending = []
+
+        for node in nodes:
+            start, end = rows(node)
+            if not pending and items and start <= items[-1].end:
+                # Shares a line with the previous item (trailing comment,
+                # `a; b` on one line): chunks are whole lines, so join them.
+                prev = items[-1]
+                defs = prev.defs + self.resolve(node, prefix)
+                items[-1] = Item(prev.start, max(prev.end, end), defs, prev.nodes + (node,))
+                continue
+            if pending and start > pending_end + 1:
+                flush()  # a blank line separates the comments from this node
+            if node.type in self.spec.prefix:
+                pending.append(node)
+                pending_end = max(pending_end, end) if len(pending) > 1 else end
+                continue
+            defs = self.resolve(node, prefix)
+            if pending:
+                start = rows(pending[0])[0]
+                nodes_ = tuple(pending) + (node,)
+                pending = []
+            else:
+                nodes_ = (node,)
+            items.append(Item(start, end, defs, nodes_))
+        flush()
+        return items
+
+    def members(self, definition: Def) -> list[Item]:
+        """Member items of a container definition, qualified by its name."""
+        node = definition.node
+        body = node.child_by_field_name("body")
+        if body is None:
+            return []
+        nodes = list(self._flatten(body.named_children))
+        # Python puts comments between `class X:` and the first statement on
+        # the class node, not the body; they belong to the first member.
+        header_row = node.start_point.row
+        nodes.extend(
+            c
+            for c in node.named_children
+            if c.type in self.spec.prefix and c.start_point.row > header_row
+            and c.start_byte < body.start_byte
+        )
+        nodes.sort(key=lambda n: n.start_byte)
+        return self.items(nodes, definition.name)
+
+    def _flatten(self, nodes: Sequence[Node]) -> Iterable[Node]:
+        for node in nodes:
+            if node.type in self.spec.transparent:
+                yield from self._flatten(node.named_children)
+            else:
+                yield node
+
+
+def parse(text: str, language: str) -> Node:
+    """The root node of ``text`` parsed as ``language`` (bytes as UTF-8, lone surrogates kept)."""
+    source = text.encode("utf-8", "surrogatepass")
+    return get_parser(language).parse(source).root_node
