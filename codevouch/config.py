@@ -1,0 +1,65 @@
+"""The repository's codevouch settings as they are in the working tree.
+
+One table, from `.codevouch.toml` (preferred) or the `[tool.codevouch]` table of
+pyproject.toml. Each concern reads its own section of it: rules.py the exclusion rules,
+models.py `[models]` and `[budget]`, usage.py `[usage]` and `[health]`. Only these two file
+names at the repository root are read, never a symlink that leaves the repository.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codevouch.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    table: dict[str, Any] = field(default_factory=dict)
+    source: str = "defaults"       # ".codevouch.toml", "pyproject.toml [tool.codevouch]" or "defaults"
+
+    def section(self, name: str) -> dict[str, Any]:
+        """A sub-table (`[budget]`, `[models]`...), {} when absent; ConfigError when not a table."""
+        value = self.table.get(name, {})
+        if not isinstance(value, dict):
+            raise ConfigError(f"{self.source}: `{name}` must be a table ([{name}]).")
+        return value
+
+
+def load_repo_config(root: Path) -> RepoConfig:
+    """The settings of the work tree at `root` (its top directory)."""
+    own = _read(root, ".codevouch.toml")
+    if own is not None:
+        return RepoConfig(loads(own, ".codevouch.toml"), ".codevouch.toml")
+    pyproject = _read(root, "pyproject.toml")
+    if pyproject is not None:
+        table = loads(pyproject, "pyproject.toml").get("tool", {}).get("codevouch")
+        if isinstance(table, dict):
+            return RepoConfig(table, "pyproject.toml [tool.codevouch]")
+    return RepoConfig()
+
+
+def loads(text: str, name: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{name} is not valid TOML ({exc}); fix or remove it.") from exc
+
+
+def _read(root: Path, name: str) -> str | None:
+    path = root / name
+    try:
+        real = path.resolve()
+        # A config file that is a symlink out of the repository is not ours to read.
+        if not real.is_relative_to(root.resolve()) or not real.is_file():
+            return None
+        return real.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
