@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +21,26 @@ from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _OBJECT_TYPES = ("commit", "tree", "blob", "tag")
 
+
+# Variables that tell git which repository, index or object store to use. Git sets them for
+# hooks (GIT_DIR, GIT_INDEX_FILE ...), and a user may have them exported: left in place they
+# would make `git -C <repo>` read a different repository than the one we were asked about.
+REPO_LOCATING_VARS = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+)
+
+
+def no_git_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` without the repository-locating variables (pre-commit's `no_git_env`, narrowed
+    to those: configuration such as GIT_CONFIG_GLOBAL or GIT_SSH_COMMAND is the user's and stays)."""
+    return {k: v for k, v in environ.items() if k not in REPO_LOCATING_VARS}
+
+
 def _env() -> dict[str, str]:
     # Read per call, not at import, so a changed environment (HOME in tests) reaches git.
     return {
-        **os.environ,
+        **no_git_env(os.environ),
         "LC_ALL": "C",
         # `git status` refreshes the index as a side effect; a read-only tool must not write.
         "GIT_OPTIONAL_LOCKS": "0",

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.gitrepo import Repo
 
 FAKE = ["--embedder", "fake-bow-64"]
@@ -69,3 +71,22 @@ def test_help_is_fast_and_light() -> None:
             "print('HEAVY', heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "HEAVY []" in out.stdout and "index" in out.stdout
+
+
+def test_git_environment_from_a_hook_cannot_redirect_validate(tmp_path: Path, repo: Repo,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Inside a git hook GIT_DIR (and often GIT_INDEX_FILE, GIT_WORK_TREE) point at the hook's
+    # repository; `validate --repo r` must still read r.
+    text = "def alpha():\n    return 1\n"
+    head = repo.commit(**{"a.py": text})
+    other = Repo(tmp_path / "other")
+    other.commit(**{"a.py": "def alpha():\n    return 2\n"})
+    git_dir = other.root / ".git"
+    for name, value in {"GIT_DIR": git_dir, "GIT_WORK_TREE": other.root, "GIT_INDEX_FILE": git_dir / "index",
+                        "GIT_OBJECT_DIRECTORY": git_dir / "objects", "GIT_COMMON_DIR": git_dir}.items():
+        monkeypatch.setenv(name, str(value))
+    snippet = {"path": "a.py", "commit": head, "start_line": 1, "end_line": 2, "symbol": "alpha", "text": text}
+    out = cv("validate", "-", "--json", "--repo", str(repo.root), stdin=json.dumps(snippet))
+    assert out.returncode == 0, out.stderr
+    [v] = json.loads(out.stdout)
+    assert (v["verdict"], v["reason"]) == ("usable", "same-commit")
