@@ -8,7 +8,11 @@
     │   └── UnknownRevision   a branch or commit that does not exist
     ├── ConfigError           a bad .codevouch.toml / [tool.codevouch] section
     ├── IndexLocked           another build holds the index's writer lock
+    ├── IndexBusy             a read waited too long for a build's write to the vector store
     ├── NotIndexed            search on a repository/branch that was never indexed
+    ├── BadIndex              the index directory is unusable (not a directory, read-only,
+    │                         corrupt ledger, written by a newer release)
+    ├── StoreUnavailable      the vector store (a Chroma server) cannot be reached
     └── InputError            malformed input (bad JSON, missing fields, unknown mode/kind/embedder)
 """
 from __future__ import annotations
@@ -51,6 +55,18 @@ class ConfigError(CodevouchError):
 
 class IndexLocked(CodevouchError):
     """Another build holds the index's writer lock: wait, or retry later."""
+
+
+class IndexBusy(CodevouchError):
+    """A read timed out behind a build that is writing the vector store: retry, or search lexically."""
+
+
+class BadIndex(CodevouchError):
+    """The index directory cannot be used as it is; the message says how to recover."""
+
+
+class StoreUnavailable(CodevouchError):
+    """The vector store cannot be reached (CODEVOUCH_CHROMA_URL names a server that does not answer)."""
 
 
 class NotIndexed(CodevouchError):

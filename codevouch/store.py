@@ -1,7 +1,8 @@
 """The index on disk: a SQLite ledger (authoritative records, embedding cache) beside Chroma.
 
 Layout of an index directory:
-    state.sqlite   branches, files, chunks, the embedding cache, pending vector ids
+    state.sqlite   branches, files, chunks, the embedding cache, pending vector ids; its format
+                   changes only by the ordered steps of codevouch/migrations.py (never a rebuild)
     chroma/        embedded Chroma: per (repository, branch) a `-live` and a `-hist` collection
     write.lock     one writer at a time
 With CODEVOUCH_CHROMA_URL=http://HOST:PORT the vectors live on a Chroma server (`chroma run`)
@@ -29,9 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from codevouch.errors import CodevouchError, IndexLocked
+from codevouch.errors import BadIndex, CodevouchError, IndexBusy, IndexLocked, NotIndexed
 
-SCHEMA_VERSION = 1
 CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
 
 
@@ -111,45 +111,27 @@ class BranchState:
     rules_json: str
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS branches (
-    coll TEXT PRIMARY KEY, repo TEXT NOT NULL, branch TEXT NOT NULL, commit_sha TEXT NOT NULL,
-    commit_date TEXT NOT NULL, built_at TEXT NOT NULL, embedder TEXT NOT NULL, rules_json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    coll TEXT NOT NULL, path TEXT NOT NULL, blob_sha TEXT NOT NULL, kind TEXT NOT NULL, rule TEXT,
-    language TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, chunks INTEGER NOT NULL,
-    PRIMARY KEY (coll, path));
-CREATE TABLE IF NOT EXISTS chunks (
-    coll TEXT NOT NULL, id TEXT NOT NULL, record TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL,
-    PRIMARY KEY (coll, id));
-CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks (coll, path);
-CREATE TABLE IF NOT EXISTS embeddings (
-    model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, text_hash));
-CREATE TABLE IF NOT EXISTS pending (collection TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (collection, id));
-CREATE VIRTUAL TABLE IF NOT EXISTS lexicon USING fts5(terms, tokenize='porter unicode61');
-CREATE TABLE IF NOT EXISTS lexmap (rowid INTEGER PRIMARY KEY, coll TEXT NOT NULL, id TEXT NOT NULL,
-    UNIQUE (coll, id));
-"""
-
-
 class Ledger:
-    """The SQLite half of the index: small typed reads and one transaction per build."""
+    """The SQLite half of the index: small typed reads and one transaction per build.
 
-    def __init__(self, index_dir: Path) -> None:
-        index_dir.mkdir(parents=True, exist_ok=True)
+    `Ledger(dir)` is the writer's view: it creates the directory and the file, and applies
+    pending migrations (codevouch/migrations.py). `Ledger(dir, readonly=True)` is a reader's:
+    it creates nothing, raises NotIndexed when the directory holds no ledger, and upgrades
+    an index of an older release in place only when its format must change.
+    """
+
+    def __init__(self, index_dir: Path, readonly: bool = False) -> None:
         self.path = index_dir / "state.sqlite"
-        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
-        row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        if row is None:
-            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) != SCHEMA_VERSION:
-            raise CodevouchError(
-                f"the index at {index_dir} has schema {row[0]}, this codevouch reads {SCHEMA_VERSION}; "
-                "build a new index with --index DIR or remove the old one.")
+        self.readonly = readonly
+        if readonly:
+            self.db = _open_for_read(index_dir, self.path)
+        else:
+            ensure_index_dir(index_dir)
+            self.db = _connect(self.path, f"file:{_quote(self.path)}", index_dir)
+            with _sqlite_errors(index_dir):
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+        _upgrade(self.db, index_dir, self.path, readonly)
 
     def close(self) -> None:
         self.db.close()
@@ -281,6 +263,114 @@ class Ledger:
     def clear_pending(self, items: Iterable[tuple[str, str]]) -> None:
         with self.transaction() as db:
             db.executemany("DELETE FROM pending WHERE collection=? AND id=?", list(items))
+
+
+def ensure_index_dir(index_dir: Path) -> None:
+    """Create the index directory for a writer, or say plainly why it cannot be one."""
+    try:
+        index_dir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:
+        raise BadIndex(f"--index {index_dir} is a file, not a directory; pass a directory for the index.") from exc
+    except NotADirectoryError as exc:
+        raise BadIndex(f"--index {index_dir} lies under a file, not a directory; pass a directory path.") from exc
+    except OSError as exc:
+        raise BadIndex(f"cannot create the index directory {index_dir}: {exc.strerror or exc}; "
+                       "pass --index with a writable directory.") from exc
+    if not index_dir.is_dir():
+        raise BadIndex(f"--index {index_dir} is not a directory; pass a directory for the index.")
+    if not os.access(index_dir, os.W_OK | os.X_OK):
+        raise BadIndex(f"the index directory {index_dir} is not writable; pass --index with a writable "
+                       "directory (reads such as search work on a read-only index).")
+
+
+def _quote(path: Path) -> str:
+    from urllib.parse import quote
+
+    return quote(str(path.resolve() if path.is_absolute() else path.absolute()))
+
+
+def _open_for_read(index_dir: Path, path: Path) -> sqlite3.Connection:
+    """A read-only connection that never creates the ledger (or its directory)."""
+    if index_dir.exists() and not index_dir.is_dir():
+        raise BadIndex(f"--index {index_dir} is a file, not an index directory.")
+    try:
+        present = path.is_file()
+    except OSError:
+        present = False
+    if not present:
+        if path.exists():
+            raise BadIndex(f"{path} is not a file; remove it and rebuild the index.")
+        raise NotIndexed(f"nothing is indexed in {index_dir}; run `codevouch index build --index {index_dir}` first.")
+    db = _connect(path, f"file:{_quote(path)}?mode=ro", index_dir)
+    try:
+        with _sqlite_errors(index_dir):
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except BadIndex:
+        db.close()
+        if os.access(index_dir, os.W_OK):
+            raise
+    # A WAL-mode ledger on a read-only mount: SQLite cannot create its -shm file there.
+    # Nothing can write that directory either, so reading it as immutable is safe.
+    db = _connect(path, f"file:{_quote(path)}?mode=ro&immutable=1", index_dir)
+    with _sqlite_errors(index_dir):
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    return db
+
+
+def _connect(path: Path, uri: str, index_dir: Path) -> sqlite3.Connection:
+    with _sqlite_errors(index_dir):
+        return sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+
+
+@contextmanager
+def _sqlite_errors(index_dir: Path) -> Iterator[None]:
+    """SQLite's failures, turned into messages that say what to do."""
+    ledger = index_dir / "state.sqlite"
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        text = str(exc)
+        if "readonly" in text or "unable to open" in text:
+            raise BadIndex(f"cannot open the index ledger {ledger} ({text}); check that the directory "
+                           "exists and is readable (and writable, for a build).") from exc
+        if "locked" in text or "busy" in text:
+            raise IndexBusy(f"the index ledger {ledger} stayed locked ({text}); retry when the build "
+                            "that holds it has finished.") from exc
+        raise BadIndex(f"the index ledger {ledger} cannot be used ({text}).") from exc
+    except sqlite3.DatabaseError as exc:
+        raise BadIndex(
+            f"the index ledger {ledger} is corrupt ({exc}); move the index directory aside "
+            f"(`mv {index_dir} {index_dir}.corrupt`) and run `codevouch index build` again: the index is "
+            "rebuilt from git (the embedding cache is lost, so the build re-embeds).") from exc
+
+
+def _upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool) -> None:
+    """Apply the migrations this ledger lacks (a reader's upgrade opens its own writable connection)."""
+    from codevouch import migrations
+
+    with _sqlite_errors(index_dir):
+        try:
+            todo = migrations.pending(db)
+        except migrations.UnknownMigrations as exc:
+            raise BadIndex(f"the index at {index_dir} was written by a newer codevouch (format steps "
+                           f"{exc}); upgrade codevouch, or build a separate index with --index DIR.") from exc
+        if not todo:
+            return
+        if not readonly:
+            migrations.migrate(db)
+            return
+        try:
+            writer = sqlite3.connect(f"file:{_quote(path)}?mode=rw", uri=True, timeout=30, isolation_level=None)
+            try:
+                migrations.migrate(writer)
+            finally:
+                writer.close()
+        except sqlite3.OperationalError as exc:
+            raise BadIndex(
+                f"the index at {index_dir} was made by an older codevouch and must be upgraded in place once, "
+                f"which needs write access ({exc}); run `codevouch index build --index {index_dir}` as a user "
+                "who can write it.") from exc
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from codevouch import gitio
-from codevouch.errors import GitError
+from codevouch.errors import GitError, NotIndexed
 from codevouch.store import Ledger
 
 
 def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, Any]]:
     only = str(gitio.repo_root(repo)) if repo is not None else None
-    if not (index_dir / "state.sqlite").exists():
+    try:
+        ledger = Ledger(index_dir, readonly=True)
+    except NotIndexed:
         return []
-    ledger = Ledger(index_dir)
     try:
         rows = []
         for state in ledger.branches():

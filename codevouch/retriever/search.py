@@ -37,7 +37,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     repo = gitio.repo_root(repo_path)
     branch = branch or gitio.current_branch(repo)
     base = collection_base(str(repo), branch)
-    ledger = Ledger(index_dir)
+    ledger = Ledger(index_dir, readonly=True)
     try:
         state = ledger.branch(base)
         if state is None:

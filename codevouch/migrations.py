@@ -1,0 +1,136 @@
+"""Ordered migrations of the ledger (`state.sqlite`): an index upgrades in place, never rebuilds.
+
+Each migration is a function registered with `@migration`, applied once, in the order of
+this file, inside its own transaction together with the row in `_migrations` that records
+it. A build or a read of an index made by an older release applies what it lacks; an
+index that carries a migration this release does not know was written by a newer release
+and is refused, because this code cannot know what that migration changed.
+
+Rules for whoever changes the schema (other modules too, e.g. the usage records):
+  - add a new function at the end of this file; never edit, reorder or remove a shipped one;
+  - a migration must be correct on any index that has all earlier migrations applied;
+  - never force a rebuild: move or derive the data in SQL (or Python) here instead.
+
+The first release (before this framework) stored `meta.schema = 1` and had no `_migrations`
+table; `m001_initial` is written so it is a no-op on such an index, which is how the first
+release's indexes open here.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+MigrationFn = Callable[[sqlite3.Connection], None]
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    fn: MigrationFn
+
+
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: MigrationFn) -> MigrationFn:
+    """Register `fn` as the next migration (its function name is its permanent id)."""
+    if any(m.name == fn.__name__ for m in MIGRATIONS):
+        raise ValueError(f"duplicate migration {fn.__name__}")
+    MIGRATIONS.append(Migration(fn.__name__, fn))
+    return fn
+
+
+class UnknownMigrations(Exception):
+    """The ledger carries migrations this release does not know: it was written by a newer one."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(", ".join(names))
+        self.names = names
+
+
+def _has_table(db: sqlite3.Connection, name: str) -> bool:
+    return db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
+
+
+def applied(db: sqlite3.Connection) -> list[str]:
+    if not _has_table(db, "_migrations"):
+        return []
+    return [n for (n,) in db.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def pending(db: sqlite3.Connection) -> list[Migration]:
+    """The migrations `db` lacks, in order; UnknownMigrations when it has some we do not know."""
+    done = applied(db)
+    known = {m.name for m in MIGRATIONS}
+    unknown = [n for n in done if n not in known]
+    if unknown:
+        raise UnknownMigrations(unknown)
+    return [m for m in MIGRATIONS if m.name not in done]
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply every pending migration, each in one transaction with its record; the names applied.
+
+    `db` must be in autocommit mode (isolation_level=None) and held by the index's only writer.
+    """
+    todo = pending(db)
+    if todo:
+        db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for m in todo:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have applied it while we waited for the write lock.
+            if db.execute("SELECT 1 FROM _migrations WHERE name=?", (m.name,)).fetchone():
+                db.execute("ROLLBACK")
+                continue
+            m.fn(db)
+            db.execute("INSERT INTO _migrations VALUES (?, ?)",
+                       (m.name, datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+    return [m.name for m in todo]
+
+
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    # executescript() would COMMIT the migration's transaction; run statement by statement.
+    for stmt in sql.split(";"):
+        if stmt.strip():
+            db.execute(stmt)
+
+
+# --- the migrations, oldest first: append only ------------------------------------------------
+
+@migration
+def m001_initial(db: sqlite3.Connection) -> None:
+    """The first release's schema (IF NOT EXISTS: a no-op on an index that release built)."""
+    _script(db, """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS branches (
+    coll TEXT PRIMARY KEY, repo TEXT NOT NULL, branch TEXT NOT NULL, commit_sha TEXT NOT NULL,
+    commit_date TEXT NOT NULL, built_at TEXT NOT NULL, embedder TEXT NOT NULL, rules_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    coll TEXT NOT NULL, path TEXT NOT NULL, blob_sha TEXT NOT NULL, kind TEXT NOT NULL, rule TEXT,
+    language TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, chunks INTEGER NOT NULL,
+    PRIMARY KEY (coll, path));
+CREATE TABLE IF NOT EXISTS chunks (
+    coll TEXT NOT NULL, id TEXT NOT NULL, record TEXT NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL,
+    PRIMARY KEY (coll, id));
+CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks (coll, path);
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, text_hash));
+CREATE TABLE IF NOT EXISTS pending (collection TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (collection, id));
+CREATE VIRTUAL TABLE IF NOT EXISTS lexicon USING fts5(terms, tokenize='porter unicode61');
+CREATE TABLE IF NOT EXISTS lexmap (rowid INTEGER PRIMARY KEY, coll TEXT NOT NULL, id TEXT NOT NULL,
+    UNIQUE (coll, id));
+""")
+
+
+@migration
+def m002_migrations_table_guards_old_releases(db: sqlite3.Connection) -> None:
+    """The first release refuses any `meta.schema` other than 1 with a clear message; raising
+    it to 2 keeps that release from writing an index whose format it no longer knows."""
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', '2')")

@@ -1,0 +1,106 @@
+"""Index format migrations: an index built by the previous release opens and upgrades in place."""
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codevouch import migrations
+from codevouch.api import Index
+from codevouch.errors import BadIndex
+from codevouch.store import Ledger
+from tests.gitrepo import Repo
+
+CODEVOUCH_GIT = Path(__file__).resolve().parents[1]
+# The last commit before the migrations framework: its ledger has meta.schema = 1 and no
+# _migrations table, and it refused any other schema number with "build a new index".
+PREVIOUS_RELEASE = "8e82e01f4385958aa9ec9841e24d038e1e046d63"
+
+SHOP = {
+    "shop/cancel.py": "def cancel_order(order):\n    order.cancel()\n    return order\n",
+    "shop/refund.py": "def refund_order(order):\n    return order.refund()\n",
+    "docs/orders.md": "# Orders\n\nTo cancel an order, call cancel order.\n",
+}
+
+
+def old_index(repo: Repo, index_dir: Path) -> None:
+    have = subprocess.run(["git", "-C", str(CODEVOUCH_GIT), "cat-file", "-e", f"{PREVIOUS_RELEASE}^{{commit}}"],
+                          capture_output=True)
+    if have.returncode != 0:
+        pytest.skip("needs the codevouch git history (a full clone) to run the previous release")
+    subprocess.run([sys.executable, str(CODEVOUCH_GIT / "scripts" / "make_old_index.py"), PREVIOUS_RELEASE,
+                    str(repo.root), str(index_dir)], check=True)
+
+
+def schema_of(index_dir: Path) -> tuple[str, list[str]]:
+    db = sqlite3.connect(index_dir / "state.sqlite")
+    try:
+        schema = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()[0]
+        has = db.execute("SELECT 1 FROM sqlite_master WHERE name='_migrations'").fetchone()
+        names = [n for (n,) in db.execute("SELECT name FROM _migrations ORDER BY rowid")] if has else []
+        return schema, names
+    finally:
+        db.close()
+
+
+def test_previous_release_index_upgrades_in_place(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(SHOP)
+    old_index(repo, index_dir)
+    assert schema_of(index_dir) == ("1", [])
+    # Read before any upgrade, straight from the old ledger, to compare with after.
+    raw = sqlite3.connect(index_dir / "state.sqlite")
+    old_ids = sorted(i for (i,) in raw.execute("SELECT id FROM chunks"))
+    raw.close()
+
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    # A read opens it and upgrades it in place (the previous release's data is kept as is).
+    [row] = idx.status()
+    assert row["branch"] == "main" and sum(row["chunks_by_kind"].values()) == len(old_ids)
+    assert schema_of(index_dir) == ("2", [m.name for m in migrations.MIGRATIONS])
+    hits = idx.search("cancel order", k=3, mode="dense")
+    assert hits and hits[0].path == "shop/cancel.py" and hits[0].verdict == "usable"
+    assert {h.record.id for h in idx.search("cancel order", k=10)} <= set(old_ids)
+    # No rebuild: the next build finds the branch up to date and embeds nothing.
+    [summary] = idx.build()
+    assert summary.noop and summary.embedded == 0
+    repo.commit(**{"shop/refund.py": "def refund_order(order, amount):\n    return order.refund(amount)\n"})
+    [summary] = idx.build()
+    assert summary.indexed_files == 1 and not summary.noop
+
+
+def test_fresh_ledger_has_every_migration_and_reopens_without_changes(index_dir: Path) -> None:
+    Ledger(index_dir).close()
+    assert schema_of(index_dir) == ("2", [m.name for m in migrations.MIGRATIONS])
+    db = sqlite3.connect(index_dir / "state.sqlite")
+    assert migrations.pending(db) == [] and migrations.migrate(db) == []
+    db.close()
+
+
+def test_index_from_a_newer_release_is_refused(index_dir: Path) -> None:
+    Ledger(index_dir).close()
+    db = sqlite3.connect(index_dir / "state.sqlite")
+    db.execute("INSERT INTO _migrations VALUES ('m999_from_the_future', '2030-01-01T00:00:00Z')")
+    db.commit()
+    db.close()
+    for readonly in (False, True):
+        with pytest.raises(BadIndex, match="newer codevouch"):
+            Ledger(index_dir, readonly=readonly)
+
+
+def test_a_failing_migration_leaves_the_ledger_as_it_was(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    Ledger(index_dir).close()
+
+    def m900_broken(db: sqlite3.Connection) -> None:
+        db.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, migrations.Migration("m900", m900_broken)])
+    with pytest.raises(RuntimeError):
+        Ledger(index_dir)
+    db = sqlite3.connect(index_dir / "state.sqlite")
+    assert db.execute("SELECT 1 FROM sqlite_master WHERE name='half_done'").fetchone() is None
+    assert "m900" not in [n for (n,) in db.execute("SELECT name FROM _migrations")]
+    db.close()
