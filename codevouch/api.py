@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from codevouch.errors import InputError
 
 if TYPE_CHECKING:
+    from codevouch.drift import Drift
     from codevouch.embedding import Embedder
     from codevouch.indexer.build import BranchSummary
     from codevouch.retriever.search import Hit as Candidate
@@ -204,6 +205,37 @@ class Index:
         from codevouch.indexer.status import index_status
 
         return index_status(self.index_dir, self.repo)
+
+    def drift(self, branch: str | None = None) -> Drift:
+        """Files and definitions that changed between the branch's indexed commit and the
+        working tree (default branch: the current one). Raises NotIndexed."""
+        from codevouch import gitio
+        from codevouch.changes import worktree_changes
+        from codevouch.drift import drift
+
+        root = gitio.repo_root(self.repo)
+        branch = branch or gitio.current_branch(root)
+        commit = indexed_commit(self.index_dir, root, branch)
+        changes, same = worktree_changes(root, commit)
+        return drift(changes, same, branch=branch, commit=commit)
+
+
+def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
+    """The commit a branch was last indexed at (NotIndexed if never; creates nothing)."""
+    from codevouch.errors import NotIndexed
+    from codevouch.store import Ledger, collection_base
+
+    state = None
+    if (index_dir / "state.sqlite").exists():
+        ledger = Ledger(index_dir)
+        try:
+            state = ledger.branch(collection_base(str(root), branch))
+        finally:
+            ledger.close()
+    if state is None:
+        raise NotIndexed(f"branch {branch!r} of {root} is not in the index at {index_dir}; run "
+                         f"`codevouch index build --repo {root} --branch {branch}` first.")
+    return state.commit
 
 
 def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]]:

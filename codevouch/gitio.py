@@ -332,3 +332,27 @@ def hash_worktree_files(repo: Path, paths: Iterable[str]) -> dict[str, str]:
         except GitError:
             continue
     return result
+
+
+def untracked_files(repo: Path) -> list[str]:
+    """Files git does not track and does not ignore (the `??` of `git status`)."""
+    return zsplit(run(repo, "ls-files", "--others", "--exclude-standard", "-z", "--full-name", "--",
+                      ":/"))
+
+
+def merge_base(repo: Path, a: str, b: str) -> str:
+    """The best common ancestor of two commits (UnknownRevision when they share none)."""
+    out = run(repo, "merge-base", "--end-of-options", resolve_commit(repo, a), resolve_commit(repo, b),
+              ok_codes=(0, 1)).decode().strip()
+    if not out:
+        raise UnknownRevision(f"{a!r} and {b!r} have no common ancestor.")
+    return out
+
+
+def diff_patch(repo: Path, *revs: str, cached: bool = False) -> bytes:
+    """The unified diff between `revs` (none: index vs working tree; one: that commit vs the
+    working tree, or vs the index when cached), with git's rename detection, full blob ids,
+    no external diff tools or textconv filters, no colour."""
+    args = ["diff", "--patch", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--full-index",
+            "--src-prefix=a/", "--dst-prefix=b/", "--submodule=short", "--no-relative"]
+    return run(repo, *args, *(["--cached"] if cached else []), *revs, "--")

@@ -1,0 +1,85 @@
+"""What changed between an indexed commit and the working tree, read once (the I/O of drift).
+
+A handful of git processes whatever the size of the change: one `diff --raw -M` against the
+working tree (git's rename detection), one `ls-files --others` for untracked files, one
+`ls-tree` to count the unchanged files, one `cat-file --batch` for the old blobs, and one
+`hash-object --stdin-paths` when deleted and untracked files could be a rename git cannot see.
+Working-tree files are read directly, never through a symlink.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from codevouch import gitio
+from codevouch.drift import FileVersions
+from codevouch.indexer.filetext import BINARY_SNIFF, decode
+
+MAX_PARSE_BYTES = 2_000_000   # larger files are listed, not parsed
+
+
+def text_of(data: bytes) -> tuple[str | None, str | None]:
+    """(text, None), or (None, why not): binary or too large to parse."""
+    if b"\0" in data[:BINARY_SNIFF]:
+        return None, "binary"
+    if len(data) > MAX_PARSE_BYTES:
+        return None, f"huge (>{MAX_PARSE_BYTES} bytes)"
+    return decode(data), None
+
+
+def read_worktree(root: Path, path: str) -> tuple[str | None, str | None]:
+    """A working-tree file's text, or (None, why): symlinks are not followed."""
+    target = root / path
+    try:
+        if target.is_symlink():
+            return None, "symlink"
+        return text_of(target.read_bytes())
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror or exc})"
+
+
+def worktree_changes(root: Path, commit: str) -> tuple[list[FileVersions], int]:
+    """Changed files from `commit` to the working tree (tracked and untracked), with the
+    text of each side, and the number of the commit's files that are unchanged."""
+    diff = gitio.diff_trees(root, commit, None)
+    untracked = [p for p in gitio.untracked_files(root)]
+    deleted = {c.old_path: c.old_blob for c in diff if c.status == "D" and c.old_path}
+    renamed_untracked: dict[str, str] = {}
+    if deleted and untracked:
+        # git sees an untracked copy of a deleted file as delete + nothing: pair exact copies.
+        by_blob = {blob: path for path, blob in deleted.items() if blob}
+        for path, blob in gitio.hash_worktree_files(root, untracked).items():
+            old = by_blob.pop(blob, None)
+            if old is not None:
+                renamed_untracked[old] = path
+    old_blobs = gitio.read_blobs(root, [c.old_blob for c in diff if c.old_blob and c.status != "A"])
+    changes: list[FileVersions] = []
+    touched_old = 0
+    for c in diff:
+        if c.status == "D" and c.old_path in renamed_untracked:
+            continue
+        old_text, old_note = _old_text(old_blobs, c.old_blob) if c.status != "A" else (None, None)
+        new_text, new_note = read_worktree(root, c.new_path) if c.new_path else (None, None)
+        status = {"A": "added", "D": "removed", "R": "renamed", "C": "added"}.get(c.status, "modified")
+        if status == "modified" and old_text is not None and old_text == new_text:
+            continue  # only the file's stat data changed
+        touched_old += status in ("modified", "removed", "renamed")
+        changes.append(FileVersions(status, None if status == "added" else c.old_path,
+                                    c.new_path if status != "removed" else None,
+                                    old_text, new_text, old_note or new_note))
+    paired = {new: old for old, new in renamed_untracked.items()}
+    for path in untracked:
+        new_text, note = read_worktree(root, path)
+        if path in paired:
+            old_text, old_note = _old_text(old_blobs, deleted[paired[path]])
+            touched_old += 1
+            changes.append(FileVersions("renamed", paired[path], path, old_text, new_text, note or old_note))
+        else:
+            changes.append(FileVersions("added", None, path, None, new_text, note))
+    same = len(gitio.ls_tree(root, commit)) - touched_old
+    return changes, max(same, 0)
+
+
+def _old_text(blobs: dict[str, bytes], sha: str | None) -> tuple[str | None, str | None]:
+    if sha is None or sha not in blobs:
+        return None, "not a regular file in the indexed commit" if sha else None
+    return text_of(blobs[sha])

@@ -1,0 +1,64 @@
+"""`codevouch drift`: files and definitions changed between the index and the working tree."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from codevouch.commands.common import BranchOpt, IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
+from codevouch.errors import CodevouchError
+
+if TYPE_CHECKING:
+    from codevouch.drift import DefinitionDrift, Drift, FileDrift
+
+
+def drift_cmd(repo: RepoOpt = Path("."), branch: BranchOpt = None, index: IndexOpt = None,
+              as_json: JsonOpt = False) -> None:
+    """Files and definitions that changed since the branch's indexed commit, and where the
+    working tree first diverges from it."""
+    try:
+        report = open_index(repo, index).drift(branch)
+    except CodevouchError as exc:
+        raise fail(exc) from exc
+    if as_json:
+        print_json(report.to_json())
+    else:
+        typer.echo(render(report), nl=False)
+
+
+def render(report: Drift) -> str:
+    short = (report.commit or "?")[:7]
+    lines = [f"{report.branch}@{short} (indexed) -> working tree: {report.summary()}"]
+    first = report.first_divergence()
+    if first is not None:
+        lines.append(f"first divergence: {first.path}:{first.line} {first.name or '(module code)'} "
+                     f"({first.state})")
+    lines.append("files: " + ", ".join(f"{n} {s}" for s, n in report.file_counts().items()))
+    lines.append("definitions: " + ", ".join(f"{n} {s}" for s, n in report.definition_counts().items()))
+    for f in report.files:
+        lines.extend(_file_lines(f))
+    return "\n".join(lines) + "\n"
+
+
+def _file_lines(f: FileDrift) -> list[str]:
+    head = f"{f.status} {f.old_path} -> {f.path}" if f.status == "renamed" else f"{f.status} {f.path}"
+    if f.note:
+        head += f" ({f.note})"
+    elif f.module_changed:
+        head += " (module-level code changed)"
+    return [head] + [_def_line(f.path, d) for d in f.changed()]
+
+
+def _def_line(path: str, d: DefinitionDrift) -> str:
+    where = d.new if d.new is not None and (d.new.path == path or d.old is None) else d.old
+    text = f"  {d.state:<18} {d.name}  L{where.start}-{where.end}"  # type: ignore[union-attr]
+    if d.state == "moved" and d.old and d.new and d.old.path != d.new.path:
+        text += f" (from {d.old.path}:{d.old.start})" if d.new.path == path else f" (to {d.new.path}:{d.new.start})"
+    elif d.state == "moved" and d.old:
+        text += f" (was L{d.old.start}{', content changed' if d.content_changed else ''})"
+    if d.state == "removed":
+        text += " (indexed lines)"
+    if d.old_signature is not None:
+        text += f"\n      was: {d.old_signature}\n      now: {d.signature}"
+    return text

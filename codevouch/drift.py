@@ -1,0 +1,364 @@
+"""Drift between two versions of a repository, in two layers (pure: data in, data out).
+
+Layer 1, files: each changed file is modified, added, removed or renamed (git decides
+renames); unchanged files are only counted. Layer 2, definitions: inside each changed file
+(a renamed file is aligned with its old path), definitions are aligned by a longest common
+subsequence over (qualified name, signature), then classified:
+
+    same               name, signature and own text equal, in the same order
+    content_changed    name and signature kept, own text changed
+    signature_changed  name kept, signature changed
+    moved              reordered within the file, or gone from one file and found in another
+    added / removed    no counterpart
+
+A definition's "own text" is its lines minus those of the definitions nested in it, so a
+changed method shows up as that method, not also as its class. The first divergence is the
+first definition in file order that is not `same` (module-level code when no definition
+differs), per file and overall (files in path order).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from codevouch.outline import Definition
+
+FILE_STATES = ("modified", "added", "removed", "renamed")
+DEF_STATES = ("same", "content_changed", "signature_changed", "moved", "added", "removed")
+
+Outline = Callable[[str, str], "list[Definition] | None"]
+
+
+@dataclass(frozen=True)
+class FileVersions:
+    """One changed file: its status, paths, and the text of each side (None when absent)."""
+    status: str                  # modified | added | removed | renamed
+    old_path: str | None
+    new_path: str | None
+    old_text: str | None = None
+    new_text: str | None = None
+    note: str | None = None      # why a side has no text: binary, symlink, unreadable, huge
+
+    @property
+    def path(self) -> str:
+        return self.new_path or self.old_path or ""
+
+
+@dataclass(frozen=True)
+class Place:
+    path: str
+    start: int
+    end: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True)
+class DefinitionDrift:
+    state: str
+    name: str
+    old: Place | None            # None when added
+    new: Place | None            # None when removed
+    signature: str               # the new signature (the old one when removed)
+    old_signature: str | None = None   # only when it changed
+    content_changed: bool = False      # own text differs (also said for moved definitions)
+    own: str = field(default="", compare=False, repr=False)   # own text (new side, else old)
+
+    def line_in(self, path: str) -> int:
+        """Where it is in `path`: its new place there, else its old place."""
+        if self.new is not None and (self.new.path == path or self.old is None):
+            return self.new.start
+        return self.old.start  # type: ignore[union-attr]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "state": self.state, "name": self.name,
+            "old": self.old.to_json() if self.old else None,
+            "new": self.new.to_json() if self.new else None, "signature": self.signature}
+        if self.old_signature is not None:
+            out["old_signature"] = self.old_signature
+        if self.state == "moved":
+            out["content_changed"] = self.content_changed
+        return out
+
+
+@dataclass(frozen=True)
+class Divergence:
+    path: str
+    line: int
+    name: str | None             # None: module-level code (or a file without known definitions)
+    state: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "name": self.name, "state": self.state}
+
+
+@dataclass(frozen=True)
+class FileDrift:
+    status: str
+    path: str                    # the current path (the old one for a removed file)
+    old_path: str | None
+    definitions: tuple[DefinitionDrift, ...] | None   # None: not known (see note)
+    module_changed: bool         # code outside every definition changed
+    first_changed_line: int | None
+    note: str | None = None
+
+    def changed(self) -> list[DefinitionDrift]:
+        return [d for d in self.definitions or () if d.state != "same"]
+
+    def first_divergence(self) -> Divergence | None:
+        first = next(iter(self.changed()), None)
+        if first is not None:
+            return Divergence(self.path, first.line_in(self.path), first.name, first.state)
+        if self.first_changed_line is not None:
+            return Divergence(self.path, self.first_changed_line, None, self.status)
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        first = self.first_divergence()
+        return {"status": self.status, "path": self.path, "old_path": self.old_path,
+                "note": self.note, "module_changed": self.module_changed,
+                "first_divergence": first.to_json() if first else None,
+                "definitions": None if self.definitions is None
+                else [d.to_json() for d in self.definitions]}
+
+
+@dataclass(frozen=True)
+class Drift:
+    files: tuple[FileDrift, ...]   # changed files, in path order
+    same_files: int
+    branch: str | None = None      # what the old side is: the branch's indexed commit
+    commit: str | None = None
+
+    def definition_counts(self) -> dict[str, int]:
+        # A definition moved between files is listed in both; count it once.
+        unique = {id(d): d for f in self.files for d in f.definitions or ()}
+        counts = Counter(d.state for d in unique.values())
+        return {state: counts.get(state, 0) for state in DEF_STATES}
+
+    def file_counts(self) -> dict[str, int]:
+        counts = Counter(f.status for f in self.files)
+        return {"same": self.same_files, **{s: counts.get(s, 0) for s in FILE_STATES}}
+
+    def changed_definitions(self) -> int:
+        return sum(n for state, n in self.definition_counts().items() if state != "same")
+
+    def first_divergence(self) -> Divergence | None:
+        return next((d for d in (f.first_divergence() for f in self.files) if d), None)
+
+    def summary(self) -> str:
+        files = len(self.files)
+        if not files:
+            return "no changes since the index"
+        n = self.changed_definitions()
+        return (f"{n} definition{'s' * (n != 1)} changed since the index "
+                f"({files} file{'s' * (files != 1)} changed)")
+
+    def to_json(self) -> dict[str, Any]:
+        first = self.first_divergence()
+        return {"branch": self.branch, "commit": self.commit,
+                "summary": self.summary(), "files_by_state": self.file_counts(),
+                "definitions_by_state": self.definition_counts(),
+                "first_divergence": first.to_json() if first else None,
+                "files": [f.to_json() for f in self.files]}
+
+
+# -- definitions: own text ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Def:
+    d: Definition
+    own: str          # the definition's lines minus those of definitions nested in it
+
+
+def _own_texts(defs: Sequence[Definition], lines: Sequence[str]) -> tuple[list[_Def], str]:
+    """Each definition with its own text, and the module's own text (outside every definition)."""
+    children: dict[int, list[tuple[int, int]]] = {i: [] for i in range(len(defs))}
+    top: list[tuple[int, int]] = []
+    stack: list[int] = []
+    for i, d in enumerate(defs):
+        while stack and defs[stack[-1]].end < d.start:
+            stack.pop()
+        parent = next((p for p in reversed(stack)
+                       if (defs[p].start, defs[p].end) != (d.start, d.end)
+                       and defs[p].start <= d.start and d.end <= defs[p].end), None)
+        (children[parent] if parent is not None else top).append((d.start, d.end))
+        stack.append(i)
+
+    def own(start: int, end: int, holes: list[tuple[int, int]]) -> str:
+        keep = [True] * (end - start + 1)
+        for s, e in holes:
+            for row in range(max(s, start), min(e, end) + 1):
+                keep[row - start] = False
+        return "\n".join(line.rstrip() for line, k in zip(lines[start - 1:end], keep) if k)
+
+    result = [_Def(d, own(d.start, d.end, children[i])) for i, d in enumerate(defs)]
+    return result, own(1, len(lines), top)
+
+
+# -- alignment ------------------------------------------------------------------------------
+
+def lcs(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, int]]:
+    """Index pairs of a longest common subsequence of a and b (common prefix and suffix
+    are taken first, so the quadratic table covers only the edited middle)."""
+    n, m = len(a), len(b)
+    pre = 0
+    while pre < n and pre < m and a[pre] == b[pre]:
+        pre += 1
+    suf = 0
+    while suf < n - pre and suf < m - pre and a[n - 1 - suf] == b[m - 1 - suf]:
+        suf += 1
+    ma, mb = a[pre:n - suf], b[pre:m - suf]
+    rows, cols = len(ma), len(mb)
+    table = [[0] * (cols + 1) for _ in range(rows + 1)]
+    for i in range(rows - 1, -1, -1):
+        row, below = table[i], table[i + 1]
+        for j in range(cols - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if ma[i] == mb[j] else max(below[j], row[j + 1])
+    middle: list[tuple[int, int]] = []
+    i = j = 0
+    while i < rows and j < cols:
+        if ma[i] == mb[j]:
+            middle.append((pre + i, pre + j))
+            i += 1
+            j += 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return ([(k, k) for k in range(pre)] + middle
+            + [(n - suf + k, m - suf + k) for k in range(suf)])
+
+
+def _entry(old: _Def | None, new: _Def | None, old_path: str, new_path: str,
+           state: str | None = None) -> DefinitionDrift:
+    o = Place(old_path, old.d.start, old.d.end) if old else None
+    n = Place(new_path, new.d.start, new.d.end) if new else None
+    if old is None:
+        return DefinitionDrift("added", new.d.name, None, n, new.d.signature, own=new.own)  # type: ignore[union-attr]
+    if new is None:
+        return DefinitionDrift("removed", old.d.name, o, None, old.d.signature, own=old.own)
+    changed = old.own != new.own
+    signature_changed = old.d.signature != new.d.signature
+    if state is None:
+        state = ("signature_changed" if signature_changed
+                 else "content_changed" if changed else "same")
+    return DefinitionDrift(state, new.d.name, o, n, new.d.signature,
+                           old.d.signature if signature_changed else None, changed, new.own)
+
+
+def align(old: Sequence[_Def], new: Sequence[_Def], old_path: str, new_path: str
+          ) -> list[DefinitionDrift]:
+    """Definitions of two versions of one file, aligned, in the new file's order (a removed
+    one just after where its predecessor went)."""
+    keys_old = [(x.d.name, x.d.signature) for x in old]
+    keys_new = [(x.d.name, x.d.signature) for x in new]
+    anchors = lcs(keys_old, keys_new)
+    paired_old = {i for i, _ in anchors}
+    paired_new = {j for _, j in anchors}
+    # Out of LCS order but the same name and signature: reordered. Then the same name only:
+    # its signature changed. First unmatched counterpart in file order, for duplicates.
+    late: dict[int, tuple[int, str]] = {}
+    for key_of, state in ((lambda x: (x.d.name, x.d.signature), "moved"),
+                          (lambda x: x.d.name, "signature_changed")):
+        waiting: dict[Any, list[int]] = {}
+        for i, x in enumerate(old):
+            if i not in paired_old:
+                waiting.setdefault(key_of(x), []).append(i)
+        for j, x in enumerate(new):
+            if j in paired_new:
+                continue
+            queue = waiting.get(key_of(x))
+            if queue:
+                i = queue.pop(0)
+                paired_old.add(i)
+                paired_new.add(j)
+                late[j] = (i, state)
+    partner = {i: j for i, j in anchors} | {i: j for j, (i, _) in late.items()}
+    out: list[tuple[float, DefinitionDrift]] = []
+    for i, j in anchors:
+        out.append((new[j].d.start, _entry(old[i], new[j], old_path, new_path)))
+    for j, (i, state) in late.items():
+        out.append((new[j].d.start, _entry(old[i], new[j], old_path, new_path, state)))
+    for j in range(len(new)):
+        if j not in paired_new:
+            out.append((new[j].d.start, _entry(None, new[j], old_path, new_path)))
+    # A removed definition stands just after the place its predecessor went to.
+    after = 0.0
+    for i in range(len(old)):
+        if i in partner:
+            after = new[partner[i]].d.start
+        elif i not in paired_old:
+            out.append((after + 0.5, _entry(old[i], None, old_path, new_path)))
+    return [entry for _, entry in sorted(out, key=lambda item: item[0])]
+
+
+def _first_changed_line(old: Sequence[str], new: Sequence[str]) -> int | None:
+    for k, (a, b) in enumerate(zip(old, new)):
+        if a != b:
+            return k + 1
+    if len(old) != len(new):
+        return min(len(old), len(new)) + 1
+    return None
+
+
+def _file_drift(change: FileVersions, outline: Outline) -> FileDrift:
+    old_lines = change.old_text.split("\n") if change.old_text is not None else []
+    new_lines = change.new_text.split("\n") if change.new_text is not None else []
+    old_defs = outline(change.old_text, change.old_path or "") if change.old_text is not None else []
+    new_defs = outline(change.new_text, change.new_path or "") if change.new_text is not None else []
+    path = change.path
+    first_line = (1 if change.status in ("added", "removed")
+                  else _first_changed_line(old_lines, new_lines))
+    known = (change.old_text is not None or change.status == "added") and \
+            (change.new_text is not None or change.status == "removed")
+    if not known or old_defs is None or new_defs is None:
+        return FileDrift(change.status, path, change.old_path, None, first_line is not None,
+                         first_line, change.note or "definitions not known for this language")
+    old_own, old_module = _own_texts(old_defs, old_lines) if old_lines else ([], "")
+    new_own, new_module = _own_texts(new_defs, new_lines) if new_lines else ([], "")
+    entries = align(old_own, new_own, change.old_path or path, change.new_path or path)
+    return FileDrift(change.status, path, change.old_path, tuple(entries),
+                     old_module != new_module, first_line, change.note)
+
+
+def _cross_file_moves(files: list[FileDrift]) -> list[FileDrift]:
+    """A definition removed from one file and added to another is one move."""
+    removed = [(k, d) for k, f in enumerate(files) for d in f.definitions or () if d.state == "removed"]
+    added = [(k, d) for k, f in enumerate(files) for d in f.definitions or () if d.state == "added"]
+    if not removed or not added:
+        return files
+    swap: dict[int, DefinitionDrift] = {}   # id(old entry) -> the move that replaces it
+    for key_of in (lambda d: (d.name, d.signature), lambda d: d.name):
+        waiting: dict[Any, list[tuple[int, DefinitionDrift]]] = {}
+        for k, d in removed:
+            if id(d) not in swap:
+                waiting.setdefault(key_of(d), []).append((k, d))
+        for k, d in added:
+            if id(d) in swap:
+                continue
+            queue = [(kk, dd) for kk, dd in waiting.get(key_of(d), []) if kk != k and id(dd) not in swap]
+            if not queue:
+                continue
+            _, gone = queue[0]
+            move = DefinitionDrift("moved", d.name, gone.old, d.new, d.signature,
+                                   gone.signature if gone.signature != d.signature else None,
+                                   gone.own != d.own, d.own)
+            swap[id(gone)] = swap[id(d)] = move
+    if not swap:
+        return files
+    return [replace(f, definitions=tuple(swap.get(id(d), d) for d in f.definitions))
+            if f.definitions else f for f in files]
+
+
+def drift(changes: Iterable[FileVersions], same_files: int, outline: Outline | None = None,
+          branch: str | None = None, commit: str | None = None) -> Drift:
+    """Both layers for a set of changed files (parsed here; no I/O)."""
+    if outline is None:
+        from codevouch.outline import outline as default_outline
+        outline = default_outline
+    files = [_file_drift(c, outline) for c in sorted(changes, key=lambda c: c.path)]
+    return Drift(tuple(_cross_file_moves(files)), same_files, branch, commit)

@@ -1,0 +1,74 @@
+"""A file's definitions as data: qualified name, lines, signature (pure; tree-sitter, no I/O).
+
+drift and review align two versions of a file by these records, so names are exactly the
+indexer's qualified symbols (`OrderService.cancel_order`, Go `Server.Start`, Rust `Foo.bar`),
+members of containers included. The signature is the defining node's text before its body,
+whitespace collapsed (`def cancel(self, order_id: int) -> bool:`); a definition without a
+body (a type alias, a Go type spec) is all signature.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+__all__ = ["Definition", "outline"]
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str        # qualified name
+    start: int       # 1-based inclusive, with decorators and doc comments above it
+    end: int
+    signature: str
+
+
+def _body(node: Node) -> Node | None:
+    body = node.child_by_field_name("body")
+    if body is None:
+        # `const f = (a) => {...}`: the body is the function value's.
+        value = node.child_by_field_name("value")
+        body = value.child_by_field_name("body") if value is not None else None
+    return body
+
+
+def _signature(node: Node, source: bytes) -> str:
+    body = _body(node)
+    end = body.start_byte if body is not None else node.end_byte
+    return " ".join(source[node.start_byte:end].decode("utf-8", "replace").split())
+
+
+def outline(text: str, path: str, language: str | None = None) -> list[Definition] | None:
+    """Every definition in `text`, in file order (containers before their members).
+
+    None when the language is not supported or the parser fails: "no definitions known",
+    which callers must not confuse with a file that defines nothing ([]).
+    """
+    # The chunker's syntax walk is the one source of qualified names.
+    from codevouch.indexer.chunker import _parse, _resolve_language, _Syntax
+    from codevouch.indexer.languages import get_spec
+
+    lang = _resolve_language(path, language)
+    if lang is None:
+        return None
+    if not text.strip():
+        return []
+    syntax = _Syntax(get_spec(lang))
+    source = text.encode("utf-8", "surrogatepass")
+    try:
+        root = _parse(text, lang)
+    except Exception:  # noqa: BLE001 - any parser trouble: definitions unknown
+        return None
+    found: list[Definition] = []
+
+    def collect(items: list) -> None:  # type: ignore[type-arg]
+        for item in items:
+            for definition in item.defs:
+                found.append(Definition(definition.name, item.start + 1, item.end + 1,
+                                        _signature(definition.node, source)))
+                if definition.rule.container:
+                    collect(syntax.members(definition))
+
+    collect(syntax.items(root.named_children, ""))
+    found.sort(key=lambda d: (d.start, -d.end))
+    return found
