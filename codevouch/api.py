@@ -204,7 +204,7 @@ class Index:
         when built, files and chunks by kind, the exclusion rules. [] when nothing is indexed."""
         from codevouch.indexer.status import index_status
 
-        return index_status(self.index_dir, self.repo)
+        return with_drift(index_status(self.index_dir, self.repo))
 
     def drift(self, branch: str | None = None) -> Drift:
         """Files and definitions that changed between the branch's indexed commit and the
@@ -243,7 +243,29 @@ def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]
     from codevouch.indexer.status import index_status
     from codevouch.store import default_index_dir
 
-    return index_status(Path(index_dir or default_index_dir()).expanduser().resolve(), None)
+    return with_drift(index_status(Path(index_dir or default_index_dir()).expanduser().resolve(), None))
+
+
+def with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Add `drift` to each status row of a checked-out branch: the working tree against the
+    indexed commit ({"summary", "changed_definitions", "changed_files"}), else None."""
+    from codevouch import gitio
+    from codevouch.changes import worktree_changes
+    from codevouch.drift import drift
+    from codevouch.errors import CodevouchError
+
+    for row in rows:
+        row["drift"] = None
+        try:
+            root = Path(row["repo"])
+            if not root.is_dir() or gitio.current_branch(root) != row["branch"]:
+                continue
+            report = drift(*worktree_changes(root, row["commit"]))
+        except CodevouchError:
+            continue   # a repository gone or in an odd state: status still lists the branch
+        row["drift"] = {"summary": report.summary(), "changed_definitions": report.changed_definitions(),
+                        "changed_files": len(report.files)}
+    return rows
 
 
 def _check_kinds(kinds: Iterable[str] | None) -> frozenset[str] | None:

@@ -189,11 +189,15 @@ def _own_texts(defs: Sequence[Definition], lines: Sequence[str]) -> tuple[list[_
         stack.append(i)
 
     def own(start: int, end: int, holes: list[tuple[int, int]]) -> str:
-        keep = [True] * (end - start + 1)
+        # The segments between nested definitions (holes are sorted and may overlap).
+        parts: list[str] = []
+        row = start
         for s, e in holes:
-            for row in range(max(s, start), min(e, end) + 1):
-                keep[row - start] = False
-        return "\n".join(line.rstrip() for line, k in zip(lines[start - 1:end], keep) if k)
+            if s > row:
+                parts.extend(lines[row - 1:min(s, end + 1) - 1])
+            row = max(row, e + 1)
+        parts.extend(lines[row - 1:end])
+        return "\n".join(parts)
 
     result = [_Def(d, own(d.start, d.end, children[i])) for i, d in enumerate(defs)]
     return result, own(1, len(lines), top)

@@ -350,3 +350,17 @@ def test_outline_signatures() -> None:
     ts = outline("const g = (a: number): number => a + 1;\n", "x.ts")
     assert ts is not None and ts[0].name == "g" and ts[0].signature == "g = (a: number): number =>"
     assert outline("x", "notes.txt") is None
+
+
+def test_index_status_carries_a_one_line_drift_summary(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files({"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 2\n"})
+    idx = _index(repo, index_dir)
+    assert idx.status()[0]["drift"]["summary"] == "no changes since the index"
+    repo.write("a.py", "def f():\n    return 10\n\n\ndef g(x):\n    return 2\n")
+    [row] = idx.status()
+    assert row["drift"] == {"summary": "2 definitions changed since the index (1 file changed)",
+                            "changed_definitions": 2, "changed_files": 1}
+    out = CliRunner().invoke(app, ["index", "status", "--repo", str(repo.root), "--index", str(index_dir)])
+    assert "  drift: 2 definitions changed since the index (1 file changed)" in out.output
+    repo.git("checkout", "-q", "-b", "other")   # another branch is checked out: no drift for main
+    assert idx.status()[0]["drift"] is None
