@@ -12,7 +12,8 @@ from pathlib import Path
 
 from codevouch import gitio
 from codevouch.drift import FileVersions
-from codevouch.indexer.filetext import BINARY_SNIFF, decode
+from codevouch.indexer.filetext import BINARY_SNIFF
+from codevouch.syntax import decode
 
 MAX_PARSE_BYTES = 2_000_000   # larger files are listed, not parsed
 

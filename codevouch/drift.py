@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from codevouch.outline import Definition
+from codevouch.syntax.outline import Definition
 
 FILE_STATES = ("modified", "added", "removed", "renamed")
 DEF_STATES = ("same", "content_changed", "signature_changed", "moved", "added", "removed")
@@ -362,7 +362,7 @@ def drift(changes: Iterable[FileVersions], same_files: int, outline: Outline | N
           branch: str | None = None, commit: str | None = None) -> Drift:
     """Both layers for a set of changed files (parsed here; no I/O)."""
     if outline is None:
-        from codevouch.outline import outline as default_outline
+        from codevouch.syntax.outline import outline as default_outline
         outline = default_outline
     files = [_file_drift(c, outline) for c in sorted(changes, key=lambda c: c.path)]
     return Drift(tuple(_cross_file_moves(files)), same_files, branch, commit)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from codevouch import Index, NotIndexed
 from codevouch.cli import app
 from codevouch.drift import FileVersions, drift, lcs
-from codevouch.outline import outline
+from codevouch.syntax.outline import outline
 from tests.gitrepo import Repo
 
 # Per language: the indexed file, and an edit that produces every definition state once:

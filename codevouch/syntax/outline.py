@@ -9,8 +9,10 @@ body (a type alias, a Go type spec) is all signature.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tree_sitter import Node
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 __all__ = ["Definition", "outline"]
 
@@ -44,24 +46,25 @@ def outline(text: str, path: str, language: str | None = None) -> list[Definitio
     None when the language is not supported or the parser fails: "no definitions known",
     which callers must not confuse with a file that defines nothing ([]).
     """
-    # The chunker's syntax walk is the one source of qualified names.
-    from codevouch.indexer.chunker import _parse, _resolve_language, _Syntax
-    from codevouch.indexer.languages import get_spec
+    # The syntax layer's walk is the one source of qualified names (the indexer's symbols).
+    from codevouch.syntax.definitions import resolve_language
+    from codevouch.syntax.languages import get_spec
+    from codevouch.syntax.tree import Item, Syntax, parse
 
-    lang = _resolve_language(path, language)
+    lang = resolve_language(path, language)
     if lang is None:
         return None
     if not text.strip():
         return []
-    syntax = _Syntax(get_spec(lang))
+    syntax = Syntax(get_spec(lang))
     source = text.encode("utf-8", "surrogatepass")
     try:
-        root = _parse(text, lang)
+        root = parse(text, lang)
     except Exception:  # noqa: BLE001 - any parser trouble: definitions unknown
         return None
     found: list[Definition] = []
 
-    def collect(items: list) -> None:  # type: ignore[type-arg]
+    def collect(items: list[Item]) -> None:
         for item in items:
             for definition in item.defs:
                 found.append(Definition(definition.name, item.start + 1, item.end + 1,
