@@ -356,3 +356,55 @@ def diff_patch(repo: Path, *revs: str, cached: bool = False) -> bytes:
     args = ["diff", "--patch", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--full-index",
             "--src-prefix=a/", "--dst-prefix=b/", "--submodule=short", "--no-relative"]
     return run(repo, *args, *(["--cached"] if cached else []), *revs, "--")
+
+
+def grep_words(repo: Path, words: Iterable[str], rev: str | None = None) -> dict[str, set[str]]:
+    """word -> the files that contain it as a whole word, in one process.
+
+    rev=None searches the working tree (tracked and untracked files, not ignored ones: the
+    working tree is the truth); a rev (a full commit id) searches that commit's tree. Binary
+    files are skipped.
+    """
+    if rev is not None and not _OID.fullmatch(rev):
+        raise UnknownRevision(f"grep_words needs a full commit id, not {rev!r}.")
+    wanted = [w for w in dict.fromkeys(words) if w and "\n" not in w]
+    if not wanted:
+        return {}
+    args = ["grep", "-z", "-o", "-w", "-F", "-I", "--no-color"]
+    args += ["--untracked"] if rev is None else []
+    for w in wanted:
+        args += ["-e", w]
+    # Exit 1 means "no match". git grep has no --end-of-options; the rev is a checked object id.
+    out = run(repo, *args, *([rev] if rev else []), "--", ok_codes=(0, 1))
+    found: dict[str, set[str]] = {}
+    prefix = f"{rev}:" if rev else ""
+    for line in out.decode("utf-8", "surrogateescape").split("\n"):
+        path, sep, word = line.partition("\0")
+        if sep and word in wanted:
+            found.setdefault(word, set()).add(path[len(prefix):] if path.startswith(prefix) else path)
+    return found
+
+
+def worktree_files(repo: Path) -> list[str]:
+    """Tracked and untracked (not ignored) files of the working tree, repo-relative."""
+    return zsplit(run(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard"))
+
+
+def last_commit_touching(repo: Path, path: str) -> str | None:
+    """The newest commit on HEAD that changed `path` (None when it never existed there)."""
+    out = run(repo, "log", "-1", "--format=%H", "HEAD", "--", path, ok_codes=(0, 128))
+    return out.decode().strip() or None
+
+
+def last_commit_mentioning(repo: Path, word: str) -> str | None:
+    """The newest commit on HEAD that changed how often `word` occurs (git's pickaxe, -S)."""
+    if not word or "\n" in word:
+        return None
+    out = run(repo, "log", "-1", "--format=%H", f"-S{word}", "HEAD", "--", ok_codes=(0, 128))
+    return out.decode().strip() or None
+
+
+def parent_commit(repo: Path, commit: str) -> str | None:
+    out = run(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^1^{{commit}}",
+              ok_codes=(0, 1))
+    return out.decode().strip() or None

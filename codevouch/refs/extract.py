@@ -1,0 +1,266 @@
+"""The code references in an agent's answer (markdown or a patch): pure text scanning, no I/O.
+
+    extract("See `OrderService.cancel` in shop/service.py#L10-L20.")
+    -> [Reference(kind="path", path="shop/service.py", start=10, end=20, ...),
+        Reference(kind="symbol", symbol="OrderService.cancel", ...)]
+
+What counts as a reference, and why (false alarms make a checker useless):
+- paths with a line anchor (`path#L10-L20`, `path#L10`, `path:42`, `path:42-50`, a Python
+  traceback's `File "path", line 42`), and bare paths with a slash or a known file extension;
+  URLs are blanked out first;
+- backticked names that look like code: dotted (`Class.method`, `pkg.mod.func`), called
+  (`name()`), or a single identifier with an underscore or inner capital (`cancel_order`,
+  `OrderService`); plain lowercase words and ALLCAPS in backticks are prose, not references;
+- Python imports (`import a.b`, `from a.b import c`) in code blocks, backticks and a patch's
+  added lines;
+- in a patch: the old side of every file header must exist and every hunk's old line range
+  must lie inside that file; files the patch adds are known to exist after it applies.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+KINDS = ("path", "symbol", "import")
+
+# Extensions that make a bare name (no slash) a file reference; anything with a slash and an
+# extension counts too. Kept to code and doc files so `e.g.` or `self.value` are not paths.
+FILE_EXTENSIONS = frozenset("""
+py pyi pyx js mjs cjs jsx ts tsx mts cts go rs java kt kts scala c h cc cpp cxx hpp hh cs rb php swift m mm
+sh bash zsh ps1 sql html htm css scss less vue svelte md rst txt adoc toml yaml yml json jsonc cfg ini conf
+env lock xml proto graphql gradle cmake mk dockerfile tf hcl lua pl r jl ex exs erl hs ml clj dart zig nim
+""".split())
+
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+|\bwww\.\S+")
+_SEG = r"[\w@+-][\w.@+-]*"
+_PATH = re.compile(
+    r"(?<![\w/.@+\\-])"
+    r"(?P<path>(?:/|\.{1,2}/)*(?:" + _SEG + r"/)*" + _SEG + r"\.(?P<ext>[A-Za-z][A-Za-z0-9]{0,9}))"
+    r"(?:#L(?P<h1>\d+)(?:-L?(?P<h2>\d+))?|:(?P<c1>\d+)(?:[-:](?P<c2>\d+))?)?"
+    r"(?![\w/@+])")
+_TRACEBACK = re.compile(r'File "(?P<path>[^"\n]+)", line (?P<line>\d+)')
+_BACKTICK = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+_NAME = r"[A-Za-z_$][\w$]*"
+_SYMBOL = re.compile(r"(?P<name>" + _NAME + r"(?:(?:\.|::|#)" + _NAME + r")*)(?P<call>\(.*\))?")
+_PY_FROM = re.compile(r"^\s*from\s+(?P<mod>\.*[\w.]*)\s+import\s+(?P<names>[\w\s,().*]+?)\s*(?:#.*)?$")
+_PY_IMPORT = re.compile(r"^\s*import\s+(?P<mods>[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)"
+                        r"\s*(?:#.*)?$")
+_FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
+_HUNK = re.compile(r"^@@ -(?P<start>\d+)(?:,(?P<count>\d+))? \+\d+(?:,\d+)? @@")
+_RECEIVERS = ("self.", "this.", "cls.", "super().")
+# Backticked words that are code but never a repository's definition.
+_LITERALS = frozenset({"True", "False", "None", "null", "undefined", "NaN", "nil", "NULL", "self", "this",
+                       "cls", "super", "__init__", "__main__", "__name__", "__all__"})
+_NON_PY_FENCES = frozenset({"js", "javascript", "ts", "typescript", "tsx", "jsx", "go", "rust", "rs", "java",
+                            "bash", "sh", "shell", "console", "json", "yaml", "toml", "text", "c", "cpp"})
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One reference as the answer wrote it, and where (1-based line in the answer).
+
+    path refs: `path` and, when given, `start`/`end` lines. symbol refs: `symbol` (dotted,
+    receivers like `self.` dropped). import refs: `module` (dotted, leading dots for relative
+    imports) and `symbol` for `from module import symbol`; `base` is the file a patch adds
+    the import to (relative imports resolve from it). `source`: how it was written
+    (anchor, traceback, bare, backtick, import, patch-header, hunk).
+    """
+    kind: str
+    text: str
+    line: int
+    path: str | None = None
+    start: int | None = None
+    end: int | None = None
+    symbol: str | None = None
+    module: str | None = None
+    base: str | None = None
+    source: str = "bare"
+
+    def key(self) -> tuple[object, ...]:
+        return (self.kind, self.path, self.start, self.end, self.symbol, self.module, self.base)
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """The references of one answer, in order of first appearance, and what a patch adds."""
+    refs: tuple[Reference, ...]
+    added_paths: frozenset[str] = field(default_factory=frozenset)
+    deleted_paths: frozenset[str] = field(default_factory=frozenset)
+
+
+def extract(text: str) -> Extracted:
+    """Every code reference in an agent's answer, deduplicated (first occurrence kept)."""
+    refs: list[Reference] = []
+    added: set[str] = set()
+    deleted: set[str] = set()
+    fence: str | None = None
+    fence_lang = ""
+    patch_file: str | None = None      # old side of the current patch section
+    new_file: str | None = None        # new side (for imports added by the patch)
+    lines = text.split("\n")
+    for n, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r")
+        opened = _FENCE.match(line)
+        if opened and (fence is None or opened.group(1).startswith(fence)):
+            if fence is None:
+                fence, fence_lang = opened.group(1), opened.group(2).lower()
+            else:
+                fence, fence_lang = None, ""
+            patch_file = new_file = None
+            continue
+        if line.startswith("diff --git "):
+            patch_file = new_file = None
+            continue
+        if line.startswith("--- ") and n < len(lines) and lines[n].startswith("+++ "):
+            old, new = _patch_path(line[4:]), _patch_path(lines[n][4:])
+            patch_file, new_file = old, new
+            if old is not None:
+                refs.append(Reference("path", line, n, path=old, source="patch-header"))
+            if old is None and new is not None:
+                added.add(new)
+            if new is None and old is not None:
+                deleted.add(old)
+            continue
+        if line.startswith("+++ ") and (patch_file is not None or new_file is not None):
+            continue
+        if patch_file is not None or new_file is not None:
+            hunk = _HUNK.match(line)
+            if hunk:
+                start, count = int(hunk.group("start")), int(hunk.group("count") or 1)
+                if patch_file is not None and count > 0:
+                    refs.append(Reference("path", line, n, path=patch_file, start=start,
+                                          end=start + count - 1, source="hunk"))
+                continue
+            if line.startswith(("+", "-", " ", "\\")) or not line:
+                if line.startswith("+"):
+                    refs += _imports(line[1:], n, base=new_file)
+                continue
+            patch_file = new_file = None
+        if fence is not None:
+            if fence_lang not in _NON_PY_FENCES:
+                refs += _imports(line, n)
+            refs += _paths(line, n, code=True)
+            continue
+        refs += _paths(line, n, code=False)
+        refs += _backticked(line, n)
+    return Extracted(tuple(_dedupe(refs)), frozenset(added), frozenset(deleted))
+
+
+def _patch_path(field_: str) -> str | None:
+    name = field_.split("\t")[0].strip()
+    if name == "/dev/null":
+        return None
+    if name.startswith('"') and name.endswith('"'):
+        name = name[1:-1]
+    return name[2:] if name.startswith(("a/", "b/")) else name
+
+
+def _paths(line: str, n: int, code: bool) -> list[Reference]:
+    clean = _URL.sub(lambda m: " " * len(m.group(0)), line)
+    found: list[Reference] = []
+    for m in _TRACEBACK.finditer(clean):
+        at = int(m.group("line"))
+        found.append(Reference("path", m.group(0), n, path=m.group("path"), start=at, end=at, source="traceback"))
+    clean = _TRACEBACK.sub(lambda m: " " * len(m.group(0)), clean)
+    for m in _PATH.finditer(clean):
+        if not _accepted(m, code):
+            continue
+        first, last = _anchor(m, clean)
+        start = int(first) if first else None
+        end = int(last) if last else start
+        found.append(Reference("path", m.group(0), n, path=m.group("path"), start=start, end=end,
+                               source="anchor" if first else "bare"))
+    return found
+
+
+def _anchor(m: re.Match[str], line: str) -> tuple[str | None, str | None]:
+    """(first, last) line of `path#L10-L20`, `path:42-50`; `path:42:7` is line 42, column 7."""
+    if m.group("h1"):
+        return m.group("h1"), m.group("h2")
+    if m.group("c1"):
+        ranged = m.group("c2") and line[m.end("c1")] == "-"
+        return m.group("c1"), m.group("c2") if ranged else None
+    return None, None
+
+
+def _accepted(m: re.Match[str], code: bool) -> bool:
+    path, ext = m.group("path"), m.group("ext").lower()
+    anchored = bool(m.group("h1") or m.group("c1"))
+    if _is_version(path):
+        return False
+    if anchored:
+        return True
+    if code:
+        return "/" in path  # `json.load` or `foo.py` inside code is an attribute or a string
+    return "/" in path.strip("./") or ext in FILE_EXTENSIONS
+
+
+def _is_version(path: str) -> bool:
+    """`v1.2.3`, `3.11.x`, `1.0.rc1`: numbers, not files."""
+    return bool(re.fullmatch(r"v?\d+(\.\w+)+", path))
+
+
+def _backticked(line: str, n: int) -> list[Reference]:
+    found: list[Reference] = []
+    for m in _BACKTICK.finditer(line):
+        span = m.group(1).strip()
+        imports = _imports(span, n)
+        if imports:
+            found += imports
+            continue
+        as_path = _PATH.fullmatch(span)
+        if as_path and _accepted(as_path, code=False):
+            continue  # already a path reference
+        sym = _SYMBOL.fullmatch(span)
+        if not sym:
+            continue
+        name = re.sub(r"::|#", ".", sym.group("name"))
+        for receiver in _RECEIVERS:
+            if name.startswith(receiver):
+                name = name[len(receiver):]
+        if not name or name in _LITERALS or not _looks_like_code(name, called=bool(sym.group("call"))):
+            continue
+        found.append(Reference("symbol", m.group(0), n, symbol=name, source="backtick"))
+    return found
+
+
+def _looks_like_code(name: str, called: bool) -> bool:
+    if "." in name or called:
+        return True
+    if "_" in name.strip("_"):
+        return True
+    # PascalCase or camelCase: an uppercase letter that is not the whole word.
+    return any(c.isupper() for c in name) and any(c.islower() for c in name)
+
+
+def _imports(code: str, n: int, base: str | None = None) -> list[Reference]:
+    found: list[Reference] = []
+    m = _PY_FROM.match(code)
+    if m:
+        mod = m.group("mod")
+        if mod.startswith(".") and base is None:
+            return []   # a relative import needs the importing file: only a patch gives it
+        names = [p.strip().split(" as ")[0].strip() for p in m.group("names").strip("() ").split(",")]
+        for name in names:
+            if name and name != "*" and re.fullmatch(r"\w+", name):
+                found.append(Reference("import", code.strip(), n, module=mod, symbol=name, base=base,
+                                       source="import"))
+        if not found:
+            found.append(Reference("import", code.strip(), n, module=mod, base=base, source="import"))
+        return found
+    m = _PY_IMPORT.match(code)
+    if m:
+        for part in m.group("mods").split(","):
+            mod = part.strip().split(" as ")[0].strip()
+            found.append(Reference("import", code.strip(), n, module=mod, base=base, source="import"))
+    return found
+
+
+def _dedupe(refs: list[Reference]) -> list[Reference]:
+    seen: set[tuple[object, ...]] = set()
+    out: list[Reference] = []
+    for ref in refs:
+        if ref.key() not in seen:
+            seen.add(ref.key())
+            out.append(ref)
+    return out
