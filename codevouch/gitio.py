@@ -392,7 +392,7 @@ def worktree_files(repo: Path) -> list[str]:
 
 def last_commit_touching(repo: Path, path: str) -> str | None:
     """The newest commit on HEAD that changed `path` (None when it never existed there)."""
-    out = run(repo, "log", "-1", "--format=%H", "HEAD", "--", path, ok_codes=(0, 128))
+    out = run(repo, "--literal-pathspecs", "log", "-1", "--format=%H", "HEAD", "--", path, ok_codes=(0, 128))
     return out.decode().strip() or None
 
 

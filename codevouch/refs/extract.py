@@ -32,7 +32,7 @@ env lock xml proto graphql gradle cmake mk dockerfile tf hcl lua pl r jl ex exs 
 """.split())
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+|\bwww\.\S+")
-_SEG = r"[\w@+-][\w.@+-]*"
+_SEG = r"\.?[\w@+-][\w.@+-]*"   # a leading dot for .github/, .git/
 _PATH = re.compile(
     r"(?<![\w/.@+\\-])"
     r"(?P<path>(?:/|\.{1,2}/)*(?:" + _SEG + r"/)*" + _SEG + r"\.(?P<ext>[A-Za-z][A-Za-z0-9]{0,9}))"

@@ -1,0 +1,466 @@
+"""Check an answer's code references against the working tree (the truth, uncommitted edits included).
+
+    report = check_refs(repo, text)
+    for r in report.results: print(r.status, r.reason, r.detail, r.suggestion)
+
+Every path goes through the validator's path check first (`validator.paths.locate`): a path
+that leaves the repository (`..`, absolute elsewhere, a symlink out, `.git/`) is refused and
+nothing is read. Symbols are found with one `git grep` for all names (which files mention
+them), then tree-sitter definitions of those files only; history (HEAD, then git's pickaxe
+for at most MAX_HISTORY names) says whether a missing name was this repository's code.
+"""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from codevouch import gitio
+from codevouch.refs.extract import Extracted, Reference, extract
+from codevouch.syntax.lines import decode, split_lines
+from codevouch.validator.facts import read_text
+from codevouch.validator.paths import locate
+from codevouch.validator.symbols import definitions
+
+STATUSES = ("ok", "missing", "unknown", "refused")
+MAX_HISTORY = 10        # names looked up in history (one pickaxe + one grep each, ~10-50 ms)
+
+# Stable reason codes: status, and what the code means (README's table follows this).
+REASONS: dict[str, tuple[str, str]] = {
+    "path-exists": ("ok", "the file exists in the working tree"),
+    "lines-in-file": ("ok", "the file exists and has the cited lines"),
+    "path-resolved": ("ok", "no file at that exact path, but exactly one file ends with it; `found` names it"),
+    "added-by-patch": ("ok", "the patch itself adds this file"),
+    "symbol-defined": ("ok", "defined in the working tree; `found` says where"),
+    "symbol-mentioned": ("ok", "not defined in this repository, but the name occurs in its files "
+                               "(a library's name, a variable, generated code)"),
+    "module-found": ("ok", "the import resolves to a module of this repository"),
+    "module-external": ("ok", "the import's top-level package is not part of this repository"),
+    "path-missing": ("missing", "no such file, and git history has no file by that name"),
+    "path-renamed": ("missing", "the file was renamed (git rename detection); the suggestion names the new path"),
+    "path-deleted": ("missing", "the file was deleted; the detail names the commit"),
+    "lines-past-end": ("missing", "the cited lines run past the end of the file"),
+    "symbol-missing": ("missing", "the name was defined at HEAD or in history but is not defined now"),
+    "member-missing": ("missing", "the class or module exists but has no such member"),
+    "module-missing": ("missing", "the package is this repository's, but the module is not in it"),
+    "name-missing": ("missing", "the module exists but neither defines nor imports the name"),
+    "symbol-unknown": ("unknown", "defined and mentioned nowhere in this repository or its history: "
+                                  "a name from elsewhere, or invented"),
+    "outside-repo": ("refused", "the path leaves the repository; nothing was read"),
+}
+
+
+@dataclass(frozen=True)
+class RefResult:
+    """One reference and what the working tree says about it.
+
+    status: ok, missing, unknown or refused (from `reason`). found: where it is now
+    (`path#L10-L20`), when known. suggestion: what to cite instead ("renamed to ...",
+    "now at ...", "did you mean ...").
+    """
+    ref: Reference
+    reason: str
+    detail: str
+    found: str | None = None
+    suggestion: str | None = None
+
+    @property
+    def status(self) -> str:
+        return REASONS[self.reason][0]
+
+    def to_json(self) -> dict[str, Any]:
+        ref = {k: v for k, v in asdict(self.ref).items() if v is not None}
+        return {**ref, "status": self.status, "reason": self.reason, "detail": self.detail,
+                "found": self.found, "suggestion": self.suggestion}
+
+
+@dataclass(frozen=True)
+class RefReport:
+    """Every reference of one answer, checked, in the answer's order."""
+    results: tuple[RefResult, ...]
+
+    def having(self, status: str) -> list[RefResult]:
+        return [r for r in self.results if r.status == status]
+
+    @property
+    def missing(self) -> list[RefResult]:
+        return self.having("missing")
+
+    def passed(self, strict: bool = False) -> bool:
+        """No reference is missing (strict: and none is unknown or refused either)."""
+        bad = ("missing", "unknown", "refused") if strict else ("missing",)
+        return not any(r.status in bad for r in self.results)
+
+    def counts(self) -> dict[str, int]:
+        return {s: len(self.having(s)) for s in STATUSES}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"counts": self.counts(), "references": [r.to_json() for r in self.results]}
+
+
+def check_refs(repo: Path | str, text: str) -> RefReport:
+    """Extract the references of an answer (markdown or a patch) and check each one."""
+    tree = _Tree(gitio.repo_root(repo))
+    extracted = extract(text)
+    return RefReport(tuple(_Checker(tree, extracted).check(ref) for ref in extracted.refs))
+
+
+def _cite(path: str, span: tuple[int, int] | None = None) -> str:
+    return f"{path}#L{span[0]}-L{span[1]}" if span else path
+
+
+class _Tree:
+    """The working tree and its history, read lazily and at most once per check."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._texts: dict[str, str | None] = {}
+        self._defs: dict[tuple[str | None, str], dict[str, list[tuple[int, int]]]] = {}
+
+    @cached_property
+    def files(self) -> list[str]:
+        return gitio.worktree_files(self.root)
+
+    @cached_property
+    def file_set(self) -> frozenset[str]:
+        return frozenset(self.files)
+
+    @cached_property
+    def head(self) -> str | None:
+        return gitio.head_commit(self.root)
+
+    @cached_property
+    def modules(self) -> dict[str, str]:
+        """Python module name -> file (or package directory), rooted at the repository and at
+        each top-level package (so `src/shop/cancel.py` is both `src.shop.cancel` and `shop.cancel`)."""
+        return _python_modules(self.files)
+
+    def text(self, rel: str) -> str | None:
+        """A working-tree file's text, only after locate() put it inside the repository."""
+        if rel not in self._texts:
+            loc = locate(self.root, rel)
+            self._texts[rel] = read_text(self.root, loc.real) if loc.inside and loc.exists and loc.real else None
+        return self._texts[rel]
+
+    def defs(self, rel: str, commit: str | None = None) -> dict[str, list[tuple[int, int]]]:
+        """Definitions of a file in the working tree (commit=None) or at a commit."""
+        key = (commit, rel)
+        if key not in self._defs:
+            if commit is None:
+                text = self.text(rel)
+            else:
+                blob = gitio.batch_check(self.root, [f"{commit}:{rel}"]).get(f"{commit}:{rel}")
+                data = gitio.read_blobs(self.root, [blob[0]]).get(blob[0]) if blob and blob[1] == "blob" else None
+                text = decode(data) if data is not None else None
+            self._defs[key] = definitions(text, rel) if text else {}
+        return self._defs[key]
+
+    def exists_at(self, commit: str, rel: str) -> bool:
+        return f"{commit}:{rel}" in gitio.batch_check(self.root, [f"{commit}:{rel}"])
+
+    def blob_text(self, commit: str, rel: str) -> str | None:
+        found = gitio.batch_check(self.root, [f"{commit}:{rel}"]).get(f"{commit}:{rel}")
+        if not found or found[1] != "blob":
+            return None
+        data = gitio.read_blobs(self.root, [found[0]]).get(found[0])
+        return decode(data) if data is not None else None
+
+
+class _Checker:
+    def __init__(self, tree: _Tree, extracted: Extracted) -> None:
+        self.tree = tree
+        self.added = extracted.added_paths
+        names = {_last(r.symbol) for r in extracted.refs if r.kind == "symbol" and r.symbol}
+        names |= {p for r in extracted.refs if r.kind == "symbol" and r.symbol for p in r.symbol.split(".")}
+        self._names = sorted(n for n in names if n)
+        self._history_budget = MAX_HISTORY
+
+    @cached_property
+    def mentions(self) -> dict[str, set[str]]:
+        """name -> working-tree files that contain it as a word (one git grep for all names)."""
+        return gitio.grep_words(self.tree.root, self._names) if self._names else {}
+
+    @cached_property
+    def head_mentions(self) -> dict[str, set[str]]:
+        head = self.tree.head
+        return gitio.grep_words(self.tree.root, self._names, head) if self._names and head else {}
+
+    def check(self, ref: Reference) -> RefResult:
+        if ref.kind == "path":
+            return self._path(ref)
+        if ref.kind == "import":
+            return self._import(ref)
+        return self._symbol(ref)
+
+    # -- paths --------------------------------------------------------------------------
+    def _path(self, ref: Reference) -> RefResult:
+        assert ref.path is not None
+        loc = locate(self.tree.root, ref.path)
+        if not loc.inside or loc.rel is None:
+            return RefResult(ref, "outside-repo", f"{ref.path}: {loc.problem}; not checked.")
+        rel = loc.rel
+        if rel in self.added:
+            return RefResult(ref, "added-by-patch", f"{rel} is added by the patch itself.")
+        if loc.exists:
+            return self._lines(ref, rel, "path-exists")
+        # Answers often drop a leading directory (`service.py`, `orders/service.py`).
+        ending = [f for f in self.tree.files if f.endswith("/" + rel)]
+        if len(ending) == 1:
+            return self._lines(ref, ending[0], "path-resolved")
+        return self._gone(ref, rel, ending)
+
+    def _lines(self, ref: Reference, rel: str, reason: str) -> RefResult:
+        if ref.start is None:
+            return RefResult(ref, reason, f"{rel} exists.", found=rel)
+        text = self.tree.text(rel) or ""
+        count = len(split_lines(text.removesuffix("\n")))
+        end = ref.end or ref.start
+        if ref.start > count or end > count or ref.start < 1 or end < ref.start:
+            return RefResult(ref, "lines-past-end",
+                             f"{rel} has {count} lines; L{ref.start}-L{end} is not inside it.",
+                             found=rel, suggestion=f"the file ends at line {count}")
+        return RefResult(ref, "lines-in-file" if reason == "path-exists" else reason,
+                         f"{rel} has lines {ref.start}-{end}.", found=_cite(rel, (ref.start, end)))
+
+    def _gone(self, ref: Reference, rel: str, ending: list[str]) -> RefResult:
+        root = self.tree.root
+        last = gitio.last_commit_touching(root, rel) if self.tree.head else None
+        if last is not None:
+            # `last` deleted or renamed it, or (when it still has the file) the change is uncommitted.
+            old = last if self.tree.exists_at(last, rel) else gitio.parent_commit(root, last)
+            new = gitio.renames_between(root, old, None).get(rel) if old else None
+            when = "in the working tree (uncommitted)" if old == last else f"in commit {last[:7]}"
+            if new is not None:
+                return RefResult(ref, "path-renamed", f"{rel} was renamed to {new} {when}.",
+                                 found=new, suggestion=self._now_at(ref, old, rel, new))
+            return RefResult(ref, "path-deleted", f"{rel} was deleted {when}.",
+                             suggestion=self._similar_path(rel))
+        if ending:
+            return RefResult(ref, "path-missing", f"no file {rel}; {len(ending)} files end with it.",
+                             suggestion="did you mean " + " or ".join(ending[:3]) + "?")
+        return RefResult(ref, "path-missing", f"no file {rel} in the working tree or its history.",
+                         suggestion=self._similar_path(rel))
+
+    def _now_at(self, ref: Reference, old: str | None, rel: str, new: str) -> str:
+        """"renamed to NEW", with the cited lines' place in the new file when they survived."""
+        if ref.start is None or old is None:
+            return f"renamed to {new}"
+        from codevouch.validator.text import find_lines, nearest
+
+        old_text = self.tree.blob_text(old, rel)
+        new_text = self.tree.text(new)
+        if old_text and new_text:
+            lines = split_lines(old_text)[ref.start - 1:(ref.end or ref.start)]
+            hits = find_lines("\n".join(lines), new_text) if any(s.strip() for s in lines) else []
+            if hits:
+                return f"renamed to {new}; now at {_cite(new, nearest(hits, ref.start))}"
+        return f"renamed to {new}"
+
+    def _similar_path(self, rel: str) -> str | None:
+        name = rel.rsplit("/", 1)[-1]
+        same_name = [f for f in self.tree.files if f.rsplit("/", 1)[-1] == name]
+        close = same_name or difflib.get_close_matches(rel, self.tree.files, n=3, cutoff=0.75)
+        return "did you mean " + " or ".join(close[:3]) + "?" if close else None
+
+    # -- symbols ------------------------------------------------------------------------
+    def _symbol(self, ref: Reference) -> RefResult:
+        name = ref.symbol or ""
+        parts = name.split(".")
+        if len(parts) > 1:
+            via_module = self._in_module(ref, parts)
+            if via_module is not None:
+                return via_module
+        where = self._defined(name)
+        if where is not None:
+            return RefResult(ref, "symbol-defined", f"{name} is defined at {where}.", found=where)
+        gone = self._in_history(name)
+        if gone is not None:
+            detail, suggestion = gone
+            return RefResult(ref, "symbol-missing", detail, suggestion=suggestion)
+        if len(parts) > 1:
+            owner = ".".join(parts[:-1])
+            owner_at = self._defined(owner)
+            if owner_at is not None:
+                return RefResult(ref, "member-missing", f"{owner} ({owner_at}) has no member {parts[-1]}.",
+                                 found=owner_at, suggestion=self._close_member(owner, parts[-1], owner_at))
+        mentioned = sorted(self.mentions.get(_last(name), ()))
+        if mentioned:
+            return RefResult(ref, "symbol-mentioned",
+                             f"{name} is not defined in this repository; {_last(name)} occurs in "
+                             f"{len(mentioned)} file(s), e.g. {mentioned[0]}.", found=mentioned[0])
+        return RefResult(ref, "symbol-unknown",
+                         f"{name} is not defined or mentioned anywhere in this repository, nor in its "
+                         "history searched: a library's name, or invented.")
+
+    def _defined(self, name: str, commit: str | None = None, files: Iterable[str] | None = None) -> str | None:
+        """Where `name` (qualified, or a suffix of a qualified name) is defined: `path#Lx-Ly`."""
+        last = _last(name)
+        pool = (self.mentions if commit is None else self.head_mentions if commit == self.tree.head
+                else gitio.grep_words(self.tree.root, [last], commit))
+        for rel in sorted(files if files is not None else pool.get(last, ())):
+            for qualified, spans in self.tree.defs(rel, commit).items():
+                if qualified == name or qualified.endswith("." + name):
+                    return _cite(rel, spans[0])
+        return None
+
+    def _close_member(self, owner: str | None, member: str, owner_at: str) -> str | None:
+        """Near names among the owner's members (owner=None: a module's top-level names)."""
+        rel = owner_at.split("#", 1)[0]
+        members = [q.rsplit(".", 1)[-1] for q in self.tree.defs(rel)
+                   if (owner is None and "." not in q)
+                   or (owner is not None and "." in q and (q.rsplit(".", 1)[0] == owner
+                                                           or q.rsplit(".", 1)[0].endswith("." + owner)))]
+        close = difflib.get_close_matches(member, members, n=3, cutoff=0.6)
+        named = [f"{owner}.{m}" if owner else m for m in close]
+        return "did you mean " + " or ".join(named) + "?" if close else None
+
+    def _in_history(self, name: str) -> tuple[str, str | None] | None:
+        """(detail, suggestion) when `name` was this repository's definition and is gone now."""
+        head = self.tree.head
+        if head is None:
+            return None
+        at_head = self._defined(name, head)
+        if at_head is not None:
+            return (f"{name} is defined at HEAD ({at_head}) but not in the working tree: removed or "
+                    "renamed by uncommitted edits.", self._renamed_symbol(name, at_head, head))
+        if self._history_budget <= 0:
+            return None
+        self._history_budget -= 1
+        changed = gitio.last_commit_mentioning(self.tree.root, _last(name))
+        parent = gitio.parent_commit(self.tree.root, changed) if changed else None
+        if parent is None:
+            return None
+        before = self._defined(name, parent)
+        if before is None:
+            return None
+        return (f"{name} was defined in {before.split('#')[0]} until commit {changed[:7]} removed it.",
+                self._renamed_symbol(name, before, parent))
+
+    def _renamed_symbol(self, name: str, old_at: str, commit: str) -> str | None:
+        """A definition in the same file now that is not in the old version: a likely new name."""
+        rel = old_at.split("#", 1)[0]
+        loc = locate(self.tree.root, rel)
+        if not loc.exists:
+            return None
+        old, now = self.tree.defs(rel, commit), self.tree.defs(rel)
+        new_names = [q for q in now if q not in old]
+        close = difflib.get_close_matches(name, new_names, n=1, cutoff=0.5) or (new_names if len(new_names) == 1 else [])
+        if close:
+            return f"renamed to {close[0]}? now at {_cite(rel, now[close[0]][0])}"
+        return None
+
+    def _in_module(self, ref: Reference, parts: list[str]) -> RefResult | None:
+        """`pkg.mod.func`: the longest prefix that is this repository's module, then the rest in it."""
+        modules = self.tree.modules
+        for i in range(len(parts), 0, -1):
+            module = ".".join(parts[:i])
+            if module not in modules:
+                continue
+            rel, rest = modules[module], ".".join(parts[i:])
+            if not rest:
+                return RefResult(ref, "module-found", f"{module} is {rel}.", found=rel)
+            if rel.endswith("/"):
+                return None
+            where = self._defined(rest, files=[rel])
+            if where is not None:
+                return RefResult(ref, "symbol-defined", f"{ref.symbol} is defined at {where}.", found=where)
+            text = self.tree.text(rel) or ""
+            if _has_word(text, parts[i]):
+                return RefResult(ref, "symbol-mentioned", f"{module} mentions {parts[i]} but does not define "
+                                 "it (an import or assignment).", found=rel)
+            return RefResult(ref, "member-missing", f"module {module} ({rel}) has no {rest}.", found=rel,
+                             suggestion=self._close_member(None, rest, rel) if "." not in rest else None)
+        return None
+
+    # -- imports ------------------------------------------------------------------------
+    def _import(self, ref: Reference) -> RefResult:
+        module = _absolute_module(ref.module or "", ref.base)
+        modules = self.tree.modules
+        if module is None:
+            return RefResult(ref, "module-missing", f"{ref.module} climbs above the package of {ref.base}.")
+        top = module.split(".")[0]
+        if module not in modules and not any(m == top or m.startswith(top + ".") for m in modules):
+            return RefResult(ref, "module-external", f"{top} is not a package of this repository.")
+        if module not in modules:
+            want = module.replace(".", "/") + ".py"
+            return RefResult(ref, "module-missing", f"no module {module} in this repository.",
+                             suggestion=self._similar_module(module, want))
+        rel = modules[module]
+        if not ref.symbol:
+            return RefResult(ref, "module-found", f"{module} is {rel}.", found=rel)
+        if f"{module}.{ref.symbol}" in modules:
+            sub = modules[f"{module}.{ref.symbol}"]
+            return RefResult(ref, "module-found", f"{module}.{ref.symbol} is {sub}.", found=sub)
+        init = rel + "__init__.py" if rel.endswith("/") else rel
+        where = self._defined(ref.symbol, files=[init]) if init in self.tree.file_set else None
+        if where is not None:
+            return RefResult(ref, "symbol-defined", f"{ref.symbol} is defined at {where}.", found=where)
+        if _has_word(self.tree.text(init) or "", ref.symbol):
+            return RefResult(ref, "symbol-mentioned", f"{init} binds {ref.symbol} (an import or assignment).",
+                             found=init)
+        elsewhere = self._defined(ref.symbol)
+        return RefResult(ref, "name-missing", f"{module} ({rel}) does not define or import {ref.symbol}.",
+                         found=rel, suggestion=f"now at {elsewhere}" if elsewhere else None)
+
+    def _similar_module(self, module: str, want: str) -> str | None:
+        head = self.tree.head
+        if head is not None:
+            last = gitio.last_commit_touching(self.tree.root, want)
+            old = (last if self.tree.exists_at(last, want) else gitio.parent_commit(self.tree.root, last)) \
+                if last else None
+            new = gitio.renames_between(self.tree.root, old, None).get(want) if old else None
+            if new is not None:
+                return f"renamed to {_module_of(new)} ({new})"
+        close = difflib.get_close_matches(module, list(self.tree.modules), n=3, cutoff=0.75)
+        return "did you mean " + " or ".join(close) + "?" if close else None
+
+
+def _last(name: str | None) -> str:
+    return (name or "").rsplit(".", 1)[-1]
+
+
+def _has_word(text: str, word: str) -> bool:
+    import re
+
+    return re.search(rf"(?<![\w$]){re.escape(word)}(?![\w$])", text) is not None
+
+
+def _module_of(path: str) -> str:
+    stem = path[:-len(".py")] if path.endswith(".py") else path.removesuffix(".pyi")
+    return stem.removesuffix("/__init__").replace("/", ".")
+
+
+def _absolute_module(module: str, base: str | None) -> str | None:
+    """`..util` imported from `shop/api/views.py` -> `shop.util`; absolute names unchanged."""
+    if not module.startswith("."):
+        return module
+    dots = len(module) - len(module.lstrip("."))
+    package = (base or "").split("/")[:-1]
+    if dots - 1 > len(package):
+        return None
+    parent = package[:len(package) - (dots - 1)]
+    rest = module[dots:]
+    return ".".join([*parent, *([rest] if rest else [])]) or None
+
+
+def _python_modules(files: Iterable[str]) -> dict[str, str]:
+    """Python module name -> file, or package directory (ending with '/') for a namespace package."""
+    found = sorted(f for f in files if f.endswith((".py", ".pyi")))
+    packages = {f[:-len("/__init__.py")] for f in found if f.endswith("/__init__.py")}
+    modules: dict[str, str] = {}
+    dirs: dict[str, str] = {}
+    for f in found:
+        parts = _module_of(f).split(".")
+        # Rooted at the repository, and at the topmost package (the first directory down the
+        # path that has an __init__.py all the way to the file), or the file's own directory.
+        top = len(parts) - 1
+        while top > 0 and "/".join(parts[:top]) in packages:
+            top -= 1
+        for start in dict.fromkeys((0, top)):
+            modules.setdefault(".".join(parts[start:]), f)
+            for i in range(start + 1, len(parts)):
+                dirs.setdefault(".".join(parts[start:i]), "/".join(parts[:i]) + "/")
+    return {**dirs, **modules}

@@ -1,0 +1,150 @@
+"""check-refs: references extracted from an answer (pure) and checked on real git repositories."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codevouch.refs.check import check_refs
+from codevouch.refs.extract import extract
+from tests.gitrepo import Repo
+
+SERVICE = (
+    "class OrderService:\n"
+    "    def cancel_order(self, order):\n"
+    "        return order.cancel()\n"
+    "\n"
+    "    def refund_order(self, order):\n"
+    "        return order.refund()\n"
+)
+HELPERS = "import json\n\n\ndef to_json(x):\n    return json.dumps(x)\n\n\ndef legacy_total(items):\n    return sum(items)\n"
+
+
+def shop(repo: Repo) -> None:
+    repo.commit_files({"shop/__init__.py": "", "shop/service.py": SERVICE, "shop/helpers.py": HELPERS,
+                       "shop/notes.md": "# notes\n"}, "shop")
+
+
+def by_text(report, fragment: str):
+    [found] = [r for r in report.results if fragment in r.ref.text]
+    return found
+
+
+def test_extract_paths_symbols_imports() -> None:
+    refs = extract(
+        "Edit shop/service.py#L2-L3 and `shop/helpers.py:5`; call `OrderService.cancel_order()` or "
+        "`to_json`. Not refs: `search`, `JSON`, e.g. https://example.com/a/b.py and v1.2.3.\n"
+        "```python\nfrom shop.helpers import to_json, legacy_total as t\nimport shop.service, os\n```\n"
+        'Traceback: File "shop/service.py", line 3\n').refs
+    got = {(r.kind, r.path, r.start, r.end, r.symbol, r.module) for r in refs}
+    assert got == {
+        ("path", "shop/service.py", 2, 3, None, None), ("path", "shop/helpers.py", 5, 5, None, None),
+        ("symbol", None, None, None, "OrderService.cancel_order", None), ("symbol", None, None, None, "to_json", None),
+        ("import", None, None, None, "to_json", "shop.helpers"), ("import", None, None, None, "legacy_total", "shop.helpers"),
+        ("import", None, None, None, None, "shop.service"), ("import", None, None, None, None, "os"),
+        ("path", "shop/service.py", 3, 3, None, None),
+    }
+
+
+def test_extract_patch_headers_hunks_and_added_files() -> None:
+    ex = extract("diff --git a/shop/service.py b/shop/service.py\n--- a/shop/service.py\n+++ b/shop/service.py\n"
+                 "@@ -4,3 +4,4 @@ class OrderService:\n context\n+from .helpers import to_json\n-gone\n"
+                 "--- /dev/null\n+++ b/shop/new.py\n@@ -0,0 +1 @@\n+x = 1\n")
+    assert ex.added_paths == {"shop/new.py"}
+    hunks = [(r.path, r.start, r.end) for r in ex.refs if r.source == "hunk"]
+    assert hunks == [("shop/service.py", 4, 6)]
+    [imp] = [r for r in ex.refs if r.kind == "import"]
+    assert (imp.module, imp.symbol, imp.base) == (".helpers", "to_json", "shop/service.py")
+
+
+def test_catches_deleted_function_renamed_file_and_lines_past_end(repo: Repo) -> None:
+    shop(repo)
+    # Committed history: legacy_total deleted, service.py renamed to orders.py.
+    repo.write("shop/helpers.py", HELPERS.split("\n\ndef legacy_total")[0])
+    repo.git("mv", "shop/service.py", "shop/orders.py")
+    repo.commit("delete legacy_total; rename service.py")
+    answer = ("Totals come from `legacy_total()` in shop/helpers.py#L8-L9; orders are cancelled by "
+              "`OrderService.cancel_order` in shop/service.py#L2-L3. Serialise with `to_json` "
+              "(shop/helpers.py:5), or `OrderService.refund_everything`.\n")
+    report = check_refs(repo.root, answer)
+    deleted = by_text(report, "legacy_total")
+    assert (deleted.status, deleted.reason) == ("missing", "symbol-missing")
+    assert "shop/helpers.py" in deleted.detail
+    past_end = by_text(report, "shop/helpers.py#L8-L9")
+    assert (past_end.status, past_end.reason) == ("missing", "lines-past-end")
+    assert "has 5 lines" in past_end.detail
+    renamed = by_text(report, "shop/service.py#L2-L3")
+    assert (renamed.status, renamed.reason) == ("missing", "path-renamed")
+    assert renamed.suggestion == "renamed to shop/orders.py; now at shop/orders.py#L2-L3"
+    member = by_text(report, "refund_everything")
+    assert (member.status, member.reason) == ("missing", "member-missing")
+    assert member.suggestion == "did you mean OrderService.refund_order?"
+    for fine in ("OrderService.cancel_order", "`to_json`", "shop/helpers.py:5"):
+        assert by_text(report, fine).status == "ok", fine
+    assert by_text(report, "OrderService.cancel_order").found == "shop/orders.py#L2-L3"
+    assert not report.passed()
+
+
+def test_uncommitted_edits_count(repo: Repo) -> None:
+    shop(repo)
+    repo.write("shop/service.py", SERVICE.replace("refund_order", "refund"))
+    report = check_refs(repo.root, "Use `OrderService.refund_order` (shop/service.py#L5-L6).\n")
+    gone = by_text(report, "refund_order")
+    assert (gone.status, gone.reason) == ("missing", "symbol-missing")
+    assert "uncommitted" in gone.detail and gone.suggestion and "OrderService.refund" in gone.suggestion
+    assert by_text(report, "shop/service.py#L5-L6").status == "ok"
+    repo.remove("shop/notes.md")
+    deleted = check_refs(repo.root, "See shop/notes.md.\n").results[0]
+    assert (deleted.reason, deleted.status) == ("path-deleted", "missing")
+    assert "uncommitted" in deleted.detail
+
+
+def test_imports_resolve_against_the_repository(repo: Repo) -> None:
+    shop(repo)
+    answer = ("```python\nfrom shop.helpers import to_json, from_json\nimport shop.payments\n"
+              "import json\nfrom shop import service\n```\n")
+    report = check_refs(repo.root, answer)
+    reasons = {(r.ref.module, r.ref.symbol): (r.status, r.reason) for r in report.results}
+    assert reasons == {
+        ("shop.helpers", "to_json"): ("ok", "symbol-defined"),
+        ("shop.helpers", "from_json"): ("missing", "name-missing"),
+        ("shop.payments", None): ("missing", "module-missing"),
+        ("json", None): ("ok", "module-external"),
+        ("shop", "service"): ("ok", "module-found"),
+    }
+
+
+def test_library_names_and_invented_names_are_not_missing(repo: Repo) -> None:
+    shop(repo)
+    report = check_refs(repo.root, "It calls `json.dumps` and `numpy.einsum_path`.\n")
+    assert by_text(report, "json.dumps").reason == "symbol-mentioned"
+    assert by_text(report, "einsum_path").reason == "symbol-unknown"
+    assert report.passed() and not report.passed(strict=True)
+
+
+def test_paths_outside_the_repository_are_refused_unread(repo: Repo, tmp_path: Path) -> None:
+    shop(repo)
+    secret = tmp_path / "secret.py"
+    secret.write_text("x = 1\n")
+    (repo.root / "link").symlink_to(tmp_path)
+    report = check_refs(repo.root, f"See ../secret.py, {secret}:1, link/secret.py#L1 and .git/config.json.\n")
+    assert [r.status for r in report.results] == ["refused"] * 4
+    assert all(r.found is None for r in report.results)
+
+
+def test_patch_hunks_and_added_files(repo: Repo) -> None:
+    shop(repo)
+    patch = ("--- a/shop/service.py\n+++ b/shop/service.py\n@@ -5,2 +5,3 @@\n ctx\n+from .helpers import to_json\n"
+             "@@ -40,2 +41,2 @@\n-x\n+y\n--- /dev/null\n+++ b/shop/new.py\n@@ -0,0 +1 @@\n+from .new_dep import z\n")
+    report = check_refs(repo.root, patch)
+    hunks = [(r.ref.start, r.status) for r in report.results if r.ref.source == "hunk"]
+    assert hunks == [(5, "ok"), (40, "missing")]
+    imports = {(r.ref.module, r.ref.base): r.reason for r in report.results if r.ref.kind == "import"}
+    assert imports == {(".helpers", "shop/service.py"): "symbol-defined", (".new_dep", "shop/new.py"): "module-missing"}
+
+
+@pytest.mark.parametrize("text", ["", "no references at all\n", "```\nunterminated fence `x_y`"])
+def test_nothing_to_check(repo: Repo, text: str) -> None:
+    shop(repo)
+    report = check_refs(repo.root, text)
+    assert report.passed(strict=True) and report.to_json()["references"] == []
