@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from codevouch.embedding import Embedder
     from codevouch.indexer.build import BranchSummary
     from codevouch.retriever.search import Hit as Candidate
+    from codevouch.refs.check import RefReport
     from codevouch.store import ChunkRecord
     from codevouch.validator.model import Current, Validated
 
@@ -198,6 +199,16 @@ class Index:
                            mode=mode)
         results = tuple(h.check for h in hits if h.check is not None)
         return ContextPack(validator.context_pack(results), results)
+
+    def check_refs(self, text: str) -> RefReport:
+        """Check every code reference in an agent's answer (markdown or a patch) against the
+        working tree: `path#L10-L20` and `path:42`, backticked `Class.method` and function
+        names, Python imports, a patch's files and hunks. Each gets ok, missing, unknown or
+        refused (a path outside the repository: never read), with suggestions ("renamed to",
+        "now at") from git history. Needs no index."""
+        from codevouch.refs.check import check_refs
+
+        return check_refs(self.repo, text)
 
     def status(self) -> list[dict[str, Any]]:
         """Per indexed branch of this repository: indexed commit and date, head, commits behind,

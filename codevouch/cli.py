@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from codevouch.commands import context, drift, index_build, index_status, search, validate
+from codevouch.commands import check_refs, context, drift, index_build, index_status, search, validate
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Code retrieval index for git repositories that checks every hit against "
@@ -22,6 +22,7 @@ app.command("search")(search.search_cmd)
 app.command("context")(context.context_cmd)
 app.command("validate")(validate.validate_cmd)
 app.command("drift")(drift.drift_cmd)
+app.command("check-refs")(check_refs.check_refs_cmd)
 
 
 def main() -> None:  # pragma: no cover

@@ -20,6 +20,7 @@ EXIT_OK = 0
 EXIT_ERROR = 1          # git failed, bad config, anything else the message explains
 EXIT_USAGE = 2          # bad arguments or malformed input
 EXIT_HISTORICAL = 3     # validate: at least one snippet is historical-only
+EXIT_MISSING = 3        # check-refs: at least one reference is missing
 EXIT_LOCKED = 4         # another build holds the index
 EXIT_NOT_INDEXED = 5    # search on a branch that was never indexed
 
@@ -100,3 +101,13 @@ class progress:
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+
+def read_source(source: str, what: str) -> str:
+    """The text of a FILE argument, or stdin for '-'; InputError when it cannot be read."""
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {source}: {exc}; pass a readable {what} or '-' for stdin.") from exc

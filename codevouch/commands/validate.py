@@ -1,15 +1,14 @@
 """`codevouch validate`: check snippets from any tool against the working tree."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from codevouch.commands.common import (EXIT_HISTORICAL, JsonOpt, RepoOpt, check_format, fail, open_index,
-                                       render_results)
-from codevouch.errors import CodevouchError, InputError
+                                       read_source, render_results)
+from codevouch.errors import CodevouchError
 
 
 def validate_cmd(
@@ -31,7 +30,7 @@ def validate_cmd(
 
     fmt = check_format(fmt, as_json)
     try:
-        snippets = validator.parse_snippets(_read_input(source))
+        snippets = validator.parse_snippets(read_source(source, "JSON file"))
         results = open_index(repo, index).validate(snippets, strict=strict)
     except CodevouchError as exc:
         raise fail(exc) from exc
@@ -39,12 +38,3 @@ def validate_cmd(
     if any(r.verdict == "historical-only" for r in results):
         raise typer.Exit(EXIT_HISTORICAL)
 
-
-def _read_input(source: str) -> str:
-    if source == "-":
-        return sys.stdin.read()
-    path = Path(source)
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {source}: {exc}; pass a readable JSON file or '-' for stdin.") from exc
