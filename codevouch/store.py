@@ -436,6 +436,23 @@ class VectorStore:
                 self._client_obj = chromadb.PersistentClient(path=str(self._path), settings=settings)
         return self._client_obj
 
+    def close(self) -> None:
+        """Release the Chroma client. A persistent client shares one cached system per path
+        inside a process, and a system opened before another process wrote the store keeps
+        serving the old data (measured: a long-lived reader missed a later build's vectors);
+        closing the last client drops that system, so the next open reads the store afresh."""
+        if self._client_obj is not None:
+            close = getattr(self._client_obj, "close", None)
+            self._client_obj, self._cols = None, {}
+            if close is not None:
+                close()
+
+    def __enter__(self) -> VectorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def collection(self, name: str, create: bool = True) -> Any:
         if name not in self._cols:
             if create:

@@ -93,10 +93,10 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
     with writer_lock(index_dir, wait):
         ledger = Ledger(index_dir)
         try:
-            vectors = VectorStore(index_dir)
-            collect_garbage(ledger, vectors)
-            return [_build_branch(repo, name, commits[name], ledger, vectors, embedder, progress,
-                                  on_phase or (lambda _phase: None)) for name in names]
+            with VectorStore(index_dir) as vectors:
+                collect_garbage(ledger, vectors)
+                return [_build_branch(repo, name, commits[name], ledger, vectors, embedder, progress,
+                                      on_phase or (lambda _phase: None)) for name in names]
         finally:
             ledger.close()
 

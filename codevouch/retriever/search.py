@@ -80,9 +80,10 @@ def _rankings(ledger: Ledger, index_dir: Path, base: str, query: str, depth: int
     rankings: list[Ranking] = []
     if mode != "lexical" and embedder is not None:
         qvec = embedder.embed_query(query)
-        vectors = VectorStore(index_dir)
-        for name in [live] + ([hist] if include_history else []):
-            rankings.append([(name, cid) for cid, _ in vectors.query(name, qvec, min(depth, max(vectors.count(name), 1)))])
+        with VectorStore(index_dir) as vectors:   # closed: the next search sees later builds
+            for name in [live] + ([hist] if include_history else []):
+                n = min(depth, max(vectors.count(name), 1))
+                rankings.append([(name, cid) for cid, _ in vectors.query(name, qvec, n)])
     if mode != "dense":
         match = lexical.match_query(query)
         if match:
