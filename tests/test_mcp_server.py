@@ -1,0 +1,177 @@
+"""`codevouch mcp`: the server as a real subprocess, driven by the MCP SDK's own stdio client."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from codevouch import Index
+from codevouch.store import writer_lock
+from tests.gitrepo import Repo
+
+T = TypeVar("T")
+SHOP = {
+    "shop/__init__.py": "",
+    "shop/cancel.py": "def cancel_order(order):\n    order.cancel()\n    return order\n",
+    "shop/refund.py": "def refund_order(order):\n    return order.refund()\n",
+}
+READ_ONLY_TOOLS = {"search", "context", "validate", "status", "check_refs"}
+
+
+def server(repo: Repo, index_dir: Path, *extra: str) -> StdioServerParameters:
+    env = {k: os.environ[k] for k in ("PYTHONPATH", "XDG_DATA_HOME", "HF_HUB_OFFLINE") if k in os.environ}
+    return StdioServerParameters(
+        command=sys.executable, cwd=str(repo.root), env=env,
+        args=["-m", "codevouch", "mcp", "--repo", str(repo.root), "--index", str(index_dir), *extra])
+
+
+def session(params: StdioServerParameters, body: Callable[[Client], Awaitable[T]]) -> T:
+    async def main() -> T:
+        with anyio.fail_after(120):
+            async with Client(params, mode="legacy") as client:
+                return await body(client)
+    return anyio.run(main)
+
+
+async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> tuple[bool, Any]:
+    """(is_error, the structured result, else the text)."""
+    result = await client.call_tool(tool, args or {})
+    if result.structured_content is not None and not result.is_error:
+        data = result.structured_content
+        return False, data.get("result", data) if set(data) == {"result"} else data
+    return bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content)
+
+
+def built(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(SHOP)
+    Index(repo.root, index_dir, embedder="fake-bow-64").build()
+
+
+def test_lists_and_calls_every_tool(repo: Repo, index_dir: Path) -> None:
+    built(repo, index_dir)
+    repo.write("shop/cancel.py", "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n")
+
+    async def body(client: Client) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == READ_ONLY_TOOLS
+        assert all(t.annotations and t.annotations.read_only_hint for t in tools.values())
+
+        err, found = await call(client, "search", {"query": "cancel order", "k": 5})
+        assert not err
+        by_path = {h["path"]: h for h in found["hits"]}
+        cancel, refund = by_path["shop/cancel.py"], by_path["shop/refund.py"]
+        assert (cancel["verdict"], cancel["reason"]) == ("historical-only", "content-changed")
+        assert "reason" in cancel["code"] and "order.cancel()" in cancel["reference_text"]
+        assert refund["verdict"] == "usable" and refund["code"] == SHOP["shop/refund.py"].rstrip("\n")
+        assert refund["citation"].startswith("source: shop/refund.py#L1-L2")
+
+        err, pack = await call(client, "context", {"query": "refund order", "k": 3})
+        assert not err, pack
+        assert "source: shop/refund.py" in pack and "return order.refund()" in pack
+
+        snippets = [{"path": "shop/refund.py", "text": "    return order.refund()"},
+                    {"path": "../outside.py", "text": "x"}, {"path": "shop/gone.py", "commit": repo.head()}]
+        err, checked = await call(client, "validate", {"snippets": snippets})
+        assert not err, checked
+        assert [(r["verdict"], r["reason"]) for r in checked["results"]] == [
+            ("stale-but-ok", "text-found"), ("excluded", "outside-repo"), ("historical-only", "file-deleted")]
+
+        err, status = await call(client, "status")
+        assert not err and status["indexed"]
+        [branch] = status["branches"]
+        assert branch["branch"] == "main" and branch["commits_behind"] == 0 and branch["age_seconds"] >= 0
+
+        answer = "Cancel with `cancel_order` (shop/cancel.py#L1-L3); refunds via `issue_refund()` in shop/refunds.py.\n"
+        err, refs = await call(client, "check_refs", {"text": answer})
+        assert not err and refs["passed"] is False
+        assert {(r["text"], r["status"]) for r in refs["references"]} == {
+            ("`cancel_order`", "ok"), ("shop/cancel.py#L1-L3", "ok"),
+            ("`issue_refund()`", "unknown"), ("shop/refunds.py", "missing")}
+
+    session(server(repo, index_dir), body)
+
+
+def test_bad_arguments_get_errors_and_the_server_survives(repo: Repo, index_dir: Path, tmp_path: Path) -> None:
+    built(repo, index_dir)
+    (tmp_path / "secret.py").write_text("def secret_thing():\n    pass\n")
+
+    async def body(client: Client) -> None:
+        bad_calls: list[tuple[str, dict[str, Any], str]] = [
+            ("search", {"query": "x", "k": 0}, "k"),
+            ("search", {"query": "x", "k": "many"}, "k"),
+            ("search", {}, "query"),
+            ("search", {"query": "x", "mode": "psychic"}, "mode"),
+            ("search", {"query": "x", "kinds": ["binary"]}, "kinds"),
+            ("search", {"query": "x", "branch": "nope"}, "nope"),            # CodevouchError, as a tool error
+            ("validate", {"snippets": [{"no_path": 1}]}, "path"),
+            ("validate", {"snippets": "not a list"}, "snippets"),
+            ("check_refs", {"text": 42}, "text"),
+            ("build", {}, "build"),                                          # not offered without --allow-build
+            ("no_such_tool", {}, "no_such_tool"),
+        ]
+        for tool, args, word in bad_calls:
+            err, message = await call(client, tool, args)
+            assert err, (tool, args, message)
+            assert word in message, (tool, args, message)
+        # A path outside the repository is refused, and nothing of it comes back.
+        err, refs = await call(client, "check_refs", {"text": f"See {tmp_path / 'secret.py'}:1 and ../secret.py#L1.\n"})
+        assert not err and [r["status"] for r in refs["references"]] == ["refused", "refused"]
+        assert "secret_thing" not in json.dumps(refs)
+        err, status = await call(client, "status")
+        assert not err and status["indexed"]
+
+    session(server(repo, index_dir), body)
+
+
+def test_a_build_landing_while_the_server_runs_is_seen_by_the_next_call(repo: Repo, index_dir: Path) -> None:
+    built(repo, index_dir)
+
+    async def body(client: Client) -> None:
+        err, before = await call(client, "search", {"query": "ship parcel", "k": 10, "mode": "dense"})
+        assert not err and "shop/ship.py" not in {h["path"] for h in before["hits"]}
+        repo.commit_files({"shop/ship.py": "def ship_parcel(parcel):\n    return parcel.ship()\n"})
+        await anyio.to_thread.run_sync(lambda: subprocess.run(
+            [sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root), "--index",
+             str(index_dir), "--embedder", "fake-bow-64"], check=True, capture_output=True))
+        for mode in ("dense", "lexical"):
+            err, after = await call(client, "search", {"query": "ship parcel", "k": 10, "mode": mode})
+            assert not err and after["hits"][0]["path"] == "shop/ship.py", mode
+            assert after["hits"][0]["verdict"] == "usable"
+        err, status = await call(client, "status")
+        assert status["branches"][0]["commit"] == repo.head()
+
+    session(server(repo, index_dir), body)
+
+
+def test_allow_build_adds_a_build_tool_that_takes_the_writer_lock(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(SHOP)
+
+    async def body(client: Client) -> None:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert tools == READ_ONLY_TOOLS | {"build"}
+        err, status = await call(client, "status")
+        assert not err and status["indexed"] is False and "index build" in status["hint"]
+        err, message = await call(client, "search", {"query": "refund"})
+        assert err and "index build" in message
+        with writer_lock(index_dir, 0):
+            err, message = await call(client, "build", {"wait": 0})
+        assert err and "another codevouch build" in message
+        err, done = await call(client, "build", {})
+        assert not err and done["branches"][0]["chunks"] == 2
+        err, found = await call(client, "search", {"query": "refund order", "k": 1})
+        assert not err and found["hits"][0]["path"] == "shop/refund.py"
+
+    session(server(repo, index_dir, "--allow-build", "--embedder", "fake-bow-64"), body)
+
+
+def test_not_a_repository_fails_at_start(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "codevouch", "mcp", "--repo", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1 and "not inside a git repository" in proc.stderr
