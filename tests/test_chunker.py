@@ -337,13 +337,14 @@ def test_split_lines_uses_newline_only() -> None:
 def test_python_definitions_keep_decorators_comments_and_docstrings() -> None:
     assert unmerged(PYTHON, "orders.py") == [
         (1, 5, "<module>"),
-        (8, 13, "log_calls"),  # nested `wrapper` stays inside its parent
+        (8, 13, "log_calls"),  # nested `wrapper` stays inside its parent's chunk
         (16, 28, "Order"),  # comment + @dataclass + docstring + nested Meta
         (31, 38, "OrderService"),
         (41, 42, "<module>"),
     ]
     assert find_definitions(PYTHON, "orders.py") == {
         "log_calls": [(8, 13)],
+        "log_calls.wrapper": [(10, 12)],  # listed, though no chunk of its own
         "Order": [(16, 28)],
         "Order.Meta": [(24, 28)],
         "Order.Meta.describe": [(27, 28)],

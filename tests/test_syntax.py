@@ -1,13 +1,17 @@
 """Tests for the shared syntax layer (codevouch.syntax) and who may import what.
 
-The chunker's use of it is covered in test_chunker.py; definitions are tested there too.
+The chunker's use of it is covered in test_chunker.py, with the definitions of its samples.
 """
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import pytest
+
+from codevouch.indexer.chunker import chunk_text
 from codevouch.syntax import MODULE_SYMBOL, split_lines
+from codevouch.syntax.definitions import find_definitions
 
 
 def test_split_lines_numbers_lines_like_tree_sitter() -> None:
@@ -31,3 +35,50 @@ def test_importing_the_syntax_package_loads_no_grammar() -> None:
     loaded = _modules_after("import codevouch.syntax")
     assert "codevouch.syntax.lines" in loaded
     assert not any(m.startswith(("tree_sitter", "codevouch.syntax.tree")) for m in loaded)
+
+
+# --- nested definitions, in all six languages ---------------------------------------------
+
+NESTED = {
+    "a.py": ("def outer():\n    # helper\n    @dec\n    def inner():\n        class Local:\n"
+             "            def m(self):\n                pass\n        return Local\n    return inner\n\n"
+             "class C:\n    def method(self):\n        def inner():\n            pass\n        return inner\n",
+             {"outer": [(1, 9)], "outer.inner": [(2, 8)], "outer.inner.Local": [(5, 7)],
+              "outer.inner.Local.m": [(6, 7)], "C": [(11, 15)], "C.method": [(12, 15)],
+              "C.method.inner": [(13, 14)]}),
+    "a.js": ("function outer() {\n  function inner() {}\n  const arrow = () => 1;\n"
+             "  class Local {\n    m() {}\n  }\n  items.map(x => x);\n}\n"
+             "class C { method() { const helper = function() {}; } }\n",
+             {"outer": [(1, 8)], "outer.inner": [(2, 2)], "outer.arrow": [(3, 3)], "outer.Local": [(4, 6)],
+              "outer.Local.m": [(5, 5)], "C": [(9, 9)], "C.method": [(9, 9)], "C.method.helper": [(9, 9)]}),
+    "a.ts": ("export function outer(): void {\n  // why\n  function inner(): number { return 1 }\n"
+             "  const arrow = (): number => 1;\n}\n",
+             {"outer": [(1, 5)], "outer.inner": [(2, 3)], "outer.arrow": [(4, 4)]}),
+    "a.tsx": ("export function App() {\n  const onClick = () => {};\n  function Inner() { return <div/>; }\n"
+              "  return <div onClick={onClick}/>;\n}\n",
+              {"App": [(1, 5)], "App.onClick": [(2, 2)], "App.Inner": [(3, 3)]}),
+    "a.go": ("package m\n\nfunc Outer() {\n\tinner := func() int { return 1 }\n\ttype local struct{}\n\t_ = inner\n}\n\n"
+             "func (s *Server) Start() {\n\tstop := func() {}\n\tx, y := 1, 2\n\t_, _, _ = stop, x, y\n}\n",
+             {"Outer": [(3, 7)], "Outer.inner": [(4, 4)], "Outer.local": [(5, 5)], "Server.Start": [(9, 13)],
+              "Server.Start.stop": [(10, 10)]}),
+    "A.java": ("class A {\n  void run() {\n    class Local {\n      void m() {}\n    }\n"
+               "    Runnable r = new Runnable() { public void run() {} };\n  }\n}\n",
+               {"A": [(1, 8)], "A.run": [(2, 7)], "A.run.Local": [(3, 5)], "A.run.Local.m": [(4, 4)]}),
+    "a.rs": ("fn outer() {\n    fn helper() {}\n    impl Foo {\n        fn z() {}\n    }\n}\n\n"
+             "impl Server {\n    fn start(&self) {\n        fn inner() {}\n    }\n}\n",
+             {"outer": [(1, 6)], "outer.helper": [(2, 2)], "outer.Foo": [(3, 5)], "outer.Foo.z": [(4, 4)],
+              "Server": [(8, 12)], "Server.start": [(9, 11)], "Server.start.inner": [(10, 10)]}),
+}
+
+
+@pytest.mark.parametrize("path", sorted(NESTED))
+def test_nested_definitions_are_qualified_by_every_definition_around_them(path: str) -> None:
+    text, expected = NESTED[path]
+    assert find_definitions(text, path) == expected
+
+
+def test_top_level_names_stay_the_chunkers() -> None:
+    # Nested definitions are added; the names of chunks (top level, container members) do not move.
+    text, _ = NESTED["a.py"]
+    chunks, _ = chunk_text(text, "a.py", lambda s: len(s.split()) + 2, budget=250, merge_target=0)
+    assert [c.symbol for c in chunks] == ["outer", "C"]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from codevouch.syntax.languages import SUPPORTED_LANGUAGES, detect_language, get_spec
-from codevouch.syntax.tree import Item, Syntax, parse
+from functools import lru_cache
+
+import tree_sitter
+from tree_sitter import Node
+
+from codevouch.syntax.languages import SUPPORTED_LANGUAGES, LanguageSpec, detect_language, get_language, get_spec
+from codevouch.syntax.tree import Item, Syntax, def_name, parse, rows
 
 __all__ = ["Definitions", "find_definitions", "resolve_language"]
 
@@ -21,27 +26,91 @@ def resolve_language(path: str, language: str | None) -> str | None:
 def find_definitions(text: str, path: str, language: str | None = None) -> Definitions:
     """Every qualified symbol defined in ``text`` -> its (start, end) line
     ranges (1-based, inclusive, with decorators and doc comments), in file
-    order.  Names are exactly those the chunker uses as symbols;
-    ``<module>`` is not a definition and never appears.  Nested functions
-    are part of their parent and are not listed.  Unsupported language or a
-    parser failure -> ``{}``.
+    order.  ``<module>`` is not a definition and never appears.
+
+    Top-level definitions and container members are named exactly as the
+    chunker names its chunks.  Definitions nested anywhere else are listed
+    too, qualified by every definition around them: ``outer.inner`` for a
+    function in a function, ``Class.method.Local.run`` for a method of a
+    class defined in a method.  Unsupported language or a parser failure ->
+    ``{}``.
     """
     lang = resolve_language(path, language)
     if lang is None or not text.strip():
         return {}
-    syntax = Syntax(get_spec(lang))
+    spec = get_spec(lang)
+    syntax = Syntax(spec)
     try:
         root = parse(text, lang)
     except Exception:  # noqa: BLE001 - never crash on odd input
         return {}
-    found: Definitions = {}
+    found: list[tuple[int, str, tuple[int, int]]] = []   # (start byte, name, range)
+    seen: set[tuple[int, int, str]] = set()
 
     def collect(items: list[Item]) -> None:
         for item in items:
             for definition in item.defs:
-                found.setdefault(definition.name, []).append((item.start + 1, item.end + 1))
+                node = definition.node
+                seen.add((node.start_byte, node.end_byte, node.type))
+                found.append((node.start_byte, definition.name, (item.start + 1, item.end + 1)))
                 if definition.rule.container:
                     collect(syntax.members(definition))
 
     collect(syntax.items(root.named_children, ""))
-    return found
+    for node in _definition_nodes(lang, root):
+        if (node.start_byte, node.end_byte, node.type) in seen:
+            continue
+        name = _nested_name(spec, node)
+        if name:
+            found.append((node.start_byte, name, _nested_range(spec, node)))
+    out: Definitions = {}
+    for _, name, span in sorted(found, key=lambda f: (f[2][0], f[0])):
+        out.setdefault(name, []).append(span)
+    return out
+
+
+@lru_cache(maxsize=None)
+def _query(lang: str) -> tree_sitter.Query:
+    types = sorted(get_spec(lang).definitions)
+    return tree_sitter.Query(get_language(lang), " ".join(f"({t}) @d" for t in types))
+
+
+def _definition_nodes(lang: str, root: Node) -> list[Node]:
+    # A query runs in C: finding every definition node costs a fraction of the parse, where
+    # a walk over the whole tree in Python would cost as much again.
+    return tree_sitter.QueryCursor(_query(lang)).captures(root).get("d", [])
+
+
+def _nested_name(spec: LanguageSpec, node: Node) -> str:
+    """``outer.inner``: the node's own name qualified by every named definition around it;
+    "" when it defines nothing or sits in an anonymous class."""
+    rule = spec.definitions[node.type]
+    name = def_name(node, rule)
+    if not name:
+        return ""
+    parts = [name]
+    parent = node.parent
+    while parent is not None:
+        if parent.type in spec.anonymous:
+            return ""
+        outer = spec.definitions.get(parent.type)
+        if outer is not None and (outer_name := def_name(parent, outer)):
+            parts.append(outer_name)
+        parent = parent.parent
+    return ".".join(reversed(parts))
+
+
+def _nested_range(spec: LanguageSpec, node: Node) -> tuple[int, int]:
+    """Lines of a nested definition with its wrappers (decorators, `export`, `const`) and the
+    comments directly above it, as the chunker attaches them to a top-level one."""
+    while node.parent is not None and node.parent.type in spec.wrappers:
+        node = node.parent
+    start, end = rows(node)
+    prev = node.prev_named_sibling
+    if prev is None and node.parent is not None and node.parent.type in spec.blocks:
+        # Python puts comments between `def f():` and the body's first statement on `f`.
+        prev = node.parent.prev_named_sibling
+    while prev is not None and prev.type in spec.prefix and rows(prev)[1] >= start - 1:
+        start = rows(prev)[0]
+        prev = prev.prev_named_sibling
+    return start + 1, end + 1

@@ -74,6 +74,8 @@ class DefRule:
                  "string"         ``name`` field with string quotes removed
                  "go_receiver"    ``Recv.Name`` from a Go method receiver
                  "impl_type"      base type name of a Rust ``impl`` block
+                 "go_closure"     ``inner`` of ``inner := func() {...}`` (only ever
+                                  inside a function, so only a nested definition)
     value_types: when set, the node only counts as a definition if its
                  ``value`` field has one of these types (used for
                  ``const f = () => ...`` style bindings).
@@ -92,8 +94,10 @@ CONTAINER = DefRule(container=True)
 class LanguageSpec:
     """Syntax tables for one language (see module docstring).
 
-    definitions: node type -> rule, for nodes that define a symbol when they
-                 appear at module level or directly in a container body.
+    definitions: node type -> rule, for nodes that define a symbol.  The chunker
+                 cuts at those at module level or directly in a container body;
+                 ``find_definitions`` also lists the ones nested anywhere else
+                 (a function in a function, a class in a method).
     wrappers:    node types that are a definition iff one of their direct
                  named children is (decorators, ``export``, declarations that
                  hold ``const f = () => {}`` declarators ...).  The wrapper's
@@ -106,6 +110,8 @@ class LanguageSpec:
     blocks:      node types whose direct children are statement-like; their
                  end lines are preferred cut points when a definition has to
                  be split into line windows.
+    anonymous:   node types whose members have no name to qualify them by (a
+                 Java anonymous class): definitions inside are not listed.
     """
 
     definitions: Mapping[str, DefRule]
@@ -113,6 +119,7 @@ class LanguageSpec:
     transparent: frozenset[str] = frozenset()
     prefix: frozenset[str] = frozenset({"comment"})
     blocks: frozenset[str] = frozenset()
+    anonymous: frozenset[str] = frozenset()
 
 
 _JS_FUNCTION_VALUES = frozenset(
@@ -180,6 +187,7 @@ LANGUAGE_SPECS: Mapping[str, LanguageSpec] = {
             "method_declaration": DefRule(name="go_receiver"),
             "type_spec": LEAF,
             "type_alias": LEAF,
+            "short_var_declaration": DefRule(name="go_closure"),
         },
         # `type X ...` / `type ( A ...; B ... )`
         wrappers=frozenset({"type_declaration"}),
@@ -218,6 +226,7 @@ LANGUAGE_SPECS: Mapping[str, LanguageSpec] = {
             "compact_constructor_declaration": LEAF,
         },
         transparent=frozenset({"enum_body_declarations"}),
+        anonymous=frozenset({"object_creation_expression"}),
         prefix=frozenset({"line_comment", "block_comment"}),
         blocks=frozenset(
             {"program", "block", "class_body", "constructor_body", "interface_body",

@@ -15,7 +15,7 @@ from tree_sitter import Node
 
 from codevouch.syntax.languages import DefRule, LanguageSpec, get_parser
 
-__all__ = ["Def", "Item", "Syntax", "node_text", "parse", "rows"]
+__all__ = ["Def", "Item", "Syntax", "def_name", "node_text", "parse", "rows"]
 
 
 
@@ -80,7 +80,10 @@ def _go_receiver_type(node: Node) -> str:
     return ""
 
 
-def _def_name(node: Node, rule: DefRule) -> str:
+def def_name(node: Node, rule: DefRule) -> str:
+    """The name ``node`` defines under ``rule`` (unqualified); "" when it defines nothing."""
+    if rule.name == "go_closure":
+        return _go_closure_name(node)
     if rule.value_types is not None:
         value = node.child_by_field_name("value")
         if value is None or value.type not in rule.value_types:
@@ -96,6 +99,16 @@ def _def_name(node: Node, rule: DefRule) -> str:
     return name
 
 
+def _go_closure_name(node: Node) -> str:
+    """``inner`` from ``inner := func(...) {...}``; "" for any other short declaration."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None or right is None or len(left.named_children) != 1 or len(right.named_children) != 1:
+        return ""
+    if right.named_children[0].type != "func_literal":
+        return ""
+    return node_text(left.named_children[0])
+
+
 class Syntax:
     """Builds items (definitions with qualified names) from a parsed tree."""
 
@@ -105,7 +118,7 @@ class Syntax:
     def resolve(self, node: Node, prefix: str) -> tuple[Def, ...]:
         rule = self.spec.definitions.get(node.type)
         if rule is not None:
-            name = _def_name(node, rule)
+            name = def_name(node, rule)
             if not name:
                 return ()
             return (Def(f"{prefix}.{name}" if prefix else name, node, rule),)
