@@ -408,3 +408,24 @@ def parent_commit(repo: Path, commit: str) -> str | None:
     out = run(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^1^{{commit}}",
               ok_codes=(0, 1))
     return out.decode().strip() or None
+
+
+def grep_lines(repo: Path, needles: Iterable[str]) -> dict[str, list[str]]:
+    """Working-tree files (tracked and untracked, not ignored) holding each needle as a whole
+    line, leading and trailing whitespace aside: needle -> repo-relative paths, in one process.
+
+    Needles go on stdin (`-f -`), so none is ever read as an option.
+    """
+    wanted = {n.strip() for n in needles if n.strip() and "\n" not in n and "\0" not in n}
+    if not wanted:
+        return {}
+    out = run(repo, "grep", "-I", "-z", "-F", "--untracked", "--no-color", "-f", "-",
+              stdin="".join(f"{n}\n" for n in sorted(wanted)).encode("utf-8", "surrogateescape"),
+              ok_codes=(0, 1))
+    found: dict[str, list[str]] = {}
+    for line in out.decode("utf-8", "surrogateescape").split("\n"):
+        path, sep, content = line.partition("\0")
+        key = content.strip()
+        if sep and key in wanted and path not in found.get(key, ()):
+            found.setdefault(key, []).append(path)
+    return found

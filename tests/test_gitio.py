@@ -79,3 +79,13 @@ def test_repository_locating_variables_are_ignored(repo: Repo, tmp_path: Path, m
         assert reader.read(blob) == b"A = 1\n"
     assert gitio.no_git_env({"GIT_DIR": "x", "GIT_CONFIG_GLOBAL": "g", "PATH": "p"}) == {
         "GIT_CONFIG_GLOBAL": "g", "PATH": "p"}
+
+
+def test_grep_lines_finds_whole_lines_in_tracked_and_untracked_files(repo: Repo) -> None:
+    repo.commit(**{"a.py": "def helper(x):\n    return 1\n", "b.py": "x = helper(x)  # def helper(x):\n"})
+    repo.write("new/u.py", "class K:\n    def helper(x):\n        pass\n")
+    repo.write(".gitignore", "ignored.py\n")
+    repo.write("ignored.py", "def helper(x):\n")
+    found = gitio.grep_lines(repo.root, ["def helper(x):", "-e", "absent line"])
+    assert found == {"def helper(x):": ["a.py", "new/u.py"]}
+    assert gitio.grep_lines(repo.root, []) == {}

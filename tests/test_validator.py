@@ -222,10 +222,37 @@ def test_symbol_removed(repo: Repo) -> None:
 def test_function_moved_to_another_file(repo: Repo) -> None:
     item = snippet(repo, PATH, *HELPER, symbol="helper")
     repo.write(PATH, ORDERS.replace("\n\ndef helper(x):\n    return x * 2\n", ""))
-    repo.write("src/orders/util.py", "def helper(x):\n    return x * 2\n")
+    repo.write("src/orders/util.py", "import os\n\n\ndef helper(x):\n    return x * 2\n")
     repo.commit("move helper")
     out = one(repo, item)
-    assert (out["verdict"], out["reason"]) == ("historical-only", "symbol-removed")
+    assert (out["verdict"], out["reason"]) == ("stale-but-ok", "moved-elsewhere")
+    cur = out["current"]
+    assert (cur["path"], cur["start_line"], cur["end_line"], cur["symbol"]) == ("src/orders/util.py", 4, 5, "helper")
+    assert "current: src/orders/util.py#L4-L5 (helper)" in out["citation"]
+
+
+def test_function_moved_to_another_file_and_changed(repo: Repo) -> None:
+    item = snippet(repo, PATH, *HELPER, symbol="helper")
+    repo.write(PATH, ORDERS.replace("\n\ndef helper(x):\n    return x * 2\n", ""))
+    repo.write("lib/util.py", "class Tools:\n    pass\n\n\ndef helper(x):\n    return x * 3\n")   # untracked
+    out = one(repo, item)
+    assert (out["verdict"], out["reason"]) == ("historical-only", "moved-and-changed")
+    cur = out["current"]
+    assert (cur["path"], cur["start_line"], cur["symbol"], cur["text"]) == (
+        "lib/util.py", 5, "helper", "def helper(x):\n    return x * 3")
+
+
+def test_moved_method_found_after_its_file_is_deleted(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    items = [cancel(repo), snippet(repo, PATH, *HELPER, symbol="helper")]
+    repo.git("rm", "-q", PATH)
+    repo.write("orders.py", "class Orders:\n" + lines_of(ORDERS, *CANCEL) + "\n")
+    repo.write("other.py", "x = helper(2)  # helper(x) is gone\n")
+    repo.commit("split")
+    counter = GitCounter(monkeypatch)
+    cancel_out, helper_out = (to_json(v) for v in validate(repo.root, items))
+    assert (cancel_out["reason"], cancel_out["current"]["symbol"]) == ("moved-elsewhere", "Orders.cancel_order")
+    assert helper_out["reason"] == "file-deleted" and helper_out["current"] is None
+    assert counter.commands().count("grep") == 1     # one search for every lost snippet together
 
 
 def test_file_deleted(repo: Repo) -> None:
@@ -684,3 +711,13 @@ def test_body_window_surviving_a_renamed_function_is_not_fresh(repo: Repo) -> No
     out = one(repo, item)
     assert (out["verdict"], out["reason"]) == ("historical-only", "symbol-removed")
     assert out["current"]["symbol"] == "test_max_age" and out["current"]["start_line"] == 3
+
+
+def test_readme_reason_table_is_the_reasons_table() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("| verdict | reason | meaning |\n|---|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    table = {}
+    for row in section.split("\n"):
+        verdict, code, meaning = (cell.strip() for cell in row.strip().strip("|").split(" | "))
+        table[code.strip("`")] = (verdict, meaning)
+    assert table == {code: (r.verdict.value, r.meaning) for code, r in REASONS.items()}

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from codevouch.validator.citation import header
-from codevouch.validator.decide import decide
-from codevouch.validator.facts import Facts, gather
+from codevouch.validator.decide import LOST, decide, move_needle
+from codevouch.validator.facts import Facts, find_elsewhere, gather
 from codevouch.validator.model import REASONS, VERDICTS, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, parse_snippets
 from codevouch.validator.render import context_pack, render_text, summary, to_json
@@ -31,9 +31,16 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any]], strict: bo
     """
     parsed = [check_snippet(item, f"snippet {n}") for n, item in enumerate(snippets, 1)]
     facts = gather(repo, parsed, strict)
+    decisions = [decide(s, facts, strict) for s in parsed]
+    # Symbols that left their file may live on in another one: one search for all of them.
+    lost = [i for i, d in enumerate(decisions) if d.reason in LOST]
+    needles = {n for i in lost if (n := move_needle(parsed[i], facts))}
+    if needles:
+        facts = find_elsewhere(facts, sorted(needles))
+        for i in lost:
+            decisions[i] = decide(parsed[i], facts, strict)
     results = []
-    for item, s in zip(snippets, parsed):
-        d = decide(s, facts, strict)
+    for item, s, d in zip(snippets, parsed, decisions):
         loc = facts.located[s.path]
         commit = facts.commit_of(s)
         cite = header(s, d, loc.rel or s.path, facts.commit_dates.get(commit or ""), commit is not None)

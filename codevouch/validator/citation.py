@@ -14,34 +14,11 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from codevouch.validator.model import Current, Decision, Snippet
+from codevouch.validator.model import REASONS, Current, Decision, Snippet
 
 HISTORY_USE = "use: reference for ideas only; do not implement against this code"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 MAX_FIELD = 200
-
-_CHECK: dict[str, str] = {
-    "same-commit": "file identical to the working tree",
-    "same-content": "older version, content identical",
-    "chunk-moved": "older version, chunk text unchanged in the working tree",
-    "text-found": "no version metadata; text found verbatim in the working tree",
-    "content-changed": "the code changed since this version",
-    "symbol-removed": "symbol no longer exists in this file",
-    "text-mismatch": "snippet text does not match its version; altered, do not trust",
-    "commit-gone": "commit no longer in the repository; cannot check",
-    "file-deleted": "file no longer exists",
-    "file-renamed": "file renamed",
-    "no-version-metadata": "no version metadata; text not found in the working tree",
-    "generated": "generated code",
-    "vendored": "vendored code",
-    "backup": "backup copy",
-    "fixture": "fixture data",
-    "outside-repo": "path outside the repository; not read",
-}
-_SOURCE_NOTE = {"file-deleted": "file deleted", "file-renamed": "file renamed",
-                "symbol-removed": "symbol removed", "content-changed": "changed",
-                "text-mismatch": "altered text", "commit-gone": "commit gone"}
-
 
 def clean(value: str) -> str:
     """One line, printable, bounded: for text that came from the (untrusted) snippet."""
@@ -95,7 +72,7 @@ def version_line(s: Snippet, commit_date: str | None, commit_exists: bool) -> st
 
 
 def check_phrase(d: Decision) -> str:
-    phrase = _CHECK.get(d.reason, d.reason)
+    phrase = REASONS[d.reason].check
     if d.reason == "file-renamed" and d.current is not None:
         phrase = f"file renamed to {clean(d.current.path)}"
     return f"check: {d.verdict} ({phrase})"
@@ -103,7 +80,7 @@ def check_phrase(d: Decision) -> str:
 
 def header(s: Snippet, d: Decision, path: str, commit_date: str | None, commit_exists: bool) -> str:
     """The citation header for a snippet; `path` is its normalized path (or as given, if outside)."""
-    lines = [f"source: {location(path, s.start_line, s.end_line, s.symbol, _SOURCE_NOTE.get(d.reason))}",
+    lines = [f"source: {location(path, s.start_line, s.end_line, s.symbol, REASONS[d.reason].note)}",
              version_line(s, commit_date, commit_exists), check_phrase(d)]
     if d.current is not None and _moved(s, path, d.current):
         lines.append(f"current: {current_location(d.current)}")

@@ -14,26 +14,23 @@ says "unchanged" but whose text is not in the file gets `text-mismatch`.
 from __future__ import annotations
 
 from codevouch.rules import classify
-from codevouch.validator import symbols
+from codevouch.validator import moves, symbols
 from codevouch.validator.facts import Facts, WorkFile, fast_path, identical_blob
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
 from codevouch.validator.paths import Located
 from codevouch.validator.text import find_lines, line_count, nearest, slice_lines
 
-HISTORICAL = "historical-only"
-STALE_OK = "stale-but-ok"
-
 
 def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
     loc = facts.located[s.path]
     if not loc.inside:
-        return Decision("excluded", "outside-repo", f"Not checked: {loc.problem}, so nothing was read.")
+        return Decision("outside-repo", f"Not checked: {loc.problem}, so nothing was read.")
     assert loc.rel is not None and loc.real is not None
     work = facts.files.get(loc.real) if loc.exists else None
     found = classify(loc.rel, work.text if work else "", facts.rules)
     if found.excluded:
         reason = KIND_REASON[found.kind]
-        return Decision("excluded", reason,
+        return Decision(reason,
                         f"{loc.rel} is {_kind_words(found.kind)} (rule {found.rule!r}); it is not indexed "
                         f"and must not be used as code context.")
     if work is None:
@@ -60,16 +57,19 @@ def _missing(s: Snippet, loc: Located, facts: Facts) -> Decision:
             _find_symbol(s, new, work, facts) or \
             Current(new, 1, line_count(work.text), work.text, None)
         where = f"{current.symbol} in {new}" if current.symbol else new
-        return Decision(HISTORICAL, "file-renamed",
+        return Decision("file-renamed",
                         f"{loc.rel} no longer exists: git detects it was renamed to {new}; "
                         f"use the current code ({where}) instead.", current)
+    moved = _moved_elsewhere(s, loc, facts)
+    if moved is not None:
+        return moved
     if commit:
         why = ""
     elif s.commit:
         why = " (its commit is no longer in the repository, so a rename cannot be traced)"
     else:
         why = " (without a commit a rename cannot be traced)"
-    return Decision(HISTORICAL, "file-deleted",
+    return Decision("file-deleted",
                     f"{loc.rel} does not exist in the working tree{why}; the snippet is history only.")
 
 
@@ -77,16 +77,16 @@ def _unversioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts) -> Deci
     assert loc.real is not None
     if s.text is not None:
         current = _find_text(s, s.text, loc.real, work, facts)
-        if current is not None and not _symbols_survive(s, loc.real, facts):
+        if current is not None and _symbol_gone(s, loc, facts, current):
             return _renamed_around(s, loc, current)
         if current is not None:
-            return Decision(STALE_OK, "text-found",
+            return Decision("text-found",
                             f"The snippet has no commit or blob id, but its text is in the working-tree "
                             f"file at lines {current.start_line}-{current.end_line}.", current)
     current = _find_symbol(s, loc.real, work, facts)
     what = "its text is not in the current file" if s.text is not None else "it carries no text"
     hint = f"; the current {current.symbol} is given instead" if current else ""
-    return Decision(HISTORICAL, "no-version-metadata",
+    return Decision("no-version-metadata",
                     f"The snippet has no commit or blob id and {what}, so nothing ties it to this "
                     f"version{hint}.", current)
 
@@ -97,27 +97,27 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
     at_head = commit is not None and commit == facts.head
     same = identical_blob(s, facts, strict)
     if same is not None:
-        verdict, reason = ("usable", "same-commit") if at_head else (STALE_OK, "same-content")
+        reason = "same-commit" if at_head else "same-content"
         basis = ("Indexed at HEAD and the file is unchanged in the working tree"
                  if at_head and fast_path(s, facts, strict) else
                  "The working-tree file has the same git blob id as the indexed one")
         if s.text is None:
             current = _claimed(s, loc.real, work, facts) or _find_symbol(s, loc.real, work, facts)
-            return Decision(verdict, reason, f"{basis}.", current)
+            return Decision(reason, f"{basis}.", current)
         hits = find_lines(s.text, work.text)
         if not hits and same in facts.blob_texts and find_lines(s.text, facts.blob_texts[same]):
             # A clean filter changes the working-tree bytes but git sees the same content.
             current = _claimed(s, loc.real, work, facts)
-            return Decision(verdict, reason, f"{basis} (compared after git's filters).", current)
+            return Decision(reason, f"{basis} (compared after git's filters).", current)
         if hits:
             current = _pick(s, hits, loc.real, work, facts, identical=True)
             if s.start_line is None or current.start_line == s.start_line:
-                return Decision(verdict, reason, f"{basis}.", current)
-            return Decision(STALE_OK, "chunk-moved",
+                return Decision(reason, f"{basis}.", current)
+            return Decision("chunk-moved",
                             f"The file is unchanged but the snippet's line numbers are not where its text "
                             f"is: use lines {current.start_line}-{current.end_line}.", current)
         current = _find_symbol(s, loc.real, work, facts) or _claimed(s, loc.real, work, facts)
-        return Decision(HISTORICAL, "text-mismatch",
+        return Decision("text-mismatch",
                         "The version metadata says the file is unchanged, but the snippet's text is not "
                         "in it: the text was altered after indexing and must not be trusted.", current)
 
@@ -125,11 +125,11 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
     old_text = _old_text(s, loc, facts)
     if old_text is not None:
         current = _find_text(s, old_text, loc.real, work, facts)
-        if current is not None and not _symbols_survive(s, loc.real, facts):
+        if current is not None and _symbol_gone(s, loc, facts, current):
             return _renamed_around(s, loc, current)
         if current is not None:
             same_place = s.start_line == current.start_line
-            return Decision(STALE_OK, "chunk-moved",
+            return Decision("chunk-moved",
                             "The file changed since it was indexed, but the chunk's text is unchanged "
                             + ("at the same lines." if same_place else
                                f"and now at lines {current.start_line}-{current.end_line}."), current)
@@ -137,42 +137,102 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
     if old_text is None and gone:
         # Nothing to compare: no blob id, no text, and the commit is gone (force-pushed).
         hint = f"; the current {current.symbol} is given instead" if current else ""
-        return Decision(HISTORICAL, "commit-gone",
+        return Decision("commit-gone",
                         f"Commit {s.commit[:12] if s.commit else ''} is no longer in the repository and the "
                         f"snippet has no blob id or text to check{hint}.", current)
     if current is not None:
-        return Decision(HISTORICAL, "content-changed",
+        return Decision("content-changed",
                         f"The code changed since it was indexed; the current {current.symbol} is at lines "
                         f"{current.start_line}-{current.end_line}.", current)
     names = symbols.symbol_names(s.symbol)
     if not names:
-        return Decision(HISTORICAL, "content-changed",
+        return Decision("content-changed",
                         "The chunk's text is no longer in the file, and it names no definition to look up.")
-    return Decision(HISTORICAL, "symbol-removed",
+    moved = _moved_elsewhere(s, loc, facts)
+    if moved is not None:
+        return moved
+    return Decision("symbol-removed",
                     f"{', '.join(names)} no longer exists in {loc.rel} (nor does the chunk's text).")
 
 
-def _symbols_survive(s: Snippet, real: str, facts: Facts) -> bool:
-    """Whether every definition the snippet names still exists in the file, by qualified name
-    or, for a method moved to another class, by its own name.
+def _symbol_gone(s: Snippet, loc: Located, facts: Facts, found: Current) -> bool:
+    """Whether a definition the snippet names is gone although its text was `found` in the file.
 
     Text found verbatim is not enough: a window of a function body can survive the function
     being renamed or replaced (real history: a test renamed with its body kept). Such a snippet
     describes code that is gone, so it must not pass as current.
+
+    A name counts as gone only when it resolves in the snippet's own version of the file and
+    not in the working tree. A name that resolves in neither is another tool's spelling that
+    no lookup here understands: then the text decides. A method moved to another class keeps
+    its text and its own name: `found` lies in a definition of that name, so it is not gone.
     """
     names = symbols.symbol_names(s.symbol)
-    if not names:
-        return True
-    defs = facts.defs(real)
+    if not names or _text_defines(s, loc, facts, found, names):
+        return False
+    assert loc.real is not None and loc.rel is not None
+    now = facts.defs(loc.real)
+    old = facts.old_defs(s, loc.rel)
+    around = {symbols.own_name(n) for n in symbols.symbol_names(found.symbol)}
+    for name in names:
+        if symbols.resolve(now, name, loc.rel):
+            continue
+        was = symbols.resolve(old, name, loc.rel) if old is not None else None
+        if was is not None and symbols.own_name(was) not in around:
+            return True
+    return False
+
+
+def _text_defines(s: Snippet, loc: Located, facts: Facts, found: Current, names: list[str]) -> bool:
+    """Whether the found text itself holds, at its outermost level, a definition of each name
+    (by its own name): then those definitions exist verbatim in the file, which settles the
+    question without parsing the whole file."""
+    assert loc.rel is not None
+    defs = facts.text_defs(found.text, loc.rel)
     if not defs:
-        return True  # a language without definitions: the text check alone decides
-    last = {name.rsplit(".", 1)[-1] for name in defs}
-    return all(name in defs or name.rsplit(".", 1)[-1] in last for name in names)
+        return False
+    spans = [(a, b) for ranges in defs.values() for a, b in ranges]
+    outermost = {symbols.own_name(name) for name, ranges in defs.items() for a, b in ranges
+                 if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans)}
+    return all(symbols.own_name(symbols.spellings(n, loc.rel)[0]) in outermost for n in names)
+
+
+LOST = ("symbol-removed", "file-deleted")   # reasons after which the code may be found elsewhere
+
+
+def move_needle(s: Snippet, facts: Facts) -> str | None:
+    """The definition line to look for in other files when the snippet's symbol left its file."""
+    loc = facts.located[s.path]
+    return moves.needle(s.symbol, _old_text(s, loc, facts), loc.rel or s.path)
+
+
+def _moved_elsewhere(s: Snippet, loc: Located, facts: Facts) -> Decision | None:
+    """The symbol now defined in another working-tree file (facts.elsewhere lists the files
+    holding its definition line): the same text is stale-but-ok there, changed text is history
+    with the new location as `current`."""
+    line = move_needle(s, facts)
+    paths = facts.elsewhere.get(line, ()) if line else ()
+    candidates = {p: (facts.files[p].text, facts.defs(p)) for p in paths if p != loc.real and p in facts.files}
+    text = _old_text(s, loc, facts)
+    move = moves.best_move(s.symbol, text, loc.rel or s.path, candidates) if candidates else None
+    if move is None:
+        return None
+    work = facts.files[move.path]
+    current = Current(move.path, move.start_line, move.end_line,
+                      slice_lines(work.text, move.start_line, move.end_line), move.symbol)
+    gone = "no longer exists" if not loc.exists else f"is no longer in {loc.rel}"
+    if move.same_text:
+        return Decision("moved-elsewhere",
+                        f"{loc.rel if not loc.exists else s.symbol} {gone}, but the snippet's text is unchanged "
+                        f"in {move.path} at lines {move.start_line}-{move.end_line} ({move.symbol}).", current)
+    return Decision("moved-and-changed",
+                    f"{s.symbol} moved to {move.path} ({move.symbol}, lines {move.start_line}-{move.end_line}) "
+                    "and changed there; use the current code instead.", current)
 
 
 def _renamed_around(s: Snippet, loc: Located, current: Current) -> Decision:
     names = ", ".join(symbols.symbol_names(s.symbol))
-    return Decision(HISTORICAL, "symbol-removed",
+    return Decision("symbol-removed",
                     f"{names} no longer exists in {loc.rel}; the snippet's lines survive at "
                     f"{current.start_line}-{current.end_line} inside {current.symbol or 'other code'}, "
                     "so use that code as it is now, not this snippet.", current)
@@ -210,7 +270,7 @@ def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, fa
     """
     if len(hits) > 1 and symbols.symbol_names(s.symbol):
         defs = facts.defs(real)
-        own = [h for h in hits if symbols.in_symbol(defs, s.symbol, *h)]
+        own = [h for h in hits if symbols.in_symbol(defs, s.symbol, *h, path=real)]
         hits = own or hits
     start, end = nearest(hits, s.start_line)
     if identical and s.symbol and (start, end) == (s.start_line, s.end_line):
@@ -229,7 +289,7 @@ def _claimed(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current | N
 
 
 def _find_symbol(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current | None:
-    found = symbols.lookup(facts.defs(real), s.symbol, s.start_line) if symbols.symbol_names(s.symbol) else None
+    found = symbols.lookup(facts.defs(real), s.symbol, s.start_line, real) if symbols.symbol_names(s.symbol) else None
     if found is None:
         return None
     start, end, name = found

@@ -25,6 +25,9 @@ from codevouch.validator.text import find_lines
 
 # Untracked files hashed to find a file that was moved without `git mv` (exact content only).
 MAX_UNTRACKED_HASHED = 5000
+# Files read per definition line when looking for code moved to another file: a line found in
+# more files than this is too common to say where the code went.
+MAX_MOVE_CANDIDATES = 20
 
 
 @dataclass(frozen=True)
@@ -46,9 +49,17 @@ class Facts:
     moved: Mapping[str, str] = field(default_factory=dict)   # old blob -> untracked path with it
     blob_texts: Mapping[str, str] = field(default_factory=dict)           # blob id -> text
     commit_dates: Mapping[str, str] = field(default_factory=dict)
-    # Parse results per file, filled on first use: tree-sitter is pure CPU work, and most
-    # calls never need it, so it is not done up front.
+    # Definition lines of snippets that lost their symbol -> working-tree files holding that
+    # line (gathered in a second pass, only for those: see `elsewhere`).
+    elsewhere: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Parse results, filled on first use: tree-sitter is pure CPU work, and most calls never
+    # need it, so it is not done up front. Keyed by working-tree path, by blob id, and by
+    # (path, text) for a snippet's own text.
     _defs: dict[str, dict[str, list[tuple[int, int]]]] = field(
+        default_factory=dict, compare=False, repr=False)
+    _old_defs: dict[str, dict[str, list[tuple[int, int]]]] = field(
+        default_factory=dict, compare=False, repr=False)
+    _text_defs: dict[tuple[str, str], dict[str, list[tuple[int, int]]]] = field(
         default_factory=dict, compare=False, repr=False)
 
     def commit_of(self, s: Snippet) -> str | None:
@@ -67,10 +78,29 @@ class Facts:
         return s.blob_sha or self.blob_at(self.commit_of(s), rel)
 
     def defs(self, real: str) -> dict[str, list[tuple[int, int]]]:
+        """Definitions in the working-tree file."""
         if real not in self._defs:
             work = self.files.get(real)
             self._defs[real] = symbols.definitions(work.text, real) if work else {}
         return self._defs[real]
+
+    def old_defs(self, s: Snippet, rel: str | None) -> dict[str, list[tuple[int, int]]] | None:
+        """Definitions in the snippet's own version of its file; None when git no longer has it
+        (or it was not read: see gather)."""
+        old = self.old_blob(s, rel)
+        text = self.blob_texts.get(old) if old else None
+        if old is None or text is None or rel is None:
+            return None
+        if old not in self._old_defs:
+            self._old_defs[old] = symbols.definitions(text, rel)
+        return self._old_defs[old]
+
+    def text_defs(self, text: str, path: str) -> dict[str, list[tuple[int, int]]]:
+        """Definitions in a snippet's own text (lines relative to the text)."""
+        key = (path, text)
+        if key not in self._text_defs:
+            self._text_defs[key] = symbols.text_definitions(text, path)
+        return self._text_defs[key]
 
 
 def fast_path(s: Snippet, facts: Facts, strict: bool) -> bool:
@@ -183,6 +213,8 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
         work = facts.files.get(loc.real or "")
         if s.text is None and old and same is None:
             want.add(old)
+        elif old and same is None and loc.exists and symbols.symbol_names(s.symbol):
+            want.add(old)     # to tell a gone symbol from a foreign spelling (decide._symbol_gone)
         elif s.text is not None and same and work and not find_lines(s.text, work.text):
             want.add(same)
     blob_texts = {sha: decode(data) for sha, data in gitio.read_blobs(root, sorted(want)).items()}
@@ -218,3 +250,24 @@ def load_worktree_rules(root: Path) -> Rules:
         loc = locate(root, name)
         return read_text(root, loc.real) if loc.inside and loc.exists and loc.real else None
     return load_rules_text(text(".codevouch.toml"), text("pyproject.toml"))
+
+
+def find_elsewhere(facts: Facts, needles: Sequence[str]) -> Facts:
+    """Facts plus the working-tree files that hold each needle (a definition line), read for
+    the decisions: one `git grep` for every snippet whose symbol left its file."""
+    found = gitio.grep_lines(facts.root, needles)
+    files = dict(facts.files)
+    elsewhere: dict[str, tuple[str, ...]] = {}
+    for line, paths in found.items():
+        kept = []
+        for path in paths[:MAX_MOVE_CANDIDATES]:
+            loc = locate(facts.root, path)
+            real = loc.real
+            if not (loc.inside and loc.exists and real):
+                continue
+            if real not in files and (text := read_text(facts.root, real)) is not None:
+                files[real] = WorkFile(text)
+            if real in files:
+                kept.append(real)
+        elsewhere[line] = tuple(kept)
+    return replace(facts, files=files, elsewhere=elsewhere)

@@ -20,34 +20,62 @@ class Verdict(str, Enum):
 
 VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
 
-# Stable machine codes (the README table is generated from this mapping, keep it in sync).
-REASONS: dict[str, str] = {
-    "same-commit": "usable: indexed at HEAD and the file is identical in the working tree",
-    "same-content": "stale-but-ok: indexed at another commit or branch, but the working-tree file "
-                    "is byte-identical (same git blob id) to the indexed one",
-    "chunk-moved": "stale-but-ok: the file changed, but the chunk's exact text is still in it as "
-                   "whole lines; `current` gives its line range now",
-    "text-found": "stale-but-ok: the snippet has no version metadata, but its text is in the "
-                  "current file as whole lines; `current` gives where",
-    "content-changed": "historical-only: the chunk's text is no longer in the file, but its symbol "
-                       "still is; `current` is the symbol's code now",
-    "symbol-removed": "historical-only: neither the chunk's text nor its symbol is in the file any more",
-    "text-mismatch": "historical-only: the version metadata says the file is unchanged, but the "
-                     "snippet's text is not in it: the text was altered after indexing; do not trust it",
-    "commit-gone": "historical-only: the snippet's commit is no longer in the repository "
-                   "(force-pushed away) and it has neither blob id nor text to check; `current` "
-                   "is the symbol's code now when it exists",
-    "file-deleted": "historical-only: the file no longer exists in the working tree",
-    "file-renamed": "historical-only: the file was renamed (git rename detection); `current` "
-                    "points at the new file, at the symbol when found",
-    "no-version-metadata": "historical-only: no commit and no blob id, and the text is not in the "
-                           "current file, so nothing ties the snippet to this version",
-    "generated": "excluded: generated code (a path pattern or a marker like @generated)",
-    "vendored": "excluded: vendored third-party code",
-    "backup": "excluded: a backup or editor copy",
-    "fixture": "excluded: test fixture or snapshot data",
-    "outside-repo": "excluded: the path leaves the repository (.., absolute, a symlink out, "
-                    "inside .git, NUL byte); nothing was read",
+@dataclass(frozen=True)
+class Reason:
+    """One reason code: the verdict it gives and its words, defined once (the README's table
+    and the citation's `check:` phrase come from here; tests hold the README to it)."""
+    verdict: Verdict
+    check: str                # the phrase on the citation's `check:` line
+    meaning: str              # one sentence for people: the README's reason table
+    note: str | None = None   # added to the `source:` line ("file deleted")
+
+
+_U, _S, _H, _E = Verdict.USABLE, Verdict.STALE_BUT_OK, Verdict.HISTORICAL_ONLY, Verdict.EXCLUDED
+
+# Stable machine codes, in the order the README lists them.
+REASONS: dict[str, Reason] = {
+    "same-commit": Reason(_U, "file identical to the working tree",
+                          "indexed at HEAD and the file is unchanged in the working tree (or its blob id matches)"),
+    "same-content": Reason(_S, "older version, content identical",
+                           "indexed at another commit or branch; the working-tree file has the same git blob id"),
+    "chunk-moved": Reason(_S, "older version, chunk text unchanged in the working tree",
+                          "the file changed but the chunk's exact text is still there as whole lines; "
+                          "`current` gives where"),
+    "text-found": Reason(_S, "no version metadata; text found verbatim in the working tree",
+                         "no commit or blob id, but the text is in the current file as whole lines"),
+    "moved-elsewhere": Reason(_S, "code moved to another file, text unchanged",
+                              "the symbol left its file (or the file is gone), and its exact text is "
+                              "defined under the same name in another file; `current` points there"),
+    "content-changed": Reason(_H, "the code changed since this version",
+                              "the chunk's text is gone but its symbol exists; `current` is the symbol's code now",
+                              "changed"),
+    "moved-and-changed": Reason(_H, "code moved to another file and changed",
+                                "the symbol left its file and is defined in another file with other text; "
+                                "`current` is its code there", "moved"),
+    "symbol-removed": Reason(_H, "symbol no longer exists in this file",
+                             "the symbol is not in the file any more (if the chunk's lines survive inside "
+                             "other code, `current` points there)", "symbol removed"),
+    "text-mismatch": Reason(_H, "snippet text does not match its version; altered, do not trust",
+                            "the metadata says the file is unchanged, but the snippet's text is not in it: "
+                            "altered, do not trust", "altered text"),
+    "commit-gone": Reason(_H, "commit no longer in the repository; cannot check",
+                          "the commit was force-pushed away and the snippet has no blob id or text to check",
+                          "commit gone"),
+    "file-deleted": Reason(_H, "file no longer exists",
+                           "the file no longer exists in the working tree", "file deleted"),
+    "file-renamed": Reason(_H, "file renamed",
+                           "git's rename detection (snippet commit → working tree) found the new path; "
+                           "`current` points there", "file renamed"),
+    "no-version-metadata": Reason(_H, "no version metadata; text not found in the working tree",
+                                  "no commit or blob id, and the text is not in the current file"),
+    "generated": Reason(_E, "generated code", "generated code by the repository's rules (a path pattern "
+                                              "or a marker like @generated); `detail` names the rule"),
+    "vendored": Reason(_E, "vendored code", "vendored third-party code by the repository's rules"),
+    "backup": Reason(_E, "backup copy", "a backup or editor copy by the repository's rules"),
+    "fixture": Reason(_E, "fixture data", "test fixture or snapshot data by the repository's rules"),
+    "outside-repo": Reason(_E, "path outside the repository; not read",
+                           "the path leaves the repository (`..`, absolute elsewhere, a symlink out, "
+                           "inside `.git`, a NUL byte); nothing was read"),
 }
 
 # rules.py kind -> reason code
@@ -90,10 +118,15 @@ class Current:
 
 @dataclass(frozen=True)
 class Decision:
-    verdict: str
+    """A reason code (its verdict follows from REASONS), the sentence for this snippet, and
+    where the up-to-date code is."""
     reason: str
     detail: str
     current: Current | None = None
+
+    @property
+    def verdict(self) -> str:
+        return REASONS[self.reason].verdict.value
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,30 @@
-"""Symbol lookups over the syntax layer's definitions (pure; tree-sitter parsing, no I/O)."""
+"""Symbol lookups over the syntax layer's definitions (pure; tree-sitter parsing, no I/O).
+
+Snippets come from many tools, and each spells a symbol its own way. A lookup accepts:
+
+- codevouch's own qualified names: `OrderService.cancel_order`, `outer.inner`;
+- Python's `__qualname__`: `outer.<locals>.inner`;
+- module-qualified names: `pkg.mod.Class.method` (the module matching the file's path),
+  `pkg/mod.py::Class.method` (pytest), `crate::mod::Type::method` (Rust);
+- `Class::method`, `Class#method`;
+- Go receivers: `(*Server).Start`, `(Server).Start`, `Server.Start`.
+"""
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 
 from codevouch.syntax.lines import MODULE_SYMBOL
 
 Definitions = Mapping[str, list[tuple[int, int]]]
+
+_GO_RECEIVER = re.compile(r"\(\s*\*?\s*([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*\)")
+_PATH_LIKE = re.compile(r"[/\\]|\.\w+$")
+# File stems that name their directory's module rather than a module of their own.
+_PACKAGE_FILES = {"__init__", "index", "mod", "lib", "main"}
+_RUST_ROOTS = ("crate.", "self.", "super.")
 
 
 def definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]]:
@@ -20,6 +39,12 @@ def definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]]:
         return {}
 
 
+def text_definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]]:
+    """The definitions a snippet's own text contains (dedented first: a method cut out of its
+    class is indented), with line numbers relative to the text."""
+    return definitions(textwrap.dedent(text), path)
+
+
 def symbol_names(symbol: str | None) -> list[str]:
     """The real definition names in a chunk symbol (merged chunks join names with ", ")."""
     if not symbol:
@@ -27,20 +52,65 @@ def symbol_names(symbol: str | None) -> list[str]:
     return [name.strip() for name in symbol.split(", ") if name.strip() and name.strip() != MODULE_SYMBOL]
 
 
-def lookup(defs: Definitions, symbol: str | None, near: int | None) -> tuple[int, int, str] | None:
+def own_name(name: str) -> str:
+    """The last component: `cancel_order` of `OrderService.cancel_order`."""
+    return name.rsplit(".", 1)[-1]
+
+
+def spellings(name: str, path: str) -> list[str]:
+    """Candidate qualified names for a symbol as some tool spelled it, best first."""
+    n = name.strip()
+    if n.endswith("()"):
+        n = n[:-2]
+    if "::" in n:
+        head, _, tail = n.partition("::")
+        n = tail if _PATH_LIKE.search(head) else n   # pytest's `pkg/mod.py::Class::method`
+        n = n.replace("::", ".")
+    n = _GO_RECEIVER.sub(r"\1", n.replace("#", "."))
+    n = n.replace(".<locals>.", ".").replace("<locals>.", "")
+    for root in _RUST_ROOTS:
+        if n.startswith(root):
+            n = n[len(root):]
+    out = [n]
+    for prefix in _module_prefixes(path):
+        if n.startswith(prefix + "."):
+            out.append(n[len(prefix) + 1:])
+    return list(dict.fromkeys(x for x in out if x))
+
+
+def _module_prefixes(path: str) -> list[str]:
+    """Dotted module names the path can go by, longest first: `src/pkg/mod.py` -> `src.pkg.mod`,
+    `pkg.mod`, `mod`, and the packages alone (`src.pkg`, `pkg`: Java's package before its class)."""
+    p = PurePosixPath(path)
+    parts = [*p.parent.parts, p.stem] if p.stem not in _PACKAGE_FILES else list(p.parent.parts)
+    parts = [x for x in parts if x not in ("", ".", "/")]
+    found = {".".join(parts[i:]) for i in range(len(parts))}
+    found |= {".".join(parts[i:-1]) for i in range(len(parts) - 1)}
+    return sorted((x for x in found if x), key=len, reverse=True)
+
+
+def resolve(defs: Definitions, name: str, path: str) -> str | None:
+    """The name under which `defs` defines the symbol `name` (in any spelling above), else None."""
+    if name in defs:
+        return name
+    return next((c for c in spellings(name, path) if c in defs), None)
+
+
+def lookup(defs: Definitions, symbol: str | None, near: int | None, path: str = "") -> tuple[int, int, str] | None:
     """Current (start, end, symbol) of the snippet's symbol: for a merged symbol, the span
     of the names still defined; for a name defined several times, the range nearest `near`."""
     found: list[tuple[str, tuple[int, int]]] = []
     for name in symbol_names(symbol):
-        ranges = defs.get(name)
-        if ranges:
+        resolved = resolve(defs, name, path)
+        ranges = defs.get(resolved) if resolved else None
+        if resolved and ranges:
             pick = ranges[0] if near is None else min(ranges, key=lambda r: (abs(r[0] - near), r[0]))
-            found.append((name, pick))
+            found.append((resolved, pick))
     if not found:
         return None
     start = min(r[0] for _, r in found)
     end = max(r[1] for _, r in found)
-    return start, end, ", ".join(name for name, _ in found)
+    return start, end, ", ".join(dict.fromkeys(name for name, _ in found))
 
 
 def enclosing(defs: Definitions, start: int, end: int) -> str | None:
@@ -59,8 +129,8 @@ def enclosing(defs: Definitions, start: int, end: int) -> str | None:
     return ", ".join(names) if names else None
 
 
-def in_symbol(defs: Definitions, symbol: str | None, start: int, end: int) -> bool:
+def in_symbol(defs: Definitions, symbol: str | None, start: int, end: int, path: str = "") -> bool:
     """Whether lines start..end lie within (or exactly cover) a definition of the symbol."""
-    names = symbol_names(symbol)
+    names = [r for name in symbol_names(symbol) if (r := resolve(defs, name, path))]
     return any(s <= start and end <= e or (start <= s and e <= end)
                for name in names for s, e in defs.get(name, ()))
