@@ -22,8 +22,6 @@ Definitions = Mapping[str, list[tuple[int, int]]]
 
 _GO_RECEIVER = re.compile(r"\(\s*\*?\s*([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*\)")
 _PATH_LIKE = re.compile(r"[/\\]|\.\w+$")
-# File stems that name their directory's module rather than a module of their own.
-_PACKAGE_FILES = {"__init__", "index", "mod", "lib", "main"}
 _RUST_ROOTS = ("crate.", "self.", "super.")
 
 
@@ -80,10 +78,11 @@ def spellings(name: str, path: str) -> list[str]:
 
 def _module_prefixes(path: str) -> list[str]:
     """Dotted module names the path can go by, longest first: `src/pkg/mod.py` -> `src.pkg.mod`,
-    `pkg.mod`, `mod`, and the packages alone (`src.pkg`, `pkg`: Java's package before its class)."""
+    `pkg.mod`, `mod`, and the directories alone (`src.pkg`, `pkg`): a package's `__init__.py`,
+    `index.js` or `mod.rs`, and Java's package before its class. The exact spelling is always
+    tried first, so stripping only ever adds candidates."""
     p = PurePosixPath(path)
-    parts = [*p.parent.parts, p.stem] if p.stem not in _PACKAGE_FILES else list(p.parent.parts)
-    parts = [x for x in parts if x not in ("", ".", "/")]
+    parts = [x for x in (*p.parent.parts, p.stem) if x not in ("", ".", "/")]
     found = {".".join(parts[i:]) for i in range(len(parts))}
     found |= {".".join(parts[i:-1]) for i in range(len(parts) - 1)}
     return sorted((x for x in found if x), key=len, reverse=True)
