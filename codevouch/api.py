@@ -26,6 +26,7 @@ from codevouch.errors import InputError
 if TYPE_CHECKING:
     from codevouch.drift import Drift
     from codevouch.embedding import Embedder
+    from codevouch.review import Review
     from codevouch.indexer.build import BranchSummary
     from codevouch.retriever.search import Hit as Candidate
     from codevouch.refs.check import RefReport
@@ -229,6 +230,29 @@ class Index:
         commit = indexed_commit(self.index_dir, root, branch)
         changes, same = worktree_changes(root, commit)
         return drift(changes, same, branch=branch, commit=commit)
+
+    def review(self, revision: str | None = None, staged: bool = False, unstaged: bool = False,
+               untracked: bool = False, all_local: bool = False, base: str | None = None,
+               budget: int | None = None, model: str | None = None, related: bool = True,
+               command: str | None = None, timeout: float = 600) -> Review:
+        """A change cut into parts for a reviewer (markdown per part, a manifest whose coverage
+        lists every changed file and hunk once), with related code from this index when the
+        branch is indexed. Scope: `revision` "A..B" / "A...B", `base` (merge-base with the
+        working tree), or local changes (staged/unstaged/untracked; default all of them).
+        command: run it once per part with the part on stdin (no shell); see Review.results.
+        Raises EmptyScope, UnknownRevision, InputError."""
+        from codevouch.review import build_review, run_reviewer
+        from codevouch.review.execute import split_command
+
+        if command is not None:
+            split_command(command)   # a bad command fails before any work
+        review = build_review(self, revision, staged, unstaged, untracked, all_local, base, budget, model,
+                              related)
+        if command is not None:
+            from codevouch import gitio
+
+            review = run_reviewer(review, command, timeout, gitio.repo_root(self.repo))
+        return review
 
 
 def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import typer
 
-from codevouch.commands import check_refs, context, drift, index_build, index_status, mcp, search, validate
+from codevouch.commands import (check_refs, context, drift, index_build, index_status, mcp, review, search,
+                                validate)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Code retrieval index for git repositories that checks every hit against "
@@ -24,6 +25,7 @@ app.command("validate")(validate.validate_cmd)
 app.command("drift")(drift.drift_cmd)
 app.command("check-refs")(check_refs.check_refs_cmd)
 app.command("mcp")(mcp.mcp_cmd)
+app.command("review")(review.review_cmd)
 
 
 def main() -> None:  # pragma: no cover

@@ -13,7 +13,8 @@
     ├── BadIndex              the index directory is unusable (not a directory, read-only,
     │                         corrupt ledger, written by a newer release)
     ├── StoreUnavailable      the vector store (a Chroma server) cannot be reached
-    └── InputError            malformed input (bad JSON, missing fields, unknown mode/kind/embedder)
+    ├── InputError            malformed input (bad JSON, missing fields, unknown mode/kind/embedder)
+    └── EmptyScope            a review scope with no changes in it
 """
 from __future__ import annotations
 
@@ -75,3 +76,7 @@ class NotIndexed(CodevouchError):
 
 class InputError(CodevouchError):
     """Malformed input: bad arguments, bad snippet JSON, unknown mode, kind or embedder."""
+
+
+class EmptyScope(CodevouchError):
+    """A review scope with no changes: nothing to review (pick another scope)."""

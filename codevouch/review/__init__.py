@@ -1,0 +1,280 @@
+"""`codevouch review`: a change cut into parts for an AI reviewer, with nothing unseen unreported.
+
+    scope (scope.py) -> patches (patch.py) -> plan: left out, parts, coverage (plan.py)
+      -> related code for changed definitions (drift + related.py) -> markdown parts + manifest
+      -> optional reviewer runs, one per part (execute.py)
+
+Every part's markdown (its diff sections, related code and, in part 1, the list of files not
+shown) fits the part budget, counted with the budget's tokenizer. The manifest's coverage
+lists every changed file and hunk exactly once: included, truncated or left out (with why).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codevouch.errors import EmptyScope, InputError
+from codevouch.review.execute import ExecResult
+from codevouch.review.plan import MIN_PART_TOKENS, Plan, fence, left_out_reason, plan
+from codevouch.review.related import Related, Wanted, lookup
+from codevouch.review.scope import INDEX, WORKTREE, Scope, read_patches, resolve_scope
+
+if TYPE_CHECKING:
+    from codevouch.api import Index
+    from codevouch.models import Budget
+    from codevouch.review.patch import FilePatch
+
+__all__ = ["Part", "Review", "build_review", "run_reviewer"]
+
+DEFAULT_RELATED_SHARE = 0.25
+NOT_SHOWN_SHARE = 0.25        # of part 1, at most, for the list of files not shown
+_HEADER = ("# Code review: part {i} of {n}\n\nScope: {scope}\n"
+           "This part: {files} file(s), {hunks} hunk(s) of the diff{rest}.\n")
+
+
+@dataclass(frozen=True)
+class Part:
+    index: int
+    markdown: str
+    tokens: int
+    files: tuple[dict[str, Any], ...]     # path, hunks, truncated (lines kept / total)
+    related: tuple[Related, ...]
+
+    def to_json(self, with_markdown: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"part": self.index, "tokens": self.tokens, "files": list(self.files),
+                               "related": [r.to_json() for r in self.related]}
+        if with_markdown:
+            out["markdown"] = self.markdown
+        return out
+
+
+@dataclass(frozen=True)
+class Review:
+    scope: Scope
+    budget: Budget
+    plan: Plan
+    parts: tuple[Part, ...]
+    related: dict[str, Any]               # status, reason, definitions, omitted for budget
+    results: tuple[ExecResult, ...] = ()
+    command: tuple[str, ...] = ()
+
+    def failed(self) -> list[int]:
+        return [r.part for r in self.results if not r.ok]
+
+    def manifest(self, with_markdown: bool = True, files: Sequence[str] = ()) -> dict[str, Any]:
+        parts = []
+        for k, p in enumerate(self.parts):
+            entry = p.to_json(with_markdown)
+            if files:
+                entry["file"] = files[k]
+            result = next((r for r in self.results if r.part == p.index), None)
+            if result is not None:
+                entry["exec"] = result.to_json()
+            parts.append(entry)
+        out: dict[str, Any] = {"scope": self.scope.to_json(), "budget": self.budget.to_json(),
+                               "parts": parts, "coverage": self.plan.coverage(), "related": self.related}
+        if self.command:
+            out["exec"] = {"command": list(self.command), "parts_run": len(self.results),
+                           "failed_parts": self.failed(), "ok": not self.failed()}
+        return out
+
+
+def build_review(index: Index, revision: str | None = None, staged: bool = False, unstaged: bool = False,
+                 untracked: bool = False, all_local: bool = False, base: str | None = None,
+                 budget: int | None = None, model: str | None = None, related: bool = True,
+                 related_share: float = DEFAULT_RELATED_SHARE) -> Review:
+    from codevouch import gitio
+    from codevouch.models import budget_counter, resolve_budget
+    from codevouch.validator.facts import load_worktree_rules
+
+    root = gitio.repo_root(index.repo)
+    scope = resolve_scope(root, revision, staged, unstaged, untracked, all_local, base)
+    resolved = resolve_budget(budget, model, root)
+    if resolved.tokens < MIN_PART_TOKENS:
+        raise InputError(f"a part budget of {resolved.tokens} tokens is too small for a review; "
+                         f"give --budget {MIN_PART_TOKENS} or more.")
+    if not 0 <= related_share < 1:
+        raise InputError("the related-code share must be at least 0 and below 1.")
+    count = budget_counter(resolved)
+    patches, notes = read_patches(root, scope)
+    if not patches:
+        raise EmptyScope(f"nothing to review: {scope.description} has no changes.")
+    old_texts, new_texts = _texts(root, scope, patches, notes)
+    rules = load_worktree_rules(root)
+    left_out = {}
+    for i, fp in enumerate(patches):
+        head = new_texts.get(fp.path) or old_texts.get(fp.old_path or "") or ""
+        reason = left_out_reason(fp, rules, head, notes.get(fp.path))
+        if reason is not None:
+            left_out[i] = reason
+    not_shown = _not_shown(patches, left_out, count, int(resolved.tokens * NOT_SHOWN_SHARE))
+    header_reserve = count(_HEADER.format(i=999, n=999, scope=scope.description, files=999, hunks=9999,
+                                          rest=", related code for 999 definition(s)")) + 8
+    room = resolved.tokens - header_reserve
+    share = related_share if related else 0.0
+    cap = int(room * (1 - share))
+    if cap < MIN_PART_TOKENS // 2:
+        raise InputError(f"a part budget of {resolved.tokens} tokens leaves no room for the diff; "
+                         "give a larger --budget.")
+    the_plan = plan(patches, left_out, count, cap, count(not_shown) + 2 if not_shown else 0)
+    wanted_by_part, definitions = _changed_definitions(the_plan, scope, old_texts, new_texts)
+    found: dict[str, list[Related]] = {}
+    status: dict[str, Any] = {"status": "off", "reason": "--no-related", "definitions": definitions}
+    if related and any(wanted_by_part):
+        from codevouch.syntax.languages import detect_language
+
+        languages = {fp.path: detect_language(fp.path) or "" for fp in patches}
+        all_wanted = list({w.d.name: w for ws in wanted_by_part for w in ws}.values())
+        found, unavailable = lookup(index, all_wanted, languages)
+        status = {"status": "partial" if unavailable else "ok", "definitions": definitions,
+                  "reason": (f"callers and callees left out: {unavailable}" if unavailable else None)}
+    elif related:
+        status = {"status": "ok", "reason": "no changed definitions", "definitions": definitions}
+    parts, omitted = _render_parts(the_plan, scope, resolved.tokens, count, not_shown, wanted_by_part, found)
+    status["omitted_for_budget"] = omitted
+    return Review(scope, resolved, the_plan, tuple(parts), status)
+
+
+def run_reviewer(review: Review, command: str, timeout: float, cwd: Path) -> Review:
+    """Run the reviewer once per part; the Review with each part's result."""
+    from codevouch.review.execute import run_part, split_command
+
+    argv = split_command(command)
+    if timeout <= 0:
+        raise InputError("--timeout must be a positive number of seconds.")
+    results = tuple(run_part(argv, p.index, len(review.parts), p.markdown, timeout, cwd) for p in review.parts)
+    return replace(review, results=results, command=tuple(argv))
+
+
+# -- reading both sides ---------------------------------------------------------------------
+
+def _texts(root: Path, scope: Scope, patches: Sequence[FilePatch], notes: dict[str, str]
+           ) -> tuple[dict[str, str], dict[str, str]]:
+    """Old-side text by old path and new-side text by new path, for files that have them."""
+    from codevouch import gitio
+    from codevouch.changes import read_worktree, text_of
+
+    def side(rev: str, paths: list[str]) -> dict[str, str]:
+        if rev == WORKTREE:
+            out = {}
+            for p in paths:
+                text, note = read_worktree(root, p)
+                if text is not None:
+                    out[p] = text
+                elif note:
+                    notes.setdefault(p, note)
+            return out
+        prefix = ":" if rev == INDEX else f"{rev}:"
+        blobs = gitio.read_blobs(root, [f"{prefix}{p}" for p in paths if "\n" not in p])
+        texts = {p: text_of(blobs[f"{prefix}{p}"]) for p in paths if f"{prefix}{p}" in blobs}
+        return {p: t for p, (t, _) in texts.items() if t is not None}
+
+    old = [fp.old_path for fp in patches if fp.old_path and not fp.binary and fp.status != "deleted"]
+    tracked = [fp.new_path for fp in patches if fp.new_path and not fp.binary and not fp.untracked]
+    untracked = [fp.path for fp in patches if fp.untracked and not fp.binary]
+    new_texts = side(scope.new, tracked) if tracked else {}
+    new_texts.update(side(WORKTREE, untracked))
+    return side(scope.old, old), new_texts
+
+
+# -- changed definitions --------------------------------------------------------------------
+
+def _changed_definitions(the_plan: Plan, scope: Scope, old_texts: dict[str, str], new_texts: dict[str, str]
+                         ) -> tuple[list[list[Wanted]], int]:
+    """Per part, the changed definitions its hunks touch (from drift), and how many in all."""
+    from codevouch.drift import FileVersions, drift
+
+    shown = {fp.path: fp for i, fp in enumerate(the_plan.files) if i not in the_plan.left_out}
+    versions = [FileVersions({"deleted": "removed", "copied": "added"}.get(fp.status, fp.status),
+                             fp.old_path if fp.status not in ("added", "copied") else None, fp.new_path,
+                             old_texts.get(fp.old_path or "") if fp.status not in ("added", "copied") else None,
+                             new_texts.get(fp.new_path or ""))
+                for fp in shown.values()]
+    report = drift(versions, 0)
+    per_part: list[list[Wanted]] = []
+    old_commit = scope.old if scope.old not in (INDEX, WORKTREE) else None
+    changed = {f.path: f.changed() for f in report.files}
+    total = report.changed_definitions()
+    for sections in the_plan.parts:
+        wanted: dict[str, Wanted] = {}
+        for s in sections:
+            fp = the_plan.files[s.file]
+            for d in changed.get(fp.path, []):
+                if d.state == "moved" and not d.content_changed and (d.new is None or d.new.path == fp.path):
+                    continue   # only reordered: nothing to look up
+                if any(_touches(fp.hunks[h], d) for h in s.hunks):
+                    wanted.setdefault(d.name, Wanted(d, _lines(new_texts, d.new), _lines(old_texts, d.old),
+                                                     old_commit))
+        per_part.append(list(wanted.values()))
+    return per_part, total
+
+
+def _touches(hunk: Any, d: Any) -> bool:
+    if d.new is not None:
+        return hunk.new_start <= d.new.end and d.new.start <= hunk.new_end
+    return hunk.old_start <= d.old.end and d.old.start <= hunk.old_end
+
+
+def _lines(texts: dict[str, str], place: Any) -> str | None:
+    if place is None or place.path not in texts:
+        return None
+    return "\n".join(texts[place.path].split("\n")[place.start - 1:place.end])
+
+
+# -- markdown ---------------------------------------------------------------------------------
+
+def _not_shown(patches: Sequence[FilePatch], left_out: dict[int, str], count: Any, limit: int) -> str:
+    if not left_out:
+        return ""
+    lines = ["## Not shown (changed, but not in any part)"]
+    items = [f"- `{patches[i].path}`" + (f" (from `{patches[i].old_path}`)" if patches[i].status == "renamed" else "")
+             + f": {reason}" for i, reason in sorted(left_out.items())]
+    for k, item in enumerate(items):
+        rest = len(items) - k
+        candidate = "\n".join([*lines, item, f"- ... and {rest - 1} more (see the manifest)"])
+        if count(candidate) > limit:
+            lines.append(f"- ... and {rest} more (see the manifest)")
+            break
+        lines.append(item)
+    return "\n".join(lines)
+
+
+def _render_parts(the_plan: Plan, scope: Scope, budget: int, count: Any, not_shown: str,
+                  wanted_by_part: list[list[Wanted]], found: dict[str, list[Related]]
+                  ) -> tuple[list[Part], int]:
+    parts: list[Part] = []
+    omitted = 0
+    n = len(the_plan.parts)
+    for k, sections in enumerate(the_plan.parts):
+        hunks = sum(len(s.hunks) for s in sections)
+        files = len({s.file for s in sections})
+        body = "\n\n".join(["## Changes", *(s.text for s in sections)])
+        tail = f"\n\n{not_shown}" if k == 0 and not_shown else ""
+        picked: list[Related] = []
+        rel_md = ""
+        candidates = [r for w in wanted_by_part[k] for r in found.get(w.d.name, [])]
+        for r in candidates:
+            block = f"#### {r.kind} of `{r.target}`\n{r.markdown(fence(r.code))}"
+            trial_rel = "\n\n".join([rel_md or "## Related code (from the index, checked against the working tree)",
+                                     block])
+            trial = _assemble(k + 1, n, scope, files, hunks, len(wanted_by_part[k]), body, trial_rel, tail)
+            if count(trial) <= budget:
+                rel_md = trial_rel
+                picked.append(r)
+            else:
+                omitted += 1
+        markdown = _assemble(k + 1, n, scope, files, hunks, len(wanted_by_part[k]), body, rel_md, tail)
+        part_files = [{"path": the_plan.files[s.file].path, "hunks": list(s.hunks),
+                       "truncated": ({"lines_kept": s.truncated[0], "lines_total": s.truncated[1]}
+                                     if s.truncated else None)} for s in sections]
+        parts.append(Part(k + 1, markdown, count(markdown), tuple(part_files), tuple(picked)))
+    return parts, omitted
+
+
+def _assemble(i: int, n: int, scope: Scope, files: int, hunks: int, definitions: int, body: str,
+              related: str, tail: str) -> str:
+    rest = f", related code for {definitions} definition(s)" if related else ""
+    head = _HEADER.format(i=i, n=n, scope=scope.description, files=files, hunks=hunks, rest=rest)
+    return "\n".join([head, body, *([f"\n{related}"] if related else [])]) + tail + "\n"
