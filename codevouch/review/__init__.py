@@ -123,11 +123,8 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
     found: dict[str, list[Related]] = {}
     status: dict[str, Any] = {"status": "off", "reason": "--no-related", "definitions": definitions}
     if related and any(wanted_by_part):
-        from codevouch.syntax.languages import detect_language
-
-        languages = {fp.path: detect_language(fp.path) or "" for fp in patches}
         all_wanted = list({w.d.name: w for ws in wanted_by_part for w in ws}.values())
-        found, unavailable = lookup(index, all_wanted, languages)
+        found, unavailable = lookup(index, all_wanted)
         status = {"status": "partial" if unavailable else "ok", "definitions": definitions,
                   "reason": (f"callers and callees left out: {unavailable}" if unavailable else None)}
     elif related:

@@ -16,6 +16,7 @@ from codevouch.errors import CodevouchError
 if TYPE_CHECKING:
     from codevouch.api import Hit, Index
     from codevouch.drift import DefinitionDrift
+    from codevouch.validator.model import Validated
 
 MAX_CALLERS = 3
 MAX_CALLEES = 3
@@ -30,7 +31,7 @@ _NOT_CALLS = frozenset("""if elif for while switch catch return function def cla
 
 @dataclass(frozen=True)
 class Related:
-    kind: str          # caller | callee | previous
+    kind: str          # caller | callee | previous version
     target: str        # the changed definition it relates to
     citation: str
     code: str
@@ -78,7 +79,7 @@ def _search(index: Index, name: str) -> list[Hit]:
     return index.search(name, k=SEARCH_DEPTH, mode="lexical", validate=False)
 
 
-def lookup(index: Index, wanted: Sequence[Wanted], language_of: dict[str, str]) -> tuple[
+def lookup(index: Index, wanted: Sequence[Wanted]) -> tuple[
         dict[str, list[Related]], str | None]:
     """Related snippets per changed definition name, best first, and why the index could not
     be used (None when it could)."""
@@ -107,7 +108,7 @@ def lookup(index: Index, wanted: Sequence[Wanted], language_of: dict[str, str]) 
         for (name, kind, h), check in zip(flat, checks):
             code = Hit(h.record, h.score, h.text, check).code
             limit = MAX_CALLERS if kind == "caller" else MAX_CALLEES
-            if code is None or check.verdict not in ("usable", "stale-but-ok"):
+            if code is None or check.verdict == "excluded":
                 continue
             if kind == "caller" and not _calls(code, short_name(name)):
                 continue        # the re-read current code no longer calls it
@@ -117,18 +118,35 @@ def lookup(index: Index, wanted: Sequence[Wanted], language_of: dict[str, str]) 
                 continue
             seen.add(key)
             counts[(name, kind)] = counts.get((name, kind), 0) + 1
-            results[name].append(Related(kind, name, check.citation, code, language_of.get(h.path, ""),
+            results[name].append(Related(kind, name, _citation(check), code, _language(where.path),
                                          where.path, where.start_line, where.end_line))
-    _add_previous(index, wanted, results, language_of)
+    _add_previous(index, wanted, results)
     return results, unavailable
+
+
+def _citation(check: Validated) -> str:
+    """The check's citation; for a historical hit whose symbol still exists, the header of
+    its re-read current code (as the context pack cites it), since that is what is shown."""
+    from codevouch.validator.citation import clean, current_location
+
+    if check.verdict != "historical-only" or check.current is None:
+        return check.citation
+    return (f"source: {current_location(check.current)}\nversion: working tree\n"
+            f"check: current code, re-read from the working tree "
+            f"(replaces a historical snippet of {clean(check.parsed.path)})")
+
+
+def _language(path: str) -> str:
+    from codevouch.syntax.languages import detect_language
+
+    return detect_language(path) or ""
 
 
 def _paths(d: DefinitionDrift) -> set[str]:
     return {p.path for p in (d.old, d.new) if p is not None}
 
 
-def _add_previous(index: Index, wanted: Iterable[Wanted], results: dict[str, list[Related]],
-                  language_of: dict[str, str]) -> None:
+def _add_previous(index: Index, wanted: Iterable[Wanted], results: dict[str, list[Related]]) -> None:
     """The previous version of each changed definition, validated (its citation says history)."""
     olds = [(w, w.d.old) for w in wanted if w.old_code is not None and w.d.old is not None
             and w.d.state in ("content_changed", "signature_changed", "moved")]
@@ -138,5 +156,5 @@ def _add_previous(index: Index, wanted: Iterable[Wanted], results: dict[str, lis
                               "start_line": old.start, "end_line": old.end, "text": w.old_code}
                              for w, old in olds])
     for (w, old), check in zip(olds, checks):
-        results[w.d.name].append(Related("previous", w.d.name, check.citation, w.old_code or "",
-                                         language_of.get(old.path, ""), old.path, old.start, old.end))
+        results[w.d.name].append(Related("previous version", w.d.name, check.citation, w.old_code or "",
+                                         _language(old.path), old.path, old.start, old.end))
