@@ -14,7 +14,8 @@ subsequence over (qualified name, signature), then classified:
 A definition's "own text" is its lines minus those of the definitions nested in it, so a
 changed method shows up as that method, not also as its class. The first divergence is the
 first definition in file order that is not `same` (module-level code when no definition
-differs), per file and overall (files in path order).
+differs), per file and overall (files in path order; a changed definition before a file
+whose definitions are not known).
 """
 from __future__ import annotations
 
@@ -147,7 +148,9 @@ class Drift:
         return sum(n for state, n in self.definition_counts().items() if state != "same")
 
     def first_divergence(self) -> Divergence | None:
-        return next((d for d in (f.first_divergence() for f in self.files) if d), None)
+        """The first changed definition, files in path order; else the first changed file."""
+        firsts = [d for d in (f.first_divergence() for f in self.files) if d]
+        return next((d for d in firsts if d.name is not None), next(iter(firsts), None))
 
     def summary(self) -> str:
         files = len(self.files)

@@ -32,8 +32,8 @@ def render(report: Drift) -> str:
     lines = [f"{report.branch}@{short} (indexed) -> working tree: {report.summary()}"]
     first = report.first_divergence()
     if first is not None:
-        lines.append(f"first divergence: {first.path}:{first.line} {first.name or '(module code)'} "
-                     f"({first.state})")
+        what = first.name if first.name else "outside any definition"
+        lines.append(f"first divergence: {first.path}:{first.line} {what} ({first.state})")
     lines.append("files: " + ", ".join(f"{n} {s}" for s, n in report.file_counts().items()))
     lines.append("definitions: " + ", ".join(f"{n} {s}" for s, n in report.definition_counts().items()))
     for f in report.files:
