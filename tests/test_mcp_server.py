@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
 
 from codevouch import Index
@@ -175,3 +176,17 @@ def test_not_a_repository_fails_at_start(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "codevouch", "mcp", "--repo", str(tmp_path)],
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1 and "not inside a git repository" in proc.stderr
+
+
+@pytest.mark.model
+def test_search_with_the_real_model(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(SHOP)
+    Index(repo.root, index_dir).build()   # the packaged all-MiniLM-L6-v2
+
+    async def body(client: Client) -> None:
+        err, found = await call(client, "search", {"query": "give the customer their money back", "k": 1,
+                                                   "mode": "dense"})
+        assert not err and found["hits"][0]["path"] == "shop/refund.py"
+        assert found["hits"][0]["verdict"] == "usable"
+
+    session(server(repo, index_dir), body)

@@ -148,3 +148,22 @@ def test_nothing_to_check(repo: Repo, text: str) -> None:
     shop(repo)
     report = check_refs(repo.root, text)
     assert report.passed(strict=True) and report.to_json()["references"] == []
+
+
+def test_committed_rename_of_a_function_and_a_deleted_module(repo: Repo) -> None:
+    shop(repo)
+    repo.commit_files({"shop/compat.py": "text_type = str\n"}, "compat")
+    repo.write("shop/helpers.py", HELPERS.replace("legacy_total", "legacy_sum"))
+    repo.remove("shop/compat.py")
+    repo.commit("rename legacy_total, drop compat")
+    report = check_refs(repo.root, "Use `shop.helpers.legacy_total` or `legacy_total()`, and `shop.compat.text_type`.\n")
+    qualified = by_text(report, "shop.helpers.legacy_total")
+    assert (qualified.status, qualified.reason) == ("missing", "member-missing")
+    assert qualified.suggestion == "did you mean legacy_sum?"
+    bare = by_text(report, "`legacy_total()`")
+    assert (bare.status, bare.reason) == ("missing", "symbol-missing")
+    assert "until commit" in bare.detail
+    assert bare.suggestion == "renamed to legacy_sum? now at shop/helpers.py#L8-L9"
+    compat = by_text(report, "shop.compat.text_type")
+    assert (compat.status, compat.reason) == ("missing", "module-missing")
+    assert "shop/compat.py" in compat.detail and "deleted in commit" in compat.detail

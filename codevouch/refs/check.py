@@ -105,7 +105,8 @@ def check_refs(repo: Path | str, text: str) -> RefReport:
     """Extract the references of an answer (markdown or a patch) and check each one."""
     tree = _Tree(gitio.repo_root(repo))
     extracted = extract(text)
-    return RefReport(tuple(_Checker(tree, extracted).check(ref) for ref in extracted.refs))
+    checker = _Checker(tree, extracted)
+    return RefReport(tuple(checker.check(ref) for ref in extracted.refs))
 
 
 def _cite(path: str, span: tuple[int, int] | None = None) -> str:
@@ -149,24 +150,27 @@ class _Tree:
         """Definitions of a file in the working tree (commit=None) or at a commit."""
         key = (commit, rel)
         if key not in self._defs:
-            if commit is None:
-                text = self.text(rel)
-            else:
-                blob = gitio.batch_check(self.root, [f"{commit}:{rel}"]).get(f"{commit}:{rel}")
-                data = gitio.read_blobs(self.root, [blob[0]]).get(blob[0]) if blob and blob[1] == "blob" else None
-                text = decode(data) if data is not None else None
+            text = self.text(rel) if commit is None else self.blob_texts(commit, [rel]).get(rel)
             self._defs[key] = definitions(text, rel) if text else {}
         return self._defs[key]
 
+    def blob_texts(self, commit: str, rels: Iterable[str]) -> dict[str, str]:
+        """The text of files at a commit, in two git processes whatever their number."""
+        wanted = [f"{commit}:{rel}" for rel in rels]
+        found = {expr: sha for expr, (sha, kind) in gitio.batch_check(self.root, wanted).items() if kind == "blob"}
+        data = gitio.read_blobs(self.root, found.values())
+        return {expr.split(":", 1)[1]: decode(data[sha]) for expr, sha in found.items() if sha in data}
+
+    def prefetch(self, commit: str, rels: Iterable[str]) -> None:
+        """Parse the definitions of many files at a commit, reading them in one batch."""
+        todo = [rel for rel in rels if (commit, rel) not in self._defs]
+        for rel, text in self.blob_texts(commit, todo).items():
+            self._defs[(commit, rel)] = definitions(text, rel)
+        for rel in todo:
+            self._defs.setdefault((commit, rel), {})
+
     def exists_at(self, commit: str, rel: str) -> bool:
         return f"{commit}:{rel}" in gitio.batch_check(self.root, [f"{commit}:{rel}"])
-
-    def blob_text(self, commit: str, rel: str) -> str | None:
-        found = gitio.batch_check(self.root, [f"{commit}:{rel}"]).get(f"{commit}:{rel}")
-        if not found or found[1] != "blob":
-            return None
-        data = gitio.read_blobs(self.root, [found[0]]).get(found[0])
-        return decode(data) if data is not None else None
 
 
 class _Checker:
@@ -226,13 +230,9 @@ class _Checker:
                          f"{rel} has lines {ref.start}-{end}.", found=_cite(rel, (ref.start, end)))
 
     def _gone(self, ref: Reference, rel: str, ending: list[str]) -> RefResult:
-        root = self.tree.root
-        last = gitio.last_commit_touching(root, rel) if self.tree.head else None
-        if last is not None:
-            # `last` deleted or renamed it, or (when it still has the file) the change is uncommitted.
-            old = last if self.tree.exists_at(last, rel) else gitio.parent_commit(root, last)
-            new = gitio.renames_between(root, old, None).get(rel) if old else None
-            when = "in the working tree (uncommitted)" if old == last else f"in commit {last[:7]}"
+        history = self._file_history(rel)
+        if history is not None:
+            when, new, old = history
             if new is not None:
                 return RefResult(ref, "path-renamed", f"{rel} was renamed to {new} {when}.",
                                  found=new, suggestion=self._now_at(ref, old, rel, new))
@@ -244,13 +244,25 @@ class _Checker:
         return RefResult(ref, "path-missing", f"no file {rel} in the working tree or its history.",
                          suggestion=self._similar_path(rel))
 
+    def _file_history(self, rel: str) -> tuple[str, str | None, str | None] | None:
+        """For a path that is gone: (when it went, its new path if git sees a rename, the last
+        commit that has it); None when HEAD's history never had it."""
+        root = self.tree.root
+        last = gitio.last_commit_touching(root, rel) if self.tree.head else None
+        if last is None:
+            return None
+        # `last` deleted or renamed it, or (when it still has the file) the change is uncommitted.
+        old = last if self.tree.exists_at(last, rel) else gitio.parent_commit(root, last)
+        new = gitio.renames_between(root, old, None).get(rel) if old else None
+        return ("in the working tree (uncommitted)" if old == last else f"in commit {last[:7]}"), new, old
+
     def _now_at(self, ref: Reference, old: str | None, rel: str, new: str) -> str:
         """"renamed to NEW", with the cited lines' place in the new file when they survived."""
         if ref.start is None or old is None:
             return f"renamed to {new}"
         from codevouch.validator.text import find_lines, nearest
 
-        old_text = self.tree.blob_text(old, rel)
+        old_text = self.tree.blob_texts(old, [rel]).get(rel)
         new_text = self.tree.text(new)
         if old_text and new_text:
             lines = split_lines(old_text)[ref.start - 1:(ref.end or ref.start)]
@@ -298,9 +310,15 @@ class _Checker:
     def _defined(self, name: str, commit: str | None = None, files: Iterable[str] | None = None) -> str | None:
         """Where `name` (qualified, or a suffix of a qualified name) is defined: `path#Lx-Ly`."""
         last = _last(name)
-        pool = (self.mentions if commit is None else self.head_mentions if commit == self.tree.head
-                else gitio.grep_words(self.tree.root, [last], commit))
-        for rel in sorted(files if files is not None else pool.get(last, ())):
+        if files is None:
+            known = last in self._names and (commit is None or commit == self.tree.head)
+            pool = (self.mentions if commit is None else self.head_mentions) if known \
+                else gitio.grep_words(self.tree.root, [last], commit)
+            files = pool.get(last, ())
+        candidates = sorted(files)
+        if commit is not None:
+            self.tree.prefetch(commit, candidates)
+        for rel in candidates:
             for qualified, spans in self.tree.defs(rel, commit).items():
                 if qualified == name or qualified.endswith("." + name):
                     return _cite(rel, spans[0])
@@ -325,7 +343,7 @@ class _Checker:
         at_head = self._defined(name, head)
         if at_head is not None:
             return (f"{name} is defined at HEAD ({at_head}) but not in the working tree: removed or "
-                    "renamed by uncommitted edits.", self._renamed_symbol(name, at_head, head))
+                    "renamed by uncommitted edits.", self._renamed_symbol(name, at_head, head, None))
         if self._history_budget <= 0:
             return None
         self._history_budget -= 1
@@ -337,20 +355,18 @@ class _Checker:
         if before is None:
             return None
         return (f"{name} was defined in {before.split('#')[0]} until commit {changed[:7]} removed it.",
-                self._renamed_symbol(name, before, parent))
+                self._renamed_symbol(name, before, parent, changed))
 
-    def _renamed_symbol(self, name: str, old_at: str, commit: str) -> str | None:
-        """A definition in the same file now that is not in the old version: a likely new name."""
+    def _renamed_symbol(self, name: str, old_at: str, before: str, after: str | None) -> str | None:
+        """A definition that appeared in the same file when `name` went (between commits `before`
+        and `after`; after=None: the working tree) with a near name: a likely rename."""
         rel = old_at.split("#", 1)[0]
-        loc = locate(self.tree.root, rel)
-        if not loc.exists:
-            return None
-        old, now = self.tree.defs(rel, commit), self.tree.defs(rel)
-        new_names = [q for q in now if q not in old]
-        close = difflib.get_close_matches(name, new_names, n=1, cutoff=0.5) or (new_names if len(new_names) == 1 else [])
-        if close:
-            return f"renamed to {close[0]}? now at {_cite(rel, now[close[0]][0])}"
-        return None
+        old = self.tree.defs(rel, before)
+        new = self.tree.defs(rel, after) if after else self.tree.defs(rel)
+        gone = next((q for q in old if q == name or q.endswith("." + name)), name)
+        close = difflib.get_close_matches(gone, [q for q in new if q not in old], n=1, cutoff=0.6)
+        where = self._defined(close[0]) if close else None
+        return f"renamed to {close[0]}? now at {where}" if close and where else None
 
     def _in_module(self, ref: Reference, parts: list[str]) -> RefResult | None:
         """`pkg.mod.func`: the longest prefix that is this repository's module, then the rest in it."""
@@ -371,8 +387,25 @@ class _Checker:
             if _has_word(text, parts[i]):
                 return RefResult(ref, "symbol-mentioned", f"{module} mentions {parts[i]} but does not define "
                                  "it (an import or assignment).", found=rel)
+            gone = self._gone_submodule(ref, module, rel, parts[i])
+            if gone is not None:
+                return gone
             return RefResult(ref, "member-missing", f"module {module} ({rel}) has no {rest}.", found=rel,
                              suggestion=self._close_member(None, rest, rel) if "." not in rest else None)
+        return None
+
+    def _gone_submodule(self, ref: Reference, package: str, rel: str, name: str) -> RefResult | None:
+        """`pkg.old_module.x` where pkg/old_module.py was deleted or renamed: say so."""
+        if not rel.endswith("/__init__.py"):
+            return None
+        base = rel[:-len("__init__.py")] + name
+        for candidate in (base + ".py", base + "/__init__.py"):
+            history = self._file_history(candidate)
+            if history is not None:
+                when, new, _ = history
+                moved = f"renamed to {_module_of(new)} ({new})" if new else None
+                return RefResult(ref, "module-missing", f"module {package}.{name} ({candidate}) was "
+                                 f"{'renamed' if new else 'deleted'} {when}.", suggestion=moved)
         return None
 
     # -- imports ------------------------------------------------------------------------
@@ -406,14 +439,9 @@ class _Checker:
                          found=rel, suggestion=f"now at {elsewhere}" if elsewhere else None)
 
     def _similar_module(self, module: str, want: str) -> str | None:
-        head = self.tree.head
-        if head is not None:
-            last = gitio.last_commit_touching(self.tree.root, want)
-            old = (last if self.tree.exists_at(last, want) else gitio.parent_commit(self.tree.root, last)) \
-                if last else None
-            new = gitio.renames_between(self.tree.root, old, None).get(want) if old else None
-            if new is not None:
-                return f"renamed to {_module_of(new)} ({new})"
+        history = self._file_history(want)
+        if history is not None and history[1] is not None:
+            return f"renamed to {_module_of(history[1])} ({history[1]})"
         close = difflib.get_close_matches(module, list(self.tree.modules), n=3, cutoff=0.75)
         return "did you mean " + " or ".join(close) + "?" if close else None
 
