@@ -1,3 +1,6 @@
-from codevouch.cli import app
+try:
+    from codevouch.cli import main
+except KeyboardInterrupt:  # Ctrl-C while still importing: no traceback either
+    raise SystemExit(130) from None
 
-app(prog_name="codevouch")
+main()

@@ -10,6 +10,7 @@ import typer
 
 from codevouch.commands import (check_refs, context, drift, index_build, index_status, mcp, review, search,
                                 validate)
+from codevouch.commands.common import error_handler
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Code retrieval index for git repositories that checks every hit against "
@@ -28,5 +29,7 @@ app.command("mcp")(mcp.mcp_cmd)
 app.command("review")(review.review_cmd)
 
 
-def main() -> None:  # pragma: no cover
-    app()
+def main() -> None:
+    """The `codevouch` executable: the app inside the error handler (no tracebacks for users)."""
+    with error_handler():
+        app(prog_name="codevouch")

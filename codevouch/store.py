@@ -5,6 +5,7 @@ Layout of an index directory:
                    changes only by the ordered steps of codevouch/migrations.py (never a rebuild)
     chroma/        embedded Chroma: per (repository, branch) a `-live` and a `-hist` collection
     write.lock     one writer at a time
+    vectors.lock   a build's write batches to chroma/ versus readers (see VectorStore)
 With CODEVOUCH_CHROMA_URL=http://HOST:PORT the vectors live on a Chroma server (`chroma run`)
 instead of chroma/; the ledger stays in the index directory.
 
@@ -22,6 +23,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from codevouch.errors import BadIndex, CodevouchError, IndexBusy, IndexLocked, NotIndexed
+from codevouch.errors import BadIndex, CodevouchError, IndexBusy, IndexLocked, NotIndexed, StoreUnavailable
 
 CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
 
@@ -293,6 +295,9 @@ def _open_for_read(index_dir: Path, path: Path) -> sqlite3.Connection:
     """A read-only connection that never creates the ledger (or its directory)."""
     if index_dir.exists() and not index_dir.is_dir():
         raise BadIndex(f"--index {index_dir} is a file, not an index directory.")
+    above = next((p for p in index_dir.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise BadIndex(f"--index {index_dir} lies under a file ({above}), not a directory.")
     try:
         present = path.is_file()
     except OSError:
@@ -406,11 +411,28 @@ def _drop_lexical(db: sqlite3.Connection, coll: str, ids: Iterable[str]) -> None
             db.execute("DELETE FROM lexmap WHERE rowid=?", row)
 
 
-class VectorStore:
-    """The Chroma half: vectors plus a copy of each record's fields as metadata."""
+# How long a read waits for a build's write to the embedded Chroma store to finish.
+BUSY_TIMEOUT_S = 20.0
 
-    def __init__(self, index_dir: Path) -> None:
+
+class VectorStore:
+    """The Chroma half: vectors plus a copy of each record's fields as metadata.
+
+    Embedded Chroma keeps every collection in one SQLite file with a rollback journal: while a
+    build is inside one of its write transactions, any other process that opens the store
+    blocks, without limit (a build paused there blocked searches for minutes). So every
+    access goes through `vectors.lock` in the index directory: a build holds it exclusively
+    for each write batch only, readers hold it shared; a reader that cannot get it within
+    $CODEVOUCH_BUSY_TIMEOUT seconds (default 20) raises IndexBusy instead of hanging. Between
+    batches readers get in and answer from the ledger's last committed state. A Chroma
+    server (CODEVOUCH_CHROMA_URL) serialises writes itself and needs no lock.
+    """
+
+    def __init__(self, index_dir: Path, readonly: bool = False) -> None:
+        self._index_dir = index_dir
         self._path = index_dir / "chroma"
+        self._readonly = readonly
+        self._server = os.environ.get("CODEVOUCH_CHROMA_URL") or None
         self._client_obj: Any = None
         self._cols: dict[str, Any] = {}
 
@@ -423,12 +445,11 @@ class VectorStore:
             from chromadb.config import Settings
 
             settings = Settings(anonymized_telemetry=False, allow_reset=False)
-            server = os.environ.get("CODEVOUCH_CHROMA_URL")
-            if server:
+            if self._server:
                 # Outgrown one machine, or many readers: the same code on a Chroma server.
-                url = urlsplit(server)
+                url = urlsplit(self._server)
                 if url.scheme not in ("http", "https") or not url.hostname:
-                    raise CodevouchError(f"CODEVOUCH_CHROMA_URL={server!r} is not http(s)://HOST:PORT.")
+                    raise CodevouchError(f"CODEVOUCH_CHROMA_URL={self._server!r} is not http(s)://HOST:PORT.")
                 self._client_obj = chromadb.HttpClient(
                     host=url.hostname, port=url.port or (443 if url.scheme == "https" else 8000),
                     ssl=url.scheme == "https", settings=settings)
@@ -453,6 +474,22 @@ class VectorStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def _absent(self) -> bool:
+        """A reader on an index whose builds never wrote a vector: nothing to open (or create)."""
+        return self._readonly and not self._server and not (self._path / "chroma.sqlite3").exists()
+
+    @contextmanager
+    def _access(self, write: bool) -> Iterator[None]:
+        """The vectors.lock turn (see the class docstring) and Chroma's errors as ours."""
+        with _vector_lock(self._index_dir, write, enabled=not self._server):
+            try:
+                yield
+            except CodevouchError:
+                raise
+            except Exception as exc:
+                raise _store_error(exc, self._server, self._path) from exc
+
     def collection(self, name: str, create: bool = True) -> Any:
         if name not in self._cols:
             if create:
@@ -461,38 +498,96 @@ class VectorStore:
                 self._cols[name] = self._client.get_or_create_collection(
                     name, embedding_function=None, metadata={"hnsw:space": "cosine"})
             else:
+                from chromadb.errors import NotFoundError
+
                 try:
                     self._cols[name] = self._client.get_collection(name, embedding_function=None)
-                except Exception:  # Chroma raises NotFoundError/ValueError depending on version
+                except NotFoundError:
                     return None
         return self._cols[name]
 
     def upsert(self, name: str, records: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]) -> None:
-        col = self.collection(name)
         for start in range(0, len(records), CHROMA_BATCH):
             part = records[start:start + CHROMA_BATCH]
-            col.upsert(ids=[r.id for r in part],
-                       embeddings=[list(v) for v in vectors[start:start + CHROMA_BATCH]],
-                       metadatas=[r.metadata() for r in part])
+            with self._access(write=True):
+                self.collection(name).upsert(
+                    ids=[r.id for r in part], embeddings=[list(v) for v in vectors[start:start + CHROMA_BATCH]],
+                    metadatas=[r.metadata() for r in part])
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
-        col = self.collection(name, create=False)
-        if col is None:
-            return
         for start in range(0, len(ids), CHROMA_BATCH):
-            col.delete(ids=list(ids[start:start + CHROMA_BATCH]))
+            with self._access(write=True):
+                col = self.collection(name, create=False)
+                if col is None:
+                    return
+                col.delete(ids=list(ids[start:start + CHROMA_BATCH]))
 
     def query(self, name: str, vector: Sequence[float], n: int) -> list[tuple[str, float]]:
         """(id, cosine similarity) of the nearest vectors, best first."""
-        col = self.collection(name, create=False)
-        if col is None or n <= 0:
+        if n <= 0 or self._absent:
             return []
-        res = col.query(query_embeddings=[list(vector)], n_results=n, include=["distances"])
+        with self._access(write=False):
+            col = self.collection(name, create=False)
+            if col is None:
+                return []
+            n = min(n, max(col.count(), 1))
+            res = col.query(query_embeddings=[list(vector)], n_results=n, include=["distances"])
         return [(cid, 1.0 - dist) for cid, dist in zip(res["ids"][0], res["distances"][0])]
 
     def count(self, name: str) -> int:
-        col = self.collection(name, create=False)
-        return 0 if col is None else col.count()
+        if self._absent:
+            return 0
+        with self._access(write=False):
+            col = self.collection(name, create=False)
+            return 0 if col is None else col.count()
+
+
+def _store_error(exc: Exception, server: str | None, path: Path) -> CodevouchError:
+    text = f"{type(exc).__name__}: {exc}"
+    if server:
+        return StoreUnavailable(
+            f"the Chroma server at CODEVOUCH_CHROMA_URL={server} cannot be used ({text}); start it "
+            "(`chroma run --path DIR --port PORT`) or unset CODEVOUCH_CHROMA_URL to use the embedded store.")
+    return BadIndex(f"the vector store {path} cannot be used ({text}); if the index directory is read-only, "
+                    "search with --mode lexical; if it is damaged, move the index directory aside and "
+                    "rebuild with `codevouch index build`.")
+
+
+@contextmanager
+def _vector_lock(index_dir: Path, write: bool, enabled: bool) -> Iterator[None]:
+    lock_path = index_dir / "vectors.lock"
+    if not enabled:
+        yield
+        return
+    import fcntl
+
+    try:
+        # Writers create the lock file; readers never create anything: an index that has no
+        # lock file has never been written by a build of this release.
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT if write else os.O_RDONLY, 0o644)
+    except FileNotFoundError:
+        yield
+        return
+    except OSError as exc:
+        raise BadIndex(f"cannot open {lock_path}: {exc.strerror or exc}.") from exc
+    try:
+        mode = fcntl.LOCK_EX if write else fcntl.LOCK_SH
+        timeout = None if write else float(os.environ.get("CODEVOUCH_BUSY_TIMEOUT") or BUSY_TIMEOUT_S)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise IndexBusy(
+                        f"a build is writing the vector store of {index_dir} and did not finish its write "
+                        f"within {timeout:g} s (is it paused?); retry when it has finished, or search with "
+                        "--mode lexical, which does not need the vector store.") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)
 
 
 @contextmanager
@@ -500,7 +595,7 @@ def writer_lock(index_dir: Path, wait: float) -> Iterator[None]:
     """One build at a time per index; a second one waits up to `wait` seconds, then exits."""
     from filelock import FileLock, Timeout
 
-    index_dir.mkdir(parents=True, exist_ok=True)
+    ensure_index_dir(index_dir)
     lock = FileLock(str(index_dir / "write.lock"))
     try:
         lock.acquire(timeout=wait)

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from codevouch.errors import CodevouchError, IndexLocked, InputError, NotIndexed
+from codevouch.errors import (CodevouchError, IndexBusy, IndexLocked, InputError, NotIndexed,
+                              StoreUnavailable)
 
 if TYPE_CHECKING:
     from codevouch.api import Index
@@ -23,6 +27,9 @@ EXIT_HISTORICAL = 3     # validate: at least one snippet is historical-only
 EXIT_MISSING = 3        # check-refs: at least one reference is missing
 EXIT_LOCKED = 4         # another build holds the index
 EXIT_NOT_INDEXED = 5    # search on a branch that was never indexed
+EXIT_STORE = 6          # the vector store (a Chroma server) cannot be reached
+EXIT_CRASH = 70         # a bug: the traceback went to the crash log (sysexits' EX_SOFTWARE)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 RepoOpt = Annotated[Path, typer.Option("--repo", help="Repository path (default: the current directory).")]
 IndexOpt = Annotated[Optional[Path], typer.Option(
@@ -35,12 +42,76 @@ KindOpt = Annotated[Optional[list[str]], typer.Option(
 FORMATS = ("text", "json", "context")
 
 
+_EXIT_CODES: tuple[tuple[type[CodevouchError], int], ...] = (
+    (IndexLocked, EXIT_LOCKED), (IndexBusy, EXIT_LOCKED), (NotIndexed, EXIT_NOT_INDEXED),
+    (InputError, EXIT_USAGE), (StoreUnavailable, EXIT_STORE))
+
+
+def exit_code(exc: CodevouchError) -> int:
+    return next((code for cls, code in _EXIT_CODES if isinstance(exc, cls)), EXIT_ERROR)
+
+
 def fail(exc: CodevouchError) -> typer.Exit:
     """Print the error's one-line message and return the Exit carrying its code."""
-    code = {IndexLocked: EXIT_LOCKED, NotIndexed: EXIT_NOT_INDEXED, InputError: EXIT_USAGE}.get(
-        type(exc), EXIT_ERROR)
-    typer.echo(f"codevouch: {exc}", err=True)
-    return typer.Exit(code)
+    typer.echo(f"codevouch: {_one_line(str(exc))}", err=True)
+    return typer.Exit(exit_code(exc))
+
+
+def _one_line(text: str) -> str:
+    # Messages quote user input (paths, queries); control characters must not reach the terminal.
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
+
+
+def crash_log_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "codevouch" / "crash.log"
+
+
+@contextmanager
+def error_handler() -> Iterator[None]:
+    """The CLI's outermost frame: known errors print one line with their exit code, Ctrl-C exits
+    130, a bug writes its traceback to a log file and prints one line naming it (as pre-commit)."""
+    try:
+        yield
+    except CodevouchError as exc:  # raised outside a command's own mapping (while rendering, say)
+        typer.echo(f"codevouch: {_one_line(str(exc))}", err=True)
+        raise SystemExit(exit_code(exc)) from None
+    except KeyboardInterrupt:
+        typer.echo("codevouch: interrupted", err=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    except SystemExit as exc:
+        if exc.code == EXIT_INTERRUPTED:  # typer turned Ctrl-C into exit 130 without a word
+            typer.echo("codevouch: interrupted", err=True)
+        raise
+    except BrokenPipeError:
+        # `codevouch search ... | head`: the reader left; say nothing more (stdout is gone).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(EXIT_ERROR) from None
+    except Exception as exc:
+        where = _write_crash_log(exc)
+        typer.echo(f"codevouch: unexpected error: {type(exc).__name__}: {_one_line(str(exc))[:300]}; "
+                   f"this is a bug. The traceback is in {where}; please include it in a report.", err=True)
+        raise SystemExit(EXIT_CRASH) from None
+
+
+def _write_crash_log(exc: BaseException) -> str:
+    import platform
+    import traceback
+    from datetime import datetime, timezone
+
+    text = (f"### codevouch crash {datetime.now(timezone.utc).isoformat(timespec='seconds')}\n"
+            f"argv: {sys.argv!r}\npython: {sys.version.split()[0]} on {platform.platform()}\n\n"
+            + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)) + "\n")
+    for path in (crash_log_path(), Path(tempfile.gettempdir()) / f"codevouch-crash-{os.getpid()}.log"):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8", errors="backslashreplace") as log:
+                log.write(text)
+            return str(path)
+        except OSError:
+            continue
+    sys.stderr.write(text)  # nowhere to write it: the traceback itself is the last resort
+    return "the output above"
 
 
 def usage(message: str) -> typer.Exit:

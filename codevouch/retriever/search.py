@@ -80,10 +80,13 @@ def _rankings(ledger: Ledger, index_dir: Path, base: str, query: str, depth: int
     rankings: list[Ranking] = []
     if mode != "lexical" and embedder is not None:
         qvec = embedder.embed_query(query)
-        with VectorStore(index_dir) as vectors:   # closed: the next search sees later builds
+        with VectorStore(index_dir, readonly=True) as vectors:   # closed: the next search sees later builds
             for name in [live] + ([hist] if include_history else []):
-                n = min(depth, max(vectors.count(name), 1))
-                rankings.append([(name, cid) for cid, _ in vectors.query(name, qvec, n)])
+                found = [cid for cid, _ in vectors.query(name, qvec, depth)]
+                # Vectors a killed build left behind are not in the ledger: drop them before fusing,
+                # or they would take rank places (and score) from the chunks that are.
+                known = ledger.records(name, found)
+                rankings.append([(name, cid) for cid in found if cid in known])
     if mode != "dense":
         match = lexical.match_query(query)
         if match:
