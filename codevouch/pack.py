@@ -1,0 +1,348 @@
+"""Packing validated snippets into a context pack that fits a token budget (pure).
+
+In: validated snippets in rank order (plus, for windows cut out of a function, the
+signature lines read from the working tree), a token counter and a budget. Out: the
+markdown an agent gets and a report of what went in and what was left out, and why.
+
+Rules, in order:
+- excluded snippets never go in;
+- current code first (usable, stale-but-ok, and the current version of a historical hit
+  whose symbol still exists), in rank order;
+- historical text only when asked, after all current code, and only while room remains;
+- several slices of one symbol: the most complete one that fits; the others are duplicates;
+- a window cut out of a function gets the function's signature and decorators above it,
+  marked as restored;
+- the whole markdown, report included, never counts more than the budget.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from codevouch.errors import InputError
+from codevouch.syntax.lines import MODULE_SYMBOL
+from codevouch.validator.citation import clean, current_location, location
+from codevouch.validator.model import Validated
+from codevouch.validator.render import code_block, summary
+
+TokenCounter = Callable[[str], int]
+
+# Why something was left out of a pack.
+LEFT_OUT_REASONS: dict[str, str] = {
+    "budget": "did not fit in the remaining token budget",
+    "duplicate": "another slice of the same code is in the pack",
+    "historical": "historical text; included only when history is asked for",
+    "excluded": "excluded by a rule (generated, vendored, backup, fixture, outside the repository)",
+}
+REPORT_LINES = 20  # left-out items listed by citation in the markdown; the manifest lists all
+PREAMBLE = ("# Code context\n\nChecked by codevouch against the working tree. Use only the code under "
+            "\"Current code\"; the rest is history. The report at the end says what was left out.")
+CURRENT_HEADING = "## Current code"
+HISTORY_HEADING = "## Historical (reference for ideas only; do not implement against this code)"
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The lines of a definition above a window cut out of its body (from the working tree)."""
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Item:
+    """One piece a pack may hold: current code or historical text, from one ranked snippet."""
+    rank: int
+    section: str                 # current | historical
+    path: str
+    start_line: int | None
+    end_line: int | None
+    symbol: str | None
+    verdict: str
+    reason: str
+    block: str                   # the markdown for this piece
+    signature: Signature | None = None
+
+    @property
+    def lines(self) -> int:
+        if self.start_line is None or self.end_line is None:
+            return 0
+        return self.end_line - self.start_line + 1
+
+    @property
+    def where(self) -> str:
+        return location(self.path, self.start_line, self.end_line, self.symbol)
+
+    def covers(self, other: Item) -> bool:
+        """Same file and `other`'s lines lie within this item's lines."""
+        return (self.path == other.path and None not in (self.start_line, self.end_line, other.start_line,
+                                                         other.end_line)
+                and self.start_line <= other.start_line and other.end_line <= self.end_line)  # type: ignore[operator]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A line of the pack's report: an item that went in, or one left out and why."""
+    rank: int
+    section: str
+    where: str
+    verdict: str
+    reason: str
+    tokens: int
+    left_out: str | None = None   # budget | duplicate | historical | excluded
+    note: str = ""
+    signature_restored: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"rank": self.rank, "section": self.section, "citation": self.where, "verdict": self.verdict,
+               "reason": self.reason, "tokens": self.tokens}
+        if self.left_out:
+            out["left_out"] = self.left_out
+        if self.note:
+            out["note"] = self.note
+        if self.signature_restored:
+            out["signature_restored"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class Pack:
+    """The markdown for an agent and its report: `tokens` counts the whole markdown."""
+    markdown: str
+    tokens: int
+    budget: int
+    included: tuple[Entry, ...]
+    left_out: tuple[Entry, ...]
+    index: str | None          # "branch@commit" the snippets were retrieved from
+    verdicts: str              # the validator's counts over all snippets
+
+    def manifest(self) -> dict[str, Any]:
+        reasons = Counter(e.left_out for e in self.left_out)
+        return {"index": self.index, "budget": self.budget, "tokens": self.tokens,
+                "included": {"count": len(self.included),
+                             "tokens": sum(e.tokens for e in self.included),
+                             "items": [e.to_json() for e in self.included]},
+                "left_out": {"count": len(self.left_out), "by_reason": dict(reasons),
+                             "items": [e.to_json() for e in self.left_out]},
+                "verdicts": self.verdicts}
+
+
+def items_of(results: Sequence[Validated], signatures: dict[int, Signature] | None = None
+             ) -> tuple[list[Item], list[Item], list[Entry]]:
+    """Split ranked results into current items, historical items and excluded entries.
+
+    signatures: rank -> the restored signature for a window cut out of a function.
+    """
+    signatures = signatures or {}
+    current: list[Item] = []
+    history: list[Item] = []
+    excluded: list[Entry] = []
+    for rank, v in enumerate(results, 1):
+        p = v.parsed
+        if v.verdict == "excluded":
+            excluded.append(Entry(rank, "excluded", location(p.path, p.start_line, p.end_line, p.symbol),
+                                  v.verdict, v.reason, 0, "excluded", clean(v.detail)))
+            continue
+        if v.verdict in ("usable", "stale-but-ok"):
+            c = v.current
+            path, start, end, symbol = ((c.path, c.start_line, c.end_line, c.symbol or p.symbol) if c
+                                        else (p.path, p.start_line, p.end_line, p.symbol))
+            text = c.text if c else p.text
+            sig = signatures.get(rank)
+            body = (code_block(path, text) if text is not None
+                    else "(no text given; read the file at the cited lines)")
+            if sig is not None:
+                body = _restored(path, sig, symbol, start) + "\n\n" + body
+            current.append(Item(rank, "current", path, start, end, symbol, v.verdict, v.reason,
+                                v.citation + "\n\n" + body, sig))
+            continue
+        if v.current is not None:    # historical, but the symbol lives on: its code now
+            c = v.current
+            head = (f"source: {current_location(c)}\nversion: working tree\n"
+                    f"check: current code, re-read from the working tree "
+                    f"(replaces a historical snippet of {clean(p.path)})")
+            current.append(Item(rank, "current", c.path, c.start_line, c.end_line, c.symbol or p.symbol,
+                                v.verdict, v.reason, head + "\n\n" + code_block(c.path, c.text)))
+        old = code_block(p.path, p.text) if p.text is not None else "(no text given)"
+        history.append(Item(rank, "historical", p.path, p.start_line, p.end_line, p.symbol, v.verdict,
+                            v.reason, v.citation + "\n\n" + old))
+    return current, history, excluded
+
+
+def _restored(path: str, sig: Signature, symbol: str | None, start: int | None) -> str:
+    gap = f"; lines {sig.end_line + 1}-{start - 1} not shown" if start and start > sig.end_line + 1 else ""
+    what = f"signature and decorators of {clean(symbol)}" if symbol else "signature"
+    return (f"restored: {location(path, sig.start_line, sig.end_line, None)} ({what}, re-read from the "
+            f"working tree; the snippet is a window cut out of this definition{gap})\n\n"
+            + code_block(path, sig.text))
+
+
+def slots(items: Sequence[Item]) -> list[list[Item]]:
+    """Items grouped by the code they show, in the order of each group's best rank; within a
+    group, most complete first (most lines, then rank). A symbol is one group; module-level
+    code groups by its exact lines."""
+    groups: dict[tuple[Any, ...], list[Item]] = {}
+    for item in items:
+        key: tuple[Any, ...] = ((item.path, item.symbol) if item.symbol and item.symbol != MODULE_SYMBOL
+                                else (item.path, item.start_line, item.end_line))
+        groups.setdefault(key, []).append(item)
+    return [sorted(g, key=lambda i: (-i.lines, i.rank)) for g in groups.values()]
+
+
+@dataclass
+class _Packer:
+    """The state of one packing: what is in, what is out, and each item's place and cost."""
+    count: TokenCounter
+    budget: int
+    index: str | None
+    verdicts: str
+    budget_note: str
+    chosen: list[Item]
+    left: list[Entry]
+    cost: dict[int, int]
+    place: dict[int, tuple[int, int]]     # id(item) -> (section, rank of its group's best hit)
+    group: dict[int, int]                 # id(item) -> group number
+    origin: dict[int, Item] = field(default_factory=dict)   # id(entry) -> the item it reports
+
+    def entry(self, item: Item, why: str | None, note: str = "") -> Entry:
+        made = Entry(item.rank, item.section, item.where, item.verdict, item.reason, self.cost[id(item)],
+                     why, note, item.signature is not None)
+        self.origin[id(made)] = item
+        return made
+
+    def render(self, chosen: Sequence[Item], left: Sequence[Entry], detail: bool = True) -> str:
+        """The whole markdown: preamble, current code, history, and the report."""
+        ordered = sorted(chosen, key=lambda i: self.place[id(i)])
+        current = [i.block for i in ordered if i.section == "current"]
+        history = [i.block for i in ordered if i.section == "historical"]
+        parts = [PREAMBLE, CURRENT_HEADING, *(current or ["(none)"])]
+        if history:
+            parts += [HISTORY_HEADING, *history]
+        parts.append(self.report(ordered, left, detail))
+        return "\n\n".join(parts) + "\n"
+
+    def report(self, chosen: Sequence[Item], left: Sequence[Entry], detail: bool) -> str:
+        """What went in (count, tokens), what was left out and why, and the index commit."""
+        lines = ["## Pack report", f"index: {clean(self.index) if self.index else 'unknown'}"]
+        if self.budget_note:
+            lines.append(f"budget: {self.budget_note}")
+        restored = sum(1 for i in chosen if i.signature is not None)
+        lines.append(f"included: {len(chosen)} snippet(s), {sum(self.cost[id(i)] for i in chosen)} tokens"
+                     + (f", {restored} with a restored signature" if restored else ""))
+        if not left:
+            lines.append("left out: nothing")
+        else:
+            by = Counter(e.left_out for e in left)
+            lines.append(f"left out: {len(left)} ("
+                         + ", ".join(f"{why} {n}" for why, n in sorted(by.items())) + ")")
+            if detail:
+                ordered = sorted(left, key=lambda e: e.rank)
+                lines += [_left_line(e) for e in ordered[:REPORT_LINES]]
+                if len(ordered) > REPORT_LINES:
+                    lines.append(f"- ... and {len(ordered) - REPORT_LINES} more (the --json manifest lists all)")
+        lines.append(self.verdicts)
+        return "\n".join(lines)
+
+    def covered(self, item: Item) -> Item | None:
+        return next((c for c in self.chosen if c.covers(item)), None)
+
+
+def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include_history: bool = False,
+         signatures: dict[int, Signature] | None = None, index: str | None = None,
+         budget_note: str = "") -> Pack:
+    """The context pack for ranked `results` within `budget` tokens as counted by `count`.
+
+    budget_note: a line for the report saying where the budget came from. Raises InputError
+    when the budget cannot hold even an empty pack with its report.
+    """
+    if budget < 1:
+        raise InputError(f"the token budget must be at least 1 (got {budget}).")
+    current, history, excluded = items_of(results, signatures)
+    groups = slots(current)
+    sep = count("\n\n")
+    p = _Packer(count, budget, index, summary(results), budget_note, [], list(excluded),
+                cost={id(i): count(i.block) + sep for i in (*current, *history)},
+                place={**{id(i): (0, min(x.rank for x in g)) for g in groups for i in g},
+                       **{id(i): (1, i.rank) for i in history}},
+                group={**{id(i): n for n, g in enumerate(groups) for i in g},
+                       **{id(i): len(groups) + n for n, i in enumerate(history)}})
+    if not include_history:
+        p.left += [p.entry(i, "historical", "ask for history (--history) to add it") for i in history]
+    wanted = [i for g in groups for i in g] + (history if include_history else [])
+    # First pass on estimates: reserve the report as if every candidate were left out (its
+    # longest form), then fill in rank order with the parts' counts.
+    worst = count(p.render([], [*p.left, *(p.entry(i, "budget") for i in wanted)]))
+    if include_history and history:
+        worst += count(HISTORY_HEADING) + sep
+    room = budget - worst
+    for g in groups:
+        placed = next((alt for alt in g if p.covered(alt) is None and p.cost[id(alt)] <= room), None)
+        for alt in g:
+            if alt is placed:
+                p.chosen.append(alt)
+                room -= p.cost[id(alt)]
+            elif placed is not None:
+                p.left.append(p.entry(alt, "duplicate", f"the pack holds {placed.where}"))
+            elif (cover := p.covered(alt)) is not None:
+                p.left.append(p.entry(alt, "duplicate", f"the pack holds {cover.where}"))
+            else:
+                p.left.append(p.entry(alt, "budget"))
+    if include_history:
+        for item in history:
+            if p.cost[id(item)] <= room:
+                p.chosen.append(item)
+                room -= p.cost[id(item)]
+            else:
+                p.left.append(p.entry(item, "budget"))
+    return _fit(p)
+
+
+def _fit(p: _Packer) -> Pack:
+    """Count the whole text: drop the last item while it is over the budget, then try the items
+    left out for budget again with the room the smaller report freed. The real count of the
+    final markdown decides, never the sum of the parts."""
+    detail = True
+    while True:
+        text = p.render(p.chosen, p.left, detail)
+        tokens = p.count(text)
+        if tokens <= p.budget:
+            break
+        if p.chosen:
+            last = max(p.chosen, key=lambda i: p.place[id(i)])
+            p.chosen.remove(last)
+            p.left.append(p.entry(last, "budget"))
+        elif detail:
+            detail = False   # the report's citations alone are too long: counts only
+        else:
+            raise InputError(f"a budget of {p.budget} tokens cannot hold even an empty context pack "
+                             f"({tokens} tokens); raise --budget or use a larger model.")
+    if detail:
+        text, tokens = _refill(p, text, tokens)
+    included = tuple(p.entry(i, None) for i in sorted(p.chosen, key=lambda i: p.place[id(i)]))
+    return Pack(text, tokens, p.budget, included, tuple(sorted(p.left, key=lambda e: e.rank)), p.index,
+                p.verdicts)
+
+
+def _refill(p: _Packer, text: str, tokens: int) -> tuple[str, int]:
+    taken = {p.group[id(i)] for i in p.chosen}
+    for entry in sorted((e for e in p.left if e.left_out == "budget"), key=lambda e: e.rank):
+        item = p.origin.get(id(entry))
+        # Skip what cannot fit even counting the report line it would free.
+        if item is None or p.group[id(item)] in taken or p.covered(item) is not None or \
+                p.cost[id(item)] - p.count(_left_line(entry)) > p.budget - tokens:
+            continue
+        left = [e for e in p.left if e is not entry]
+        trial = p.render([*p.chosen, item], left)
+        trial_tokens = p.count(trial)
+        if trial_tokens <= p.budget:
+            p.chosen.append(item)
+            p.left = left
+            taken.add(p.group[id(item)])
+            text, tokens = trial, trial_tokens
+    return text, tokens
+
+
+def _left_line(e: Entry) -> str:
+    return f"- {e.left_out}: {e.where} [{e.verdict}: {e.reason}]"
