@@ -28,9 +28,11 @@ if TYPE_CHECKING:
     from codevouch.embedding import Embedder
     from codevouch.review import Review
     from codevouch.indexer.build import BranchSummary
+    from codevouch.models import Budget
+    from codevouch.pack import Pack
     from codevouch.retriever.search import Hit as Candidate
     from codevouch.refs.check import RefReport
-    from codevouch.store import ChunkRecord
+    from codevouch.store import BranchState, ChunkRecord
     from codevouch.validator.model import Current, Validated
 
 SEARCH_MODES = ("hybrid", "dense", "lexical")
@@ -105,9 +107,20 @@ class Hit:
 
 @dataclass(frozen=True)
 class ContextPack:
-    """A markdown pack for an agent and the validated snippets it was made from."""
+    """A markdown pack for an agent, the validated snippets it was made from, the budget it
+    fits and its report (`pack.included`, `pack.left_out`, `manifest()` for --json)."""
     markdown: str
     results: tuple[Validated, ...]
+    pack: Pack
+    budget: Budget
+
+    @property
+    def tokens(self) -> int:
+        return self.pack.tokens
+
+    def manifest(self) -> dict[str, Any]:
+        """The report as data: budget, index commit, what went in and what was left out, and why."""
+        return {**self.pack.manifest(), "budget": self.budget.to_json()}
 
 
 class Index:
@@ -191,15 +204,57 @@ class Index:
 
     def context(self, query: str, k: int = 10, branch: str | None = None,
                 kinds: Iterable[str] | None = None, include_history: bool = False,
-                mode: str = "hybrid") -> ContextPack:
-        """Search, validate and pack the hits as markdown for an agent: current code first,
-        history in its own section, excluded hits listed with their reasons."""
-        from codevouch import validator
+                mode: str = "hybrid", budget: int | None = None, model: str | None = None,
+                reserve: float | None = None) -> ContextPack:
+        """Search, validate and pack the hits for an agent within a token budget.
 
+        budget (tokens) / model (a registry name) / reserve (fraction of the window): see
+        `codevouch.models.resolve_budget` for the defaults and their precedence. Current code
+        comes first in rank order; historical text only with include_history and only while
+        room remains; excluded hits never. The pack ends with a report of what was left out.
+        """
         hits = self.search(query, k=k, branch=branch, kinds=kinds, include_history=include_history,
                            mode=mode)
-        results = tuple(h.check for h in hits if h.check is not None)
-        return ContextPack(validator.context_pack(results), results)
+        results = [h.check for h in hits if h.check is not None]
+        return self.pack(results, budget=budget, model=model, reserve=reserve,
+                         include_history=include_history, branch=branch)
+
+    def pack(self, results: Sequence[Validated], budget: int | None = None, model: str | None = None,
+             reserve: float | None = None, include_history: bool = False,
+             branch: str | None = None) -> ContextPack:
+        """Pack validated snippets (in rank order) within a token budget; see `context`."""
+        from codevouch import gitio, pack_facts
+        from codevouch.models import budget_counter, resolve_budget
+        from codevouch.pack import pack
+
+        root = gitio.repo_root(self.repo)
+        chosen = resolve_budget(budget, model, root, reserve=reserve)
+        packed = pack(results, budget_counter(chosen), chosen.tokens, include_history=include_history,
+                      enclosing=pack_facts.enclosing(root, results),
+                      index=self._index_label(root, branch), budget_note=chosen.describe())
+        return ContextPack(packed.markdown, tuple(results), packed, chosen)
+
+    def _index_label(self, root: Path, branch: str | None) -> str | None:
+        """"branch@commit" of the branch's last build, None when it was never built."""
+        state = self._branch_state(root, branch)
+        return f"{state.branch}@{state.commit[:12]}" if state else None
+
+    def _branch_state(self, root: Path, branch: str | None) -> BranchState | None:
+        from codevouch import gitio
+        from codevouch.errors import CodevouchError
+        from codevouch.store import Ledger, collection_base
+
+        if not (self.index_dir / "state.sqlite").exists():
+            return None
+        try:
+            name = branch or gitio.current_branch(root)
+            ledger = Ledger(self.index_dir, readonly=True)
+        except CodevouchError:
+            return None     # detached HEAD, unreadable index: the label just says "unknown"
+        try:
+            return ledger.branch(collection_base(str(root), name))
+        finally:
+            ledger.close()
 
     def check_refs(self, text: str) -> RefReport:
         """Check every code reference in an agent's answer (markdown or a patch) against the

@@ -88,6 +88,15 @@ class Budget:
     source: str = "default"
     safety_factor: float = 1.0
 
+    def describe(self) -> str:
+        """One line for a pack's report: the figure, how it was made, where it came from."""
+        if self.model is None:
+            where = "the default" if self.source == "default" else self.source
+            return f"{self.tokens} tokens (from {where}), counted with cl100k_base"
+        how = f"window {self.window} - output {self.output} - reserve {self.reserve}"
+        return (f"{self.tokens} tokens for {self.model} ({how}; from {self.source}), counted with "
+                f"cl100k_base x{self.safety_factor:g}")
+
     def to_json(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "model": self.model, "window": self.window, "output": self.output,
                 "reserve": self.reserve, "source": self.source, "safety_factor": self.safety_factor}

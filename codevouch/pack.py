@@ -36,7 +36,8 @@ LEFT_OUT_REASONS: dict[str, str] = {
     "historical": "historical text; included only when history is asked for",
     "excluded": "excluded by a rule (generated, vendored, backup, fixture, outside the repository)",
 }
-REPORT_LINES = 20  # left-out items listed by citation in the markdown; the manifest lists all
+REPORT_LINES = 20    # at most this many left-out items are named in the markdown; the manifest lists all
+REPORT_SHARE = 0.10  # and their lines take at most this share of the budget
 PREAMBLE = ("# Code context\n\nChecked by codevouch against the working tree. Use only the code under "
             "\"Current code\"; the rest is history. The report at the end says what was left out.")
 CURRENT_HEADING = "## Current code"
@@ -44,11 +45,19 @@ HISTORY_HEADING = "## Historical (reference for ideas only; do not implement aga
 
 
 @dataclass(frozen=True)
-class Signature:
-    """The lines of a definition above a window cut out of its body (from the working tree)."""
+class Lines:
+    """Lines of a working-tree file (1-based, inclusive) and their text."""
     start_line: int
     end_line: int
     text: str
+
+
+@dataclass(frozen=True)
+class Enclosing:
+    """The definition a snippet is only part of, read from the working tree: the whole of it,
+    and its decorators and signature when the snippet starts below them."""
+    definition: Lines
+    signature: Lines | None = None
 
 
 @dataclass(frozen=True)
@@ -63,7 +72,9 @@ class Item:
     verdict: str
     reason: str
     block: str                   # the markdown for this piece
-    signature: Signature | None = None
+    signature: Lines | None = None       # restored above a window cut out of a definition
+    enclosing: Lines | None = None       # the whole definition the piece is part of
+    joins: tuple[int, ...] = ()          # a whole definition put together for these slices' ranks
 
     @property
     def lines(self) -> int:
@@ -77,9 +88,12 @@ class Item:
 
     def covers(self, other: Item) -> bool:
         """Same file and `other`'s lines lie within this item's lines."""
-        return (self.path == other.path and None not in (self.start_line, self.end_line, other.start_line,
-                                                         other.end_line)
-                and self.start_line <= other.start_line and other.end_line <= self.end_line)  # type: ignore[operator]
+        return self.path == other.path and self.covers_lines(other.start_line, other.end_line)
+
+    def covers_lines(self, start: int | None, end: int | None) -> bool:
+        if None in (self.start_line, self.end_line, start, end):
+            return False
+        return self.start_line <= start and end <= self.end_line  # type: ignore[operator]
 
 
 @dataclass(frozen=True)
@@ -129,13 +143,13 @@ class Pack:
                 "verdicts": self.verdicts}
 
 
-def items_of(results: Sequence[Validated], signatures: dict[int, Signature] | None = None
+def items_of(results: Sequence[Validated], enclosing: dict[int, Enclosing] | None = None
              ) -> tuple[list[Item], list[Item], list[Entry]]:
     """Split ranked results into current items, historical items and excluded entries.
 
-    signatures: rank -> the restored signature for a window cut out of a function.
+    enclosing: rank -> the definition a current-code snippet is only part of.
     """
-    signatures = signatures or {}
+    enclosing = enclosing or {}
     current: list[Item] = []
     history: list[Item] = []
     excluded: list[Entry] = []
@@ -150,13 +164,14 @@ def items_of(results: Sequence[Validated], signatures: dict[int, Signature] | No
             path, start, end, symbol = ((c.path, c.start_line, c.end_line, c.symbol or p.symbol) if c
                                         else (p.path, p.start_line, p.end_line, p.symbol))
             text = c.text if c else p.text
-            sig = signatures.get(rank)
+            around = enclosing.get(rank)
+            sig = around.signature if around else None
             body = (code_block(path, text) if text is not None
                     else "(no text given; read the file at the cited lines)")
             if sig is not None:
                 body = _restored(path, sig, symbol, start) + "\n\n" + body
             current.append(Item(rank, "current", path, start, end, symbol, v.verdict, v.reason,
-                                v.citation + "\n\n" + body, sig))
+                                v.citation + "\n\n" + body, sig, around.definition if around else None))
             continue
         if v.current is not None:    # historical, but the symbol lives on: its code now
             c = v.current
@@ -171,7 +186,7 @@ def items_of(results: Sequence[Validated], signatures: dict[int, Signature] | No
     return current, history, excluded
 
 
-def _restored(path: str, sig: Signature, symbol: str | None, start: int | None) -> str:
+def _restored(path: str, sig: Lines, symbol: str | None, start: int | None) -> str:
     gap = f"; lines {sig.end_line + 1}-{start - 1} not shown" if start and start > sig.end_line + 1 else ""
     what = f"signature and decorators of {clean(symbol)}" if symbol else "signature"
     return (f"restored: {location(path, sig.start_line, sig.end_line, None)} ({what}, re-read from the "
@@ -182,13 +197,40 @@ def _restored(path: str, sig: Signature, symbol: str | None, start: int | None) 
 def slots(items: Sequence[Item]) -> list[list[Item]]:
     """Items grouped by the code they show, in the order of each group's best rank; within a
     group, most complete first (most lines, then rank). A symbol is one group; module-level
-    code groups by its exact lines."""
+    code groups by its exact lines. When several slices of one definition were retrieved, its
+    whole current text joins the group as the most complete choice (unless it is more than
+    JOIN_LIMIT times their lines)."""
     groups: dict[tuple[Any, ...], list[Item]] = {}
     for item in items:
         key: tuple[Any, ...] = ((item.path, item.symbol) if item.symbol and item.symbol != MODULE_SYMBOL
                                 else (item.path, item.start_line, item.end_line))
         groups.setdefault(key, []).append(item)
-    return [sorted(g, key=lambda i: (-i.lines, i.rank)) for g in groups.values()]
+    out = []
+    for group in groups.values():
+        whole = _joined(group)
+        out.append(sorted(group + ([whole] if whole else []), key=lambda i: (-i.lines, i.rank)))
+    return out
+
+
+JOIN_LIMIT = 3
+
+
+def _joined(group: list[Item]) -> Item | None:
+    slices = [i for i in group if i.enclosing is not None]
+    if len(slices) < 2:
+        return None
+    d = slices[0].enclosing
+    assert d is not None
+    if any(i.covers_lines(d.start_line, d.end_line) for i in group) or \
+            d.end_line - d.start_line + 1 > JOIN_LIMIT * sum(i.lines for i in slices):
+        return None
+    first = min(group, key=lambda i: i.rank)
+    head = (f"source: {location(first.path, d.start_line, d.end_line, first.symbol)}\nversion: working tree\n"
+            f"check: current code, the whole definition re-read from the working tree "
+            f"(joins {len(slices)} retrieved slices of it)")
+    return Item(first.rank, "current", first.path, d.start_line, d.end_line, first.symbol, first.verdict,
+                first.reason, head + "\n\n" + code_block(first.path, d.text),
+                joins=tuple(sorted(i.rank for i in slices)))
 
 
 @dataclass
@@ -204,15 +246,16 @@ class _Packer:
     cost: dict[int, int]
     place: dict[int, tuple[int, int]]     # id(item) -> (section, rank of its group's best hit)
     group: dict[int, int]                 # id(item) -> group number
+    listed: int = REPORT_LINES            # left-out items the report names
     origin: dict[int, Item] = field(default_factory=dict)   # id(entry) -> the item it reports
 
     def entry(self, item: Item, why: str | None, note: str = "") -> Entry:
         made = Entry(item.rank, item.section, item.where, item.verdict, item.reason, self.cost[id(item)],
-                     why, note, item.signature is not None)
+                     why, note or _joined_note(item), item.signature is not None)
         self.origin[id(made)] = item
         return made
 
-    def render(self, chosen: Sequence[Item], left: Sequence[Entry], detail: bool = True) -> str:
+    def render(self, chosen: Sequence[Item], left: Sequence[Entry], detail: int | None = None) -> str:
         """The whole markdown: preamble, current code, history, and the report."""
         ordered = sorted(chosen, key=lambda i: self.place[id(i)])
         current = [i.block for i in ordered if i.section == "current"]
@@ -220,10 +263,10 @@ class _Packer:
         parts = [PREAMBLE, CURRENT_HEADING, *(current or ["(none)"])]
         if history:
             parts += [HISTORY_HEADING, *history]
-        parts.append(self.report(ordered, left, detail))
+        parts.append(self.report(ordered, left, self.listed if detail is None else detail))
         return "\n\n".join(parts) + "\n"
 
-    def report(self, chosen: Sequence[Item], left: Sequence[Entry], detail: bool) -> str:
+    def report(self, chosen: Sequence[Item], left: Sequence[Entry], listed: int) -> str:
         """What went in (count, tokens), what was left out and why, and the index commit."""
         lines = ["## Pack report", f"index: {clean(self.index) if self.index else 'unknown'}"]
         if self.budget_note:
@@ -237,11 +280,10 @@ class _Packer:
             by = Counter(e.left_out for e in left)
             lines.append(f"left out: {len(left)} ("
                          + ", ".join(f"{why} {n}" for why, n in sorted(by.items())) + ")")
-            if detail:
-                ordered = sorted(left, key=lambda e: e.rank)
-                lines += [_left_line(e) for e in ordered[:REPORT_LINES]]
-                if len(ordered) > REPORT_LINES:
-                    lines.append(f"- ... and {len(ordered) - REPORT_LINES} more (the --json manifest lists all)")
+            ordered = sorted(left, key=lambda e: e.rank)
+            lines += [_left_line(e) for e in ordered[:listed]]
+            if len(ordered) > listed:
+                lines.append(f"- ... and {len(ordered) - listed} more (the --json manifest lists all)")
         lines.append(self.verdicts)
         return "\n".join(lines)
 
@@ -250,7 +292,7 @@ class _Packer:
 
 
 def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include_history: bool = False,
-         signatures: dict[int, Signature] | None = None, index: str | None = None,
+         enclosing: dict[int, Enclosing] | None = None, index: str | None = None,
          budget_note: str = "") -> Pack:
     """The context pack for ranked `results` within `budget` tokens as counted by `count`.
 
@@ -259,15 +301,33 @@ def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include
     """
     if budget < 1:
         raise InputError(f"the token budget must be at least 1 (got {budget}).")
-    current, history, excluded = items_of(results, signatures)
+    # The left-out citations may take at most REPORT_SHARE of the budget, so a long list
+    # never crowds out code: fewer are named when needed (the --json manifest lists all).
+    for listed in (REPORT_LINES, 10, 5, 0):
+        try:
+            out = _pack_once(results, count, budget, include_history, enclosing, index, budget_note, listed)
+        except InputError:
+            if listed:
+                continue
+            raise
+        named = [_left_line(e) for e in out.left_out[:listed]]
+        if not named or count("\n".join(named)) <= budget * REPORT_SHARE:
+            return out
+    raise AssertionError("unreachable: the last level names nothing")
+
+
+def _pack_once(results: Sequence[Validated], count: TokenCounter, budget: int, include_history: bool,
+               enclosing: dict[int, Enclosing] | None, index: str | None, budget_note: str,
+               listed: int) -> Pack:
+    current, history, excluded = items_of(results, enclosing)
     groups = slots(current)
     sep = count("\n\n")
     p = _Packer(count, budget, index, summary(results), budget_note, [], list(excluded),
-                cost={id(i): count(i.block) + sep for i in (*current, *history)},
+                cost={id(i): count(i.block) + sep for i in (*(x for g in groups for x in g), *history)},
                 place={**{id(i): (0, min(x.rank for x in g)) for g in groups for i in g},
                        **{id(i): (1, i.rank) for i in history}},
                 group={**{id(i): n for n, g in enumerate(groups) for i in g},
-                       **{id(i): len(groups) + n for n, i in enumerate(history)}})
+                       **{id(i): len(groups) + n for n, i in enumerate(history)}}, listed=listed)
     if not include_history:
         p.left += [p.entry(i, "historical", "ask for history (--history) to add it") for i in history]
     wanted = [i for g in groups for i in g] + (history if include_history else [])
@@ -278,15 +338,19 @@ def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include
         worst += count(HISTORY_HEADING) + sep
     room = budget - worst
     for g in groups:
+        # The most complete piece that fits; then any other slice it does not cover, if it fits.
         placed = next((alt for alt in g if p.covered(alt) is None and p.cost[id(alt)] <= room), None)
-        for alt in g:
-            if alt is placed:
+        for n, alt in enumerate(g):
+            cover = p.covered(alt)
+            if alt.joins and alt is not placed:
+                continue    # a whole definition put together here, not retrieved: its slices report
+            if cover is not None:
+                p.left.append(p.entry(alt, "duplicate", f"the pack holds {cover.where}"))
+            elif p.cost[id(alt)] <= room and (placed is None or n >= g.index(placed)):
                 p.chosen.append(alt)
                 room -= p.cost[id(alt)]
-            elif placed is not None:
-                p.left.append(p.entry(alt, "duplicate", f"the pack holds {placed.where}"))
-            elif (cover := p.covered(alt)) is not None:
-                p.left.append(p.entry(alt, "duplicate", f"the pack holds {cover.where}"))
+            elif placed is not None and n < g.index(placed):     # more complete, but too big
+                p.left.append(p.entry(alt, "budget", f"a smaller slice is in the pack: {placed.where}"))
             else:
                 p.left.append(p.entry(alt, "budget"))
     if include_history:
@@ -303,9 +367,8 @@ def _fit(p: _Packer) -> Pack:
     """Count the whole text: drop the last item while it is over the budget, then try the items
     left out for budget again with the room the smaller report freed. The real count of the
     final markdown decides, never the sum of the parts."""
-    detail = True
     while True:
-        text = p.render(p.chosen, p.left, detail)
+        text = p.render(p.chosen, p.left)
         tokens = p.count(text)
         if tokens <= p.budget:
             break
@@ -313,13 +376,12 @@ def _fit(p: _Packer) -> Pack:
             last = max(p.chosen, key=lambda i: p.place[id(i)])
             p.chosen.remove(last)
             p.left.append(p.entry(last, "budget"))
-        elif detail:
-            detail = False   # the report's citations alone are too long: counts only
+        elif p.listed:
+            p.listed = 0     # the report's citations alone are too long: counts only
         else:
             raise InputError(f"a budget of {p.budget} tokens cannot hold even an empty context pack "
                              f"({tokens} tokens); raise --budget or use a larger model.")
-    if detail:
-        text, tokens = _refill(p, text, tokens)
+    text, tokens = _refill(p, text, tokens)
     included = tuple(p.entry(i, None) for i in sorted(p.chosen, key=lambda i: p.place[id(i)]))
     return Pack(text, tokens, p.budget, included, tuple(sorted(p.left, key=lambda e: e.rank)), p.index,
                 p.verdicts)
@@ -342,6 +404,12 @@ def _refill(p: _Packer, text: str, tokens: int) -> tuple[str, int]:
             taken.add(p.group[id(item)])
             text, tokens = trial, trial_tokens
     return text, tokens
+
+
+def _joined_note(item: Item) -> str:
+    if not item.joins:
+        return ""
+    return "the whole definition, joining the slices ranked " + ", ".join(map(str, item.joins))
 
 
 def _left_line(e: Entry) -> str:

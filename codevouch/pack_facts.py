@@ -1,39 +1,45 @@
-"""What the pure packer needs from the working tree: the signature lines of each function a
-snippet was cut out of (pack.py decides nothing with files; this reads them, once per file)."""
+"""What the pure packer needs from the working tree: for each snippet cut out of a definition,
+that definition and its signature lines (pack.py decides nothing with files; this reads
+them, once per file)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from codevouch.pack import Signature
+from codevouch.pack import Enclosing, Lines
 from codevouch.syntax.lines import MODULE_SYMBOL, split_lines
 from codevouch.validator.facts import read_text
 from codevouch.validator.model import Validated
 from codevouch.validator.paths import locate
 
 
-def signatures(root: Path, results: Sequence[Validated]) -> dict[int, Signature]:
-    """rank (1-based, as pack.items_of counts) -> the restored signature, for each current-code
-    snippet that starts inside a definition's body. Files outside the repository, unreadable
-    files and unsupported languages give nothing."""
-    from codevouch.syntax.signature import signature_span
+def enclosing(root: Path, results: Sequence[Validated]) -> dict[int, Enclosing]:
+    """rank (1-based, as pack.items_of counts) -> the definition a current-code snippet lies
+    in, when the snippet is only part of it. Files outside the repository, unreadable files
+    and unsupported languages give nothing."""
+    from codevouch.syntax.signature import enclosing as find
 
     texts: dict[str, str | None] = {}
-    found: dict[int, Signature] = {}
+    found: dict[int, Enclosing] = {}
     for rank, v in enumerate(results, 1):
         if v.verdict not in ("usable", "stale-but-ok"):
             continue     # a re-read current version is the whole definition already
         c = v.current
-        path, start, symbol = (c.path, c.start_line, c.symbol or v.parsed.symbol) if c else \
-            (v.parsed.path, v.parsed.start_line, v.parsed.symbol)
-        if not symbol or symbol == MODULE_SYMBOL or start is None or start <= 1:
+        path, start, end, symbol = (c.path, c.start_line, c.end_line, c.symbol or v.parsed.symbol) if c else \
+            (v.parsed.path, v.parsed.start_line, v.parsed.end_line, v.parsed.symbol)
+        if not symbol or symbol == MODULE_SYMBOL or start is None:
             continue
         if path not in texts:
             loc = locate(root, path)
             texts[path] = read_text(root, loc.real) if loc.inside and loc.exists and loc.real else None
         text = texts[path]
-        span = signature_span(text, path, symbol, start) if text is not None else None
-        if span is not None:
-            lines = split_lines(text)[span[0] - 1:span[1]]  # type: ignore[arg-type]
-            found[rank] = Signature(span[0], span[1], "\n".join(lines))
+        spans = find(text, path, symbol, start) if text is not None else None
+        if spans is None or (spans[0][0] == start and spans[0][1] == end):
+            continue     # not inside a definition, or the snippet is the whole of it
+        lines = split_lines(text)  # type: ignore[arg-type]
+
+        def read(span: tuple[int, int]) -> Lines:
+            return Lines(span[0], span[1], "\n".join(lines[span[0] - 1:span[1]]))  # noqa: B023
+
+        found[rank] = Enclosing(read(spans[0]), read(spans[1]) if spans[1] else None)
     return found

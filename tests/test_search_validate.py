@@ -40,14 +40,19 @@ def test_text_output_hides_excluded_and_shows_current_code(repo: Repo, index_dir
     text = cv("search", "order", "-k", "10", cwd=repo.root, index=index_dir)
     assert text.returncode == 0, text.stderr
     assert "shop/refund.py" not in text.stdout and "excluded hit(s) hidden" in text.stdout
-    pack = cv("search", "order", "-k", "10", "--format", "context", cwd=repo.root, index=index_dir).stdout
+    pack = cv("search", "order", "-k", "10", "--format", "context", "--include-history", cwd=repo.root,
+              index=index_dir).stdout
     current, _, rest = pack.partition("## Historical")
     # The changed function appears as current code only in its new form.
     assert "order.cancel(now=True)" in current and "order.cancel()\n" not in current
     assert "order.cancel()\n" in rest and "do not implement" in rest
-    assert "shop/refund.py: generated" in rest
+    assert "- excluded: shop/refund.py" in rest and "[excluded: generated]" in rest
     assert pack.rstrip().splitlines()[-1].startswith("verdicts: usable")
-    assert cv("context", "order", "-k", "10", cwd=repo.root, index=index_dir).stdout == pack
+    assert cv("context", "order", "-k", "10", "--include-history", cwd=repo.root, index=index_dir).stdout == pack
+    # Historical text only when asked for: otherwise the report lists it as left out.
+    plain = cv("context", "order", "-k", "10", cwd=repo.root, index=index_dir).stdout
+    assert "## Historical" not in plain and "order.cancel()\n" not in plain
+    assert "- historical: shop/cancel.py#L1-L3 (cancel_order) [historical-only: content-changed]" in plain
 
 
 def test_validate_command_exit_codes(repo: Repo, index_dir: Path) -> None:

@@ -11,7 +11,9 @@ import pytest
 
 from codevouch import gitio
 from codevouch.errors import InputError
-from codevouch.validator import (REASONS, VERDICTS, context_pack, facts as facts_mod, parse_snippets,
+from codevouch.pack import pack
+from codevouch.models import count_tokens
+from codevouch.validator import (REASONS, VERDICTS, facts as facts_mod, parse_snippets,
                                  render_text, to_json, validate)
 from tests.validator_helpers import Repo, find_line, lines_of, snippet
 
@@ -595,14 +597,15 @@ def test_context_pack_and_text(repo: Repo) -> None:
     items = [usable, changed, {"path": "src/x.py.bak"}, {"path": "../evil.py"}]
     results = validate(repo.root, items)
     assert [r.verdict for r in results] == ["stale-but-ok", "historical-only", "excluded", "excluded"]
-    pack = context_pack(results)
-    current_part, _, rest = pack.partition("## Historical")
+    packed = pack(results, count_tokens, 10_000, include_history=True).markdown
+    current_part, _, rest = packed.partition("## Historical")
     assert "x * 3  # ```` fence" in current_part       # the current helper is offered as code
     assert "`````python\n" in current_part              # fence longer than the text's backticks
     assert "x * 2" in rest and "x * 2" not in current_part
     assert "do not implement against this code" in rest
-    assert "- src/x.py.bak: backup" in rest and "- ../evil.py: outside-repo" in rest
-    assert pack.rstrip().endswith("verdicts: usable 0, stale-but-ok 1, historical-only 1, excluded 2")
+    assert "- excluded: src/x.py.bak [excluded: backup]" in rest
+    assert "- excluded: ../evil.py [excluded: outside-repo]" in rest
+    assert packed.rstrip().endswith("verdicts: usable 0, stale-but-ok 1, historical-only 1, excluded 2")
     text = render_text(results)
     assert "reason: content-changed" in text and text.rstrip().endswith("excluded 2")
     # People see the current helper as code; the old one only as an explicit history line.

@@ -37,6 +37,11 @@ IndexOpt = Annotated[Optional[Path], typer.Option(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 BranchOpt = Annotated[Optional[str], typer.Option("--branch", "-b", help="Branch (default: current).")]
 LimitOpt = Annotated[int, typer.Option("--limit", "-k", min=1, max=200, help="Number of hits.")]
+BudgetOpt = Annotated[Optional[int], typer.Option(
+    "--budget", min=1, help="Token budget for the pack (default: $CODEVOUCH_BUDGET, the repository's "
+                            "[budget], else 16000).")]
+ModelOpt = Annotated[Optional[str], typer.Option(
+    "--model", help="Fit the pack to this model's window (window - output - reserve); see README.")]
 KindOpt = Annotated[Optional[list[str]], typer.Option(
     "--kind", help="Only hits of this file kind: source, test, docs or config (repeatable).")]
 FORMATS = ("text", "json", "context")
@@ -136,13 +141,14 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def render_results(results: Sequence[Validated], fmt: str) -> None:
+def render_results(results: Sequence[Validated], fmt: str, idx: Index, include_history: bool) -> None:
+    """Text, JSON, or (format context) a context pack within the default token budget."""
     from codevouch import validator
 
     if fmt == "json":
         print_json([validator.to_json(r) for r in results])
     elif fmt == "context":
-        sys.stdout.write(validator.context_pack(results))
+        sys.stdout.write(idx.pack(results, include_history=include_history).markdown)
     else:
         sys.stdout.write(validator.render_text(results))
 

@@ -1,13 +1,14 @@
-"""`codevouch context`: search, validate and print the markdown context pack for an agent."""
+"""`codevouch context`: search, validate and print a context pack for an agent, within a token budget."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
-from codevouch.commands.common import BranchOpt, IndexOpt, KindOpt, LimitOpt, RepoOpt, fail, open_index
+from codevouch.commands.common import (BranchOpt, BudgetOpt, IndexOpt, JsonOpt, KindOpt, LimitOpt, ModelOpt,
+                                       RepoOpt, fail, open_index, print_json)
 from codevouch.errors import CodevouchError
 
 
@@ -17,11 +18,31 @@ def context_cmd(
     branch: BranchOpt = None,
     limit: LimitOpt = 10,
     kind: KindOpt = None,
+    budget: BudgetOpt = None,
+    model: ModelOpt = None,
+    reserve: Annotated[Optional[float], typer.Option(
+        "--reserve", min=0.0, max=0.99,
+        help="Fraction of the model's window kept free (default: $CODEVOUCH_RESERVE, [budget] reserve, "
+             "else 0.10).")] = None,
+    include_history: Annotated[bool, typer.Option(
+        "--include-history", help="Also search deleted files, and pack historical text after the "
+                                  "current code while room remains.")] = False,
     index: IndexOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Search, validate and print a markdown context pack for an agent (search --format context)."""
+    """Search, validate and print a context pack that fits a token budget (--budget or --model).
+
+    Current code first in rank order; the report at the end says what was left out and why.
+    --json prints the manifest (budget, index commit, included and left-out items) with the
+    markdown.
+    """
     try:
-        pack = open_index(repo, index).context(query, k=limit, branch=branch, kinds=kind)
+        pack = open_index(repo, index).context(query, k=limit, branch=branch, kinds=kind,
+                                               include_history=include_history, budget=budget,
+                                               model=model, reserve=reserve)
     except CodevouchError as exc:
         raise fail(exc) from exc
-    sys.stdout.write(pack.markdown)
+    if as_json:
+        print_json({**pack.manifest(), "markdown": pack.markdown})
+    else:
+        sys.stdout.write(pack.markdown)

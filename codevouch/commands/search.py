@@ -32,8 +32,9 @@ def search_cmd(
     fmt = check_format(fmt, as_json)
     if mode not in ("hybrid", "dense", "lexical"):
         raise usage("--mode must be hybrid, dense or lexical.")
+    idx = open_index(repo, index)
     try:
-        hits = open_index(repo, index).search(query, k=limit, branch=branch, kinds=kind,
+        hits = idx.search(query, k=limit, branch=branch, kinds=kind,
                                               include_history=include_history,
                                               validate=not no_validate, mode=mode)
     except CodevouchError as exc:
@@ -43,7 +44,10 @@ def search_cmd(
         return
     results = [h.check for h in hits if h.check is not None]
     shown = [r for r in results if r.verdict != "excluded"] if fmt == "text" else results
-    render_results(shown, fmt)
+    try:
+        render_results(shown, fmt, idx, include_history)
+    except CodevouchError as exc:
+        raise fail(exc) from exc
     if len(shown) < len(results):
         typer.echo(f"({len(results) - len(shown)} excluded hit(s) hidden; --json lists them)")
 

@@ -31,10 +31,12 @@ def validate_cmd(
     fmt = check_format(fmt, as_json)
     try:
         snippets = validator.parse_snippets(read_source(source, "JSON file"))
-        results = open_index(repo, index).validate(snippets, strict=strict)
+        idx = open_index(repo, index)
+        results = idx.validate(snippets, strict=strict)
+        # The snippets were handed in: a pack shows their history too (marked as such).
+        render_results(results, fmt, idx, include_history=True)
     except CodevouchError as exc:
         raise fail(exc) from exc
-    render_results(results, fmt)
     if any(r.verdict == "historical-only" for r in results):
         raise typer.Exit(EXIT_HISTORICAL)
 

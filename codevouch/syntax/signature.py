@@ -11,7 +11,7 @@ from codevouch.syntax.definitions import resolve_language
 from codevouch.syntax.languages import get_spec
 from codevouch.syntax.tree import Item, Syntax, parse
 
-__all__ = ["signature_span"]
+__all__ = ["enclosing", "signature_span"]
 
 
 def signature_span(text: str, path: str, symbol: str, line: int,
@@ -20,6 +20,14 @@ def signature_span(text: str, path: str, symbol: str, line: int,
     `symbol`'s definition that contains `line`, when `line` starts after them (the snippet
     is a window cut out of the body); None when the snippet starts at the definition, the
     symbol is not defined around `line`, or the language is unsupported."""
+    found = enclosing(text, path, symbol, line, language)
+    return found[1] if found else None
+
+
+def enclosing(text: str, path: str, symbol: str, line: int, language: str | None = None
+              ) -> tuple[tuple[int, int], tuple[int, int] | None] | None:
+    """((first, last) lines of `symbol`'s whole definition around `line`, decorators and
+    comments included; its signature_span or None), or None when not found."""
     lang = resolve_language(path, language)
     if lang is None or not text.strip():
         return None
@@ -30,13 +38,13 @@ def signature_span(text: str, path: str, symbol: str, line: int,
         return None
     row = line - 1
 
-    def find(items: list[Item]) -> tuple[int, int] | None:
+    def find(items: list[Item]) -> tuple[tuple[int, int], tuple[int, int] | None] | None:
         for item in items:
             if not item.start <= row <= item.end:
                 continue
             for definition in item.defs:
                 if definition.name == symbol:
-                    return _span(item.start, definition.node, row)
+                    return (item.start + 1, item.end + 1), _span(item.start, definition.node, row)
                 if definition.rule.container and symbol.startswith(definition.name + "."):
                     return find(syntax.members(definition))
         return None

@@ -1,7 +1,7 @@
 """Check retrieved snippets against the git working tree before an agent uses them.
 
     results = validate(repo, parse_snippets(text))   # one Validated per snippet, in order
-    to_json(results[0]); render_text(results); context_pack(results)
+    to_json(results[0]); render_text(results)
 
 Facts are gathered once per call (facts.py, a handful of git processes whatever the
 number of snippets); each verdict is a pure function of them (decide.py).
@@ -17,9 +17,9 @@ from codevouch.validator.decide import LOST, decide, move_needle
 from codevouch.validator.facts import Facts, find_elsewhere, gather
 from codevouch.validator.model import REASONS, VERDICTS, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, parse_snippets
-from codevouch.validator.render import context_pack, render_text, summary, to_json
+from codevouch.validator.render import render_text, summary, to_json
 
-__all__ = ["REASONS", "VERDICTS", "Current", "Decision", "Facts", "Snippet", "Validated", "context_pack",
+__all__ = ["REASONS", "VERDICTS", "Current", "Decision", "Facts", "Snippet", "Validated",
            "decide", "gather", "parse_snippets", "render_text", "summary", "to_json", "validate"]
 
 

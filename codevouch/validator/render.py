@@ -1,4 +1,5 @@
-"""Output for people (`render_text`), for programs (`to_json`) and for agents (`context_pack`)."""
+"""Output for people (`render_text`) and programs (`to_json`); the pieces a context pack is made of
+(`code_block`, `summary`: the pack itself is codevouch/pack.py)."""
 from __future__ import annotations
 
 import re
@@ -84,40 +85,3 @@ def language(path: str) -> str:
 def code_block(path: str, text: str) -> str:
     f = fence(text)
     return f"{f}{language(path)}\n{text}\n{f}"
-
-
-def context_pack(results: Sequence[Validated]) -> str:
-    """Markdown for an agent: current code first, history marked as such, exclusions listed."""
-    current: list[str] = []
-    history: list[str] = []
-    excluded: list[str] = []
-    for v in results:
-        if v.verdict in ("usable", "stale-but-ok"):
-            text = v.current.text if v.current else v.parsed.text
-            path = v.current.path if v.current else v.parsed.path
-            current.append(v.citation + "\n\n" + (code_block(path, text) if text is not None
-                                                  else "(no text given; read the file at the cited lines)"))
-        elif v.verdict == "historical-only":
-            if v.current is not None:
-                c = v.current
-                head = (f"source: {current_location(c)}\nversion: working tree\n"
-                        f"check: current code, re-read from the working tree "
-                        f"(replaces a historical snippet of {clean(v.parsed.path)})")
-                current.append(head + "\n\n" + code_block(c.path, c.text))
-            old = v.parsed.text
-            history.append(v.citation + "\n\n" + (code_block(v.parsed.path, old) if old is not None
-                                                  else "(no text given)"))
-        else:
-            excluded.append(f"- {clean(v.parsed.path)}: {v.reason}: {clean(v.detail)}")
-    parts = ["# Code context", "Checked by codevouch against the working tree. Use only the code under "
-             "\"Current code\"; the rest is history or excluded."]
-    parts.append("## Current code")
-    parts.extend(current or ["(none)"])
-    if history:
-        parts.append("## Historical (reference for ideas only; do not implement against this code)")
-        parts.extend(history)
-    if excluded:
-        parts.append("## Excluded")
-        parts.append("\n".join(excluded))
-    parts.append(summary(results))
-    return "\n\n".join(parts) + "\n"
