@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from codevouch.errors import EmptyScope, InputError
 from codevouch.review.execute import ExecResult
 from codevouch.review.plan import MIN_PART_TOKENS, Plan, fence, left_out_reason, plan
-from codevouch.review.related import Related, Wanted, lookup
+from codevouch.review.related import Finder, Related, Wanted
 from codevouch.review.scope import INDEX, WORKTREE, Scope, read_patches, resolve_scope
 
 if TYPE_CHECKING:
@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["Part", "Review", "build_review", "run_reviewer"]
 
 DEFAULT_RELATED_SHARE = 0.25
-NOT_SHOWN_SHARE = 0.25        # of part 1, at most, for the list of files not shown
+NOT_SHOWN_SHARE = 0.25
+MIN_RELATED_TOKENS = 60       # a part with less room left looks up no more related code
+_RELATED_TITLE = "## Related code (from the index, checked against the working tree)"        # of part 1, at most, for the list of files not shown
 _HEADER = ("# Code review: part {i} of {n}\n\nScope: {scope}\n"
            "This part: {files} file(s), {hunks} hunk(s) of the diff{rest}.\n")
 
@@ -120,18 +122,25 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
                          "give a larger --budget.")
     the_plan = plan(patches, left_out, count, cap, count(not_shown) + 2 if not_shown else 0)
     wanted_by_part, definitions = _changed_definitions(the_plan, scope, old_texts, new_texts)
-    found: dict[str, list[Related]] = {}
-    status: dict[str, Any] = {"status": "off", "reason": "--no-related", "definitions": definitions}
-    if related and any(wanted_by_part):
-        all_wanted = list({w.d.name: w for ws in wanted_by_part for w in ws}.values())
-        found, unavailable = lookup(index, all_wanted)
-        status = {"status": "partial" if unavailable else "ok", "definitions": definitions,
-                  "reason": (f"callers and callees left out: {unavailable}" if unavailable else None)}
-    elif related:
-        status = {"status": "ok", "reason": "no changed definitions", "definitions": definitions}
-    parts, omitted = _render_parts(the_plan, scope, resolved.tokens, count, not_shown, wanted_by_part, found)
-    status["omitted_for_budget"] = omitted
+    finder = Finder(index, _branch(root)) if related else None
+    parts, stats = _render_parts(the_plan, scope, resolved.tokens, count, not_shown, wanted_by_part, finder)
+    status: dict[str, Any] = {"status": "off", "reason": "--no-related"}
+    if finder is not None:
+        status = {"status": "partial" if finder.unavailable else "ok",
+                  "reason": f"callers and callees left out: {finder.unavailable}" if finder.unavailable else None}
+    status.update(definitions=definitions, **stats)
     return Review(scope, resolved, the_plan, tuple(parts), status)
+
+
+def _branch(root: Path) -> str | None:
+    """The checked-out branch, whose index related code comes from (None: detached HEAD)."""
+    from codevouch import gitio
+    from codevouch.errors import CodevouchError
+
+    try:
+        return gitio.current_branch(root)
+    except CodevouchError:
+        return None
 
 
 def run_reviewer(review: Review, command: str, timeout: float, cwd: Path) -> Review:
@@ -239,35 +248,55 @@ def _not_shown(patches: Sequence[FilePatch], left_out: dict[int, str], count: An
 
 
 def _render_parts(the_plan: Plan, scope: Scope, budget: int, count: Any, not_shown: str,
-                  wanted_by_part: list[list[Wanted]], found: dict[str, list[Related]]
-                  ) -> tuple[list[Part], int]:
+                  wanted_by_part: list[list[Wanted]], finder: Finder | None
+                  ) -> tuple[list[Part], dict[str, int]]:
+    """Each part's markdown: its diff sections, then related code while the budget lasts
+    (looked up lazily, so a part with no room left costs no searches)."""
     parts: list[Part] = []
-    omitted = 0
+    stats = {"snippets": 0, "omitted_for_budget": 0, "definitions_without_room": 0}
     n = len(the_plan.parts)
     for k, sections in enumerate(the_plan.parts):
         hunks = sum(len(s.hunks) for s in sections)
         files = len({s.file for s in sections})
         body = "\n\n".join(["## Changes", *(s.text for s in sections)])
         tail = f"\n\n{not_shown}" if k == 0 and not_shown else ""
-        picked: list[Related] = []
-        rel_md = ""
-        candidates = [r for w in wanted_by_part[k] for r in found.get(w.d.name, [])]
-        for r in candidates:
-            block = f"#### {r.kind} of `{r.target}`\n{r.markdown(fence(r.code))}"
-            trial_rel = "\n\n".join([rel_md or "## Related code (from the index, checked against the working tree)",
-                                     block])
-            trial = _assemble(k + 1, n, scope, files, hunks, len(wanted_by_part[k]), body, trial_rel, tail)
-            if count(trial) <= budget:
-                rel_md = trial_rel
-                picked.append(r)
-            else:
-                omitted += 1
-        markdown = _assemble(k + 1, n, scope, files, hunks, len(wanted_by_part[k]), body, rel_md, tail)
+        wanted = wanted_by_part[k] if finder is not None else []
+
+        def render(related: str) -> str:
+            return _assemble(k + 1, n, scope, files, hunks, len(wanted), body, related, tail)
+
+        # Sums of piece counts (plus a token per join) bound the whole from above in practice;
+        # the exact count of the finished part is checked below, and trimmed if ever over.
+        used = count(render(_RELATED_TITLE)) + 2
+        blocks: list[tuple[Related, str]] = []
+        for w in wanted:
+            if budget - used < MIN_RELATED_TOKENS:
+                stats["definitions_without_room"] += 1
+                continue
+            for r in finder.related(w):  # type: ignore[union-attr]
+                block = f"#### {r.kind} of `{r.target}`\n{r.markdown(fence(r.code))}"
+                cost = count(block) + 2
+                if used + cost <= budget:
+                    blocks.append((r, block))
+                    used += cost
+                else:
+                    stats["omitted_for_budget"] += 1
+        markdown = render(_related_md(blocks))
+        while blocks and count(markdown) > budget:
+            blocks.pop()
+            stats["omitted_for_budget"] += 1
+            markdown = render(_related_md(blocks))
+        picked = [r for r, _ in blocks]
+        stats["snippets"] += len(picked)
         part_files = [{"path": the_plan.files[s.file].path, "hunks": list(s.hunks),
                        "truncated": ({"lines_kept": s.truncated[0], "lines_total": s.truncated[1]}
                                      if s.truncated else None)} for s in sections]
         parts.append(Part(k + 1, markdown, count(markdown), tuple(part_files), tuple(picked)))
-    return parts, omitted
+    return parts, stats
+
+
+def _related_md(blocks: Sequence[tuple[Related, str]]) -> str:
+    return "\n\n".join([_RELATED_TITLE, *(b for _, b in blocks)]) if blocks else ""
 
 
 def _assemble(i: int, n: int, scope: Scope, files: int, hunks: int, definitions: int, body: str,

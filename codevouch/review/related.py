@@ -7,7 +7,6 @@ checked too (it is history, and its citation says so).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ if TYPE_CHECKING:
     from codevouch.drift import DefinitionDrift
     from codevouch.validator.model import Validated
 
+PREVIOUS_STATES = ("content_changed", "signature_changed", "moved")
 MAX_CALLERS = 3
 MAX_CALLEES = 3
 SEARCH_DEPTH = 20
@@ -75,53 +75,72 @@ class Wanted:
     old_commit: str | None      # the commit the previous text is from
 
 
-def _search(index: Index, name: str) -> list[Hit]:
-    return index.search(name, k=SEARCH_DEPTH, mode="lexical", validate=False)
+class Finder:
+    """Related code per changed definition, looked up on demand (each name searched once).
 
+    `unavailable` says why the index could not be searched (never indexed, unreadable); the
+    previous versions, which need no index, are still given then.
+    """
 
-def lookup(index: Index, wanted: Sequence[Wanted]) -> tuple[
-        dict[str, list[Related]], str | None]:
-    """Related snippets per changed definition name, best first, and why the index could not
-    be used (None when it could)."""
-    from codevouch.api import Hit
+    def __init__(self, index: Index, branch: str | None = None) -> None:
+        self.index = index
+        self.branch = branch
+        self.unavailable: str | None = None
+        self._searches: dict[str, list[Hit]] = {}
 
-    found: dict[str, list[tuple[str, Hit]]] = {}
-    unavailable = None
-    try:
-        for w in wanted:
-            name = short_name(w.d.name)
-            hits = found.setdefault(w.d.name, [])
-            callers = [h for h in _search(index, name)
-                       if _calls(h.text, name) and not (_defines(h.symbol, name) and h.path in _paths(w.d))]
-            hits += [("caller", h) for h in callers[:MAX_CALLERS * 2]]
-            for callee in calls_in(w.new_code or "", name)[:MAX_CALLEES * 2]:
-                defs = [h for h in _search(index, callee) if _defines(h.symbol, callee)]
-                hits += [("callee", h) for h in defs[:1]]
-    except CodevouchError as exc:     # not indexed, or an index that cannot be read
-        found, unavailable = {}, str(exc)
-    results: dict[str, list[Related]] = {w.d.name: [] for w in wanted}
-    if found:
-        flat = [(name, kind, h) for name, items in found.items() for kind, h in items]
-        checks = index.validate([h for _, _, h in flat])
-        counts: dict[tuple[str, str], int] = {}
-        seen: set[tuple[str, str, int]] = set()
-        for (name, kind, h), check in zip(flat, checks):
+    def _search(self, name: str) -> list[Hit]:
+        if self.unavailable is not None:
+            return []
+        if name not in self._searches:
+            try:
+                self._searches[name] = self.index.search(name, k=SEARCH_DEPTH, branch=self.branch,
+                                                         mode="lexical", validate=False)
+            except CodevouchError as exc:     # not indexed, or an index that cannot be read
+                self.unavailable = str(exc)
+                return []
+        return self._searches[name]
+
+    def related(self, w: Wanted) -> list[Related]:
+        """Callers, callees and the previous version of one changed definition, checked
+        against the working tree in one validation call."""
+        from codevouch.api import Hit
+
+        name = short_name(w.d.name)
+        found: list[tuple[str, Hit]] = []
+        callers = [h for h in self._search(name)
+                   if _calls(h.text, name) and not (_defines(h.symbol, name) and h.path in _paths(w.d))]
+        found += [("caller", h) for h in callers[:MAX_CALLERS * 2]]
+        for callee in calls_in(w.new_code or "", name)[:MAX_CALLEES]:
+            found += [("callee", h) for h in self._search(callee) if _defines(h.symbol, callee)][:1]
+        old = w.d.old if w.old_code is not None and w.d.state in PREVIOUS_STATES else None
+        snippets: list[Any] = [h for _, h in found]
+        if old is not None:
+            snippets.append({"path": old.path, "commit": w.old_commit, "symbol": w.d.name,
+                             "start_line": old.start, "end_line": old.end, "text": w.old_code})
+        if not snippets:
+            return []
+        checks = self.index.validate(snippets)
+        out: list[Related] = []
+        counts: dict[str, int] = {}
+        seen: set[tuple[str, int]] = set()
+        for (kind, h), check in zip(found, checks):
             code = Hit(h.record, h.score, h.text, check).code
-            limit = MAX_CALLERS if kind == "caller" else MAX_CALLEES
             if code is None or check.verdict == "excluded":
                 continue
-            if kind == "caller" and not _calls(code, short_name(name)):
+            if kind == "caller" and not _calls(code, name):
                 continue        # the re-read current code no longer calls it
             where = check.current or h.record
-            key = (name, where.path, where.start_line)
-            if key in seen or counts.get((name, kind), 0) >= limit:
+            if (where.path, where.start_line) in seen or counts.get(kind, 0) >= (
+                    MAX_CALLERS if kind == "caller" else MAX_CALLEES):
                 continue
-            seen.add(key)
-            counts[(name, kind)] = counts.get((name, kind), 0) + 1
-            results[name].append(Related(kind, name, _citation(check), code, _language(where.path),
-                                         where.path, where.start_line, where.end_line))
-    _add_previous(index, wanted, results)
-    return results, unavailable
+            seen.add((where.path, where.start_line))
+            counts[kind] = counts.get(kind, 0) + 1
+            out.append(Related(kind, w.d.name, _citation(check), code, _language(where.path),
+                               where.path, where.start_line, where.end_line))
+        if old is not None:
+            out.append(Related("previous version", w.d.name, checks[-1].citation, w.old_code or "",
+                               _language(old.path), old.path, old.start, old.end))
+        return out
 
 
 def _citation(check: Validated) -> str:
@@ -144,17 +163,3 @@ def _language(path: str) -> str:
 
 def _paths(d: DefinitionDrift) -> set[str]:
     return {p.path for p in (d.old, d.new) if p is not None}
-
-
-def _add_previous(index: Index, wanted: Iterable[Wanted], results: dict[str, list[Related]]) -> None:
-    """The previous version of each changed definition, validated (its citation says history)."""
-    olds = [(w, w.d.old) for w in wanted if w.old_code is not None and w.d.old is not None
-            and w.d.state in ("content_changed", "signature_changed", "moved")]
-    if not olds:
-        return
-    checks = index.validate([{"path": old.path, "commit": w.old_commit, "symbol": w.d.name,
-                              "start_line": old.start, "end_line": old.end, "text": w.old_code}
-                             for w, old in olds])
-    for (w, old), check in zip(olds, checks):
-        results[w.d.name].append(Related("previous version", w.d.name, check.citation, w.old_code or "",
-                                         _language(old.path), old.path, old.start, old.end))
