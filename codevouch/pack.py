@@ -23,7 +23,7 @@ from typing import Any
 
 from codevouch.errors import InputError
 from codevouch.syntax.lines import MODULE_SYMBOL
-from codevouch.validator.citation import clean, current_location, location
+from codevouch.validator.citation import clean, location, reread_header
 from codevouch.validator.model import Validated
 from codevouch.validator.render import code_block, summary
 
@@ -175,9 +175,7 @@ def items_of(results: Sequence[Validated], enclosing: dict[int, Enclosing] | Non
             continue
         if v.current is not None:    # historical, but the symbol lives on: its code now
             c = v.current
-            head = (f"source: {current_location(c)}\nversion: working tree\n"
-                    f"check: current code, re-read from the working tree "
-                    f"(replaces a historical snippet of {clean(p.path)})")
+            head = reread_header(c, p.path)
             current.append(Item(rank, "current", c.path, c.start_line, c.end_line, c.symbol or p.symbol,
                                 v.verdict, v.reason, head + "\n\n" + code_block(c.path, c.text)))
         old = code_block(p.path, p.text) if p.text is not None else "(no text given)"

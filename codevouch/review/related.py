@@ -146,13 +146,11 @@ class Finder:
 def _citation(check: Validated) -> str:
     """The check's citation; for a historical hit whose symbol still exists, the header of
     its re-read current code (as the context pack cites it), since that is what is shown."""
-    from codevouch.validator.citation import clean, current_location
+    from codevouch.validator.citation import reread_header
 
     if check.verdict != "historical-only" or check.current is None:
         return check.citation
-    return (f"source: {current_location(check.current)}\nversion: working tree\n"
-            f"check: current code, re-read from the working tree "
-            f"(replaces a historical snippet of {clean(check.parsed.path)})")
+    return reread_header(check.current, check.parsed.path)
 
 
 def _language(path: str) -> str:

@@ -93,5 +93,12 @@ def current_location(c: Current) -> str:
     return location(c.path, c.start_line, c.end_line, c.symbol)
 
 
+def reread_header(c: Current, old_path: str) -> str:
+    """The citation of current code re-read in place of a historical snippet of `old_path`."""
+    return (f"source: {current_location(c)}\nversion: working tree\n"
+            f"check: current code, re-read from the working tree "
+            f"(replaces a historical snippet of {clean(old_path)})")
+
+
 def _moved(s: Snippet, path: str, c: Current) -> bool:
     return (c.path, c.start_line, c.end_line) != (path, s.start_line, s.end_line)
