@@ -163,6 +163,19 @@ class TreeEntry:
     size: int
 
 
+def tree_blobs(repo: Path, commit: str) -> dict[str, str]:
+    """path -> blob id of every blob in a commit (symlinks included, as `<commit>:<path>` would
+    give them). No sizes: `ls-tree -l` opens every blob for its size, ~10x slower."""
+    out = run(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
+    blobs: dict[str, str] = {}
+    for rec in zsplit(out):
+        meta, _, path = rec.partition("\t")
+        _, otype, sha = meta.split()
+        if otype == "blob":
+            blobs[path] = sha
+    return blobs
+
+
 def ls_tree(repo: Path, commit: str) -> dict[str, TreeEntry]:
     """Every regular file (blob) of a commit; symlinks and submodules are left out."""
     out = run(repo, "ls-tree", "-r", "-z", "-l", "--full-tree", commit)

@@ -13,7 +13,6 @@ says "unchanged" but whose text is not in the file gets `text-mismatch`.
 """
 from __future__ import annotations
 
-from codevouch.rules import classify
 from codevouch.validator import moves, symbols
 from codevouch.validator.facts import Facts, WorkFile, fast_path, identical_blob
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
@@ -27,7 +26,7 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
         return Decision("outside-repo", f"Not checked: {loc.problem}, so nothing was read.")
     assert loc.rel is not None and loc.real is not None
     work = facts.files.get(loc.real) if loc.exists else None
-    found = classify(loc.rel, work.text if work else "", facts.rules)
+    found = facts.classification(loc)
     if found.excluded:
         reason = KIND_REASON[found.kind]
         return Decision(reason,
@@ -168,7 +167,9 @@ def _symbol_gone(s: Snippet, loc: Located, facts: Facts, found: Current) -> bool
     its text and its own name: `found` lies in a definition of that name, so it is not gone.
     """
     names = symbols.symbol_names(s.symbol)
-    if not names or _text_defines(s, loc, facts, found, names):
+    # The found text holding those definitions itself means they exist verbatim in the file:
+    # settled without parsing the whole file.
+    if not names or _holds_its_definitions(s.symbol, found.text, loc.rel or "", facts):
         return False
     assert loc.real is not None and loc.rel is not None
     now = facts.defs(loc.real)
@@ -183,18 +184,6 @@ def _symbol_gone(s: Snippet, loc: Located, facts: Facts, found: Current) -> bool
     return False
 
 
-def _text_defines(s: Snippet, loc: Located, facts: Facts, found: Current, names: list[str]) -> bool:
-    """Whether the found text itself holds, at its outermost level, a definition of each name
-    (by its own name): then those definitions exist verbatim in the file, which settles the
-    question without parsing the whole file."""
-    assert loc.rel is not None
-    defs = facts.text_defs(found.text, loc.rel)
-    if not defs:
-        return False
-    spans = [(a, b) for ranges in defs.values() for a, b in ranges]
-    outermost = {symbols.own_name(name) for name, ranges in defs.items() for a, b in ranges
-                 if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans)}
-    return all(symbols.own_name(symbols.spellings(n, loc.rel)[0]) in outermost for n in names)
 
 
 LOST = ("symbol-removed", "file-deleted")   # reasons after which the code may be found elsewhere
@@ -219,7 +208,7 @@ def _moved_elsewhere(s: Snippet, loc: Located, facts: Facts) -> Decision | None:
         return None
     work = facts.files[move.path]
     current = Current(move.path, move.start_line, move.end_line,
-                      slice_lines(work.text, move.start_line, move.end_line), move.symbol)
+                      facts.lines(move.path, move.start_line, move.end_line), move.symbol)
     gone = "no longer exists" if not loc.exists else f"is no longer in {loc.rel}"
     if move.same_text:
         return Decision("moved-elsewhere",
@@ -263,19 +252,30 @@ def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, fa
           identical: bool = False) -> Current:
     """Several occurrences: prefer one inside the snippet's symbol, then the nearest to its old lines.
 
-    In a file identical to the indexed one, at the snippet's own lines, the snippet's symbol
-    is kept without parsing the file: parsing every referenced file just to re-derive a name
-    the indexer already gave was most of the validator's time. Wherever the code moved, the
-    name is re-derived from the current file.
+    At the snippet's own lines the snippet's symbol is kept without parsing the file (parsing
+    every referenced file just to re-derive a name the indexer already gave was most of the
+    validator's time) when the file is identical to the indexed one, or when the text holds
+    the definitions it names (or names none): code that stayed put, verbatim, with its
+    definition lines, is still what it was. Wherever the code moved, the name is re-derived
+    from the current file.
     """
     if len(hits) > 1 and symbols.symbol_names(s.symbol):
         defs = facts.defs(real)
         own = [h for h in hits if symbols.in_symbol(defs, s.symbol, *h, path=real)]
         hits = own or hits
     start, end = nearest(hits, s.start_line)
-    if identical and s.symbol and (start, end) == (s.start_line, s.end_line):
-        return Current(real, start, end, slice_lines(work.text, start, end), s.symbol)
+    if s.symbol and (start, end) == (s.start_line, s.end_line):
+        text = facts.lines(real, start, end)
+        if identical or _holds_its_definitions(s.symbol, text, real, facts):
+            return Current(real, start, end, text, s.symbol)
     return _current(real, start, end, work, facts, s.symbol)
+
+
+def _holds_its_definitions(symbol: str | None, text: str, path: str, facts: Facts) -> bool:
+    """Whether `text` holds, at its outermost level, a definition of each name in `symbol` (by
+    its own name); True for a symbol that names no definition (`<module>`)."""
+    names = symbols.symbol_names(symbol)
+    return not names or symbols.holds_definitions(facts.text_defs(text, path), names, path)
 
 
 def _claimed(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current | None:
@@ -284,7 +284,7 @@ def _claimed(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current | N
         return None
     end = min(s.end_line, line_count(work.text))
     if s.symbol and end == s.end_line:
-        return Current(real, s.start_line, end, slice_lines(work.text, s.start_line, end), s.symbol)
+        return Current(real, s.start_line, end, facts.lines(real, s.start_line, end), s.symbol)
     return _current(real, s.start_line, end, work, facts, s.symbol)
 
 
@@ -293,7 +293,7 @@ def _find_symbol(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current
     if found is None:
         return None
     start, end, name = found
-    return Current(real, start, end, slice_lines(work.text, start, end), name)
+    return Current(real, start, end, facts.lines(real, start, end), name)
 
 
 def _current(real: str, start: int, end: int, work: WorkFile, facts: Facts, fallback: str | None) -> Current:
@@ -303,4 +303,4 @@ def _current(real: str, start: int, end: int, work: WorkFile, facts: Facts, fall
     name = symbols.enclosing(defs, start, end) if defs else None
     if name is None:
         name = symbols.MODULE_SYMBOL if defs else fallback
-    return Current(real, start, end, slice_lines(work.text, start, end), name)
+    return Current(real, start, end, facts.lines(real, start, end), name)

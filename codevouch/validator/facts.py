@@ -1,11 +1,12 @@
 """Everything the validator needs to know about the repository, gathered once per call.
 
-Each kind of fact costs one git process for all snippets together: the objects
-(HEAD, the snippets' commits and their blob ids) come from one `cat-file --batch-check`,
-blob ids of working-tree files from one `hash-object --stdin-paths`, old blob texts from
-one `cat-file --batch`, commit dates from one `show`; rename detection costs one `diff`
-per distinct commit, and only for snippets whose file is gone. Decisions are made
-afterwards, without I/O, in decide.py.
+Each kind of fact costs one git process for all snippets together: the objects (HEAD and
+the snippets' commits) come from one `cat-file --batch-check`, their blob ids from one
+`ls-tree` per much-referenced commit or one more `cat-file --batch-check`, blob ids of
+working-tree files from one `hash-object --stdin-paths`, old blob texts from one
+`cat-file --batch`, commit dates from one `show`; rename detection costs one `diff` per
+distinct commit, and only for snippets whose file is gone. Decisions are made afterwards,
+without I/O, in decide.py; `find_elsewhere` adds one `git grep` when symbols left their file.
 """
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codevouch import gitio
-from codevouch.rules import Rules, load_rules_text
-from codevouch.syntax.lines import decode
+from codevouch.rules import Classification, Rules, classify, load_rules_text
+from codevouch.syntax.lines import decode, split_lines
 from codevouch.validator import symbols
 from codevouch.validator.model import Snippet
-from codevouch.validator.paths import Located, locate
+from codevouch.validator.paths import Located, Locator, locate
 from codevouch.validator.text import find_lines
 
 # Untracked files hashed to find a file that was moved without `git mv` (exact content only).
@@ -61,6 +62,8 @@ class Facts:
         default_factory=dict, compare=False, repr=False)
     _text_defs: dict[tuple[str, str], dict[str, list[tuple[int, int]]]] = field(
         default_factory=dict, compare=False, repr=False)
+    _split: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    _kinds: dict[str, Classification] = field(default_factory=dict, compare=False, repr=False)
 
     def commit_of(self, s: Snippet) -> str | None:
         """The snippet's commit as a full id, if it names a commit that exists here."""
@@ -83,6 +86,21 @@ class Facts:
             work = self.files.get(real)
             self._defs[real] = symbols.definitions(work.text, real) if work else {}
         return self._defs[real]
+
+    def lines(self, real: str, start: int, end: int) -> str:
+        """Lines start..end of a working-tree file (each file split once per call)."""
+        if real not in self._split:
+            self._split[real] = split_lines(self.files[real].text)
+        return "\n".join(self._split[real][start - 1:end])
+
+    def classification(self, loc: Located) -> Classification:
+        """The exclusion rules' verdict on a path inside the repository (and on its first
+        lines, for generated-code markers); once per path and call."""
+        assert loc.rel is not None
+        if loc.rel not in self._kinds:
+            work = self.files.get(loc.real) if loc.exists and loc.real else None
+            self._kinds[loc.rel] = classify(loc.rel, work.text if work else "", self.rules)
+        return self._kinds[loc.rel]
 
     def old_defs(self, s: Snippet, rel: str | None) -> dict[str, list[tuple[int, int]]] | None:
         """Definitions in the snippet's own version of its file; None when git no longer has it
@@ -132,64 +150,92 @@ def identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
 
 
 def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) -> Facts:
+    """Everything decide() needs for these snippets, in a handful of git processes."""
     root = gitio.repo_root(repo)
-    status = gitio.worktree_status(root)
-    located = {s.path: locate(root, s.path) for s in snippets}
+    locator = Locator(root)
+    located = {s.path: locator.locate(s.path) for s in snippets}
     inside = [s for s in snippets if located[s.path].inside]
+    facts = _objects(root, located, inside)
+    facts = _trace_renames(facts, inside, locator)
+    facts = _read_working_tree(facts, inside, locator, strict)
+    facts = _read_old_blobs(facts, inside, strict)
+    return _date_commits(facts, inside)
 
-    exprs = ["HEAD"]
+
+# Commits referenced by at least this many snippets get their whole tree listed (one `ls-tree`,
+# ~20 ms for 3,000 files) instead of one `<commit>:<path>` lookup each (~0.1-0.4 ms apiece).
+TREE_LISTING_FROM = 50
+
+
+def _objects(root: Path, located: Mapping[str, Located], inside: Sequence[Snippet]) -> Facts:
+    """HEAD, the working tree's status, the rules, and the snippets' commits and blob ids."""
+    status = gitio.worktree_status(root)
+    commits = gitio.batch_check(root, ["HEAD", *(s.commit for s in inside if s.commit)])
+    objects = dict(commits)
+    by_commit: dict[str, set[str]] = {}
     for s in inside:
-        if s.commit:
-            exprs.append(s.commit)
-            rel = located[s.path].rel
-            if rel and "\n" not in rel:
-                exprs.append(f"{s.commit}:{rel}")
-    objects = gitio.batch_check(root, exprs)
+        found = commits.get(s.commit) if s.commit else None
+        rel = located[s.path].rel
+        if found and found[1] == "commit" and rel and "\n" not in rel:
+            by_commit.setdefault(found[0], set()).add(rel)
+    lookups: list[str] = []
+    for commit, rels in by_commit.items():
+        if len(rels) >= TREE_LISTING_FROM:
+            blobs = gitio.tree_blobs(root, commit)
+            objects.update({f"{commit}:{rel}": (blobs[rel], "blob") for rel in rels if rel in blobs})
+        else:
+            lookups.extend(f"{commit}:{rel}" for rel in sorted(rels))
+    objects.update(gitio.batch_check(root, lookups))
     head_obj = objects.get("HEAD")
     head = head_obj[0] if head_obj and head_obj[1] == "commit" else None
-    facts = Facts(root, head, status, load_worktree_rules(root), located, {}, objects)
+    return Facts(root, head, status, load_worktree_rules(root), located, {}, objects)
 
-    # Rule 3: where did missing files go? One diff per distinct commit, commit vs working tree
-    # (so renames that are staged but not committed count too).
-    gone = [(facts.commit_of(s), located[s.path].rel) for s in inside if not located[s.path].exists]
+
+def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) -> Facts:
+    """Rule 3: where did missing files go? One diff per distinct commit, commit vs working tree
+    (so renames that are staged but not committed count too)."""
     wanted: dict[str, set[str]] = {}
-    for commit, rel in gone:
-        if commit and rel:
-            wanted.setdefault(commit, set()).add(rel)
+    for s in inside:
+        loc = facts.located[s.path]
+        commit = facts.commit_of(s)
+        if not loc.exists and commit and loc.rel:
+            wanted.setdefault(commit, set()).add(loc.rel)
     renames: dict[tuple[str, str], str] = {}
     for commit, rels in wanted.items():
-        for old, new in gitio.renames_between(root, commit, None).items():
+        for old, new in gitio.renames_between(facts.root, commit, None).items():
             if old in rels:
                 renames[(commit, old)] = new
-    targets = {new: locate(root, new) for new in renames.values()}
-    renames = {k: targets[v].real or v for k, v in renames.items()
-               if targets[v].inside and targets[v].exists}
+    targets = {new: locator.locate(new) for new in renames.values()}
+    return replace(facts, renames={k: targets[v].real or v for k, v in renames.items()
+                                   if targets[v].inside and targets[v].exists})
 
+
+def _read_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator, strict: bool) -> Facts:
+    """Every referenced file read once; blob ids computed (one `hash-object`) for the files the
+    HEAD-and-clean fast path cannot vouch for; files moved without git found by content."""
+    root, located = facts.root, facts.located
     # Files moved without git (plain `mv`): an untracked file with the old blob's exact content.
     lost_blobs = {facts.old_blob(s, located[s.path].rel) for s in inside
-                  if not located[s.path].exists and (facts.commit_of(s), located[s.path].rel) not in renames}
+                  if not located[s.path].exists
+                  and (facts.commit_of(s), located[s.path].rel) not in facts.renames}
     lost_blobs.discard(None)
     untracked: dict[str, Located] = {}
-    if lost_blobs and status.untracked:
-        for path in sorted(status.untracked)[:MAX_UNTRACKED_HASHED]:
-            loc = locate(root, path)
+    if lost_blobs and facts.status.untracked:
+        for path in sorted(facts.status.untracked)[:MAX_UNTRACKED_HASHED]:
+            loc = locator.locate(path)
             if loc.inside and loc.exists and loc.real:
                 untracked[loc.real] = loc
 
-    # Read every referenced file once.
     to_read = {loc.real for loc in located.values() if loc.inside and loc.exists and loc.real}
-    to_read |= set(renames.values())
+    to_read |= set(facts.renames.values())
     texts = {real: text for real in sorted(to_read) if (text := read_text(root, real)) is not None}
-    facts = replace(facts, renames=renames,
-                    files={real: WorkFile(text) for real, text in texts.items()})
+    facts = replace(facts, files={real: WorkFile(text) for real, text in texts.items()})
 
-    # Hash what the fast path cannot vouch for (everything when strict), in one process.
     to_hash = {located[s.path].real for s in inside
                if s.has_version and located[s.path].exists and located[s.path].real in texts
                and not fast_path(s, facts, strict)}
     if strict:
         to_hash |= set(texts)
-    to_hash.discard(None)
     hashed = gitio.hash_worktree_files(root, sorted(p for p in to_hash if p) + sorted(untracked))
     moved: dict[str, str] = {}
     for path in sorted(untracked):
@@ -200,28 +246,39 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
             if path not in texts and (text := read_text(root, path)) is not None:
                 texts[path] = text
     files = {real: WorkFile(text, hashed.get(real)) for real, text in texts.items()}
-    facts = replace(facts, files=files, moved=moved)
+    return replace(facts, files=files, moved=moved)
 
-    # Old texts, read from git only where needed: the snippet carries no text and its file
-    # changed; or it carries text that is not in the (unchanged) working-tree file, which a
-    # clean filter can explain: then the blob's own text is what to compare with.
+
+def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool) -> Facts:
+    """Old texts, read from git (one `cat-file --batch`) only where a decision needs them."""
     want: set[str] = set()
     for s in inside:
-        loc = located[s.path]
+        loc = facts.located[s.path]
         same = identical_blob(s, facts, strict)
         old = facts.old_blob(s, loc.rel)
         work = facts.files.get(loc.real or "")
         if s.text is None and old and same is None:
-            want.add(old)
-        elif old and same is None and loc.exists and symbols.symbol_names(s.symbol):
-            want.add(old)     # to tell a gone symbol from a foreign spelling (decide._symbol_gone)
+            want.add(old)       # the snippet's lines, to look for in the changed file
+        elif old and same is None and loc.exists and _may_need_old_symbols(s, loc, facts):
+            want.add(old)       # to tell a gone symbol from a foreign spelling (decide._symbol_gone)
         elif s.text is not None and same and work and not find_lines(s.text, work.text):
-            want.add(same)
-    blob_texts = {sha: decode(data) for sha, data in gitio.read_blobs(root, sorted(want)).items()}
+            want.add(same)      # a clean filter may explain the difference: compare with the blob
+    texts = {sha: decode(data) for sha, data in gitio.read_blobs(facts.root, sorted(want)).items()}
+    return replace(facts, blob_texts=texts)
 
+
+def _may_need_old_symbols(s: Snippet, loc: Located, facts: Facts) -> bool:
+    """Whether decide may have to look the snippet's symbol up in its own version: it names
+    one, and its text does not settle the question by holding those definitions itself."""
+    names = symbols.symbol_names(s.symbol)
+    if not names or s.text is None or loc.rel is None:
+        return bool(names)
+    return not symbols.holds_definitions(facts.text_defs(s.text, loc.rel), names, loc.rel)
+
+
+def _date_commits(facts: Facts, inside: Sequence[Snippet]) -> Facts:
     dated = {c for s in inside if not s.commit_date and (c := facts.commit_of(s))}
-    dates = gitio.commit_dates(root, sorted(dated)) if dated else {}
-    return replace(facts, blob_texts=blob_texts, commit_dates=dates)
+    return replace(facts, commit_dates=gitio.commit_dates(facts.root, sorted(dated)) if dated else {})
 
 
 def read_text(root: Path, real: str) -> str | None:

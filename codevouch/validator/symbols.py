@@ -43,6 +43,16 @@ def text_definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]]:
     return definitions(textwrap.dedent(text), path)
 
 
+def holds_definitions(text_defs: Definitions, names: list[str], path: str) -> bool:
+    """Whether a text's outermost definitions (`text_defs`: the definitions in a snippet's own
+    text) include each of `names` by its own name: then, wherever that text is found verbatim,
+    those definitions exist."""
+    spans = [(a, b) for ranges in text_defs.values() for a, b in ranges]
+    outermost = {own_name(name) for name, ranges in text_defs.items() for a, b in ranges
+                 if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans)}
+    return bool(names) and all(own_name(spellings(n, path)[0]) in outermost for n in names)
+
+
 def symbol_names(symbol: str | None) -> list[str]:
     """The real definition names in a chunk symbol (merged chunks join names with ", ")."""
     if not symbol:
