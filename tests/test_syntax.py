@@ -82,3 +82,23 @@ def test_top_level_names_stay_the_chunkers() -> None:
     text, _ = NESTED["a.py"]
     chunks, _ = chunk_text(text, "a.py", lambda s: len(s.split()) + 2, budget=250, merge_target=0)
     assert [c.symbol for c in chunks] == ["outer", "C"]
+
+
+# --- the top-level block around some lines --------------------------------------------------
+
+def test_top_level_region_takes_the_block_with_its_decorators_and_comments() -> None:
+    from codevouch.syntax.region import top_level_region
+    lines = ["import os", "", "# about f", "@dec", "def f():", "    x = 1", "# a column-0 comment",
+             "    return x", "", "# about g", "def g():", "    pass", "", "class K {", "  m() {}", "}", "x = 1"]
+    assert top_level_region(lines, 5, 5) == (2, 7)       # inside f: from its comment to its end
+    assert top_level_region(lines, 7, 7) == (2, 7)
+    assert top_level_region(lines, 11, 11) == (9, 11)    # g: the next block's comment is g's
+    assert top_level_region(lines, 14, 14) == (13, 15)   # a closing brace at column 0 stays
+    assert top_level_region(lines, 0, 0) == (0, 0)
+
+
+def test_a_piece_that_does_not_parse_cleanly_gives_no_definitions() -> None:
+    from codevouch.syntax.definitions import find_clean_definitions
+    assert find_clean_definitions("def f():\n    return 1\n", "a.py") == {"f": [(1, 2)]}
+    assert find_clean_definitions("    return 1\ndef f(:\n", "a.py") is None
+    assert find_clean_definitions("x = 1\n", "a.py") == {}

@@ -10,7 +10,7 @@ from tree_sitter import Node
 from codevouch.syntax.languages import SUPPORTED_LANGUAGES, LanguageSpec, detect_language, get_language, get_spec
 from codevouch.syntax.tree import Item, Syntax, def_name, parse, rows
 
-__all__ = ["Definitions", "find_definitions", "resolve_language"]
+__all__ = ["Definitions", "find_clean_definitions", "find_definitions", "resolve_language"]
 
 # qualified symbol -> (start, end) line ranges, 1-based inclusive, in file order
 Definitions = dict[str, list[tuple[int, int]]]
@@ -35,15 +35,27 @@ def find_definitions(text: str, path: str, language: str | None = None) -> Defin
     class defined in a method.  Unsupported language or a parser failure ->
     ``{}``.
     """
+    return _definitions(text, path, language, clean_only=False) or {}
+
+
+def find_clean_definitions(text: str, path: str) -> Definitions | None:
+    """``find_definitions`` for a piece cut out of a file (``syntax.region``): None unless the
+    piece parses without a single error, since only then are its names the file's names."""
+    return _definitions(text, path, None, clean_only=True)
+
+
+def _definitions(text: str, path: str, language: str | None, clean_only: bool) -> Definitions | None:
     lang = resolve_language(path, language)
     if lang is None or not text.strip():
-        return {}
+        return None if clean_only else {}
     spec = get_spec(lang)
     syntax = Syntax(spec)
     try:
         root = parse(text, lang)
     except Exception:  # noqa: BLE001 - never crash on odd input
-        return {}
+        return None
+    if clean_only and root.has_error:
+        return None
     found: list[tuple[int, str, tuple[int, int]]] = []   # (start byte, name, range)
     seen: set[tuple[int, int, str]] = set()
 

@@ -109,7 +109,7 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
             current = _claimed(s, loc.real, work, facts)
             return Decision(reason, f"{basis} (compared after git's filters).", current)
         if hits:
-            current = _pick(s, hits, loc.real, work, facts, identical=True)
+            current = _pick(s, hits, loc.real, work, facts, identical=True, needle=s.text)
             if s.start_line is None or current.start_line == s.start_line:
                 return Decision(reason, f"{basis}.", current)
             return Decision("chunk-moved",
@@ -174,7 +174,8 @@ def _symbol_gone(s: Snippet, loc: Located, facts: Facts, found: Current) -> bool
     assert loc.real is not None and loc.rel is not None
     now = facts.defs(loc.real)
     old = facts.old_defs(s, loc.rel)
-    around = {symbols.own_name(n) for n in symbols.symbol_names(found.symbol)}
+    around = {symbols.own_name(n) for n in symbols.symbol_names(symbols.enclosing(now, found.start_line,
+                                                                                  found.end_line))}
     for name in names:
         if symbols.resolve(now, name, loc.rel):
             continue
@@ -245,11 +246,11 @@ def _find_text(s: Snippet, text: str | None, real: str, work: WorkFile, facts: F
     if not text or not text.strip():
         return None      # blank text "occurs" everywhere and proves nothing
     hits = find_lines(text, work.text)
-    return _pick(s, hits, real, work, facts) if hits else None
+    return _pick(s, hits, real, work, facts, needle=text) if hits else None
 
 
 def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, facts: Facts,
-          identical: bool = False) -> Current:
+          identical: bool = False, needle: str | None = None) -> Current:
     """Several occurrences: prefer one inside the snippet's symbol, then the nearest to its old lines.
 
     At the snippet's own lines the snippet's symbol is kept without parsing the file (parsing
@@ -265,7 +266,9 @@ def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, fa
         hits = own or hits
     start, end = nearest(hits, s.start_line)
     if s.symbol and (start, end) == (s.start_line, s.end_line):
-        text = facts.lines(real, start, end)
+        # An exact hit is the needle itself; only a CRLF-tolerant one differs from it.
+        exact = needle is not None and "\r" not in needle and "\r" not in work.text
+        text = needle if exact and needle is not None else facts.lines(real, start, end)
         if identical or _holds_its_definitions(s.symbol, text, real, facts):
             return Current(real, start, end, text, s.symbol)
     return _current(real, start, end, work, facts, s.symbol)
@@ -289,7 +292,17 @@ def _claimed(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current | N
 
 
 def _find_symbol(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current | None:
-    found = symbols.lookup(facts.defs(real), s.symbol, s.start_line, real) if symbols.symbol_names(s.symbol) else None
+    """The symbol's definition now: looked for in the top-level block at the snippet's old
+    lines first (a fraction of a parse), then in the whole file."""
+    names = symbols.symbol_names(s.symbol)
+    if not names:
+        return None
+    found = None
+    if s.start_line is not None and s.start_line <= line_count(work.text):
+        near = facts.defs_near(real, s.start_line, min(s.end_line or s.start_line, line_count(work.text)))
+        if all(symbols.resolve(near, n, real) for n in names):
+            found = symbols.lookup(near, s.symbol, s.start_line, real)
+    found = found or symbols.lookup(facts.defs(real), s.symbol, s.start_line, real)
     if found is None:
         return None
     start, end, name = found
@@ -299,8 +312,7 @@ def _find_symbol(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current
 def _current(real: str, start: int, end: int, work: WorkFile, facts: Facts, fallback: str | None) -> Current:
     """A located range, named by the definition that encloses it now (which may differ from
     the snippet's symbol: a method moved to another class keeps its text, not its name)."""
-    defs = facts.defs(real)
-    name = symbols.enclosing(defs, start, end) if defs else None
-    if name is None:
-        name = symbols.MODULE_SYMBOL if defs else fallback
+    if not symbols.supported(real):
+        return Current(real, start, end, facts.lines(real, start, end), fallback)
+    name = symbols.enclosing(facts.defs_near(real, start, end), start, end) or symbols.MODULE_SYMBOL
     return Current(real, start, end, facts.lines(real, start, end), name)

@@ -19,6 +19,7 @@ from pathlib import Path
 from codevouch import gitio
 from codevouch.rules import Classification, Rules, classify, load_rules_text
 from codevouch.syntax.lines import decode, split_lines
+from codevouch.syntax.region import top_level_region
 from codevouch.validator import symbols
 from codevouch.validator.model import Snippet
 from codevouch.validator.paths import Located, Locator, locate
@@ -63,6 +64,8 @@ class Facts:
     _text_defs: dict[tuple[str, str], dict[str, list[tuple[int, int]]]] = field(
         default_factory=dict, compare=False, repr=False)
     _split: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    _pieces: dict[tuple[str, int, int], dict[str, list[tuple[int, int]]] | None] = field(
+        default_factory=dict, compare=False, repr=False)
     _kinds: dict[str, Classification] = field(default_factory=dict, compare=False, repr=False)
 
     def commit_of(self, s: Snippet) -> str | None:
@@ -101,6 +104,26 @@ class Facts:
             work = self.files.get(loc.real) if loc.exists and loc.real else None
             self._kinds[loc.rel] = classify(loc.rel, work.text if work else "", self.rules)
         return self._kinds[loc.rel]
+
+    def defs_near(self, real: str, start: int, end: int) -> dict[str, list[tuple[int, int]]]:
+        """Definitions of the top-level block around lines start..end of a working-tree file,
+        with the file's line numbers: enough to name the code there, at a fraction of a
+        whole-file parse (syntax.region); the whole file when the block does not parse alone."""
+        if real in self._defs or real not in self.files:
+            return self.defs(real)
+        if real not in self._split:
+            self._split[real] = split_lines(self.files[real].text)
+        lines = self._split[real]
+        first, last = top_level_region(lines, start - 1, end - 1)
+        key = (real, first, last)
+        if key not in self._pieces:
+            if 2 * (last - first + 1) > len(lines):
+                return self.defs(real)     # most of the file anyway
+            self._pieces[key] = symbols.piece_definitions("\n".join(lines[first:last + 1]), real)
+        piece = self._pieces[key]
+        if piece is None:
+            return self.defs(real)
+        return {name: [(a + first, b + first) for a, b in ranges] for name, ranges in piece.items()}
 
     def old_defs(self, s: Snippet, rel: str | None) -> dict[str, list[tuple[int, int]]] | None:
         """Definitions in the snippet's own version of its file; None when git no longer has it

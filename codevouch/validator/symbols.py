@@ -37,6 +37,21 @@ def definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]]:
         return {}
 
 
+def supported(path: str) -> bool:
+    """Whether definitions can be found in files like `path` (a language with a grammar)."""
+    from codevouch.syntax.languages import detect_language
+    return detect_language(path) is not None
+
+
+def piece_definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]] | None:
+    """Definitions in a top-level block cut out of a file; None unless it parses cleanly."""
+    from codevouch.syntax.definitions import find_clean_definitions
+    try:
+        return find_clean_definitions(text, path)
+    except Exception:  # noqa: BLE001 - the caller falls back to the whole file
+        return None
+
+
 def text_definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]]:
     """The definitions a snippet's own text contains (dedented first: a method cut out of its
     class is indented), with line numbers relative to the text."""
