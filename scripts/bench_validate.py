@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -263,10 +264,17 @@ def count_git_processes() -> Iterator[Counter[str]]:
         subprocess.Popen = original  # type: ignore[misc]
 
 
-def timed(fn: Callable[[], T]) -> tuple[float, T]:
-    start = time.perf_counter()
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the git processes): on a shared
+    machine wall time grows with other people's load, CPU time much less."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn: Callable[[], T]) -> tuple[float, float, T]:
+    start, cpu = time.perf_counter(), cpu_seconds()
     out = fn()
-    return time.perf_counter() - start, out
+    return time.perf_counter() - start, cpu_seconds() - cpu, out
 
 
 def naive_check(repo: Path, snippets: Sequence[dict[str, Any]]) -> int:
@@ -309,6 +317,7 @@ def measure(repo: Path, snippets: Sequence[dict[str, Any]], repeat: int, budget_
         "naive": lambda: naive_check(repo, snippets),
     }
     times: dict[str, list[float]] = {name: [] for name in methods}
+    cpu: dict[str, list[float]] = {name: [] for name in methods}
     first: dict[str, Any] = {}
     procs: dict[str, dict[str, int]] = {}
     started = time.perf_counter()
@@ -319,11 +328,12 @@ def measure(repo: Path, snippets: Sequence[dict[str, Any]], repeat: int, budget_
         for name, fn in methods.items():
             if round_no == 0:
                 with count_git_processes() as counts:
-                    elapsed, first[name] = timed(fn)
+                    elapsed, used, first[name] = timed(fn)
                 procs[name] = dict(counts)
             else:
-                elapsed, _ = timed(fn)
+                elapsed, used, _ = timed(fn)
             times[name].append(elapsed)
+            cpu[name].append(used)
     cv_s, st_s, nv_s = (statistics.median(times[name]) for name in methods)
     results, strict_results, naive_fresh = first["codevouch"], first["codevouch_strict"], first["naive"]
     c_plain, c_strict, c_naive = procs["codevouch"], procs["codevouch_strict"], procs["naive"]
@@ -331,6 +341,9 @@ def measure(repo: Path, snippets: Sequence[dict[str, Any]], repeat: int, budget_
     return {
         "codevouch_s": round(cv_s, 4), "codevouch_strict_s": round(st_s, 4), "naive_s": round(nv_s, 4),
         "ratio": round(nv_s / cv_s, 2), "ratio_strict": round(nv_s / st_s, 2),
+        "best_s": {name: round(min(ts), 4) for name, ts in times.items()},
+        "cpu_s": {name: round(statistics.median(ts), 4) for name, ts in cpu.items()},
+        "ratio_cpu": round(statistics.median(cpu["naive"]) / statistics.median(cpu["codevouch"]), 2),
         "git_processes": sum(c_plain.values()), "git_processes_strict": sum(c_strict.values()),
         "git_processes_naive": sum(c_naive.values()),
         "git_subcommands": dict(sorted(c_plain.items())),
@@ -372,6 +385,13 @@ def render(report: dict[str, Any]) -> str:
                    f"{s['codevouch_strict_s'] * 1000:>8.1f}ms "
                    f"{s['naive_s'] * 1000:>8.1f}ms {s['ratio']:>8.2f}x {s['ratio_strict']:>12.2f}x "
                    f"{procs:>26}")
+    out.append("")
+    out.append("CPU time (this process + its git children; less sensitive to other load), median:")
+    for name, s in report["scenarios"].items():
+        c = s["cpu_s"]
+        out.append(f"{name:<11} codevouch {c['codevouch'] * 1000:.1f}ms, strict {c['codevouch_strict'] * 1000:.1f}ms, "
+                   f"naive {c['naive'] * 1000:.1f}ms, naive/cv {s['ratio_cpu']:.2f}x; best wall codevouch "
+                   f"{s['best_s']['codevouch'] * 1000:.1f}ms")
     out.append("")
     for name, s in report["scenarios"].items():
         verdicts = ", ".join(f"{k} {v}" for k, v in s["verdicts"].items())
