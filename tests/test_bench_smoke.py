@@ -17,7 +17,8 @@ from benchlib import corpus  # noqa: E402
 from benchlib.docstrings import Target, first_sentence, strip_python, strip_rust  # noqa: E402
 from benchlib.retrieval import (BM25Index, Span, code_tokens, langchain_chunks, line_windows,  # noqa: E402
                                 rank_of, scores, symbol_hit, window_hit)
-from benchlib.truth import chunk_class, file_fates  # noqa: E402
+from benchlib.tooldefs import definitions  # noqa: E402
+from benchlib.truth import NewRelease, chunk_class, file_fates  # noqa: E402
 
 SOURCE = '''"""Module doc."""
 import os
@@ -129,3 +130,32 @@ def test_ground_truth_classes(tmp_path: Path) -> None:
 @pytest.mark.parametrize("spec", ["click==8.0.0", "stdlib:json"])
 def test_source_labels(spec: str) -> None:
     assert corpus.Source(spec).label == spec
+
+
+NESTED_PY = ("import os\n\n\ndef outer():\n    @dec\n    def inner():\n        return 1\n    return inner\n\n\n"
+             "class C:\n    def m(self):\n        class Local:\n            pass\n        return Local\n")
+NESTED_RS = ("struct S;\n\nimpl S {\n    #[inline]\n    fn new() -> Self {\n        fn helper() {}\n        S\n    }\n}\n")
+
+
+def test_benchmark_parsers_list_nested_definitions_with_other_tools_names() -> None:
+    py = [(d.name, d.spelled, d.start, d.end, d.function) for d in definitions("a.py", NESTED_PY)]
+    assert py == [("outer", "outer", 4, 8, True), ("outer.inner", "outer.<locals>.inner", 5, 7, True),
+                  ("C", "C", 11, 15, False), ("C.m", "C.m", 12, 15, True),
+                  ("C.m.Local", "C.m.<locals>.Local", 13, 14, False)]
+    rs = [(d.name, d.spelled, d.start, d.end) for d in definitions("a.rs", NESTED_RS)]
+    assert rs == [("S", "S", 1, 1), ("S", "S", 3, 9), ("S.new", "S::new", 4, 8), ("S.new.helper", "S::new::helper", 6, 6)]
+
+
+def test_ground_truth_for_code_moved_to_another_file(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    corpus.init_repo(repo)
+    corpus.replace_tree(repo, {"m.py": OLD.encode(), "n.py": NESTED_PY.encode()})
+    old = corpus.commit_all(repo, "N")
+    moved = NESTED_PY.replace("class C:", "class D:")
+    corpus.replace_tree(repo, {"m.py": NEW.encode(), "util.py": b"def gone():\n    return 3\n", "n.py": moved.encode()})
+    new = corpus.commit_all(repo, "N+1")
+    fates = file_fates(repo, old, new, ["m.py", "n.py"])
+    release = NewRelease(repo, new, ["m.py", "util.py", "n.py"])
+    assert chunk_class("m.py", "gone", 9, 10, fates["m.py"], OLD, NEW, release) == "function-moved-to-file"
+    assert chunk_class("n.py", "C.m", 12, 15, fates["n.py"], NESTED_PY, moved, release) == "function-moved-in-file"
+    assert chunk_class("n.py", "outer.inner", 5, 7, fates["n.py"], NESTED_PY, moved, release) == "function-identical"

@@ -57,7 +57,9 @@ FULL = Profile(
         Source("maturin==1.5.1", ("src",)),
     ),
     evolutions=(("click==7.1.2", "click==8.0.0"), ("flask==1.1.4", "flask==2.0.0"),
-                ("requests==2.25.1", "requests==2.31.0")),
+                ("requests==2.25.1", "requests==2.31.0"), ("httpx==0.26.0", "httpx==0.27.0"),
+                # Rust (and Python): maturin's sdist ships its Rust sources.
+                ("maturin==1.4.0", "maturin==1.5.1")),
     search_sizes=(10_000, 100_000),
     max_queries=200,
     repeats=5,

@@ -65,10 +65,11 @@ def headline(figs: dict[str, Any]) -> str:
                      f"{o['codevouch']['queries']} queries, Recall@10 {o['codevouch']['recall@10']} vs "
                      f"{o[best_other]['recall@10']}"])
     f = figs.get("freshness")
-    if _ok(f):
-        o = f["overall"]
-        rows.append(["freshness: verdict accuracy / false-fresh (codevouch)",
-                     f"{pct(o['accuracy'])} / {o['codevouch']['false_fresh']} of {o['codevouch']['stale_truth']}",
+    if _ok(f) and "sources" in f:
+        o, t = f["overall"]["codevouch-chunks"], f["overall"]["tool-definitions"]
+        rows.append(["freshness: verdict accuracy / false-fresh (codevouch chunks; another tool's snippets)",
+                     f"{pct(o['accuracy'])} / {o['codevouch']['false_fresh']} of {o['codevouch']['stale_truth']}; "
+                     f"{pct(t['accuracy'])} / {t['codevouch']['false_fresh']} of {t['codevouch']['stale_truth']}",
                      f"exists+hash check: false-stale {pct(o['naive_exists_and_hash']['false_stale_rate'])}; "
                      f"exists-only: false-fresh {pct(o['naive_exists_only']['false_fresh_rate'])}"])
     return table(["figure", "result", "context"], rows)
@@ -145,46 +146,64 @@ def section_quality(q: dict[str, Any]) -> str:
             + ".\n\n" + table(["source", "method", "queries", "MRR@10", "R@1", "R@5", "R@10", "chunks"], rows))
 
 
+FRESHNESS_SOURCES = {"codevouch-chunks": "codevouch's own chunks",
+                     "tool-definitions": "another tool's snippets (every definition, nested included)"}
+
+
 def section_freshness(f: dict[str, Any]) -> str:
-    o = f["overall"]
+    if "sources" not in f:
+        return "(an older freshness result without snippet sources; rerun bench_freshness.py)\n"
     classes = list(f["expected"])
-    crow = [[c, "/".join(f["expected"][c]), *[o["confusion"].get(c, {}).get(v, 0) for v in VERDICTS],
-             sum(o["confusion"].get(c, {}).values())] for c in classes if c in o["confusion"]]
-    pairs = [[f"{p['old']} → {p['new']}", p["snippets"], pct(p["accuracy"]), p["codevouch"]["false_fresh"],
-              pct(p["codevouch"]["false_stale_rate"]), pct(p["naive_exists_and_hash"]["false_stale_rate"]),
-              pct(p["naive_exists_only"]["false_fresh_rate"]), p["renamed_current_points_at_new_path"],
-              f"{p['validate_seconds']} s"] for p in f["pairs"]]
-    checks = [[name, o[key]["false_fresh"], pct(o[key]["false_fresh_rate"]), o[key]["false_stale"],
-               pct(o[key]["false_stale_rate"])]
-              for key, name in (("codevouch", "codevouch validate"),
-                                ("naive_exists_and_hash", "file exists and hash equals indexed hash"),
-                                ("naive_exists_only", "file exists"))]
     meaning = table(["class", "what happened (ground truth)", "expected verdict"],
                     [[c, MEANING[c], " or ".join(f["expected"][c])] for c in classes])
-    disagreements = [w for p in f["pairs"] for w in p["disagreements_sample"]]
-    dis = ("\nDisagreements (verdict outside the expected set), first ones:\n\n"
-           + table(["class", "verdict", "reason", "path", "symbol", "lines", "validator's current"],
-                   [[w["class"], w["verdict"], w["reason"], w["path"], w["symbol"], w["lines"], w.get("current")]
-                    for w in disagreements[:15]])) if disagreements else "\nNo disagreements.\n"
-    if any(w["class"] == "function-removed" and w["reason"] == "chunk-moved" for w in disagreements):
-        dis += ("\nA `function-removed` chunk judged `chunk-moved` is a window of a function that is gone by "
-                "its name, while the window's exact lines are still in the file inside another definition "
-                "(the validator's `current` names it): the code shown exists, the symbol it cites does not. "
-                "The ground truth counts it as false-fresh; it is left so rather than redefined after the fact.\n")
-    return ("Every chunk indexed from release N is validated with the working tree at release N+1. "
-            f"Index embedder: {f['index_embedder']}. Ground truth: `git diff -M` between the releases and "
-            "Python's `ast` on both versions (benchlib/truth.py), never the validator. "
-            f"False-fresh counts snippets whose code is gone or changed ({', '.join(f['stale_truth'])}) "
-            f"labelled usable or stale-but-ok; false-stale counts snippets whose code is current "
-            f"({', '.join(f['fresh_truth'])}) labelled historical-only; "
-            f"{', '.join(f['ambiguous'])} are in neither rate (either verdict defensible).\n\n"
-            + meaning + "\n"
-            + table(["pair", "snippets", "accuracy", "false-fresh", "false-stale", "hash-check false-stale",
-                     "exists-check false-fresh", "renames → new path", "validate time"], pairs)
-            + f"\nConfusion matrix, all pairs ({o['snippets']} snippets, accuracy {pct(o['accuracy'])}):\n\n"
-            + table(["ground truth", "expected", *VERDICTS, "total"], crow)
-            + "\nThe same snippets under each check:\n\n"
-            + table(["check", "false-fresh", "rate", "false-stale", "rate"], checks) + dis)
+    pairs = []
+    for p in f["pairs"]:
+        for src in FRESHNESS_SOURCES:
+            r = p[src]
+            naive = r.get("naive_exists_and_hash")
+            pairs.append([f"{p['old']} → {p['new']}", src, r["snippets"], pct(r["accuracy"]),
+                          r["codevouch"]["false_fresh"], pct(r["codevouch"]["false_stale_rate"]),
+                          pct(naive["false_stale_rate"]) if naive else "–",
+                          pct(r["naive_exists_only"]["false_fresh_rate"]) if naive else "–",
+                          r["renamed_current_points_at_new_path"], f"{r['validate_seconds']} s"])
+    out = ("Every snippet of release N is validated with the working tree at release N+1, from two sources: "
+           + "; ".join(f"**{k}**: {v}" for k, v in f["sources"].items())
+           + f". Index embedder: {f['index_embedder']}. Ground truth: `git diff -M` between the releases and "
+           "the benchmark's own parsers on both versions (Python's `ast`, a tree-sitter query for Rust: "
+           "benchlib/tooldefs.py, benchlib/truth.py), never the validator or codevouch's chunker. "
+           f"False-fresh counts snippets whose code is gone or changed ({', '.join(f['stale_truth'])}) "
+           f"labelled usable or stale-but-ok; false-stale counts snippets whose code is current "
+           f"({', '.join(f['fresh_truth'])}) labelled historical-only; "
+           f"{', '.join(f['ambiguous'])} are in neither rate (either verdict defensible).\n\n"
+           + meaning + "\n"
+           + table(["pair", "source", "snippets", "accuracy", "false-fresh", "false-stale", "hash-check false-stale",
+                    "exists-check false-fresh", "renames → new path", "validate time"], pairs))
+    for src, label in FRESHNESS_SOURCES.items():
+        o = f["overall"][src]
+        crow = [[c, "/".join(f["expected"][c]), *[o["confusion"].get(c, {}).get(v, 0) for v in VERDICTS],
+                 sum(o["confusion"].get(c, {}).values())] for c in classes if c in o["confusion"]]
+        out += (f"\nConfusion matrix, {label}, all pairs ({o['snippets']} snippets, accuracy "
+                f"{pct(o['accuracy'])}, false-fresh {o['codevouch']['false_fresh']}):\n\n"
+                + table(["ground truth", "expected", *VERDICTS, "total"], crow))
+        for p in f["pairs"]:
+            r = p[src]
+            prow = [[c, *[r["confusion"][c].get(v, 0) for v in VERDICTS]] for c in classes if c in r["confusion"]]
+            out += (f"\n{p['old']} → {p['new']}, {label}:\n\n" + table(["ground truth", *VERDICTS], prow))
+    o = f["overall"]["codevouch-chunks"]
+    if "naive_exists_and_hash" in o:
+        checks = [[name, o[key]["false_fresh"], pct(o[key]["false_fresh_rate"]), o[key]["false_stale"],
+                   pct(o[key]["false_stale_rate"])]
+                  for key, name in (("codevouch", "codevouch validate"),
+                                    ("naive_exists_and_hash", "file exists and hash equals indexed hash"),
+                                    ("naive_exists_only", "file exists"))]
+        out += "\ncodevouch's chunks under each check:\n\n" + table(["check", "false-fresh", "rate", "false-stale",
+                                                                       "rate"], checks)
+    disagreements = [(src, w) for p in f["pairs"] for src in FRESHNESS_SOURCES for w in p[src]["disagreements_sample"]]
+    out += ("\nDisagreements (verdict outside the expected set), first ones:\n\n"
+            + table(["source", "class", "verdict", "reason", "path", "symbol", "lines", "validator's current"],
+                    [[src, w["class"], w["verdict"], w["reason"], w["path"], w["symbol"], w["lines"], w.get("current")]
+                     for src, w in disagreements[:20]])) if disagreements else "\nNo disagreements.\n"
+    return out
 
 
 def section_validate(v: dict[str, Any]) -> str:

@@ -1,7 +1,9 @@
 """Ground truth for freshness, computed without the validator: git's own rename detection on
-the two releases, and Python's `ast` on both versions of each changed file.
+the two releases, and the benchmark's own parsers (benchlib/tooldefs.py: Python's `ast`, a
+tree-sitter query for Rust) on both versions of each changed file.
 
-Each indexed chunk of release N gets one class describing what happened to its code in N+1.
+Each snippet of release N (a codevouch chunk, or a whole definition as another tool hands it
+over) gets one class describing what happened to its code in N+1.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchlib.corpus import git
-from benchlib.docstrings import def_ranges
+from benchlib.tooldefs import Def, by_name, definitions
 
 FRESH = ("usable", "stale-but-ok")
 
@@ -21,6 +23,8 @@ EXPECTED: dict[str, frozenset[str]] = {
     "unchanged-file": frozenset(FRESH),
     "function-identical": frozenset({"stale-but-ok"}),
     "other-code-intact": frozenset({"stale-but-ok"}),
+    "function-moved-to-file": frozenset({"stale-but-ok"}),
+    "function-moved-in-file": frozenset({"stale-but-ok", "historical-only"}),
     "function-identical-chunk-split": frozenset({"stale-but-ok", "historical-only"}),
     "function-changed-chunk-intact": frozenset({"stale-but-ok", "historical-only"}),
     "function-changed": frozenset({"historical-only"}),
@@ -32,18 +36,23 @@ EXPECTED: dict[str, frozenset[str]] = {
 }
 MEANING: dict[str, str] = {
     "unchanged-file": "file identical in N+1 (same blob)",
-    "function-identical": "file changed; every function the chunk names has identical source (ast) "
-                          "and the chunk's lines are still there as a block",
-    "other-code-intact": "file changed; chunk names no function (module code, class header, non-Python) "
+    "function-identical": "file changed; every definition the snippet names has identical source "
+                          "and the snippet's lines are still there as a block",
+    "other-code-intact": "file changed; the snippet names no function (module code, class header) "
                          "and its lines are still there as a block",
+    "function-moved-to-file": "a definition the snippet names left its file (or the file is gone, no rename), "
+                              "and another file of N+1 defines the same name with the snippet's lines intact",
+    "function-moved-in-file": "a definition the snippet names no longer exists under that qualified name, "
+                              "but the same file defines its own name elsewhere (another class) with the "
+                              "snippet's lines intact",
     "function-identical-chunk-split": "file changed; the chunk's functions are identical but no longer "
                                       "adjacent (code added between them), so the chunk as a block is gone",
     "function-changed-chunk-intact": "a window of a function that changed elsewhere: this chunk's own "
                                      "lines are unchanged",
-    "function-changed": "a function the chunk names changed, and so did the chunk's lines",
-    "function-removed": "a function the chunk names no longer exists in the file",
-    "other-code-changed": "chunk names no function, and its lines are no longer in the file",
-    "file-deleted": "file gone, no rename detected",
+    "function-changed": "a definition the snippet names changed, and so did the snippet's lines",
+    "function-removed": "a definition the snippet names no longer exists (not in the file, not moved)",
+    "other-code-changed": "the snippet names no function, and its lines are no longer in the file",
+    "file-deleted": "file gone, no rename detected, its code not found elsewhere",
     "file-renamed-identical": "git -M: renamed, content identical",
     "file-renamed-changed": "git -M: renamed and edited",
 }
@@ -51,7 +60,7 @@ MEANING: dict[str, str] = {
 STALE_TRUTH = frozenset({"function-changed", "function-removed", "other-code-changed", "file-deleted",
                          "file-renamed-identical", "file-renamed-changed"})
 # The snippet's code is current: a historical-only label here is false-stale.
-FRESH_TRUTH = frozenset({"unchanged-file", "function-identical", "other-code-intact"})
+FRESH_TRUTH = frozenset({"unchanged-file", "function-identical", "other-code-intact", "function-moved-to-file"})
 # Neither: reported, counted in neither rate.
 AMBIGUOUS = frozenset(EXPECTED) - STALE_TRUTH - FRESH_TRUTH
 
@@ -100,43 +109,80 @@ def block_present(block: list[str], lines: list[str]) -> bool:
     return any(lines[i:i + n] == block for i in range(len(lines) - n + 1) if lines[i] == first)
 
 
+class NewRelease:
+    """Definitions of release N+1's files, parsed on demand (the benchmark's parsers)."""
+
+    def __init__(self, repo: Path, rev: str, paths: Iterable[str]) -> None:
+        self.repo, self.rev = repo, rev
+        self.paths = sorted(p for p in paths if p.endswith((".py", ".rs")))
+        self._defs: dict[str, list[Def]] = {}
+        self._text: dict[str, list[str]] = {}
+        self._by_own: dict[str, list[tuple[str, Def]]] | None = None
+
+    def lines(self, path: str) -> list[str]:
+        if path not in self._text:
+            self._text[path] = git(self.repo, "show", f"{self.rev}:{path}").split("\n")
+        return self._text[path]
+
+    def defs(self, path: str) -> list[Def]:
+        if path not in self._defs:
+            self._defs[path] = definitions(path, "\n".join(self.lines(path)))
+        return self._defs[path]
+
+    def defined_elsewhere(self, own: str, block: list[str], not_in: str | None) -> bool:
+        """Whether another file defines `own` (by its own name) with `block` intact inside it."""
+        if self._by_own is None:
+            self._by_own = {}
+            for path in self.paths:
+                for d in self.defs(path):
+                    self._by_own.setdefault(d.name.rsplit(".", 1)[-1], []).append((path, d))
+        return any(path != not_in and block_present(block, self.lines(path)[d.start - 1:d.end])
+                   for path, d in self._by_own.get(own, ()))
+
+
 def chunk_class(path: str, symbol: str, start: int, end: int, fate: FileFate,
-                old_text: str, new_text: str | None) -> str:
+                old_text: str, new_text: str | None, new: NewRelease | None = None) -> str:
+    """What became of a snippet: lines start..end of `path` in release N, naming `symbol`
+    (codevouch's chunk symbols, or the qualified name of a whole definition)."""
     if fate.status == "unchanged":
         return "unchanged-file"
-    if fate.status == "deleted":
-        return "file-deleted"
     if fate.status == "renamed":
         return "file-renamed-identical" if fate.identical else "file-renamed-changed"
-    assert new_text is not None
-    old_lines, new_lines = old_text.split("\n"), new_text.split("\n")
-    intact = block_present(old_lines[start - 1:end], new_lines)
+    old_lines = old_text.split("\n")
+    block = old_lines[start - 1:end]
     names = [n.strip() for n in symbol.split(",") if n.strip() and n.strip() != "<module>"]
-    old_defs = def_ranges(old_text) if path.endswith(".py") else {}
-    # Only functions count as functions: a class-named chunk is usually its header piece.
-    funcs = [n for n in names if n in old_defs and _is_function(old_text, old_defs[n])]
+    old_defs = by_name(definitions(path, old_text))
+    # Functions count as functions; a class-named chunk is usually its header piece. A whole
+    # definition (another tool's snippet) counts whatever its kind.
+    funcs = [n for n in names if n in old_defs
+             and (any(d.function for d in old_defs[n]) or any((d.start, d.end) == (start, end) for d in old_defs[n]))]
+    moved = bool(funcs) and new is not None and all(
+        new.defined_elsewhere(n.rsplit(".", 1)[-1], block, None if fate.status == "deleted" else path)
+        for n in funcs)
+    if fate.status == "deleted":
+        return "function-moved-to-file" if moved else "file-deleted"
+    assert new_text is not None
+    new_lines = new_text.split("\n")
+    intact = block_present(block, new_lines)
     if not funcs:
         return "other-code-intact" if intact else "other-code-changed"
-    new_defs = def_ranges(new_text)
+    new_defs = by_name(definitions(path, new_text))
     if any(n not in new_defs for n in funcs):
+        if moved:
+            return "function-moved-to-file"
+        own = {d.rsplit(".", 1)[-1] for d in new_defs}
+        if intact and all(n.rsplit(".", 1)[-1] in own for n in funcs):
+            return "function-moved-in-file"
         return "function-removed"
-    same = all(_source(old_lines, old_defs[n]) == _source(new_lines, new_defs[n]) for n in funcs)
+    same = all(any(_source(old_lines, d) == _source(new_lines, e) for d in old_defs[n] for e in new_defs[n])
+               for n in funcs)
     if same:
         return "function-identical" if intact else "function-identical-chunk-split"
     return "function-changed-chunk-intact" if intact else "function-changed"
 
 
-def _source(lines: list[str], span: tuple[int, int]) -> list[str]:
-    return lines[span[0] - 1:span[1]]
-
-
-def _is_function(text: str, span: tuple[int, int]) -> bool:
-    for line in text.split("\n")[span[0] - 1:span[1]]:
-        stripped = line.strip()
-        if stripped.startswith("@") or not stripped:
-            continue
-        return stripped.startswith(("def ", "async def "))
-    return False
+def _source(lines: list[str], d: Def) -> list[str]:
+    return lines[d.start - 1:d.end]
 
 
 # -- the check most teams write ------------------------------------------------------------
