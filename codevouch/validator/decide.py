@@ -167,9 +167,10 @@ def _symbol_gone(s: Snippet, loc: Located, facts: Facts, found: Current) -> bool
     its text and its own name: `found` lies in a definition of that name, so it is not gone.
     """
     names = symbols.symbol_names(s.symbol)
-    # The found text holding those definitions itself means they exist verbatim in the file:
-    # settled without parsing the whole file.
-    if not names or _holds_its_definitions(s.symbol, found.text, loc.rel or "", facts):
+    # Settled without parsing the whole file: the file unchanged from the top through the text
+    # found at the snippet's own lines, or the found text holding those definitions itself.
+    if not names or _stayed_put(s, found, facts) \
+            or _holds_its_definitions(s.symbol, found.text, loc.rel or "", facts):
         return False
     assert loc.real is not None and loc.rel is not None
     now = facts.defs(loc.real)
@@ -269,9 +270,14 @@ def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, fa
         # An exact hit is the needle itself; only a CRLF-tolerant one differs from it.
         exact = needle is not None and "\r" not in needle and "\r" not in work.text
         text = needle if exact and needle is not None else facts.lines(real, start, end)
-        if identical or _holds_its_definitions(s.symbol, text, real, facts):
+        if identical or facts.unchanged_through(s, real, end) or _holds_its_definitions(s.symbol, text, real, facts):
             return Current(real, start, end, text, s.symbol)
     return _current(real, start, end, work, facts, s.symbol)
+
+
+def _stayed_put(s: Snippet, found: Current, facts: Facts) -> bool:
+    return (found.start_line, found.end_line) == (s.start_line, s.end_line) and \
+        facts.unchanged_through(s, found.path, found.end_line)
 
 
 def _holds_its_definitions(symbol: str | None, text: str, path: str, facts: Facts) -> bool:

@@ -117,13 +117,30 @@ class Facts:
         first, last = top_level_region(lines, start - 1, end - 1)
         key = (real, first, last)
         if key not in self._pieces:
-            if 2 * (last - first + 1) > len(lines):
-                return self.defs(real)     # most of the file anyway
+            if last - first + 1 >= len(lines):
+                return self.defs(real)     # the whole file anyway
             self._pieces[key] = symbols.piece_definitions("\n".join(lines[first:last + 1]), real)
         piece = self._pieces[key]
         if piece is None:
             return self.defs(real)
         return {name: [(a + first, b + first) for a, b in ranges] for name, ranges in piece.items()}
+
+    def unchanged_through(self, s: Snippet, real: str, end: int) -> bool:
+        """Whether the working-tree file equals the snippet's own version of it from the top
+        through line `end`: then everything that encloses those lines, and the names they have,
+        is as it was (what follows cannot change what came before), with no parse at all."""
+        loc = self.located[s.path]
+        old = self.old_blob(s, loc.rel)
+        before = self.blob_texts.get(old) if old else None
+        if before is None or real not in self.files:
+            return False
+        if real not in self._split:
+            self._split[real] = split_lines(self.files[real].text)
+        lines = self._split[real]
+        if end > len(lines):
+            return False
+        head = "\n".join(lines[:end])
+        return before.startswith(head) and (len(before) == len(head) or before[len(head)] == "\n")
 
     def old_defs(self, s: Snippet, rel: str | None) -> dict[str, list[tuple[int, int]]] | None:
         """Definitions in the snippet's own version of its file; None when git no longer has it
@@ -282,21 +299,12 @@ def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool) -> Fa
         work = facts.files.get(loc.real or "")
         if s.text is None and old and same is None:
             want.add(old)       # the snippet's lines, to look for in the changed file
-        elif old and same is None and loc.exists and _may_need_old_symbols(s, loc, facts):
-            want.add(old)       # to tell a gone symbol from a foreign spelling (decide._symbol_gone)
+        elif old and same is None and loc.exists and symbols.symbol_names(s.symbol):
+            want.add(old)       # is the symbol gone, or spelled by another tool? (decide._symbol_gone)
         elif s.text is not None and same and work and not find_lines(s.text, work.text):
             want.add(same)      # a clean filter may explain the difference: compare with the blob
     texts = {sha: decode(data) for sha, data in gitio.read_blobs(facts.root, sorted(want)).items()}
     return replace(facts, blob_texts=texts)
-
-
-def _may_need_old_symbols(s: Snippet, loc: Located, facts: Facts) -> bool:
-    """Whether decide may have to look the snippet's symbol up in its own version: it names
-    one, and its text does not settle the question by holding those definitions itself."""
-    names = symbols.symbol_names(s.symbol)
-    if not names or s.text is None or loc.rel is None:
-        return bool(names)
-    return not symbols.holds_definitions(facts.text_defs(s.text, loc.rel), names, loc.rel)
 
 
 def _date_commits(facts: Facts, inside: Sequence[Snippet]) -> Facts:

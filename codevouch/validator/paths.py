@@ -48,13 +48,14 @@ class Locator:
 
     def _realpath(self, rel: str) -> str:
         # realpath(dir/name) == realpath(realpath(dir)/name): each directory is resolved once,
-        # then only the last component of each path.
+        # and then the last component costs one lstat unless it is itself a symlink.
         head, _, name = rel.rpartition("/")
         base = self._dirs.get(head)
         if base is None:
             base = os.path.realpath(os.path.join(self.root_real, head)) if head else self.root_real
             self._dirs[head] = base
-        return os.path.realpath(os.path.join(base, name))
+        path = os.path.join(base, name)
+        return os.path.realpath(path) if os.path.islink(path) else path
 
 
 def _locate(root: Path, root_real: str, given: str, realpath: Callable[[str], str]) -> Located:
