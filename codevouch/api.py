@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from codevouch.models import Budget
     from codevouch.pack import Pack
     from codevouch.retriever.search import Hit as Candidate
-    from codevouch.refs.check import RefReport
+    from codevouch.refs.model import RefReport
     from codevouch.store import BranchState, ChunkRecord
     from codevouch.validator.model import Current, Validated
 

@@ -167,3 +167,18 @@ def test_committed_rename_of_a_function_and_a_deleted_module(repo: Repo) -> None
     compat = by_text(report, "shop.compat.text_type")
     assert (compat.status, compat.reason) == ("missing", "module-missing")
     assert "shop/compat.py" in compat.detail and "deleted in commit" in compat.detail
+
+
+def test_javascript_relative_imports_in_a_patch(repo: Repo) -> None:
+    repo.commit_files({"web/src/api.ts": "export function load() {}\n", "web/src/util/index.js": "module.exports = {}\n",
+                       "web/src/app.ts": "import { load } from './api';\n"}, "web")
+    patch = ("--- a/web/src/app.ts\n+++ b/web/src/app.ts\n@@ -1 +1,5 @@\n import { load } from './api';\n"
+             "+import { load as l2 } from './api.js';\n+const util = require('./util');\n"
+             "+import { gone } from '../lib/gone';\n+export * from './fresh';\n"
+             "--- /dev/null\n+++ b/web/src/fresh.ts\n@@ -0,0 +1 @@\n+export const x = 1;\n")
+    report = check_refs(repo.root, patch)
+    imports = {r.ref.module: (r.reason, r.found) for r in report.results if r.ref.kind == "import"}
+    assert imports == {"./api.js": ("module-found", "web/src/api.ts"),
+                       "./util": ("module-found", "web/src/util/index.js"),
+                       "../lib/gone": ("module-missing", None),
+                       "./fresh": ("added-by-patch", "web/src/fresh.ts")}

@@ -4,8 +4,11 @@
     report.missing                              # what the answer cites that is not there
 
 extract.py finds the references (paths with lines, backticked symbols, imports, a patch's
-files and hunks); check.py resolves each one in the working tree.
+files and hunks); worktree.py reads the working tree and its history lazily; check.py
+resolves each reference; model.py holds the statuses, reasons and results.
 """
+from codevouch.refs.check import check_refs
 from codevouch.refs.extract import Extracted, Reference, extract
+from codevouch.refs.model import REASONS, STATUSES, RefReport, RefResult
 
-__all__ = ["Extracted", "Reference", "extract"]
+__all__ = ["REASONS", "STATUSES", "Extracted", "RefReport", "RefResult", "Reference", "check_refs", "extract"]

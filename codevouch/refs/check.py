@@ -12,98 +12,25 @@ for at most MAX_HISTORY names) says whether a missing name was this repository's
 from __future__ import annotations
 
 import difflib
+import posixpath
+import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from codevouch import gitio
-from codevouch.refs.extract import Extracted, Reference, extract
-from codevouch.syntax.lines import decode, split_lines
-from codevouch.validator.facts import read_text
+from codevouch.refs.extract import JS_EXTENSIONS, Extracted, Reference, extract
+from codevouch.refs.model import RefReport, RefResult
+from codevouch.refs.worktree import WorkTree, module_of
+from codevouch.syntax.lines import split_lines
 from codevouch.validator.paths import locate
-from codevouch.validator.symbols import definitions
 
-STATUSES = ("ok", "missing", "unknown", "refused")
 MAX_HISTORY = 10        # names looked up in history (one pickaxe + one grep each, ~10-50 ms)
-
-# Stable reason codes: status, and what the code means (README's table follows this).
-REASONS: dict[str, tuple[str, str]] = {
-    "path-exists": ("ok", "the file exists in the working tree"),
-    "lines-in-file": ("ok", "the file exists and has the cited lines"),
-    "path-resolved": ("ok", "no file at that exact path, but exactly one file ends with it; `found` names it"),
-    "added-by-patch": ("ok", "the patch itself adds this file"),
-    "symbol-defined": ("ok", "defined in the working tree; `found` says where"),
-    "symbol-mentioned": ("ok", "not defined in this repository, but the name occurs in its files "
-                               "(a library's name, a variable, generated code)"),
-    "module-found": ("ok", "the import resolves to a module of this repository"),
-    "module-external": ("ok", "the import's top-level package is not part of this repository"),
-    "path-missing": ("missing", "no such file, and git history has no file by that name"),
-    "path-renamed": ("missing", "the file was renamed (git rename detection); the suggestion names the new path"),
-    "path-deleted": ("missing", "the file was deleted; the detail names the commit"),
-    "lines-past-end": ("missing", "the cited lines run past the end of the file"),
-    "symbol-missing": ("missing", "the name was defined at HEAD or in history but is not defined now"),
-    "member-missing": ("missing", "the class or module exists but has no such member"),
-    "module-missing": ("missing", "the package is this repository's, but the module is not in it"),
-    "name-missing": ("missing", "the module exists but neither defines nor imports the name"),
-    "symbol-unknown": ("unknown", "defined and mentioned nowhere in this repository or its history: "
-                                  "a name from elsewhere, or invented"),
-    "outside-repo": ("refused", "the path leaves the repository; nothing was read"),
-}
-
-
-@dataclass(frozen=True)
-class RefResult:
-    """One reference and what the working tree says about it.
-
-    status: ok, missing, unknown or refused (from `reason`). found: where it is now
-    (`path#L10-L20`), when known. suggestion: what to cite instead ("renamed to ...",
-    "now at ...", "did you mean ...").
-    """
-    ref: Reference
-    reason: str
-    detail: str
-    found: str | None = None
-    suggestion: str | None = None
-
-    @property
-    def status(self) -> str:
-        return REASONS[self.reason][0]
-
-    def to_json(self) -> dict[str, Any]:
-        ref = {k: v for k, v in asdict(self.ref).items() if v is not None}
-        return {**ref, "status": self.status, "reason": self.reason, "detail": self.detail,
-                "found": self.found, "suggestion": self.suggestion}
-
-
-@dataclass(frozen=True)
-class RefReport:
-    """Every reference of one answer, checked, in the answer's order."""
-    results: tuple[RefResult, ...]
-
-    def having(self, status: str) -> list[RefResult]:
-        return [r for r in self.results if r.status == status]
-
-    @property
-    def missing(self) -> list[RefResult]:
-        return self.having("missing")
-
-    def passed(self, strict: bool = False) -> bool:
-        """No reference is missing (strict: and none is unknown or refused either)."""
-        bad = ("missing", "unknown", "refused") if strict else ("missing",)
-        return not any(r.status in bad for r in self.results)
-
-    def counts(self) -> dict[str, int]:
-        return {s: len(self.having(s)) for s in STATUSES}
-
-    def to_json(self) -> dict[str, Any]:
-        return {"counts": self.counts(), "references": [r.to_json() for r in self.results]}
 
 
 def check_refs(repo: Path | str, text: str) -> RefReport:
     """Extract the references of an answer (markdown or a patch) and check each one."""
-    tree = _Tree(gitio.repo_root(repo))
+    tree = WorkTree(gitio.repo_root(repo))
     extracted = extract(text)
     checker = _Checker(tree, extracted)
     return RefReport(tuple(checker.check(ref) for ref in extracted.refs))
@@ -113,68 +40,8 @@ def _cite(path: str, span: tuple[int, int] | None = None) -> str:
     return f"{path}#L{span[0]}-L{span[1]}" if span else path
 
 
-class _Tree:
-    """The working tree and its history, read lazily and at most once per check."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._texts: dict[str, str | None] = {}
-        self._defs: dict[tuple[str | None, str], dict[str, list[tuple[int, int]]]] = {}
-
-    @cached_property
-    def files(self) -> list[str]:
-        return gitio.worktree_files(self.root)
-
-    @cached_property
-    def file_set(self) -> frozenset[str]:
-        return frozenset(self.files)
-
-    @cached_property
-    def head(self) -> str | None:
-        return gitio.head_commit(self.root)
-
-    @cached_property
-    def modules(self) -> dict[str, str]:
-        """Python module name -> file (or package directory), rooted at the repository and at
-        each top-level package (so `src/shop/cancel.py` is both `src.shop.cancel` and `shop.cancel`)."""
-        return _python_modules(self.files)
-
-    def text(self, rel: str) -> str | None:
-        """A working-tree file's text, only after locate() put it inside the repository."""
-        if rel not in self._texts:
-            loc = locate(self.root, rel)
-            self._texts[rel] = read_text(self.root, loc.real) if loc.inside and loc.exists and loc.real else None
-        return self._texts[rel]
-
-    def defs(self, rel: str, commit: str | None = None) -> dict[str, list[tuple[int, int]]]:
-        """Definitions of a file in the working tree (commit=None) or at a commit."""
-        key = (commit, rel)
-        if key not in self._defs:
-            text = self.text(rel) if commit is None else self.blob_texts(commit, [rel]).get(rel)
-            self._defs[key] = definitions(text, rel) if text else {}
-        return self._defs[key]
-
-    def blob_texts(self, commit: str, rels: Iterable[str]) -> dict[str, str]:
-        """The text of files at a commit, in two git processes whatever their number."""
-        wanted = [f"{commit}:{rel}" for rel in rels]
-        found = {expr: sha for expr, (sha, kind) in gitio.batch_check(self.root, wanted).items() if kind == "blob"}
-        data = gitio.read_blobs(self.root, found.values())
-        return {expr.split(":", 1)[1]: decode(data[sha]) for expr, sha in found.items() if sha in data}
-
-    def prefetch(self, commit: str, rels: Iterable[str]) -> None:
-        """Parse the definitions of many files at a commit, reading them in one batch."""
-        todo = [rel for rel in rels if (commit, rel) not in self._defs]
-        for rel, text in self.blob_texts(commit, todo).items():
-            self._defs[(commit, rel)] = definitions(text, rel)
-        for rel in todo:
-            self._defs.setdefault((commit, rel), {})
-
-    def exists_at(self, commit: str, rel: str) -> bool:
-        return f"{commit}:{rel}" in gitio.batch_check(self.root, [f"{commit}:{rel}"])
-
-
 class _Checker:
-    def __init__(self, tree: _Tree, extracted: Extracted) -> None:
+    def __init__(self, tree: WorkTree, extracted: Extracted) -> None:
         self.tree = tree
         self.added = extracted.added_paths
         names = {_last(r.symbol) for r in extracted.refs if r.kind == "symbol" and r.symbol}
@@ -403,13 +270,15 @@ class _Checker:
             history = self._file_history(candidate)
             if history is not None:
                 when, new, _ = history
-                moved = f"renamed to {_module_of(new)} ({new})" if new else None
+                moved = f"renamed to {module_of(new)} ({new})" if new else None
                 return RefResult(ref, "module-missing", f"module {package}.{name} ({candidate}) was "
                                  f"{'renamed' if new else 'deleted'} {when}.", suggestion=moved)
         return None
 
     # -- imports ------------------------------------------------------------------------
     def _import(self, ref: Reference) -> RefResult:
+        if ref.base is not None and ref.base.rsplit(".", 1)[-1].lower() in JS_EXTENSIONS:
+            return self._js_import(ref, ref.base, ref.module or "")
         module = _absolute_module(ref.module or "", ref.base)
         modules = self.tree.modules
         if module is None:
@@ -438,10 +307,32 @@ class _Checker:
         return RefResult(ref, "name-missing", f"{module} ({rel}) does not define or import {ref.symbol}.",
                          found=rel, suggestion=f"now at {elsewhere}" if elsewhere else None)
 
+    def _js_import(self, ref: Reference, base: str, spec: str) -> RefResult:
+        """`./a`, `../b/c.js` from `base`: a file with a JS/TS extension, or a directory index."""
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(base), spec))
+        loc = locate(self.tree.root, target)
+        if not loc.inside or loc.rel is None:
+            return RefResult(ref, "outside-repo", f"{spec} from {base} leaves the repository; not checked.")
+        stem = loc.rel[:-len(posixpath.splitext(loc.rel)[1])] if loc.rel.endswith((".js", ".jsx", ".mjs", ".cjs")) else None
+        suffixes = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts", ".json",
+                    "/index.ts", "/index.tsx", "/index.js", "/index.jsx")
+        # TypeScript's ESM style imports `./a.js` for the source file `a.ts`.
+        candidates = [loc.rel + s for s in suffixes] + ([stem + s for s in (".ts", ".tsx", ".mts", ".cts")] if stem else [])
+        known = self.tree.file_set | self.added
+        found = next((c for c in candidates if c in known), None)
+        if found is not None:
+            return RefResult(ref, "added-by-patch" if found in self.added else "module-found",
+                             f"{spec} from {base} is {found}.", found=found)
+        history = next((h for c in candidates[1:5] if (h := self._file_history(c)) is not None), None)
+        detail = f"{spec} from {base}: no file {loc.rel}(.ts|.js|/index...) in the working tree."
+        if history is not None and history[1] is not None:
+            return RefResult(ref, "module-missing", detail, suggestion=f"renamed to {history[1]}")
+        return RefResult(ref, "module-missing", detail, suggestion=self._similar_path(loc.rel + ".ts"))
+
     def _similar_module(self, module: str, want: str) -> str | None:
         history = self._file_history(want)
         if history is not None and history[1] is not None:
-            return f"renamed to {_module_of(history[1])} ({history[1]})"
+            return f"renamed to {module_of(history[1])} ({history[1]})"
         close = difflib.get_close_matches(module, list(self.tree.modules), n=3, cutoff=0.75)
         return "did you mean " + " or ".join(close) + "?" if close else None
 
@@ -451,14 +342,7 @@ def _last(name: str | None) -> str:
 
 
 def _has_word(text: str, word: str) -> bool:
-    import re
-
     return re.search(rf"(?<![\w$]){re.escape(word)}(?![\w$])", text) is not None
-
-
-def _module_of(path: str) -> str:
-    stem = path[:-len(".py")] if path.endswith(".py") else path.removesuffix(".pyi")
-    return stem.removesuffix("/__init__").replace("/", ".")
 
 
 def _absolute_module(module: str, base: str | None) -> str | None:
@@ -472,23 +356,3 @@ def _absolute_module(module: str, base: str | None) -> str | None:
     parent = package[:len(package) - (dots - 1)]
     rest = module[dots:]
     return ".".join([*parent, *([rest] if rest else [])]) or None
-
-
-def _python_modules(files: Iterable[str]) -> dict[str, str]:
-    """Python module name -> file, or package directory (ending with '/') for a namespace package."""
-    found = sorted(f for f in files if f.endswith((".py", ".pyi")))
-    packages = {f[:-len("/__init__.py")] for f in found if f.endswith("/__init__.py")}
-    modules: dict[str, str] = {}
-    dirs: dict[str, str] = {}
-    for f in found:
-        parts = _module_of(f).split(".")
-        # Rooted at the repository, and at the topmost package (the first directory down the
-        # path that has an __init__.py all the way to the file), or the file's own directory.
-        top = len(parts) - 1
-        while top > 0 and "/".join(parts[:top]) in packages:
-            top -= 1
-        for start in dict.fromkeys((0, top)):
-            modules.setdefault(".".join(parts[start:]), f)
-            for i in range(start + 1, len(parts)):
-                dirs.setdefault(".".join(parts[start:i]), "/".join(parts[:i]) + "/")
-    return {**dirs, **modules}

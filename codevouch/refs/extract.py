@@ -45,6 +45,10 @@ _SYMBOL = re.compile(r"(?P<name>" + _NAME + r"(?:(?:\.|::|#)" + _NAME + r")*)(?P
 _PY_FROM = re.compile(r"^\s*from\s+(?P<mod>\.*[\w.]*)\s+import\s+(?P<names>[\w\s,().*]+?)\s*(?:#.*)?$")
 _PY_IMPORT = re.compile(r"^\s*import\s+(?P<mods>[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)"
                         r"\s*(?:#.*)?$")
+# JavaScript/TypeScript relative specifiers (`import x from "./a"`, `export * from "../b"`,
+# `require("./c")`, `import("./d")`): only in a patch, which names the importing file.
+JS_EXTENSIONS = frozenset({"js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx"})
+_JS_RELATIVE = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["'](\.{1,2}/[^"'\n]*)["']""")
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
 _HUNK = re.compile(r"^@@ -(?P<start>\d+)(?:,(?P<count>\d+))? \+\d+(?:,\d+)? @@")
 _RECEIVERS = ("self.", "this.", "cls.", "super().")
@@ -234,6 +238,9 @@ def _looks_like_code(name: str, called: bool) -> bool:
 
 
 def _imports(code: str, n: int, base: str | None = None) -> list[Reference]:
+    if base is not None and base.rsplit(".", 1)[-1].lower() in JS_EXTENSIONS:
+        return [Reference("import", code.strip(), n, module=spec, base=base, source="import")
+                for spec in _JS_RELATIVE.findall(code)]
     found: list[Reference] = []
     m = _PY_FROM.match(code)
     if m:

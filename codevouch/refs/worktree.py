@@ -1,0 +1,103 @@
+"""The working tree and its history as check-refs reads them: lazily, each file at most once.
+
+Every working-tree read goes through the validator's path check (`validator.paths.locate`)
+first, so nothing outside the repository is read; history comes from `gitio` in batches.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cached_property
+from pathlib import Path
+
+from codevouch import gitio
+from codevouch.syntax.lines import decode
+from codevouch.validator.facts import read_text
+from codevouch.validator.paths import locate
+from codevouch.validator.symbols import definitions
+
+Definitions = dict[str, list[tuple[int, int]]]
+
+
+class WorkTree:
+    """The working tree and its history, read lazily and at most once per check."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._texts: dict[str, str | None] = {}
+        self._defs: dict[tuple[str | None, str], Definitions] = {}
+
+    @cached_property
+    def files(self) -> list[str]:
+        return gitio.worktree_files(self.root)
+
+    @cached_property
+    def file_set(self) -> frozenset[str]:
+        return frozenset(self.files)
+
+    @cached_property
+    def head(self) -> str | None:
+        return gitio.head_commit(self.root)
+
+    @cached_property
+    def modules(self) -> dict[str, str]:
+        """Python module name -> file (or package directory), rooted at the repository and at
+        each top-level package (so `src/shop/cancel.py` is both `src.shop.cancel` and `shop.cancel`)."""
+        return python_modules(self.files)
+
+    def text(self, rel: str) -> str | None:
+        """A working-tree file's text, only after locate() put it inside the repository."""
+        if rel not in self._texts:
+            loc = locate(self.root, rel)
+            self._texts[rel] = read_text(self.root, loc.real) if loc.inside and loc.exists and loc.real else None
+        return self._texts[rel]
+
+    def defs(self, rel: str, commit: str | None = None) -> Definitions:
+        """Definitions of a file in the working tree (commit=None) or at a commit."""
+        key = (commit, rel)
+        if key not in self._defs:
+            text = self.text(rel) if commit is None else self.blob_texts(commit, [rel]).get(rel)
+            self._defs[key] = definitions(text, rel) if text else {}
+        return self._defs[key]
+
+    def blob_texts(self, commit: str, rels: Iterable[str]) -> dict[str, str]:
+        """The text of files at a commit, in two git processes whatever their number."""
+        wanted = [f"{commit}:{rel}" for rel in rels]
+        found = {expr: sha for expr, (sha, kind) in gitio.batch_check(self.root, wanted).items() if kind == "blob"}
+        data = gitio.read_blobs(self.root, found.values())
+        return {expr.split(":", 1)[1]: decode(data[sha]) for expr, sha in found.items() if sha in data}
+
+    def prefetch(self, commit: str, rels: Iterable[str]) -> None:
+        """Parse the definitions of many files at a commit, reading them in one batch."""
+        todo = [rel for rel in rels if (commit, rel) not in self._defs]
+        for rel, text in self.blob_texts(commit, todo).items():
+            self._defs[(commit, rel)] = definitions(text, rel)
+        for rel in todo:
+            self._defs.setdefault((commit, rel), {})
+
+    def exists_at(self, commit: str, rel: str) -> bool:
+        return f"{commit}:{rel}" in gitio.batch_check(self.root, [f"{commit}:{rel}"])
+
+
+def module_of(path: str) -> str:
+    stem = path[:-len(".py")] if path.endswith(".py") else path.removesuffix(".pyi")
+    return stem.removesuffix("/__init__").replace("/", ".")
+
+
+def python_modules(files: Iterable[str]) -> dict[str, str]:
+    """Python module name -> file, or package directory (ending with '/') for a namespace package."""
+    found = sorted(f for f in files if f.endswith((".py", ".pyi")))
+    packages = {f[:-len("/__init__.py")] for f in found if f.endswith("/__init__.py")}
+    modules: dict[str, str] = {}
+    dirs: dict[str, str] = {}
+    for f in found:
+        parts = module_of(f).split(".")
+        # Rooted at the repository, and at the topmost package (the first directory down the
+        # path that has an __init__.py all the way to the file), or the file's own directory.
+        top = len(parts) - 1
+        while top > 0 and "/".join(parts[:top]) in packages:
+            top -= 1
+        for start in dict.fromkeys((0, top)):
+            modules.setdefault(".".join(parts[start:]), f)
+            for i in range(start + 1, len(parts)):
+                dirs.setdefault(".".join(parts[start:i]), "/".join(parts[:i]) + "/")
+    return {**dirs, **modules}
