@@ -115,12 +115,15 @@ class Tools:
 
     def check_refs(self, text: Annotated[str, Field(
                        min_length=1, max_length=1_000_000,
-                       description="An answer (markdown) or a patch that cites code.")]) -> dict[str, Any]:
+                       description="An answer (markdown) or a patch that cites code.")],
+                   strict: Annotated[bool, Field(description="Also fail on unknown names and paths "
+                                                             "outside the repository.")] = False,
+                   ) -> dict[str, Any]:
         """Check every code reference in an answer against the working tree: `path#L10-L20`,
-        `path:42`, backticked `Class.method` and function names, Python imports, a patch's files
-        and hunks. `passed` is false when something is missing; suggestions say where it went."""
+        `path:42`, backticked `Class.method` and function names, imports, a patch's files and
+        hunks. `passed` is false when something is missing; suggestions say where it went."""
         report = self._call(lambda idx: idx.check_refs(text))
-        return {**report.to_json(), "passed": report.passed()}
+        return {**report.to_json(), "passed": report.passed(strict)}
 
     def build(self, branches: Annotated[list[str] | None, Field(
                   description="Branches to index (default: the current one).")] = None,

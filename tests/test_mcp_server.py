@@ -95,6 +95,10 @@ def test_lists_and_calls_every_tool(repo: Repo, index_dir: Path) -> None:
         assert {(r["text"], r["status"]) for r in refs["references"]} == {
             ("`cancel_order`", "ok"), ("shop/cancel.py#L1-L3", "ok"),
             ("`issue_refund()`", "unknown"), ("shop/refunds.py", "missing")}
+        err, lenient = await call(client, "check_refs", {"text": "Call `issue_refund()`.\n"})
+        assert not err and lenient["passed"] is True
+        err, strict = await call(client, "check_refs", {"text": "Call `issue_refund()`.\n", "strict": True})
+        assert not err and strict["passed"] is False
 
     session(server(repo, index_dir), body)
 
