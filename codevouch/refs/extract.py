@@ -163,6 +163,8 @@ def _paths(line: str, n: int, code: bool) -> list[Reference]:
     clean = _URL.sub(lambda m: " " * len(m.group(0)), line)
     found: list[Reference] = []
     for m in _TRACEBACK.finditer(clean):
+        if not re.search(r"[./]", m.group("path")):
+            continue    # `File "<stdin>"`, `File "path"`: not a file of the repository
         at = int(m.group("line"))
         found.append(Reference("path", m.group(0), n, path=m.group("path"), start=at, end=at, source="traceback"))
     clean = _TRACEBACK.sub(lambda m: " " * len(m.group(0)), clean)
@@ -216,7 +218,7 @@ def _backticked(line: str, n: int) -> list[Reference]:
         if as_path and _accepted(as_path, code=False):
             continue  # already a path reference
         sym = _SYMBOL.fullmatch(span)
-        if not sym:
+        if not sym or re.search(r"#L\d", span):   # `path#L10` is an anchor without a file extension
             continue
         name = re.sub(r"::|#", ".", sym.group("name"))
         for receiver in _RECEIVERS:
