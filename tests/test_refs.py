@@ -182,3 +182,14 @@ def test_javascript_relative_imports_in_a_patch(repo: Repo) -> None:
                        "./util": ("module-found", "web/src/util/index.js"),
                        "../lib/gone": ("module-missing", None),
                        "./fresh": ("added-by-patch", "web/src/fresh.ts")}
+
+
+def test_bare_file_names_resolve_or_are_ambiguous(repo: Repo) -> None:
+    shop(repo)
+    repo.commit_files({"admin/service.py": "x = 1\n"}, "second service.py")
+    report = check_refs(repo.root, "See helpers.py:5, helpers.py:50, service.py and __init__.py.\n")
+    got = {r.ref.text: (r.status, r.reason, r.found) for r in report.results}
+    assert got == {"helpers.py:5": ("ok", "path-resolved", "shop/helpers.py#L5-L5"),
+                   "helpers.py:50": ("missing", "lines-past-end", "shop/helpers.py"),
+                   "service.py": ("ok", "path-ambiguous", "admin/service.py"),
+                   "__init__.py": ("ok", "path-resolved", "shop/__init__.py")}

@@ -81,7 +81,10 @@ class _Checker:
         ending = [f for f in self.tree.files if f.endswith("/" + rel)]
         if len(ending) == 1:
             return self._lines(ref, ending[0], "path-resolved")
-        return self._gone(ref, rel, ending)
+        if ending:
+            return RefResult(ref, "path-ambiguous", f"no file {rel}, but {len(ending)} files end with it: "
+                             + ", ".join(ending[:5]) + ("" if len(ending) <= 5 else ", ..."), found=ending[0])
+        return self._gone(ref, rel)
 
     def _lines(self, ref: Reference, rel: str, reason: str) -> RefResult:
         if ref.start is None:
@@ -96,7 +99,7 @@ class _Checker:
         return RefResult(ref, "lines-in-file" if reason == "path-exists" else reason,
                          f"{rel} has lines {ref.start}-{end}.", found=_cite(rel, (ref.start, end)))
 
-    def _gone(self, ref: Reference, rel: str, ending: list[str]) -> RefResult:
+    def _gone(self, ref: Reference, rel: str) -> RefResult:
         history = self._file_history(rel)
         if history is not None:
             when, new, old = history
@@ -105,9 +108,6 @@ class _Checker:
                                  found=new, suggestion=self._now_at(ref, old, rel, new))
             return RefResult(ref, "path-deleted", f"{rel} was deleted {when}.",
                              suggestion=self._similar_path(rel))
-        if ending:
-            return RefResult(ref, "path-missing", f"no file {rel}; {len(ending)} files end with it.",
-                             suggestion="did you mean " + " or ".join(ending[:3]) + "?")
         return RefResult(ref, "path-missing", f"no file {rel} in the working tree or its history.",
                          suggestion=self._similar_path(rel))
 

@@ -13,6 +13,8 @@ REASONS: dict[str, tuple[str, str]] = {
     "path-exists": ("ok", "the file exists in the working tree"),
     "lines-in-file": ("ok", "the file exists and has the cited lines"),
     "path-resolved": ("ok", "no file at that exact path, but exactly one file ends with it; `found` names it"),
+    "path-ambiguous": ("ok", "no file at that exact path, but several files end with it (which one is meant "
+                             "is not known, so lines are not checked)"),
     "added-by-patch": ("ok", "the patch itself adds this file"),
     "symbol-defined": ("ok", "defined in the working tree; `found` says where"),
     "symbol-mentioned": ("ok", "not defined in this repository, but the name occurs in its files "
