@@ -80,11 +80,20 @@ class Tools:
         return {"hits": [_hit(h) for h in shown], "excluded": excluded}
 
     def context(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
-                include_history: History = False) -> str:
-        """A markdown context pack for the query: current code first with citation headers,
-        historical snippets in their own section (reference only), excluded hits with reasons."""
+                include_history: History = False,
+                budget: Annotated[int | None, Field(ge=1, le=10_000_000, description=(
+                    "Token budget for the pack (default: from model, else the configured default)."))] = None,
+                model: Annotated[str | None, Field(max_length=200, description=(
+                    "Model name from the registry: the budget is its safe input size."))] = None,
+                reserve: Annotated[float | None, Field(ge=0, le=0.99, description=(
+                    "Fraction of the model's window kept free (default 0.10)."))] = None) -> str:
+        """A markdown context pack for the query that fits a token budget (`budget` tokens, or
+        the safe input size of `model`): current code first with citation headers, historical
+        snippets only with include_history and while room remains, never excluded code; it ends
+        with a report of what was left out and why."""
         return self._call(lambda idx: idx.context(query, k=k, branch=branch, kinds=kinds,
-                                                  include_history=include_history).markdown)
+                                                  include_history=include_history, budget=budget,
+                                                  model=model, reserve=reserve).markdown)
 
     def validate(self, snippets: Annotated[list[dict[str, Any]], Field(
                      min_length=1, max_length=1000,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -14,6 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from codevouch import Index
+from codevouch.models import token_counter
 from codevouch.store import writer_lock
 from tests.gitrepo import Repo
 
@@ -23,6 +25,7 @@ SHOP = {
     "shop/cancel.py": "def cancel_order(order):\n    order.cancel()\n    return order\n",
     "shop/refund.py": "def refund_order(order):\n    return order.refund()\n",
 }
+count_tokens = token_counter()
 READ_ONLY_TOOLS = {"search", "context", "validate", "status", "check_refs"}
 
 
@@ -76,6 +79,12 @@ def test_lists_and_calls_every_tool(repo: Repo, index_dir: Path) -> None:
         err, pack = await call(client, "context", {"query": "refund order", "k": 3})
         assert not err, pack
         assert "source: shop/refund.py" in pack and "return order.refund()" in pack
+        # A budget too small for everything: the pack says what it left out, and stays inside it.
+        err, small = await call(client, "context", {"query": "order", "k": 5, "budget": 260})
+        assert not err, small
+        assert re.search(r"left out: \d+ \(budget \d+", small) and count_tokens(small) <= 260
+        err, by_model = await call(client, "context", {"query": "order", "k": 5, "model": "gpt-4o"})
+        assert not err and "source: shop/" in by_model
 
         snippets = [{"path": "shop/refund.py", "text": "    return order.refund()"},
                     {"path": "../outside.py", "text": "x"}, {"path": "shop/gone.py", "commit": repo.head()}]
@@ -115,6 +124,8 @@ def test_bad_arguments_get_errors_and_the_server_survives(repo: Repo, index_dir:
             ("search", {"query": "x", "mode": "psychic"}, "mode"),
             ("search", {"query": "x", "kinds": ["binary"]}, "kinds"),
             ("search", {"query": "x", "branch": "nope"}, "nope"),            # CodevouchError, as a tool error
+            ("context", {"query": "x", "budget": -5}, "budget"),
+            ("context", {"query": "x", "model": "no-such-model-9"}, "no-such-model-9"),
             ("validate", {"snippets": [{"no_path": 1}]}, "path"),
             ("validate", {"snippets": "not a list"}, "snippets"),
             ("check_refs", {"text": 42}, "text"),
