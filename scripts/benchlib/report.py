@@ -214,12 +214,21 @@ def section_validate(v: dict[str, Any]) -> str:
                  ", ".join(f"{k} {n}" for k, n in sc["verdicts"].items())]
                 for name, sc in v["scenarios"].items()]
         m = v.get("machine", {})
-        return (f"From `scripts/bench_validate.py` (written with the validator; run by bench.py): `validate()` on "
-                f"{v.get('snippets')} snippets over a {v.get('files')}-file repository (stdlib copies), against a "
-                f"naive per-snippet check (`git rev-parse HEAD` + a SHA-1 of the file per snippet). Median of up to "
-                f"{v.get('repeat')} runs; load average at its start {m.get('load_avg_1m_at_start')}.\n\n"
-                + table(["scenario", "runs", "codevouch", "strict", "naive", "naive ÷ codevouch",
-                         "git processes cv/strict/naive", "verdicts"], rows))
+        out = (f"From `scripts/bench_validate.py` (written with the validator; run by bench.py): `validate()` on "
+               f"{v.get('snippets')} snippets over a {v.get('files')}-file repository (stdlib copies), against a "
+               f"naive per-snippet check (`git rev-parse HEAD` + a SHA-1 of the file per snippet). Median of up to "
+               f"{v.get('repeat')} runs; load average at its start {m.get('load_avg_1m_at_start')}.\n\n"
+               + table(["scenario", "runs", "codevouch", "strict", "naive", "naive ÷ codevouch",
+                        "git processes cv/strict/naive", "verdicts"], rows))
+        cpu = [[name, f"{sc['cpu_s']['codevouch'] * 1000:.1f} ms", f"{sc['cpu_s']['codevouch_strict'] * 1000:.1f} ms",
+                f"{sc['cpu_s']['naive'] * 1000:.1f} ms", f"x{sc['ratio_cpu']}", f"{sc['best_s']['codevouch'] * 1000:.1f} ms"]
+               for name, sc in v["scenarios"].items() if "cpu_s" in sc]
+        if cpu:
+            out += ("\nCPU time of the same runs (the process and its git children; other people's load inflates "
+                    "it far less than wall time), median, and the best wall time:\n\n"
+                    + table(["scenario", "codevouch CPU", "strict CPU", "naive CPU", "naive ÷ codevouch (CPU)",
+                             "codevouch best wall"], cpu))
+        return out
     body = {k: val for k, val in v.items() if k not in ("machine", "wall_seconds")}
     if isinstance(body.get("markdown"), str):
         return body["markdown"] + "\n"
