@@ -245,15 +245,19 @@ def test_function_moved_to_another_file_and_changed(repo: Repo) -> None:
 
 
 def test_moved_method_found_after_its_file_is_deleted(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    items = [cancel(repo), snippet(repo, PATH, *HELPER, symbol="helper")]
+    items = [cancel(repo), snippet(repo, PATH, *HELPER, symbol="helper"),
+             snippet(repo, PATH, 14, 15, symbol="OrderService.refund")]
     repo.git("rm", "-q", PATH)
-    repo.write("orders.py", "class Orders:\n" + lines_of(ORDERS, *CANCEL) + "\n")
+    repo.write("orders.py", "class OrderService:\n" + lines_of(ORDERS, *CANCEL) + "\n")
+    repo.write("refunds.py", "class Refunds:\n" + lines_of(ORDERS, 14, 15) + "\n")
     repo.write("other.py", "x = helper(2)  # helper(x) is gone\n")
     repo.commit("split")
     counter = GitCounter(monkeypatch)
-    cancel_out, helper_out = (to_json(v) for v in validate(repo.root, items))
-    assert (cancel_out["reason"], cancel_out["current"]["symbol"]) == ("moved-elsewhere", "Orders.cancel_order")
+    cancel_out, helper_out, refund_out = (to_json(v) for v in validate(repo.root, items))
+    assert (cancel_out["reason"], cancel_out["current"]["symbol"]) == ("moved-elsewhere", "OrderService.cancel_order")
     assert helper_out["reason"] == "file-deleted" and helper_out["current"] is None
+    # The same text under another class is not this method moved: history, pointing there.
+    assert (refund_out["reason"], refund_out["current"]["symbol"]) == ("moved-and-changed", "Refunds.refund")
     assert counter.commands().count("grep") == 1     # one search for every lost snippet together
 
 

@@ -217,8 +217,9 @@ def _moved_elsewhere(s: Snippet, loc: Located, facts: Facts) -> Decision | None:
                         f"{loc.rel if not loc.exists else s.symbol} {gone}, but the snippet's text is unchanged "
                         f"in {move.path} at lines {move.start_line}-{move.end_line} ({move.symbol}).", current)
     return Decision("moved-and-changed",
-                    f"{s.symbol} moved to {move.path} ({move.symbol}, lines {move.start_line}-{move.end_line}) "
-                    "and changed there; use the current code instead.", current)
+                    f"{s.symbol} is defined in {move.path} now ({move.symbol}, lines {move.start_line}-"
+                    f"{move.end_line}), not with the snippet's text under its name; use the current code instead.",
+                    current)
 
 
 def _renamed_around(s: Snippet, loc: Located, current: Current) -> Decision:

@@ -50,8 +50,8 @@ REASONS: dict[str, Reason] = {
                               "the chunk's text is gone but its symbol exists; `current` is the symbol's code now",
                               "changed"),
     "moved-and-changed": Reason(_H, "code moved to another file and changed",
-                                "the symbol left its file and is defined in another file with other text; "
-                                "`current` is its code there", "moved"),
+                                "the symbol left its file and another file defines its name, but not with the "
+                                "snippet's text under the same qualified name; `current` is that code", "moved"),
     "symbol-removed": Reason(_H, "symbol no longer exists in this file",
                              "the symbol is not in the file any more (if the chunk's lines survive inside "
                              "other code, `current` points there)", "symbol removed"),

@@ -46,9 +46,11 @@ def best_move(symbol: str | None, text: str | None, path: str,
               candidates: dict[str, tuple[str, dict[str, list[tuple[int, int]]]]]) -> Move | None:
     """The definition of the snippet's symbol among candidate files (path -> (text, definitions)).
 
-    A candidate counts only when it defines the symbol by its own name; the snippet's text
-    found verbatim inside that definition beats a changed one, then the qualified name as
-    spelled beats a mere own-name match, then the path order.
+    A candidate counts only when it defines the symbol by its own name. `same_text` (the code
+    is still current, elsewhere) needs both the snippet's text verbatim inside the definition
+    and the same qualified name: small functions with common names (`index`, `run`) recur
+    across files, and an identical body under another class or function is not this code
+    moved. Ranking: same text, then the qualified name, then the path order.
     """
     names = symbols.symbol_names(symbol)
     if not names:
@@ -64,9 +66,9 @@ def best_move(symbol: str | None, text: str | None, path: str,
             exact = any(name == w or name.endswith("." + w) for w in wanted)
             for start, end in ranges:
                 inside = [h for h in hits if start <= h[0] and h[1] <= end or h[0] <= start and end <= h[1]]
-                if inside:
+                if inside and exact:
                     move = Move(cand, inside[0][0], inside[0][1], name, True)
                 else:
                     move = Move(cand, start, end, name, False)
-                ranked.append(((0 if inside else 1, 0 if exact else 1, cand), move))
+                ranked.append(((0 if move.same_text else 1, 0 if exact else 1, cand), move))
     return min(ranked, key=lambda r: r[0])[1] if ranked else None

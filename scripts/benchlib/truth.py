@@ -24,6 +24,7 @@ EXPECTED: dict[str, frozenset[str]] = {
     "function-identical": frozenset({"stale-but-ok"}),
     "other-code-intact": frozenset({"stale-but-ok"}),
     "function-moved-to-file": frozenset({"stale-but-ok"}),
+    "function-moved-chunk-intact": frozenset({"stale-but-ok", "historical-only"}),
     "function-moved-in-file": frozenset({"stale-but-ok", "historical-only"}),
     "function-identical-chunk-split": frozenset({"stale-but-ok", "historical-only"}),
     "function-changed-chunk-intact": frozenset({"stale-but-ok", "historical-only"}),
@@ -41,7 +42,10 @@ MEANING: dict[str, str] = {
     "other-code-intact": "file changed; the snippet names no function (module code, class header) "
                          "and its lines are still there as a block",
     "function-moved-to-file": "a definition the snippet names left its file (or the file is gone, no rename), "
-                              "and another file of N+1 defines the same name with the snippet's lines intact",
+                              "and another file of N+1 defines the same qualified name with identical source",
+    "function-moved-chunk-intact": "a definition the snippet names left its file; another file defines its own "
+                                   "name with the snippet's lines intact, but not identically or not under the "
+                                   "same qualified name (changed elsewhere, or a look-alike)",
     "function-moved-in-file": "a definition the snippet names no longer exists under that qualified name, "
                               "but the same file defines its own name elsewhere (another class) with the "
                               "snippet's lines intact",
@@ -129,15 +133,26 @@ class NewRelease:
             self._defs[path] = definitions(path, "\n".join(self.lines(path)))
         return self._defs[path]
 
-    def defined_elsewhere(self, own: str, block: list[str], not_in: str | None) -> bool:
-        """Whether another file defines `own` (by its own name) with `block` intact inside it."""
+    def moved(self, name: str, source: list[str], block: list[str], not_in: str | None) -> str | None:
+        """What another file (not `not_in`) holds of definition `name` (old `source`, the
+        snippet's `block` of it): "identical" (same qualified name, same source), "block"
+        (its own name defined with the block intact), or None."""
         if self._by_own is None:
             self._by_own = {}
             for path in self.paths:
                 for d in self.defs(path):
                     self._by_own.setdefault(d.name.rsplit(".", 1)[-1], []).append((path, d))
-        return any(path != not_in and block_present(block, self.lines(path)[d.start - 1:d.end])
-                   for path, d in self._by_own.get(own, ()))
+        found = None
+        for path, d in self._by_own.get(name.rsplit(".", 1)[-1], ()):
+            if path == not_in:
+                continue
+            lines = self.lines(path)[d.start - 1:d.end]
+            same_name = d.name == name or d.name.endswith("." + name) or name.endswith("." + d.name)
+            if same_name and lines == source:
+                return "identical"
+            if block_present(block, lines):
+                found = "block"
+        return found
 
 
 def chunk_class(path: str, symbol: str, start: int, end: int, fate: FileFate,
@@ -155,12 +170,13 @@ def chunk_class(path: str, symbol: str, start: int, end: int, fate: FileFate,
     # Functions count as functions; a class-named chunk is usually its header piece. A whole
     # definition (another tool's snippet) counts whatever its kind.
     funcs = [n for n in names if n in old_defs
-             and (any(d.function for d in old_defs[n]) or any((d.start, d.end) == (start, end) for d in old_defs[n]))]
-    moved = bool(funcs) and new is not None and all(
-        new.defined_elsewhere(n.rsplit(".", 1)[-1], block, None if fate.status == "deleted" else path)
-        for n in funcs)
+             and any(d.function or start <= d.start and d.end <= end for d in old_defs[n])]
+    fates = [new.moved(n, _source(old_lines, old_defs[n][0]), block, None if fate.status == "deleted" else path)
+             for n in funcs] if new is not None else []
+    moved = "function-moved-to-file" if fates and all(f == "identical" for f in fates) else \
+        "function-moved-chunk-intact" if fates and all(fates) else None
     if fate.status == "deleted":
-        return "function-moved-to-file" if moved else "file-deleted"
+        return moved or "file-deleted"
     assert new_text is not None
     new_lines = new_text.split("\n")
     intact = block_present(block, new_lines)
@@ -169,7 +185,7 @@ def chunk_class(path: str, symbol: str, start: int, end: int, fate: FileFate,
     new_defs = by_name(definitions(path, new_text))
     if any(n not in new_defs for n in funcs):
         if moved:
-            return "function-moved-to-file"
+            return moved
         own = {d.rsplit(".", 1)[-1] for d in new_defs}
         if intact and all(n.rsplit(".", 1)[-1] in own for n in funcs):
             return "function-moved-in-file"
