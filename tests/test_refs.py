@@ -193,3 +193,19 @@ def test_bare_file_names_resolve_or_are_ambiguous(repo: Repo) -> None:
                    "helpers.py:50": ("missing", "lines-past-end", "shop/helpers.py"),
                    "service.py": ("ok", "path-ambiguous", "admin/service.py"),
                    "__init__.py": ("ok", "path-resolved", "shop/__init__.py")}
+
+
+def test_where_the_answer_says_a_symbol_is_is_checked_too(repo: Repo) -> None:
+    shop(repo)
+    repo.commit_files({"shop/orders.py": "def ship_order(order):\n    return order.ship()\n"}, "orders")
+    answer = ("`ship_order` in shop/service.py handles shipping; `OrderService.refund_order` "
+              "(shop/service.py#L1-L2) refunds; `to_json` is defined in shop/helpers.py#L4-L5, "
+              "`OrderService.cancel_order` at shop/service.py:2.\n")
+    report = check_refs(repo.root, answer)
+    got = {r.ref.symbol: (r.status, r.reason, r.suggestion) for r in report.results if r.ref.kind == "symbol"}
+    assert got == {
+        "ship_order": ("missing", "symbol-moved", "now at shop/orders.py#L1-L2"),
+        "OrderService.refund_order": ("missing", "symbol-moved", "now at shop/service.py#L5-L6"),
+        "to_json": ("ok", "symbol-defined", None),
+        "OrderService.cancel_order": ("ok", "symbol-defined", None),
+    }

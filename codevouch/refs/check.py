@@ -153,6 +153,10 @@ class _Checker:
             if via_module is not None:
                 return via_module
         where = self._defined(name)
+        if ref.path is not None:
+            claimed = self._claimed(ref, name, where)
+            if claimed is not None:
+                return claimed
         if where is not None:
             return RefResult(ref, "symbol-defined", f"{name} is defined at {where}.", found=where)
         gone = self._in_history(name)
@@ -173,6 +177,29 @@ class _Checker:
         return RefResult(ref, "symbol-unknown",
                          f"{name} is not defined or mentioned anywhere in this repository, nor in its "
                          "history searched: a library's name, or invented.")
+
+    def _claimed(self, ref: Reference, name: str, where: str | None) -> RefResult | None:
+        """The answer says where the symbol is (`name` in path#L..): check that claim too. None
+        when the claimed file is not there (its own path reference reports that)."""
+        assert ref.path is not None
+        loc = locate(self.tree.root, ref.path)
+        if not loc.inside or not loc.exists or loc.rel is None:
+            return None
+        spans = [span for q, found in self.tree.defs(loc.rel).items()
+                 if q == name or q.endswith("." + name) for span in found]
+        if not spans:
+            if where is None:
+                return None     # defined nowhere: history and the rest decide
+            return RefResult(ref, "symbol-moved", f"{name} is not in {loc.rel}; it is defined at {where}.",
+                             found=where, suggestion=f"now at {where}")
+        if ref.start is not None:
+            end = ref.end or ref.start
+            if not any(s <= end and ref.start <= e for s, e in spans):
+                now = _cite(loc.rel, spans[0])
+                return RefResult(ref, "symbol-moved", f"{name} is at {now}, not at lines {ref.start}-{end}.",
+                                 found=now, suggestion=f"now at {now}")
+        here = _cite(loc.rel, spans[0])
+        return RefResult(ref, "symbol-defined", f"{name} is defined at {here}.", found=here)
 
     def _defined(self, name: str, commit: str | None = None, files: Iterable[str] | None = None) -> str | None:
         """Where `name` (qualified, or a suffix of a qualified name) is defined: `path#Lx-Ly`."""

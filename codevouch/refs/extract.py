@@ -19,7 +19,7 @@ What counts as a reference, and why (false alarms make a checker useless):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 KINDS = ("path", "symbol", "import")
 
@@ -226,8 +226,24 @@ def _backticked(line: str, n: int) -> list[Reference]:
                 name = name[len(receiver):]
         if not name or name in _LITERALS or not _looks_like_code(name, called=bool(sym.group("call"))):
             continue
-        found.append(Reference("symbol", m.group(0), n, symbol=name, source="backtick"))
+        found.append(_claimed_at(Reference("symbol", m.group(0), n, symbol=name, source="backtick"), line, m.end()))
     return found
+
+
+# "`cancel_order` in shop/service.py#L2-L3", "`f()` (shop/a.py:5)", "`C.m`, defined in shop/c.py":
+# the answer says where the symbol is, and that claim can be checked too.
+_CLAIM = re.compile(r"\s*(?:\(\s*|,?\s+(?:(?:is|are|was|lives|sits)\s+)?(?:(?:defined|declared|implemented)\s+)?"
+                    r"(?:in|at|from|inside)\s+)`?")
+
+
+def _claimed_at(ref: Reference, line: str, end: int) -> Reference:
+    gap = _CLAIM.match(line, end)
+    at = _PATH.match(line, gap.end()) if gap else None
+    if at is None or not _accepted(at, code=False) or _URL.match(line, gap.end() if gap else end):
+        return ref
+    first, last = _anchor(at, line)
+    start = int(first) if first else None
+    return replace(ref, path=at.group("path"), start=start, end=int(last) if last else start)
 
 
 def _looks_like_code(name: str, called: bool) -> bool:

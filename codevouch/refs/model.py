@@ -25,6 +25,8 @@ REASONS: dict[str, tuple[str, str]] = {
     "path-renamed": ("missing", "the file was renamed (git rename detection); the suggestion names the new path"),
     "path-deleted": ("missing", "the file was deleted; the detail names the commit"),
     "lines-past-end": ("missing", "the cited lines run past the end of the file"),
+    "symbol-moved": ("missing", "the answer says where the symbol is (`name` in path#L..), but it is "
+                                "defined elsewhere; the suggestion says where it is now"),
     "symbol-missing": ("missing", "the name was defined at HEAD or in history but is not defined now"),
     "member-missing": ("missing", "the class or module exists but has no such member"),
     "module-missing": ("missing", "the package is this repository's, but the module is not in it"),
