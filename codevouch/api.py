@@ -178,8 +178,11 @@ class Index:
         wanted = _check_kinds(kinds)
         if k < 1:
             raise InputError(f"k must be at least 1 (got {k}).")
+        # A loaded Embedder object is reused for the query (the retriever checks that it is
+        # the model the branch was built with); a name loads the branch's own model.
+        given = None if isinstance(self._embedder, str) else self._embedder
         candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
-                            include_history=include_history, mode=mode, kinds=wanted)
+                            include_history=include_history, mode=mode, kinds=wanted, embedder=given)
         if not validate:
             return [Hit(c.record, c.score, c.text) for c in candidates]
         hits = self._checked(candidates)

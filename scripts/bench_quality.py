@@ -1,15 +1,30 @@
 #!/usr/bin/env python
-"""Figure 3: docstring -> function retrieval on real code with its docstrings removed.
+"""Figure 3: find a function by the first sentence of its doc, in a whole repository.
 
-Methods, all in this one process, same model, same Chroma store:
-  codevouch      build_index + search (syntax-aware chunks with symbols)
-  window-40      fixed 40-line windows
-  langchain      RecursiveCharacterTextSplitter.from_language, defaults
-  bm25           BM25 alone over codevouch's chunks (bm25s)
+Each corpus is a whole repository as a user clones it (package, tests, docs, examples), pinned
+by version or commit (benchlib/config.py), with every docstring / doc comment removed from the
+code. Queries are the first sentences of those docs; the function they documented is the
+answer. Ground truth comes from the benchmark's own parsing (Python's `ast`, tree-sitter
+walks in benchlib/doccomments.py), never from codevouch.
+
+Methods, all in this one process, same model (MiniLM), queries embedded the same way:
+  codevouch*        codevouch.Index over the repository: the default search and its variants
+  langchain-1000    RecursiveCharacterTextSplitter.from_language, chunk_size=1000, overlap=100
+  langchain-default the same splitter at its defaults (4000/200), as most tutorials leave it
+  window-40         fixed 40-line windows
+  bm25              bm25s over the langchain-1000 chunks, identifiers split (snake, camel)
+Dense baselines rank by exact cosine over all their chunks. Every method sees the same files:
+those codevouch indexed (text files, lockfiles and minified bundles left out by its rules).
+
+Scoring: `overlap` = the hit is in the right file and its lines overlap the function (the same
+rule for every method); `symbol` = codevouch's hit names the function, a baseline's hit holds
+its `def`/`fn` line. Embeddings are cached by text hash in .bench-cache/embeddings.sqlite.
 """
 from __future__ import annotations
 
+import hashlib
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -19,117 +34,177 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib import cli, corpus
 from benchlib.common import log, machine, write_json
-from benchlib.config import QUALITY_SUFFIXES, Profile
-from benchlib.docstrings import Target, strip_file
-from benchlib.index import branch_records, with_texts
-from benchlib.retrieval import (BM25Index, DenseSpans, Span, langchain_chunks, line_windows, rank_of,
-                                scores, symbol_hit, window_hit)
+from benchlib.config import HELD_OUT, TUNING, Corpus, Profile
+from benchlib.doccomments import SUFFIX_LANGUAGE, strip_doc_comments
+from benchlib.docstrings import Target, strip_python
+from benchlib.embcache import CachedEmbedder
+from benchlib.retrieval import (BM25Index, DenseMatrix, Span, langchain_chunks, line_windows, overlap_hit,
+                                rank_of, scores, symbol_hit, window_hit)
 
-# codevouch's search modes: the default (hybrid: dense + its FTS5 lexical index, fused by rank)
-# and each half alone. They share one index, so the extra rows cost no embedding.
-CODEVOUCH_MODES = {"codevouch": "hybrid", "codevouch-dense": "dense", "codevouch-lexical": "lexical"}
-METHODS = (*CODEVOUCH_MODES, "window-40", "langchain", "bm25")
+ALL_KINDS = ("source", "test", "docs", "config")
+# codevouch rows: name -> Index.search keyword arguments. "codevouch" is the library's default.
+CODEVOUCH = {
+    "codevouch": {},
+    "codevouch-hybrid-all-kinds": {"kinds": ALL_KINDS},
+    "codevouch-hybrid-source": {"kinds": ("source",)},
+    "codevouch-dense": {"mode": "dense"},
+    "codevouch-lexical": {"mode": "lexical"},
+}
+BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
+MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
+# Queries target library code; a function in tests/, docs/ or examples/ is not what a
+# "where is the code that does X" question asks for (those files stay in the index).
+NOT_LIBRARY = re.compile(r"(^|/)(tests?|__tests__|spec|docs?|examples?|benches|benchmarks?|website|"
+                         r"perf-testing|__performance_tests__)/|(^|/)(test_[^/]*\.py|[^/]*_test\.(py|go)|"
+                         r"[^/]*\.(test|spec)\.[jt]sx?|conftest\.py)$")
 
 
-def search_modes() -> dict[str, str | None]:
-    """Modes this codevouch offers (older versions had dense search only, without `mode`)."""
-    import inspect
+def sample_files(root: Path, budget: int, seed: int) -> dict[str, bytes]:
+    """Text files of a repository in a seeded hash order, kept while they fit `budget` bytes:
+    library code first, up to half the budget (the queries come from it), then any file."""
+    files = {p: d for p, d in corpus.tree_files(root).items()
+             if b"\0" not in d[:8000] and len(d) <= MAX_FILE_BYTES}
+    order = sorted(files, key=lambda p: hashlib.sha1(f"{seed}:{p}".encode()).hexdigest())
+    kept: dict[str, bytes] = {}
+    used = 0
+    library = [p for p in order if is_library_code(p)]
+    for pass_paths, limit in ((library, budget // 2), (order, budget)):
+        for path in pass_paths:
+            if path not in kept and used + len(files[path]) <= limit:
+                kept[path] = files[path]
+                used += len(files[path])
+    return dict(sorted(kept.items()))
 
-    from codevouch.retriever.search import search
 
-    if "mode" in inspect.signature(search).parameters:
-        return dict(CODEVOUCH_MODES)
-    return {"codevouch": None}
+def is_library_code(path: str) -> bool:
+    return (path.endswith(".py") or Path(path).suffix in SUFFIX_LANGUAGE) and not NOT_LIBRARY.search(path)
 
 
-def stripped_repo(source: corpus.Source, repo: Path) -> tuple[dict[str, str], list[Target]]:
-    """Commit the docstring-free copy of a source to a temp repo; return its files and targets."""
-    root = corpus.extract(source.spec)
+def strip(path: str, text: str) -> tuple[str, list[Target]]:
+    if path.endswith(".py"):
+        return strip_python(text, path)
+    if Path(path).suffix in SUFFIX_LANGUAGE:
+        return strip_doc_comments(text, path)
+    return text, []
+
+
+def prepare(c: Corpus, prof: Profile, repo: Path) -> tuple[dict[str, str], list[Target], dict[str, Any]]:
+    """Commit the sampled, doc-free repository; return its files, the library targets, facts."""
+    root = corpus.extract(c.spec)
+    total = corpus.tree_files(root)
+    picked = sample_files(root, prof.corpus_bytes, prof.seed)
     files: dict[str, str] = {}
     targets: list[Target] = []
-    for path, data in corpus.tree_files(root, source.subdirs, QUALITY_SUFFIXES).items():
-        text, found = strip_file(data.decode("utf-8", "replace"), path)
+    for path, data in picked.items():
+        text, found = strip(path, data.decode("utf-8", "replace"))
         files[path] = text
-        targets += found
-    corpus.repo_from_files(repo, {p: t.encode() for p, t in files.items()}, f"{source.spec} without docs")
-    return files, targets
+        targets += [t for t in found if is_library_code(path)]
+    corpus.repo_from_files(repo, {p: t.encode() for p, t in files.items()}, f"{c.spec} without docs")
+    facts = {"repo_files": len(total), "repo_bytes": sum(len(d) for d in total.values()),
+             "sampled_files": len(files), "sampled_bytes": sum(len(d) for d in picked.values()),
+             "documented_functions": len(targets)}
+    return files, targets, facts
 
 
-def sample(targets: list[Target], limit: int, seed: int) -> list[Target]:
+def pick_queries(targets: list[Target], limit: int, seed: int) -> list[Target]:
     if len(targets) <= limit:
         return targets
-    picked = sorted(random.Random(seed).sample(range(len(targets)), limit))
-    return [targets[i] for i in picked]
+    return [targets[i] for i in sorted(random.Random(seed).sample(range(len(targets)), limit))]
 
 
-def evaluate_source(source: corpus.Source, prof: Profile, work: Path, embedder: Any) -> dict[str, Any]:
-    from codevouch.indexer.build import build_index
-    from codevouch.retriever.search import search
-    from codevouch.store import VectorStore
+def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str) -> dict[str, Any]:
+    from codevouch import Index
+    from codevouch.store import Ledger, collection_base
 
-    pkg_dir = work / cli.safe_name(source.spec)
-    repo, index_dir = pkg_dir / "repo", pkg_dir / "index"
-    files, all_targets = stripped_repo(source, repo)
-    targets = sample(all_targets, prof.max_queries, prof.seed)
-    log(f"quality {source.spec}: {len(files)} files, {len(all_targets)} documented functions, "
-        f"{len(targets)} queries")
-    out: dict[str, Any] = {"source": source.spec, "subdirs": list(source.subdirs), "files": len(files),
-                           "documented_functions": len(all_targets), "chunks": {}, "embed_seconds": {}}
-    modes = search_modes()
-    ranks: dict[str, list[int | None]] = {m: [] for m in METHODS if m in modes or m not in CODEVOUCH_MODES}
+    started = time.perf_counter()
+    base_dir = work / c.name
+    repo, index_dir = base_dir / "repo", base_dir / "index"
+    files, all_targets, facts = prepare(c, prof, repo)
+    targets = pick_queries(all_targets, prof.corpus_queries, prof.seed)
+    log(f"quality {c.name} ({split}): {facts['sampled_files']} of {facts['repo_files']} files, "
+        f"{len(all_targets)} documented library functions, {len(targets)} queries")
+    index = Index(repo, index_dir, embedder=embedder)
+    (summary,) = index.build()
+    ledger = Ledger(index_dir)
+    try:
+        indexed = {p for p, f in ledger.files(collection_base(str(repo.resolve()), "main")).items()
+                   if f.status == "live"}
+    finally:
+        ledger.close()
+    out: dict[str, Any] = {"corpus": c.name, "spec": c.spec, "language": c.language, "split": split, **facts,
+                           "queries": len(targets), "indexed_files": len(indexed),
+                           "chunks": {"codevouch": summary.chunks}}
+    ranks: dict[str, dict[str, list[int | None]]] = {"overlap": {}, "symbol": {}}
 
-    start = time.perf_counter()
-    (summary,) = build_index(repo, index_dir, embedder)
-    out["embed_seconds"]["codevouch"] = round(time.perf_counter() - start, 1)
-    out["chunks"]["codevouch"] = summary.chunks
-    for method, mode in modes.items():
-        extra = {} if mode is None else {"mode": mode}
+    def record(method: str, ranked: list[list[Span]], symbolic: bool) -> None:
+        ranks["overlap"][method] = [rank_of(r, t, overlap_hit) for r, t in zip(ranked, targets)]
+        ranks["symbol"][method] = [rank_of(r, t, symbol_hit if symbolic else window_hit)
+                                   for r, t in zip(ranked, targets)]
+
+    for method, kwargs in CODEVOUCH.items():
+        ranked = []
         for t in targets:
-            hits = search(repo, t.query, index_dir, k=10, embedder=embedder, **extra)
-            spans = [Span(h.record.path, h.record.start_line, h.record.end_line, h.text, h.record.symbol)
-                     for h in hits]
-            ranks[method].append(rank_of(spans, t, symbol_hit))
+            hits = index.search(t.query, k=10, validate=False, **kwargs)
+            ranked.append([Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol) for h in hits])
+        record(method, ranked, symbolic=True)
 
-    cv_spans = [Span(r.path, r.start_line, r.end_line, text, r.symbol)
-                for r, text in with_texts(repo, branch_records(index_dir, repo, "main"))]
-    bm25 = BM25Index(cv_spans)
-    out["chunks"]["bm25"] = len(cv_spans)
-    for t in targets:
-        ranks["bm25"].append(rank_of(bm25.search(t.query), t, symbol_hit))
-
-    store = VectorStore(index_dir)
-    # Queries go through the same path as codevouch's own (embed_query) where there is one.
-    embed_query = getattr(embedder, "embed_query", None)
-    qvecs = [embed_query(t.query) for t in targets] if embed_query else embedder.embed([t.query for t in targets])
-    for method, make in (("window-40", line_windows), ("langchain", langchain_chunks)):
-        spans = [s for path, text in files.items() for s in make(path, text)]
-        start = time.perf_counter()
-        dense = DenseSpans(store, f"bench-{method}", spans, embedder.embed)
-        out["embed_seconds"][method] = round(time.perf_counter() - start, 1)
+    qvecs = [embedder.embed_query(t.query) for t in targets]
+    texts = {p: t for p, t in files.items() if p in indexed}
+    lc1000 = [s for p, t in texts.items() for s in langchain_chunks(p, t, 1000, 100)]
+    for method, spans in (("langchain-1000", lc1000),
+                          ("langchain-default", [s for p, t in texts.items() for s in langchain_chunks(p, t)]),
+                          ("window-40", [s for p, t in texts.items() for s in line_windows(p, t)])):
+        dense = DenseMatrix(spans, embedder.embed)
         out["chunks"][method] = len(spans)
-        for t, qv in zip(targets, qvecs):
-            ranks[method].append(rank_of(dense.search(qv), t, window_hit))
-    out["scores"] = {m: scores(r) for m, r in ranks.items()}
-    out["ranks"] = ranks  # kept so the overall figure is a true micro-average
+        record(method, [dense.search(q) for q in qvecs], symbolic=False)
+    bm25 = BM25Index(lc1000)
+    out["chunks"]["bm25"] = len(lc1000)
+    record("bm25", [bm25.search(t.query) for t in targets], symbolic=False)
+    out["scores"] = {level: {m: scores(r) for m, r in per.items()} for level, per in ranks.items()}
+    out["ranks"] = ranks  # kept so the overall figures are true micro-averages
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def overall(per_corpus: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for split in ("held-out", "tuning"):
+        part = [p for p in per_corpus if p["split"] == split]
+        if part:
+            out[split] = {level: {m: scores([r for p in part for r in p["ranks"][level][m]])
+                                  for m in part[0]["ranks"][level]} for level in ("overlap", "symbol")}
     return out
 
 
 def main() -> None:
-    args = cli.parser(__doc__ or "").parse_args()
+    p = cli.parser(__doc__ or "")
+    p.add_argument("--split", choices=("all", "tuning", "held-out"), default="all",
+                   help="which corpora to run (tune on `tuning` only)")
+    p.add_argument("--corpus", action="append", help="only these corpora (by name)")
+    args = p.parse_args()
     prof = cli.profile(args)
-    corpus.fetch(s.spec for s in prof.quality_sources)
+    chosen = [(c, "tuning") for c in TUNING] * (args.split != "held-out") + \
+             [(c, "held-out") for c in HELD_OUT] * (args.split != "tuning")
+    if args.corpus:
+        chosen = [(c, s) for c, s in chosen if c.name in args.corpus]
+    corpus.fetch(c.spec for c, _ in chosen)
     work = cli.workdir(prof, "quality")
-    embedder = cli.embedder(args)
-    per_source = [evaluate_source(s, prof, work, embedder) for s in prof.quality_sources]
-    overall = {m: scores([r for p in per_source for r in p["ranks"][m]]) for m in per_source[0]["ranks"]}
-    for p in per_source:
-        del p["ranks"]
+    embedder = CachedEmbedder(cli.embedder(args))
+    started = time.perf_counter()
+    per_corpus = [evaluate(c, prof, work, embedder, split) for c, split in chosen]
     result = {"figure": "quality", "profile": prof.name, "machine": machine(), "seed": prof.seed,
-              "max_queries_per_source": prof.max_queries,
-              "embedder": embedder.name, "per_source": per_source, "overall": overall}
+              "corpus_bytes": prof.corpus_bytes, "max_queries_per_corpus": prof.corpus_queries,
+              "max_file_bytes": MAX_FILE_BYTES, "embedder": embedder.name, "texts_embedded": embedder.embedded,
+              "seconds": round(time.perf_counter() - started, 1),
+              "overall": overall(per_corpus), "per_corpus": per_corpus}
+    for pc in per_corpus:
+        del pc["ranks"]
     if args.out:
         write_json(args.out, result)
-    log(f"quality overall: {overall}")
+    for split, levels in result["overall"].items():
+        log(f"{split} overlap MRR@10: " + ", ".join(f"{m} {s['mrr@10']}" for m, s in levels["overlap"].items()))
+    for pc in per_corpus:
+        log(f"{pc['corpus']}: " + ", ".join(f"{m} {s.get('mrr@10')}" for m, s in pc["scores"]["overlap"].items()))
 
 
 if __name__ == "__main__":

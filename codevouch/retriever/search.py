@@ -49,7 +49,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
         # A kind filter drops candidates after ranking: look deeper so k can still be filled.
         depth = max(3 * k, 30) * (4 if kinds else 1) + ledger.pending_count()
         rankings = _rankings(ledger, index_dir, base, query, depth, include_history, mode,
-                             embedder or (None if mode == "lexical" else embedder_by_name(state.embedder)))
+                             _query_embedder(embedder, state.embedder, mode))
         fused = _fuse(rankings)
         found: list[tuple[ChunkRecord, float]] = []
         for name in [f"{base}-live"] + ([f"{base}-hist"] if include_history else []):
@@ -69,6 +69,13 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     found = _dedupe(sorted(found, key=lambda item: -item[1]))[:k]
     blobs = gitio.read_blobs(repo, [rec.blob_sha for rec, _ in found])
     return [Hit(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec)) for rec, score in found]
+
+
+def _query_embedder(given: Embedder | None, built_with: str, mode: str) -> Embedder | None:
+    """The model that embeds the query: the branch's own, reusing `given` when it is that model."""
+    if mode == "lexical":
+        return None
+    return given if given is not None and given.name == built_with else embedder_by_name(built_with)
 
 
 Ranking = list[tuple[str, str]]  # (collection, chunk id), best first

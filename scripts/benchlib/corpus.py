@@ -27,7 +27,8 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invali
 
 @dataclass(frozen=True)
 class Source:
-    """A body of real code: `name==version` from PyPI, or `stdlib:json,email` from this Python."""
+    """A body of real code: `name==version` from PyPI, `stdlib:json,email` from this Python, or
+    `git:URL@COMMIT`, a public repository pinned at a commit (see `git_checkout`)."""
     spec: str
     subdirs: tuple[str, ...] = ()   # keep only these (relative to the sdist root); () keeps all
 
@@ -49,7 +50,8 @@ def _archive_for(spec: str) -> Path | None:
 def fetch(specs: Iterable[str]) -> None:
     """pip download the missing sdists, as few pip calls as possible (pip's start-up costs
     seconds), but one version of a name per call: pip refuses two versions of one package."""
-    missing = [s for s in dict.fromkeys(specs) if not s.startswith("stdlib:") and _archive_for(s) is None]
+    missing = [s for s in dict.fromkeys(specs)
+               if not s.startswith(("stdlib:", "git:")) and _archive_for(s) is None]
     rounds: list[list[str]] = []
     for spec in missing:
         name = spec.split("==")[0].lower()
@@ -68,6 +70,8 @@ def extract(spec: str) -> Path:
     """The unpacked sdist root (cached), or a copy of the stdlib packages for `stdlib:a,b`."""
     if spec.startswith("stdlib:"):
         return _stdlib_copy(spec.split(":", 1)[1].split(","))
+    if spec.startswith("git:"):
+        return git_checkout(spec)
     dest = EXTRACTED / spec.replace("==", "-")
     if dest.exists():
         return dest
@@ -89,6 +93,66 @@ def extract(spec: str) -> Path:
     top.rename(dest)
     tmp.rmdir()
     return dest
+
+
+GIT_MIRRORS_ENV = "CODEVOUCH_BENCH_GIT_MIRRORS"
+
+
+def git_checkout(spec: str) -> Path:
+    """The files of `git:URL@COMMIT` at that commit (cached under .bench-cache/src).
+
+    The commit comes from a local mirror when $CODEVOUCH_BENCH_GIT_MIRRORS names a directory
+    holding `owner+name/repo` (a bare clone), else from `git clone --bare URL` into
+    .bench-cache/git. Either way the commit is the one pinned in the spec, or nothing.
+    """
+    url, _, commit = spec[len("git:"):].rpartition("@")
+    owner_name = "+".join(url.rstrip("/").removesuffix(".git").split("/")[-2:])
+    dest = EXTRACTED / f"{owner_name}-{commit[:12]}"
+    if dest.exists():
+        return dest
+    mirrors = os.environ.get(GIT_MIRRORS_ENV)
+    bare = Path(mirrors) / owner_name / "repo" if mirrors else CACHE / "git" / owner_name
+    if not bare.exists():
+        log(f"cloning {url} into {bare}")
+        bare.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "clone", "-q", "--bare", url, str(bare)], check=True)
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for path, data in _blobs_at(bare, commit, GIT_MAX_BLOB).items():
+        out = tmp / path
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
+    tmp.rename(dest)
+    return dest
+
+
+GIT_MAX_BLOB = 1_000_000  # larger blobs (bundles, data) are left out; snapshots may lack them anyway
+
+
+def _blobs_at(bare: Path, commit: str, max_bytes: int) -> dict[str, bytes]:
+    """Path -> bytes of the regular files at `commit` up to max_bytes (one cat-file batch)."""
+    listing = subprocess.run(["git", "--git-dir", str(bare), "ls-tree", "-r", "-l", "-z", commit],
+                             check=True, capture_output=True).stdout.decode("utf-8", "surrogateescape")
+    wanted: dict[str, str] = {}
+    for entry in filter(None, listing.split("\0")):
+        meta, path = entry.split("\t", 1)
+        mode, kind, sha, size = meta.split()
+        if kind == "blob" and mode in ("100644", "100755") and size.isdigit() and int(size) <= max_bytes:
+            wanted[path] = sha
+    proc = subprocess.run(["git", "--git-dir", str(bare), "cat-file", "--batch"], check=True,
+                          input="".join(f"{sha}\n" for sha in wanted.values()).encode(), capture_output=True)
+    out, pos, data = {}, 0, proc.stdout
+    for path, sha in wanted.items():
+        end = data.index(b"\n", pos)
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] != b"blob":  # "<sha> missing": absent from the snapshot
+            continue
+        size = int(header[2])
+        out[path] = data[pos:pos + size]
+        pos += size + 1
+    return out
 
 
 def _stdlib_copy(packages: Sequence[str]) -> Path:

@@ -37,20 +37,24 @@ def line_windows(path: str, text: str, size: int = WINDOW_LINES) -> list[Span]:
     return spans
 
 
-LANGCHAIN_LANGUAGE = {".py": "PYTHON", ".rs": "RUST", ".js": "JS", ".ts": "TS", ".go": "GO"}
+LANGCHAIN_LANGUAGE = {".py": "PYTHON", ".rs": "RUST", ".js": "JS", ".mjs": "JS", ".cjs": "JS", ".jsx": "JS",
+                      ".ts": "TS", ".tsx": "TS", ".mts": "TS", ".go": "GO", ".java": "JAVA", ".md": "MARKDOWN",
+                      ".rst": "RST", ".html": "HTML"}
 
 
-def langchain_chunks(path: str, text: str) -> list[Span]:
-    """RecursiveCharacterTextSplitter.from_language with its defaults, mapped back to lines.
+def langchain_chunks(path: str, text: str, chunk_size: int | None = None, overlap: int | None = None) -> list[Span]:
+    """RecursiveCharacterTextSplitter.from_language (its defaults, 4000/200, unless sizes are
+    given; the plain splitter for files of no listed language), mapped back to lines.
 
-    Its chunks are stripped substrings of the file (overlapping by up to 200 characters),
+    Its chunks are stripped substrings of the file (overlapping by up to `overlap` characters),
     so each is located by searching forward from the previous chunk's start.
     """
     from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
 
     lang = LANGCHAIN_LANGUAGE.get(Path(path).suffix)
-    splitter = (RecursiveCharacterTextSplitter.from_language(Language[lang]) if lang
-                else RecursiveCharacterTextSplitter())
+    sizes = {} if chunk_size is None else {"chunk_size": chunk_size, "chunk_overlap": overlap or 0}
+    splitter = (RecursiveCharacterTextSplitter.from_language(Language[lang], **sizes) if lang
+                else RecursiveCharacterTextSplitter(**sizes))
     spans: list[Span] = []
     cursor = 0
     for chunk in splitter.split_text(text):
@@ -77,6 +81,11 @@ def symbol_hit(span: Span, target: Target) -> bool:
         return False
     names = [n.strip() for n in (span.symbol or "").split(",")]
     return target.qualname in names or any(_short(n) == target.name for n in names)
+
+
+def overlap_hit(span: Span, target: Target) -> bool:
+    """Line level, the same rule for every method: right file, lines overlapping the function."""
+    return span.path == target.path and span.start_line <= target.end_line and span.end_line >= target.start_line
 
 
 def window_hit(span: Span, target: Target) -> bool:
@@ -130,6 +139,25 @@ class BM25Index:
         k = min(k, len(self.spans))
         docs, _scores = self._bm25.retrieve([tokens], k=k, show_progress=False)
         return [self.spans[int(i)] for i in docs[0]]
+
+
+class DenseMatrix:
+    """Exact cosine top-k over spans' embeddings (normalised vectors, one matrix product)."""
+
+    def __init__(self, spans: Sequence[Span], embed: Callable[[list[str]], list[list[float]]]) -> None:
+        import numpy as np
+
+        self.spans = list(spans)
+        self.matrix = np.asarray(embed([s.text for s in self.spans]), dtype="float32").reshape(len(self.spans), -1)
+
+    def search(self, qvec: Sequence[float], k: int = 10) -> list[Span]:
+        import numpy as np
+
+        if not self.spans:
+            return []
+        sims = self.matrix @ np.asarray(qvec, dtype="float32")
+        top = np.argsort(-sims, kind="stable")[:k]
+        return [self.spans[int(i)] for i in top]
 
 
 # -- dense over our own spans ------------------------------------------------------------------
