@@ -4,6 +4,10 @@ Importing sentence-transformers costs ~5-8 s on this CPU, most of a cold `codevo
 A query is a dozen tokens, so the same model run in NumPy from the same safetensors weights
 is milliseconds and starts in a fraction of a second. Builds keep using torch (batched, fast);
 tests check that both give the same vectors.
+
+One query's matrices are a dozen rows: BLAS threads cost more to wake than they save, and
+on a busy machine OpenBLAS's spinning threads turned a 5 ms pass into 40 ms-2 s (measured on
+2 shared cores). So the pass runs with one BLAS thread, on weights transposed once at load.
 """
 from __future__ import annotations
 
@@ -42,12 +46,22 @@ class NumpyMiniLM:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
-        self.w = load_file(str(model_dir / "model.safetensors"))
+        from threadpoolctl import ThreadpoolController
+
+        weights = load_file(str(model_dir / "model.safetensors"))
+        # `h @ W.T + b` with W.T made contiguous once, instead of a strided view per call.
+        self.w = {k: (np.ascontiguousarray(v.T) if k.startswith("encoder.") and k.endswith(".weight")
+                      and v.ndim == 2 else v) for k, v in weights.items()}
+        self._blas = ThreadpoolController()
         self.tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tok.no_padding()
         self.tok.enable_truncation(max_tokens)
 
     def embed_one(self, text: str) -> np.ndarray:
+        with self._blas.limit(limits=1, user_api="blas"):
+            return self._forward(text)
+
+    def _forward(self, text: str) -> np.ndarray:
         w = self.w
         ids = np.array(self.tok.encode(text).ids)
         n = len(ids)
@@ -59,7 +73,7 @@ class NumpyMiniLM:
             p = f"encoder.layer.{i}."
 
             def lin(h: np.ndarray, name: str) -> np.ndarray:
-                return h @ w[p + name + ".weight"].T + w[p + name + ".bias"]
+                return h @ w[p + name + ".weight"] + w[p + name + ".bias"]
 
             q, k, v = (lin(x, f"attention.self.{m}").reshape(n, HEADS, d).transpose(1, 0, 2)
                        for m in ("query", "key", "value"))

@@ -27,6 +27,8 @@ import random
 import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +44,23 @@ from benchlib.retrieval import (BM25Index, DenseMatrix, Span, langchain_chunks, 
                                 rank_of, scores, symbol_hit, window_hit)
 
 ALL_KINDS = ("source", "test", "docs", "config")
-# codevouch rows: name -> Index.search keyword arguments. "codevouch" is the library's default.
-CODEVOUCH = {
-    "codevouch": {},
-    "codevouch-hybrid-all-kinds": {"kinds": ALL_KINDS},
-    "codevouch-hybrid-source": {"kinds": ("source",)},
-    "codevouch-dense": {"mode": "dense"},
-    "codevouch-lexical": {"mode": "lexical"},
+UNWEIGHTED = {"KIND_WEIGHTS": {k: 1.0 for k in ALL_KINDS}}
+# codevouch rows: name -> (Index.search keyword arguments, retriever knobs set for the row).
+# "codevouch" is the library as shipped: its defaults, nothing overridden.
+CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "codevouch": ({}, {}),
+    "codevouch-unweighted": ({}, UNWEIGHTED),
+    "codevouch-source-only": ({"kinds": ("source",)}, {}),
+    "codevouch-dense": ({"mode": "dense"}, UNWEIGHTED),
+    "codevouch-lexical": ({"mode": "lexical"}, UNWEIGHTED),
+}
+# --tune: knob settings tried on the tuning corpora only (the winner becomes the default).
+TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    **{f"docs-{w}": ({}, {"KIND_WEIGHTS": {**UNWEIGHTED["KIND_WEIGHTS"], "docs": w}}) for w in (0.7, 0.5, 0.3)},
+    **{f"docs-{w}-test-{t}": ({}, {"KIND_WEIGHTS": {"source": 1.0, "config": 1.0, "docs": w, "test": t}})
+       for w in (0.5, 0.3) for t in (0.8, 0.6)},
+    **{f"lexical-{w}": ({}, {"LEXICAL_WEIGHT": w}) for w in (0.5, 0.75, 1.5)},
+    **{f"rrf-{k}": ({}, {"RRF_K": k}) for k in (10, 30)},
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
@@ -70,7 +82,9 @@ def sample_files(root: Path, budget: int, seed: int) -> dict[str, bytes]:
     library = [p for p in order if is_library_code(p)]
     for pass_paths, limit in ((library, budget // 2), (order, budget)):
         for path in pass_paths:
-            if path not in kept and used + len(files[path]) <= limit:
+            # The first library file always goes in, so a repository whose code lives in one
+            # big file (commander's lib/command.js) still yields queries.
+            if path not in kept and (used + len(files[path]) <= limit or not kept):
                 kept[path] = files[path]
                 used += len(files[path])
     return dict(sorted(kept.items()))
@@ -112,7 +126,25 @@ def pick_queries(targets: list[Target], limit: int, seed: int) -> list[Target]:
     return [targets[i] for i in sorted(random.Random(seed).sample(range(len(targets)), limit))]
 
 
-def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str) -> dict[str, Any]:
+@contextmanager
+def retriever_knobs(knobs: dict[str, Any]) -> Iterator[None]:
+    """Set module-level knobs of codevouch's retriever for one row, and put them back."""
+    import importlib
+
+    mod = importlib.import_module("codevouch.retriever.search")
+
+    saved = {name: getattr(mod, name) for name in knobs}
+    for name, value in knobs.items():
+        setattr(mod, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(mod, name, value)
+
+
+def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
+             rows: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     from codevouch import Index
     from codevouch.store import Ledger, collection_base
 
@@ -141,11 +173,13 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str) ->
         ranks["symbol"][method] = [rank_of(r, t, symbol_hit if symbolic else window_hit)
                                    for r, t in zip(ranked, targets)]
 
-    for method, kwargs in CODEVOUCH.items():
-        ranked = []
-        for t in targets:
-            hits = index.search(t.query, k=10, validate=False, **kwargs)
-            ranked.append([Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol) for h in hits])
+    for method, (kwargs, knobs) in rows.items():
+        with retriever_knobs(knobs):
+            ranked = []
+            for t in targets:
+                hits = index.search(t.query, k=10, validate=False, **kwargs)
+                ranked.append([Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol)
+                               for h in hits])
         record(method, ranked, symbolic=True)
 
     qvecs = [embedder.embed_query(t.query) for t in targets]
@@ -181,6 +215,8 @@ def main() -> None:
     p.add_argument("--split", choices=("all", "tuning", "held-out"), default="all",
                    help="which corpora to run (tune on `tuning` only)")
     p.add_argument("--corpus", action="append", help="only these corpora (by name)")
+    p.add_argument("--tune", action="store_true",
+                   help="also score the knob settings of TUNE (tuning corpora only)")
     args = p.parse_args()
     prof = cli.profile(args)
     chosen = [(c, "tuning") for c in TUNING] * (args.split != "held-out") + \
@@ -191,7 +227,10 @@ def main() -> None:
     work = cli.workdir(prof, "quality")
     embedder = CachedEmbedder(cli.embedder(args))
     started = time.perf_counter()
-    per_corpus = [evaluate(c, prof, work, embedder, split) for c, split in chosen]
+    if args.tune:
+        chosen = [(c, s) for c, s in chosen if s == "tuning"]
+    rows = {**CODEVOUCH, **({f"codevouch-tune-{n}": v for n, v in TUNE.items()} if args.tune else {})}
+    per_corpus = [evaluate(c, prof, work, embedder, split, rows) for c, split in chosen]
     result = {"figure": "quality", "profile": prof.name, "machine": machine(), "seed": prof.seed,
               "corpus_bytes": prof.corpus_bytes, "max_queries_per_corpus": prof.corpus_queries,
               "max_file_bytes": MAX_FILE_BYTES, "embedder": embedder.name, "texts_embedded": embedder.embedded,

@@ -159,3 +159,27 @@ def test_ground_truth_for_code_moved_to_another_file(tmp_path: Path) -> None:
     assert chunk_class("m.py", "gone", 9, 10, fates["m.py"], OLD, NEW, release) == "function-moved-to-file"
     assert chunk_class("n.py", "C.m", 12, 15, fates["n.py"], NESTED_PY, moved, release) == "function-moved-in-file"
     assert chunk_class("n.py", "outer.inner", 5, 7, fates["n.py"], NESTED_PY, moved, release) == "function-identical"
+
+
+def test_doc_comments_stripped_and_targets_found_per_language() -> None:
+    from benchlib.doccomments import strip_doc_comments
+
+    cases = {
+        "a.rs": ("/// Build the wheel for the given target now.\n#[inline]\nfn build(x: u8) -> u8 {\n    x\n}\n"
+                 "impl<T> Foo<T> {\n    /// Return the number of things in it.\n    pub fn len(&self) -> usize { 0 }\n}\n",
+                 {("build", 2, 3, 5), ("Foo.len", 8, 8, 8)}),
+        "a.ts": ("/**\n * Add an option to the command line parser.\n * @param flags the flags\n */\n"
+                 "export function add(flags: string): number;\nexport function add(flags: any) { return 1 }\n"
+                 "class Command {\n  /** Register a callback for the named event. */\n  on(name) { return this }\n}\n",
+                 {("add", 5, 6, 6), ("Command.on", 9, 9, 9)}),
+        "a.go": ("package x\n\n// Execute runs the whole command tree for the args.\n"
+                 "func (c *Command) Execute() error {\n\treturn nil\n}\n",
+                 {("Command.Execute", 4, 4, 6)}),
+    }
+    for path, (src, expected) in cases.items():
+        out, targets = strip_doc_comments(src, path)
+        assert out.count("\n") == src.count("\n"), path
+        assert "///" not in out and "/**" not in out and "// Execute" not in out, out
+        assert {(t.qualname, t.start_line, t.def_line, t.end_line) for t in targets} == expected, path
+    _, [go] = strip_doc_comments(cases["a.go"][0], "a.go")
+    assert go.query == "runs the whole command tree for the args."  # Go's leading name would give it away

@@ -90,3 +90,25 @@ def test_git_environment_from_a_hook_cannot_redirect_validate(tmp_path: Path, re
     assert out.returncode == 0, out.stderr
     [v] = json.loads(out.stdout)
     assert (v["verdict"], v["reason"]) == ("usable", "same-commit")
+
+
+def test_search_and_context_kind_filter(repo: Repo, index_dir: Path) -> None:
+    repo.commit(**{"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n",
+                   "tests/test_cancel.py": "def test_cancel_order():\n    assert cancel_order(order)\n",
+                   "docs/orders.md": "# Orders\n\nTo cancel an order, call cancel order.\n",
+                   "setup.cfg": "[orders]\ncancel_order = yes\n"})
+    assert cv("index", "build", *FAKE, cwd=repo.root, index=index_dir).returncode == 0
+
+    def kinds(*args: str) -> list[str]:
+        out = cv("search", "cancel order", "--json", "--no-validate", *args, cwd=repo.root, index=index_dir)
+        assert out.returncode == 0, out.stderr
+        return sorted(h["kind"] for h in json.loads(out.stdout))
+
+    assert kinds() == ["config", "docs", "source", "test"]
+    assert kinds("--kind", "test") == ["test"]
+    assert kinds("--kind", "source", "--kind", "docs") == ["docs", "source"]
+    ctx = cv("context", "cancel order", "--kind", "docs", cwd=repo.root, index=index_dir)
+    assert ctx.returncode == 0, ctx.stderr
+    assert "docs/orders.md" in ctx.stdout and "shop/cancel.py" not in ctx.stdout
+    bad = cv("search", "cancel order", "--kind", "prose", cwd=repo.root, index=index_dir)
+    assert bad.returncode != 0 and "source, test, docs, config" in bad.stderr

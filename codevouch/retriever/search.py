@@ -26,6 +26,13 @@ class Hit:
 
 RRF_K = 60  # reciprocal rank fusion's usual constant: ranks matter, raw scores do not
 
+# With no kind filter, a hit's fused score is multiplied by its file kind's weight. Prose
+# matches a plain-English question better than code does, so unweighted, README and docs
+# chunks take the top slots for "where is the code that does X" (measured: FACTS.md and the
+# quality figure). Weighted, prose still surfaces when it is what both halves rank first.
+# The weights were chosen on the quality figure's tuning corpora only (docs/BENCHMARKS.md).
+KIND_WEIGHTS: dict[str, float] = {"source": 1.0, "test": 1.0, "config": 1.0, "docs": 1.0}
+
 
 def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
            include_history: bool = False, embedder: Embedder | None = None,
@@ -63,7 +70,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                     # the last build recorded: cite that commit and that build's time.
                     rec = replace(rec, commit=state.commit, commit_date=state.commit_date,
                                   branch=state.branch, indexed_at=state.built_at)
-                found.append((rec, score))
+                found.append((rec, score if kinds is not None else score * KIND_WEIGHTS.get(rec.kind, 1.0)))
     finally:
         ledger.close()
     found = _dedupe(sorted(found, key=lambda item: -item[1]))[:k]
@@ -79,12 +86,15 @@ def _query_embedder(given: Embedder | None, built_with: str, mode: str) -> Embed
 
 
 Ranking = list[tuple[str, str]]  # (collection, chunk id), best first
+# How much the lexical list counts against the dense one in the fusion (tuned like KIND_WEIGHTS).
+LEXICAL_WEIGHT = 1.0
 
 
 def _rankings(ledger: Ledger, index_dir: Path, base: str, query: str, depth: int, include_history: bool,
-              mode: str, embedder: Embedder | None) -> list[Ranking]:
+              mode: str, embedder: Embedder | None) -> list[tuple[float, Ranking]]:
+    """(weight, ranking) of each list to fuse: dense per collection, then lexical."""
     live, hist = f"{base}-live", f"{base}-hist"
-    rankings: list[Ranking] = []
+    rankings: list[tuple[float, Ranking]] = []
     if mode != "lexical" and embedder is not None:
         qvec = embedder.embed_query(query)
         with VectorStore(index_dir, readonly=True) as vectors:   # closed: the next search sees later builds
@@ -93,22 +103,22 @@ def _rankings(ledger: Ledger, index_dir: Path, base: str, query: str, depth: int
                 # Vectors a killed build left behind are not in the ledger: drop them before fusing,
                 # or they would take rank places (and score) from the chunks that are.
                 known = ledger.records(name, found)
-                rankings.append([(name, cid) for cid in found if cid in known])
+                rankings.append((1.0, [(name, cid) for cid in found if cid in known]))
     if mode != "dense":
         match = lexical.match_query(query)
         if match:
-            rankings.append([(live, cid) for cid, _ in ledger.lexical_search(live, match, depth)])
+            rankings.append((LEXICAL_WEIGHT, [(live, cid) for cid, _ in ledger.lexical_search(live, match, depth)]))
     return rankings
 
 
-def _fuse(rankings: list[Ranking]) -> dict[tuple[str, str], float]:
-    """Reciprocal rank fusion, scaled so a chunk ranked first by every list scores 1.0."""
+def _fuse(rankings: list[tuple[float, Ranking]]) -> dict[tuple[str, str], float]:
+    """Weighted reciprocal rank fusion, scaled so a chunk ranked first by every list scores 1.0."""
     scores: dict[tuple[str, str], float] = {}
-    for ranking in rankings:
+    for weight, ranking in rankings:
         for rank, key in enumerate(ranking):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-    lists = max(1, sum(1 for r in rankings if r and r[0][0].endswith("-live")))
-    return {key: s * (RRF_K + 1) / lists for key, s in scores.items()}
+            scores[key] = scores.get(key, 0.0) + weight / (RRF_K + rank + 1)
+    total = sum(w for w, r in rankings if r and r[0][0].endswith("-live")) or 1.0
+    return {key: s * (RRF_K + 1) / total for key, s in scores.items()}
 
 
 def _dedupe(items: list[tuple[ChunkRecord, float]]) -> list[tuple[ChunkRecord, float]]:

@@ -31,9 +31,7 @@ HELD_OUT = (
     Corpus("flask", "flask==2.0.0", "python"),
     Corpus("requests", "requests==2.31.0", "python"),
     Corpus("httpx", "httpx==0.27.0", "python"),
-    Corpus("attrs", "attrs==23.2.0", "python"),
     Corpus("serde_json", "git:https://github.com/serde-rs/json@827a315bf2198558f0325b07bcc1e2cd973aba2f", "rust"),
-    Corpus("walkdir", "git:https://github.com/BurntSushi/walkdir@6fd031c82ba5a4204b4ce6eae73dacb00dc072ec", "rust"),
     Corpus("rxjs", "git:https://github.com/ReactiveX/rxjs@72bc92191ab959e27a969dc4476e14d95416573f",  # 7.8.1
            "typescript"),
     Corpus("axios", "git:https://github.com/axios/axios@23a25af0688d1db2c396deb09229d2271cc24f6c", "javascript"),
@@ -55,8 +53,8 @@ class Profile:
     seed: int = 20241130
     # Retrieval figure: each repository sampled (files in a seeded hash order) down to this many
     # bytes of text, so embedding every method's chunks stays within minutes on 2 cores.
-    corpus_bytes: int = 200_000
-    corpus_queries: int = 60
+    corpus_bytes: int = 120_000
+    corpus_queries: int = 40
 
     def specs(self) -> list[str]:
         return [self.build_source.spec, *(s.spec for s in self.quality_sources),
@@ -77,8 +75,8 @@ QUICK = Profile(
     evolutions=(("click==7.1.2", "click==8.0.0"),),
     search_sizes=(10_000, 100_000),   # store-only (synthetic vectors): no embedding cost
     max_queries=100,
-    corpus_bytes=200_000,
-    corpus_queries=60,
+    corpus_bytes=120_000,
+    corpus_queries=40,
 )
 
 FULL = Profile(
