@@ -197,6 +197,11 @@ class Ledger:
             "WHERE lexicon MATCH ? AND m.coll = ? ORDER BY score DESC LIMIT ?", (match, coll, n))
         return [(cid, score) for cid, score in rows]
 
+    def lexical_docs(self, coll: str) -> Iterator[tuple[str, str]]:
+        """Every (chunk id, terms) of a collection's lexical index (to rebuild a derived one)."""
+        yield from self.db.execute(
+            "SELECT m.id, l.terms FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ?", (coll,))
+
     # -- embedding cache (content-addressed, so safe to commit at any time) -------
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, list[float]]:
         wanted = list(dict.fromkeys(hashes))

@@ -88,6 +88,23 @@ def cold(repo: Path, index_dir: Path, queries: list[str], repeats: int, validate
     return {name: summary(t) for name, t in times.items()}
 
 
+MEMORY_PROBE = """
+import resource, sys
+from codevouch.retriever.search import search
+from pathlib import Path
+repo, index, queries = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+for q in queries:
+    search(repo, q, index, k=10)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def search_memory(repo: Path, index_dir: Path, queries: list[str]) -> float:
+    """Peak RSS (MiB) of a process that opens the index and runs the queries (hybrid, k=10)."""
+    _, proc = run_timed([PY, "-c", MEMORY_PROBE, str(repo), str(index_dir), *queries[:20]])
+    return round(float(proc.stdout.strip().splitlines()[-1]), 1)
+
+
 def import_floor(repeats: int) -> dict[str, Any]:
     """What every cold process pays before codevouch does anything."""
     probes = {"python_startup": "pass", "import_chromadb": "import chromadb",
@@ -127,7 +144,8 @@ def run_figure(prof: Profile, fake: bool) -> dict[str, Any]:
         fill = time.perf_counter() - start
         log(f"search: {size} synthetic chunks stored in {fill:.1f} s; warm and cold queries next")
         sizes[str(size)] = {"fill_seconds": round(fill, 1), "warm": warm(repo, index_dir, queries, fake),
-                            "cold": cold(repo, index_dir, queries, prof.repeats, has_validator and not fake)}
+                            "cold": cold(repo, index_dir, queries, prof.repeats, has_validator and not fake),
+                            "search_process_peak_rss_mib": None if fake else search_memory(repo, index_dir, queries)}
     return {"figure": "search", "profile": prof.name, "machine": machine(), "source": spec,
             "vectors": "synthetic random unit vectors over real chunk records (lexical index real too); "
                        "real query embeddings",

@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 from benchlib import corpus  # noqa: E402
-from benchlib.docstrings import Target, first_sentence, strip_python, strip_rust  # noqa: E402
+from benchlib.docstrings import Target, first_sentence, strip_python  # noqa: E402
 from benchlib.retrieval import (BM25Index, Span, code_tokens, langchain_chunks, line_windows,  # noqa: E402
                                 rank_of, scores, symbol_hit, window_hit)
 from benchlib.tooldefs import definitions  # noqa: E402
@@ -62,13 +62,6 @@ def test_strip_python_keeps_lines_and_finds_targets() -> None:
 def test_first_sentence() -> None:
     assert first_sentence("Do a thing. Then more.\n\nParams") == "Do a thing."
     assert first_sentence("Wrapped\n   over lines e.g. this\n\nNext") == "Wrapped over lines e.g. this"
-
-
-def test_strip_rust_blanks_doc_comments() -> None:
-    src = "/// Build the wheel for the given target now.\n#[inline]\nfn build(x: u8) -> u8 {\n    x\n}\n"
-    out, targets = strip_rust(src, "lib.rs")
-    assert "///" not in out and out.count("\n") == src.count("\n")
-    assert [(t.qualname, t.def_line) for t in targets] == [("build", 3)]
 
 
 def test_langchain_chunks_map_to_their_lines() -> None:

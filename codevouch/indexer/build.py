@@ -152,6 +152,7 @@ def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors:
         full = state is None or state.rules_json != rules_json or state.embedder != embedder.name
         old_files = ledger.files(target.base)
         if state is not None and not full and state.commit == commit:
+            _sync_lexical(ledger, f"{target.base}-live", state, state, (), ())  # e.g. made by an older codevouch
             return _summary(target, tree, old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
         plan = plan_refresh(old_files, tree, full)
@@ -178,23 +179,38 @@ def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors:
     on_phase("vectors-written")
 
     new_ids = {rec.id for rec in new_records}
+    new_state = BranchState(target.base, target.repo, branch, commit, target.commit_date, target.indexed_at,
+                            embedder.name, rules_json)
+    lexical_docs = [(rec.id, lexical.document(text, rec.path, rec.symbol)) for res in results for rec, text in res.chunks]
+    obsolete = [r.id for r in retired if r.id not in new_ids]
     ledger.commit(BuildChange(
-        state=BranchState(target.base, target.repo, branch, commit, target.commit_date, target.indexed_at,
-                          embedder.name, rules_json),
+        state=new_state,
         live=new_records,
-        lexical=[(rec.id, lexical.document(text, rec.path, rec.symbol))
-                 for res in results for rec, text in res.chunks],
+        lexical=lexical_docs,
         history=moved,
         replaced_paths=[*plan.retire, *plan.to_history],
-        obsolete_ids=[r.id for r in retired if r.id not in new_ids],
+        obsolete_ids=obsolete,
         files=[res.row for res in results],
         deleted_paths=plan.to_history,
         dropped_paths=plan.drop))
     on_phase("committed")
+    _sync_lexical(ledger, live, state, new_state, obsolete, lexical_docs)
     collect_garbage(ledger, vectors)
     return _summary(target, tree, ledger.files(target.base), embedded=embedded,
                     reused=len(new_records) - embedded, deleted=len(plan.to_history) + len(plan.drop),
                     indexed=len(results), noop=False, seconds=time.monotonic() - started)
+
+
+def _sync_lexical(ledger: Ledger, live: str, old: BranchState | None, new: BranchState,
+                  removed: Sequence[str], added: Sequence[tuple[str, str]]) -> None:
+    """Bring the tantivy copy of the lexical index to the committed state (see lexindex.py)."""
+    from codevouch import lexindex
+
+    current = lexindex.stamp_of(new.commit, new.built_at)
+    if old is new and lexindex.read_stamp(lexindex.index_path(ledger.path.parent, live)) == current:
+        return
+    previous = lexindex.stamp_of(old.commit, old.built_at) if old is not None and old is not new else None
+    lexindex.sync(ledger.path.parent, live, previous, current, removed, added, lambda: ledger.lexical_docs(live))
 
 
 def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str,

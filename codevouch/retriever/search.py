@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from codevouch import gitio, lexical
+from codevouch import gitio, lexical, lexindex
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import InputError, NotIndexed
 from codevouch.store import ChunkRecord, Ledger, VectorStore, collection_base
@@ -55,7 +55,8 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
         # decides what is visible, so ask for enough extra neighbours to fill k.
         # A kind filter drops candidates after ranking: look deeper so k can still be filled.
         depth = max(3 * k, 30) * (4 if kinds else 1) + ledger.pending_count()
-        rankings = _rankings(ledger, index_dir, base, query, depth, include_history, mode,
+        rankings = _rankings(ledger, index_dir, base, lexindex.stamp_of(state.commit, state.built_at), query,
+                             depth, include_history, mode,
                              _query_embedder(embedder, state.embedder, mode))
         fused = _fuse(rankings)
         found: list[tuple[ChunkRecord, float]] = []
@@ -90,8 +91,8 @@ Ranking = list[tuple[str, str]]  # (collection, chunk id), best first
 LEXICAL_WEIGHT = 1.0
 
 
-def _rankings(ledger: Ledger, index_dir: Path, base: str, query: str, depth: int, include_history: bool,
-              mode: str, embedder: Embedder | None) -> list[tuple[float, Ranking]]:
+def _rankings(ledger: Ledger, index_dir: Path, base: str, stamp: str, query: str, depth: int,
+              include_history: bool, mode: str, embedder: Embedder | None) -> list[tuple[float, Ranking]]:
     """(weight, ranking) of each list to fuse: dense per collection, then lexical."""
     live, hist = f"{base}-live", f"{base}-hist"
     rankings: list[tuple[float, Ranking]] = []
@@ -105,9 +106,12 @@ def _rankings(ledger: Ledger, index_dir: Path, base: str, query: str, depth: int
                 known = ledger.records(name, found)
                 rankings.append((1.0, [(name, cid) for cid in found if cid in known]))
     if mode != "dense":
-        match = lexical.match_query(query)
-        if match:
-            rankings.append((LEXICAL_WEIGHT, [(live, cid) for cid, _ in ledger.lexical_search(live, match, depth)]))
+        found = lexindex.search(index_dir, live, stamp, list(dict.fromkeys(lexical.terms(query))), depth)
+        if found is None:  # no fresh tantivy copy (see lexindex.py): ask the ledger's FTS5 table
+            match = lexical.match_query(query)
+            found = ledger.lexical_search(live, match, depth) if match else []
+        if found:
+            rankings.append((LEXICAL_WEIGHT, [(live, cid) for cid, _ in found]))
     return rankings
 
 

@@ -43,7 +43,6 @@ HELD_OUT = (
 class Profile:
     name: str
     build_source: Source                 # figure 1: a whole sdist, indexed as a user would
-    quality_sources: tuple[Source, ...]  # figure 3: docstrings stripped, library code only
     evolutions: tuple[tuple[str, str], ...]  # figure 4: (release N, release N+1)
     search_sizes: tuple[int, ...]        # figure 2: store sizes (synthetic vectors)
     max_queries: int = 150
@@ -57,21 +56,13 @@ class Profile:
     corpus_queries: int = 40
 
     def specs(self) -> list[str]:
-        return [self.build_source.spec, *(s.spec for s in self.quality_sources),
+        return [self.build_source.spec, *(c.spec for c in TUNING + HELD_OUT),
                 *(v for pair in self.evolutions for v in pair)]
 
 
 QUICK = Profile(
     name="quick",
     build_source=Source("requests==2.31.0", ("requests",)),
-    quality_sources=(
-        Source("click==8.0.0", ("src/click",)),
-        # json and a part of email: enough documented functions, a third of the chunks.
-        Source("stdlib:json,email", ("json", "email/message.py", "email/utils.py", "email/_policybase.py",
-                                     "email/feedparser.py", "email/generator.py", "email/header.py")),
-        # Rust: maturin's sdist ships its Rust sources; a part of them keeps quick quick.
-        Source("maturin==1.5.1", ("src/auditwheel", "src/python_interpreter", "src/build_context.rs")),
-    ),
     evolutions=(("click==7.1.2", "click==8.0.0"),),
     search_sizes=(10_000, 100_000),   # store-only (synthetic vectors): no embedding cost
     max_queries=100,
@@ -82,15 +73,6 @@ QUICK = Profile(
 FULL = Profile(
     name="full",
     build_source=Source("requests==2.31.0"),   # the whole sdist: code, tests, docs
-    quality_sources=(
-        Source("click==8.0.0", ("src/click",)),
-        Source("flask==2.0.0", ("src/flask",)),
-        Source("requests==2.31.0", ("requests",)),
-        Source("httpx==0.27.0", ("httpx",)),
-        Source("attrs==23.2.0", ("src",)),
-        Source("stdlib:json,email,asyncio"),
-        Source("maturin==1.5.1", ("src",)),
-    ),
     evolutions=(("click==7.1.2", "click==8.0.0"), ("flask==1.1.4", "flask==2.0.0"),
                 ("requests==2.25.1", "requests==2.31.0"), ("httpx==0.26.0", "httpx==0.27.0"),
                 # Rust (and Python): maturin's sdist ships its Rust sources.
@@ -105,6 +87,3 @@ FULL = Profile(
 )
 
 PROFILES = {"quick": QUICK, "full": FULL}
-
-# Only code files are indexed for the quality figure (queries target functions).
-QUALITY_SUFFIXES = (".py", ".rs")

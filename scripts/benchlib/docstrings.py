@@ -2,8 +2,7 @@
 
 Python: `ast` finds every docstring (module, class, function); its lines become blank, or
 `pass` when the docstring was the whole body, so every line number stays valid.
-Rust: `///` doc comments are blanked the same way; functions come from tree-sitter
-(codevouch's `find_definitions`), the only parser for Rust on this machine.
+Other languages: benchlib/doccomments.py (tree-sitter walks of the benchmark's own).
 """
 from __future__ import annotations
 
@@ -125,37 +124,3 @@ def strip_python(text: str, path: str) -> tuple[str, list[Target]]:
     except SyntaxError:  # never feed a broken file to the indexers; keep it, drop its queries
         return text, []
     return out, targets
-
-
-_RUST_DOC = re.compile(r"^\s*///(?!/)")
-
-
-def strip_rust(text: str, path: str) -> tuple[str, list[Target]]:
-    """Blank every `///` line; a function preceded by one is a target."""
-    from codevouch.syntax.definitions import find_definitions
-
-    lines = text.split("\n")
-    targets: list[Target] = []
-    for qual, ranges in find_definitions(text, path).items():
-        for start, end in ranges:
-            doc: list[str] = []
-            i = start - 1
-            while i < end and (_RUST_DOC.match(lines[i]) or lines[i].strip().startswith(("#[", "//"))):
-                if _RUST_DOC.match(lines[i]):
-                    doc.append(lines[i].split("///", 1)[1])
-                i += 1
-            if i >= end or not re.search(r"\bfn\s", lines[i]) or not doc:
-                continue
-            query = first_sentence("\n".join(doc))
-            if len(query.split()) >= MIN_WORDS:
-                targets.append(Target(query, path, qual, start, end, i + 1))
-    stripped = ["" if _RUST_DOC.match(line) else line for line in lines]
-    return "\n".join(stripped), targets
-
-
-def strip_file(text: str, path: str) -> tuple[str, list[Target]]:
-    if path.endswith(".py"):
-        return strip_python(text, path)
-    if path.endswith(".rs"):
-        return strip_rust(text, path)
-    return text, []

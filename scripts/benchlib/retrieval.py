@@ -158,23 +158,3 @@ class DenseMatrix:
         sims = self.matrix @ np.asarray(qvec, dtype="float32")
         top = np.argsort(-sims, kind="stable")[:k]
         return [self.spans[int(i)] for i in top]
-
-
-# -- dense over our own spans ------------------------------------------------------------------
-
-class DenseSpans:
-    """Spans embedded with the given embedder into a Chroma collection of codevouch's store."""
-
-    def __init__(self, store: Any, name: str, spans: Sequence[Span], embed: Callable[[list[str]], list[list[float]]],
-                 batch: int = 64) -> None:
-        self.spans = list(spans)
-        self.store, self.name = store, name
-        col = store.collection(name)
-        for start in range(0, len(self.spans), batch):
-            part = self.spans[start:start + batch]
-            col.upsert(ids=[str(start + i) for i in range(len(part))],
-                       embeddings=embed([s.text for s in part]),
-                       metadatas=[{"path": s.path, "start_line": s.start_line} for s in part])
-
-    def search(self, qvec: list[float], k: int = 10) -> list[Span]:
-        return [self.spans[int(cid)] for cid, _ in self.store.query(self.name, qvec, k)]

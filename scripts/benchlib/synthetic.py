@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from codevouch import gitio, lexical
+from codevouch import gitio, lexical, lexindex
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, MODEL_NAME, token_counter
 from codevouch.indexer.build import text_hash
 from codevouch.indexer.chunker import chunk_text
@@ -58,11 +58,13 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
         store.upsert(f"{coll}-live", records[start:start + step], vecs.tolist())
     ledger = Ledger(index_dir)
     try:
-        ledger.commit(BuildChange(
-            state=BranchState(coll, str(repo), branch, records[0].commit, records[0].commit_date,
-                              "2024-01-01T00:00:00Z", embedder, "{}"),
-            live=records,
-            lexical=[(r.id, lexical.document(t, r.path, r.symbol)) for r, t in pairs]))
+        state = BranchState(coll, str(repo), branch, records[0].commit, records[0].commit_date,
+                            "2024-01-01T00:00:00Z", embedder, "{}")
+        docs = [(r.id, lexical.document(t, r.path, r.symbol)) for r, t in pairs]
+        ledger.commit(BuildChange(state=state, live=records, lexical=docs))
+        # As a build does after its commit: the tantivy copy of the lexical index.
+        lexindex.sync(index_dir, f"{coll}-live", None, lexindex.stamp_of(state.commit, state.built_at), (), docs,
+                      lambda: ledger.lexical_docs(f"{coll}-live"))
     finally:
         ledger.close()
     return size

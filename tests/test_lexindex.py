@@ -1,0 +1,58 @@
+"""The tantivy copy of the lexical index: kept in step by builds, never trusted when stale."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from codevouch import Index, lexical, lexindex
+from codevouch.store import Ledger, collection_base
+from tests.gitrepo import Repo
+
+FILES = {
+    "shop/orders.py": "def cancel_order(order):\n    return order.cancel()\n",
+    "shop/refund.py": "def refund_payment(payment):\n    return payment.refund()\n",
+    "docs/orders.md": "# Orders\n\nRefunds go back to the card.\n",
+}
+
+
+def _paths(idx: Index, query: str) -> list[str]:
+    return [h.path for h in idx.search(query, k=5, mode="lexical", validate=False)]
+
+
+def _tantivy(index_dir: Path, repo: Repo, query: str) -> list[str] | None:
+    base = collection_base(str(repo.root.resolve()), "main")
+    ledger = Ledger(index_dir)
+    try:
+        state = ledger.branch(base)
+        assert state is not None
+        found = lexindex.search(index_dir, f"{base}-live", lexindex.stamp_of(state.commit, state.built_at),
+                                list(dict.fromkeys(lexical.terms(query))), 5)
+        if found is None:
+            return None
+        records = ledger.records(f"{base}-live", [cid for cid, _ in found])
+        return [records[cid].path for cid, _ in found]
+    finally:
+        ledger.close()
+
+
+def test_builds_keep_the_copy_in_step_and_a_stale_copy_is_never_used(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(FILES)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    idx.build()
+    assert _tantivy(index_dir, repo, "refunds payment") == ["shop/refund.py", "docs/orders.md"]
+    assert _paths(idx, "cancelled orders")[0] == "shop/orders.py"  # stemmed, split identifiers
+
+    # An incremental build: the changed file's old chunk goes, its new one comes.
+    repo.commit(**{"shop/orders.py": "def void_order(order):\n    return order.void()\n"})
+    idx.build()
+    assert _tantivy(index_dir, repo, "void") == ["shop/orders.py"]
+    assert _tantivy(index_dir, repo, "cancel") == []
+
+    # A copy that does not match the ledger's state is ignored (FTS5 answers the same) ...
+    stamp = lexindex.index_path(index_dir, f"{collection_base(str(repo.root.resolve()), 'main')}-live") / lexindex.STAMP
+    stamp.write_text("some other state")
+    assert _tantivy(index_dir, repo, "void") is None
+    assert _paths(idx, "void") == ["shop/orders.py"]
+    # ... and the next build, even a no-op one, rebuilds it from the ledger.
+    idx.build()
+    assert _tantivy(index_dir, repo, "void") == ["shop/orders.py"]
+    assert _tantivy(index_dir, repo, "refund") == ["shop/refund.py", "docs/orders.md"]
