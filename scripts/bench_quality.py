@@ -45,22 +45,32 @@ from benchlib.retrieval import (BM25Index, DenseMatrix, Span, langchain_chunks, 
 
 ALL_KINDS = ("source", "test", "docs", "config")
 UNWEIGHTED = {"KIND_WEIGHTS": {k: 1.0 for k in ALL_KINDS}}
+# The retriever as it was before this figure's tuning: every kind alike, no collapsing, equal lists.
+BEFORE = {**UNWEIGHTED, "COLLAPSE": False, "LEXICAL_WEIGHT": 1.0, "RRF_K": 60}
 # codevouch rows: name -> (Index.search keyword arguments, retriever knobs set for the row).
 # "codevouch" is the library as shipped: its defaults, nothing overridden.
 CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "codevouch": ({}, {}),
-    "codevouch-unweighted": ({}, UNWEIGHTED),
+    "codevouch-before-tuning": ({}, BEFORE),
     "codevouch-source-only": ({"kinds": ("source",)}, {}),
-    "codevouch-dense": ({"mode": "dense"}, UNWEIGHTED),
-    "codevouch-lexical": ({"mode": "lexical"}, UNWEIGHTED),
+    "codevouch-dense": ({"mode": "dense"}, {}),
+    "codevouch-lexical": ({"mode": "lexical"}, {}),
 }
+
+
+def _weights(docs: float, test: float) -> dict[str, Any]:
+    return {"KIND_WEIGHTS": {"source": 1.0, "config": 1.0, "docs": docs, "test": test}}
+
+
 # --tune: knob settings tried on the tuning corpora only (the winner becomes the default).
 TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    **{f"docs-{w}": ({}, {"KIND_WEIGHTS": {**UNWEIGHTED["KIND_WEIGHTS"], "docs": w}}) for w in (0.7, 0.5, 0.3)},
-    **{f"docs-{w}-test-{t}": ({}, {"KIND_WEIGHTS": {"source": 1.0, "config": 1.0, "docs": w, "test": t}})
-       for w in (0.5, 0.3) for t in (0.8, 0.6)},
-    **{f"lexical-{w}": ({}, {"LEXICAL_WEIGHT": w}) for w in (0.5, 0.75, 1.5)},
-    **{f"rrf-{k}": ({}, {"RRF_K": k}) for k in (10, 30)},
+    "collapse-only": ({}, {**BEFORE, "COLLAPSE": True}),
+    **{f"docs-{d}-test-{t}-collapse-{c}": ({}, {**BEFORE, **_weights(d, t), "COLLAPSE": c})
+       for d in (1.0, 0.5, 0.3) for t in (1.0, 0.8, 0.6) for c in (False, True)},
+    **{f"docs-0.5-test-0.8-lexical-{w}": ({}, {**BEFORE, **_weights(0.5, 0.8), "COLLAPSE": True, "LEXICAL_WEIGHT": w})
+       for w in (0.5, 0.75, 1.5)},
+    **{f"docs-0.5-test-0.8-rrf-{k}": ({}, {**BEFORE, **_weights(0.5, 0.8), "COLLAPSE": True, "RRF_K": k})
+       for k in (10, 30)},
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
@@ -224,7 +234,8 @@ def main() -> None:
     if args.corpus:
         chosen = [(c, s) for c, s in chosen if c.name in args.corpus]
     corpus.fetch(c.spec for c, _ in chosen)
-    work = cli.workdir(prof, "quality")
+    # Runs of different splits may go side by side: each has its own scratch space.
+    work = cli.workdir(prof, "quality" if args.split == "all" and not args.tune else f"quality-{args.split}")
     embedder = CachedEmbedder(cli.embedder(args))
     started = time.perf_counter()
     if args.tune:

@@ -8,6 +8,7 @@ from typing import Any
 from codevouch import gitio, lexical, lexindex
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import InputError, NotIndexed
+from codevouch.retriever.collapse import collapse
 from codevouch.store import ChunkRecord, Ledger, VectorStore, collection_base
 from codevouch.syntax.lines import decode
 
@@ -74,7 +75,8 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                 found.append((rec, score if kinds is not None else score * KIND_WEIGHTS.get(rec.kind, 1.0)))
     finally:
         ledger.close()
-    found = _dedupe(sorted(found, key=lambda item: -item[1]))[:k]
+    found = _dedupe(sorted(found, key=lambda item: -item[1]))
+    found = (collapse(found) if COLLAPSE else found)[:k]
     blobs = gitio.read_blobs(repo, [rec.blob_sha for rec, _ in found])
     return [Hit(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec)) for rec, score in found]
 
@@ -87,6 +89,8 @@ def _query_embedder(given: Embedder | None, built_with: str, mode: str) -> Embed
 
 
 Ranking = list[tuple[str, str]]  # (collection, chunk id), best first
+# One hit per definition (see collapse.py); a knob so the quality figure can show both.
+COLLAPSE = True
 # How much the lexical list counts against the dense one in the fusion (tuned like KIND_WEIGHTS).
 LEXICAL_WEIGHT = 1.0
 
