@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from codevouch.store import ChunkRecord
-
-MODULE_SYMBOL = "<module>"
+from codevouch.syntax.lines import MODULE_SYMBOL
 
 
 def collapse(items: list[tuple[ChunkRecord, float]]) -> list[tuple[ChunkRecord, float]]:
