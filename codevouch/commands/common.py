@@ -43,7 +43,8 @@ BudgetOpt = Annotated[Optional[int], typer.Option(
 ModelOpt = Annotated[Optional[str], typer.Option(
     "--model", help="Fit the pack to this model's window (window - output - reserve); see README.")]
 KindOpt = Annotated[Optional[list[str]], typer.Option(
-    "--kind", help="Only hits of this file kind: source, test, docs or config (repeatable).")]
+    "--kind", help="Only hits of this file kind: source, test, docs or config (repeatable). "
+                   "Default: every kind, docs and test hits ranked lower.")]
 FORMATS = ("text", "json", "context")
 
 
