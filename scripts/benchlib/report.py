@@ -175,7 +175,14 @@ def section_quality(q: dict[str, Any]) -> str:
             rows.append([p["corpus"], p["split"], f"**{m}**" if m == "codevouch" else m, sc["mrr@10"],
                          sc["recall@1"], sc["recall@5"], sc["recall@10"], sym[m]["mrr@10"], chunks,
                          f"x{ratio(o['codevouch'], o[best])} vs {best}" if m == "codevouch" else None])
-    parts.append("\nPer corpus:\n")
+    behind = [f"{p['corpus']} ({p['split']}: {p['scores']['overlap']['codevouch']['mrr@10']} vs "
+              f"{p['scores']['overlap'][best_baseline(p['scores']['overlap'])]['mrr@10']}, "
+              f"{best_baseline(p['scores']['overlap'])})" for p in q["per_corpus"]
+              if p["scores"]["overlap"]["codevouch"].get("queries")
+              and p["scores"]["overlap"]["codevouch"]["mrr@10"]
+              < p["scores"]["overlap"][best_baseline(p["scores"]["overlap"])]["mrr@10"]]
+    parts.append("\ncodevouch's default is below the best baseline on: " + ("; ".join(behind) or "no corpus")
+                 + ". Per corpus:\n")
     parts.append(table(["corpus", "split", "method", "MRR@10", "R@1", "R@5", "R@10", "symbol MRR@10", "chunks",
                         "codevouch ÷ best baseline"], rows))
     return "\n".join(parts)
