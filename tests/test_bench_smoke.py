@@ -176,3 +176,22 @@ def test_doc_comments_stripped_and_targets_found_per_language() -> None:
         assert {(t.qualname, t.start_line, t.def_line, t.end_line) for t in targets} == expected, path
     _, [go] = strip_doc_comments(cases["a.go"][0], "a.go")
     assert go.query == "runs the whole command tree for the args."  # Go's leading name would give it away
+
+
+def test_sampling_is_deterministic_library_first_and_skips_binaries(tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from bench_quality import is_library_code, sample_files
+
+    for i in range(30):
+        (tmp_path / "pkg").mkdir(exist_ok=True)
+        (tmp_path / "pkg" / f"m{i}.py").write_text("x = 1\n" * 50)
+        (tmp_path / "docs").mkdir(exist_ok=True)
+        (tmp_path / "docs" / f"d{i}.md").write_text("words\n" * 50)
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\0\0" * 10)
+    picked = sample_files(tmp_path, 3000, seed=1)
+    assert picked == sample_files(tmp_path, 3000, seed=1)
+    assert sum(len(d) for d in picked.values()) <= 3000 and "logo.png" not in picked
+    library = [p for p in picked if is_library_code(p)]
+    assert library and sum(len(picked[p]) for p in library) <= 1500 + 300  # half the budget, first file aside
+    assert any(p.startswith("docs/") for p in picked)
+    assert not is_library_code("tests/test_x.py") and not is_library_code("src/a.test.ts")
