@@ -105,13 +105,13 @@ def _rankings(ledger: Ledger, index_dir: Path, base: str, stamp: str, query: str
     rankings: list[tuple[float, Ranking]] = []
     if mode != "lexical" and embedder is not None:
         qvec = embedder.embed_query(query)
-        with VectorStore(index_dir, readonly=True) as vectors:   # closed: the next search sees later builds
-            for name in [live] + ([hist] if include_history else []):
-                found = [cid for cid, _ in vectors.query(name, qvec, depth)]
-                # Vectors a killed build left behind are not in the ledger: drop them before fusing,
-                # or they would take rank places (and score) from the chunks that are.
-                known = ledger.records(name, found)
-                rankings.append((1.0, [(name, cid) for cid in found if cid in known]))
+        vectors = _vector_reader(ledger, index_dir)
+        for name in [live] + ([hist] if include_history else []):
+            found = [cid for cid, _ in vectors.query(name, qvec, depth)]
+            # Vectors a killed build left behind are not in the ledger: drop them before fusing,
+            # or they would take rank places (and score) from the chunks that are.
+            known = ledger.records(name, found)
+            rankings.append((1.0, [(name, cid) for cid in found if cid in known]))
     if mode != "dense":
         found = lexindex.search(index_dir, live, stamp, list(dict.fromkeys(lexical.terms(query))), depth)
         if found is None:  # no fresh tantivy copy (see lexindex.py): ask the ledger's FTS5 table
@@ -120,6 +120,25 @@ def _rankings(ledger: Ledger, index_dir: Path, base: str, stamp: str, query: str
         if found:
             rankings.append((LEXICAL_WEIGHT, [(live, cid) for cid, _ in found]))
     return rankings
+
+
+# One open reader per index directory, with the ledger's branch states it was opened under.
+# Opening Chroma costs ~40 ms and its first count/query reloads the HNSW index (~80 ms at 10k
+# chunks): far more than a search. But a reader opened before another process wrote the store
+# keeps serving the old data, so it is reopened as soon as any build has committed since.
+_READERS: dict[Path, tuple[tuple[Any, ...], VectorStore]] = {}
+
+
+def _vector_reader(ledger: Ledger, index_dir: Path) -> VectorStore:
+    states = tuple((b.coll, b.commit, b.built_at) for b in ledger.branches())
+    cached = _READERS.get(index_dir)
+    if cached is not None and cached[0] == states:
+        return cached[1]
+    if cached is not None:
+        cached[1].close()
+    reader = VectorStore(index_dir, readonly=True)
+    _READERS[index_dir] = (states, reader)
+    return reader
 
 
 def _fuse(rankings: list[tuple[float, Ranking]]) -> dict[tuple[str, str], float]:
