@@ -56,3 +56,20 @@ def test_builds_keep_the_copy_in_step_and_a_stale_copy_is_never_used(repo: Repo,
     idx.build()
     assert _tantivy(index_dir, repo, "void") == ["shop/orders.py"]
     assert _tantivy(index_dir, repo, "refund") == ["shop/refund.py", "docs/orders.md"]
+
+
+def test_a_search_process_sees_a_build_made_by_another_process(repo: Repo, index_dir: Path) -> None:
+    # Searches keep their Chroma reader open between calls; a build committed by another
+    # process since must still be seen by the next search (the reader is reopened).
+    import subprocess
+    import sys
+
+    repo.commit_files(FILES)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    idx.build()
+    assert "shop/ship.py" not in [h.path for h in idx.search("ship parcel", k=5, mode="dense", validate=False)]
+    repo.commit(**{"shop/ship.py": "def ship_parcel(parcel):\n    return parcel.ship()\n"})
+    out = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root),
+                          "--index", str(index_dir), "--embedder", "fake-bow-64"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert [h.path for h in idx.search("ship parcel", k=5, mode="dense", validate=False)][0] == "shop/ship.py"
