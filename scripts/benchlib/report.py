@@ -305,8 +305,10 @@ NOTES = """
   after the build. Incremental builds: a comment line inserted at the blank line nearest the middle of
   one Python file (one-file change), or of 3 files on a new branch (second branch; its unchanged chunks
   come from the embedding cache, but every record and vector is written to the branch's own collection).
-- **Search.** Store-bound figures use synthetic random vectors over real records (the lexical FTS index
-  is real), so they measure cost, not ranking. The records repeat one repository's chunks to reach the
+- **Search.** Store-bound figures use synthetic random vectors over real records (the lexical index,
+  FTS5 and its tantivy copy, is real), so they measure cost, not ranking. Warm = one process that
+  keeps its Chroma reader between searches (no build in between); the search process's memory is the
+  peak RSS of a fresh process running 20 hybrid searches. The records repeat one repository's chunks to reach the
   size, so lexical posting lists are longer than in 100k distinct chunks: the lexical half is, if
   anything, pessimistic. Cold = a new `python -m codevouch search` process.
 - **Quality.** Whole repositories, pinned by version (PyPI sdists: package, tests, docs, examples) or by
