@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import re
@@ -90,16 +91,21 @@ def main(argv: list[str] | None = None) -> dict:
         t0 = time.perf_counter()
         report = idx.drift()
         first = time.perf_counter() - t0
-        warm = []
+        warm, cpu = [], []
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             idx.drift()
             warm.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
     result = {
         "machine": {"cpu": cpu_model(), "python": platform.python_version()},
         "files": args.files, "modified": args.modified,
         "first_call_s": round(first, 3), "warm_median_s": round(statistics.median(warm), 3),
         "warm_runs_s": [round(w, 3) for w in warm],
+        # CPU time of this process (git children excluded): what a shared, loaded machine
+        # cannot inflate the way it inflates wall time.
+        "warm_cpu_median_s": round(statistics.median(cpu), 3),
+        "load_average_1m": round(os.getloadavg()[0], 2),
         "files_by_state": report.file_counts(), "definitions_by_state": report.definition_counts(),
     }
     print(json.dumps(result, indent=2))
