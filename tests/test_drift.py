@@ -364,3 +364,11 @@ def test_index_status_carries_a_one_line_drift_summary(repo: Repo, index_dir: Pa
     assert "  drift: 2 definitions changed since the index (1 file changed)" in out.output
     repo.git("checkout", "-q", "-b", "other")   # another branch is checked out: no drift for main
     assert idx.status()[0]["drift"] is None
+
+
+def test_nested_functions_are_definitions_of_their_own() -> None:
+    old = "def outer(x):\n    def inner(y):\n        return y\n\n    return inner(x)\n"
+    new = "def outer(x):\n    def inner(y):\n        return y + 1\n\n    return inner(x)\n"
+    entries = drift([FileVersions("modified", "n.py", "n.py", old, new)], 0).files[0].definitions
+    # The change is inside `inner`: `outer`'s own text (without inner's lines) is the same.
+    assert [(d.name, d.state) for d in entries or ()] == [("outer", "same"), ("outer.inner", "content_changed")]

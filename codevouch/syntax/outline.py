@@ -41,13 +41,15 @@ def _signature(node: Node, source: bytes) -> str:
 
 
 def outline(text: str, path: str, language: str | None = None) -> list[Definition] | None:
-    """Every definition in `text`, in file order (containers before their members).
+    """Every definition in `text`, in file order (containers before their members; those
+    nested in functions too, named `outer.inner` as find_definitions names them).
 
     None when the language is not supported or the parser fails: "no definitions known",
     which callers must not confuse with a file that defines nothing ([]).
     """
-    # The syntax layer's walk is the one source of qualified names (the indexer's symbols).
-    from codevouch.syntax.definitions import resolve_language
+    # The syntax layer's walk is the one source of qualified names (the indexer's symbols,
+    # and find_definitions' names for definitions nested in functions).
+    from codevouch.syntax.definitions import _definition_nodes, _nested_name, _nested_range, resolve_language
     from codevouch.syntax.languages import get_spec
     from codevouch.syntax.tree import Item, Syntax, parse
 
@@ -56,22 +58,33 @@ def outline(text: str, path: str, language: str | None = None) -> list[Definitio
         return None
     if not text.strip():
         return []
-    syntax = Syntax(get_spec(lang))
+    spec = get_spec(lang)
+    syntax = Syntax(spec)
     source = text.encode("utf-8", "surrogatepass")
     try:
         root = parse(text, lang)
     except Exception:  # noqa: BLE001 - any parser trouble: definitions unknown
         return None
     found: list[Definition] = []
+    seen: set[tuple[int, int, str]] = set()
 
     def collect(items: list[Item]) -> None:
         for item in items:
             for definition in item.defs:
+                node = definition.node
+                seen.add((node.start_byte, node.end_byte, node.type))
                 found.append(Definition(definition.name, item.start + 1, item.end + 1,
-                                        _signature(definition.node, source)))
+                                        _signature(node, source)))
                 if definition.rule.container:
                     collect(syntax.members(definition))
 
     collect(syntax.items(root.named_children, ""))
+    for node in _definition_nodes(lang, root):
+        if (node.start_byte, node.end_byte, node.type) in seen:
+            continue
+        name = _nested_name(spec, node)
+        if name:
+            start, end = _nested_range(spec, node)
+            found.append(Definition(name, start, end, _signature(node, source)))
     found.sort(key=lambda d: (d.start, -d.end))
     return found
