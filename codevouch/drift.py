@@ -19,6 +19,7 @@ whose definitions are not known).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -209,8 +210,12 @@ def _own_texts(defs: Sequence[Definition], lines: Sequence[str]) -> tuple[list[_
 # -- alignment ------------------------------------------------------------------------------
 
 def lcs(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, int]]:
-    """Index pairs of a longest common subsequence of a and b (common prefix and suffix
-    are taken first, so the quadratic table covers only the edited middle)."""
+    """Index pairs of a longest common subsequence of a and b (hashable items).
+
+    Common prefix and suffix are taken first; the edited middle is solved as Hunt and
+    Szymanski do, a longest increasing subsequence over the matching pairs: definitions'
+    keys are nearly unique, so this costs about n log n instead of the n * m table.
+    """
     n, m = len(a), len(b)
     pre = 0
     while pre < n and pre < m and a[pre] == b[pre]:
@@ -219,23 +224,29 @@ def lcs(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, int]]:
     while suf < n - pre and suf < m - pre and a[n - 1 - suf] == b[m - 1 - suf]:
         suf += 1
     ma, mb = a[pre:n - suf], b[pre:m - suf]
-    rows, cols = len(ma), len(mb)
-    table = [[0] * (cols + 1) for _ in range(rows + 1)]
-    for i in range(rows - 1, -1, -1):
-        row, below = table[i], table[i + 1]
-        for j in range(cols - 1, -1, -1):
-            row[j] = below[j + 1] + 1 if ma[i] == mb[j] else max(below[j], row[j + 1])
+    where: dict[Any, list[int]] = {}
+    for j, key in enumerate(mb):
+        where.setdefault(key, []).append(j)
+    tails: list[int] = []        # tails[k]: the smallest j ending a common run of length k + 1
+    ends: list[int] = []         # the node of that run's last pair
+    nodes: list[tuple[int, int, int]] = []   # (i, j, previous node or -1)
+    for i, key in enumerate(ma):
+        # Positions in decreasing order, so one i never extends a run through itself.
+        for j in reversed(where.get(key, ())):
+            k = bisect_left(tails, j)
+            nodes.append((i, j, ends[k - 1] if k else -1))
+            if k == len(tails):
+                tails.append(j)
+                ends.append(len(nodes) - 1)
+            else:
+                tails[k] = j
+                ends[k] = len(nodes) - 1
     middle: list[tuple[int, int]] = []
-    i = j = 0
-    while i < rows and j < cols:
-        if ma[i] == mb[j]:
-            middle.append((pre + i, pre + j))
-            i += 1
-            j += 1
-        elif table[i + 1][j] >= table[i][j + 1]:
-            i += 1
-        else:
-            j += 1
+    node = ends[-1] if ends else -1
+    while node != -1:
+        i, j, node = nodes[node]
+        middle.append((pre + i, pre + j))
+    middle.reverse()
     return ([(k, k) for k in range(pre)] + middle
             + [(n - suf + k, m - suf + k) for k in range(suf)])
 

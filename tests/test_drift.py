@@ -372,3 +372,23 @@ def test_nested_functions_are_definitions_of_their_own() -> None:
     entries = drift([FileVersions("modified", "n.py", "n.py", old, new)], 0).files[0].definitions
     # The change is inside `inner`: `outer`'s own text (without inner's lines) is the same.
     assert [(d.name, d.state) for d in entries or ()] == [("outer", "same"), ("outer.inner", "content_changed")]
+
+
+def test_lcs_is_longest_against_the_textbook_table() -> None:
+    import random
+
+    def table_length(a: list[str], b: list[str]) -> int:
+        t = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+        for i in range(len(a) - 1, -1, -1):
+            for j in range(len(b) - 1, -1, -1):
+                t[i][j] = t[i + 1][j + 1] + 1 if a[i] == b[j] else max(t[i + 1][j], t[i][j + 1])
+        return t[0][0]
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        a = [rng.choice("abcde") for _ in range(rng.randint(0, 12))]
+        b = [rng.choice("abcde") for _ in range(rng.randint(0, 12))]
+        pairs = lcs(a, b)
+        assert len(pairs) == table_length(a, b)
+        assert all(a[i] == b[j] for i, j in pairs)
+        assert all(p[0] < q[0] and p[1] < q[1] for p, q in zip(pairs, pairs[1:]))
