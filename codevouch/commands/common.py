@@ -37,6 +37,9 @@ IndexOpt = Annotated[Optional[Path], typer.Option(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 BranchOpt = Annotated[Optional[str], typer.Option("--branch", "-b", help="Branch (default: current).")]
 LimitOpt = Annotated[int, typer.Option("--limit", "-k", min=1, max=200, help="Number of hits.")]
+NoRecordOpt = Annotated[bool, typer.Option(
+    "--no-record", help="Write no usage record for this call (also: CODEVOUCH_NO_RECORD=1, "
+                        "[usage] record = false).")]
 BudgetOpt = Annotated[Optional[int], typer.Option(
     "--budget", min=1, help="Token budget for the pack (default: $CODEVOUCH_BUDGET, the repository's "
                             "[budget], else 16000).")]
@@ -132,10 +135,10 @@ def check_format(fmt: str, as_json: bool) -> str:
     return fmt
 
 
-def open_index(repo: Path, index: Path | None, embedder: str | None = None) -> Index:
+def open_index(repo: Path, index: Path | None, embedder: str | None = None, no_record: bool = False) -> Index:
     from codevouch.api import DEFAULT_EMBEDDER, Index
 
-    return Index(repo, index, embedder=embedder or DEFAULT_EMBEDDER)
+    return Index(repo, index, embedder=embedder or DEFAULT_EMBEDDER, record=False if no_record else None)
 
 
 def print_json(data: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from codevouch.commands.common import (BranchOpt, BudgetOpt, IndexOpt, JsonOpt, KindOpt, LimitOpt, ModelOpt,
+from codevouch.commands.common import (BranchOpt, BudgetOpt, IndexOpt, JsonOpt, KindOpt, LimitOpt, ModelOpt, NoRecordOpt,
                                        RepoOpt, fail, open_index, print_json)
 from codevouch.errors import CodevouchError
 
@@ -28,6 +28,7 @@ def context_cmd(
         "--include-history", help="Also search deleted files, and pack historical text after the "
                                   "current code while room remains.")] = False,
     index: IndexOpt = None,
+    no_record: NoRecordOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Search, validate and print a context pack that fits a token budget (--budget or --model).
@@ -37,9 +38,9 @@ def context_cmd(
     markdown.
     """
     try:
-        pack = open_index(repo, index).context(query, k=limit, branch=branch, kinds=kind,
-                                               include_history=include_history, budget=budget,
-                                               model=model, reserve=reserve)
+        idx = open_index(repo, index, no_record=no_record)
+        pack = idx.context(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
+                           budget=budget, model=model, reserve=reserve)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:

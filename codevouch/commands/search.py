@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from codevouch.commands.common import (BranchOpt, IndexOpt, JsonOpt, KindOpt, LimitOpt, RepoOpt, check_format,
-                                       fail, open_index, print_json, render_results, usage)
+from codevouch.commands.common import (BranchOpt, IndexOpt, JsonOpt, KindOpt, LimitOpt, NoRecordOpt, RepoOpt,
+                                       check_format, fail, open_index, print_json, render_results, usage)
 from codevouch.errors import CodevouchError
 
 
@@ -26,13 +26,14 @@ def search_cmd(
     mode: Annotated[str, typer.Option(
         "--mode", help="hybrid (dense + lexical, fused by rank), dense or lexical.")] = "hybrid",
     index: IndexOpt = None,
+    no_record: NoRecordOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Search a branch and check every hit against the working tree."""
     fmt = check_format(fmt, as_json)
     if mode not in ("hybrid", "dense", "lexical"):
         raise usage("--mode must be hybrid, dense or lexical.")
-    idx = open_index(repo, index)
+    idx = open_index(repo, index, no_record=no_record)
     try:
         hits = idx.search(query, k=limit, branch=branch, kinds=kind,
                                               include_history=include_history,

@@ -6,8 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from codevouch.commands.common import (EXIT_HISTORICAL, JsonOpt, RepoOpt, check_format, fail, open_index,
-                                       read_source, render_results)
+from codevouch.commands.common import (EXIT_HISTORICAL, JsonOpt, NoRecordOpt, RepoOpt, check_format, fail,
+                                       open_index, read_source, render_results)
 from codevouch.errors import CodevouchError
 
 
@@ -15,10 +15,11 @@ def validate_cmd(
     source: Annotated[str, typer.Argument(help="JSON list or JSON lines of snippets; '-' for stdin.")] = "-",
     repo: RepoOpt = Path("."),
     index: Annotated[Optional[Path], typer.Option(
-        "--index", help="Accepted like on every command; validation needs only the snippets and the "
-                        "repository, not the index.")] = None,
+        "--index", help="Index directory: where this call's usage record goes (validation itself "
+                        "needs only the snippets and the repository).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Re-hash every file, even on the fast path.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="text, json or context (markdown for agents).")] = "text",
+    no_record: NoRecordOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Check snippets (from search --json or any tool) against the working tree.
@@ -31,7 +32,7 @@ def validate_cmd(
     fmt = check_format(fmt, as_json)
     try:
         snippets = validator.parse_snippets(read_source(source, "JSON file"))
-        idx = open_index(repo, index)
+        idx = open_index(repo, index, no_record=no_record)
         results = idx.validate(snippets, strict=strict)
         # The snippets were handed in: a pack shows their history too (marked as such).
         render_results(results, fmt, idx, include_history=True)

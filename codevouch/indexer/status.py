@@ -22,7 +22,7 @@ def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, An
         for state in ledger.branches():
             if only is not None and state.repo != only:
                 continue
-            head, behind = _head_and_behind(Path(state.repo), state.branch, state.commit)
+            head, behind = head_and_behind(Path(state.repo), state.branch, state.commit)
             files = ledger.files(state.coll)
             rows.append({
                 "repo": state.repo, "branch": state.branch, "commit": state.commit,
@@ -39,7 +39,7 @@ def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, An
         ledger.close()
 
 
-def _head_and_behind(repo: Path, branch: str, indexed: str) -> tuple[str | None, int | None]:
+def head_and_behind(repo: Path, branch: str, indexed: str) -> tuple[str | None, int | None]:
     """The branch's current head and how many commits the index lacks (None if unknown)."""
     try:
         head = gitio.branch_commit(repo, branch)

@@ -1,0 +1,33 @@
+"""`codevouch index health`: how stale recent calls' hits were, where, and whether to rebuild."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from codevouch.commands.common import BranchOpt, IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
+from codevouch.errors import CodevouchError
+
+
+def index_health(
+    repo: RepoOpt = Path("."),
+    branch: BranchOpt = None,
+    recent: Annotated[Optional[int], typer.Option(
+        "--recent", min=1, help="How many recent calls to look at (default: [health] recent, else 200).")] = None,
+    index: IndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Stale ratio over recent search/validate/context calls and its trend, the paths most
+    often stale, commits behind, and a rebuild recommendation (thresholds: [health] config)."""
+    from codevouch.health import render
+
+    try:
+        report = open_index(repo, index).health(branch=branch, recent=recent)
+    except CodevouchError as exc:
+        raise fail(exc) from exc
+    if as_json:
+        print_json(report.to_json())
+    else:
+        sys.stdout.write(render(report))

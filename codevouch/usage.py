@@ -1,0 +1,162 @@
+"""Usage records: what each search, validate and context call handed out, and how stale it was.
+
+Local only: one SQLite file, `usage.sqlite`, beside the ledger in the index directory. It is
+written only when that directory already exists (a read never creates an index), and it is
+bounded: after each write only the newest `max_records` records are kept.
+
+A record is compact: time, operation, repository, branch, index commit, HEAD, counts per
+verdict and per reason, and the paths of the hits that were not usable (at most
+MAX_PATHS per record). Turn recording off with `record=False` on `Index`, `--no-record` on the
+commands, CODEVOUCH_NO_RECORD=1, or `[usage] record = false` in the repository config.
+
+Schema changes follow codevouch/migrations.py's rule: add a step, never edit a shipped one.
+This file's format is version 1 (`PRAGMA user_version`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import warnings
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from codevouch.config import RepoConfig
+from codevouch.errors import BadIndex, ConfigError
+from codevouch.validator.model import Validated
+
+FILE = "usage.sqlite"
+ENV_NO_RECORD = "CODEVOUCH_NO_RECORD"
+DEFAULT_MAX_RECORDS = 5000
+MAX_PATHS = 50
+_USAGE_KEYS = {"record", "max_records"}
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS usage (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, time TEXT NOT NULL, op TEXT NOT NULL, repo TEXT NOT NULL,
+    branch TEXT, index_commit TEXT, head TEXT, hits INTEGER NOT NULL, verdicts TEXT NOT NULL,
+    reasons TEXT NOT NULL, non_usable TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS usage_by_repo ON usage (repo, id);
+"""
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    """One call: what it returned (verdict and reason counts) and which paths were not usable."""
+    time: str                                    # ISO 8601, UTC
+    op: str                                      # search | validate | context
+    repo: str
+    branch: str | None
+    index_commit: str | None
+    head: str | None
+    verdicts: Mapping[str, int]
+    reasons: Mapping[str, int]
+    non_usable: tuple[tuple[str, str, str], ...]   # (path, verdict, reason), at most MAX_PATHS
+
+    @property
+    def hits(self) -> int:
+        return sum(self.verdicts.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"time": self.time, "op": self.op, "repo": self.repo, "branch": self.branch,
+                "index_commit": self.index_commit, "head": self.head, "hits": self.hits,
+                "verdicts": dict(self.verdicts), "reasons": dict(self.reasons),
+                "non_usable": [list(p) for p in self.non_usable]}
+
+
+@dataclass(frozen=True)
+class UsageSettings:
+    record: bool = True
+    max_records: int = DEFAULT_MAX_RECORDS
+
+
+def settings(config: RepoConfig, env: Mapping[str, str] | None = None) -> UsageSettings:
+    """`[usage]` from the repository config; CODEVOUCH_NO_RECORD (any value but "" or 0) wins."""
+    env = os.environ if env is None else env
+    section = config.section("usage")
+    where = f"{config.source} [usage]"
+    unknown = set(section) - _USAGE_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(_USAGE_KEYS)}.")
+    record = section.get("record", True)
+    keep = section.get("max_records", DEFAULT_MAX_RECORDS)
+    if not isinstance(record, bool):
+        raise ConfigError(f"{where} record must be true or false.")
+    if not isinstance(keep, int) or isinstance(keep, bool) or keep < 1:
+        raise ConfigError(f"{where} max_records must be a positive integer.")
+    if env.get(ENV_NO_RECORD, "") not in ("", "0"):
+        record = False
+    return UsageSettings(record, keep)
+
+
+def record_of(op: str, repo: str, branch: str | None, index_commit: str | None, head: str | None,
+              results: Sequence[Validated], now: datetime | None = None) -> UsageRecord:
+    """The record of one call's validated results (pure)."""
+    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    non_usable = tuple((v.parsed.path, v.verdict, v.reason) for v in results if v.verdict != "usable")
+    return UsageRecord(moment.isoformat(timespec="seconds").replace("+00:00", "Z"), op, repo, branch,
+                       index_commit, head, dict(Counter(v.verdict for v in results)),
+                       dict(Counter(v.reason for v in results)), non_usable[:MAX_PATHS])
+
+
+class UsageLog:
+    """The usage records of one index directory."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.index_dir = index_dir
+        self.path = index_dir / FILE
+
+    def append(self, rec: UsageRecord, max_records: int = DEFAULT_MAX_RECORDS) -> bool:
+        """Add a record and drop the oldest beyond `max_records`. False (nothing written) when
+        the index directory does not exist or the file cannot be written: recording must never
+        fail the call it records, so a write error is a warning."""
+        if not self.index_dir.is_dir():
+            return False
+        try:
+            db = self._open()
+            try:
+                with db:
+                    db.execute("INSERT INTO usage (time, op, repo, branch, index_commit, head, hits, verdicts, "
+                               "reasons, non_usable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               (rec.time, rec.op, rec.repo, rec.branch, rec.index_commit, rec.head, rec.hits,
+                                json.dumps(rec.verdicts), json.dumps(rec.reasons),
+                                json.dumps([list(p) for p in rec.non_usable])))
+                    db.execute("DELETE FROM usage WHERE id <= (SELECT MAX(id) FROM usage) - ?", (max_records,))
+            finally:
+                db.close()
+        except (sqlite3.Error, OSError) as exc:
+            warnings.warn(f"codevouch: usage record not written to {self.path}: {exc}", RuntimeWarning,
+                          stacklevel=2)
+            return False
+        return True
+
+    def recent(self, repo: str, n: int, branch: str | None = None) -> list[UsageRecord]:
+        """The newest `n` records of `repo` (and `branch`, when given), oldest first; [] when none."""
+        if not self.path.is_file():
+            return []
+        try:
+            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+            try:
+                query = "SELECT time, op, repo, branch, index_commit, head, verdicts, reasons, non_usable " \
+                        "FROM usage WHERE repo = ?" + (" AND branch = ?" if branch is not None else "") + \
+                        " ORDER BY id DESC LIMIT ?"
+                rows = db.execute(query, (repo, *((branch,) if branch is not None else ()), n)).fetchall()
+            finally:
+                db.close()
+        except sqlite3.Error as exc:
+            raise BadIndex(f"cannot read the usage records in {self.path} ({exc}); remove the file "
+                              f"to start over.") from exc
+        return [UsageRecord(t, op, r, b, ic, h, json.loads(v), json.loads(rs),
+                            tuple(tuple(p) for p in json.loads(nu)))  # type: ignore[misc]
+                for t, op, r, b, ic, h, v, rs, nu in reversed(rows)]
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        if db.execute("PRAGMA user_version").fetchone()[0] == 0:
+            db.executescript(_SCHEMA)
+            db.execute("PRAGMA user_version = 1")
+        return db
