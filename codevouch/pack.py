@@ -243,7 +243,6 @@ class _Packer:
     left: list[Entry]
     cost: dict[int, int]
     place: dict[int, tuple[int, int]]     # id(item) -> (section, rank of its group's best hit)
-    group: dict[int, int]                 # id(item) -> group number
     listed: int = REPORT_LINES            # left-out items the report names
     origin: dict[int, Item] = field(default_factory=dict)   # id(entry) -> the item it reports
 
@@ -323,11 +322,9 @@ def _pack_once(results: Sequence[Validated], count: TokenCounter, budget: int, i
     p = _Packer(count, budget, index, summary(results), budget_note, [], list(excluded),
                 cost={id(i): count(i.block) + sep for i in (*(x for g in groups for x in g), *history)},
                 place={**{id(i): (0, min(x.rank for x in g)) for g in groups for i in g},
-                       **{id(i): (1, i.rank) for i in history}},
-                group={**{id(i): n for n, g in enumerate(groups) for i in g},
-                       **{id(i): len(groups) + n for n, i in enumerate(history)}}, listed=listed)
+                       **{id(i): (1, i.rank) for i in history}}, listed=listed)
     if not include_history:
-        p.left += [p.entry(i, "historical", "ask for history (--history) to add it") for i in history]
+        p.left += [p.entry(i, "historical", "ask for history (--include-history) to add it") for i in history]
     wanted = [i for g in groups for i in g] + (history if include_history else [])
     # First pass on estimates: reserve the report as if every candidate were left out (its
     # longest form), then fill in rank order with the parts' counts.
@@ -386,11 +383,16 @@ def _fit(p: _Packer) -> Pack:
 
 
 def _refill(p: _Packer, text: str, tokens: int) -> tuple[str, int]:
-    taken = {p.group[id(i)] for i in p.chosen}
+    # A duplicate whose covering piece was dropped above is back in the running.
+    for n, e in enumerate(p.left):
+        item = p.origin.get(id(e))
+        if e.left_out == "duplicate" and item is not None and p.covered(item) is None:
+            p.left[n] = p.entry(item, "budget")
     for entry in sorted((e for e in p.left if e.left_out == "budget"), key=lambda e: e.rank):
         item = p.origin.get(id(entry))
-        # Skip what cannot fit even counting the report line it would free.
-        if item is None or p.group[id(item)] in taken or p.covered(item) is not None or \
+        # Skip what would repeat code in the pack, and what cannot fit even counting the
+        # report line it would free.
+        if item is None or p.covered(item) is not None or any(item.covers(c) for c in p.chosen) or \
                 p.cost[id(item)] - p.count(_left_line(entry)) > p.budget - tokens:
             continue
         left = [e for e in p.left if e is not entry]
@@ -399,7 +401,6 @@ def _refill(p: _Packer, text: str, tokens: int) -> tuple[str, int]:
         if trial_tokens <= p.budget:
             p.chosen.append(item)
             p.left = left
-            taken.add(p.group[id(item)])
             text, tokens = trial, trial_tokens
     return text, tokens
 

@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+from codevouch.config import loads
 from codevouch.errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 # Kinds whose files are counted but never embedded, and the verdict reason each maps to.
 EXCLUDED_KINDS = ("generated", "vendor", "backup", "fixture")
@@ -187,16 +182,9 @@ def _str_tuple(value: Any, where: str) -> tuple[str, ...]:
 def load_rules_text(codevouch_toml: str | None, pyproject_toml: str | None) -> Rules:
     """Rules from the text of `.codevouch.toml` (preferred) or pyproject's [tool.codevouch]."""
     if codevouch_toml is not None:
-        return parse_rules(_loads(codevouch_toml, ".codevouch.toml"), ".codevouch.toml")
+        return parse_rules(loads(codevouch_toml, ".codevouch.toml"), ".codevouch.toml")
     if pyproject_toml is not None:
-        table = _loads(pyproject_toml, "pyproject.toml").get("tool", {}).get("codevouch")
+        table = loads(pyproject_toml, "pyproject.toml").get("tool", {}).get("codevouch")
         if table is not None:
             return parse_rules(table, "pyproject.toml [tool.codevouch]")
     return Rules()
-
-
-def _loads(text: str, name: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{name} is not valid TOML ({exc}); fix or remove it.") from exc

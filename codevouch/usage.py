@@ -1,8 +1,8 @@
 """Usage records: what each search, validate and context call handed out, and how stale it was.
 
 Local only: one SQLite file, `usage.sqlite`, beside the ledger in the index directory. It is
-written only when that directory already exists (a read never creates an index), and it is
-bounded: after each write only the newest `max_records` records are kept.
+written only into an index that already exists (a directory holding the ledger, state.sqlite):
+a read never creates an index or leaves files in an empty directory. It is bounded: after each write only the newest `max_records` records are kept.
 
 A record is compact: time, operation, repository, branch, index commit, HEAD, counts per
 verdict and per reason, and the paths of the hits that were not usable (at most
@@ -30,6 +30,7 @@ from codevouch.errors import BadIndex, ConfigError
 from codevouch.validator.model import Validated
 
 FILE = "usage.sqlite"
+LEDGER = "state.sqlite"   # the index's ledger (store.py): no ledger, no index, no record
 ENV_NO_RECORD = "CODEVOUCH_NO_RECORD"
 DEFAULT_MAX_RECORDS = 5000
 MAX_PATHS = 50
@@ -111,9 +112,9 @@ class UsageLog:
 
     def append(self, rec: UsageRecord, max_records: int = DEFAULT_MAX_RECORDS) -> bool:
         """Add a record and drop the oldest beyond `max_records`. False (nothing written) when
-        the index directory does not exist or the file cannot be written: recording must never
+        there is no index in the directory or the file cannot be written: recording must never
         fail the call it records, so a write error is a warning."""
-        if not self.index_dir.is_dir():
+        if not (self.index_dir / LEDGER).is_file():
             return False
         try:
             db = self._open()

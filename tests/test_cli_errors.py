@@ -123,12 +123,16 @@ def test_search_of_a_never_built_index_says_so(repo: Repo, tmp_path: Path) -> No
 
 def test_reads_of_a_built_index_add_no_files(built: Repo, index_dir: Path) -> None:
     before = set(files_under(index_dir))
-    for argv in (["search", "cancel order"], ["index", "status"], ["context", "refund"]):
+    for argv in (["search", "cancel order", "--no-record"], ["index", "status"], ["context", "refund", "--no-record"]):
         assert cv(*argv, "--repo" if argv[0] != "index" else "--index", str(built.root) if argv[0] != "index"
                   else str(index_dir), index=index_dir).returncode == 0
     # SQLite's WAL companions (-wal, -shm) may come and go; nothing else may appear.
     after = {p for p in files_under(index_dir) if not p.endswith(("-wal", "-shm"))}
     assert after <= before
+    # Recording a call's usage is the one write a read makes, and only to usage.sqlite.
+    assert cv("search", "cancel order", "--repo", str(built.root), index=index_dir).returncode == 0
+    after = {p for p in files_under(index_dir) if not p.endswith(("-wal", "-shm"))}
+    assert {p.rsplit("/", 1)[-1] for p in after - before} == {"usage.sqlite"}
 
 
 # --- interrupts and crashes --------------------------------------------------------------------
