@@ -186,7 +186,7 @@ class _Checker:
         if not loc.inside or not loc.exists or loc.rel is None:
             return None
         spans = [span for q, found in self.tree.defs(loc.rel).items()
-                 if q == name or q.endswith("." + name) for span in found]
+                 if _is(q, name) for span in found]
         if not spans:
             if where is None:
                 return None     # defined nowhere: history and the rest decide
@@ -214,7 +214,7 @@ class _Checker:
             self.tree.prefetch(commit, candidates)
         for rel in candidates:
             for qualified, spans in self.tree.defs(rel, commit).items():
-                if qualified == name or qualified.endswith("." + name):
+                if _is(qualified, name):
                     return _cite(rel, spans[0])
         return None
 
@@ -257,7 +257,7 @@ class _Checker:
         rel = old_at.split("#", 1)[0]
         old = self.tree.defs(rel, before)
         new = self.tree.defs(rel, after) if after else self.tree.defs(rel)
-        gone = next((q for q in old if q == name or q.endswith("." + name)), name)
+        gone = next((q for q in old if _is(q, name)), name)
         close = difflib.get_close_matches(gone, [q for q in new if q not in old], n=1, cutoff=0.6)
         where = self._defined(close[0]) if close else None
         return f"renamed to {close[0]}? now at {where}" if close and where else None
@@ -362,6 +362,12 @@ class _Checker:
             return f"renamed to {module_of(history[1])} ({history[1]})"
         close = difflib.get_close_matches(module, list(self.tree.modules), n=3, cutoff=0.75)
         return "did you mean " + " or ".join(close) + "?" if close else None
+
+
+def _is(qualified: str, name: str) -> bool:
+    """A reference names a definition by its qualified name or a dotted suffix of it
+    (`cancel` and `OrderService.cancel` both name `OrderService.cancel`)."""
+    return qualified == name or qualified.endswith("." + name)
 
 
 def _last(name: str | None) -> str:
