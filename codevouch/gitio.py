@@ -122,6 +122,26 @@ def local_branches(repo: Path) -> list[str]:
     return [line for line in out.decode("utf-8", "surrogateescape").splitlines() if line]
 
 
+def root_commit(repo: Path) -> str:
+    """The root commit reached from HEAD by first parents: the same in every clone of the
+    repository (a shallow clone's boundary stands in for it), whatever its directory."""
+    out = run(repo, "rev-list", "--first-parent", "--max-parents=0", "HEAD", ok_codes=(0, 128)).decode().split()
+    if not out:
+        raise NoCommits(f"{repo} has no commits yet; commit something before indexing it.")
+    return out[-1]
+
+
+def remote_url(repo: Path) -> str | None:
+    """The `origin` remote's URL (else the first remote's), a label for people; None without one."""
+    names = run(repo, "remote").decode().split()
+    if not names:
+        return None
+    name = "origin" if "origin" in names else names[0]
+    out = run(repo, "remote", "get-url", "--", name, ok_codes=(0, 2, 128)).decode().strip()
+    # A URL may carry a token (https://user:token@host/...): a label never keeps it.
+    return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", r"\1", out) or None
+
+
 def commit_dates(repo: Path, commits: Iterable[str]) -> dict[str, str]:
     """Committer date (strict ISO 8601) of each commit, in one process."""
     wanted = list(dict.fromkeys(commits))

@@ -134,3 +134,28 @@ def m002_migrations_table_guards_old_releases(db: sqlite3.Connection) -> None:
     """The first release refuses any `meta.schema` other than 1 with a clear message; raising
     it to 2 keeps that release from writing an index whose format it no longer knows."""
     db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', '2')")
+
+
+@migration
+def m003_shared_vectors_and_repository_identity(db: sqlite3.Connection) -> None:
+    """Branches of a repository share one content-addressed vector space (`shared_chunks`,
+    one Chroma collection per repository and model); a branch's membership is its `files`
+    rows. Repositories are keyed by their root commit (`repo_id`), the path kept as a tag.
+
+    Vectors cannot move between Chroma collections from here (a migration touches the ledger
+    only, and readers run it), so branches built before this step keep `space` NULL: searches
+    tell the user to run `index build` once, which re-reads the files, takes every vector from
+    the embedding cache (nothing is re-embedded) and removes the old per-branch collections.
+    """
+    _script(db, """
+ALTER TABLE branches ADD COLUMN repo_id TEXT;
+ALTER TABLE branches ADD COLUMN remote TEXT;
+ALTER TABLE branches ADD COLUMN space TEXT;
+ALTER TABLE files ADD COLUMN last_commit TEXT;
+ALTER TABLE files ADD COLUMN last_commit_date TEXT;
+CREATE TABLE shared_chunks (
+    space TEXT NOT NULL, id TEXT NOT NULL, path TEXT NOT NULL, blob_sha TEXT NOT NULL, record TEXT NOT NULL,
+    PRIMARY KEY (space, id));
+CREATE INDEX shared_chunks_by_blob ON shared_chunks (space, path, blob_sha);
+CREATE INDEX files_by_blob ON files (path, blob_sha);
+""")

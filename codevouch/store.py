@@ -3,7 +3,8 @@
 Layout of an index directory:
     state.sqlite   branches, files, chunks, the embedding cache, pending vector ids; its format
                    changes only by the ordered steps of codevouch/migrations.py (never a rebuild)
-    chroma/        embedded Chroma: per (repository, branch) a `-live` and a `-hist` collection
+    chroma/        embedded Chroma: per (repository, embedding model) one collection of vectors,
+                   keyed by chunk identity and shared by every branch (see "Many branches")
     write.lock     one writer at a time
     vectors.lock   a build's write batches to chroma/ versus readers (see VectorStore)
 With CODEVOUCH_CHROMA_URL=http://HOST:PORT the vectors live on a Chroma server (`chroma run`)
@@ -16,6 +17,15 @@ A build killed at any moment therefore leaves the previous state readable, and i
 left behind are listed in `pending` so the next build removes what was never committed.
 Chunk text is not stored: it is read back from git by blob id (Chroma is ~5x larger
 with documents, and git already has the bytes).
+
+Many branches: a chunk's identity is its content (path, blob id, position), so the branches
+of a repository that share a file share its chunk rows, lexical terms and vectors, stored
+once per repository ("space"). A branch is its `files` rows: a chunk belongs to the branch
+when the branch's row for the chunk's path carries the chunk's blob (live), or carried it
+when the file left the branch (history). Searches ask the shared collection for more
+neighbours (in proportion to the branch's share of it) and keep the branch's members, with
+no Chroma `where` filter (100-350 ms at 100k vectors). A chunk no branch references any more
+is garbage: its rows go in the build's transaction, its vector after it.
 """
 from __future__ import annotations
 
@@ -27,7 +37,7 @@ import time
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, astuple, dataclass
+from dataclasses import asdict, astuple, dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -50,6 +60,12 @@ def collection_base(repo: str, branch: str) -> str:
     # Chroma names allow [A-Za-z0-9._-] only; the hash keeps any branch name legal and unique.
     digest = hashlib.sha1(f"{repo}\0{branch}".encode()).hexdigest()[:20]
     return f"cv-{digest}"
+
+
+def space_name(repo_id: str, embedder: str) -> str:
+    """The collection that holds a repository's vectors for one model, shared by its branches."""
+    digest = hashlib.sha1(f"{repo_id}\0{embedder}".encode()).hexdigest()[:20]
+    return f"cv-{digest}-vec"
 
 
 def chunk_id(path: str, blob_sha: str, ordinal: int) -> str:
@@ -76,10 +92,11 @@ class ChunkRecord:
     language: str
     status: str  # live | deleted
 
-    def metadata(self) -> dict[str, Any]:
-        meta = asdict(self)
-        del meta["id"]
-        return meta
+    def shared_metadata(self) -> dict[str, Any]:
+        """What a vector shared by branches carries: the fields its content decides (branch,
+        commit and status belong to each branch's view and live in the ledger)."""
+        return {"path": self.path, "blob_sha": self.blob_sha, "symbol": self.symbol,
+                "start_line": self.start_line, "end_line": self.end_line, "language": self.language}
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -99,6 +116,8 @@ class FileRow:
     status: str          # live | deleted | skipped | excluded
     reason: str | None   # why skipped/excluded
     chunks: int
+    last_commit: str | None = None       # deleted files: the last commit of the branch that had it
+    last_commit_date: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +130,16 @@ class BranchState:
     built_at: str
     embedder: str
     rules_json: str
+    repo_id: str | None = None   # root commit; None for a branch built before shared vectors
+    remote: str | None = None    # a label for people
+    space: str | None = None     # the shared vector collection; None: built by an older release
+
+    @property
+    def legacy(self) -> bool:
+        return self.space is None
+
+
+_FILE_COLUMNS = "path, blob_sha, kind, rule, language, status, reason, chunks, last_commit, last_commit_date"
 
 
 class Ledger:
@@ -156,45 +185,95 @@ class Ledger:
     def branches(self) -> list[BranchState]:
         return [BranchState(*r) for r in self.db.execute("SELECT * FROM branches ORDER BY repo, branch")]
 
+    def legacy_branch(self, repo_path: str, branch: str) -> BranchState | None:
+        """The branch as an older release built it (keyed by path, vectors per branch), if any."""
+        row = self.db.execute("SELECT * FROM branches WHERE space IS NULL AND repo=? AND branch=?",
+                              (repo_path, branch)).fetchone()
+        return BranchState(*row) if row else None
+
     # -- files ------------------------------------------------------------------
     def files(self, coll: str) -> dict[str, FileRow]:
-        rows = self.db.execute(
-            "SELECT path, blob_sha, kind, rule, language, status, reason, chunks FROM files WHERE coll=?",
-            (coll,))
+        rows = self.db.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE coll=?", (coll,))
         return {r[0]: FileRow(*r) for r in rows}
 
-    # -- chunks -----------------------------------------------------------------
-    def records(self, coll: str, ids: Sequence[str]) -> dict[str, ChunkRecord]:
+    # -- the shared space: chunks by content, membership through `files` ----------
+    def blob_chunks(self, space: str, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, str]]:
+        """(chunks, language) of each (path, blob) whose chunks the space already holds."""
+        found: dict[tuple[str, str], tuple[int, str]] = {}
+        for path, blob in pairs:
+            row = self.db.execute(
+                "SELECT count(*), max(json_extract(record, '$.language')) FROM shared_chunks "
+                "WHERE space=? AND path=? AND blob_sha=?", (space, path, blob)).fetchone()
+            if row[0]:
+                found[(path, blob)] = (int(row[0]), row[1])
+        return found
+
+    def branch_records(self, state: BranchState, ids: Sequence[str],
+                       history: bool = False) -> dict[str, ChunkRecord]:
+        """The records among `ids` that belong to the branch (live; deleted too with history),
+        tagged as the branch sees them: its kind for the file, its commit for history."""
+        statuses = ("live", "deleted") if history else ("live",)
         found: dict[str, ChunkRecord] = {}
         for start in range(0, len(ids), 500):
             part = list(ids[start:start + 500])
-            marks = ",".join("?" * len(part))
-            for cid, rec in self.db.execute(
-                    f"SELECT id, record FROM chunks WHERE coll=? AND id IN ({marks})", (coll, *part)):
-                found[cid] = ChunkRecord.from_json(rec)
+            rows = self.db.execute(
+                f"SELECT c.id, c.record, f.status, f.kind, f.last_commit, f.last_commit_date "
+                f"FROM shared_chunks c JOIN files f ON f.coll=? AND f.path=c.path AND f.blob_sha=c.blob_sha "
+                f"WHERE c.space=? AND c.id IN ({','.join('?' * len(part))}) "
+                f"AND f.status IN ({','.join('?' * len(statuses))})",
+                (state.coll, state.space, *part, *statuses))
+            for cid, rec, status, kind, last_commit, last_date in rows:
+                record = replace(ChunkRecord.from_json(rec), branch=state.branch, kind=kind, status=status)
+                if status == "deleted":
+                    record = replace(record, commit=last_commit or record.commit,
+                                     commit_date=last_date or record.commit_date)
+                found[cid] = record
         return found
 
-    def records_for_paths(self, coll: str, paths: Iterable[str]) -> list[ChunkRecord]:
-        out: list[ChunkRecord] = []
-        for path in paths:
-            for (rec,) in self.db.execute("SELECT record FROM chunks WHERE coll=? AND path=?", (coll, path)):
-                out.append(ChunkRecord.from_json(rec))
-        return out
+    def branch_chunks(self, state: BranchState) -> list[ChunkRecord]:
+        """Every live chunk of the branch, by path and position."""
+        ids = [cid for (cid,) in self.db.execute(
+            "SELECT c.id FROM shared_chunks c JOIN files f ON f.coll=? AND f.path=c.path AND "
+            "f.blob_sha=c.blob_sha AND f.status='live' WHERE c.space=?", (state.coll, state.space))]
+        return sorted(self.branch_records(state, ids).values(), key=lambda r: (r.path, r.start_line, r.id))
 
-    def all_records(self, coll: str) -> list[ChunkRecord]:
-        return [ChunkRecord.from_json(rec) for (rec,) in
-                self.db.execute("SELECT record FROM chunks WHERE coll=? ORDER BY path, id", (coll,))]
+    def branch_size(self, coll: str, history: bool = False) -> int:
+        """How many chunks the branch holds (live, plus history when asked)."""
+        statuses = "('live', 'deleted')" if history else "('live')"
+        row = self.db.execute(f"SELECT sum(chunks) FROM files WHERE coll=? AND status IN {statuses}", (coll,))
+        return int(row.fetchone()[0] or 0)
 
-    def chunk_counts(self, coll: str) -> dict[str, int]:
+    def space_size(self, space: str) -> int:
+        return int(self.db.execute("SELECT count(*) FROM shared_chunks WHERE space=?", (space,)).fetchone()[0])
+
+    def known_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
+        """Which of `ids` the ledger knows in `collection` (a shared space, or an old per-branch one)."""
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            part = list(ids[start:start + 500])
+            marks = ",".join("?" * len(part))
+            found.update(cid for (cid,) in self.db.execute(
+                f"SELECT id FROM shared_chunks WHERE space=? AND id IN ({marks}) "
+                f"UNION SELECT id FROM chunks WHERE coll=? AND id IN ({marks})",
+                (collection, *part, collection, *part)))
+        return found
+
+    # -- chunks -----------------------------------------------------------------
+    def chunk_counts(self, coll: str, status: str = "live") -> dict[str, int]:
+        """Chunks of the branch by file kind (status "deleted": its history)."""
         rows = self.db.execute(
-            "SELECT json_extract(record, '$.kind'), count(*) FROM chunks WHERE coll=? GROUP BY 1", (coll,))
-        return {k: n for k, n in rows}
+            "SELECT kind, sum(chunks) FROM files WHERE coll=? AND status=? AND chunks > 0 GROUP BY kind",
+            (coll, status))
+        return {k: int(n) for k, n in rows}
 
-    def lexical_search(self, coll: str, match: str, n: int) -> list[tuple[str, float]]:
-        """(id, bm25 score, higher is better) of the chunks whose terms match, best first."""
+    def lexical_search(self, state: BranchState, match: str, n: int) -> list[tuple[str, float]]:
+        """(id, bm25 score, higher is better) of the branch's live chunks whose terms match, best first."""
         rows = self.db.execute(
             "SELECT m.id, -bm25(lexicon) AS score FROM lexicon JOIN lexmap m ON m.rowid = lexicon.rowid "
-            "WHERE lexicon MATCH ? AND m.coll = ? ORDER BY score DESC LIMIT ?", (match, coll, n))
+            "JOIN shared_chunks c ON c.space = m.coll AND c.id = m.id "
+            "JOIN files f ON f.coll = ? AND f.path = c.path AND f.blob_sha = c.blob_sha AND f.status = 'live' "
+            "WHERE lexicon MATCH ? AND m.coll = ? ORDER BY score DESC LIMIT ?",
+            (state.coll, match, state.space, n))
         return [(cid, score) for cid, score in rows]
 
     def lexical_docs(self, coll: str) -> Iterator[tuple[str, str]]:
@@ -234,27 +313,36 @@ class Ledger:
                            [(model, h, array("f", v).tobytes()) for h, v in vectors.items()])
 
     # -- one build, made visible at once -----------------------------------------------
-    def commit(self, change: BuildChange) -> None:
+    def lexical_stamp(self, space: str) -> str | None:
+        """A token that changes with every commit that changes the space's lexical index (what
+        the tantivy copy is stamped with; see lexindex.py)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (f"lexical:{space}",)).fetchone()
+        return row[0] if row else None
+
+    def commit(self, change: BuildChange) -> Committed:
         """One transaction: after it, readers see the build's state; before it, the old one."""
-        base = change.state.coll
-        live, hist = f"{base}-live", f"{base}-hist"
+        state = change.state
+        base, space = state.coll, state.space
         with self.transaction() as db:
-            # Vectors of replaced chunks go to `pending`, so garbage collection removes them
-            # from Chroma once this transaction has made them invisible.
-            _add_pending(db, [(live, cid) for cid in change.obsolete_ids])
-            _drop_lexical(db, live, change.obsolete_ids)
-            _put_lexical(db, live, change.lexical)
-            db.executemany("DELETE FROM chunks WHERE coll=? AND path=?",
-                           [(live, p) for p in change.replaced_paths])
-            db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?)",
-                           [(name, r.id, r.to_json(), r.path, r.status)
-                            for name, recs in ((live, change.live), (hist, change.history)) for r in recs])
-            db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)",
+            previous = db.execute("SELECT space FROM branches WHERE coll=?", (base,)).fetchone()
+            db.executemany("INSERT OR IGNORE INTO shared_chunks VALUES (?, ?, ?, ?, ?)",
+                           [(space, r.id, r.path, r.blob_sha, r.to_json()) for r in change.chunks])
+            _put_lexical(db, space, change.lexical)
+            db.executemany(f"INSERT OR REPLACE INTO files (coll, {_FILE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                            [(base, *astuple(r)) for r in change.files])
-            db.executemany("UPDATE files SET status='deleted' WHERE coll=? AND path=?",
-                           [(base, p) for p in change.deleted_paths])
+            gone_at = change.gone_at or (None, None)
+            db.executemany("UPDATE files SET status='deleted', last_commit=?, last_commit_date=? "
+                           "WHERE coll=? AND path=?", [(*gone_at, base, p) for p in change.deleted_paths])
             db.executemany("DELETE FROM files WHERE coll=? AND path=?", [(base, p) for p in change.dropped_paths])
-            db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?)", astuple(change.state))
+            db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?,?,?,?)", astuple(state))
+            dropped = _drop_legacy(db, change.legacy) if change.legacy else []
+            removed: list[str] = []
+            for name in {space, previous[0] if previous else None} - {None}:
+                gone = _collect_unreferenced(db, name)
+                removed += gone if name == space else []
+            stamp = f"{state.commit} {state.built_at} {os.urandom(4).hex()}"
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"lexical:{space}", stamp))
+        return Committed(dropped, removed)
 
     # -- pending vector ids --------------------------------------------------------
     def add_pending(self, items: Iterable[tuple[str, str]]) -> None:
@@ -387,18 +475,48 @@ def _upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool
 class BuildChange:
     """What one build of a branch makes visible, all at once (see Ledger.commit)."""
     state: BranchState
-    live: Sequence[ChunkRecord] = ()               # new live chunks
-    lexical: Sequence[tuple[str, str]] = ()        # (chunk id, terms) of the new live chunks
-    history: Sequence[ChunkRecord] = ()            # chunks of files gone from the branch
-    replaced_paths: Sequence[str] = ()             # paths whose current live chunks are removed
-    obsolete_ids: Sequence[str] = ()               # live ids whose vectors become garbage
-    files: Sequence[FileRow] = ()                  # file rows written as given
-    deleted_paths: Sequence[str] = ()              # files kept as history
+    chunks: Sequence[ChunkRecord] = ()             # chunks new to the shared space (vectors written)
+    lexical: Sequence[tuple[str, str]] = ()        # (chunk id, terms) of those chunks
+    files: Sequence[FileRow] = ()                  # file rows written as given (membership)
+    deleted_paths: Sequence[str] = ()              # files gone from the branch, kept as history
+    gone_at: tuple[str, str] | None = None         # (commit, date) that last had the deleted files
     dropped_paths: Sequence[str] = ()              # files forgotten (they had no chunks)
+    legacy: BranchState | None = None              # the same branch as an older release stored it
+
+
+@dataclass(frozen=True)
+class Committed:
+    old_collections: list[str]   # an older release's per-branch collections, to drop now
+    removed_ids: list[str]       # chunks of the space that no branch references any more
 
 
 def _add_pending(db: sqlite3.Connection, items: Iterable[tuple[str, str]]) -> None:
     db.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?)", list(items))
+
+
+def _collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:
+    """Chunks of `space` that no branch's file row references any more: their rows go now,
+    their vectors (listed in `pending`) once this transaction has made them invisible."""
+    ids = [cid for (cid,) in db.execute(
+        "SELECT c.id FROM shared_chunks c WHERE c.space=? AND NOT EXISTS (SELECT 1 FROM files f "
+        "JOIN branches b ON b.coll = f.coll AND b.space = c.space "
+        "WHERE f.path = c.path AND f.blob_sha = c.blob_sha AND f.status IN ('live', 'deleted'))", (space,))]
+    _add_pending(db, [(space, cid) for cid in ids])
+    _drop_lexical(db, space, ids)
+    db.executemany("DELETE FROM shared_chunks WHERE space=? AND id=?", [(space, cid) for cid in ids])
+    return ids
+
+
+def _drop_legacy(db: sqlite3.Connection, legacy: BranchState) -> list[str]:
+    """Forget a branch as an older release stored it; the names of its Chroma collections."""
+    names = [f"{legacy.coll}-live", f"{legacy.coll}-hist"]
+    for name in names:
+        _drop_lexical(db, name, [cid for (cid,) in db.execute("SELECT id FROM lexmap WHERE coll=?", (name,))])
+        db.execute("DELETE FROM chunks WHERE coll=?", (name,))
+        db.execute("DELETE FROM pending WHERE collection=?", (name,))
+    db.execute("DELETE FROM files WHERE coll=?", (legacy.coll,))
+    db.execute("DELETE FROM branches WHERE coll=?", (legacy.coll,))
+    return names
 
 
 def _put_lexical(db: sqlite3.Connection, coll: str, docs: Iterable[tuple[str, str]]) -> None:
@@ -517,7 +635,7 @@ class VectorStore:
             with self._access(write=True):
                 self.collection(name).upsert(
                     ids=[r.id for r in part], embeddings=[list(v) for v in vectors[start:start + CHROMA_BATCH]],
-                    metadatas=[r.metadata() for r in part])
+                    metadatas=[r.shared_metadata() for r in part])
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), CHROMA_BATCH):
@@ -538,6 +656,19 @@ class VectorStore:
             n = min(n, max(col.count(), 1))
             res = col.query(query_embeddings=[list(vector)], n_results=n, include=["distances"])
         return [(cid, 1.0 - dist) for cid, dist in zip(res["ids"][0], res["distances"][0])]
+
+    def collections(self) -> list[str]:
+        if self._absent:
+            return []
+        with self._access(write=False):
+            return [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
+
+    def drop(self, name: str) -> None:
+        """Remove a whole collection (an older release's per-branch one); absent is fine."""
+        with self._access(write=True):
+            if self.collection(name, create=False) is not None:
+                self._client.delete_collection(name)
+            self._cols.pop(name, None)
 
     def count(self, name: str) -> int:
         if self._absent:

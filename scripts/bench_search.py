@@ -41,10 +41,10 @@ def warm(repo: Path, index_dir: Path, queries: list[str], fake: bool) -> dict[st
 
     import numpy as np
 
-    from codevouch import gitio
     from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
     from codevouch.retriever.search import search
-    from codevouch.store import VectorStore, collection_base
+    from codevouch.identity import identify
+    from codevouch.store import VectorStore, space_name
 
     emb = FakeEmbedder() if fake else MiniLMEmbedder()
     search(repo, queries[0], index_dir, embedder=emb)  # warm-up: model, Chroma's HNSW in memory
@@ -52,7 +52,7 @@ def warm(repo: Path, index_dir: Path, queries: list[str], fake: bool) -> dict[st
     times: dict[str, list[float]] = {f"search_{m}_ms" if m else "search_ms": [] for m in modes}
     embeds, stores = [], []
     store = VectorStore(index_dir)
-    live = collection_base(str(gitio.repo_root(repo)), "main") + "-live"
+    live = space_name(identify(repo).id, emb.name)
     rng = np.random.default_rng(0)
     for q in queries:
         for m in modes:

@@ -10,7 +10,8 @@ from codevouch.embedding import FakeEmbedder
 from codevouch.errors import DetachedHead, IndexLocked, NoCommits, NotARepository
 from codevouch.indexer.build import build_index
 from codevouch.retriever.search import search
-from codevouch.store import Ledger, VectorStore, collection_base, writer_lock
+from codevouch.identity import identify
+from codevouch.store import Ledger, VectorStore, collection_base, space_name, writer_lock
 from tests.gitrepo import Repo
 
 ORDERS = '''"""Orders."""
@@ -49,7 +50,7 @@ def build(repo: Repo, index_dir: Path, embedder: FakeEmbedder | None = None, **k
 def live_paths(index_dir: Path, repo: Repo, branch: str = "main") -> set[str]:
     ledger = Ledger(index_dir)
     try:
-        base = collection_base(str(repo.root.resolve()), branch)
+        base = collection_base(identify(repo.root).id, branch)
         return {p for p, f in ledger.files(base).items() if f.status == "live"}
     finally:
         ledger.close()
@@ -98,11 +99,17 @@ def test_second_branch_embeds_only_changed_chunks(repo: Repo, index_dir: Path) -
     assert feature.embedded == 1 == fake2.texts_embedded
     assert feature.reused == feature.chunks - 1
     assert feature.chunks == main.chunks
-    # Each branch has its own collection; both answer.
-    vs = VectorStore(index_dir)
-    root = str(repo.root.resolve())
-    assert vs.count(collection_base(root, "main") + "-live") == main.chunks
-    assert vs.count(collection_base(root, "feature") + "-live") == feature.chunks
+    # The branches share one collection: the vectors of both branches, each stored once
+    # (billing.py's new blob adds its chunks; orders.py's are shared).
+    billing = len([h for h in search(repo.root, "charge refund", index_dir, k=50, branch="feature",
+                                     embedder=FakeEmbedder()) if h.record.path == "shop/billing.py"])
+    assert VectorStore(index_dir).count(space_name(identify(repo.root).id, fake.name)) == main.chunks + billing
+    # Each branch answers with its own version of the changed file.
+    for branch, wanted in (("main", "return payment.refund()"), ("feature", "reason='customer'")):
+        hits = search(repo.root, "refund payment", index_dir, k=50, branch=branch, embedder=FakeEmbedder())
+        texts = [h.text for h in hits if h.record.path == "shop/billing.py"]
+        assert any(wanted in t for t in texts) and all(h.record.branch == branch for h in hits)
+        assert all(("reason='customer'" in t) == (branch == "feature") for t in texts if "def refund_payment" in t)
 
 
 def test_all_branches(repo: Repo, index_dir: Path) -> None:
@@ -193,8 +200,7 @@ def test_killed_build_leaves_old_index_and_rerun_finishes(repo: Repo, index_dir:
     assert sorted(h.record.path for h in hits) == ["a.py", "b.py"]
     assert any("ALPHA changed" in h.text for h in hits)
     # Vectors the killed runs left behind were collected: Chroma holds what the ledger holds.
-    base = collection_base(str(repo.root.resolve()), "main")
-    assert VectorStore(index_dir).count(base + "-live") == s.chunks
+    assert VectorStore(index_dir).count(space_name(identify(repo.root).id, FakeEmbedder().name)) == s.chunks
 
 
 def test_unusual_files_are_reported(repo: Repo, index_dir: Path) -> None:

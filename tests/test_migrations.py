@@ -10,8 +10,8 @@ import pytest
 
 from codevouch import migrations
 from codevouch.api import Index
-from codevouch.errors import BadIndex
-from codevouch.store import Ledger
+from codevouch.errors import BadIndex, NotIndexed
+from codevouch.store import Ledger, VectorStore
 from tests.gitrepo import Repo
 
 CODEVOUCH_GIT = Path(__file__).resolve().parents[1]
@@ -60,10 +60,27 @@ def test_previous_release_index_upgrades_in_place(repo: Repo, index_dir: Path) -
     [row] = idx.status()
     assert row["branch"] == "main" and sum(row["chunks_by_kind"].values()) == len(old_ids)
     assert schema_of(index_dir) == ("2", [m.name for m in migrations.MIGRATIONS])
+    # Intentional change (m003, shared vectors): the old release kept a Chroma collection per
+    # branch, which a ledger migration cannot move. The branch is marked, a search says what
+    # to do, and one build moves it without re-embedding anything.
+    assert row["needs_rebuild"] is True
+    with pytest.raises(NotIndexed, match="older codevouch.*nothing is re-embedded"):
+        idx.search("cancel order", k=3, mode="dense")
+    [summary] = idx.build()
+    assert not summary.noop and summary.embedded == 0 and summary.chunks == len(old_ids)
+    [row] = idx.status()
+    assert row["needs_rebuild"] is False
     hits = idx.search("cancel order", k=3, mode="dense")
     assert hits and hits[0].path == "shop/cancel.py" and hits[0].verdict == "usable"
     assert {h.record.id for h in idx.search("cancel order", k=10)} <= set(old_ids)
-    # No rebuild: the next build finds the branch up to date and embeds nothing.
+    # The old per-branch collections and rows are gone.
+    raw = sqlite3.connect(index_dir / "state.sqlite")
+    assert raw.execute("SELECT count(*) FROM chunks").fetchone()[0] == 0
+    assert raw.execute("SELECT count(*) FROM branches WHERE space IS NULL").fetchone()[0] == 0
+    raw.close()
+    names = set(VectorStore(index_dir).collections())
+    assert not any(n.endswith(("-live", "-hist")) for n in names) and len(names) == 1
+    # The next build finds the branch up to date and embeds nothing.
     [summary] = idx.build()
     assert summary.noop and summary.embedded == 0
     repo.commit(**{"shop/refund.py": "def refund_order(order, amount):\n    return order.refund(amount)\n"})

@@ -16,12 +16,14 @@ from pathlib import Path
 
 from codevouch import gitio, lexical
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
+from codevouch.identity import RepoIdentity, identify
+from codevouch.indexer.branches import BranchFilter, select_branches
 from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
 from codevouch.rules import Rules, classify, load_rules_text
 from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, VectorStore, chunk_id,
-                             collection_base, writer_lock)
+                             collection_base, space_name, writer_lock)
 
 # (done, total, what) — the CLI draws a progress bar from it.
 Progress = Callable[[int, int, str], None]
@@ -53,7 +55,8 @@ class BranchSummary:
 @dataclass(frozen=True)
 class _FileResult:
     row: FileRow
-    chunks: list[tuple[ChunkRecord, str]]   # record and its text (text is never stored)
+    chunks: list[tuple[ChunkRecord, str]]   # new chunks: record and text (text is never stored)
+    shared: int = 0                         # chunks another branch already indexed (reused as is)
 
 
 def now_utc() -> str:
@@ -64,12 +67,15 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def resolve_branches(repo: Path, branches: Sequence[str], all_branches: bool) -> list[str]:
+def resolve_branches(repo: Path, branches: Sequence[str], all_branches: bool,
+                     patterns: BranchFilter | None = None) -> list[str]:
+    """The branches to build: named ones as given; with all_branches every local branch that
+    the include/exclude patterns keep."""
     if all_branches:
         names = gitio.local_branches(repo)
         if not names:
             raise gitio.NoCommits(f"{repo} has no branches with commits; commit something first.")
-        return names
+        return select_branches(names, patterns or BranchFilter())
     if branches:
         return list(dict.fromkeys(branches))
     return [gitio.current_branch(repo)]
@@ -86,16 +92,17 @@ def rules_at(reader: gitio.BlobReader, tree: dict[str, gitio.TreeEntry]) -> Rule
 
 def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
                 branches: Sequence[str] = (), all_branches: bool = False, wait: float = 0,
-                progress: Progress | None = None, on_phase: PhaseHook | None = None) -> list[BranchSummary]:
-    repo = gitio.repo_root(repo_path)
-    names = resolve_branches(repo, branches, all_branches)
-    commits = {name: gitio.branch_commit(repo, name) for name in names}
+                progress: Progress | None = None, on_phase: PhaseHook | None = None,
+                patterns: BranchFilter | None = None) -> list[BranchSummary]:
+    ident = identify(repo_path)
+    names = resolve_branches(ident.root, branches, all_branches, patterns)
+    commits = {name: gitio.branch_commit(ident.root, name) for name in names}
     with writer_lock(index_dir, wait):
         ledger = Ledger(index_dir)
         try:
             with VectorStore(index_dir) as vectors:
                 collect_garbage(ledger, vectors)
-                return [_build_branch(repo, name, commits[name], ledger, vectors, embedder, progress,
+                return [_build_branch(ident, name, commits[name], ledger, vectors, embedder, progress,
                                       on_phase or (lambda _phase: None)) for name in names]
         finally:
             ledger.close()
@@ -108,7 +115,7 @@ def collect_garbage(ledger: Ledger, vectors: VectorStore) -> None:
     for name, cid in pending:
         by_collection.setdefault(name, []).append(cid)
     for name, ids in by_collection.items():
-        known = ledger.records(name, ids)
+        known = ledger.known_ids(name, ids)
         orphans = [cid for cid in ids if cid not in known]
         if orphans:
             vectors.delete(name, orphans)
@@ -118,15 +125,24 @@ def collect_garbage(ledger: Ledger, vectors: VectorStore) -> None:
 @dataclass(frozen=True)
 class _Target:
     """The branch commit a build indexes, and the tags every record of it carries."""
-    repo: str
+    ident: RepoIdentity
     branch: str
     commit: str
     commit_date: str
     indexed_at: str
+    embedder: str
+
+    @property
+    def repo(self) -> str:
+        return str(self.ident.root)
 
     @property
     def base(self) -> str:
-        return collection_base(self.repo, self.branch)
+        return collection_base(self.ident.id, self.branch)
+
+    @property
+    def space(self) -> str:
+        return space_name(self.ident.id, self.embedder)
 
     def record(self, path: str, blob_sha: str, ordinal: int, chunk: Chunk, kind: str,
                language: str) -> ChunkRecord:
@@ -138,12 +154,13 @@ class _Target:
             status="live")
 
 
-def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors: VectorStore,
+def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger, vectors: VectorStore,
                   embedder: Embedder, progress: Progress | None, on_phase: PhaseHook) -> BranchSummary:
     started = time.monotonic()
-    target = _Target(str(repo), branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc())
-    live, hist = f"{target.base}-live", f"{target.base}-hist"
+    repo = ident.root
+    target = _Target(ident, branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc(), embedder.name)
     state = ledger.branch(target.base)
+    legacy = ledger.legacy_branch(target.repo, branch)
     tree = gitio.ls_tree(repo, commit)
 
     with gitio.blob_reader(repo) as reader:
@@ -151,12 +168,14 @@ def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors:
         rules_json = json.dumps(rules.to_json(), sort_keys=True)
         full = state is None or state.rules_json != rules_json or state.embedder != embedder.name
         old_files = ledger.files(target.base)
-        if state is not None and not full and state.commit == commit:
-            _sync_lexical(ledger, f"{target.base}-live", state, state, (), ())  # e.g. made by an older codevouch
+        if state is not None and not full and state.commit == commit and legacy is None:
+            _sync_lexical(ledger, target.space, None, (), ())  # e.g. made by an older codevouch
             return _summary(target, tree, old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
         plan = plan_refresh(old_files, tree, full)
-        results = _read_and_chunk(reader, plan, tree, rules, target, progress)
+        # Files another branch already indexed at the same blob are not chunked again.
+        shared = ledger.blob_chunks(target.space, [(p, tree[p].blob_sha) for p in plan.index])
+        results = _read_and_chunk(reader, plan, tree, rules, target, shared, progress)
     on_phase("planned")
 
     new_records = [rec for res in results for rec, _ in res.chunks]
@@ -164,53 +183,44 @@ def _build_branch(repo: Path, branch: str, commit: str, ledger: Ledger, vectors:
     known = ledger.cached_hashes(embedder.name, texts)
     embedded = _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
 
-    retired = ledger.records_for_paths(live, [*plan.retire, *plan.to_history])
-    gone = set(plan.to_history)
-    # History records name the last commit at which the file still existed.
-    moved = [replace(rec, status="deleted", commit=state.commit if state else commit,
-                     commit_date=state.commit_date if state else target.commit_date)
-             for rec in retired if rec.path in gone]
-    moved_known = ledger.cached_hashes(embedder.name, [r.text_hash for r in moved])
-    moved = [r for r in moved if r.text_hash in moved_known]
-
-    ledger.add_pending([(live, r.id) for r in new_records] + [(hist, r.id) for r in moved])
-    _write_vectors(ledger, vectors, embedder.name, live, new_records)
-    _write_vectors(ledger, vectors, embedder.name, hist, moved)
+    ledger.add_pending([(target.space, r.id) for r in new_records])
+    _write_vectors(ledger, vectors, embedder.name, target.space, new_records)
     on_phase("vectors-written")
 
-    new_ids = {rec.id for rec in new_records}
-    new_state = BranchState(target.base, target.repo, branch, commit, target.commit_date, target.indexed_at,
-                            embedder.name, rules_json)
-    lexical_docs = [(rec.id, lexical.document(text, rec.path, rec.symbol)) for res in results for rec, text in res.chunks]
-    obsolete = [r.id for r in retired if r.id not in new_ids]
-    ledger.commit(BuildChange(
-        state=new_state,
-        live=new_records,
+    lexical_docs = [(rec.id, lexical.document(text, rec.path, rec.symbol))
+                    for res in results for rec, text in res.chunks]
+    previous_stamp = ledger.lexical_stamp(target.space)
+    done = ledger.commit(BuildChange(
+        state=BranchState(target.base, target.repo, branch, commit, target.commit_date, target.indexed_at,
+                          embedder.name, rules_json, ident.id, ident.remote, target.space),
+        chunks=new_records,
         lexical=lexical_docs,
-        history=moved,
-        replaced_paths=[*plan.retire, *plan.to_history],
-        obsolete_ids=obsolete,
         files=[res.row for res in results],
         deleted_paths=plan.to_history,
-        dropped_paths=plan.drop))
+        # History records name the last commit at which the file still existed.
+        gone_at=(state.commit, state.commit_date) if state else None,
+        dropped_paths=plan.drop,
+        legacy=legacy))
     on_phase("committed")
-    _sync_lexical(ledger, live, state, new_state, obsolete, lexical_docs)
+    for name in done.old_collections:
+        vectors.drop(name)
+    _sync_lexical(ledger, target.space, previous_stamp, done.removed_ids, lexical_docs)
     collect_garbage(ledger, vectors)
     return _summary(target, tree, ledger.files(target.base), embedded=embedded,
-                    reused=len(new_records) - embedded, deleted=len(plan.to_history) + len(plan.drop),
+                    reused=len(new_records) - embedded + sum(res.shared for res in results),
+                    deleted=len(plan.to_history) + len(plan.drop),
                     indexed=len(results), noop=False, seconds=time.monotonic() - started)
 
 
-def _sync_lexical(ledger: Ledger, live: str, old: BranchState | None, new: BranchState,
-                  removed: Sequence[str], added: Sequence[tuple[str, str]]) -> None:
-    """Bring the tantivy copy of the lexical index to the committed state (see lexindex.py)."""
+def _sync_lexical(ledger: Ledger, space: str, previous: str | None, removed: Sequence[str],
+                  added: Sequence[tuple[str, str]]) -> None:
+    """Bring the tantivy copy of the space's lexical index to the committed state (see lexindex.py)."""
     from codevouch import lexindex
 
-    current = lexindex.stamp_of(new.commit, new.built_at)
-    if old is new and lexindex.read_stamp(lexindex.index_path(ledger.path.parent, live)) == current:
+    current = ledger.lexical_stamp(space)
+    if current is None or lexindex.read_stamp(lexindex.index_path(ledger.path.parent, space)) == current:
         return
-    previous = lexindex.stamp_of(old.commit, old.built_at) if old is not None and old is not new else None
-    lexindex.sync(ledger.path.parent, live, previous, current, removed, added, lambda: ledger.lexical_docs(live))
+    lexindex.sync(ledger.path.parent, space, previous, current, removed, added, lambda: ledger.lexical_docs(space))
 
 
 def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str,
@@ -224,18 +234,21 @@ def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str,
 
 
 def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str, gitio.TreeEntry],
-                    rules: Rules, target: _Target, progress: Progress | None) -> list[_FileResult]:
+                    rules: Rules, target: _Target, shared: dict[tuple[str, str], tuple[int, str]],
+                    progress: Progress | None) -> list[_FileResult]:
     count_tokens = token_counter()
     results: list[_FileResult] = []
     for n, path in enumerate(plan.index, 1):
         if progress:
             progress(n, len(plan.index), "chunking")
-        results.append(_read_file(reader, tree[path], rules, target, count_tokens))
+        entry = tree[path]
+        results.append(_read_file(reader, entry, rules, target, count_tokens,
+                                  shared.get((path, entry.blob_sha))))
     return results
 
 
 def _read_file(reader: gitio.BlobReader, entry: gitio.TreeEntry, rules: Rules, target: _Target,
-               count_tokens: Callable[[str], int]) -> _FileResult:
+               count_tokens: Callable[[str], int], shared: tuple[int, str] | None = None) -> _FileResult:
     """One file's row and chunks; a file that yields no chunks says why (never dropped silently)."""
     def without_chunks(kind: str, rule: str | None, status: str, reason: str) -> _FileResult:
         return _FileResult(FileRow(entry.path, entry.blob_sha, kind, rule, "", status, reason, 0), [])
@@ -251,6 +264,11 @@ def _read_file(reader: gitio.BlobReader, entry: gitio.TreeEntry, rules: Rules, t
         return without_chunks(found.kind, found.rule, "excluded", found.rule or found.kind)
     if reason is not None:
         return without_chunks(found.kind, found.rule, "skipped", reason)
+    if shared is not None:
+        # Classified by this branch's rules (its kind is this branch's), chunked by another.
+        count, lang = shared
+        return _FileResult(FileRow(entry.path, entry.blob_sha, found.kind, found.rule, lang, "live", None,
+                                   count), [], shared=count)
     chunks, language = chunk_text(text, entry.path, count_tokens, CHUNK_TOKEN_BUDGET)
     if not chunks:
         return without_chunks(found.kind, found.rule, "skipped", "no content to index")

@@ -8,11 +8,14 @@ from typing import Any
 
 from codevouch import gitio
 from codevouch.errors import GitError, NotIndexed
-from codevouch.store import Ledger
+from codevouch.identity import RepoIdentity, identify
+from codevouch.store import BranchState, Ledger
 
 
 def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, Any]]:
-    only = str(gitio.repo_root(repo)) if repo is not None else None
+    """Per branch: its state and how far behind it is. With `repo`, only that repository's
+    branches (found by root commit, so from any clone), counted in that clone."""
+    ident = identify(repo) if repo is not None else None
     try:
         ledger = Ledger(index_dir, readonly=True)
     except NotIndexed:
@@ -20,23 +23,31 @@ def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, An
     try:
         rows = []
         for state in ledger.branches():
-            if only is not None and state.repo != only:
+            if ident is not None and not _same_repository(state, ident):
                 continue
-            head, behind = head_and_behind(Path(state.repo), state.branch, state.commit)
+            where = ident.root if ident is not None else Path(state.repo)
+            head, behind = head_and_behind(where, state.branch, state.commit)
             files = ledger.files(state.coll)
             rows.append({
-                "repo": state.repo, "branch": state.branch, "commit": state.commit,
+                "repo": state.repo, "repo_id": state.repo_id, "remote": state.remote,
+                "branch": state.branch, "commit": state.commit,
                 "commit_date": state.commit_date, "head": head, "commits_behind": behind,
                 "built_at": state.built_at, "embedder": state.embedder,
+                # Built by an older release: `index build` moves it to the shared store.
+                "needs_rebuild": state.legacy,
                 "files_by_kind": dict(Counter(f.kind for f in files.values() if f.status != "deleted")),
                 "files_by_status": dict(Counter(f.status for f in files.values())),
-                "chunks_by_kind": ledger.chunk_counts(f"{state.coll}-live"),
-                "history_chunks": sum(ledger.chunk_counts(f"{state.coll}-hist").values()),
+                "chunks_by_kind": ledger.chunk_counts(state.coll),
+                "history_chunks": sum(ledger.chunk_counts(state.coll, "deleted").values()),
                 "rules": json.loads(state.rules_json),
             })
         return rows
     finally:
         ledger.close()
+
+
+def _same_repository(state: BranchState, ident: RepoIdentity) -> bool:
+    return state.repo_id == ident.id if state.repo_id else state.repo == str(ident.root)
 
 
 def head_and_behind(repo: Path, branch: str, indexed: str) -> tuple[str | None, int | None]:

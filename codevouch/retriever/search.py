@@ -1,5 +1,9 @@
-"""Dense search over one branch's collection; the hit text comes from git at the indexed blob."""
+"""Dense and lexical search over one branch of a repository's shared store; the hit text comes from git
+at the indexed blob."""
 from __future__ import annotations
+
+import math
+from collections.abc import Callable
 
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -8,8 +12,10 @@ from typing import Any
 from codevouch import gitio, lexical, lexindex
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import InputError, NotIndexed
+from codevouch.identity import identify
 from codevouch.retriever.collapse import collapse
-from codevouch.store import ChunkRecord, Ledger, VectorStore, collection_base
+from codevouch.store import BranchState, ChunkRecord, Ledger, VectorStore, collection_base
+from codevouch.team import open_for_search
 from codevouch.syntax.lines import decode
 
 
@@ -44,43 +50,46 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     `kinds`: keep only chunks of these file kinds (source, test, docs, config)."""
     if mode not in ("hybrid", "dense", "lexical"):
         raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
-    repo = gitio.repo_root(repo_path)
+    ident = identify(repo_path)
+    repo = ident.root
     branch = branch or gitio.current_branch(repo)
-    base = collection_base(str(repo), branch)
-    ledger = Ledger(index_dir, readonly=True)
+    ledger, state = open_for_search(ident.id, collection_base(ident.id, branch), index_dir)
     try:
-        state = ledger.branch(base)
         if state is None:
-            raise NotIndexed(
-                f"branch {branch!r} of {repo} is not in the index at {index_dir}; run "
-                f"`codevouch index build --repo {repo} --branch {branch}` first.")
-        # Vectors of a killed build may linger until the next build cleans them; the ledger
-        # decides what is visible, so ask for enough extra neighbours to fill k.
+            raise NotIndexed(_not_indexed(ledger, repo, branch, index_dir))
         # A kind filter drops candidates after ranking: look deeper so k can still be filled.
-        depth = max(3 * k, 30) * (4 if kinds else 1) + ledger.pending_count()
-        rankings = _rankings(ledger, index_dir, base, lexindex.stamp_of(state.commit, state.built_at), query,
-                             depth, include_history, mode,
+        depth = max(3 * k, 30) * (4 if kinds else 1)
+        rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
                              _query_embedder(embedder, state.embedder, mode))
         fused = _fuse(rankings)
         found: list[tuple[ChunkRecord, float]] = []
-        for name in [f"{base}-live"] + ([f"{base}-hist"] if include_history else []):
-            known = ledger.records(name, [cid for (coll, cid) in fused if coll == name])
-            for (coll, cid), score in fused.items():
-                rec = known.get(cid) if coll == name else None
-                if rec is None or (kinds is not None and rec.kind not in kinds):
-                    continue
-                if rec.status == "live":
-                    # A live chunk's file is unchanged up to the branch's indexed commit, which
-                    # the last build recorded: cite that commit and that build's time.
-                    rec = replace(rec, commit=state.commit, commit_date=state.commit_date,
-                                  branch=state.branch, indexed_at=state.built_at)
-                found.append((rec, score if kinds is not None else score * KIND_WEIGHTS.get(rec.kind, 1.0)))
+        for cid, score in fused.items():
+            rec = rankings.records[cid]
+            if kinds is not None and rec.kind not in kinds:
+                continue
+            if rec.status == "live":
+                # A live chunk's file is unchanged up to the branch's indexed commit, which
+                # the last build recorded: cite that commit and that build's time.
+                rec = replace(rec, commit=state.commit, commit_date=state.commit_date,
+                              indexed_at=state.built_at)
+            # The index may have been built from another clone: cite this one.
+            found.append((replace(rec, repo=str(repo)),
+                          score if kinds is not None else score * KIND_WEIGHTS.get(rec.kind, 1.0)))
     finally:
         ledger.close()
     found = _dedupe(sorted(found, key=lambda item: -item[1]))
     found = (collapse(found) if COLLAPSE else found)[:k]
     blobs = gitio.read_blobs(repo, [rec.blob_sha for rec, _ in found])
     return [Hit(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec)) for rec, score in found]
+
+
+def _not_indexed(ledger: Ledger, repo: Path, branch: str, index_dir: Path) -> str:
+    build = f"`codevouch index build --repo {repo} --branch {branch} --index {index_dir}`"
+    if ledger.legacy_branch(str(repo), branch) is not None:
+        return (f"branch {branch!r} of {repo} was indexed by an older codevouch, which kept a copy of every "
+                f"vector per branch; run {build} once to move it to the shared store (vectors come from "
+                "the embedding cache: nothing is re-embedded).")
+    return f"branch {branch!r} of {repo} is not in the index at {index_dir}; run {build} first."
 
 
 def _query_embedder(given: Embedder | None, built_with: str, mode: str) -> Embedder | None:
@@ -90,36 +99,69 @@ def _query_embedder(given: Embedder | None, built_with: str, mode: str) -> Embed
     return given if given is not None and given.name == built_with else embedder_by_name(built_with)
 
 
-Ranking = list[tuple[str, str]]  # (collection, chunk id), best first
 # One hit per definition (see collapse.py); a knob so the quality figure can show both.
 COLLAPSE = True
 # How much the lexical list counts against the dense one in the fusion (tuned like KIND_WEIGHTS:
 # 0.75 beat 0.5, 1.0 and 1.5 there, by a margin within noise for 55 queries).
 LEXICAL_WEIGHT = 0.75
+MAX_WIDENINGS = 4
 
 
-def _rankings(ledger: Ledger, index_dir: Path, base: str, stamp: str, query: str, depth: int,
-              include_history: bool, mode: str, embedder: Embedder | None) -> list[tuple[float, Ranking]]:
-    """(weight, ranking) of each list to fuse: dense per collection, then lexical."""
-    live, hist = f"{base}-live", f"{base}-hist"
-    rankings: list[tuple[float, Ranking]] = []
+@dataclass
+class _Rankings:
+    lists: list[tuple[float, list[str]]]   # (weight, chunk ids best first): the branch's members only
+    records: dict[str, ChunkRecord]        # the branch's view of every ranked chunk
+
+
+def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
+              include_history: bool, mode: str, embedder: Embedder | None) -> _Rankings:
+    """(weight, ranking) of each list to fuse: dense, then lexical."""
+    assert state.space is not None
+    space = state.space
+    out = _Rankings([], {})
     if mode != "lexical" and embedder is not None:
         qvec = embedder.embed_query(query)
         vectors = _vector_reader(ledger, index_dir)
-        for name in [live] + ([hist] if include_history else []):
-            found = [cid for cid, _ in vectors.query(name, qvec, depth)]
-            # Vectors a killed build left behind are not in the ledger: drop them before fusing,
-            # or they would take rank places (and score) from the chunks that are.
-            known = ledger.records(name, found)
-            rankings.append((1.0, [(name, cid) for cid in found if cid in known]))
+        out.lists.append((1.0, _members(ledger, state, depth, include_history, out.records,
+                                        lambda n: [cid for cid, _ in vectors.query(space, qvec, n)])))
     if mode != "dense":
-        found = lexindex.search(index_dir, live, stamp, list(dict.fromkeys(lexical.terms(query))), depth)
-        if found is None:  # no fresh tantivy copy (see lexindex.py): ask the ledger's FTS5 table
+        terms = list(dict.fromkeys(lexical.terms(query)))
+        stamp = ledger.lexical_stamp(space)
+        fast = lexindex.search(index_dir, space, stamp, terms, 1) if stamp else None
+        if fast is not None:   # a fresh tantivy copy of the space's lexical index (see lexindex.py)
+            ids = _members(ledger, state, depth, False, out.records,
+                           lambda n: [cid for cid, _ in lexindex.search(index_dir, space, stamp, terms, n) or []])
+        else:                  # the ledger's FTS5 table, with the branch's membership in the query
             match = lexical.match_query(query)
-            found = ledger.lexical_search(live, match, depth) if match else []
-        if found:
-            rankings.append((LEXICAL_WEIGHT, [(live, cid) for cid, _ in found]))
-    return rankings
+            ids = [cid for cid, _ in ledger.lexical_search(state, match, depth)] if match else []
+            out.records.update(ledger.branch_records(state, [i for i in ids if i not in out.records]))
+        if ids:
+            out.lists.append((LEXICAL_WEIGHT, ids))
+    return out
+
+
+def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bool,
+             records: dict[str, ChunkRecord], fetch: Callable[[int], list[str]]) -> list[str]:
+    """The branch's best `depth` chunks from a ranking over the repository's shared space.
+
+    No Chroma `where` filter (100-350 ms at 100k vectors): ask for depth / share results,
+    where share is the branch's part of the space, keep the branch's members by the ledger,
+    and ask again, deeper, in the rare case that too few were members."""
+    assert state.space is not None
+    total = ledger.space_size(state.space) + ledger.pending_count()  # a killed build's leftovers too
+    mine = ledger.branch_size(state.coll, include_history)
+    if total == 0 or mine == 0:
+        return []
+    n = min(total, math.ceil(depth * total / mine * 1.2))
+    members: list[str] = []
+    for _ in range(MAX_WIDENINGS):
+        ids = fetch(n)
+        records.update(ledger.branch_records(state, [i for i in ids if i not in records], include_history))
+        members = [cid for cid in ids if cid in records]
+        if len(members) >= min(depth, mine) or n >= total:
+            break
+        n = min(total, n * 4)
+    return members[:depth]
 
 
 # One open reader per index directory, with the ledger's branch states it was opened under.
@@ -141,13 +183,13 @@ def _vector_reader(ledger: Ledger, index_dir: Path) -> VectorStore:
     return reader
 
 
-def _fuse(rankings: list[tuple[float, Ranking]]) -> dict[tuple[str, str], float]:
+def _fuse(rankings: _Rankings) -> dict[str, float]:
     """Weighted reciprocal rank fusion, scaled so a chunk ranked first by every list scores 1.0."""
-    scores: dict[tuple[str, str], float] = {}
-    for weight, ranking in rankings:
+    scores: dict[str, float] = {}
+    for weight, ranking in rankings.lists:
         for rank, key in enumerate(ranking):
             scores[key] = scores.get(key, 0.0) + weight / (RRF_K + rank + 1)
-    total = sum(w for w, r in rankings if r and r[0][0].endswith("-live")) or 1.0
+    total = sum(w for w, r in rankings.lists if r) or 1.0
     return {key: s * (RRF_K + 1) / total for key, s in scores.items()}
 
 

@@ -6,23 +6,23 @@ from pathlib import Path
 from typing import Any
 
 from codevouch import gitio
+from codevouch.identity import identify
 from codevouch.retriever.search import Hit, chunk_text_of
 from codevouch.store import ChunkRecord, Ledger, collection_base
 
 
 def branch_records(index_dir: Path, repo: Path, branch: str) -> list[ChunkRecord]:
     """All live chunks of a branch, tagged with the branch's indexed commit as search() does."""
-    repo = gitio.repo_root(repo)
-    base = collection_base(str(repo), branch)
+    ident = identify(repo)
     ledger = Ledger(index_dir)
     try:
-        state = ledger.branch(base)
+        state = ledger.branch(collection_base(ident.id, branch))
         assert state is not None, f"{branch} of {repo} is not indexed in {index_dir}"
-        records = ledger.all_records(f"{base}-live")
+        records = ledger.branch_chunks(state)
     finally:
         ledger.close()
     records.sort(key=lambda r: (r.path, r.start_line))
-    return [replace(r, commit=state.commit, commit_date=state.commit_date, branch=state.branch)
+    return [replace(r, commit=state.commit, commit_date=state.commit_date, repo=str(ident.root))
             for r in records]
 
 

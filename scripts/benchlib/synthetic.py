@@ -6,6 +6,7 @@ vectors. Vectors are random unit vectors: the ranking is meaningless, the cost i
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +14,9 @@ from codevouch import gitio, lexical, lexindex
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, MODEL_NAME, token_counter
 from codevouch.indexer.build import text_hash
 from codevouch.indexer.chunker import chunk_text
-from codevouch.store import BranchState, BuildChange, ChunkRecord, Ledger, VectorStore, chunk_id, collection_base
+from codevouch.identity import identify
+from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, VectorStore, chunk_id,
+                             collection_base, space_name)
 
 DIM = 384
 
@@ -43,28 +46,34 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
     index, as a build writes them); returns the number written."""
     import numpy as np
 
-    repo = gitio.repo_root(repo)
+    ident = identify(repo)
+    repo = ident.root
     base = real_records(repo, branch)
     pairs = [(replace(base[i % len(base)][0], id=f"{base[i % len(base)][0].id}-{i // len(base)}"),
               base[i % len(base)][1]) for i in range(size)]
     records = [r for r, _ in pairs]
     rng = np.random.default_rng(seed)
-    coll = collection_base(str(repo), branch)
+    space = space_name(ident.id, embedder)
     store = VectorStore(index_dir)
     step = 4000
     for start in range(0, size, step):
         vecs = rng.standard_normal((min(step, size - start), dim)).astype("float32")
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        store.upsert(f"{coll}-live", records[start:start + step], vecs.tolist())
+        store.upsert(space, records[start:start + step], vecs.tolist())
+    per_file = Counter((r.path, r.blob_sha, r.language) for r in records)
     ledger = Ledger(index_dir)
     try:
-        state = BranchState(coll, str(repo), branch, records[0].commit, records[0].commit_date,
-                            "2024-01-01T00:00:00Z", embedder, "{}")
         docs = [(r.id, lexical.document(t, r.path, r.symbol)) for r, t in pairs]
-        ledger.commit(BuildChange(state=state, live=records, lexical=docs))
+        ledger.commit(BuildChange(
+            state=BranchState(collection_base(ident.id, branch), str(repo), branch, records[0].commit,
+                              records[0].commit_date, "2024-01-01T00:00:00Z", embedder, "{}", ident.id,
+                              ident.remote, space),
+            chunks=records, lexical=docs,
+            files=[FileRow(path, blob, "source", None, lang, "live", None, n)
+                   for (path, blob, lang), n in per_file.items()]))
         # As a build does after its commit: the tantivy copy of the lexical index.
-        lexindex.sync(index_dir, f"{coll}-live", None, lexindex.stamp_of(state.commit, state.built_at), (), docs,
-                      lambda: ledger.lexical_docs(f"{coll}-live"))
+        lexindex.sync(index_dir, space, None, ledger.lexical_stamp(space) or "", (), docs,
+                      lambda: ledger.lexical_docs(space))
     finally:
         ledger.close()
     return size

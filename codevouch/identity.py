@@ -1,0 +1,25 @@
+"""Which repository an index entry belongs to: its root commit, the same in every clone.
+
+A path names one clone on one machine; the root commit (reached from HEAD by first parents)
+names the repository wherever it is cloned or moved, so a second clone, or a reader on
+another machine, finds the index that a first clone built. The remote URL is a label for
+people, the path a tag of the clone that built it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from codevouch import gitio
+
+
+@dataclass(frozen=True)
+class RepoIdentity:
+    root: Path          # this clone's work tree
+    id: str             # root commit
+    remote: str | None  # origin's URL, credentials removed
+
+
+def identify(path: Path | str) -> RepoIdentity:
+    root = gitio.repo_root(path)
+    return RepoIdentity(root, gitio.root_commit(root), gitio.remote_url(root))
