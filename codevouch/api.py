@@ -156,15 +156,20 @@ class Index:
         return self._embedder
 
     def build(self, branches: Sequence[str] = (), all_branches: bool = False, wait: float = 0,
-              progress: Progress | None = None) -> list[BranchSummary]:
+              progress: Progress | None = None, include_branches: Sequence[str] | None = None,
+              exclude_branches: Sequence[str] | None = None) -> list[BranchSummary]:
         """Index the committed content of branches (default: the current one); incremental.
 
-        Raises IndexLocked when another build holds the index for more than `wait` seconds.
+        With all_branches, include_branches/exclude_branches (shell globs such as "release/*")
+        choose among the local branches; when not given, the repository config's
+        `[branches] include/exclude` do. Raises IndexLocked when another build holds the
+        index for more than `wait` seconds.
         """
         from codevouch.indexer.build import build_index
 
         return build_index(self.repo, self.index_dir, self.embedder(), branches=branches,
-                           all_branches=all_branches, wait=wait, progress=progress)
+                           all_branches=all_branches, wait=wait, progress=progress,
+                           include_branches=include_branches, exclude_branches=exclude_branches)
 
     def search(self, query: str, k: int = 10, branch: str | None = None,
                kinds: Iterable[str] | None = None, include_history: bool = False, validate: bool = True,

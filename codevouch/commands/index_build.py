@@ -17,6 +17,12 @@ def index_build(
     branch: Annotated[Optional[list[str]], typer.Option(
         "--branch", "-b", help="Branch to index (repeatable; default: the current branch).")] = None,
     all_branches: Annotated[bool, typer.Option("--all-branches", help="Index every local branch.")] = False,
+    include_branch: Annotated[Optional[list[str]], typer.Option(
+        "--include-branch", help="With --all-branches: only branches matching this glob (repeatable; "
+        "replaces the config's [branches] include).")] = None,
+    exclude_branch: Annotated[Optional[list[str]], typer.Option(
+        "--exclude-branch", help="With --all-branches: skip branches matching this glob (repeatable; "
+        "replaces the config's [branches] exclude).")] = None,
     index: IndexOpt = None,
     wait: Annotated[float, typer.Option(
         "--wait", help="Seconds to wait for another build on the same index to finish.")] = 0,
@@ -29,7 +35,8 @@ def index_build(
         idx = open_index(repo, index, embedder)
         idx.embedder()  # an unknown model is a usage error before any work starts
         with progress(enabled=not as_json and sys.stderr.isatty()) as bar:
-            summaries = idx.build(branches=branch or (), all_branches=all_branches, wait=wait, progress=bar)
+            summaries = idx.build(branches=branch or (), all_branches=all_branches, wait=wait, progress=bar,
+                                  include_branches=include_branch, exclude_branches=exclude_branch)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:

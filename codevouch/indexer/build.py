@@ -10,14 +10,16 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from codevouch import gitio, lexical
+from codevouch.config import load_repo_config
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
+from codevouch.errors import InputError
 from codevouch.identity import RepoIdentity, identify
-from codevouch.indexer.branches import BranchFilter, select_branches
+from codevouch.indexer.branches import BranchFilter, branch_filter, select_branches
 from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
@@ -75,7 +77,11 @@ def resolve_branches(repo: Path, branches: Sequence[str], all_branches: bool,
         names = gitio.local_branches(repo)
         if not names:
             raise gitio.NoCommits(f"{repo} has no branches with commits; commit something first.")
-        return select_branches(names, patterns or BranchFilter())
+        kept = select_branches(names, patterns or BranchFilter())
+        if not kept:
+            raise InputError(f"no branch of {repo} matches the include/exclude patterns "
+                             f"({', '.join(names[:10])}{' ...' if len(names) > 10 else ''}); loosen them.")
+        return kept
     if branches:
         return list(dict.fromkeys(branches))
     return [gitio.current_branch(repo)]
@@ -93,8 +99,15 @@ def rules_at(reader: gitio.BlobReader, tree: dict[str, gitio.TreeEntry]) -> Rule
 def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
                 branches: Sequence[str] = (), all_branches: bool = False, wait: float = 0,
                 progress: Progress | None = None, on_phase: PhaseHook | None = None,
-                patterns: BranchFilter | None = None) -> list[BranchSummary]:
+                include_branches: Sequence[str] | None = None,
+                exclude_branches: Sequence[str] | None = None) -> list[BranchSummary]:
+    """Build `branches` (default: the current one), or with all_branches every local branch
+    kept by the include/exclude patterns (given here, else the repository's `[branches]`)."""
     ident = identify(repo_path)
+    if (include_branches or exclude_branches) and not all_branches:
+        raise InputError("--include-branch and --exclude-branch choose among --all-branches; add "
+                         "--all-branches, or name the branches with --branch.")
+    patterns = branch_filter(load_repo_config(ident.root), include_branches, exclude_branches)
     names = resolve_branches(ident.root, branches, all_branches, patterns)
     commits = {name: gitio.branch_commit(ident.root, name) for name in names}
     with writer_lock(index_dir, wait):
