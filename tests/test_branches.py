@@ -15,8 +15,9 @@ from codevouch.identity import identify
 from codevouch.indexer.branches import BranchFilter, select_branches
 from codevouch.indexer.build import build_index
 from codevouch.retriever.search import search
-from codevouch.store import Ledger, VectorStore, space_name
+from codevouch.store import Ledger, space_name
 from tests.gitrepo import Repo
+from tests.storehelp import vector_count
 
 FILES = {f"pkg/mod{i}.py": f"def function_{i}(x):\n    return x + {i}\n\n\ndef helper_{i}():\n    return {i}\n"
          for i in range(12)}
@@ -51,7 +52,7 @@ def test_branches_share_storage_and_answer_for_themselves(repo: Repo, index_dir:
     assert all(s.indexed_files == len(FILES) and s.embedded == 1 for s in summaries)
     space = space_name(identify(repo.root).id, fake.name)
     # 24 chunks on main, plus one new chunk per branch: stored once, not once per branch.
-    assert VectorStore(index_dir).count(space) == main.chunks + len(names)
+    assert vector_count(index_dir, space) == main.chunks + len(names)
     ledger = Ledger(index_dir)
     assert ledger.space_size(space) == main.chunks + len(names)
     ledger.close()
@@ -72,7 +73,7 @@ def test_deleting_a_branch_file_keeps_shared_vectors_and_collects_garbage(repo: 
     many_branches(repo, 2)
     build_index(repo.root, index_dir, FakeEmbedder(), all_branches=True)
     space = space_name(identify(repo.root).id, FakeEmbedder().name)
-    before = VectorStore(index_dir).count(space)
+    before = vector_count(index_dir, space)
     # topic-0 moves to main's version of mod0.py: its own chunk is referenced by no branch.
     repo.git("checkout", "-q", "topic-0")
     repo.git("checkout", "-q", "main", "--", "pkg/mod0.py")
@@ -80,7 +81,7 @@ def test_deleting_a_branch_file_keeps_shared_vectors_and_collects_garbage(repo: 
     repo.remove("pkg/mod5.py")
     repo.commit("remove mod5 on topic-0")
     build_index(repo.root, index_dir, FakeEmbedder(), branches=["topic-0"])
-    assert VectorStore(index_dir).count(space) == before - 1
+    assert vector_count(index_dir, space) == before - 1
     # mod5.py left topic-0 only: history there, live on main.
     hist = search(repo.root, "helper_5", index_dir, branch="topic-0", k=30, include_history=True,
                   embedder=FakeEmbedder())

@@ -11,8 +11,9 @@ from codevouch.errors import DetachedHead, IndexLocked, NoCommits, NotARepositor
 from codevouch.indexer.build import build_index
 from codevouch.retriever.search import search
 from codevouch.identity import identify
-from codevouch.store import Ledger, VectorStore, collection_base, space_name, writer_lock
+from codevouch.store import Ledger, collection_base, space_name, writer_lock
 from tests.gitrepo import Repo
+from tests.storehelp import vector_count
 
 ORDERS = '''"""Orders."""
 import datetime
@@ -103,7 +104,7 @@ def test_second_branch_embeds_only_changed_chunks(repo: Repo, index_dir: Path) -
     # (billing.py's new blob adds its chunks; orders.py's are shared).
     billing = len([h for h in search(repo.root, "charge refund", index_dir, k=50, branch="feature",
                                      embedder=FakeEmbedder()) if h.record.path == "shop/billing.py"])
-    assert VectorStore(index_dir).count(space_name(identify(repo.root).id, fake.name)) == main.chunks + billing
+    assert vector_count(index_dir, space_name(identify(repo.root).id, fake.name)) == main.chunks + billing
     # Each branch answers with its own version of the changed file.
     for branch, wanted in (("main", "return payment.refund()"), ("feature", "reason='customer'")):
         hits = search(repo.root, "refund payment", index_dir, k=50, branch=branch, embedder=FakeEmbedder())
@@ -200,7 +201,7 @@ def test_killed_build_leaves_old_index_and_rerun_finishes(repo: Repo, index_dir:
     assert sorted(h.record.path for h in hits) == ["a.py", "b.py"]
     assert any("ALPHA changed" in h.text for h in hits)
     # Vectors the killed runs left behind were collected: Chroma holds what the ledger holds.
-    assert VectorStore(index_dir).count(space_name(identify(repo.root).id, FakeEmbedder().name)) == s.chunks
+    assert vector_count(index_dir, space_name(identify(repo.root).id, FakeEmbedder().name)) == s.chunks
 
 
 def test_unusual_files_are_reported(repo: Repo, index_dir: Path) -> None:

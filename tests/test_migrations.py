@@ -11,8 +11,9 @@ import pytest
 from codevouch import migrations
 from codevouch.api import Index
 from codevouch.errors import BadIndex, NotIndexed
-from codevouch.store import Ledger, VectorStore
+from codevouch.store import Ledger
 from tests.gitrepo import Repo
+from tests.storehelp import collection_names
 
 CODEVOUCH_GIT = Path(__file__).resolve().parents[1]
 # The last commit before the migrations framework: its ledger has meta.schema = 1 and no
@@ -78,7 +79,7 @@ def test_previous_release_index_upgrades_in_place(repo: Repo, index_dir: Path) -
     assert raw.execute("SELECT count(*) FROM chunks").fetchone()[0] == 0
     assert raw.execute("SELECT count(*) FROM branches WHERE space IS NULL").fetchone()[0] == 0
     raw.close()
-    names = set(VectorStore(index_dir).collections())
+    names = collection_names(index_dir)
     assert not any(n.endswith(("-live", "-hist")) for n in names) and len(names) == 1
     # The next build finds the branch up to date and embeds nothing.
     [summary] = idx.build()
