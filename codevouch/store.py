@@ -47,6 +47,11 @@ from codevouch.errors import BadIndex, CodevouchError, IndexBusy, IndexLocked, N
 CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
 
 
+def server_url() -> str | None:
+    """CODEVOUCH_CHROMA_URL when set: vectors (and team snapshots) live on that server."""
+    return os.environ.get("CODEVOUCH_CHROMA_URL") or None
+
+
 def default_index_dir() -> Path:
     """--index, else $CODEVOUCH_INDEX, else $XDG_DATA_HOME/codevouch (~/.local/share/codevouch)."""
     env = os.environ.get("CODEVOUCH_INDEX")
@@ -245,6 +250,29 @@ class Ledger:
 
     def space_size(self, space: str) -> int:
         return int(self.db.execute("SELECT count(*) FROM shared_chunks WHERE space=?", (space,)).fetchone()[0])
+
+    def export_repository(self, repo_id: str, dest: Path) -> None:
+        """Write what a search of `repo_id` needs (branches, files, chunk rows, lexical index;
+        not the embedding cache) as a fresh ledger at `dest`/state.sqlite: a team snapshot."""
+        Ledger(dest).close()  # the schema, by the same migrations
+        target = dest / "state.sqlite"
+        db = sqlite3.connect(target, isolation_level=None)
+        try:
+            db.execute("ATTACH DATABASE ? AS src", (f"file:{_quote(self.path)}?mode=ro",))
+            db.execute("BEGIN")
+            db.execute("INSERT INTO branches SELECT * FROM src.branches WHERE repo_id=?", (repo_id,))
+            db.execute("INSERT INTO files SELECT * FROM src.files WHERE coll IN (SELECT coll FROM branches)")
+            db.execute("INSERT INTO shared_chunks SELECT * FROM src.shared_chunks "
+                       "WHERE space IN (SELECT space FROM branches)")
+            db.execute("INSERT INTO lexmap SELECT * FROM src.lexmap WHERE coll IN (SELECT space FROM branches)")
+            db.execute("INSERT INTO lexicon (rowid, terms) SELECT rowid, terms FROM src.lexicon "
+                       "WHERE rowid IN (SELECT rowid FROM lexmap)")
+            db.execute("COMMIT")
+            db.execute("DETACH DATABASE src")
+            db.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
+            db.execute("VACUUM")
+        finally:
+            db.close()
 
     def known_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
         """Which of `ids` the ledger knows in `collection` (a shared space, or an old per-branch one)."""
@@ -555,7 +583,7 @@ class VectorStore:
         self._index_dir = index_dir
         self._path = index_dir / "chroma"
         self._readonly = readonly
-        self._server = os.environ.get("CODEVOUCH_CHROMA_URL") or None
+        self._server = server_url()
         self._client_obj: Any = None
         self._cols: dict[str, Any] = {}
 
@@ -669,6 +697,33 @@ class VectorStore:
             if self.collection(name, create=False) is not None:
                 self._client.delete_collection(name)
             self._cols.pop(name, None)
+
+    def put_documents(self, name: str, items: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
+        """Store (id, document, metadata) records that are data, not vectors (a 1-dimension
+        placeholder embedding: Chroma requires one, and must never compute one)."""
+        for start in range(0, len(items), 64):
+            part = items[start:start + 64]
+            with self._access(write=True):
+                self.collection(name).upsert(
+                    ids=[i for i, _, _ in part], documents=[d for _, d, _ in part],
+                    metadatas=[m for _, _, m in part], embeddings=[[1.0] for _ in part])
+
+    def get_documents(self, name: str, ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        if self._absent or not ids:
+            return {}
+        with self._access(write=False):
+            col = self.collection(name, create=False)
+            if col is None:
+                return {}
+            res = col.get(ids=list(ids), include=["documents", "metadatas"])
+        return {i: (d, m or {}) for i, d, m in zip(res["ids"], res["documents"], res["metadatas"])}
+
+    def document_ids(self, name: str) -> list[str]:
+        if self._absent:
+            return []
+        with self._access(write=False):
+            col = self.collection(name, create=False)
+            return [] if col is None else list(col.get(include=[])["ids"])
 
     def count(self, name: str) -> int:
         if self._absent:

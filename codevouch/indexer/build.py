@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from codevouch import gitio, lexical
+from codevouch import gitio, lexical, team
 from codevouch.config import load_repo_config
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.errors import InputError
@@ -25,7 +25,7 @@ from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
 from codevouch.rules import Rules, classify, load_rules_text
 from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, VectorStore, chunk_id,
-                             collection_base, space_name, writer_lock)
+                             collection_base, server_url, space_name, writer_lock)
 
 # (done, total, what) — the CLI draws a progress bar from it.
 Progress = Callable[[int, int, str], None]
@@ -115,8 +115,12 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
         try:
             with VectorStore(index_dir) as vectors:
                 collect_garbage(ledger, vectors)
-                return [_build_branch(ident, name, commits[name], ledger, vectors, embedder, progress,
-                                      on_phase or (lambda _phase: None)) for name in names]
+                summaries = [_build_branch(ident, name, commits[name], ledger, vectors, embedder, progress,
+                                           on_phase or (lambda _phase: None)) for name in names]
+                if server_url():
+                    # Readers on other machines see the new state from here on (codevouch/team.py).
+                    team.publish(ledger, vectors, ident.id)
+                return summaries
         finally:
             ledger.close()
 
@@ -218,7 +222,10 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
     for name in done.old_collections:
         vectors.drop(name)
     _sync_lexical(ledger, target.space, previous_stamp, done.removed_ids, lexical_docs)
-    collect_garbage(ledger, vectors)
+    if not server_url():
+        # On a server, readers of the last published snapshot may still need these vectors:
+        # the next build's start collects them.
+        collect_garbage(ledger, vectors)
     return _summary(target, tree, ledger.files(target.base), embedded=embedded,
                     reused=len(new_records) - embedded + sum(res.shared for res in results),
                     deleted=len(plan.to_history) + len(plan.drop),

@@ -1,0 +1,126 @@
+"""A team index on a Chroma server: one builder publishes, readers on other machines fetch.
+
+With CODEVOUCH_CHROMA_URL set, the vectors already live on the server. What a search needs
+beside them (branch states, file rows, chunk records, the lexical index) lives in the
+builder's ledger; after each build the builder publishes that part of it, for one
+repository, as an immutable *snapshot* on the server, then flips one `HEAD` record to name
+it. A reader whose own index directory does not hold the branch reads `HEAD`, downloads
+that snapshot once (cached by generation in its index directory, under `team/`), and
+searches it locally: membership and the lexical half (SQLite FTS5; Chroma's sparse/BM25
+index exists only in distributed Chroma) need nothing else from the server.
+
+Atomic for readers: vectors are written before the snapshot, the snapshot's parts before
+`HEAD`, and one record's upsert is atomic in Chroma, so a reader sees the previous build or
+the new one, never a mix. The previous snapshot is kept one publication longer, and in
+server mode vectors that a build made garbage are removed at the start of the next build,
+not right after it, so a reader still on the previous generation finds its vectors.
+Design: docs/TEAM_INDEX.md.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import shutil
+import tempfile
+import zlib
+from datetime import datetime, timezone
+from pathlib import Path
+
+from codevouch.errors import IndexBusy, NotIndexed
+from codevouch.store import BranchState, Ledger, VectorStore, server_url
+
+HEAD = "HEAD"
+PART_CHARS = 1_000_000   # base64 characters per record: well under the server's request limits
+
+
+def snapshot_collection(repo_id: str) -> str:
+    return f"cv-{hashlib.sha1(repo_id.encode()).hexdigest()[:20]}-ledger"
+
+
+def publish(ledger: Ledger, vectors: VectorStore, repo_id: str) -> str:
+    """Publish the repository's part of the ledger; returns the new generation's name."""
+    with tempfile.TemporaryDirectory(prefix="codevouch-snapshot-") as tmp:
+        ledger.export_repository(repo_id, Path(tmp))
+        data = (Path(tmp) / "state.sqlite").read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    generation = f"{stamp}-{digest[:12]}"
+    text = base64.b64encode(zlib.compress(data, 6)).decode("ascii")
+    parts = [text[i:i + PART_CHARS] for i in range(0, len(text), PART_CHARS)]
+    name = snapshot_collection(repo_id)
+    vectors.put_documents(name, [(f"{generation}:{n}", part, {"generation": generation, "part": n})
+                                 for n, part in enumerate(parts)])
+    previous = vectors.get_documents(name, [HEAD]).get(HEAD)
+    # The switch: one record, so a reader sees the old generation or the new, whole.
+    vectors.put_documents(name, [(HEAD, generation, {
+        "generation": generation, "parts": len(parts), "sha256": digest, "bytes": len(data),
+        "published_at": stamp})])
+    keep = {HEAD, generation, previous[1].get("generation") if previous else None}
+    vectors.delete(name, [i for i in vectors.document_ids(name) if i.split(":")[0] not in keep])
+    return generation
+
+
+def fetch(vectors: VectorStore, repo_id: str, cache: Path) -> Path | None:
+    """The directory of the current snapshot's ledger for `repo_id` (downloaded into `cache`
+    when new); None when nothing was published for it."""
+    name = snapshot_collection(repo_id)
+    for _ in range(3):
+        head = vectors.get_documents(name, [HEAD]).get(HEAD)
+        if head is None:
+            return None
+        meta = head[1]
+        generation = str(meta["generation"])
+        home = cache / "team" / repo_id[:20]
+        local = home / generation
+        if (local / "state.sqlite").is_file():
+            return local
+        ids = [f"{generation}:{n}" for n in range(int(meta["parts"]))]
+        got = vectors.get_documents(name, ids)
+        if len(got) != len(ids):
+            continue  # two publications passed while we read: start from HEAD again
+        data = zlib.decompress(base64.b64decode("".join(got[i][0] for i in ids)))
+        if hashlib.sha256(data).hexdigest() != meta["sha256"]:
+            continue
+        _install(home, local, data)
+        return local
+    raise IndexBusy(f"the team index for repository {repo_id[:12]} changed three times while being read; retry.")
+
+
+def _install(home: Path, local: Path, data: bytes) -> None:
+    """Write the snapshot so that a concurrent reader finds it whole or not at all."""
+    home.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=home))
+    (staging / "state.sqlite").write_bytes(data)
+    try:
+        os.replace(staging, local)
+    except OSError:  # another reader installed it first
+        shutil.rmtree(staging, ignore_errors=True)
+    for old in home.iterdir():
+        if old != local and not old.name.startswith(".incoming-"):
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def open_for_search(repo_id: str, coll: str, index_dir: Path) -> tuple[Ledger, BranchState | None]:
+    """The ledger that answers for branch `coll`: the local one when it holds the branch (the
+    builder, or a local build), else, with a Chroma server configured, the team snapshot."""
+    try:
+        ledger: Ledger | None = Ledger(index_dir, readonly=True)
+    except NotIndexed:
+        if not server_url():
+            raise
+        ledger = None
+    if ledger is not None:
+        state = ledger.branch(coll)
+        if state is not None or not server_url():
+            return ledger, state
+        ledger.close()
+    with VectorStore(index_dir, readonly=True) as vectors:
+        snapshot = fetch(vectors, repo_id, index_dir)
+    if snapshot is None:
+        raise NotIndexed(
+            f"nothing is indexed for this repository in {index_dir}, and the Chroma server {server_url()} has "
+            "no team index for it; the builder publishes one with `codevouch index build` (with "
+            "CODEVOUCH_CHROMA_URL set), or build locally.")
+    ledger = Ledger(snapshot, readonly=True)
+    return ledger, ledger.branch(coll)

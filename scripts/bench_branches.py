@@ -1,0 +1,191 @@
+"""Many branches of one real repository: storage, build time per extra branch, query latency,
+before (an older codevouch release, given as a git revision of codevouch) and after (this tree).
+
+    python scripts/bench_branches.py SOURCE COMMIT [--branches 23] [--before REV] [--out FILE]
+
+SOURCE is a path or URL of a git repository; COMMIT is the commit its `main` is built at.
+The other branches are the repository's own branches and pull-request heads (refs/heads/*,
+refs/pull/*/head) whose tips are no newer than COMMIT and share history with it, newest
+first: real branches, as a nightly `--all-branches` of a team's clone would see them. The
+chosen (branch, commit) pairs are printed and written to the JSON, so a run can be checked.
+
+Each side runs in its own process on a fresh index with the real embedding model (loaded
+before the clock starts): `main` first, then every other branch, one build each; then 20
+queries (first docstring lines of the repository's functions) on 3 branches, warm, k=10,
+default (hybrid) mode. Storage is the index directory on disk (Chroma + ledger; the ledger
+includes the embedding cache, the same size on both sides).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CODEVOUCH = HERE.parent
+CACHE = CODEVOUCH / ".bench-cache"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def prepare(source: str, commit: str, count: int) -> tuple[Path, list[tuple[str, str]]]:
+    """A work clone under .bench-cache with `main` at COMMIT and count-1 real branches."""
+    work = CACHE / f"branches-{commit[:12]}"
+    if not work.exists():
+        work.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+        subprocess.run(["git", "-C", str(work), "fetch", "-q", "--no-tags", str(source),
+                        "+refs/heads/*:refs/remotes/src/*", "+refs/pull/*/head:refs/remotes/pr/*"], check=True)
+        git(work, "reset", "-q", "--hard", commit)
+    when = int(git(work, "show", "-s", "--format=%ct", commit).strip())
+    refs = []
+    for line in git(work, "for-each-ref", "--format=%(refname:short) %(objectname) %(committerdate:unix)",
+                    "refs/remotes/").splitlines():
+        name, sha, ts = line.split()
+        if int(ts) <= when and sha != commit:
+            refs.append((int(ts), name, sha))
+    refs.sort(reverse=True)
+    chosen: list[tuple[str, str]] = [("main", commit)]
+    seen = {commit}
+    for _, name, sha in refs:
+        if len(chosen) >= count:
+            break
+        if sha in seen:
+            continue
+        base = subprocess.run(["git", "-C", str(work), "merge-base", commit, sha], capture_output=True)
+        if base.returncode != 0:
+            continue  # an unrelated history (a docs site, say) is no branch of this code
+        seen.add(sha)
+        chosen.append((name.replace("/", "-"), sha))
+    for name, sha in chosen[1:]:
+        git(work, "branch", "-f", name, sha)
+    return work, chosen
+
+
+def queries(repo: Path, commit: str, n: int = 20) -> list[str]:
+    """First docstring lines of the repository's Python functions (else path words)."""
+    out: list[str] = []
+    for path in sorted(git(repo, "ls-tree", "-r", "--name-only", commit).splitlines()):
+        if not path.endswith(".py") or len(out) >= n:
+            continue
+        try:
+            tree = ast.parse(git(repo, "show", f"{commit}:{path}"))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node)
+                if doc and len(doc.split()) >= 4:
+                    out.append(doc.strip().splitlines()[0])
+                    if len(out) >= n:
+                        break
+    return out or [Path(p).stem.replace("_", " ") for p in git(repo, "ls-files").splitlines()[:n]]
+
+
+def disk(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str]) -> dict[str, object]:
+    """Runs with whichever codevouch is first on sys.path (the release under test)."""
+    from codevouch.embedding import MiniLMEmbedder
+    from codevouch.indexer.build import build_index
+    from codevouch.retriever.search import search
+
+    emb = MiniLMEmbedder()
+    emb.embed(["warm up"])
+    seconds: dict[str, float] = {}
+    chunks: dict[str, int] = {}
+    for name in branches:
+        start = time.perf_counter()
+        [s] = build_index(repo, index_dir, emb, branches=[name])
+        seconds[name] = round(time.perf_counter() - start, 3)
+        chunks[name] = s.chunks
+    sizes = {"total": disk(index_dir), "chroma": disk(index_dir / "chroma"),
+             "ledger": sum(disk(p) if p.is_dir() else p.stat().st_size for p in index_dir.glob("state.sqlite*"))}
+    times: list[float] = []
+    for name in [branches[0], branches[len(branches) // 2], branches[-1]]:
+        search(repo, qs[0], index_dir, branch=name, embedder=emb)  # warm: HNSW in memory
+        for q in qs:
+            start = time.perf_counter()
+            search(repo, q, index_dir, branch=name, k=10, embedder=emb)
+            times.append(time.perf_counter() - start)
+    times.sort()
+    return {"seconds": seconds, "chunks": chunks, "bytes": sizes,
+            "query_ms": {"p50": round(1000 * times[len(times) // 2], 1),
+                         "p95": round(1000 * times[int(len(times) * 0.95) - 1], 1), "n": len(times)}}
+
+
+def run_side(code: Path, repo: Path, branches: list[str], qs: list[str]) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="cv-branches-") as tmp:
+        spec = json.dumps({"repo": str(repo), "index": str(Path(tmp) / "index"), "branches": branches, "queries": qs})
+        env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "CODEVOUCH_CHROMA_URL": ""}
+        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", spec], env=env,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"worker with {code} failed:\n{proc.stderr[-3000:]}")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def summarise(side: dict[str, object], first: str) -> dict[str, object]:
+    seconds: dict[str, float] = side["seconds"]  # type: ignore[assignment]
+    extra = sorted(v for k, v in seconds.items() if k != first)
+    return {"first_branch_s": seconds[first], "extra_branch_s_median": extra[len(extra) // 2],
+            "extra_branch_s_max": extra[-1], "extra_branches_s_total": round(sum(extra), 1),
+            "extra_branch_median_of_first": round(extra[len(extra) // 2] / seconds[first], 4),
+            "mb_total": round(side["bytes"]["total"] / 1e6, 1),  # type: ignore[index]
+            "mb_chroma": round(side["bytes"]["chroma"] / 1e6, 1),  # type: ignore[index]
+            "mb_ledger": round(side["bytes"]["ledger"] / 1e6, 1),  # type: ignore[index]
+            "query_ms": side["query_ms"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", nargs="?")
+    parser.add_argument("commit", nargs="?")
+    parser.add_argument("--branches", type=int, default=23)
+    parser.add_argument("--before", help="codevouch revision for the 'before' side (omit to skip it)")
+    parser.add_argument("--out", type=Path, default=CODEVOUCH / "docs" / "bench-branches.json")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        spec = json.loads(args.worker)
+        print(json.dumps(worker(Path(spec["repo"]), Path(spec["index"]), spec["branches"], spec["queries"])))
+        return
+    if not args.source or not args.commit:
+        parser.error("SOURCE and COMMIT are required")
+    repo, chosen = prepare(args.source, args.commit, args.branches)
+    names = [n for n, _ in chosen]
+    qs = queries(repo, args.commit)
+    print(f"{len(chosen)} branches in {repo}:", ", ".join(f"{n}@{s[:8]}" for n, s in chosen), file=sys.stderr)
+    result: dict[str, object] = {"source": args.source, "commit": args.commit, "branches": chosen, "queries": qs,
+                                 "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    sides = [("after", CODEVOUCH)]
+    if args.before:
+        sys.path.insert(0, str(HERE))
+        from make_old_index import export_release
+
+        old = Path(tempfile.mkdtemp(prefix="cv-before-"))
+        export_release(CODEVOUCH, args.before, old)
+        sides.insert(0, ("before", old))
+        result["before_rev"] = args.before
+    for label, code in sides:
+        t0 = time.perf_counter()
+        raw = run_side(code, repo, names, qs)
+        result[label] = {"raw": raw, **summarise(raw, "main"), "wall_s": round(time.perf_counter() - t0, 1)}
+        print(label, json.dumps(result[label], indent=1)[:2000], file=sys.stderr)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
