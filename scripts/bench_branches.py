@@ -4,9 +4,9 @@ before (an older codevouch release, given as a git revision of codevouch) and af
     python scripts/bench_branches.py SOURCE COMMIT [--branches 23] [--before REV] [--out FILE]
 
 SOURCE is a path or URL of a git repository; COMMIT is the commit its `main` is built at.
-The other branches are the repository's own branches and pull-request heads (refs/heads/*,
-refs/pull/*/head) whose tips are no newer than COMMIT and share history with it, newest
-first: real branches, as a nightly `--all-branches` of a team's clone would see them. The
+The other branches are the repository's own branches (refs/heads/*), then its pull-request
+heads (refs/pull/*/head, highest number first) whose tips are no newer than COMMIT and share
+history with it: real branches, as a nightly `--all-branches` of a team's clone would see. The
 chosen (branch, commit) pairs are printed and written to the JSON, so a run can be checked.
 
 Each side runs in its own process on a fresh index with the real embedding model (loaded
@@ -43,29 +43,32 @@ def prepare(source: str, commit: str, count: int) -> tuple[Path, list[tuple[str,
     if not work.exists():
         work.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
-        subprocess.run(["git", "-C", str(work), "fetch", "-q", "--no-tags", str(source),
-                        "+refs/heads/*:refs/remotes/src/*", "+refs/pull/*/head:refs/remotes/pr/*"], check=True)
+        git(work, "fetch", "-q", "--no-tags", source, "+refs/heads/*:refs/remotes/src/*")
         git(work, "reset", "-q", "--hard", commit)
     when = int(git(work, "show", "-s", "--format=%ct", commit).strip())
-    refs = []
-    for line in git(work, "for-each-ref", "--format=%(refname:short) %(objectname) %(committerdate:unix)",
-                    "refs/remotes/").splitlines():
-        name, sha, ts = line.split()
-        if int(ts) <= when and sha != commit:
-            refs.append((int(ts), name, sha))
-    refs.sort(reverse=True)
+    # Pull-request heads, newest number first, fetched one at a time: a mirror may lack the
+    # objects of a few (a refused fetch skips that one).
+    heads = [line.split()[1] for line in git(work, "ls-remote", source, "refs/pull/*/head").splitlines()]
+    heads.sort(key=lambda ref: -int(ref.split("/")[2]))
+    candidates = git(work, "for-each-ref", "--format=%(refname:lstrip=2)", "refs/remotes/src/").split()
     chosen: list[tuple[str, str]] = [("main", commit)]
     seen = {commit}
-    for _, name, sha in refs:
+    for ref in [*candidates, *heads]:
         if len(chosen) >= count:
             break
-        if sha in seen:
+        if ref.startswith("refs/pull/"):
+            local = f"refs/remotes/pr/{ref.split('/')[2]}"
+            if subprocess.run(["git", "-C", str(work), "fetch", "-q", "--no-tags", source, f"+{ref}:{local}"],
+                              capture_output=True).returncode != 0:
+                continue
+            ref = local
+        sha = git(work, "rev-parse", ref).strip()
+        if sha in seen or int(git(work, "show", "-s", "--format=%ct", sha).strip()) > when:
             continue
-        base = subprocess.run(["git", "-C", str(work), "merge-base", commit, sha], capture_output=True)
-        if base.returncode != 0:
+        if subprocess.run(["git", "-C", str(work), "merge-base", commit, sha], capture_output=True).returncode:
             continue  # an unrelated history (a docs site, say) is no branch of this code
         seen.add(sha)
-        chosen.append((name.replace("/", "-"), sha))
+        chosen.append((ref.replace("refs/remotes/", "").replace("/", "-"), sha))
     for name, sha in chosen[1:]:
         git(work, "branch", "-f", name, sha)
     return work, chosen

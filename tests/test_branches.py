@@ -106,7 +106,8 @@ def test_include_and_exclude_branch_flags_and_config(repo: Repo, index_dir: Path
     with pytest.raises(InputError, match="no branch"):
         idx.build(all_branches=True, include_branches=["nothing-*"])
     # The repository's config, read from the working tree; flags replace its lists.
-    repo.write(".codevouch.toml", '[branches]\nexclude = ["gh-pages", "release/*"]\n')
+    # Committed too: the exclusion rules read from the indexed commit accept the section.
+    repo.commit(**{".codevouch.toml": '[branches]\nexclude = ["gh-pages", "release/*"]\n'})
     assert [s.branch for s in idx.build(all_branches=True)] == ["main"]
     assert sorted(s.branch for s in idx.build(all_branches=True, exclude_branches=["gh-pages"])) == [
         "main", "release/1.0", "release/2.0"]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from codevouch import gitio
-from codevouch.errors import GitError, NotIndexed
+from codevouch.errors import GitError, NoCommits, NotIndexed
 from codevouch.identity import RepoIdentity, identify
 from codevouch.store import BranchState, Ledger
 
@@ -15,7 +15,10 @@ from codevouch.store import BranchState, Ledger
 def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, Any]]:
     """Per branch: its state and how far behind it is. With `repo`, only that repository's
     branches (found by root commit, so from any clone), counted in that clone."""
-    ident = identify(repo) if repo is not None else None
+    try:
+        ident = identify(repo) if repo is not None else None
+    except NoCommits:
+        return []  # nothing committed: nothing of it can be indexed
     try:
         ledger = Ledger(index_dir, readonly=True)
     except NotIndexed:
