@@ -378,15 +378,13 @@ class Index:
 def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
     """The commit a branch was last indexed at (NotIndexed if never; creates nothing)."""
     from codevouch.errors import NotIndexed
-    from codevouch.store import Ledger, collection_base
+    from codevouch.identity import identify
+    from codevouch.store import collection_base
+    from codevouch.team import open_for_search
 
-    state = None
-    if (index_dir / "state.sqlite").exists():
-        ledger = Ledger(index_dir)
-        try:
-            state = ledger.branch(collection_base(str(root), branch))
-        finally:
-            ledger.close()
+    repo_id = identify(root).id
+    ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
+    ledger.close()
     if state is None:
         raise NotIndexed(f"branch {branch!r} of {root} is not in the index at {index_dir}; run "
                          f"`codevouch index build --repo {root} --branch {branch}` first.")

@@ -34,7 +34,8 @@ from bench_validate import git, make_repo  # noqa: E402
 from benchlib.common import cpu_model  # noqa: E402
 
 from codevouch import Index  # noqa: E402
-from codevouch.store import BranchState, BuildChange, Ledger, collection_base  # noqa: E402
+from codevouch.identity import identify  # noqa: E402
+from codevouch.store import BranchState, BuildChange, Ledger, collection_base, space_name  # noqa: E402
 
 SEED = 20261130
 DEF = re.compile(r"^(\s*)def (\w+)\((.*)$", re.M)
@@ -43,12 +44,13 @@ DEF = re.compile(r"^(\s*)def (\w+)\((.*)$", re.M)
 def register(repo: Path, index_dir: Path) -> str:
     head = git(repo, "rev-parse", "HEAD").decode().strip()
     branch = git(repo, "symbolic-ref", "--short", "HEAD").decode().strip()
-    root = str(repo.resolve())
+    ident = identify(repo)
     ledger = Ledger(index_dir)
     try:
-        ledger.commit(BuildChange(state=BranchState(collection_base(root, branch), root, branch, head,
-                                                    "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z",
-                                                    "fake-bow-64", "{}")))
+        ledger.commit(BuildChange(state=BranchState(collection_base(ident.id, branch), str(ident.root), branch,
+                                                    head, "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z",
+                                                    "fake-bow-64", "{}", ident.id, ident.remote,
+                                                    space_name(ident.id, "fake-bow-64"))))
     finally:
         ledger.close()
     return head
