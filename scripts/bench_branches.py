@@ -30,6 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CODEVOUCH = HERE.parent
 CACHE = CODEVOUCH / ".bench-cache"
+DEFAULT_OUT = CODEVOUCH / "docs" / "bench-branches.json"
 
 
 def git(repo: Path, *args: str) -> str:
@@ -113,7 +114,9 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str]) -> d
         [s] = build_index(repo, index_dir, emb, branches=[name])
         seconds[name] = round(time.perf_counter() - start, 3)
         chunks[name] = s.chunks
-    sizes = {"total": disk(index_dir), "chroma": disk(index_dir / "chroma"),
+        if name == branches[0]:
+            first_bytes = disk(index_dir)
+    sizes = {"first": first_bytes, "total": disk(index_dir), "chroma": disk(index_dir / "chroma"),
              "ledger": sum(disk(p) if p.is_dir() else p.stat().st_size for p in index_dir.glob("state.sqlite*"))}
     times: list[float] = []
     for name in [branches[0], branches[len(branches) // 2], branches[-1]]:
@@ -148,6 +151,8 @@ def summarise(side: dict[str, object], first: str) -> dict[str, object]:
             "mb_total": round(side["bytes"]["total"] / 1e6, 1),  # type: ignore[index]
             "mb_chroma": round(side["bytes"]["chroma"] / 1e6, 1),  # type: ignore[index]
             "mb_ledger": round(side["bytes"]["ledger"] / 1e6, 1),  # type: ignore[index]
+            "mb_first": round(side["bytes"]["first"] / 1e6, 1),  # type: ignore[index]
+            "storage_ratio": round(side["bytes"]["total"] / side["bytes"]["first"], 2),  # type: ignore[index]
             "query_ms": side["query_ms"]}
 
 
@@ -157,7 +162,8 @@ def main() -> None:
     parser.add_argument("commit", nargs="?")
     parser.add_argument("--branches", type=int, default=23)
     parser.add_argument("--before", help="codevouch revision for the 'before' side (omit to skip it)")
-    parser.add_argument("--out", type=Path, default=CODEVOUCH / "docs" / "bench-branches.json")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--label", help="how to name the source in the report (default: SOURCE)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -170,8 +176,11 @@ def main() -> None:
     names = [n for n, _ in chosen]
     qs = queries(repo, args.commit)
     print(f"{len(chosen)} branches in {repo}:", ", ".join(f"{n}@{s[:8]}" for n, s in chosen), file=sys.stderr)
-    result: dict[str, object] = {"source": args.source, "commit": args.commit, "branches": chosen, "queries": qs,
-                                 "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    result: dict[str, object] = {
+        "command": " ".join(["python scripts/bench_branches.py", *sys.argv[1:]]), "source": args.source,
+        "source_label": args.label or args.source, "commit": args.commit, "branches": chosen, "queries": qs,
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_avg_1m_at_start": round(os.getloadavg()[0], 2)}
     sides = [("after", CODEVOUCH)]
     if args.before:
         sys.path.insert(0, str(HERE))
@@ -188,6 +197,8 @@ def main() -> None:
         print(label, json.dumps(result[label], indent=1)[:2000], file=sys.stderr)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
+    if args.out == DEFAULT_OUT:  # the section of docs/BENCHMARKS.md, with the other figures
+        subprocess.run([sys.executable, str(HERE / "bench.py"), "--render"], check=True)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from benchlib.branches_report import section as branches_section
 from benchlib.truth import MEANING
 
 VERDICTS = ("usable", "stale-but-ok", "historical-only", "excluded")
@@ -358,5 +359,6 @@ def render(results: dict[str, Any]) -> str:
         else:
             out.append(fn(fig))
             out.append(f"\n_{fig.get('wall_seconds')} s wall for this figure._\n")
+    out.append(branches_section())
     out.append(NOTES)
     return "\n".join(out)
