@@ -21,6 +21,7 @@ import argparse
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,9 +39,9 @@ def git(repo: Path, *args: str) -> str:
                           text=True).stdout
 
 
-def prepare(source: str, commit: str, count: int) -> tuple[Path, list[tuple[str, str]]]:
+def prepare(source: str, commit: str, count: int, where: Path | None = None) -> tuple[Path, list[tuple[str, str]]]:
     """A work clone under .bench-cache with `main` at COMMIT and count-1 real branches."""
-    work = CACHE / f"branches-{commit[:12]}"
+    work = (where or CACHE) / f"branches-{commit[:12]}"
     if not work.exists():
         work.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
@@ -99,13 +100,13 @@ def disk(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str]) -> dict[str, object]:
+def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake: bool = False) -> dict[str, object]:
     """Runs with whichever codevouch is first on sys.path (the release under test)."""
-    from codevouch.embedding import MiniLMEmbedder
+    from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
     from codevouch.indexer.build import build_index
     from codevouch.retriever.search import search
 
-    emb = MiniLMEmbedder()
+    emb = FakeEmbedder() if fake else MiniLMEmbedder()
     emb.embed(["warm up"])
     seconds: dict[str, float] = {}
     chunks: dict[str, int] = {}
@@ -131,9 +132,10 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str]) -> d
                          "p95": round(1000 * times[int(len(times) * 0.95) - 1], 1), "n": len(times)}}
 
 
-def run_side(code: Path, repo: Path, branches: list[str], qs: list[str]) -> dict[str, object]:
+def run_side(code: Path, repo: Path, branches: list[str], qs: list[str], fake: bool) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="cv-branches-") as tmp:
-        spec = json.dumps({"repo": str(repo), "index": str(Path(tmp) / "index"), "branches": branches, "queries": qs})
+        spec = json.dumps({"repo": str(repo), "index": str(Path(tmp) / "index"), "branches": branches, "queries": qs,
+                           "fake": fake})
         env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "CODEVOUCH_CHROMA_URL": ""}
         proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", spec], env=env,
                               capture_output=True, text=True)
@@ -164,15 +166,21 @@ def main() -> None:
     parser.add_argument("--before", help="codevouch revision for the 'before' side (omit to skip it)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--label", help="how to name the source in the report (default: SOURCE)")
+    parser.add_argument("--fake", action="store_true", help="fake embedder: plumbing check, figures meaningless "
+                        "(written under .bench-cache unless --out says otherwise)")
+    parser.add_argument("--work", type=Path, help="where to make the work clone (default: under .bench-cache)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         spec = json.loads(args.worker)
-        print(json.dumps(worker(Path(spec["repo"]), Path(spec["index"]), spec["branches"], spec["queries"])))
+        print(json.dumps(worker(Path(spec["repo"]), Path(spec["index"]), spec["branches"], spec["queries"],
+                                spec.get("fake", False))))
         return
     if not args.source or not args.commit:
         parser.error("SOURCE and COMMIT are required")
-    repo, chosen = prepare(args.source, args.commit, args.branches)
+    if args.fake and args.out == DEFAULT_OUT:  # never let plumbing numbers land where real ones live
+        args.out = CACHE / "bench-branches-fake.json"
+    repo, chosen = prepare(args.source, args.commit, args.branches, args.work)
     names = [n for n, _ in chosen]
     qs = queries(repo, args.commit)
     print(f"{len(chosen)} branches in {repo}:", ", ".join(f"{n}@{s[:8]}" for n, s in chosen), file=sys.stderr)
@@ -190,15 +198,25 @@ def main() -> None:
         export_release(CODEVOUCH, args.before, old)
         sides.insert(0, ("before", old))
         result["before_rev"] = args.before
-    for label, code in sides:
-        t0 = time.perf_counter()
-        raw = run_side(code, repo, names, qs)
-        result[label] = {"raw": raw, **summarise(raw, "main"), "wall_s": round(time.perf_counter() - t0, 1)}
-        print(label, json.dumps(result[label], indent=1)[:2000], file=sys.stderr)
+    try:
+        run_sides(sides, repo, names, qs, args.fake, result)
+    finally:
+        if args.before:
+            shutil.rmtree(sides[0][1], ignore_errors=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
     if args.out == DEFAULT_OUT:  # the section of docs/BENCHMARKS.md, with the other figures
         subprocess.run([sys.executable, str(HERE / "bench.py"), "--render"], check=True)
+
+
+def run_sides(sides: list[tuple[str, Path]], repo: Path, names: list[str], qs: list[str], fake: bool,
+              result: dict[str, object]) -> None:
+    for label, code in sides:
+        t0 = time.perf_counter()
+        raw = run_side(code, repo, names, qs, fake)
+        result[label] = {"raw": raw, **summarise(raw, "main"), "wall_s": round(time.perf_counter() - t0, 1)}
+        print(label, json.dumps(result[label], indent=1)[:2000], file=sys.stderr)
 
 
 if __name__ == "__main__":

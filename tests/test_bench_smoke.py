@@ -195,3 +195,36 @@ def test_sampling_is_deterministic_library_first_and_skips_binaries(tmp_path: Pa
     assert library and sum(len(picked[p]) for p in library) <= 1500 + 300  # half the budget, first file aside
     assert any(p.startswith("docs/") for p in picked)
     assert not is_library_code("tests/test_x.py") and not is_library_code("src/a.test.ts")
+
+
+def test_bench_branches_runs_end_to_end_with_the_fake_embedder(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts/bench_branches.py on a small real repository: branches chosen, built, measured."""
+    import json
+    import subprocess
+
+    from tests.gitrepo import Repo
+
+    repo = Repo(tmp_path / "src")
+    body = "".join(f'def f{i}(x):\n    """Return the value plus {i} for the caller."""\n    return x + {i}\n\n\n'
+                   for i in range(20))
+    commit = repo.commit(**{"pkg/a.py": body, "pkg/b.py": body.replace("plus", "minus")})
+    for n in range(3):
+        repo.git("checkout", "-q", "-b", f"topic{n}", commit)
+        repo.commit(**{"pkg/a.py": body.replace(f"plus {n} ", f"plus {n} and more ")})
+    repo.git("checkout", "-q", "-b", "later", commit)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2099-01-01 00:00:00 +0000")
+    repo.commit(**{"pkg/c.py": "X = 1\n"})  # newer than COMMIT: not chosen
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    repo.git("checkout", "-q", "main")
+    out = tmp_path / "result.json"
+    script = Path(__file__).resolve().parents[1] / "scripts" / "bench_branches.py"
+    proc = subprocess.run([sys.executable, str(script), str(repo.root), commit, "--branches", "3", "--fake",
+                           "--work", str(tmp_path / "work"), "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    names = [n for n, _ in result["branches"]]
+    assert names[0] == "main" and len(names) == 3 and "src-later" not in names
+    after = result["after"]
+    assert set(after["raw"]["seconds"]) == set(names) and after["query_ms"]["n"] == 3 * len(result["queries"])
+    assert after["storage_ratio"] >= 1.0 and after["mb_first"] > 0
