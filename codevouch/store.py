@@ -267,6 +267,8 @@ class Ledger:
             db.execute("INSERT INTO lexmap SELECT * FROM src.lexmap WHERE coll IN (SELECT space FROM branches)")
             db.execute("INSERT INTO lexicon (rowid, terms) SELECT rowid, terms FROM src.lexicon "
                        "WHERE rowid IN (SELECT rowid FROM lexmap)")
+            # Same content, same bytes: a build that changed nothing publishes nothing new.
+            db.execute("UPDATE _migrations SET applied_at = 'snapshot'")
             db.execute("COMMIT")
             db.execute("DETACH DATABASE src")
             db.execute("PRAGMA journal_mode=DELETE")  # one self-contained file

@@ -44,14 +44,16 @@ def publish(ledger: Ledger, vectors: VectorStore, repo_id: str) -> str:
         ledger.export_repository(repo_id, Path(tmp))
         data = (Path(tmp) / "state.sqlite").read_bytes()
     digest = hashlib.sha256(data).hexdigest()
+    name = snapshot_collection(repo_id)
+    previous = vectors.get_documents(name, [HEAD]).get(HEAD)
+    if previous is not None and previous[1].get("sha256") == digest:
+        return str(previous[1]["generation"])  # nothing changed: readers keep their copy
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     generation = f"{stamp}-{digest[:12]}"
     text = base64.b64encode(zlib.compress(data, 6)).decode("ascii")
     parts = [text[i:i + PART_CHARS] for i in range(0, len(text), PART_CHARS)]
-    name = snapshot_collection(repo_id)
     vectors.put_documents(name, [(f"{generation}:{n}", part, {"generation": generation, "part": n})
                                  for n, part in enumerate(parts)])
-    previous = vectors.get_documents(name, [HEAD]).get(HEAD)
     # The switch: one record, so a reader sees the old generation or the new, whole.
     vectors.put_documents(name, [(HEAD, generation, {
         "generation": generation, "parts": len(parts), "sha256": digest, "bytes": len(data),

@@ -93,7 +93,12 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     ship = next(h for h in hits if h.record.path == "shop/ship.py")
     assert "order.ship()" in ship.text and ship.record.repo == str(clone.resolve())
     # One generation cached in B, the older one removed.
-    assert len([p for p in (dir_b / "team").rglob("state.sqlite")]) == 1
+    [cached] = [p.parent for p in (dir_b / "team").rglob("state.sqlite")]
+    # A build with nothing new publishes nothing new: readers keep their copy.
+    [s] = build_index(repo.root, dir_a, FakeEmbedder())
+    assert s.noop
+    search(clone, "ship_order", dir_b, k=1, embedder=FakeEmbedder(), mode="lexical")
+    assert [p.parent for p in (dir_b / "team").rglob("state.sqlite")] == [cached]
 
 
 def test_reader_with_nothing_published_is_told_what_to_do(chroma_server: str, repo: Repo, tmp_path: Path,
