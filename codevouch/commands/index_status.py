@@ -39,5 +39,7 @@ def index_status(
         typer.echo("  files: " + ", ".join(f"{k} {v}" for k, v in sorted(r["files_by_kind"].items())))
         typer.echo("  chunks: " + ", ".join(f"{k} {v}" for k, v in sorted(r["chunks_by_kind"].items())))
         typer.echo(f"  rules: {r['rules']['source']}")
+        if r.get("needs_rebuild"):
+            typer.echo("  built by an older codevouch: run `codevouch index build` once (nothing is re-embedded)")
         if r.get("drift"):
             typer.echo(f"  drift: {r['drift']['summary']}")
