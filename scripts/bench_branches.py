@@ -22,6 +22,7 @@ import ast
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -100,13 +101,21 @@ def disk(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake: bool = False) -> dict[str, object]:
+def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake: bool = False,
+           seed: str | None = None) -> dict[str, object]:
     """Runs with whichever codevouch is first on sys.path (the release under test)."""
     from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
     from codevouch.indexer.build import build_index
     from codevouch.retriever.search import search
+    from codevouch.store import Ledger
 
     emb = FakeEmbedder() if fake else MiniLMEmbedder()
+    if seed:
+        # The first branch's vectors, embedded by an earlier run: its build is then a warm one.
+        Ledger(index_dir).close()
+        with sqlite3.connect(index_dir / "state.sqlite") as db:
+            db.execute("ATTACH DATABASE ? AS seed", (seed,))
+            db.execute("INSERT OR IGNORE INTO embeddings SELECT model, text_hash, vector FROM seed.embeddings")
     emb.embed(["warm up"])
     seconds: dict[str, float] = {}
     chunks: dict[str, int] = {}
@@ -132,10 +141,11 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake
                          "p95": round(1000 * times[int(len(times) * 0.95) - 1], 1), "n": len(times)}}
 
 
-def run_side(code: Path, repo: Path, branches: list[str], qs: list[str], fake: bool) -> dict[str, object]:
+def run_side(code: Path, repo: Path, branches: list[str], qs: list[str], fake: bool,
+             seed: Path | None = None) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="cv-branches-") as tmp:
         spec = json.dumps({"repo": str(repo), "index": str(Path(tmp) / "index"), "branches": branches, "queries": qs,
-                           "fake": fake})
+                           "fake": fake, "seed": str(seed) if seed else None})
         env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "CODEVOUCH_CHROMA_URL": ""}
         proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", spec], env=env,
                               capture_output=True, text=True)
@@ -164,17 +174,22 @@ def main() -> None:
     parser.add_argument("commit", nargs="?")
     parser.add_argument("--branches", type=int, default=23)
     parser.add_argument("--before", help="codevouch revision for the 'before' side (omit to skip it)")
+    parser.add_argument("--no-after", action="store_true", help="measure the 'before' side only")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--label", help="how to name the source in the report (default: SOURCE)")
     parser.add_argument("--fake", action="store_true", help="fake embedder: plumbing check, figures meaningless "
                         "(written under .bench-cache unless --out says otherwise)")
     parser.add_argument("--work", type=Path, help="where to make the work clone (default: under .bench-cache)")
+    parser.add_argument("--seed-embeddings", type=Path, help="a SQLite file with an `embeddings` table (model, "
+                        "text_hash, vector) copied into the 'after' side's fresh index first: its first branch "
+                        "is then a warm build (recorded in the results)")
+    parser.add_argument("--merge", type=Path, help="take sides missing from this run from this results file")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         spec = json.loads(args.worker)
         print(json.dumps(worker(Path(spec["repo"]), Path(spec["index"]), spec["branches"], spec["queries"],
-                                spec.get("fake", False))))
+                                spec.get("fake", False), spec.get("seed"))))
         return
     if not args.source or not args.commit:
         parser.error("SOURCE and COMMIT are required")
@@ -189,7 +204,7 @@ def main() -> None:
         "source_label": args.label or args.source, "commit": args.commit, "branches": chosen, "queries": qs,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "load_avg_1m_at_start": round(os.getloadavg()[0], 2)}
-    sides = [("after", CODEVOUCH)]
+    sides = [] if args.no_after else [("after", CODEVOUCH)]
     if args.before:
         sys.path.insert(0, str(HERE))
         from make_old_index import export_release
@@ -198,8 +213,19 @@ def main() -> None:
         export_release(CODEVOUCH, args.before, old)
         sides.insert(0, ("before", old))
         result["before_rev"] = args.before
+    if args.seed_embeddings:
+        result["after_seeded_with"] = str(args.seed_embeddings)
+    if args.merge:
+        earlier = json.loads(args.merge.read_text())
+        if earlier["branches"] != [list(c) for c in chosen]:
+            raise SystemExit(f"{args.merge} measured other branches; not merged.")
+        for label in ("before", "after"):
+            if label in earlier and label not in dict(sides):
+                result[label] = earlier[label]
+        result["merged_from"] = {"file": str(args.merge), "command": earlier.get("command"),
+                                 "measured_at": earlier.get("measured_at")}
     try:
-        run_sides(sides, repo, names, qs, args.fake, result)
+        run_sides(sides, repo, names, qs, args.fake, result, args.seed_embeddings)
     finally:
         if args.before:
             shutil.rmtree(sides[0][1], ignore_errors=True)
@@ -211,10 +237,10 @@ def main() -> None:
 
 
 def run_sides(sides: list[tuple[str, Path]], repo: Path, names: list[str], qs: list[str], fake: bool,
-              result: dict[str, object]) -> None:
+              result: dict[str, object], seed: Path | None) -> None:
     for label, code in sides:
         t0 = time.perf_counter()
-        raw = run_side(code, repo, names, qs, fake)
+        raw = run_side(code, repo, names, qs, fake, seed if label == "after" else None)
         result[label] = {"raw": raw, **summarise(raw, "main"), "wall_s": round(time.perf_counter() - t0, 1)}
         print(label, json.dumps(result[label], indent=1)[:2000], file=sys.stderr)
 
