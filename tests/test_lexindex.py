@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from codevouch import Index, lexical, lexindex
-from codevouch.store import Ledger, collection_base
+from codevouch.identity import identify
+from codevouch.store import Ledger, collection_base, space_name
 from tests.gitrepo import Repo
 
 FILES = {
@@ -19,16 +20,16 @@ def _paths(idx: Index, query: str) -> list[str]:
 
 
 def _tantivy(index_dir: Path, repo: Repo, query: str) -> list[str] | None:
-    base = collection_base(str(repo.root.resolve()), "main")
+    repo_id = identify(repo.root).id
     ledger = Ledger(index_dir)
     try:
-        state = ledger.branch(base)
-        assert state is not None
-        found = lexindex.search(index_dir, f"{base}-live", lexindex.stamp_of(state.commit, state.built_at),
+        state = ledger.branch(collection_base(repo_id, "main"))
+        assert state is not None and state.space is not None
+        found = lexindex.search(index_dir, state.space, ledger.lexical_stamp(state.space) or "",
                                 list(dict.fromkeys(lexical.terms(query))), 5)
         if found is None:
             return None
-        records = ledger.records(f"{base}-live", [cid for cid, _ in found])
+        records = ledger.branch_records(state, [cid for cid, _ in found])
         return [records[cid].path for cid, _ in found]
     finally:
         ledger.close()
@@ -48,7 +49,7 @@ def test_builds_keep_the_copy_in_step_and_a_stale_copy_is_never_used(repo: Repo,
     assert _tantivy(index_dir, repo, "cancel") == []
 
     # A copy that does not match the ledger's state is ignored (FTS5 answers the same) ...
-    stamp = lexindex.index_path(index_dir, f"{collection_base(str(repo.root.resolve()), 'main')}-live") / lexindex.STAMP
+    stamp = lexindex.index_path(index_dir, space_name(identify(repo.root).id, "fake-bow-64")) / lexindex.STAMP
     stamp.write_text("some other state")
     assert _tantivy(index_dir, repo, "void") is None
     assert _paths(idx, "void") == ["shop/orders.py"]
