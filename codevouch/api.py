@@ -264,17 +264,19 @@ class Index:
     def _branch_state(self, root: Path, branch: str | None) -> BranchState | None:
         from codevouch import gitio
         from codevouch.errors import CodevouchError
+        from codevouch.identity import identify
         from codevouch.store import Ledger, collection_base
 
         if not (self.index_dir / "state.sqlite").exists():
             return None
         try:
             name = branch or gitio.current_branch(root)
+            repo_id = identify(root).id
             ledger = Ledger(self.index_dir, readonly=True)
         except CodevouchError:
             return None     # detached HEAD, unreadable index: the label just says "unknown"
         try:
-            return ledger.branch(collection_base(str(root), name))
+            return ledger.branch(collection_base(repo_id, name))
         finally:
             ledger.close()
 

@@ -156,6 +156,7 @@ def retriever_knobs(knobs: dict[str, Any]) -> Iterator[None]:
 def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
              rows: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     from codevouch import Index
+    from codevouch.identity import identify
     from codevouch.store import Ledger, collection_base
 
     started = time.perf_counter()
@@ -169,7 +170,7 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
     (summary,) = index.build()
     ledger = Ledger(index_dir)
     try:
-        indexed = {p for p, f in ledger.files(collection_base(str(repo.resolve()), "main")).items()
+        indexed = {p for p, f in ledger.files(collection_base(identify(repo).id, "main")).items()
                    if f.status == "live"}
     finally:
         ledger.close()
