@@ -3,11 +3,12 @@ that definition and its signature lines (pack.py decides nothing with files; thi
 them, once per file)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from codevouch.pack import Enclosing, Lines
 from codevouch.syntax.lines import MODULE_SYMBOL, split_lines
+from codevouch.syntax.signature import Spans
 from codevouch.validator.facts import read_text
 from codevouch.validator.model import Validated
 from codevouch.validator.paths import locate
@@ -17,9 +18,10 @@ def enclosing(root: Path, results: Sequence[Validated]) -> dict[int, Enclosing]:
     """rank (1-based, as pack.items_of counts) -> the definition a current-code snippet lies
     in, when the snippet is only part of it. Files outside the repository, unreadable files
     and unsupported languages give nothing."""
-    from codevouch.syntax.signature import enclosing as find
+    from codevouch.syntax.signature import finder
 
     texts: dict[str, str | None] = {}
+    finders: dict[str, Callable[[str, int], Spans | None] | None] = {}
     found: dict[int, Enclosing] = {}
     for rank, v in enumerate(results, 1):
         if v.verdict not in ("usable", "stale-but-ok"):
@@ -29,11 +31,12 @@ def enclosing(root: Path, results: Sequence[Validated]) -> dict[int, Enclosing]:
             (v.parsed.path, v.parsed.start_line, v.parsed.end_line, v.parsed.symbol)
         if not symbol or symbol == MODULE_SYMBOL or start is None:
             continue
-        if path not in texts:
+        if path not in texts:     # each file read and parsed once, however many snippets it has
             loc = locate(root, path)
             texts[path] = read_text(root, loc.real) if loc.inside and loc.exists and loc.real else None
-        text = texts[path]
-        spans = find(text, path, symbol, start) if text is not None else None
+            finders[path] = finder(texts[path], path) if texts[path] is not None else None
+        text, find = texts[path], finders[path]
+        spans = find(symbol, start) if find is not None else None
         if spans is None or (spans[0][0] == start and spans[0][1] == end):
             continue     # not inside a definition, or the snippet is the whole of it
         lines = split_lines(text)  # type: ignore[arg-type]

@@ -7,11 +7,13 @@ those lines in the current file (pure: text in, line numbers out).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from codevouch.syntax.definitions import resolve_language
 from codevouch.syntax.languages import get_spec
 from codevouch.syntax.tree import Item, Syntax, parse
 
-__all__ = ["enclosing", "signature_span"]
+__all__ = ["enclosing", "finder", "signature_span"]
 
 
 def signature_span(text: str, path: str, symbol: str, line: int,
@@ -24,21 +26,29 @@ def signature_span(text: str, path: str, symbol: str, line: int,
     return found[1] if found else None
 
 
-def enclosing(text: str, path: str, symbol: str, line: int, language: str | None = None
-              ) -> tuple[tuple[int, int], tuple[int, int] | None] | None:
+Spans = tuple[tuple[int, int], tuple[int, int] | None]
+
+
+def enclosing(text: str, path: str, symbol: str, line: int, language: str | None = None) -> Spans | None:
     """((first, last) lines of `symbol`'s whole definition around `line`, decorators and
     comments included; its signature_span or None), or None when not found."""
+    find = finder(text, path, language)
+    return find(symbol, line) if find else None
+
+
+def finder(text: str, path: str, language: str | None = None) -> Callable[[str, int], Spans | None] | None:
+    """`enclosing` for one file, parsed once: (symbol, line) -> spans. None when the language
+    is unsupported or the text does not parse."""
     lang = resolve_language(path, language)
     if lang is None or not text.strip():
         return None
     syntax = Syntax(get_spec(lang))
     try:
-        root = parse(text, lang)
+        top = syntax.items(parse(text, lang).named_children, "")
     except Exception:  # noqa: BLE001 - never crash on odd input
         return None
-    row = line - 1
 
-    def find(items: list[Item]) -> tuple[tuple[int, int], tuple[int, int] | None] | None:
+    def find(items: list[Item], symbol: str, row: int) -> Spans | None:
         for item in items:
             if not item.start <= row <= item.end:
                 continue
@@ -46,10 +56,10 @@ def enclosing(text: str, path: str, symbol: str, line: int, language: str | None
                 if definition.name == symbol:
                     return (item.start + 1, item.end + 1), _span(item.start, definition.node, row)
                 if definition.rule.container and symbol.startswith(definition.name + "."):
-                    return find(syntax.members(definition))
+                    return find(syntax.members(definition), symbol, row)
         return None
 
-    return find(syntax.items(root.named_children, ""))
+    return lambda symbol, line: find(top, symbol, line - 1)
 
 
 def _span(start: int, node: object, row: int) -> tuple[int, int] | None:
