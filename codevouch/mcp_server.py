@@ -4,7 +4,7 @@
     server.run("stdio")
 
 Tools: search (validated hits with citations), context (the markdown pack), validate,
-status (index age, commits behind), check_refs; with allow_build, build (which takes the
+status (index age, commits behind), health (stale ratio of recent calls), check_refs; with allow_build, build (which takes the
 index's writer lock like any build). Needs the optional extra: `pip install 'codevouch[mcp]'`.
 
 - One repository per server, fixed at start. Paths that tools receive (snippets, answers)
@@ -122,6 +122,13 @@ class Tools:
             out["hint"] = f"nothing indexed; run `codevouch index build --repo {self.repo}`."
         return out
 
+    def health(self, branch: Branch = None, recent: Annotated[int | None, Field(
+                   ge=1, le=100_000, description="How many recent calls to look at (default: configured).")
+               ] = None) -> dict[str, Any]:
+        """How stale the hits of recent search, validate and context calls were (ratio and
+        trend), the paths most often stale, commits behind, and whether to rebuild the index."""
+        return self._call(lambda idx: idx.health(branch=branch, recent=recent)).to_json()
+
     def check_refs(self, text: Annotated[str, Field(
                        min_length=1, max_length=1_000_000,
                        description="An answer (markdown) or a patch that cites code.")],
@@ -185,7 +192,7 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     server: MCPServer = MCPServer(name="codevouch", version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    for fn in (tools.search, tools.context, tools.validate, tools.status, tools.check_refs):
+    for fn in (tools.search, tools.context, tools.validate, tools.status, tools.health, tools.check_refs):
         server.add_tool(fn, name=fn.__name__, annotations=read_only)
     if allow_build:
         server.add_tool(tools.build, name="build",

@@ -26,7 +26,7 @@ SHOP = {
     "shop/refund.py": "def refund_order(order):\n    return order.refund()\n",
 }
 count_tokens = token_counter()
-READ_ONLY_TOOLS = {"search", "context", "validate", "status", "check_refs"}
+READ_ONLY_TOOLS = {"search", "context", "validate", "status", "health", "check_refs"}
 
 
 def server(repo: Repo, index_dir: Path, *extra: str) -> StdioServerParameters:
@@ -97,6 +97,11 @@ def test_lists_and_calls_every_tool(repo: Repo, index_dir: Path) -> None:
         assert not err and status["indexed"]
         [branch] = status["branches"]
         assert branch["branch"] == "main" and branch["commits_behind"] == 0 and branch["age_seconds"] >= 0
+
+        # The calls above were recorded: health sees them and the stale hit among them.
+        err, health = await call(client, "health")
+        assert not err and health["calls"] >= 3 and health["stale_ratio"] > 0, health
+        assert "shop/cancel.py" in {p["path"] for p in health["stale_paths"]}, health
 
         answer = "Cancel with `cancel_order` (shop/cancel.py#L1-L3); refunds via `issue_refund()` in shop/refunds.py.\n"
         err, refs = await call(client, "check_refs", {"text": answer})

