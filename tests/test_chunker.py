@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import textwrap
-import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
@@ -866,14 +865,19 @@ def test_real_tokenizer_keeps_realistic_files_within_budget() -> None:
     assert acquire.text.lstrip().startswith("async def acquire(self):")
 
 
-def test_chunking_asyncio_package_is_fast() -> None:
+def test_chunking_asyncio_package_covers_it_within_budget() -> None:
+    # A real package, chunked whole: every chunk fits the model's window and every non-blank
+    # line lands in a chunk. (Chunking speed is measured by scripts/bench.py, not asserted.)
     import asyncio
 
     count = minilm_counter()
-    sources = [p.read_text(encoding="utf-8") for p in Path(asyncio.__file__).parent.glob("*.py")]
-    count("warm up")
-    started = time.perf_counter()
-    total = sum(len(chunk_text(text, "m.py", count)[0]) for text in sources)
-    elapsed = time.perf_counter() - started
+    sources = [p.read_text(encoding="utf-8") for p in sorted(Path(asyncio.__file__).parent.glob("*.py"))]
+    total = 0
+    for text in sources:
+        chunks, _ = chunk_text(text, "m.py", count)
+        total += len(chunks)
+        assert all(count(c.text) <= 250 for c in chunks)
+        covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+        lines = text.split("\n")
+        assert all(n in covered for n, line in enumerate(lines, 1) if line.strip())
     assert total > 100
-    assert elapsed < 5.0, f"asyncio took {elapsed:.2f}s"
