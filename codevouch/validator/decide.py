@@ -186,8 +186,6 @@ def _symbol_gone(s: Snippet, loc: Located, facts: Facts, found: Current) -> bool
     return False
 
 
-
-
 LOST = ("symbol-removed", "file-deleted")   # reasons after which the code may be found elsewhere
 
 
