@@ -193,6 +193,7 @@ class Index:
         if mode not in SEARCH_MODES:
             raise InputError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}.")
         wanted = _check_kinds(kinds)
+        _check_query(query)
         if k < 1:
             raise InputError(f"k must be at least 1 (got {k}).")
         # A loaded Embedder object is reused for the query (the retriever checks that it is
@@ -421,6 +422,14 @@ def with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row["drift"] = {"summary": report.summary(), "changed_definitions": report.changed_definitions(),
                         "changed_files": len(report.files)}
     return rows
+
+
+def _check_query(query: str) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise InputError("the query is empty; say what you are looking for, in words or code.")
+    if any("\ud800" <= ch <= "\udfff" for ch in query):
+        # Python decodes argv bytes that are not UTF-8 to lone surrogates.
+        raise InputError("the query is not valid UTF-8 text; pass it in UTF-8.")
 
 
 def _check_kinds(kinds: Iterable[str] | None) -> frozenset[str] | None:

@@ -6,6 +6,8 @@ so `codevouch --help` and light commands start fast.
 """
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from codevouch.commands import (check_refs, context, drift, index_build, index_health, index_status, mcp, review,
@@ -32,5 +34,10 @@ app.command("review")(review.review_cmd)
 
 def main() -> None:
     """The `codevouch` executable: the app inside the error handler (no tracebacks for users)."""
+    for stream in (sys.stdout, sys.stderr):
+        # A path git stores as non-UTF-8 bytes is text with surrogates: print it escaped, never crash.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     with error_handler():
         app(prog_name="codevouch")

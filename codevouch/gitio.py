@@ -75,6 +75,12 @@ def repo_root(path: Path | str) -> Path:
     try:
         out = run(p, "rev-parse", "--show-toplevel")
     except GitError as exc:
+        bare = run(p, "rev-parse", "--is-bare-repository", ok_codes=(0, 128)).strip() == b"true"
+        if bare:
+            raise NotARepository(
+                f"{p} is a bare git repository: it has no working tree to index or check against; "
+                "clone it, or add a working tree with `git worktree add`, and pass that path.",
+                exc.cmd, exc.returncode, exc.stderr) from exc
         raise NotARepository(
             f"{p} is not inside a git repository; pass --repo with the path of one "
             "(or run `git init` and commit first).", exc.cmd, exc.returncode, exc.stderr) from exc
@@ -198,15 +204,23 @@ def tree_blobs(repo: Path, commit: str) -> dict[str, str]:
 
 def ls_tree(repo: Path, commit: str) -> dict[str, TreeEntry]:
     """Every regular file (blob) of a commit; symlinks and submodules are left out."""
+    return tree_entries(repo, commit)[0]
+
+
+def tree_entries(repo: Path, commit: str) -> tuple[dict[str, TreeEntry], list[TreeEntry]]:
+    """A commit's regular files, and its other entries (symlinks: mode 120000, submodules:
+    160000, size 0), from one `ls-tree`: a build lists the others with a reason."""
     out = run(repo, "ls-tree", "-r", "-z", "-l", "--full-tree", commit)
     entries: dict[str, TreeEntry] = {}
+    others: list[TreeEntry] = []
     for rec in zsplit(out):
         meta, _, path = rec.partition("\t")
         mode, otype, sha, size = meta.split()
         if otype != "blob" or mode == "120000":
+            others.append(TreeEntry(path, mode, sha, 0))
             continue
         entries[path] = TreeEntry(path, mode, sha, int(size))
-    return entries
+    return entries, others
 
 
 @dataclass(frozen=True)

@@ -187,7 +187,10 @@ class progress:
 def read_source(source: str, what: str) -> str:
     """The text of a FILE argument, or stdin for '-'; InputError when it cannot be read."""
     if source == "-":
-        return sys.stdin.read()
+        try:
+            return sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"standard input is not UTF-8 text ({exc}); pipe UTF-8 {what}.") from exc
     try:
         return Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -178,7 +178,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
     target = _Target(ident, branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc(), embedder.name)
     state = ledger.branch(target.base)
     legacy = ledger.legacy_branch(target.repo, branch)
-    tree = gitio.ls_tree(repo, commit)
+    tree, others = gitio.tree_entries(repo, commit)
 
     with gitio.blob_reader(repo) as reader:
         rules = rules_at(reader, tree)
@@ -187,7 +187,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
         old_files = ledger.files(target.base)
         if state is not None and not full and state.commit == commit and legacy is None:
             _sync_lexical(ledger, target.space, None, (), ())  # e.g. made by an older codevouch
-            return _summary(target, tree, old_files, embedded=0, reused=0, deleted=0, indexed=0,
+            return _summary(target, tree, others, old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
         plan = plan_refresh(old_files, tree, full)
         # Files another branch already indexed at the same blob are not chunked again.
@@ -226,7 +226,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
         # On a server, readers of the last published snapshot may still need these vectors:
         # the next build's start collects them.
         collect_garbage(ledger, vectors)
-    return _summary(target, tree, ledger.files(target.base), embedded=embedded,
+    return _summary(target, tree, others, ledger.files(target.base), embedded=embedded,
                     reused=len(new_records) - embedded + sum(res.shared for res in results),
                     deleted=len(plan.to_history) + len(plan.drop),
                     indexed=len(results), noop=False, seconds=time.monotonic() - started)
@@ -313,16 +313,27 @@ def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
     return len(items)
 
 
-def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], files: dict[str, FileRow], *,
-             embedded: int, reused: int, deleted: int, indexed: int, noop: bool,
+def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence[gitio.TreeEntry],
+             files: dict[str, FileRow], *, embedded: int, reused: int, deleted: int, indexed: int, noop: bool,
              seconds: float) -> BranchSummary:
     current = [f for f in files.values() if f.status != "deleted"]
-    skipped = Counter(f.reason or "unknown" for f in current if f.status == "skipped")
+    # Symlinks and submodules are never read (a link may point outside the repository), but
+    # they are listed: a tree of 24 entries must not silently report 19 files.
+    skipped_list = [(f.path, f.reason or "unknown") for f in current if f.status == "skipped"]
+    skipped_list += [(e.path, _not_a_file(e)) for e in others]
     excluded = Counter(f"{f.kind} ({f.rule})" for f in current if f.status == "excluded")
     return BranchSummary(
         repo=target.repo, branch=target.branch, commit=target.commit, commit_date=target.commit_date,
-        files=len(tree),
+        files=len(tree) + len(others),
         chunks=sum(f.chunks for f in current if f.status == "live"), embedded=embedded, reused=reused,
-        deleted=deleted, indexed_files=indexed, skipped=dict(skipped), excluded=dict(excluded),
-        skipped_files=[{"path": f.path, "reason": f.reason or ""} for f in current if f.status == "skipped"],
+        deleted=deleted, indexed_files=indexed, skipped=dict(Counter(r for _, r in skipped_list)),
+        excluded=dict(excluded), skipped_files=[{"path": p, "reason": r} for p, r in skipped_list],
         noop=noop, seconds=round(seconds, 3))
+
+
+def _not_a_file(entry: gitio.TreeEntry) -> str:
+    if entry.mode == "120000":
+        return "symlink (links are not followed)"
+    if entry.mode == "160000":
+        return "submodule (index it as a repository of its own)"
+    return f"not a regular file (git mode {entry.mode})"

@@ -17,12 +17,20 @@ from datetime import datetime, timezone
 from codevouch.validator.model import REASONS, Current, Decision, Snippet
 
 HISTORY_USE = "use: reference for ideas only; do not implement against this code"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+# Every character some common line splitter breaks on (str.splitlines: \x0b \x0c \x1c-\x1e \x85
+# \u2028 \u2029 besides \n \r), the other C0/C1 controls, bidi overrides that reorder what a
+# reader sees, and lone surrogates (which cannot even be encoded for output).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 MAX_FIELD = 200
+
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
 
 def clean(value: str) -> str:
     """One line, printable, bounded: for text that came from the (untrusted) snippet."""
-    out = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    out = _CONTROL.sub(_escape, value)
     return out if len(out) <= MAX_FIELD else out[:MAX_FIELD - 1] + "…"
 
 

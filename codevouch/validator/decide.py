@@ -45,6 +45,9 @@ def _kind_words(kind: str) -> str:
 
 
 def _missing(s: Snippet, loc: Located, facts: Facts) -> Decision:
+    if loc.what is not None:
+        return Decision("not-a-file", f"{loc.rel} exists but is {loc.what}, not a regular file; nothing was "
+                                      "read, so the snippet cannot be checked against it.")
     commit = facts.commit_of(s)
     new = facts.renames.get((commit, loc.rel or "")) if commit else None
     if new is None:
@@ -120,6 +123,15 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
                         "The version metadata says the file is unchanged, but the snippet's text is not "
                         "in it: the text was altered after indexing and must not be trusted.", current)
 
+    if s.blob_sha and commit is not None and s.blob_sha not in facts.objects \
+            and facts.blob_at(commit, loc.rel) not in (None, s.blob_sha):
+        # Not "the file changed": the snippet names a blob its own commit never had, and that
+        # the repository has never seen. Its version metadata is wrong, whatever the text says.
+        current = _find_symbol(s, loc.real, work, facts)
+        return Decision("unknown-blob",
+                        f"The snippet's blob id {s.blob_sha[:12]} is not {loc.rel} at its commit "
+                        f"{commit[:7]}, and this repository has no such object: its version metadata "
+                        "is wrong, so nothing ties it to a version.", current)
     gone = bool(s.commit) and commit is None
     old_text = _old_text(s, loc, facts)
     if old_text is not None:

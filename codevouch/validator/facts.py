@@ -210,7 +210,9 @@ TREE_LISTING_FROM = 50
 def _objects(root: Path, located: Mapping[str, Located], inside: Sequence[Snippet]) -> Facts:
     """HEAD, the working tree's status, the rules, and the snippets' commits and blob ids."""
     status = gitio.worktree_status(root)
-    commits = gitio.batch_check(root, ["HEAD", *(s.commit for s in inside if s.commit)])
+    # Blob ids too: does the repository have them at all? (see decide: unknown-blob)
+    commits = gitio.batch_check(root, ["HEAD", *(s.commit for s in inside if s.commit),
+                                       *(s.blob_sha for s in inside if s.blob_sha)])
     objects = dict(commits)
     by_commit: dict[str, set[str]] = {}
     for s in inside:

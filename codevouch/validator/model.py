@@ -63,6 +63,12 @@ REASONS: dict[str, Reason] = {
                           "commit gone"),
     "file-deleted": Reason(_H, "file no longer exists",
                            "the file no longer exists in the working tree", "file deleted"),
+    "unknown-blob": Reason(_H, "blob id unknown to this repository; version metadata is wrong",
+                           "the snippet's blob id is not its file's blob at its commit, and the repository "
+                           "has no such object", "unknown blob"),
+    "not-a-file": Reason(_H, "path is not a regular file",
+                         "the path exists but is a directory, FIFO, socket, device or symlink loop, or is "
+                         "unreadable; nothing was read", "not a file"),
     "file-renamed": Reason(_H, "file renamed",
                            "git's rename detection (snippet commit → working tree) found the new path; "
                            "`current` points there", "file renamed"),

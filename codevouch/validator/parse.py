@@ -11,6 +11,7 @@ from codevouch.validator.model import Snippet
 
 _HEX = re.compile(r"[0-9a-fA-F]{7,64}")   # git abbreviates to 7 at least
 _STR_FIELDS = ("commit", "blob_sha", "text", "symbol", "branch", "commit_date", "indexed_at")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _FIX = "each snippet must be a JSON object with at least a non-empty string \"path\""
 
 
@@ -22,15 +23,16 @@ def parse_snippets(text: str) -> list[dict[str, Any]]:
     if stripped.startswith("{"):
         # One (possibly pretty-printed) object; if that fails it is JSON lines, parsed below.
         try:
-            single = json.loads(stripped)
+            single = _loads(stripped)
         except json.JSONDecodeError:
             single = None
         if isinstance(single, dict):
             check_snippet(single, "input item 1")
+            _no_lone_surrogates(single, "input item 1")
             return [single]
     if stripped.startswith("["):
         try:
-            data = json.loads(stripped)
+            data = _loads(stripped)
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"input line {_line_in(text, stripped, exc.pos)}: invalid JSON ({exc.msg}); "
@@ -43,7 +45,7 @@ def parse_snippets(text: str) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                items.append((n, json.loads(line)))
+                items.append((n, _loads(line)))
             except json.JSONDecodeError as exc:
                 raise InputError(
                     f"input line {n}: invalid JSON ({exc.msg} at column {exc.colno}); give one "
@@ -51,7 +53,25 @@ def parse_snippets(text: str) -> list[dict[str, Any]]:
         where = "line"
     for n, item in items:
         check_snippet(item, f"input {where} {n}")
+        _no_lone_surrogates(item, f"input {where} {n}")
     return [item for _, item in items]
+
+
+def _no_lone_surrogates(item: Mapping[str, Any], where: str) -> None:
+    """JSON's \\ud800-\\udfff escapes decode to lone surrogates: not text, and not printable."""
+    for key in ("path", *_STR_FIELDS):
+        if isinstance(item.get(key), str) and _SURROGATE.search(item[key]):
+            raise InputError(f"{where}: \"{key}\" holds a lone surrogate (an unpaired \\ud800-\\udfff "
+                             "escape), which is not valid Unicode; fix the program that wrote it.")
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        # json's decoder recurses once per nesting level: 100,000 `[` exhaust the stack.
+        raise InputError("input is nested too deeply to be snippets; give a JSON list of snippet "
+                         "objects, or one JSON object per line.") from None
 
 
 def _line_in(text: str, stripped: str, pos: int) -> int:

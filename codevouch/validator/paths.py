@@ -5,6 +5,7 @@ path is read or hashed later, and only when this module says it lies inside the 
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -19,6 +20,7 @@ class Located:
     real: str | None         # repo-relative path after following symlinks: what is read/hashed
     problem: str | None      # why the path is outside the repository, else None
     exists: bool = False     # a regular file in the working tree
+    what: str | None = None  # what the path is when it exists but is not a regular file
 
     @property
     def inside(self) -> bool:
@@ -89,7 +91,26 @@ def _locate(root: Path, root_real: str, given: str, realpath: Callable[[str], st
     if real == "." or real.split("/")[0] == ".git":
         return outside("a symlink along the path leads into .git or to the root")
     try:
-        exists = stat.S_ISREG(os.stat(real_abs).st_mode)   # not a FIFO, device or directory
-    except (OSError, ValueError):
-        exists = False
-    return Located(given, rel, real, None, exists)
+        mode = os.stat(real_abs).st_mode
+    except FileNotFoundError:
+        return Located(given, rel, real, None, False)
+    except (OSError, ValueError) as exc:
+        return Located(given, rel, real, None, False, _unreadable(exc))
+    # Not a FIFO, device or directory: those are never read (a FIFO would block the reader).
+    return Located(given, rel, real, None, stat.S_ISREG(mode), None if stat.S_ISREG(mode) else _file_type(mode))
+
+
+def _file_type(mode: int) -> str:
+    for test, words in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device")):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def _unreadable(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.errno == errno.ELOOP:
+        return "a symlink loop"
+    if isinstance(exc, PermissionError):
+        return "not readable (permission denied)"
+    return f"not readable ({getattr(exc, 'strerror', None) or exc})"
