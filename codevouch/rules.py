@@ -7,8 +7,6 @@ same rules, so a file the index leaves out is also reported as excluded when val
 """
 from __future__ import annotations
 
-import fnmatch
-import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -28,7 +26,7 @@ DEFAULT_PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "vendor": ("vendor/", "vendored/", "_vendor/", "third_party/", "third-party/", "node_modules/",
                "site-packages/", "bower_components/"),
-    "backup": ("*.bak", "*.orig", "*.rej", "*_old.*", "*.old", "*~", "*.swp", "*.tmp", "#*#"),
+    "backup": ("*.bak", "*.orig", "*.rej", "*_old.*", "*.old", "*~", "*.swp", "*.tmp", "\\#*#"),
     "fixture": ("fixtures/", "fixture/", "testdata/", "test_data/", "__snapshots__/", "snapshots/",
                 "*.snap"),
     "test": ("tests/", "test/", "__tests__/", "spec/", "test_*.py", "*_test.py", "*_test.go",
@@ -79,57 +77,49 @@ class Classification:
 
 
 def matches(path: str, pattern: str) -> bool:
-    """gitignore-like: `dir/` matches a directory anywhere in the path, a pattern with a
-    slash matches the whole path, any other pattern matches the file name."""
-    return _matches(path, path.split("/"), pattern)
+    """Whether `pattern` alone, read as one line of a .gitignore, matches the file `path`."""
+    return _spec((pattern,)).match_file(path)
 
 
-def _matches(path: str, parts: list[str], pattern: str) -> bool:
-    if pattern.endswith("/"):
-        name = pattern.rstrip("/")
-        return any(fnmatch.fnmatchcase(p, name) for p in parts[:-1])
-    if "/" in pattern:
-        return fnmatch.fnmatchcase(path, pattern.lstrip("/"))
-    return fnmatch.fnmatchcase(parts[-1], pattern)
+@lru_cache(maxsize=128)
+def _spec(patterns: tuple[str, ...]) -> Any:
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines(patterns)
 
 
-class _KindMatcher:
-    """A kind's patterns compiled into three regexes (file name, whole path, directory), so a
-    path is tested against a kind in a few regex calls instead of one fnmatch per pattern."""
-
-    def __init__(self, patterns: tuple[str, ...]) -> None:
-        self.patterns = patterns
-
-        def union(pats: list[str]) -> re.Pattern[str] | None:
-            return re.compile("|".join(fnmatch.translate(p) for p in pats)) if pats else None
-
-        self._dirs = union([p.rstrip("/") for p in patterns if p.endswith("/")])
-        self._paths = union([p.lstrip("/") for p in patterns if "/" in p.rstrip("/")])
-        self._names = union([p for p in patterns if "/" not in p])
-
-    def first_match(self, path: str, parts: list[str]) -> str | None:
-        hit = ((self._names is not None and self._names.match(parts[-1]))
-               or (self._paths is not None and self._paths.match(path))
-               or (self._dirs is not None and any(self._dirs.match(d) for d in parts[:-1])))
-        if not hit:
-            return None
-        # Rare: name the first pattern that matched, as the rule to report.
-        return next(p for p in self.patterns if _matches(path, parts, p))
+def first_match(path: str, patterns: tuple[str, ...]) -> str | None:
+    """The rule by which `patterns` (a .gitignore-style list, `!` negating) match `path`;
+    None when the list does not match it."""
+    if not patterns:
+        return None
+    if not _spec(patterns).match_file(path):
+        return None
+    # Matched (negations applied, last match wins): name the first positive pattern that
+    # matches, which is the rule a reader looks for in the list.
+    return next((p for p in patterns if not p.startswith("!") and matches(path, p)), None)
 
 
-@lru_cache(maxsize=32)
-def _matchers(patterns: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, _KindMatcher]:
-    return {kind: _KindMatcher(pats) for kind, pats in patterns}
+def classify_path(path: str, rules: Rules, attribute: str | None = None) -> Classification:
+    """The kind of `path` by the rules' patterns. `attribute`: "generated" or "vendored" when
+    .gitattributes marks the path linguist-generated or linguist-vendored (see gitio)."""
+    return _classify_path(path, tuple((k, tuple(v)) for k, v in rules.patterns.items()), rules.include, attribute)
 
 
-def classify_path(path: str, rules: Rules) -> Classification:
-    parts = [p for p in path.split("/") if p] or [path]
-    forced = any(_matches(path, parts, p) for p in rules.include)
-    matchers = _matchers(tuple((k, tuple(v)) for k, v in rules.patterns.items()))
+@lru_cache(maxsize=65536)
+def _classify_path(path: str, patterns: tuple[tuple[str, tuple[str, ...]], ...], include: tuple[str, ...],
+                   attribute: str | None) -> Classification:
+    # Cached: the validator classifies the same paths many times per call, and a kind's
+    # patterns are tried one by one (pathspec has no combined matcher that names the rule).
+    forced = first_match(path, include) is not None
+    if attribute is not None and not forced:
+        kind = "vendor" if attribute == "vendored" else "generated"
+        return Classification(kind, f"gitattributes:linguist-{attribute}")
+    table = dict(patterns)
     for kind in KIND_ORDER:
-        if forced and kind in EXCLUDED_KINDS or kind not in matchers:
+        if forced and kind in EXCLUDED_KINDS or kind not in table:
             continue
-        rule = matchers[kind].first_match(path, parts)
+        rule = first_match(path, table[kind])
         if rule is not None:
             return Classification(kind, rule)
     return Classification("source")
@@ -141,10 +131,11 @@ def generated_marker(head: str, rules: Rules) -> str | None:
     return next((m for m in rules.markers if m in top), None)
 
 
-def classify(path: str, head: str, rules: Rules) -> Classification:
-    """Kind of a file from its path and, for generated markers, its first lines."""
-    found = classify_path(path, rules)
-    if found.excluded or (rules.include and any(matches(path, p) for p in rules.include)):
+def classify(path: str, head: str, rules: Rules, attribute: str | None = None) -> Classification:
+    """Kind of a file from its path, its .gitattributes linguist mark and, for generated
+    markers, its first lines."""
+    found = classify_path(path, rules, attribute)
+    if found.excluded or first_match(path, rules.include) is not None:
         return found
     marker = generated_marker(head, rules)
     return Classification("generated", f"marker:{marker}") if marker else found
