@@ -92,3 +92,29 @@ SEGMENTS = ["src", "vendor", "node_modules", "tests", "test_a.py", "a_pb2.py", "
 def test_compiled_matching_equals_the_literal_rules(parts: list[str]) -> None:
     path = "/".join(parts)
     assert classify_path(path, Rules()) == _reference(path, Rules())
+
+
+@pytest.mark.parametrize("patterns, path, matched", [
+    (["src/*.py"], "src/a.py", True),
+    (["src/*.py"], "src/sub/b.py", False),           # fnmatch's * crossed '/': gitignore's does not
+    (["src/**/*.py"], "src/sub/deep/b.py", True),
+    (["**/gen/**"], "a/gen/x/y.py", True),
+    (["gen/**"], "a/gen/x.py", False),                # anchored: a slash in the pattern
+    (["*.py", "!keep.py"], "pkg/keep.py", False),     # negation
+    (["*.py", "!keep.py", "pkg/keep.py"], "pkg/keep.py", True),  # last match wins
+    (["build/"], "a/build/out.js", True),
+    (["build/"], "build", False),                     # a directory rule never matches a file
+    (["/top.py"], "sub/top.py", False),
+    (["\\#*#"], "src/#draft#", True),
+    (["#*#"], "src/#draft#", False),                  # '#' starts a comment in gitignore
+])
+def test_patterns_follow_gitignore(patterns: list[str], path: str, matched: bool) -> None:
+    rules = Rules(patterns={"generated": tuple(patterns)})
+    assert (classify_path(path, rules).kind == "generated") is matched
+
+
+def test_negation_in_configuration_keeps_a_file_in() -> None:
+    rules = load_rules_text('generated = ["api/*.py", "!api/handwritten.py"]\n', None)
+    assert classify_path("api/client.py", rules) == Classification("generated", "api/*.py")
+    assert classify_path("api/handwritten.py", rules).kind == "source"
+    assert classify_path("api/sub/client.py", rules).kind == "source"
