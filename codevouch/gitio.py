@@ -48,10 +48,11 @@ def _env() -> dict[str, str]:
     }
 
 
-def run(repo: Path | str, *args: str, stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,)) -> bytes:
+def run(repo: Path | str, *args: str, stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,),
+        env: Mapping[str, str] | None = None) -> bytes:
     cmd = ("git", "-C", str(repo), *args)
     try:
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, env=_env(), check=False)
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, env={**_env(), **(env or {})}, check=False)
     except FileNotFoundError as exc:  # git itself is missing
         raise GitError("git is not installed or not on PATH; install git and retry.", cmd) from exc
     if proc.returncode not in ok_codes:
@@ -476,3 +477,35 @@ def grep_lines(repo: Path, needles: Iterable[str]) -> dict[str, list[str]]:
         if sep and key in wanted and path not in found.get(key, ()):
             found.setdefault(key, []).append(path)
     return found
+
+
+LINGUIST_ATTRIBUTES = ("linguist-generated", "linguist-vendored")
+
+
+def linguist_marks(repo: Path, paths: Iterable[str], commit: str | None = None) -> dict[str, str]:
+    """path -> "generated" or "vendored" for the paths that .gitattributes marks
+    `linguist-generated` or `linguist-vendored` (set, or `=true`), in one `check-attr` call.
+
+    commit=None: the working tree's .gitattributes (validation). A commit's own
+    .gitattributes are read through a temporary index outside the repository (`check-attr
+    --source` needs git 2.40), so the repository is not written.
+    """
+    wanted = [p for p in dict.fromkeys(paths) if p and "\0" not in p]
+    if not wanted:
+        return {}
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="codevouch-attr-") as tmp:
+        env = None
+        if commit is not None:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            run(repo, "read-tree", commit, env=env)
+        out = run(repo, "check-attr", *(["--cached"] if commit is not None else []), "--stdin", "-z",
+                  *LINGUIST_ATTRIBUTES, stdin="\0".join(wanted).encode("utf-8", "surrogateescape") + b"\0", env=env)
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    marks: dict[str, str] = {}
+    for i in range(0, len(fields) - 2, 3):
+        path, attr, value = fields[i:i + 3]
+        if value in ("set", "true"):
+            marks.setdefault(path, "generated" if attr == "linguist-generated" else "vendored")
+    return marks

@@ -118,3 +118,28 @@ def test_negation_in_configuration_keeps_a_file_in() -> None:
     assert classify_path("api/client.py", rules) == Classification("generated", "api/*.py")
     assert classify_path("api/handwritten.py", rules).kind == "source"
     assert classify_path("api/sub/client.py", rules).kind == "source"
+
+
+def test_gitattributes_linguist_marks_exclude_in_build_and_validation(tmp_path) -> None:
+    from codevouch.api import Index
+    from tests.gitrepo import Repo
+
+    repo = Repo(tmp_path / "r")
+    repo.commit(**{".gitattributes": "api/gen/** linguist-generated\nthird/*.js linguist-vendored=true\n"
+                                     "api/gen/keep.py -linguist-generated\n",
+                   "api/gen/client.py": "def generated_client():\n    return 1\n",
+                   "api/gen/keep.py": "def kept_by_attribute():\n    return 2\n",
+                   "third/lib.js": "function vendoredLib() { return 3; }\n",
+                   "app.py": "def app():\n    return 4\n"})
+    idx = Index(repo.root, tmp_path / "i", embedder="fake-bow-64")
+    [s] = idx.build()
+    assert s.excluded == {"generated (gitattributes:linguist-generated)": 1,
+                          "vendor (gitattributes:linguist-vendored)": 1}
+    gen, keep, lib = idx.validate([{"path": "api/gen/client.py"}, {"path": "api/gen/keep.py"},
+                                   {"path": "third/lib.js"}])
+    assert (gen.reason, lib.reason) == ("generated", "vendored") and keep.verdict != "excluded"
+    # Changing .gitattributes alone re-classifies the files at the next build.
+    repo.commit(**{".gitattributes": "third/*.js linguist-vendored\n"})
+    [s] = idx.build()
+    assert s.excluded == {"vendor (gitattributes:linguist-vendored)": 1}
+    assert not (repo.root / ".git" / "index.lock").exists()

@@ -182,7 +182,10 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
 
     with gitio.blob_reader(repo) as reader:
         rules = rules_at(reader, tree)
-        rules_json = json.dumps(rules.to_json(), sort_keys=True)
+        attr_files = sorted((p, e.blob_sha) for p, e in tree.items() if p.rsplit("/", 1)[-1] == ".gitattributes")
+        # .gitattributes are rules too: when they change, every file is classified again.
+        rules_json = json.dumps({**rules.to_json(), **({"gitattributes": attr_files} if attr_files else {})},
+                                sort_keys=True)
         full = state is None or state.rules_json != rules_json or state.embedder != embedder.name
         old_files = ledger.files(target.base)
         if state is not None and not full and state.commit == commit and legacy is None:
@@ -192,7 +195,8 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
         plan = plan_refresh(old_files, tree, full)
         # Files another branch already indexed at the same blob are not chunked again.
         shared = ledger.blob_chunks(target.space, [(p, tree[p].blob_sha) for p in plan.index])
-        results = _read_and_chunk(reader, plan, tree, rules, target, shared, progress)
+        marks = gitio.linguist_marks(repo, plan.index, commit) if attr_files else {}
+        results = _read_and_chunk(reader, plan, tree, rules, target, shared, progress, marks)
     on_phase("planned")
 
     new_records = [rec for res in results for rec, _ in res.chunks]
@@ -255,7 +259,8 @@ def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str,
 
 def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str, gitio.TreeEntry],
                     rules: Rules, target: _Target, shared: dict[tuple[str, str], tuple[int, str]],
-                    progress: Progress | None) -> list[_FileResult]:
+                    progress: Progress | None, marks: dict[str, str] | None = None) -> list[_FileResult]:
+    marks = marks or {}
     count_tokens = token_counter()
     results: list[_FileResult] = []
     for n, path in enumerate(plan.index, 1):
@@ -263,12 +268,13 @@ def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str,
             progress(n, len(plan.index), "chunking")
         entry = tree[path]
         results.append(_read_file(reader, entry, rules, target, count_tokens,
-                                  shared.get((path, entry.blob_sha))))
+                                  shared.get((path, entry.blob_sha)), marks.get(path)))
     return results
 
 
 def _read_file(reader: gitio.BlobReader, entry: gitio.TreeEntry, rules: Rules, target: _Target,
-               count_tokens: Callable[[str], int], shared: tuple[int, str] | None = None) -> _FileResult:
+               count_tokens: Callable[[str], int], shared: tuple[int, str] | None = None,
+               mark: str | None = None) -> _FileResult:
     """One file's row and chunks; a file that yields no chunks says why (never dropped silently)."""
     def without_chunks(kind: str, rule: str | None, status: str, reason: str) -> _FileResult:
         return _FileResult(FileRow(entry.path, entry.blob_sha, kind, rule, "", status, reason, 0), [])
@@ -279,7 +285,7 @@ def _read_file(reader: gitio.BlobReader, entry: gitio.TreeEntry, rules: Rules, t
     reason = skip_reason(data, rules)
     # A skipped file's head is enough to classify it (generated markers sit at the top).
     text = decode(data) if reason is None else decode(data[:2048])
-    found = classify(entry.path, text, rules)
+    found = classify(entry.path, text, rules, mark)
     if found.excluded:
         return without_chunks(found.kind, found.rule, "excluded", found.rule or found.kind)
     if reason is not None:

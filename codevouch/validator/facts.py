@@ -51,6 +51,7 @@ class Facts:
     moved: Mapping[str, str] = field(default_factory=dict)   # old blob -> untracked path with it
     blob_texts: Mapping[str, str] = field(default_factory=dict)           # blob id -> text
     commit_dates: Mapping[str, str] = field(default_factory=dict)
+    marks: Mapping[str, str] = field(default_factory=dict)   # rel path -> .gitattributes linguist mark
     # Definition lines of snippets that lost their symbol -> working-tree files holding that
     # line (gathered in a second pass, only for those: see `elsewhere`).
     elsewhere: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -102,7 +103,8 @@ class Facts:
         assert loc.rel is not None
         if loc.rel not in self._kinds:
             work = self.files.get(loc.real) if loc.exists and loc.real else None
-            self._kinds[loc.rel] = classify(loc.rel, work.text if work else "", self.rules)
+            self._kinds[loc.rel] = classify(loc.rel, work.text if work else "", self.rules,
+                                            self.marks.get(loc.rel))
         return self._kinds[loc.rel]
 
     def defs_near(self, real: str, start: int, end: int) -> dict[str, list[tuple[int, int]]]:
@@ -230,7 +232,17 @@ def _objects(root: Path, located: Mapping[str, Located], inside: Sequence[Snippe
     objects.update(gitio.batch_check(root, lookups))
     head_obj = objects.get("HEAD")
     head = head_obj[0] if head_obj and head_obj[1] == "commit" else None
-    return Facts(root, head, status, load_worktree_rules(root), located, {}, objects)
+    rels = [loc.rel for loc in located.values() if loc.inside and loc.rel]
+    return Facts(root, head, status, load_worktree_rules(root), located, {}, objects,
+                 marks=gitio.linguist_marks(root, rels) if _has_gitattributes(root, rels) else {})
+
+
+def _has_gitattributes(root: Path, rels: Sequence[str]) -> bool:
+    """Whether a .gitattributes file sits in the root or a directory of these paths (one
+    stat each), so repositories without any cost no git process."""
+    dirs = {""} | {rel.rsplit("/", 1)[0] for rel in rels if "/" in rel}
+    parents = {"/".join(d.split("/")[:n]) for d in dirs for n in range(d.count("/") + 2)}
+    return any((root / d / ".gitattributes").is_file() for d in parents)
 
 
 def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) -> Facts:

@@ -1,0 +1,277 @@
+"""Crash and concurrency with real processes: kill -9 at random moments, two builds at once,
+searches during a build, two repositories into one index (issue 11, part 5).
+
+The fake embedder keeps this fast; everything else is real: `python -m codevouch` processes,
+git repositories, the embedded Chroma store, the SQLite ledger.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from codevouch.api import Index
+from codevouch.embedding import FakeEmbedder
+from codevouch.indexer.build import build_index
+from tests.gitrepo import Repo
+
+FAKE = ["--embedder", "fake-bow-64"]
+QUERIES = ("compute the total of an order", "validate the customer address", "module_7 helper", "refund")
+KILLS = 10
+
+
+def source(i: int, version: int) -> str:
+    return (f'"""Module {i}, version {version}."""\n\n\n'
+            f"def module_{i}_helper(order, amount):\n"
+            f'    """Compute the total of order {i} and validate the customer address (v{version})."""\n'
+            f"    total = amount * {i + version}\n"
+            f"    return order.with_total(total)\n\n\n"
+            f"class Refund{i}:\n"
+            f"    def refund(self, payment):\n"
+            f"        return payment.refund({i} + {version})\n")
+
+
+def spawn_build(repo: Path, index: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo), *FAKE, *extra],
+                            env={**os.environ, "CODEVOUCH_INDEX": str(index)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def run_cv(*args: str, index: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "codevouch", *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "CODEVOUCH_INDEX": str(index), **(env or {})})
+
+
+def ledger_ids(index: Path) -> list[tuple[str, str, str]]:
+    db = sqlite3.connect(f"file:{index / 'state.sqlite'}?mode=ro", uri=True)
+    try:
+        return sorted((c, i, s) for c, i, s in db.execute("SELECT coll, id, status FROM chunks"))
+    finally:
+        db.close()
+
+
+def answers(repo: Path, index: Path) -> dict[str, list[tuple[str, int, int, float]]]:
+    idx = Index(repo, index, embedder="fake-bow-64")
+    # The top hit: Chroma's HNSW is approximate, and the tail of a ranking can differ between two
+    # graphs holding the same vectors inserted in another order (a killed build's rewrites).
+    return {q: [(h.record.id, h.record.start_line, h.record.end_line, round(h.score, 6))
+                for h in idx.search(q, k=10, validate=False)[:1]] for q in QUERIES}
+
+
+def holds_open(pid: int, path: Path) -> bool:
+    target = str(path.resolve())
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except FileNotFoundError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def wait_until(cond, timeout: float = 60, step: float = 0.01) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(step)
+    return False
+
+
+def vectors_locked(index: Path) -> bool:
+    """Whether a build holds vectors.lock exclusively (is inside a write to Chroma) right now."""
+    try:
+        fd = os.open(index / "vectors.lock", os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A repository at a first state (built: the "previous" index) and a second commit with
+    changed, added and deleted files; plus the index an uninterrupted build of it gives."""
+    base = tmp_path_factory.mktemp("crash")
+    repo = Repo(base / "repo")
+    repo.commit_files({f"pkg/m{i}.py": source(i, 1) for i in range(120)})
+    first = repo.head()
+    previous = base / "previous"
+    build_index(repo.root, previous, FakeEmbedder())
+    before = answers(repo.root, previous)
+    repo.commit_files({**{f"pkg/m{i}.py": source(i, 2) for i in range(0, 120, 3)},
+                       **{f"pkg/new{i}.py": source(1000 + i, 1) for i in range(60)}})
+    for i in range(1, 120, 7):
+        repo.remove(f"pkg/m{i}.py")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "second")
+    reference = base / "reference"
+    shutil.copytree(previous, reference)
+    started = time.monotonic()
+    done = run_cv("index", "build", "--repo", str(repo.root), *FAKE, index=reference)
+    assert done.returncode == 0, done.stderr
+    return {"repo": repo, "first": first, "second": repo.head(), "previous": previous, "before": before,
+            "reference": reference, "after": answers(repo.root, reference), "ids": ledger_ids(reference),
+            "seconds": time.monotonic() - started, "base": base}
+
+
+def test_kill_9_at_random_moments_leaves_a_readable_index_and_the_rerun_converges(history: dict) -> None:
+    rng = random.Random(11)   # fixed seed: the moments differ from each other, and reruns repeat them
+    repo: Repo = history["repo"]
+    span = history["seconds"]
+    moments = sorted(rng.uniform(0.05, 1.0) * span for _ in range(KILLS))[:int(os.environ.get("CV_KILLS", KILLS))]
+    outcomes = []
+    for n, delay in enumerate(moments):
+        index = history["base"] / f"killed-{n}"
+        shutil.copytree(history["previous"], index)
+        proc = spawn_build(repo.root, index)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        # Readers answer from a whole state: the previous one, or the new one if the kill came
+        # after the ledger's commit. Never a mixture, never an error.
+        [row] = Index(repo.root, index).status()
+        state = {history["first"]: "previous", history["second"]: "new"}[row["commit"]]
+        assert answers(repo.root, index) == (history["before"] if state == "previous" else history["after"])
+        outcomes.append((round(delay, 2), proc.returncode, state))
+        # The next build finishes the job: exactly the uninterrupted build's chunks and answers.
+        build_index(repo.root, index, FakeEmbedder())
+        assert ledger_ids(index) == history["ids"]
+        assert answers(repo.root, index) == history["after"]
+        shutil.rmtree(index)
+    assert all(code == -signal.SIGKILL for _, code, _ in outcomes), outcomes
+    print("kill moments (s), exit, state seen:", outcomes)
+
+
+def test_two_builds_on_one_index_one_waits_or_exits_4(history: dict) -> None:
+    repo: Repo = history["repo"]
+    index = history["base"] / "two-builds"
+    shutil.copytree(history["previous"], index)
+    first = spawn_build(repo.root, index)
+    assert wait_until(lambda: holds_open(first.pid, index / "write.lock")), "the first build never took the lock"
+    second = run_cv("index", "build", "--repo", str(repo.root), *FAKE, index=index)
+    assert second.returncode == 4 and "--wait" in second.stderr and "Traceback" not in second.stderr
+    queued = run_cv("index", "build", "--repo", str(repo.root), *FAKE, "--wait", "120", "--json", index=index)
+    assert first.wait(timeout=120) == 0, first.stderr.read() if first.stderr else ""
+    assert queued.returncode == 0, queued.stderr
+    [summary] = json.loads(queued.stdout)["branches"]
+    assert summary["noop"]  # it ran after the first one, which had done the work
+    assert ledger_ids(index) == history["ids"]
+
+
+def test_search_during_a_build_answers_from_the_previous_state(history: dict) -> None:
+    repo: Repo = history["repo"]
+    index = history["base"] / "search-during"
+    shutil.copytree(history["previous"], index)
+    build = spawn_build(repo.root, index)
+    try:
+        # Pause the build while it works but is outside a vector write, then search.
+        def paused_outside_a_write() -> bool:
+            if not holds_open(build.pid, index / "write.lock"):
+                return False
+            build.send_signal(signal.SIGSTOP)
+            if vectors_locked(index):
+                build.send_signal(signal.SIGCONT)
+                return False
+            return True
+        assert wait_until(paused_outside_a_write, step=0.05)
+        status = Index(repo.root, index).status()
+        if status[0]["commit"] == history["first"]:
+            assert answers(repo.root, index) == history["before"]
+        else:  # it had already committed: then the new state, whole
+            assert answers(repo.root, index) == history["after"]
+    finally:
+        build.send_signal(signal.SIGCONT)
+        build.wait(timeout=120)
+    assert ledger_ids(index) == history["ids"]
+
+
+def test_search_does_not_hang_behind_a_build_paused_inside_a_vector_write(history: dict) -> None:
+    """The probe's hang: a build stopped inside Chroma's write transaction blocked searches for
+    minutes. Now a dense search fails within the stated timeout, and lexical search answers."""
+    repo: Repo = history["repo"]
+    index = history["base"] / "paused"
+    shutil.copytree(history["previous"], index)
+    build = spawn_build(repo.root, index)
+    try:
+        def paused_inside_a_write() -> bool:
+            if not vectors_locked(index):
+                return False
+            build.send_signal(signal.SIGSTOP)
+            if not vectors_locked(index):
+                build.send_signal(signal.SIGCONT)
+                return False
+            return True
+        assert wait_until(paused_inside_a_write, step=0.001), "never caught the build inside a vector write"
+        started = time.monotonic()
+        dense = run_cv("search", "refund", "--repo", str(repo.root), "--mode", "dense", index=index,
+                       env={"CODEVOUCH_BUSY_TIMEOUT": "3"})
+        elapsed = time.monotonic() - started
+        assert dense.returncode == 4 and "--mode lexical" in dense.stderr, dense.stderr
+        assert "Traceback" not in dense.stderr
+        assert elapsed < 30, elapsed  # 3 s of waiting plus a process start, not minutes
+        lexical = run_cv("search", "refund", "--repo", str(repo.root), "--mode", "lexical", "--json",
+                         "--no-validate", index=index)
+        assert lexical.returncode == 0 and json.loads(lexical.stdout)
+    finally:
+        build.send_signal(signal.SIGCONT)
+        build.wait(timeout=120)
+    assert answers(repo.root, index) == history["after"]
+
+
+def test_two_repositories_built_into_one_index_at_once(tmp_path: Path) -> None:
+    a, b = Repo(tmp_path / "a"), Repo(tmp_path / "b")
+    a.commit_files({f"alpha/m{i}.py": source(i, 1) for i in range(40)})
+    b.commit_files({f"beta/m{i}.py": source(500 + i, 1) for i in range(40)})
+    index = tmp_path / "index"
+    procs = [spawn_build(r.root, index, "--wait", "120") for r in (a, b)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    for r, top in ((a, "alpha/"), (b, "beta/")):
+        hits = Index(r.root, index).search("refund", k=5, validate=False)
+        assert hits and all(h.path.startswith(top) for h in hits)
+    assert {row["repo"] for row in Index(a.root, index).status()} == {str(a.root.resolve())}
+
+
+def test_leftover_vectors_of_a_killed_build_take_no_rank_places(history: dict) -> None:
+    """Vectors written by a build that died before its commit are unknown to the ledger:
+    searches ignore them without losing depth, and scores stay what they were (the probe saw
+    scores drop). The build dies right after its vector writes, the moment that leaves the most."""
+    from codevouch.store import VectorStore, collection_base
+
+    repo: Repo = history["repo"]
+    index = history["base"] / "leftovers"
+    shutil.copytree(history["previous"], index)
+
+    def die(phase: str) -> None:
+        if phase == "vectors-written":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(repo.root, index, FakeEmbedder(), on_phase=die)
+    live = collection_base(str(repo.root.resolve()), "main") + "-live"
+    with VectorStore(index) as vectors:
+        stored = vectors.count(live)
+    known = sum(1 for c, _, _ in ledger_ids(index) if c == live)
+    assert stored > known  # orphans are there
+    assert answers(repo.root, index) == history["before"]  # same hits, same scores
