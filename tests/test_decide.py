@@ -6,6 +6,7 @@ each snippet's commit holds, the working tree's files and blob ids) is written d
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,12 @@ CASES: dict[str, tuple[Snippet, Facts]] = {
     "fixture": (helper_snippet(None, path="tests/fixtures/orders.py"), facts({"tests/fixtures/orders.py": ORDERS})),
     "outside-repo": (helper_snippet(None, path="../orders.py"),
                      facts(outside={"../orders.py": "the path has '..' components"})),
+    "unknown-blob": (helper_snippet(HEAD, blob_sha="9" * 40),
+                     facts({"orders.py": ORDERS}, blobs={"orders.py": B_NOW}, at={(HEAD, "orders.py"): B_NOW},
+                           dirty=("orders.py",))),
+    "not-a-file": (helper_snippet(None, path="orders"),
+                   replace(facts(), located={"orders": Located("orders", "orders", "orders", None, False,
+                                                               "a directory")})),
 }
 
 
