@@ -87,7 +87,11 @@ def error_handler() -> Iterator[None]:
         raise SystemExit(exit_code(exc)) from None
     except KeyboardInterrupt:
         typer.echo("codevouch: interrupted", err=True)
-        raise SystemExit(EXIT_INTERRUPTED) from None
+        # Every `finally` below this frame has run (locks released, nothing half-committed). Exit
+        # now: letting the interpreter finalize sometimes ended in death by SIGINT (-2), not 130.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
     except SystemExit as exc:
         if exc.code == EXIT_INTERRUPTED:  # typer turned Ctrl-C into exit 130 without a word
             typer.echo("codevouch: interrupted", err=True)
