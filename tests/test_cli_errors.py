@@ -10,12 +10,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.gitrepo import Repo
+from tests.procs import wait_for_open
 
 FAKE = ["--embedder", "fake-bow-64"]
 
@@ -49,25 +49,6 @@ def built(repo: Repo, index_dir: Path) -> Repo:
     out = cv("index", "build", "--repo", str(repo.root), *FAKE, index=index_dir)
     assert out.returncode == 0, out.stderr
     return repo
-
-
-def wait_for_open(pid: int, path: Path, timeout: float = 60) -> bool:
-    """Wait until process `pid` holds `path` open (read from /proc/PID/fd)."""
-    deadline = time.monotonic() + timeout
-    target = str(path.resolve())
-    while time.monotonic() < deadline:
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except FileNotFoundError:
-            return False
-        for fd in fds:
-            try:
-                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
-                    return True
-            except OSError:
-                continue
-        time.sleep(0.01)
-    return False
 
 
 def dead_url() -> str:
