@@ -1,23 +1,31 @@
-"""The fast path of lexical search: one tantivy index per live collection, derived from the ledger.
+"""The fast path of lexical search: one tantivy index per vector space, derived from the ledger.
 
 SQLite FTS5 scores every chunk that shares a word with the query (bm25() per matching row):
 87 ms at 100k chunks, 379 ms on a busy machine, against ~1-2 ms for tantivy's top-k search
 over the same terms (measured with scripts/bench_search.py and docs/BENCHMARKS.md). So:
 
 - The ledger's FTS5 table stays the truth, written in the build's one transaction.
-- This index is a copy of it, stamped with the branch state (commit and build time) that it
-  reflects. After each build it takes that build's changes (or is rebuilt from the ledger
-  when its stamp is not the one the build started from: a killed build, an older codevouch).
-- A search uses it only when its stamp equals the ledger's current state; otherwise (missing,
-  stale, locked, unreadable) it answers None and the caller falls back to FTS5.
+- This index is a copy of it, one generation per ledger state: `lexical/<space>/<generation>`,
+  named after the state's stamp (the ledger's `lexical:<space>` meta value) and stamped with it.
+- A build writes the new generation *inside* the ledger's transaction, before COMMIT (see
+  Ledger.commit's `before_commit`): when the commit makes a state visible, its copy is already
+  complete. A build killed before COMMIT leaves a generation no state names (pruned later); one
+  killed after it leaves the copy readers need. So readers never fall back to FTS5 because of a
+  kill, and FTS5 (which ranks a little differently) cannot change an answer for the same state.
+- A new generation starts from a copy of the previous one plus the build's changes, or is
+  rebuilt from the ledger when the previous one is missing (an older codevouch, a lost copy).
+- A search uses a generation only when its stamp equals the ledger's current state; otherwise
+  (missing, locked, unreadable) it answers None and the caller falls back to FTS5.
 
 Documents are the lexical terms (codevouch.lexical.document) under tantivy's English stemmer,
 as FTS5 used Porter's; chunk ids are stored raw, so a chunk can be deleted by id.
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +34,13 @@ WRITER_HEAP = 50_000_000   # tantivy's minimum per thread is 15 MB; 50 MB keeps 
 _open: dict[Path, Any] = {}  # path -> tantivy.Index, reused by warm searches in one process
 
 
-def index_path(index_dir: Path, coll: str) -> Path:
-    return index_dir / "lexical" / coll
+def space_dir(index_dir: Path, space: str) -> Path:
+    return index_dir / "lexical" / space
 
 
-def stamp_of(commit: str, built_at: str) -> str:
-    return f"{commit} {built_at}"
+def index_path(index_dir: Path, space: str, stamp: str) -> Path:
+    """The generation holding the copy for ledger state `stamp`."""
+    return space_dir(index_dir, space) / hashlib.sha256(stamp.encode()).hexdigest()[:20]
 
 
 def read_stamp(path: Path) -> str | None:
@@ -50,24 +59,31 @@ def _schema() -> Any:
     return builder.build()
 
 
-def sync(index_dir: Path, coll: str, previous: str | None, current: str, removed: Iterable[str],
-         added: Sequence[tuple[str, str]], all_docs: Any) -> None:
-    """Bring the collection's index to the state stamped `current`.
+def stage(index_dir: Path, space: str, previous: str | None, current: str, removed: Iterable[str],
+          added: Sequence[tuple[str, str]], all_docs: Callable[[], Iterable[tuple[str, str]]]) -> None:
+    """Write the generation for state `current`, complete and stamped, before that state is visible.
 
-    When it holds `previous` (the state the build started from), apply the build's changes:
-    delete `removed` ids and (re)add `added` (id, terms). Otherwise rebuild it from
-    `all_docs()`, every (id, terms) of the collection in the ledger.
+    When the generation of `previous` (the state the build started from) is whole, copy it and
+    apply the build's changes: delete `removed` ids and (re)add `added` (id, terms). Otherwise
+    build it from `all_docs()`, every (id, terms) of the space in the ledger as the build's
+    transaction sees it.
     """
     import tantivy
 
-    path = index_path(index_dir, coll)
-    _open.pop(path, None)
-    incremental = previous is not None and read_stamp(path) == previous
-    if not incremental:
-        shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True, exist_ok=True)
-    (path / STAMP).unlink(missing_ok=True)  # unstamped while it changes: searches fall back to FTS5
-    index = tantivy.Index(_schema(), path=str(path))
+    target = index_path(index_dir, space, current)
+    if read_stamp(target) == current:
+        return
+    source = index_path(index_dir, space, previous) if previous is not None else None
+    incremental = source is not None and read_stamp(source) == previous
+    work = target.with_name(f".tmp-{target.name}-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    if incremental:
+        assert source is not None
+        shutil.copytree(source, work)
+        (work / STAMP).unlink()
+    else:
+        work.mkdir(parents=True)
+    index = tantivy.Index(_schema(), path=str(work))
     writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
     docs: Iterable[tuple[str, str]] = added if incremental else all_docs()
     if incremental:
@@ -77,12 +93,36 @@ def sync(index_dir: Path, coll: str, previous: str | None, current: str, removed
         writer.add_document(tantivy.Document(id=cid, terms=terms))
     writer.commit()
     writer.wait_merging_threads()
-    (path / STAMP).write_text(current)
+    del writer, index
+    (work / STAMP).write_text(current)
+    shutil.rmtree(target, ignore_errors=True)
+    _open.pop(target, None)
+    os.replace(work, target)
+
+
+def prune(index_dir: Path, space: str, keep: Collection[str | None]) -> None:
+    """Remove every generation but those of the `keep` states (a reader that read the ledger
+    just before the last commit may still be opening the previous one), and leftovers of
+    killed builds and of the older one-directory layout."""
+    root = space_dir(index_dir, space)
+    wanted = {index_path(index_dir, space, s).name for s in keep if s is not None}
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name in wanted:
+            continue
+        _open.pop(entry, None)
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: int) -> list[tuple[str, float]] | None:
     """(chunk id, score) best first, or None when the index cannot answer for state `current`."""
-    path = index_path(index_dir, coll)
+    path = index_path(index_dir, coll, current)
     if not terms or read_stamp(path) != current:
         return None
     try:

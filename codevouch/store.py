@@ -35,7 +35,7 @@ import os
 import sqlite3
 import time
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, astuple, dataclass, replace
 from pathlib import Path
@@ -349,8 +349,13 @@ class Ledger:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (f"lexical:{space}",)).fetchone()
         return row[0] if row else None
 
-    def commit(self, change: BuildChange) -> Committed:
-        """One transaction: after it, readers see the build's state; before it, the old one."""
+    def commit(self, change: BuildChange,
+               before_commit: Callable[[list[str], str], None] | None = None) -> Committed:
+        """One transaction: after it, readers see the build's state; before it, the old one.
+
+        `before_commit(removed ids, new lexical stamp)` runs inside the transaction, just before
+        COMMIT, and sees the new state through this connection: what must be complete when the
+        state becomes visible (the tantivy copy, lexindex.py) is written there."""
         state = change.state
         base, space = state.coll, state.space
         with self.transaction() as db:
@@ -372,7 +377,9 @@ class Ledger:
                 removed += gone if name == space else []
             stamp = f"{state.commit} {state.built_at} {os.urandom(4).hex()}"
             db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"lexical:{space}", stamp))
-        return Committed(dropped, removed)
+            if before_commit is not None:
+                before_commit(removed, stamp)
+        return Committed(dropped, removed, stamp)
 
     # -- pending vector ids --------------------------------------------------------
     def add_pending(self, items: Iterable[tuple[str, str]]) -> None:
@@ -518,6 +525,7 @@ class BuildChange:
 class Committed:
     old_collections: list[str]   # an older release's per-branch collections, to drop now
     removed_ids: list[str]       # chunks of the space that no branch references any more
+    stamp: str                   # the space's new lexical stamp (lexindex.py)
 
 
 def _add_pending(db: sqlite3.Connection, items: Iterable[tuple[str, str]]) -> None:

@@ -186,7 +186,7 @@ def test_killed_build_leaves_old_index_and_rerun_finishes(repo: Repo, index_dir:
     repo.write("a.py", "def alpha_function():\n    return 'ALPHA changed'\n")
     repo.write("b.py", "def beta_function():\n    return 'beta'\n")
     repo.commit("second")
-    for phase in ("planned", "vectors-written"):
+    for phase in ("planned", "vectors-written", "lexical-staged"):
         def kill(p: str, at: str = phase) -> None:
             if p == at:
                 raise KeyboardInterrupt(f"killed at {p}")

@@ -49,7 +49,11 @@ def test_builds_keep_the_copy_in_step_and_a_stale_copy_is_never_used(repo: Repo,
     assert _tantivy(index_dir, repo, "cancel") == []
 
     # A copy that does not match the ledger's state is ignored (FTS5 answers the same) ...
-    stamp = lexindex.index_path(index_dir, space_name(identify(repo.root).id, "fake-bow-64")) / lexindex.STAMP
+    space = space_name(identify(repo.root).id, "fake-bow-64")
+    ledger = Ledger(index_dir)
+    current = ledger.lexical_stamp(space) or ""
+    ledger.close()
+    stamp = lexindex.index_path(index_dir, space, current) / lexindex.STAMP
     stamp.write_text("some other state")
     assert _tantivy(index_dir, repo, "void") is None
     assert _paths(idx, "void") == ["shop/orders.py"]
@@ -74,3 +78,52 @@ def test_a_search_process_sees_a_build_made_by_another_process(repo: Repo, index
                           "--index", str(index_dir), "--embedder", "fake-bow-64"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert [h.path for h in idx.search("ship parcel", k=5, mode="dense", validate=False)][0] == "shop/ship.py"
+
+
+def test_a_build_killed_around_its_commit_leaves_a_copy_for_whatever_state_readers_see(
+        repo: Repo, index_dir: Path) -> None:
+    """The copy is written inside the ledger's transaction: a kill just before COMMIT leaves the
+    old state with its copy, a kill just after leaves the new state with its copy. Readers never
+    fall back to FTS5 (which ranks differently) because of where a build died."""
+    import pytest
+
+    from codevouch.embedding import FakeEmbedder
+    from codevouch.indexer.build import build_index
+
+    repo.commit_files(FILES)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    idx.build()
+    repo.commit(**{"shop/orders.py": "def void_order(order):\n    return order.void()\n"})
+    space_root = lexindex.space_dir(index_dir, space_name(identify(repo.root).id, "fake-bow-64"))
+
+    def die_at(at: str):
+        def hook(phase: str) -> None:
+            if phase == at:
+                raise KeyboardInterrupt(phase)
+        return hook
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(repo.root, index_dir, FakeEmbedder(), on_phase=die_at("lexical-staged"))
+    # Old state (the staged generation is named by no state), answered by its own copy.
+    assert _tantivy(index_dir, repo, "cancel") == ["shop/orders.py"]
+    assert _tantivy(index_dir, repo, "void") == []
+    assert len(list(space_root.iterdir())) == 2      # the current copy and the orphan
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(repo.root, index_dir, FakeEmbedder(), on_phase=die_at("committed"))
+    assert _tantivy(index_dir, repo, "void") == ["shop/orders.py"]
+    assert _tantivy(index_dir, repo, "cancel") == []
+
+    # The rerun is a no-op for the ledger; it prunes generations no state names any more.
+    [summary] = build_index(repo.root, index_dir, FakeEmbedder())
+    assert summary.noop
+    assert [p.name for p in space_root.iterdir()] == [
+        lexindex.index_path(index_dir, space_root.name, _stamp(index_dir, space_root.name)).name]
+
+
+def _stamp(index_dir: Path, space: str) -> str:
+    ledger = Ledger(index_dir)
+    try:
+        return ledger.lexical_stamp(space) or ""
+    finally:
+        ledger.close()

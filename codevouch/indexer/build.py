@@ -189,7 +189,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
         full = state is None or state.rules_json != rules_json or state.embedder != embedder.name
         old_files = ledger.files(target.base)
         if state is not None and not full and state.commit == commit and legacy is None:
-            _sync_lexical(ledger, target.space, None, (), ())  # e.g. made by an older codevouch
+            _sync_lexical(ledger, target.space)
             return _summary(target, tree, others, old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
         plan = plan_refresh(old_files, tree, full)
@@ -211,6 +211,14 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
     lexical_docs = [(rec.id, lexical.document(text, rec.path, rec.symbol))
                     for res in results for rec, text in res.chunks]
     previous_stamp = ledger.lexical_stamp(target.space)
+
+    def stage_lexical(removed: list[str], stamp: str) -> None:
+        from codevouch import lexindex
+
+        lexindex.stage(ledger.path.parent, target.space, previous_stamp, stamp, removed, lexical_docs,
+                       lambda: ledger.lexical_docs(target.space))
+        on_phase("lexical-staged")
+
     done = ledger.commit(BuildChange(
         state=BranchState(target.base, target.repo, branch, commit, target.commit_date, target.indexed_at,
                           embedder.name, rules_json, ident.id, ident.remote, target.space),
@@ -221,11 +229,11 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
         # History records name the last commit at which the file still existed.
         gone_at=(state.commit, state.commit_date) if state else None,
         dropped_paths=plan.drop,
-        legacy=legacy))
+        legacy=legacy), before_commit=stage_lexical)
     on_phase("committed")
     for name in done.old_collections:
         vectors.drop(name)
-    _sync_lexical(ledger, target.space, previous_stamp, done.removed_ids, lexical_docs)
+    _prune_lexical(ledger, target.space, previous_stamp)
     if not server_url():
         # On a server, readers of the last published snapshot may still need these vectors:
         # the next build's start collects them.
@@ -236,15 +244,22 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
                     indexed=len(results), noop=False, seconds=time.monotonic() - started)
 
 
-def _sync_lexical(ledger: Ledger, space: str, previous: str | None, removed: Sequence[str],
-                  added: Sequence[tuple[str, str]]) -> None:
-    """Bring the tantivy copy of the space's lexical index to the committed state (see lexindex.py)."""
+def _sync_lexical(ledger: Ledger, space: str) -> None:
+    """Give the committed state a tantivy copy when it lacks one (an index made by an older
+    codevouch, a deleted copy); builds that change the state write theirs before the commit."""
     from codevouch import lexindex
 
     current = ledger.lexical_stamp(space)
-    if current is None or lexindex.read_stamp(lexindex.index_path(ledger.path.parent, space)) == current:
+    if current is None:
         return
-    lexindex.sync(ledger.path.parent, space, previous, current, removed, added, lambda: ledger.lexical_docs(space))
+    lexindex.stage(ledger.path.parent, space, None, current, (), (), lambda: ledger.lexical_docs(space))
+    _prune_lexical(ledger, space, None)
+
+
+def _prune_lexical(ledger: Ledger, space: str, previous: str | None) -> None:
+    from codevouch import lexindex
+
+    lexindex.prune(ledger.path.parent, space, {ledger.lexical_stamp(space), previous})
 
 
 def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str,

@@ -70,10 +70,10 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
                               ident.remote, space),
             chunks=records, lexical=docs,
             files=[FileRow(path, blob, "source", None, lang, "live", None, n)
-                   for (path, blob, lang), n in per_file.items()]))
-        # As a build does after its commit: the tantivy copy of the lexical index.
-        lexindex.sync(index_dir, space, None, ledger.lexical_stamp(space) or "", (), docs,
-                      lambda: ledger.lexical_docs(space))
+                   for (path, blob, lang), n in per_file.items()]),
+            # As a build does inside its commit: the tantivy copy of the lexical index.
+            before_commit=lambda removed, stamp: lexindex.stage(index_dir, space, None, stamp, removed, docs,
+                                                                lambda: ledger.lexical_docs(space)))
     finally:
         ledger.close()
     return size
