@@ -88,6 +88,29 @@ def repo_root(path: Path | str) -> Path:
     return Path(out.decode().strip()).resolve()
 
 
+@dataclass(frozen=True)
+class HeadState:
+    root: Path           # the work tree's top, resolved as repo_root() resolves it
+    commit: str          # HEAD's commit
+    branch: str | None   # HEAD's branch; None when HEAD is detached
+
+
+def head_state(path: Path | str) -> HeadState | None:
+    """repo_root, head_commit and HEAD's branch in one git process (a search asks all three
+    each time; one process instead of four saves ~30 ms on a busy machine). None when any of
+    them fails (not a repository, no commits yet, bare): the separate calls say which."""
+    try:
+        out = run(path, "rev-parse", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD")
+    except GitError:
+        return None
+    parts = out.decode().rstrip("\n").rsplit("\n", 2)  # the top may itself hold a newline
+    if len(parts) != 3:
+        return None
+    root, commit, ref = parts
+    branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
+    return HeadState(Path(root).resolve(), commit, branch)
+
+
 def head_commit(repo: Path) -> str | None:
     """HEAD's commit, or None for a repository with no commits yet."""
     out = run(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok_codes=(0, 1))

@@ -23,7 +23,12 @@ class RepoIdentity:
 
 def identify(path: Path | str) -> RepoIdentity:
     root = gitio.repo_root(path)
-    return RepoIdentity(root, _root_commit(root, gitio.head_commit(root)), gitio.remote_url(root))
+    return RepoIdentity(root, repo_id(root, gitio.head_commit(root)), gitio.remote_url(root))
+
+
+def repo_id(root: Path, head: str | None) -> str:
+    """The id of the repository whose work tree `root` has commit `head` checked out."""
+    return _root_commit(root, head)
 
 
 @lru_cache(maxsize=64)

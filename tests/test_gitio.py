@@ -64,6 +64,20 @@ def test_branch_errors_say_what_to_do(repo: Repo, tmp_path: Path) -> None:
         gitio.current_branch(repo.root)
 
 
+def test_head_state_agrees_with_the_separate_calls(repo: Repo, tmp_path: Path) -> None:
+    assert gitio.head_state(repo.root) is None  # no commits yet: the separate calls say so
+    first = repo.commit(**{"pkg/a.py": "A = 1\n"})
+    repo.git("checkout", "-q", "-b", "feature/x")
+    state = gitio.head_state(repo.root / "pkg")
+    assert state == gitio.HeadState(gitio.repo_root(repo.root / "pkg"), first, "feature/x")
+    assert state.branch == gitio.current_branch(repo.root) and state.commit == gitio.head_commit(repo.root)
+    repo.checkout("--detach", first)
+    assert gitio.head_state(repo.root) == gitio.HeadState(gitio.repo_root(repo.root), first, None)
+    (tmp_path / "plain").mkdir()
+    assert gitio.head_state(tmp_path / "plain") is None
+    assert gitio.head_state(tmp_path / "missing") is None
+
+
 def test_repository_locating_variables_are_ignored(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     head = repo.commit(**{"a.py": "A = 1\n"})
     other = Repo(tmp_path / "other")

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.gitrepo import Repo
 from tests.test_cli import FAKE, cv
 
@@ -70,3 +72,23 @@ def test_validate_command_exit_codes(repo: Repo, index_dir: Path) -> None:
     assert cv("validate", "-", cwd=repo.root, stdin="").returncode == 0
     outside = cv("validate", "-", "--json", cwd=repo.root, stdin='{"path": "../../etc/passwd"}')
     assert json.loads(outside.stdout)[0]["reason"] == "outside-repo"
+
+
+def test_search_names_the_branch_it_searches(repo: Repo, index_dir: Path) -> None:
+    """Root, repository id and branch come from one git call while all is well; a detached HEAD
+    needs --branch, and a path outside any repository is a clear error."""
+    from codevouch.api import Index
+    from codevouch.errors import DetachedHead, NotARepository
+
+    first = repo.commit_files(SHOP)
+    idx = Index(repo.root / "shop", index_dir, embedder="fake-bow-64")
+    idx.build()
+    [hit] = idx.search("refund_order", k=1, validate=False, mode="lexical")
+    assert (hit.record.path, hit.record.branch, hit.record.repo) == ("shop/refund.py", "main", str(repo.root))
+    repo.checkout("--detach", first)
+    with pytest.raises(DetachedHead, match="--branch"):
+        idx.search("refund_order", validate=False)
+    [hit] = idx.search("refund_order", k=1, branch="main", validate=False, mode="lexical")
+    assert hit.record.path == "shop/refund.py"
+    with pytest.raises(NotARepository):
+        Index(index_dir, index_dir, embedder="fake-bow-64").search("refund_order", validate=False)

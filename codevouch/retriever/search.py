@@ -12,7 +12,8 @@ from typing import Any
 from codevouch import gitio, lexical, lexindex
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import InputError, NotIndexed
-from codevouch.identity import identify
+from codevouch.identity import identify, repo_id
+from codevouch.retriever import blobcache
 from codevouch.retriever.collapse import collapse
 from codevouch.store import BranchState, ChunkRecord, Ledger, VectorStore, collection_base
 from codevouch.team import open_for_search
@@ -50,10 +51,8 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     `kinds`: keep only chunks of these file kinds (source, test, docs, config)."""
     if mode not in ("hybrid", "dense", "lexical"):
         raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
-    ident = identify(repo_path)
-    repo = ident.root
-    branch = branch or gitio.current_branch(repo)
-    ledger, state = open_for_search(ident.id, collection_base(ident.id, branch), index_dir)
+    repo, repo_id, branch = _locate(repo_path, branch)
+    ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
     try:
         if state is None:
             raise NotIndexed(_not_indexed(ledger, repo, branch, index_dir))
@@ -79,8 +78,20 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
         ledger.close()
     found = _dedupe(sorted(found, key=lambda item: -item[1]))
     found = (collapse(found) if COLLAPSE else found)[:k]
-    blobs = gitio.read_blobs(repo, [rec.blob_sha for rec, _ in found])
+    blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found])
     return [Hit(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec)) for rec, score in found]
+
+
+def _locate(repo_path: Path | str, branch: str | None) -> tuple[Path, str, str]:
+    """This clone's root, the repository's id and the branch to search: one git process while
+    all is well (a search needs no remote label, which identify() also reads), else the
+    separate calls, whose errors say what is wrong (not a repository, no commits, detached)."""
+    head = gitio.head_state(repo_path)
+    name = branch or (head.branch if head is not None else None)
+    if head is not None and name:
+        return head.root, repo_id(head.root, head.commit), name
+    ident = identify(repo_path)
+    return ident.root, ident.id, branch or gitio.current_branch(ident.root)
 
 
 def _not_indexed(ledger: Ledger, repo: Path, branch: str, index_dir: Path) -> str:
@@ -148,7 +159,7 @@ def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bo
     where share is the branch's part of the space, keep the branch's members by the ledger,
     and ask again, deeper, in the rare case that too few were members."""
     assert state.space is not None
-    total = ledger.space_size(state.space) + ledger.pending_count()  # a killed build's leftovers too
+    total = _space_size(ledger, state.space) + ledger.pending_count()  # a killed build's leftovers too
     mine = ledger.branch_size(state.coll, include_history)
     if total == 0 or mine == 0:
         return []
@@ -162,6 +173,25 @@ def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bo
             break
         n = min(total, n * 4)
     return members[:depth]
+
+
+# Counting a space's chunks reads its whole index (~15 ms CPU at 100k), twice a search. Every
+# commit that adds or collects chunks of a space gives it a new lexical stamp, so the count is
+# kept per stamp. (A space a branch moved away from loses chunks without a new stamp: its
+# count is then too high, which only makes `_members` ask for a few more neighbours.)
+_SPACE_SIZES: dict[tuple[Path, str, str], int] = {}
+
+
+def _space_size(ledger: Ledger, space: str) -> int:
+    stamp = ledger.lexical_stamp(space)
+    if stamp is None:
+        return ledger.space_size(space)
+    key = (ledger.path, space, stamp)
+    if key not in _SPACE_SIZES:
+        if len(_SPACE_SIZES) > 64:
+            _SPACE_SIZES.clear()
+        _SPACE_SIZES[key] = ledger.space_size(space)
+    return _SPACE_SIZES[key]
 
 
 # One open reader per index directory, with the ledger's branch states it was opened under.
