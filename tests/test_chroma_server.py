@@ -83,8 +83,9 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
         seen[phase] = [h.record.path for h in hits]
 
     build_index(repo.root, dir_a, FakeEmbedder(), on_phase=reader)
-    # Vectors written, ledger committed on A: not published, so B still sees the last build.
-    assert set(seen) == {"planned", "vectors-written", "committed"}
+    # Vectors written, lexical copy staged, ledger committed on A: not published, so B still
+    # sees the last build.
+    assert set(seen) == {"planned", "vectors-written", "lexical-staged", "committed"}
     assert all(paths and "shop/ship.py" not in paths for paths in seen.values()), seen
     subprocess.run(["git", "-C", str(clone), "pull", "-q"], check=True)
     assert search(clone, "ship_order", dir_b, k=1, embedder=FakeEmbedder(),
