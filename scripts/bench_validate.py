@@ -25,6 +25,10 @@ and report naive / codevouch. Usage:
 
     python scripts/bench_validate.py [--files 3000] [--snippets 1000] [--repeat 5]
                                      [--budget 70] [--dirty 100] [--quick] [--json PATH]
+                                     [--save-verdicts PATH] [--compare-verdicts PATH]
+
+--save-verdicts with one version of codevouch and --compare-verdicts with another show that a
+speed-up changed no verdict (reason, detail, citation and current code of every snippet).
 
 `main(argv) -> dict` returns the same data that --json writes, for use from other scripts.
 """
@@ -293,6 +297,21 @@ def naive_check(repo: Path, snippets: Sequence[dict[str, Any]]) -> int:
     return fresh
 
 
+def verdict_records(results: Sequence[Any]) -> list[dict[str, Any]]:
+    """Everything validate() says about each snippet, in order: to compare two versions of the
+    validator (--save-verdicts / --compare-verdicts) and the plain and strict runs of one."""
+    return [{"reason": r.reason, "detail": r.detail, "citation": r.citation,
+             "current": r.current.to_json() if r.current else None} for r in results]
+
+
+def verdict_differences(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]],
+                        keys: Sequence[str] = ("reason", "detail", "citation", "current")) -> list[int]:
+    """Indexes of the snippets whose records differ in `keys` (all when the counts differ)."""
+    if len(a) != len(b):
+        return list(range(max(len(a), len(b))))
+    return [i for i, (x, y) in enumerate(zip(a, b)) if any(x[k] != y[k] for k in keys)]
+
+
 def verdict_counts(results: Sequence[Any]) -> dict[str, int]:
     counts = Counter(r.verdict for r in results)
     return {v: counts.get(v, 0) for v in VERDICTS}
@@ -338,7 +357,13 @@ def measure(repo: Path, snippets: Sequence[dict[str, Any]], repeat: int, budget_
     results, strict_results, naive_fresh = first["codevouch"], first["codevouch_strict"], first["naive"]
     c_plain, c_strict, c_naive = procs["codevouch"], procs["codevouch_strict"], procs["naive"]
     reasons = Counter(r.reason for r in results)
-    return {
+    records = verdict_records(results)
+    return {"records": records,
+        # The strict run hashes every file instead of trusting git's status: the same reasons
+        # and locations from both say the fast path decided nothing differently (the details
+        # differ by design: they say how the file was found unchanged).
+        "strict_differs": len(verdict_differences(records, verdict_records(strict_results),
+                                                  ("reason", "current"))),
         "codevouch_s": round(cv_s, 4), "codevouch_strict_s": round(st_s, 4), "naive_s": round(nv_s, 4),
         "ratio": round(nv_s / cv_s, 2), "ratio_strict": round(nv_s / st_s, 2),
         "best_s": {name: round(min(ts), 4) for name, ts in times.items()},
@@ -395,7 +420,8 @@ def render(report: dict[str, Any]) -> str:
     out.append("")
     for name, s in report["scenarios"].items():
         verdicts = ", ".join(f"{k} {v}" for k, v in s["verdicts"].items())
-        out.append(f"{name:<11} verdicts: {verdicts}; naive fresh: {s['naive_fresh']}")
+        out.append(f"{name:<11} verdicts: {verdicts}; naive fresh: {s['naive_fresh']}; "
+                   f"strict run differs on {s['strict_differs']}")
         out.append(f"{'':<11} reasons:  " + ", ".join(f"{k} {v}" for k, v in s["reasons"].items()))
     return "\n".join(out)
 
@@ -411,6 +437,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--dirty", type=int, default=100, help="files edited in the dirty scenario")
     p.add_argument("--quick", action="store_true", help=f"{QUICK_REPEAT} timed runs instead of --repeat")
     p.add_argument("--json", type=Path, help="also write the results as JSON to this path")
+    p.add_argument("--save-verdicts", type=Path,
+                   help="write every snippet's reason, detail, citation and current code (JSON) here")
+    p.add_argument("--compare-verdicts", type=Path,
+                   help="compare every snippet's verdict with a file from --save-verdicts (another version "
+                        "of codevouch, same options) and report the snippets that differ")
     args = p.parse_args(argv)
     if min(args.files, args.snippets, args.repeat) < 1 or args.dirty < 0 or args.budget < 0:
         p.error("--files, --snippets and --repeat must be positive, --dirty and --budget not negative")
@@ -447,11 +478,22 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         report["scenarios"][name] = measure(repo, snippets, repeat, args.budget / 2)
         report["scenarios"][name]["edits"] = edits
     report["total_s"] = round(time.perf_counter() - started, 1)
+    records = {name: sc.pop("records") for name, sc in report["scenarios"].items()}
+    if args.save_verdicts:
+        args.save_verdicts.parent.mkdir(parents=True, exist_ok=True)
+        args.save_verdicts.write_text(json.dumps(records) + "\n")
+    if args.compare_verdicts:
+        before = json.loads(args.compare_verdicts.read_text())
+        report["verdicts_changed"] = {name: verdict_differences(before.get(name, []), recs)
+                                      for name, recs in records.items()}
 
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     print(render(report))
+    for name, changed in report.get("verdicts_changed", {}).items():
+        print(f"{name}: {len(changed)} verdicts differ from {args.compare_verdicts}"
+              + (f" (snippets {changed[:10]})" if changed else ""))
     print(f"\ntotal {report['total_s']} s")
     return report
 
