@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -54,14 +55,49 @@ def run(repo: Path | str, *args: str, stdin: bytes | None = None, ok_codes: tupl
     try:
         proc = subprocess.run(cmd, input=stdin, capture_output=True, env={**_env(), **(env or {})}, check=False)
     except FileNotFoundError as exc:  # git itself is missing
-        raise GitError("git is not installed or not on PATH; install git and retry.", cmd) from exc
-    if proc.returncode not in ok_codes:
-        stderr = proc.stderr.decode("utf-8", "replace").strip()
+        raise _missing_git(cmd) from exc
+    return _checked(cmd, proc.returncode, proc.stdout, proc.stderr, ok_codes)
+
+
+def _missing_git(cmd: tuple[str, ...]) -> GitError:
+    return GitError("git is not installed or not on PATH; install git and retry.", cmd)
+
+
+def _checked(cmd: tuple[str, ...], returncode: int, stdout: bytes, stderr_bytes: bytes,
+             ok_codes: tuple[int, ...]) -> bytes:
+    if returncode not in ok_codes:
+        stderr = stderr_bytes.decode("utf-8", "replace").strip()
         raise GitError(
-            f"git failed ({' '.join(cmd[3:])}): exit {proc.returncode}: {stderr or '(no output)'}",
-            cmd, proc.returncode, stderr,
+            f"git failed ({' '.join(cmd[3:])}): exit {returncode}: {stderr or '(no output)'}",
+            cmd, returncode, stderr,
         )
-    return proc.stdout
+    return stdout
+
+
+class Pending:
+    """A git process started now and collected later (`result()`, which raises as `run` does):
+    git works on the other core while the caller goes on with its own work. A thread drains
+    the pipes, so a large output never blocks git."""
+
+    def __init__(self, repo: Path | str, *args: str, stdin: bytes | None = None,
+                 ok_codes: tuple[int, ...] = (0,)) -> None:
+        self._cmd = ("git", "-C", str(repo), *args)
+        self._ok = ok_codes
+        try:
+            self._proc = subprocess.Popen(self._cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+        except FileNotFoundError as exc:
+            raise _missing_git(self._cmd) from exc
+        self._out: tuple[bytes, bytes] = (b"", b"")
+        self._thread = threading.Thread(target=self._collect, args=(stdin,), daemon=True)
+        self._thread.start()
+
+    def _collect(self, stdin: bytes | None) -> None:
+        self._out = self._proc.communicate(stdin)
+
+    def result(self) -> bytes:
+        self._thread.join()
+        return _checked(self._cmd, self._proc.returncode, *self._out, self._ok)
 
 
 def zsplit(out: bytes) -> list[str]:
@@ -205,6 +241,48 @@ def batch_check(root: Path, exprs: Iterable[str]) -> dict[str, tuple[str, str]]:
     return found
 
 
+def read_commits(root: Path, names: Iterable[str]) -> dict[str, tuple[str, str, str | None]]:
+    """name -> (object id, type, committer date) for object names (`HEAD`, abbreviated ids)
+    in one `cat-file --batch`: what `batch_check` and `commit_dates` give in two processes.
+    The date is strict ISO 8601 as `%cI` gives it, None for objects that are not commits.
+    Names that resolve to nothing are left out."""
+    wanted = [n for n in dict.fromkeys(names) if n and "\n" not in n and " " not in n and not n.startswith("-")]
+    if not wanted:
+        return {}
+    out = run(root, "cat-file", "--batch", stdin="".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"))
+    found: dict[str, tuple[str, str, str | None]] = {}
+    pos = 0
+    for name in wanted:
+        eol = out.find(b"\n", pos)
+        if eol < 0:
+            break
+        parts = out[pos:eol].decode("utf-8", "surrogateescape").split(" ")
+        pos = eol + 1
+        if len(parts) != 3 or not _OID.fullmatch(parts[0]) or parts[1] not in _OBJECT_TYPES:
+            continue    # "<name> missing" or "<name> ambiguous": no content follows
+        size = int(parts[2])
+        body = out[pos:pos + size]
+        pos += size + 1                      # the content, then a newline
+        found[name] = (parts[0], parts[1], _committer_date(body) if parts[1] == "commit" else None)
+    return found
+
+
+def _committer_date(body: bytes) -> str | None:
+    """`%cI` of a raw commit object: its committer line's epoch seconds in its own zone."""
+    from datetime import datetime, timedelta, timezone
+    headers = body.split(b"\n\n", 1)[0]
+    for line in headers.split(b"\n"):
+        if line.startswith(b"committer "):
+            try:
+                stamp, zone = line.rsplit(b" ", 2)[1:]
+                minutes = int(zone[1:3]) * 60 + int(zone[3:5])
+                tz = timezone(timedelta(minutes=-minutes if zone[:1] == b"-" else minutes))
+                return datetime.fromtimestamp(int(stamp), tz).isoformat()
+            except (ValueError, OverflowError, OSError):
+                return None
+    return None
+
+
 @dataclass(frozen=True)
 class TreeEntry:
     path: str
@@ -216,7 +294,15 @@ class TreeEntry:
 def tree_blobs(repo: Path, commit: str) -> dict[str, str]:
     """path -> blob id of every blob in a commit (symlinks included, as `<commit>:<path>` would
     give them). No sizes: `ls-tree -l` opens every blob for its size, ~10x slower."""
-    out = run(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
+    return parse_tree_blobs(run(repo, "ls-tree", "-r", "-z", "--full-tree", commit))
+
+
+def start_tree_blobs(repo: Path, commit: str) -> Pending:
+    """tree_blobs started in the background: `parse_tree_blobs(pending.result())`."""
+    return Pending(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
+
+
+def parse_tree_blobs(out: bytes) -> dict[str, str]:
     blobs: dict[str, str] = {}
     for rec in zsplit(out):
         meta, _, path = rec.partition("\t")
@@ -365,9 +451,21 @@ class WorktreeStatus:
         return path not in self.changed and path not in self.untracked
 
 
-def worktree_status(repo: Path) -> WorktreeStatus:
-    out = run(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-              "--ignore-submodules=all")
+STATUS_ARGS = ("status", "--porcelain=v1", "-z", "--no-renames", "--ignore-submodules=all")
+
+
+def worktree_status(repo: Path, untracked: bool = True) -> WorktreeStatus:
+    """What `git status` reports. untracked=False leaves the untracked files out (a third of
+    the cost on a large tree); a tracked file removed from the index still counts as changed."""
+    return parse_status(run(repo, *STATUS_ARGS, f"--untracked-files={'all' if untracked else 'no'}"))
+
+
+def start_worktree_status(repo: Path, untracked: bool = True) -> Pending:
+    """worktree_status started in the background: `parse_status(pending.result())`."""
+    return Pending(repo, *STATUS_ARGS, f"--untracked-files={'all' if untracked else 'no'}")
+
+
+def parse_status(out: bytes) -> WorktreeStatus:
     changed: set[str] = set()
     untracked: set[str] = set()
     for rec in zsplit(out):

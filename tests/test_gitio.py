@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codevouch import gitio
-from codevouch.errors import DetachedHead, NoCommits, UnknownRevision
+from codevouch.errors import DetachedHead, GitError, NoCommits, UnknownRevision
 from tests.gitrepo import Repo
 
 
@@ -103,3 +103,37 @@ def test_grep_lines_finds_whole_lines_in_tracked_and_untracked_files(repo: Repo)
     found = gitio.grep_lines(repo.root, ["def helper(x):", "-e", "absent line"])
     assert found == {"def helper(x):": ["a.py", "new/u.py"]}
     assert gitio.grep_lines(repo.root, []) == {}
+
+
+def test_read_commits_gives_ids_types_and_the_dates_git_gives(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    commits = []
+    for n, zone in enumerate(("+0000", "+0530", "-0800", "+1400")):
+        monkeypatch.setenv("GIT_COMMITTER_DATE", f"2021-03-0{n + 1}T05:06:07 {zone}")
+        commits.append(repo.commit(**{"a.py": f"A = {n}\n"}))
+    blob = repo.blob("HEAD", "a.py")
+    found = gitio.read_commits(repo.root, ["HEAD", commits[0][:9], *commits, blob, "f" * 40, "--output=x"])
+    dates = gitio.commit_dates(repo.root, commits)     # git's own %cI
+    assert {c: found[c] for c in commits} == {c: (c, "commit", dates[c]) for c in commits}
+    assert dates[commits[1]] == "2021-03-02T05:06:07+05:30"
+    assert found["HEAD"] == found[commits[-1]] and found[commits[0][:9]] == found[commits[0]]
+    assert found[blob] == (blob, "blob", None)
+    assert "f" * 40 not in found and "--output=x" not in found
+
+
+def test_background_git_processes_give_what_run_gives(repo: Repo) -> None:
+    commit = repo.commit(**{f"d{n}/f{m}.py": f"X = {n * m}\n" for n in range(40) for m in range(40)})
+    # 1,600 entries: more output than a pipe holds, so the reader thread must drain it.
+    assert gitio.parse_tree_blobs(gitio.start_tree_blobs(repo.root, commit).result()) == \
+        gitio.tree_blobs(repo.root, commit)
+    with pytest.raises(GitError, match="exit 128"):
+        gitio.Pending(repo.root, "rev-parse", "--verify", "no-such-branch").result()
+
+
+def test_status_without_untracked_files_still_sees_a_file_taken_out_of_the_index(repo: Repo) -> None:
+    repo.commit(**{"a.py": "A = 1\n", "b.py": "B = 1\n"})
+    repo.write("new.py", "N = 1\n")
+    repo.git("rm", "-q", "--cached", "b.py")        # still in the working tree, untracked now
+    full, quick = gitio.worktree_status(repo.root), gitio.worktree_status(repo.root, untracked=False)
+    assert full.untracked == {"new.py", "b.py"} and quick.untracked == frozenset()
+    assert full.changed == quick.changed == {"b.py"}
+    assert not quick.is_clean("b.py") and quick.is_clean("a.py")

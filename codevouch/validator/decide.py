@@ -106,7 +106,7 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
         if s.text is None:
             current = _claimed(s, loc.real, work, facts) or _find_symbol(s, loc.real, work, facts)
             return Decision(reason, f"{basis}.", current)
-        hits = find_lines(s.text, work.text)
+        hits = facts.hits(s.text, loc.real)
         if not hits and same in facts.blob_texts and find_lines(s.text, facts.blob_texts[same]):
             # A clean filter changes the working-tree bytes but git sees the same content.
             current = _claimed(s, loc.real, work, facts)
@@ -257,7 +257,7 @@ def _old_text(s: Snippet, loc: Located, facts: Facts) -> str | None:
 def _find_text(s: Snippet, text: str | None, real: str, work: WorkFile, facts: Facts) -> Current | None:
     if not text or not text.strip():
         return None      # blank text "occurs" everywhere and proves nothing
-    hits = find_lines(text, work.text)
+    hits = facts.hits(text, real)
     return _pick(s, hits, real, work, facts, needle=text) if hits else None
 
 

@@ -68,6 +68,17 @@ class Facts:
     _pieces: dict[tuple[str, int, int], dict[str, list[tuple[int, int]]] | None] = field(
         default_factory=dict, compare=False, repr=False)
     _kinds: dict[str, Classification] = field(default_factory=dict, compare=False, repr=False)
+    _hits: dict[tuple[str, str], list[tuple[int, int]]] = field(default_factory=dict, compare=False, repr=False)
+    _fast: dict[tuple[Snippet, bool], bool] = field(default_factory=dict, compare=False, repr=False)
+
+    def hits(self, text: str, real: str) -> list[tuple[int, int]]:
+        """Where `text` occurs as whole lines in a working-tree file (text.find_lines), each
+        search done once per call: gathering and deciding ask the same questions."""
+        key = (text, real)
+        found = self._hits.get(key)
+        if found is None:
+            found = self._hits[key] = find_lines(text, self.files[real].text)
+        return found
 
     def commit_of(self, s: Snippet) -> str | None:
         """The snippet's commit as a full id, if it names a commit that exists here."""
@@ -166,6 +177,14 @@ class Facts:
 def fast_path(s: Snippet, facts: Facts, strict: bool) -> bool:
     """Rule 4: the snippet is from HEAD and git says its file is unchanged: no hashing needed.
     (Tracked at HEAD is checked too: an ignored file is 'clean' to `git status` as well.)"""
+    key = (s, strict)
+    found = facts._fast.get(key)
+    if found is None:
+        found = facts._fast[key] = _fast_path(s, facts, strict)
+    return found
+
+
+def _fast_path(s: Snippet, facts: Facts, strict: bool) -> bool:
     loc = facts.located[s.path]
     commit = facts.commit_of(s)
     at_head = facts.blob_at(commit, loc.rel)
@@ -192,16 +211,23 @@ def identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
 
 
 def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) -> Facts:
-    """Everything decide() needs for these snippets, in a handful of git processes."""
+    """Everything decide() needs for these snippets, in a handful of git processes.
+
+    The slow git processes (`status`, `ls-tree`) are started first and collected last: they
+    run on another core while this process locates and reads the files.
+    """
     root = gitio.repo_root(repo)
+    status = gitio.start_worktree_status(root, untracked=False)
+    commits = gitio.read_commits(root, ["HEAD", *(s.commit for s in snippets if s.commit)])
     locator = Locator(root)
     located = {s.path: locator.locate(s.path) for s in snippets}
     inside = [s for s in snippets if located[s.path].inside]
-    facts = _objects(root, located, inside)
+    trees = _start_blob_lookups(root, commits, located, inside)
+    texts = _read_files(root, located)
+    facts = _objects(root, commits, trees, located, inside, gitio.parse_status(status.result()), texts)
     facts = _trace_renames(facts, inside, locator)
-    facts = _read_working_tree(facts, inside, locator, strict)
-    facts = _read_old_blobs(facts, inside, strict)
-    return _date_commits(facts, inside)
+    facts = _hash_working_tree(facts, inside, locator, strict)
+    return _read_old_blobs(facts, inside, strict)
 
 
 # Commits referenced by at least this many snippets get their whole tree listed (one `ls-tree`,
@@ -209,31 +235,53 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
 TREE_LISTING_FROM = 50
 
 
-def _objects(root: Path, located: Mapping[str, Located], inside: Sequence[Snippet]) -> Facts:
-    """HEAD, the working tree's status, the rules, and the snippets' commits and blob ids."""
-    status = gitio.worktree_status(root)
-    # Blob ids too: does the repository have them at all? (see decide: unknown-blob)
-    commits = gitio.batch_check(root, ["HEAD", *(s.commit for s in inside if s.commit),
-                                       *(s.blob_sha for s in inside if s.blob_sha)])
-    objects = dict(commits)
+@dataclass(frozen=True)
+class _Lookups:
+    """Blob ids being looked up: whole trees of much-referenced commits, and single paths."""
+    trees: Mapping[str, tuple[frozenset[str], gitio.Pending]]   # commit -> (paths wanted, ls-tree)
+    single: Sequence[str]                                          # "<commit>:<path>"
+
+
+def _start_blob_lookups(root: Path, commits: Mapping[str, tuple[str, str, str | None]],
+                        located: Mapping[str, Located], inside: Sequence[Snippet]) -> _Lookups:
     by_commit: dict[str, set[str]] = {}
     for s in inside:
         found = commits.get(s.commit) if s.commit else None
         rel = located[s.path].rel
         if found and found[1] == "commit" and rel and "\n" not in rel:
             by_commit.setdefault(found[0], set()).add(rel)
-    lookups: list[str] = []
-    for commit, rels in by_commit.items():
-        if len(rels) >= TREE_LISTING_FROM:
-            blobs = gitio.tree_blobs(root, commit)
-            objects.update({f"{commit}:{rel}": (blobs[rel], "blob") for rel in rels if rel in blobs})
-        else:
-            lookups.extend(f"{commit}:{rel}" for rel in sorted(rels))
-    objects.update(gitio.batch_check(root, lookups))
+    trees = {commit: (frozenset(rels), gitio.start_tree_blobs(root, commit))
+             for commit, rels in by_commit.items() if len(rels) >= TREE_LISTING_FROM}
+    single = [f"{commit}:{rel}" for commit, rels in by_commit.items() if commit not in trees for rel in sorted(rels)]
+    return _Lookups(trees, single)
+
+
+def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], lookups: _Lookups,
+             located: Mapping[str, Located], inside: Sequence[Snippet], status: gitio.WorktreeStatus,
+             texts: Mapping[str, str]) -> Facts:
+    """The facts so far: HEAD, the working tree's status and files, the rules, and the
+    snippets' commits and blob ids."""
+    objects: dict[str, tuple[str, str]] = {name: (oid, kind) for name, (oid, kind, _) in commits.items()}
+    dates = {oid: date for oid, kind, date in commits.values() if date}
+    objects.update(gitio.batch_check(root, lookups.single))
+    for commit, (rels, pending) in lookups.trees.items():
+        blobs = gitio.parse_tree_blobs(pending.result())
+        objects.update({f"{commit}:{rel}": (blobs[rel], "blob") for rel in rels if rel in blobs})
+    # Does the repository have a snippet's blob at all? Asked only where the answer matters:
+    # when the blob is not its file's at its commit (decide: unknown-blob).
+    doubtful = []
+    for s in inside:
+        found = objects.get(s.commit) if s.commit and s.blob_sha else None
+        if found and found[1] == "commit":
+            at = objects.get(f"{found[0]}:{located[s.path].rel}")
+            if at is not None and at[0] != s.blob_sha:
+                doubtful.append(s.blob_sha)
+    objects.update(gitio.batch_check(root, doubtful))
     head_obj = objects.get("HEAD")
     head = head_obj[0] if head_obj and head_obj[1] == "commit" else None
     rels = [loc.rel for loc in located.values() if loc.inside and loc.rel]
-    return Facts(root, head, status, load_worktree_rules(root), located, {}, objects,
+    return Facts(root, head, status, load_worktree_rules(root), located,
+                 {real: WorkFile(text) for real, text in texts.items()}, objects, commit_dates=dates,
                  marks=gitio.linguist_marks(root, rels) if _has_gitattributes(root, rels) else {})
 
 
@@ -243,6 +291,12 @@ def _has_gitattributes(root: Path, rels: Sequence[str]) -> bool:
     dirs = {""} | {rel.rsplit("/", 1)[0] for rel in rels if "/" in rel}
     parents = {"/".join(d.split("/")[:n]) for d in dirs for n in range(d.count("/") + 2)}
     return any((root / d / ".gitattributes").is_file() for d in parents)
+
+
+def _read_files(root: Path, located: Mapping[str, Located]) -> dict[str, str]:
+    """Every referenced file that lies inside the repository, read once."""
+    wanted = sorted({loc.real for loc in located.values() if loc.inside and loc.exists and loc.real})
+    return {real: text for real in wanted if (text := read_text(root, real)) is not None}
 
 
 def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) -> Facts:
@@ -264,9 +318,9 @@ def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) ->
                                    if targets[v].inside and targets[v].exists})
 
 
-def _read_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator, strict: bool) -> Facts:
-    """Every referenced file read once; blob ids computed (one `hash-object`) for the files the
-    HEAD-and-clean fast path cannot vouch for; files moved without git found by content."""
+def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator, strict: bool) -> Facts:
+    """Blob ids computed (one `hash-object`) for the files the HEAD-and-clean fast path cannot
+    vouch for; renamed files read; files moved without git found by content."""
     root, located = facts.root, facts.located
     # Files moved without git (plain `mv`): an untracked file with the old blob's exact content.
     lost_blobs = {facts.old_blob(s, located[s.path].rel) for s in inside
@@ -274,17 +328,17 @@ def _read_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator
                   and (facts.commit_of(s), located[s.path].rel) not in facts.renames}
     lost_blobs.discard(None)
     untracked: dict[str, Located] = {}
-    if lost_blobs and facts.status.untracked:
-        for path in sorted(facts.status.untracked)[:MAX_UNTRACKED_HASHED]:
+    if lost_blobs:
+        # Listed only now: most calls lose no file, and listing costs a walk of the tree.
+        for path in sorted(gitio.untracked_files(root))[:MAX_UNTRACKED_HASHED]:
             loc = locator.locate(path)
             if loc.inside and loc.exists and loc.real:
                 untracked[loc.real] = loc
 
-    to_read = {loc.real for loc in located.values() if loc.inside and loc.exists and loc.real}
-    to_read |= set(facts.renames.values())
-    texts = {real: text for real in sorted(to_read) if (text := read_text(root, real)) is not None}
-    facts = replace(facts, files={real: WorkFile(text) for real, text in texts.items()})
-
+    texts = {real: work.text for real, work in facts.files.items()}
+    for real in sorted(set(facts.renames.values()) - set(texts)):
+        if (text := read_text(root, real)) is not None:
+            texts[real] = text
     to_hash = {located[s.path].real for s in inside
                if s.has_version and located[s.path].exists and located[s.path].real in texts
                and not fast_path(s, facts, strict)}
@@ -315,15 +369,10 @@ def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool) -> Fa
             want.add(old)       # the snippet's lines, to look for in the changed file
         elif old and same is None and loc.exists and symbols.symbol_names(s.symbol):
             want.add(old)       # is the symbol gone, or spelled by another tool? (decide._symbol_gone)
-        elif s.text is not None and same and work and not find_lines(s.text, work.text):
+        elif s.text is not None and same and work and not facts.hits(s.text, loc.real or ""):
             want.add(same)      # a clean filter may explain the difference: compare with the blob
     texts = {sha: decode(data) for sha, data in gitio.read_blobs(facts.root, sorted(want)).items()}
     return replace(facts, blob_texts=texts)
-
-
-def _date_commits(facts: Facts, inside: Sequence[Snippet]) -> Facts:
-    dated = {c for s in inside if not s.commit_date and (c := facts.commit_of(s))}
-    return replace(facts, commit_dates=gitio.commit_dates(facts.root, sorted(dated)) if dated else {})
 
 
 def read_text(root: Path, real: str) -> str | None:
@@ -336,10 +385,14 @@ def read_text(root: Path, real: str) -> str | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return decode(fh.read())
+        # os.read straight into one buffer of the file's size: half the cost of a file object.
+        chunks = [os.read(fd, info.st_size + 1)]
+        while chunks[-1]:                # the file grew since fstat: read on to its end
+            chunks.append(os.read(fd, 1 << 20))
+        return decode(b"".join(chunks) if len(chunks) > 2 else chunks[0])
     except OSError:
         return None
     finally:

@@ -6,6 +6,7 @@ path is read or hashed later, and only when this module says it lies inside the 
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import stat
 from collections.abc import Callable
@@ -45,22 +46,45 @@ class Locator:
     def locate(self, given: str) -> Located:
         found = self._seen.get(given)
         if found is None:
-            found = self._seen[given] = _locate(self.root, self.root_real, given, self._realpath)
+            found = self._seen[given] = _locate(self.root, self.root_real, given, self._resolve)
         return found
 
-    def _realpath(self, rel: str) -> str:
+    def _resolve(self, rel: str) -> tuple[str, os.stat_result | None]:
         # realpath(dir/name) == realpath(realpath(dir)/name): each directory is resolved once,
-        # and then the last component costs one lstat unless it is itself a symlink.
+        # and then the last component costs one lstat, which is also its stat unless it is a
+        # symlink (then it is resolved, and stat'ed by the caller).
         head, _, name = rel.rpartition("/")
-        base = self._dirs.get(head)
-        if base is None:
-            base = os.path.realpath(os.path.join(self.root_real, head)) if head else self.root_real
-            self._dirs[head] = base
-        path = os.path.join(base, name)
-        return os.path.realpath(path) if os.path.islink(path) else path
+        path = os.path.join(self._dir(head), name)
+        try:
+            info = os.lstat(path)
+        except (OSError, ValueError):
+            return path, None           # missing or unreadable: the caller's stat says which
+        if stat.S_ISLNK(info.st_mode):
+            return os.path.realpath(path), None
+        return path, info
+
+    def _dir(self, rel: str) -> str:
+        """realpath of a directory under the root, built from its parent's: one lstat per new
+        directory (a full realpath would lstat every component again)."""
+        if not rel:
+            return self.root_real
+        found = self._dirs.get(rel)
+        if found is not None:
+            return found
+        parts = rel.split("/")
+        prefixes = list(itertools.accumulate(parts, lambda a, b: f"{a}/{b}"))
+        known = len(parts) - 1          # how many leading parts are resolved already
+        while known and prefixes[known - 1] not in self._dirs:
+            known -= 1
+        base = self._dirs[prefixes[known - 1]] if known else self.root_real
+        for n in range(known, len(parts)):
+            path = os.path.join(base, parts[n])
+            base = self._dirs[prefixes[n]] = os.path.realpath(path) if os.path.islink(path) else path
+        return base
 
 
-def _locate(root: Path, root_real: str, given: str, realpath: Callable[[str], str]) -> Located:
+def _locate(root: Path, root_real: str, given: str,
+            resolve: Callable[[str], tuple[str, os.stat_result | None]]) -> Located:
     def outside(why: str) -> Located:
         return Located(given, None, None, why)
 
@@ -84,14 +108,16 @@ def _locate(root: Path, root_real: str, given: str, realpath: Callable[[str], st
     if parts[0] == ".git":
         return outside("the path is inside .git, not in the working tree")
     rel = "/".join(parts)
-    real_abs = realpath(rel)
-    if real_abs != root_real and not real_abs.startswith(root_real.rstrip("/") + "/"):
+    real_abs, info = resolve(rel)
+    prefix = root_real.rstrip("/") + "/"
+    if real_abs != root_real and not real_abs.startswith(prefix):
         return outside("a symlink along the path leads outside the repository")
-    real = os.path.relpath(real_abs, root_real).replace(os.sep, "/")
+    # realpath gives a normal absolute path: what follows the root's prefix is the relative path.
+    real = "." if real_abs == root_real else real_abs[len(prefix):]
     if real == "." or real.split("/")[0] == ".git":
         return outside("a symlink along the path leads into .git or to the root")
     try:
-        mode = os.stat(real_abs).st_mode
+        mode = (info or os.stat(real_abs)).st_mode
     except FileNotFoundError:
         return Located(given, rel, real, None, False)
     except (OSError, ValueError) as exc:
