@@ -249,10 +249,21 @@ def read_commits(root: Path, names: Iterable[str]) -> dict[str, tuple[str, str, 
     wanted = [n for n in dict.fromkeys(names) if n and "\n" not in n and " " not in n and not n.startswith("-")]
     if not wanted:
         return {}
-    out = run(root, "cat-file", "--batch", stdin="".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"))
-    found: dict[str, tuple[str, str, str | None]] = {}
+    out = run(root, "cat-file", "--batch", stdin=_batch_input(wanted))
+    return {name: (oid, kind, _committer_date(body) if kind == "commit" else None)
+            for name, (oid, kind, body) in _parse_batch(out, wanted).items()}
+
+
+def _batch_input(names: list[str]) -> bytes:
+    return "".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape")
+
+
+def _parse_batch(out: bytes, names: list[str]) -> dict[str, tuple[str, str, bytes]]:
+    """`cat-file --batch` output for `names` (one answer each, in order) -> name -> (object id,
+    type, content); names git could not resolve are left out."""
+    found: dict[str, tuple[str, str, bytes]] = {}
     pos = 0
-    for name in wanted:
+    for name in names:
         eol = out.find(b"\n", pos)
         if eol < 0:
             break
@@ -261,9 +272,8 @@ def read_commits(root: Path, names: Iterable[str]) -> dict[str, tuple[str, str, 
         if len(parts) != 3 or not _OID.fullmatch(parts[0]) or parts[1] not in _OBJECT_TYPES:
             continue    # "<name> missing" or "<name> ambiguous": no content follows
         size = int(parts[2])
-        body = out[pos:pos + size]
+        found[name] = (parts[0], parts[1], out[pos:pos + size])
         pos += size + 1                      # the content, then a newline
-        found[name] = (parts[0], parts[1], _committer_date(body) if parts[1] == "commit" else None)
     return found
 
 
@@ -429,16 +439,28 @@ def blob_reader(repo: Path) -> Iterator[BlobReader]:
 
 
 def read_blobs(repo: Path, shas: Iterable[str]) -> dict[str, bytes]:
-    wanted = list(dict.fromkeys(s for s in shas if s))
-    if not wanted:
-        return {}
-    found: dict[str, bytes] = {}
-    with blob_reader(repo) as reader:
-        for sha in wanted:
-            data = reader.read(sha)
-            if data is not None:
-                found[sha] = data
-    return found
+    """name -> content of each blob (ids or `<rev>:<path>`); names that are missing or not
+    blobs are left out."""
+    return start_read_blobs(repo, shas).result()
+
+
+class PendingBlobs:
+    """read_blobs started in the background: all names are written at once and the answers
+    read by a thread (no round trip per blob), while the caller goes on."""
+
+    def __init__(self, repo: Path, shas: Iterable[str]) -> None:
+        self.names = [s for s in dict.fromkeys(shas) if s and "\n" not in s]
+        self._pending = Pending(repo, "cat-file", "--batch", stdin=_batch_input(self.names)) if self.names else None
+
+    def result(self) -> dict[str, bytes]:
+        if self._pending is None:
+            return {}
+        found = _parse_batch(self._pending.result(), self.names)
+        return {name: body for name, (_, kind, body) in found.items() if kind == "blob"}
+
+
+def start_read_blobs(repo: Path, shas: Iterable[str]) -> PendingBlobs:
+    return PendingBlobs(repo, shas)
 
 
 @dataclass(frozen=True)
@@ -481,26 +503,39 @@ def hash_worktree_files(repo: Path, paths: Iterable[str]) -> dict[str, str]:
     cannot hash (removed since it was listed, say) is left out of the result rather than
     failing the others: callers treat a missing id as "not provably unchanged".
     """
-    wanted = list(dict.fromkeys(paths))
-    if not wanted:
-        return {}
-    # Paths with a newline cannot go through --stdin-paths; they are hashed one by one.
-    batch = [p for p in wanted if "\n" not in p]
-    single = [p for p in wanted if "\n" in p]
-    result: dict[str, str] = {}
-    if batch:
-        try:
-            out = run(repo, "hash-object", "--stdin-paths",
-                      stdin=("\n".join(batch) + "\n").encode("utf-8", "surrogateescape"))
-            result.update(zip(batch, out.decode().split()))
-        except GitError:
-            single = wanted  # one bad path fails the whole batch: fall back to one process each
-    for path in single:
-        try:
-            result[path] = run(repo, "hash-object", "--", path).decode().strip()
-        except GitError:
-            continue
-    return result
+    return start_hash_worktree_files(repo, paths).result()
+
+
+class PendingHashes:
+    """hash_worktree_files started in the background (`result()` gives what it returns)."""
+
+    def __init__(self, repo: Path, paths: Iterable[str]) -> None:
+        self._repo = repo
+        self._wanted = list(dict.fromkeys(paths))
+        # Paths with a newline cannot go through --stdin-paths; they are hashed one by one.
+        self._batch = [p for p in self._wanted if "\n" not in p]
+        self._pending = Pending(repo, "hash-object", "--stdin-paths",
+                                stdin=("\n".join(self._batch) + "\n").encode("utf-8", "surrogateescape")) \
+            if self._batch else None
+
+    def result(self) -> dict[str, str]:
+        single = [p for p in self._wanted if "\n" in p]
+        result: dict[str, str] = {}
+        if self._pending is not None:
+            try:
+                result.update(zip(self._batch, self._pending.result().decode().split()))
+            except GitError:
+                single = self._wanted  # one bad path fails the whole batch: fall back to one process each
+        for path in single:
+            try:
+                result[path] = run(self._repo, "hash-object", "--", path).decode().strip()
+            except GitError:
+                continue
+        return result
+
+
+def start_hash_worktree_files(repo: Path, paths: Iterable[str]) -> PendingHashes:
+    return PendingHashes(repo, paths)
 
 
 def untracked_files(repo: Path) -> list[str]:

@@ -484,16 +484,23 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         args.save_verdicts.write_text(json.dumps(records) + "\n")
     if args.compare_verdicts:
         before = json.loads(args.compare_verdicts.read_text())
-        report["verdicts_changed"] = {name: verdict_differences(before.get(name, []), recs)
+        # Reasons (and so verdicts) apart from the rest: the citation's or current code's
+        # wording may change on purpose, a verdict never silently.
+        report["verdicts_changed"] = {name: verdict_differences(before.get(name, []), recs, ("reason",))
                                       for name, recs in records.items()}
+        report["records_changed"] = {name: verdict_differences(before.get(name, []), recs)
+                                     for name, recs in records.items()}
 
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     print(render(report))
     for name, changed in report.get("verdicts_changed", {}).items():
-        print(f"{name}: {len(changed)} verdicts differ from {args.compare_verdicts}"
-              + (f" (snippets {changed[:10]})" if changed else ""))
+        other = report["records_changed"][name]
+        print(f"{name}: {len(changed)} verdicts (reasons) differ from {args.compare_verdicts}"
+              + (f" (snippets {changed[:10]})" if changed else "")
+              + f"; {len(other)} records differ in any of reason, detail, citation, current"
+              + (f" (snippets {other[:10]})" if other else ""))
     print(f"\ntotal {report['total_s']} s")
     return report
 

@@ -97,6 +97,17 @@ def test_top_level_region_takes_the_block_with_its_decorators_and_comments() -> 
     assert top_level_region(lines, 0, 0) == (0, 0)
 
 
+def test_region_context_names_every_row_that_decided_the_block() -> None:
+    from codevouch.syntax.region import region_context
+    lines = ["import os", "", "# about f", "@dec", "def f():", "    x = 1", "# a column-0 comment",
+             "    return x", "", "# about g", "def g():", "    pass"]
+    # f's block is rows 2-7; the cut looked from row 1 (not attached) to row 10 (g starts).
+    assert region_context(lines, 5, 5) == (2, 7, 1, 11)
+    # g's block runs to the end of the file, so its context does too; f's block starts the file here.
+    assert region_context(lines, 11, 11) == (9, 11, 8, 12)
+    assert region_context(lines[2:], 3, 3) == (0, 5, 0, 9)
+
+
 def test_a_piece_that_does_not_parse_cleanly_gives_no_definitions() -> None:
     from codevouch.syntax.definitions import find_clean_definitions
     assert find_clean_definitions("def f():\n    return 1\n", "a.py") == {"f": [(1, 2)]}

@@ -503,8 +503,9 @@ def test_symlink_out_of_repository_is_never_read(repo: Repo, tmp_path: Path,
     os.symlink(tmp_path / "outside", repo.root / "outdir")
     hashed: list[str] = []
     read: list[str] = []
-    real_hash, real_read = gitio.hash_worktree_files, facts_mod.read_text
-    monkeypatch.setattr(gitio, "hash_worktree_files", lambda root, paths: hashed.extend(paths) or real_hash(root, paths))
+    real_hash, real_read = gitio.start_hash_worktree_files, facts_mod.read_text
+    monkeypatch.setattr(gitio, "start_hash_worktree_files",
+                        lambda root, paths: hashed.extend(paths) or real_hash(root, paths))
     monkeypatch.setattr(facts_mod, "read_text", lambda root, p: read.append(p) or real_read(root, p))
     items = [{"path": "link.py", "commit": repo.head(), "blob_sha": "0" * 40, "text": "TOKEN = 'x'"},
              {"path": "outdir/fifo", "commit": repo.head()},
@@ -718,6 +719,48 @@ def test_body_window_surviving_a_renamed_function_is_not_fresh(repo: Repo) -> No
     out = one(repo, item)
     assert (out["verdict"], out["reason"]) == ("historical-only", "symbol-removed")
     assert out["current"]["symbol"] == "test_max_age" and out["current"]["start_line"] == 3
+
+
+MERGED = (6, 15)    # OrderService.__init__, cancel_order and refund: one chunk of three methods
+
+
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts tree-sitter is asked to parse (spying: every parse still runs)."""
+    from codevouch.validator import symbols
+    seen: list[str] = []
+    for name in ("definitions", "piece_definitions"):
+        real = getattr(symbols, name)
+        monkeypatch.setattr(symbols, name, lambda text, path, _real=real: seen.append(text) or _real(text, path))
+    return seen
+
+
+def test_code_in_an_unchanged_block_keeps_its_names_without_a_parse(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    item = snippet(repo, PATH, *MERGED, symbol="OrderService.__init__, OrderService.cancel_order, OrderService.refund")
+    repo.write(PATH, ORDERS.replace("import os", "import sys"))     # above it, same line numbers
+    parsed = parses(monkeypatch)
+    out = one(repo, item)
+    assert (out["verdict"], out["reason"]) == ("stale-but-ok", "chunk-moved")
+    assert (out["current"]["start_line"], out["current"]["symbol"]) == (MERGED[0], item["symbol"])
+    # Pushed down with its block: still not gone without a parse; the name it has now (moved code
+    # is named by the code around it) costs a parse of that block only.
+    repo.write(PATH, "# a new first line\n# and a second\n" + ORDERS)
+    out = one(repo, item)
+    assert (out["verdict"], out["reason"]) == ("stale-but-ok", "chunk-moved")
+    assert (out["current"]["start_line"], out["current"]["symbol"]) == (MERGED[0] + 2, "OrderService")
+    assert parsed == [lines_of(ORDERS, 5, 15)]
+
+
+def test_renamed_function_pushed_down_is_still_gone(repo: Repo) -> None:
+    src = ("def test_cache_timeout(app):\n    app.config['X'] = 1\n    rv = app.get('/')\n"
+           "    assert rv.status == 200\n    rv.close()\n")
+    repo.write("t.py", src)
+    repo.commit("tests")
+    item = snippet(repo, "t.py", 3, 5, symbol="test_cache_timeout")
+    repo.write("t.py", "import os\n\n\n" + src.replace("test_cache_timeout", "test_max_age"))
+    out = one(repo, item)
+    assert (out["verdict"], out["reason"]) == ("historical-only", "symbol-removed")
+    assert out["current"]["symbol"] == "test_max_age" and out["current"]["start_line"] == 6
 
 
 def test_readme_reason_table_is_the_reasons_table() -> None:

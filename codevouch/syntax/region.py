@@ -12,7 +12,7 @@ then the parse of the piece fails and the caller falls back to the whole file.
 
 from __future__ import annotations
 
-__all__ = ["top_level_region"]
+__all__ = ["region_context", "top_level_region"]
 
 _ATTACHED = ("@", "#", "//", "/*", "*")   # decorators, attributes, comments: stacked onto a block
 _CLOSING = ("}", ")", "]")
@@ -24,14 +24,23 @@ def _starts_block(line: str) -> bool:
 
 def top_level_region(lines: list[str], start: int, end: int) -> tuple[int, int]:
     """0-based inclusive rows of the top-level block holding rows start..end (0-based)."""
+    first, last, _, _ = region_context(lines, start, end)
+    return first, last
+
+
+def region_context(lines: list[str], start: int, end: int) -> tuple[int, int, int, int]:
+    """top_level_region's (first, last), and the rows lo..hi-1 it looked at to find them: the
+    same rows at a shifted place decide the same block there (hi == len(lines) or lo == 0 when
+    the cut reached an end of the file, which a shifted place must reach too)."""
     first = start
     while first > 0 and not _starts_block(lines[first]):
         first -= 1
     while first > 0 and lines[first - 1].startswith(_ATTACHED):
         first -= 1
-    last = end
-    while last + 1 < len(lines) and not _starts_block(lines[last + 1]):
-        last += 1
+    stop = end + 1
+    while stop < len(lines) and not _starts_block(lines[stop]):
+        stop += 1
+    last = stop - 1
     while last > end and (not lines[last].strip() or lines[last].startswith(_ATTACHED)):
         last -= 1      # the next block's comments and decorators are its own
-    return first, last
+    return first, last, max(first - 1, 0), min(stop + 1, len(lines))

@@ -179,12 +179,16 @@ def _symbol_gone(s: Snippet, loc: Located, facts: Facts, found: Current) -> bool
     its text and its own name: `found` lies in a definition of that name, so it is not gone.
     """
     names = symbols.symbol_names(s.symbol)
-    # Settled without parsing the whole file: the file unchanged from the top through the text
-    # found at the snippet's own lines, or the found text holding those definitions itself.
-    if not names or _stayed_put(s, found, facts) \
-            or _holds_its_definitions(s.symbol, found.text, loc.rel or "", facts):
-        return False
     assert loc.real is not None and loc.rel is not None
+    # Settled without parsing the whole file: the file unchanged from the top through the text
+    # found at the snippet's own lines, the block around the found text (parsed already to name
+    # it) defining them, or the found text holding those definitions itself.
+    if not names or _stayed_put(s, found, facts):
+        return False
+    near = facts.parsed_near(loc.real, found.start_line, found.end_line)
+    if near is not None and all(symbols.resolve(near, name, loc.rel) for name in names) \
+            or _holds_its_definitions(s.symbol, found.text, loc.rel, facts):
+        return False
     now = facts.defs(loc.real)
     old = facts.old_defs(s, loc.rel)
     around = {symbols.own_name(n) for n in symbols.symbol_names(symbols.enclosing(now, found.start_line,
@@ -281,14 +285,18 @@ def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, fa
         # An exact hit is the needle itself; only a CRLF-tolerant one differs from it.
         exact = needle is not None and "\r" not in needle and "\r" not in work.text
         text = needle if exact and needle is not None else facts.lines(real, start, end)
-        if identical or facts.unchanged_through(s, real, end) or _holds_its_definitions(s.symbol, text, real, facts):
+        if identical or facts.unchanged_through(s, real, end) or facts.intact_block(s, real, start, end) \
+                or _holds_its_definitions(s.symbol, text, real, facts):
             return Current(real, start, end, text, s.symbol)
     return _current(real, start, end, work, facts, s.symbol)
 
 
 def _stayed_put(s: Snippet, found: Current, facts: Facts) -> bool:
+    """The found text is the snippet's own lines with what encloses them unchanged: at the same
+    lines in a file unchanged from the top through them, or in an unchanged top-level block."""
     return (found.start_line, found.end_line) == (s.start_line, s.end_line) and \
-        facts.unchanged_through(s, found.path, found.end_line)
+        facts.unchanged_through(s, found.path, found.end_line) or \
+        facts.intact_block(s, found.path, found.start_line, found.end_line)
 
 
 def _holds_its_definitions(symbol: str | None, text: str, path: str, facts: Facts) -> bool:

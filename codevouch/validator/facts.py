@@ -19,7 +19,7 @@ from pathlib import Path
 from codevouch import gitio
 from codevouch.rules import Classification, Rules, classify, load_rules_text
 from codevouch.syntax.lines import decode, split_lines
-from codevouch.syntax.region import top_level_region
+from codevouch.syntax.region import region_context, top_level_region
 from codevouch.validator import symbols
 from codevouch.validator.model import Snippet
 from codevouch.validator.paths import Located, Locator, locate
@@ -69,6 +69,7 @@ class Facts:
         default_factory=dict, compare=False, repr=False)
     _kinds: dict[str, Classification] = field(default_factory=dict, compare=False, repr=False)
     _hits: dict[tuple[str, str], list[tuple[int, int]]] = field(default_factory=dict, compare=False, repr=False)
+    _old_split: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
     _fast: dict[tuple[Snippet, bool], bool] = field(default_factory=dict, compare=False, repr=False)
 
     def hits(self, text: str, real: str) -> list[tuple[int, int]]:
@@ -137,6 +138,49 @@ class Facts:
         if piece is None:
             return self.defs(real)
         return {name: [(a + first, b + first) for a, b in ranges] for name, ranges in piece.items()}
+
+    def parsed_near(self, real: str, start: int, end: int) -> dict[str, list[tuple[int, int]]] | None:
+        """defs_near, if what it needs is parsed already (else None: no parse here)."""
+        if real in self._defs:
+            return self._defs[real]
+        lines = self._split.get(real)
+        if lines is None:
+            return None
+        first, last = top_level_region(lines, start - 1, end - 1)
+        if self._pieces.get((real, first, last)) is None:
+            return None
+        return self.defs_near(real, start, end)
+
+    def intact_block(self, s: Snippet, real: str, start: int, end: int) -> bool:
+        """Whether lines start..end of a working-tree file are the snippet's own lines of its
+        version, moved or not, with the whole top-level block around them (syntax.region)
+        unchanged: then the definitions that enclose those lines, and their names, are as they
+        were, with no parse (a block names its definitions by itself: see syntax.region)."""
+        if s.start_line is None or s.end_line is None or end - start != s.end_line - s.start_line:
+            return False
+        old = self.old_blob(s, self.located[s.path].rel)
+        before = self.blob_texts.get(old) if old else None
+        if before is None or old is None or real not in self.files:
+            return False
+        if old not in self._old_split:
+            self._old_split[old] = split_lines(before)
+        was, now = self._old_split[old], self._lines(real)
+        if s.end_line > len(was) or end > len(now):
+            return False
+        # The block around the lines now and the rows that decided its bounds, equal to the
+        # same rows shifted back in the old version (ends of file included): there the old
+        # version has the same block.
+        _, _, lo, hi = region_context(now, start - 1, end - 1)
+        shift = start - s.start_line
+        if lo - shift < 0 or hi - shift > len(was) or (lo == 0) != (lo - shift == 0) \
+                or (hi == len(now)) != (hi - shift == len(was)):
+            return False
+        return now[lo:hi] == was[lo - shift:hi - shift]
+
+    def _lines(self, real: str) -> list[str]:
+        if real not in self._split:
+            self._split[real] = split_lines(self.files[real].text)
+        return self._split[real]
 
     def unchanged_through(self, s: Snippet, real: str, end: int) -> bool:
         """Whether the working-tree file equals the snippet's own version of it from the top
@@ -226,8 +270,8 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
     texts = _read_files(root, located)
     facts = _objects(root, commits, trees, located, inside, gitio.parse_status(status.result()), texts)
     facts = _trace_renames(facts, inside, locator)
-    facts = _hash_working_tree(facts, inside, locator, strict)
-    return _read_old_blobs(facts, inside, strict)
+    facts, early = _hash_working_tree(facts, inside, locator, strict)
+    return _read_old_blobs(facts, inside, strict, early)
 
 
 # Commits referenced by at least this many snippets get their whole tree listed (one `ls-tree`,
@@ -318,9 +362,14 @@ def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) ->
                                    if targets[v].inside and targets[v].exists})
 
 
-def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator, strict: bool) -> Facts:
+def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator,
+                       strict: bool) -> tuple[Facts, gitio.PendingBlobs]:
     """Blob ids computed (one `hash-object`) for the files the HEAD-and-clean fast path cannot
-    vouch for; renamed files read; files moved without git found by content."""
+    vouch for; renamed files read; files moved without git found by content.
+
+    While git hashes, the old versions of the files it says changed are already being read
+    (their snippets will need them: see _read_old_blobs), and the snippets' texts are looked
+    for in the files."""
     root, located = facts.root, facts.located
     # Files moved without git (plain `mv`): an untracked file with the old blob's exact content.
     lost_blobs = {facts.old_blob(s, located[s.path].rel) for s in inside
@@ -344,7 +393,14 @@ def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator
                and not fast_path(s, facts, strict)}
     if strict:
         to_hash |= set(texts)
-    hashed = gitio.hash_worktree_files(root, sorted(p for p in to_hash if p) + sorted(untracked))
+    hashing = gitio.start_hash_worktree_files(root, sorted(p for p in to_hash if p) + sorted(untracked))
+    early = gitio.start_read_blobs(root, sorted({
+        old for s in inside if (real := located[s.path].real) in to_hash and not facts.status.is_clean(real)
+        and (s.text is None or symbols.symbol_names(s.symbol)) and (old := facts.old_blob(s, located[s.path].rel))}))
+    for s in inside:
+        if s.text and (real := located[s.path].real) in facts.files:
+            facts.hits(s.text, real)
+    hashed = hashing.result()
     moved: dict[str, str] = {}
     for path in sorted(untracked):
         blob = hashed.get(path)
@@ -354,11 +410,12 @@ def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator
             if path not in texts and (text := read_text(root, path)) is not None:
                 texts[path] = text
     files = {real: WorkFile(text, hashed.get(real)) for real, text in texts.items()}
-    return replace(facts, files=files, moved=moved)
+    return replace(facts, files=files, moved=moved), early
 
 
-def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool) -> Facts:
-    """Old texts, read from git (one `cat-file --batch`) only where a decision needs them."""
+def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool, early: gitio.PendingBlobs) -> Facts:
+    """Old texts, read from git (`cat-file --batch`) only where a decision needs them: those
+    read early, and the rest in one more process if any is missing."""
     want: set[str] = set()
     for s in inside:
         loc = facts.located[s.path]
@@ -371,7 +428,10 @@ def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool) -> Fa
             want.add(old)       # is the symbol gone, or spelled by another tool? (decide._symbol_gone)
         elif s.text is not None and same and work and not facts.hits(s.text, loc.real or ""):
             want.add(same)      # a clean filter may explain the difference: compare with the blob
-    texts = {sha: decode(data) for sha, data in gitio.read_blobs(facts.root, sorted(want)).items()}
+    blobs = early.result()
+    blobs.update(gitio.read_blobs(facts.root, sorted(want - set(early.names))))
+    # Exactly the wanted ones: an old text where none was wanted would change what decide does.
+    texts = {sha: decode(blobs[sha]) for sha in want if sha in blobs}
     return replace(facts, blob_texts=texts)
 
 
