@@ -159,3 +159,32 @@ CREATE TABLE shared_chunks (
 CREATE INDEX shared_chunks_by_blob ON shared_chunks (space, path, blob_sha);
 CREATE INDEX files_by_blob ON files (path, blob_sha);
 """)
+
+
+@migration
+def m004_vectors_keyed_by_text(db: sqlite3.Connection) -> None:
+    """A space stores each distinct text's vector once, keyed by the text's hash, and each
+    lexical row once per (path, symbol, text); a chunk row is small and points at them
+    (`space_blobs`: one row per file version, `space_texts`: one per vector, `space_chunks`).
+    Before, a branch that changed one line of a big file stored all of that file's chunks,
+    vectors and lexical rows again.
+
+    As with m003, vectors cannot move from here: branches of a space keyed the old way (chunk
+    ids, spaces named `…-vec`) keep their rows and read as needing a build, which moves them
+    to the new space with every vector from the embedding cache (nothing is re-embedded) and
+    drops the old space's rows and collection when its last branch has moved.
+    """
+    _script(db, """
+CREATE TABLE space_blobs (
+    id INTEGER PRIMARY KEY, space TEXT NOT NULL, path TEXT NOT NULL, blob_sha TEXT NOT NULL,
+    language TEXT NOT NULL, commit_sha TEXT NOT NULL, commit_date TEXT NOT NULL, indexed_at TEXT NOT NULL,
+    UNIQUE (space, path, blob_sha));
+CREATE TABLE space_texts (id INTEGER PRIMARY KEY, space TEXT NOT NULL, text_hash TEXT NOT NULL,
+    UNIQUE (space, text_hash));
+CREATE TABLE space_chunks (
+    blob INTEGER NOT NULL, ordinal INTEGER NOT NULL, text INTEGER NOT NULL, lex INTEGER NOT NULL,
+    symbol TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    PRIMARY KEY (blob, ordinal)) WITHOUT ROWID;
+CREATE INDEX space_chunks_by_text ON space_chunks (text);
+CREATE INDEX space_chunks_by_lex ON space_chunks (lex)
+""")

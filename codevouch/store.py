@@ -4,7 +4,7 @@ Layout of an index directory:
     state.sqlite   branches, files, chunks, the embedding cache, pending vector ids; its format
                    changes only by the ordered steps of codevouch/migrations.py (never a rebuild)
     chroma/        embedded Chroma: per (repository, embedding model) one collection of vectors,
-                   keyed by chunk identity and shared by every branch (see "Many branches")
+                   keyed by text hash and shared by every branch (see "Many branches")
     write.lock     one writer at a time
     vectors.lock   a build's write batches to chroma/ versus readers (see VectorStore)
 With CODEVOUCH_CHROMA_URL=http://HOST:PORT the vectors live on a Chroma server (`chroma run`)
@@ -19,13 +19,19 @@ Chunk text is not stored: it is read back from git by blob id (Chroma is ~5x lar
 with documents, and git already has the bytes).
 
 Many branches: a chunk's identity is its content (path, blob id, position), so the branches
-of a repository that share a file share its chunk rows, lexical terms and vectors, stored
-once per repository ("space"). A branch is its `files` rows: a chunk belongs to the branch
-when the branch's row for the chunk's path carries the chunk's blob (live), or carried it
-when the file left the branch (history). Searches ask the shared collection for more
-neighbours (in proportion to the branch's share of it) and keep the branch's members, with
-no Chroma `where` filter (100-350 ms at 100k vectors). A chunk no branch references any more
-is garbage: its rows go in the build's transaction, its vector after it.
+of a repository that share a file version share its chunk rows, stored once per repository
+("space": `space_blobs` per file version, `space_chunks` per chunk). Vectors go one level
+further: one per distinct embedded text (`space_texts`, Chroma id = the text's hash), and one
+lexical row per distinct (path, symbol, text), so a branch that edits one function of a big
+file adds that function's vector and terms, not the file's. A branch is its `files` rows: a
+chunk belongs to the branch when the branch's row for the chunk's path carries the chunk's
+blob (live), or carried it when the file left the branch (history); a vector or lexical hit
+comes back as each of the branch's chunks with that text, with the branch's own path, lines,
+symbol and commit. Searches ask the shared collection for more neighbours (in proportion to
+the branch's share of it) and keep the branch's members, with no Chroma `where` filter
+(100-350 ms at 100k vectors). A file version no branch references any more is garbage: its
+rows go in the build's transaction, with the texts and lexical rows no other chunk uses;
+their vectors after it.
 """
 from __future__ import annotations
 
@@ -67,15 +73,26 @@ def collection_base(repo: str, branch: str) -> str:
     return f"cv-{digest}"
 
 
+# A space's vectors are keyed by the embedded text's hash (m004). Spaces of the release before
+# (suffix "-vec") keyed them by chunk id; a branch still in one is moved by its next build.
+SPACE_SUFFIX = "-txt"
+
+
 def space_name(repo_id: str, embedder: str) -> str:
     """The collection that holds a repository's vectors for one model, shared by its branches."""
     digest = hashlib.sha1(f"{repo_id}\0{embedder}".encode()).hexdigest()[:20]
-    return f"cv-{digest}-vec"
+    return f"cv-{digest}{SPACE_SUFFIX}"
 
 
 def chunk_id(path: str, blob_sha: str, ordinal: int) -> str:
     """Same path, same blob, same position: same chunk. Content decides identity."""
     return hashlib.sha1(f"{path}\0{blob_sha}\0{ordinal}".encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def lex_key(path: str, symbol: str, text_hash: str) -> str:
+    """The key of a chunk's lexical document, which is made of its path, symbol and text
+    (codevouch.lexical.document): chunks that agree on all three share one row."""
+    return hashlib.sha1(f"{path}\0{symbol}\0{text_hash}".encode("utf-8", "surrogateescape")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -96,12 +113,6 @@ class ChunkRecord:
     kind: str
     language: str
     status: str  # live | deleted
-
-    def shared_metadata(self) -> dict[str, Any]:
-        """What a vector shared by branches carries: the fields its content decides (branch,
-        commit and status belong to each branch's view and live in the ledger)."""
-        return {"path": self.path, "blob_sha": self.blob_sha, "symbol": self.symbol,
-                "start_line": self.start_line, "end_line": self.end_line, "language": self.language}
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -141,10 +152,35 @@ class BranchState:
 
     @property
     def legacy(self) -> bool:
-        return self.space is None
+        """Built by an older release: its next build moves it (vectors from the embedding cache)."""
+        return self.space is None or not self.space.endswith(SPACE_SUFFIX)
 
 
 _FILE_COLUMNS = "path, blob_sha, kind, rule, language, status, reason, chunks, last_commit, last_commit_date"
+# A chunk of a space (c, with its file version sb and its text t) joined with the branch's row
+# for its file (f): one ChunkRecord. _CHUNKS_OF_BRANCH joins them, membership included.
+_RECORD_COLUMNS = ("sb.path, sb.blob_sha, c.ordinal, t.text_hash, c.symbol, c.start_line, c.end_line, sb.language, "
+                   "sb.commit_sha, sb.commit_date, sb.indexed_at, f.kind, f.status, f.last_commit, f.last_commit_date")
+_CHUNKS_OF_BRANCH = ("space_blobs sb JOIN files f ON f.coll=? AND f.path=sb.path AND f.blob_sha=sb.blob_sha "
+                     "JOIN space_chunks c ON c.blob=sb.id JOIN space_texts t ON t.id=c.text")
+
+
+def _record(state: BranchState, row: Sequence[Any]) -> ChunkRecord:
+    """The branch's view of a chunk row: its branch, its kind for the file, and for history the
+    last commit of the branch that had the file (live chunks cite the branch's indexed commit)."""
+    (path, blob, ordinal, text_hash, symbol, start, end, language, commit, commit_date, indexed_at,
+     kind, status, last_commit, last_date) = row
+    if status == "deleted":
+        commit, commit_date = last_commit or commit, last_date or commit_date
+    return ChunkRecord(chunk_id(path, blob, ordinal), state.repo, path, state.branch, commit, commit_date, symbol,
+                       start, end, indexed_at, blob, text_hash, kind, language, status)
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """A chunk new to its space, as the build made it: its position in the file and its record."""
+    ordinal: int
+    record: ChunkRecord
 
 
 class Ledger:
@@ -206,41 +242,39 @@ class Ledger:
         """(chunks, language) of each (path, blob) whose chunks the space already holds."""
         found: dict[tuple[str, str], tuple[int, str]] = {}
         for path, blob in pairs:
-            row = self.db.execute(
-                "SELECT count(*), max(json_extract(record, '$.language')) FROM shared_chunks "
-                "WHERE space=? AND path=? AND blob_sha=?", (space, path, blob)).fetchone()
+            row = self.db.execute("SELECT count(*), max(sb.language) FROM space_blobs sb JOIN space_chunks c "
+                                  "ON c.blob=sb.id WHERE sb.space=? AND sb.path=? AND sb.blob_sha=?",
+                                  (space, path, blob)).fetchone()
             if row[0]:
                 found[(path, blob)] = (int(row[0]), row[1])
         return found
 
-    def branch_records(self, state: BranchState, ids: Sequence[str],
-                       history: bool = False) -> dict[str, ChunkRecord]:
-        """The records among `ids` that belong to the branch (live; deleted too with history),
-        tagged as the branch sees them: its kind for the file, its commit for history."""
+    def branch_members(self, state: BranchState, keys: Sequence[str], by: str = "text_hash",
+                       history: bool = False) -> dict[str, list[ChunkRecord]]:
+        """The branch's chunks for each of `keys` (a vector's text hash, or with by="lex_key" a
+        lexical row's key): live ones, deleted too with history. One key can stand for several
+        chunks (the same text in two files); each comes back as the branch sees it: its own
+        path, lines, symbol, kind, and its commit for history."""
+        assert by in ("text_hash", "lex_key")
+        key, join = ("t.text_hash", "") if by == "text_hash" else ("m.id", "JOIN lexmap m ON m.rowid=c.lex ")
         statuses = ("live", "deleted") if history else ("live",)
-        found: dict[str, ChunkRecord] = {}
-        for start in range(0, len(ids), 500):
-            part = list(ids[start:start + 500])
+        found: dict[str, list[ChunkRecord]] = {}
+        for start in range(0, len(keys), 500):
+            part = list(keys[start:start + 500])
             rows = self.db.execute(
-                f"SELECT c.id, c.record, f.status, f.kind, f.last_commit, f.last_commit_date "
-                f"FROM shared_chunks c JOIN files f ON f.coll=? AND f.path=c.path AND f.blob_sha=c.blob_sha "
-                f"WHERE c.space=? AND c.id IN ({','.join('?' * len(part))}) "
-                f"AND f.status IN ({','.join('?' * len(statuses))})",
-                (state.coll, state.space, *part, *statuses))
-            for cid, rec, status, kind, last_commit, last_date in rows:
-                record = replace(ChunkRecord.from_json(rec), branch=state.branch, kind=kind, status=status)
-                if status == "deleted":
-                    record = replace(record, commit=last_commit or record.commit,
-                                     commit_date=last_date or record.commit_date)
-                found[cid] = record
+                f"SELECT {key}, {_RECORD_COLUMNS} FROM {_CHUNKS_OF_BRANCH} {join}"
+                f"WHERE sb.space=? AND f.status IN ({','.join('?' * len(statuses))}) "
+                f"AND {key} IN ({','.join('?' * len(part))}) ORDER BY sb.path, c.ordinal",
+                (state.coll, state.space, *statuses, *part))
+            for key, *row in rows:
+                found.setdefault(key, []).append(_record(state, row))
         return found
 
     def branch_chunks(self, state: BranchState) -> list[ChunkRecord]:
         """Every live chunk of the branch, by path and position."""
-        ids = [cid for (cid,) in self.db.execute(
-            "SELECT c.id FROM shared_chunks c JOIN files f ON f.coll=? AND f.path=c.path AND "
-            "f.blob_sha=c.blob_sha AND f.status='live' WHERE c.space=?", (state.coll, state.space))]
-        return sorted(self.branch_records(state, ids).values(), key=lambda r: (r.path, r.start_line, r.id))
+        rows = self.db.execute(f"SELECT {_RECORD_COLUMNS} FROM {_CHUNKS_OF_BRANCH} WHERE sb.space=? AND "
+                               "f.status='live'", (state.coll, state.space))
+        return sorted((_record(state, row) for row in rows), key=lambda r: (r.path, r.start_line, r.id))
 
     def branch_size(self, coll: str, history: bool = False) -> int:
         """How many chunks the branch holds (live, plus history when asked)."""
@@ -249,7 +283,29 @@ class Ledger:
         return int(row.fetchone()[0] or 0)
 
     def space_size(self, space: str) -> int:
-        return int(self.db.execute("SELECT count(*) FROM shared_chunks WHERE space=?", (space,)).fetchone()[0])
+        """How many vectors the space holds: its distinct texts."""
+        return int(self.db.execute("SELECT count(*) FROM space_texts WHERE space=?", (space,)).fetchone()[0])
+
+    def space_texts(self, space: str, hashes: Iterable[str]) -> set[str]:
+        """Which of the text hashes the space already holds a committed vector for."""
+        wanted = list(dict.fromkeys(hashes))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            found.update(h for (h,) in self.db.execute(
+                f"SELECT text_hash FROM space_texts WHERE space=? AND text_hash IN "
+                f"({','.join('?' * len(part))})", (space, *part)))
+        return found
+
+    def space_lex_keys(self, space: str, keys: Iterable[str]) -> set[str]:
+        """Which of the lexical keys the space already holds a row for."""
+        wanted = list(dict.fromkeys(keys))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            found.update(k for (k,) in self.db.execute(
+                f"SELECT id FROM lexmap WHERE coll=? AND id IN ({','.join('?' * len(part))})", (space, *part)))
+        return found
 
     def export_repository(self, repo_id: str, dest: Path) -> None:
         """Write what a search of `repo_id` needs (branches, files, chunk rows, lexical index;
@@ -262,8 +318,10 @@ class Ledger:
             db.execute("BEGIN")
             db.execute("INSERT INTO branches SELECT * FROM src.branches WHERE repo_id=?", (repo_id,))
             db.execute("INSERT INTO files SELECT * FROM src.files WHERE coll IN (SELECT coll FROM branches)")
-            db.execute("INSERT INTO shared_chunks SELECT * FROM src.shared_chunks "
-                       "WHERE space IN (SELECT space FROM branches)")
+            for table in ("shared_chunks", "space_blobs", "space_texts"):
+                db.execute(f"INSERT INTO {table} SELECT * FROM src.{table} "
+                           "WHERE space IN (SELECT space FROM branches)")
+            db.execute("INSERT INTO space_chunks SELECT * FROM src.space_chunks WHERE blob IN (SELECT id FROM space_blobs)")
             db.execute("INSERT INTO lexmap SELECT * FROM src.lexmap WHERE coll IN (SELECT space FROM branches)")
             db.execute("INSERT INTO lexicon (rowid, terms) SELECT rowid, terms FROM src.lexicon "
                        "WHERE rowid IN (SELECT rowid FROM lexmap)")
@@ -277,15 +335,17 @@ class Ledger:
             db.close()
 
     def known_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
-        """Which of `ids` the ledger knows in `collection` (a shared space, or an old per-branch one)."""
+        """Which of `ids` the ledger knows in `collection`: text hashes of a space, chunk ids of
+        a space of the release before, or of an older release's per-branch collection."""
         found: set[str] = set()
         for start in range(0, len(ids), 500):
             part = list(ids[start:start + 500])
             marks = ",".join("?" * len(part))
             found.update(cid for (cid,) in self.db.execute(
-                f"SELECT id FROM shared_chunks WHERE space=? AND id IN ({marks}) "
+                f"SELECT text_hash FROM space_texts WHERE space=? AND text_hash IN ({marks}) "
+                f"UNION SELECT id FROM shared_chunks WHERE space=? AND id IN ({marks}) "
                 f"UNION SELECT id FROM chunks WHERE coll=? AND id IN ({marks})",
-                (collection, *part, collection, *part)))
+                (collection, *part, collection, *part, collection, *part)))
         return found
 
     # -- chunks -----------------------------------------------------------------
@@ -296,15 +356,16 @@ class Ledger:
             (coll, status))
         return {k: int(n) for k, n in rows}
 
-    def lexical_search(self, state: BranchState, match: str, n: int) -> list[tuple[str, float]]:
-        """(id, bm25 score, higher is better) of the branch's live chunks whose terms match, best first."""
+    def lexical_search(self, state: BranchState, match: str, n: int) -> list[tuple[ChunkRecord, float]]:
+        """(record, bm25 score, higher is better) of the branch's live chunks whose terms match, best first."""
         rows = self.db.execute(
-            "SELECT m.id, -bm25(lexicon) AS score FROM lexicon JOIN lexmap m ON m.rowid = lexicon.rowid "
-            "JOIN shared_chunks c ON c.space = m.coll AND c.id = m.id "
-            "JOIN files f ON f.coll = ? AND f.path = c.path AND f.blob_sha = c.blob_sha AND f.status = 'live' "
-            "WHERE lexicon MATCH ? AND m.coll = ? ORDER BY score DESC LIMIT ?",
+            f"SELECT -bm25(lexicon) AS score, {_RECORD_COLUMNS} FROM lexicon JOIN lexmap m ON m.rowid = lexicon.rowid "
+            "JOIN space_chunks c ON c.lex = m.rowid JOIN space_blobs sb ON sb.id = c.blob "
+            "JOIN space_texts t ON t.id = c.text "
+            "JOIN files f ON f.coll = ? AND f.path = sb.path AND f.blob_sha = sb.blob_sha AND f.status = 'live' "
+            "WHERE lexicon MATCH ? AND m.coll = ? ORDER BY score DESC, sb.path, c.ordinal LIMIT ?",
             (state.coll, match, state.space, n))
-        return [(cid, score) for cid, score in rows]
+        return [(_record(state, row), score) for score, *row in rows]
 
     def lexical_docs(self, coll: str) -> Iterator[tuple[str, str]]:
         """Every (chunk id, terms) of a collection's lexical index (to rebuild a derived one)."""
@@ -353,16 +414,15 @@ class Ledger:
                before_commit: Callable[[list[str], str], None] | None = None) -> Committed:
         """One transaction: after it, readers see the build's state; before it, the old one.
 
-        `before_commit(removed ids, new lexical stamp)` runs inside the transaction, just before
+        `before_commit(removed lexical keys, new lexical stamp)` runs inside the transaction, just before
         COMMIT, and sees the new state through this connection: what must be complete when the
         state becomes visible (the tantivy copy, lexindex.py) is written there."""
         state = change.state
         base, space = state.coll, state.space
         with self.transaction() as db:
             previous = db.execute("SELECT space FROM branches WHERE coll=?", (base,)).fetchone()
-            db.executemany("INSERT OR IGNORE INTO shared_chunks VALUES (?, ?, ?, ?, ?)",
-                           [(space, r.id, r.path, r.blob_sha, r.to_json()) for r in change.chunks])
             _put_lexical(db, space, change.lexical)
+            _put_chunks(db, space, change.chunks)
             db.executemany(f"INSERT OR REPLACE INTO files (coll, {_FILE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                            [(base, *astuple(r)) for r in change.files])
             gone_at = change.gone_at or (None, None)
@@ -371,10 +431,14 @@ class Ledger:
             db.executemany("DELETE FROM files WHERE coll=? AND path=?", [(base, p) for p in change.dropped_paths])
             db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?,?,?,?)", astuple(state))
             dropped = _drop_legacy(db, change.legacy) if change.legacy else []
-            removed: list[str] = []
-            for name in {space, previous[0] if previous else None} - {None}:
-                gone = _collect_unreferenced(db, name)
-                removed += gone if name == space else []
+            removed = _collect_unreferenced(db, space)
+            old = previous[0] if previous else None
+            if old is not None and old != space:
+                # The branch left a space (another model, or the release before's keying).
+                if db.execute("SELECT 1 FROM branches WHERE space=? LIMIT 1", (old,)).fetchone():
+                    (_collect_unreferenced if old.endswith(SPACE_SUFFIX) else _collect_old_keyed)(db, old)
+                else:
+                    dropped.append(_drop_space(db, old))
             stamp = f"{state.commit} {state.built_at} {os.urandom(4).hex()}"
             db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"lexical:{space}", stamp))
             if before_commit is not None:
@@ -512,8 +576,8 @@ def _upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool
 class BuildChange:
     """What one build of a branch makes visible, all at once (see Ledger.commit)."""
     state: BranchState
-    chunks: Sequence[ChunkRecord] = ()             # chunks new to the shared space (vectors written)
-    lexical: Sequence[tuple[str, str]] = ()        # (chunk id, terms) of those chunks
+    chunks: Sequence[NewChunk] = ()                # chunks new to the shared space (their vectors written)
+    lexical: Sequence[tuple[str, str]] = ()        # (lexical key, terms) of those chunks
     files: Sequence[FileRow] = ()                  # file rows written as given (membership)
     deleted_paths: Sequence[str] = ()              # files gone from the branch, kept as history
     gone_at: tuple[str, str] | None = None         # (commit, date) that last had the deleted files
@@ -523,8 +587,8 @@ class BuildChange:
 
 @dataclass(frozen=True)
 class Committed:
-    old_collections: list[str]   # an older release's per-branch collections, to drop now
-    removed_ids: list[str]       # chunks of the space that no branch references any more
+    old_collections: list[str]   # collections no branch uses any more (older releases' keying), to drop now
+    removed_ids: list[str]       # lexical keys of the space that no chunk has any more
     stamp: str                   # the space's new lexical stamp (lexindex.py)
 
 
@@ -532,9 +596,57 @@ def _add_pending(db: sqlite3.Connection, items: Iterable[tuple[str, str]]) -> No
     db.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?)", list(items))
 
 
+def _put_chunks(db: sqlite3.Connection, space: str, chunks: Iterable[NewChunk]) -> None:
+    """Chunk rows, each pointing at its file version, its text (vector) and its lexical row,
+    which are stored once per space however many chunks share them."""
+    def row_id(select: str, insert: str, args: tuple[Any, ...]) -> int:
+        row = db.execute(select, args[:3]).fetchone()
+        return int(row[0]) if row else int(db.execute(insert, args).lastrowid or 0)
+
+    for c in chunks:
+        r = c.record
+        blob = row_id("SELECT id FROM space_blobs WHERE space=? AND path=? AND blob_sha=?",
+                      "INSERT INTO space_blobs (space, path, blob_sha, language, commit_sha, commit_date, indexed_at) "
+                      "VALUES (?,?,?,?,?,?,?)",
+                      (space, r.path, r.blob_sha, r.language, r.commit, r.commit_date, r.indexed_at))
+        text = row_id("SELECT id FROM space_texts WHERE space=? AND text_hash=?",
+                      "INSERT INTO space_texts (space, text_hash) VALUES (?,?)", (space, r.text_hash))
+        lex = db.execute("SELECT rowid FROM lexmap WHERE coll=? AND id=?",
+                         (space, lex_key(r.path, r.symbol, r.text_hash))).fetchone()
+        if lex is None:
+            raise BadIndex(f"chunk {r.path}#{c.ordinal} has no lexical row in {space}; rebuild with `codevouch index build`.")
+        db.execute("INSERT OR IGNORE INTO space_chunks VALUES (?,?,?,?,?,?,?)",
+                   (blob, c.ordinal, text, lex[0], r.symbol, r.start_line, r.end_line))
+
+
 def _collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:
-    """Chunks of `space` that no branch's file row references any more: their rows go now,
-    their vectors (listed in `pending`) once this transaction has made them invisible."""
+    """File versions of `space` that no branch's file row references any more: their chunk rows
+    go now; a text (vector) or lexical row no remaining chunk uses goes too, its vector (listed
+    in `pending`) once this transaction has made it invisible. Returns the lexical keys removed."""
+    blobs = [b for (b,) in db.execute(
+        "SELECT sb.id FROM space_blobs sb WHERE sb.space=? AND NOT EXISTS (SELECT 1 FROM files f "
+        "JOIN branches b ON b.coll = f.coll AND b.space = sb.space "
+        "WHERE f.path = sb.path AND f.blob_sha = sb.blob_sha AND f.status IN ('live', 'deleted'))", (space,))]
+    texts: set[int] = set()
+    lexes: set[int] = set()
+    for blob in blobs:
+        for text, lex in db.execute("SELECT text, lex FROM space_chunks WHERE blob=?", (blob,)):
+            texts.add(text)
+            lexes.add(lex)
+        db.execute("DELETE FROM space_chunks WHERE blob=?", (blob,))
+        db.execute("DELETE FROM space_blobs WHERE id=?", (blob,))
+    dead_texts = [t for t in texts if not db.execute("SELECT 1 FROM space_chunks WHERE text=? LIMIT 1", (t,)).fetchone()]
+    dead_lex = [x for x in lexes if not db.execute("SELECT 1 FROM space_chunks WHERE lex=? LIMIT 1", (x,)).fetchone()]
+    hashes = [h for t in dead_texts for (h,) in db.execute("SELECT text_hash FROM space_texts WHERE id=?", (t,))]
+    _add_pending(db, [(space, h) for h in hashes])
+    db.executemany("DELETE FROM space_texts WHERE id=?", [(t,) for t in dead_texts])
+    keys = [k for x in dead_lex for (k,) in db.execute("SELECT id FROM lexmap WHERE rowid=?", (x,))]
+    _drop_lexical(db, space, keys)
+    return sorted(keys)
+
+
+def _collect_old_keyed(db: sqlite3.Connection, space: str) -> list[str]:
+    """_collect_unreferenced for a space of the release before (one vector per chunk id)."""
     ids = [cid for (cid,) in db.execute(
         "SELECT c.id FROM shared_chunks c WHERE c.space=? AND NOT EXISTS (SELECT 1 FROM files f "
         "JOIN branches b ON b.coll = f.coll AND b.space = c.space "
@@ -543,6 +655,18 @@ def _collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:
     _drop_lexical(db, space, ids)
     db.executemany("DELETE FROM shared_chunks WHERE space=? AND id=?", [(space, cid) for cid in ids])
     return ids
+
+
+def _drop_space(db: sqlite3.Connection, space: str) -> str:
+    """Forget a space no branch uses any more, all at once; its name, to drop its collection."""
+    db.execute("DELETE FROM lexicon WHERE rowid IN (SELECT rowid FROM lexmap WHERE coll=?)", (space,))
+    db.execute("DELETE FROM space_chunks WHERE blob IN (SELECT id FROM space_blobs WHERE space=?)", (space,))
+    for sql in ("DELETE FROM lexmap WHERE coll=?", "DELETE FROM space_blobs WHERE space=?",
+                "DELETE FROM space_texts WHERE space=?", "DELETE FROM shared_chunks WHERE space=?",
+                "DELETE FROM pending WHERE collection=?"):
+        db.execute(sql, (space,))
+    db.execute("DELETE FROM meta WHERE key=?", (f"lexical:{space}",))
+    return space
 
 
 def _drop_legacy(db: sqlite3.Connection, legacy: BranchState) -> list[str]:
@@ -667,13 +791,14 @@ class VectorStore:
                     return None
         return self._cols[name]
 
-    def upsert(self, name: str, records: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]) -> None:
-        for start in range(0, len(records), CHROMA_BATCH):
-            part = records[start:start + CHROMA_BATCH]
+    def upsert(self, name: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        """Vectors by id (a text hash), with no metadata: a vector shared by chunks of many
+        paths and branches has no one path, and what a hit needs is in the ledger."""
+        for start in range(0, len(ids), CHROMA_BATCH):
             with self._access(write=True):
                 self.collection(name).upsert(
-                    ids=[r.id for r in part], embeddings=[list(v) for v in vectors[start:start + CHROMA_BATCH]],
-                    metadatas=[r.shared_metadata() for r in part])
+                    ids=list(ids[start:start + CHROMA_BATCH]),
+                    embeddings=[list(v) for v in vectors[start:start + CHROMA_BATCH]])
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), CHROMA_BATCH):

@@ -101,15 +101,31 @@ def disk(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
+def ledger_tables(ledger: Path) -> dict[str, int]:
+    """Bytes per table (and index) of the ledger, from SQLite's dbstat: what dominates."""
+    with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True) as db:
+        try:
+            rows = db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+        except sqlite3.OperationalError:  # SQLite built without dbstat
+            return {}
+    return {name: int(size) for name, size in rows}
+
+
 def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake: bool = False,
-           seed: str | None = None) -> dict[str, object]:
+           seed: str | None = None, fake_dim: int = 0, save: str | None = None) -> dict[str, object]:
     """Runs with whichever codevouch is first on sys.path (the release under test)."""
     from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
     from codevouch.indexer.build import build_index
     from codevouch.retriever.search import search
     from codevouch.store import Ledger
 
-    emb = FakeEmbedder() if fake else MiniLMEmbedder()
+    class WideFake(FakeEmbedder):
+        # The fake embedder at the real model's width: vectors (and the embedding cache) take
+        # the real model's bytes, so storage figures hold; times and rankings do not.
+        name = f"fake-bow-{fake_dim}"
+        dim = fake_dim
+
+    emb = (WideFake() if fake_dim else FakeEmbedder()) if fake else MiniLMEmbedder()
     if seed:
         # The first branch's vectors, embedded by an earlier run: its build is then a warm one.
         Ledger(index_dir).close()
@@ -126,8 +142,10 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake
         chunks[name] = s.chunks
         if name == branches[0]:
             first_bytes = disk(index_dir)
+    Ledger(index_dir).close()  # a checkpoint: the write-ahead log goes into the file
     sizes = {"first": first_bytes, "total": disk(index_dir), "chroma": disk(index_dir / "chroma"),
-             "ledger": sum(disk(p) if p.is_dir() else p.stat().st_size for p in index_dir.glob("state.sqlite*"))}
+             "ledger": sum(disk(p) if p.is_dir() else p.stat().st_size for p in index_dir.glob("state.sqlite*")),
+             "lexical": disk(index_dir / "lexical"), "ledger_tables": ledger_tables(index_dir / "state.sqlite")}
     times: list[float] = []
     for name in [branches[0], branches[len(branches) // 2], branches[-1]]:
         search(repo, qs[0], index_dir, branch=name, embedder=emb)  # warm: HNSW in memory
@@ -136,16 +154,21 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake
             search(repo, q, index_dir, branch=name, k=10, embedder=emb)
             times.append(time.perf_counter() - start)
     times.sort()
+    if save:  # the embedding cache, to seed later runs (both sides then start from the same vectors)
+        Path(save).unlink(missing_ok=True)
+        with sqlite3.connect(index_dir / "state.sqlite") as db:
+            db.execute("VACUUM INTO ?", (save,))
     return {"seconds": seconds, "chunks": chunks, "bytes": sizes,
             "query_ms": {"p50": round(1000 * times[len(times) // 2], 1),
                          "p95": round(1000 * times[int(len(times) * 0.95) - 1], 1), "n": len(times)}}
 
 
 def run_side(code: Path, repo: Path, branches: list[str], qs: list[str], fake: bool,
-             seed: Path | None = None) -> dict[str, object]:
+             seed: Path | None = None, fake_dim: int = 0, save: Path | None = None) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="cv-branches-") as tmp:
         spec = json.dumps({"repo": str(repo), "index": str(Path(tmp) / "index"), "branches": branches, "queries": qs,
-                           "fake": fake, "seed": str(seed) if seed else None})
+                           "fake": fake, "seed": str(seed) if seed else None, "fake_dim": fake_dim,
+                           "save": str(save) if save else None})
         env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "CODEVOUCH_CHROMA_URL": ""}
         proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", spec], env=env,
                               capture_output=True, text=True)
@@ -163,6 +186,7 @@ def summarise(side: dict[str, object], first: str) -> dict[str, object]:
             "mb_total": round(side["bytes"]["total"] / 1e6, 1),  # type: ignore[index]
             "mb_chroma": round(side["bytes"]["chroma"] / 1e6, 1),  # type: ignore[index]
             "mb_ledger": round(side["bytes"]["ledger"] / 1e6, 1),  # type: ignore[index]
+            "mb_lexical": round(side["bytes"].get("lexical", 0) / 1e6, 1),  # type: ignore[attr-defined]
             "mb_first": round(side["bytes"]["first"] / 1e6, 1),  # type: ignore[index]
             "storage_ratio": round(side["bytes"]["total"] / side["bytes"]["first"], 2),  # type: ignore[index]
             "query_ms": side["query_ms"]}
@@ -179,17 +203,24 @@ def main() -> None:
     parser.add_argument("--label", help="how to name the source in the report (default: SOURCE)")
     parser.add_argument("--fake", action="store_true", help="fake embedder: plumbing check, figures meaningless "
                         "(written under .bench-cache unless --out says otherwise)")
+    parser.add_argument("--fake-dim", type=int, default=0, help="with --fake: vectors of this width (384 = the "
+                        "real model's), so storage figures are the real model's; times still meaningless")
     parser.add_argument("--work", type=Path, help="where to make the work clone (default: under .bench-cache)")
     parser.add_argument("--seed-embeddings", type=Path, help="a SQLite file with an `embeddings` table (model, "
                         "text_hash, vector) copied into the 'after' side's fresh index first: its first branch "
                         "is then a warm build (recorded in the results)")
+    parser.add_argument("--seed-both", action="store_true", help="seed the 'before' side too (then both "
+                        "sides' builds take every vector the seed has from the cache: times compare like for like)")
+    parser.add_argument("--save-embeddings", type=Path, help="write the last side's ledger (its embedding cache) "
+                        "to this file, to seed later runs")
     parser.add_argument("--merge", type=Path, help="take sides missing from this run from this results file")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         spec = json.loads(args.worker)
         print(json.dumps(worker(Path(spec["repo"]), Path(spec["index"]), spec["branches"], spec["queries"],
-                                spec.get("fake", False), spec.get("seed"))))
+                                spec.get("fake", False), spec.get("seed"), spec.get("fake_dim", 0),
+                                spec.get("save"))))
         return
     if not args.source or not args.commit:
         parser.error("SOURCE and COMMIT are required")
@@ -215,6 +246,8 @@ def main() -> None:
         result["before_rev"] = args.before
     if args.seed_embeddings:
         result["after_seeded_with"] = str(args.seed_embeddings)
+        if args.seed_both:
+            result["before_seeded_with"] = str(args.seed_embeddings)
     if args.merge:
         earlier = json.loads(args.merge.read_text())
         if earlier["branches"] != [list(c) for c in chosen]:
@@ -225,7 +258,8 @@ def main() -> None:
         result["merged_from"] = {"file": str(args.merge), "command": earlier.get("command"),
                                  "measured_at": earlier.get("measured_at")}
     try:
-        run_sides(sides, repo, names, qs, args.fake, result, args.seed_embeddings)
+        run_sides(sides, repo, names, qs, args.fake, result, args.seed_embeddings, args.fake_dim,
+                  args.seed_both, args.save_embeddings)
     finally:
         if args.before:
             shutil.rmtree(sides[0][1], ignore_errors=True)
@@ -237,10 +271,12 @@ def main() -> None:
 
 
 def run_sides(sides: list[tuple[str, Path]], repo: Path, names: list[str], qs: list[str], fake: bool,
-              result: dict[str, object], seed: Path | None) -> None:
-    for label, code in sides:
+              result: dict[str, object], seed: Path | None, fake_dim: int = 0, seed_both: bool = False,
+              save: Path | None = None) -> None:
+    for n, (label, code) in enumerate(sides):
         t0 = time.perf_counter()
-        raw = run_side(code, repo, names, qs, fake, seed if label == "after" else None)
+        raw = run_side(code, repo, names, qs, fake, seed if label == "after" or seed_both else None, fake_dim,
+                       save.resolve() if save and n == len(sides) - 1 else None)
         result[label] = {"raw": raw, **summarise(raw, "main"), "wall_s": round(time.perf_counter() - t0, 1)}
         print(label, json.dumps(result[label], indent=1)[:2000], file=sys.stderr)
 

@@ -146,3 +146,42 @@ def test_a_clone_elsewhere_finds_the_index(repo: Repo, index_dir: Path, tmp_path
     stranger.commit(**{"x.py": "X = 1\n"})
     with pytest.raises(NotIndexed):
         Index(stranger.root, index_dir).search("cancel order", mode="dense")
+
+
+def _steps(names: list[str]) -> str:
+    return "".join(f"def {n}(order):\n" + "".join(f"    order.apply_{n}_{j}(amount={j})\n" for j in range(12))
+                   + "    return order\n\n\n" for n in names)
+
+
+def test_a_branch_that_edits_a_big_file_stores_only_its_new_texts(repo: Repo, index_dir: Path) -> None:
+    """Vectors and lexical rows are keyed by text: a branch that adds one function at the top of
+    a file shares the file's other chunks (whose lines moved) and answers with its own lines."""
+    repo.commit_files({"shop/flow.py": _steps(["step_a", "step_b", "step_c", "step_d"])})
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.commit(**{"shop/flow.py": _steps(["step_new", "step_a", "step_b", "step_c", "step_d"])})
+    repo.git("checkout", "-q", "main")
+    fake = FakeEmbedder()
+    [main] = build_index(repo.root, index_dir, fake)
+    [topic] = build_index(repo.root, index_dir, FakeEmbedder(), branches=["topic"])
+    assert main.chunks == 4 and topic.chunks == 5 and topic.embedded == 1
+    space = space_name(identify(repo.root).id, fake.name)
+    assert vector_count(index_dir, space) == 5  # not 4 + 5
+    ledger = Ledger(index_dir)
+    try:
+        assert ledger.space_size(space) == 5
+        assert ledger.db.execute("SELECT count(*) FROM lexmap WHERE coll=?", (space,)).fetchone()[0] == 5
+    finally:
+        ledger.close()
+    for mode in ("dense", "lexical", "hybrid"):
+        for branch, start in (("main", 33), ("topic", 49)):
+            [hit] = [h for h in search(repo.root, "step_c apply_step_c_3", index_dir, branch=branch, k=10,
+                                       embedder=FakeEmbedder(), mode=mode) if h.record.symbol == "step_c"]
+            rec = hit.record
+            assert (rec.branch, rec.start_line, rec.end_line) == (branch, start, start + 13), mode
+            assert rec.commit == repo.git("rev-parse", branch).strip()
+            assert hit.text.startswith("def step_c(order):")
+    # topic leaves: its one text goes, main's four stay.
+    repo.git("branch", "-D", "topic")
+    repo.git("checkout", "-q", "-b", "topic")
+    [again] = build_index(repo.root, index_dir, FakeEmbedder(), branches=["topic"])
+    assert again.embedded == 0 and vector_count(index_dir, space) == 4

@@ -29,8 +29,8 @@ def _tantivy(index_dir: Path, repo: Repo, query: str) -> list[str] | None:
                                 list(dict.fromkeys(lexical.terms(query))), 5)
         if found is None:
             return None
-        records = ledger.branch_records(state, [cid for cid, _ in found])
-        return [records[cid].path for cid, _ in found]
+        records = ledger.branch_members(state, [key for key, _ in found], by="lex_key")
+        return [rec.path for key, _ in found for rec in records[key]]
     finally:
         ledger.close()
 

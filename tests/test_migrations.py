@@ -13,12 +13,14 @@ from codevouch.api import Index
 from codevouch.errors import BadIndex, NotIndexed
 from codevouch.store import Ledger
 from tests.gitrepo import Repo
-from tests.storehelp import collection_names
+from tests.storehelp import collection_names, vector_count
 
 CODEVOUCH_GIT = Path(__file__).resolve().parents[1]
 # The last commit before the migrations framework: its ledger has meta.schema = 1 and no
 # _migrations table, and it refused any other schema number with "build a new index".
 PREVIOUS_RELEASE = "8e82e01f4385958aa9ec9841e24d038e1e046d63"
+# The last commit before m004: branches share a space whose vectors are keyed by chunk id.
+CHUNK_KEYED_RELEASE = "5d35eb8c94b7a6a7b35f7c0422980520d23b8bd2"
 
 SHOP = {
     "shop/cancel.py": "def cancel_order(order):\n    order.cancel()\n    return order\n",
@@ -27,12 +29,13 @@ SHOP = {
 }
 
 
-def old_index(repo: Repo, index_dir: Path) -> None:
-    have = subprocess.run(["git", "-C", str(CODEVOUCH_GIT), "cat-file", "-e", f"{PREVIOUS_RELEASE}^{{commit}}"],
+def old_index(repo: Repo, index_dir: Path, release: str = PREVIOUS_RELEASE) -> None:
+    """Build the repository's current branch into `index_dir` with an older release."""
+    have = subprocess.run(["git", "-C", str(CODEVOUCH_GIT), "cat-file", "-e", f"{release}^{{commit}}"],
                           capture_output=True)
     if have.returncode != 0:
         pytest.skip("needs the codevouch git history (a full clone) to run the previous release")
-    subprocess.run([sys.executable, str(CODEVOUCH_GIT / "scripts" / "make_old_index.py"), PREVIOUS_RELEASE,
+    subprocess.run([sys.executable, str(CODEVOUCH_GIT / "scripts" / "make_old_index.py"), release,
                     str(repo.root), str(index_dir)], check=True)
 
 
@@ -87,6 +90,49 @@ def test_previous_release_index_upgrades_in_place(repo: Repo, index_dir: Path) -
     repo.commit(**{"shop/refund.py": "def refund_order(order, amount):\n    return order.refund(amount)\n"})
     [summary] = idx.build()
     assert summary.indexed_files == 1 and not summary.noop
+
+
+def test_space_keyed_by_chunk_id_moves_once_without_re_embedding(repo: Repo, index_dir: Path) -> None:
+    """m004: a space of the release before (a vector per chunk) reads as needing a build; each
+    branch's build moves it with vectors from the cache, and the old space goes with the last."""
+    repo.commit_files(SHOP)
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.commit(**{"shop/refund.py": "def refund_order(order, amount):\n    return order.refund(amount)\n"})
+    old_index(repo, index_dir, CHUNK_KEYED_RELEASE)
+    repo.git("checkout", "-q", "main")
+    old_index(repo, index_dir, CHUNK_KEYED_RELEASE)
+    raw = sqlite3.connect(index_dir / "state.sqlite")
+    old_ids = {i for (i,) in raw.execute("SELECT id FROM shared_chunks")}
+    [old_space] = {s for (s,) in raw.execute("SELECT space FROM branches")}
+    raw.close()
+    assert old_ids and collection_names(index_dir) == {old_space}
+
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    assert [r["needs_rebuild"] for r in idx.status()] == [True, True]
+    with pytest.raises(NotIndexed, match="older codevouch.*nothing is re-embedded"):
+        idx.search("cancel order", k=3)
+    [summary] = idx.build()
+    assert not summary.noop and summary.embedded == 0
+    hits = idx.search("cancel order", k=3)
+    assert hits[0].path == "shop/cancel.py" and hits[0].verdict == "usable"
+    assert {h.record.id for h in idx.search("order", k=10)} <= old_ids  # same chunk identities
+    # topic still lives in the old space, which stays until its last branch has moved.
+    assert old_space in collection_names(index_dir)
+    with pytest.raises(NotIndexed, match="older codevouch"):
+        idx.search("refund", k=3, branch="topic")
+    [summary] = idx.build(branches=["topic"])
+    assert summary.embedded == 0
+    hits = idx.search("refund amount", k=3, branch="topic", mode="lexical")
+    assert hits[0].path == "shop/refund.py" and "amount" in hits[0].text
+    [new_space] = collection_names(index_dir)
+    assert new_space != old_space and not (index_dir / "lexical" / old_space).exists()
+    raw = sqlite3.connect(index_dir / "state.sqlite")
+    assert raw.execute("SELECT count(*) FROM shared_chunks").fetchone()[0] == 0
+    assert raw.execute("SELECT count(*) FROM lexmap WHERE coll=?", (old_space,)).fetchone()[0] == 0
+    texts = raw.execute("SELECT count(*) FROM space_texts").fetchone()[0]
+    raw.close()
+    assert vector_count(index_dir, new_space) == texts == len(old_ids)  # all texts differ here
+    assert all(r["needs_rebuild"] is False for r in idx.status())
 
 
 def test_fresh_ledger_has_every_migration_and_reopens_without_changes(index_dir: Path) -> None:

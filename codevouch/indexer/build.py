@@ -24,8 +24,8 @@ from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
 from codevouch.rules import Rules, classify, load_rules_text
-from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, VectorStore, chunk_id,
-                             collection_base, server_url, space_name, writer_lock)
+from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, NewChunk, VectorStore,
+                             chunk_id, collection_base, lex_key, server_url, space_name, writer_lock)
 
 # (done, total, what) — the CLI draws a progress bar from it.
 Progress = Callable[[int, int, str], None]
@@ -186,7 +186,10 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
         # .gitattributes are rules too: when they change, every file is classified again.
         rules_json = json.dumps({**rules.to_json(), **({"gitattributes": attr_files} if attr_files else {})},
                                 sort_keys=True)
-        full = state is None or state.rules_json != rules_json or state.embedder != embedder.name
+        # A branch in another space (another model, or an older release's keying) is read again:
+        # its chunks come from the new space or are made anew, its vectors from the cache.
+        full = (state is None or state.rules_json != rules_json or state.embedder != embedder.name
+                or state.space != target.space)
         old_files = ledger.files(target.base)
         if state is not None and not full and state.commit == commit and legacy is None:
             _sync_lexical(ledger, target.space)
@@ -199,17 +202,22 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
         results = _read_and_chunk(reader, plan, tree, rules, target, shared, progress, marks)
     on_phase("planned")
 
-    new_records = [rec for res in results for rec, _ in res.chunks]
+    new_chunks = [NewChunk(ordinal, rec) for res in results for ordinal, (rec, _) in enumerate(res.chunks)]
     texts = {rec.text_hash: text for res in results for rec, text in res.chunks}
     known = ledger.cached_hashes(embedder.name, texts)
     embedded = _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
 
-    ledger.add_pending([(target.space, r.id) for r in new_records])
-    _write_vectors(ledger, vectors, embedder.name, target.space, new_records)
+    # One vector per distinct text in the space: only texts it lacks are written.
+    held = ledger.space_texts(target.space, texts)
+    new_texts = [h for h in texts if h not in held]
+    ledger.add_pending([(target.space, h) for h in new_texts])
+    _write_vectors(ledger, vectors, embedder.name, target.space, new_texts)
     on_phase("vectors-written")
 
-    lexical_docs = [(rec.id, lexical.document(text, rec.path, rec.symbol))
-                    for res in results for rec, text in res.chunks]
+    docs = {lex_key(rec.path, rec.symbol, rec.text_hash): (rec, text) for res in results for rec, text in res.chunks}
+    have = ledger.space_lex_keys(target.space, docs)
+    lexical_docs = [(key, lexical.document(text, rec.path, rec.symbol))
+                    for key, (rec, text) in docs.items() if key not in have]
     previous_stamp = ledger.lexical_stamp(target.space)
 
     def stage_lexical(removed: list[str], stamp: str) -> None:
@@ -222,7 +230,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
     done = ledger.commit(BuildChange(
         state=BranchState(target.base, target.repo, branch, commit, target.commit_date, target.indexed_at,
                           embedder.name, rules_json, ident.id, ident.remote, target.space),
-        chunks=new_records,
+        chunks=new_chunks,
         lexical=lexical_docs,
         files=[res.row for res in results],
         deleted_paths=plan.to_history,
@@ -233,13 +241,14 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
     on_phase("committed")
     for name in done.old_collections:
         vectors.drop(name)
+        _drop_lexical_copy(ledger, name)
     _prune_lexical(ledger, target.space, previous_stamp)
     if not server_url():
         # On a server, readers of the last published snapshot may still need these vectors:
         # the next build's start collects them.
         collect_garbage(ledger, vectors)
     return _summary(target, tree, others, ledger.files(target.base), embedded=embedded,
-                    reused=len(new_records) - embedded + sum(res.shared for res in results),
+                    reused=len(new_chunks) - embedded + sum(res.shared for res in results),
                     deleted=len(plan.to_history) + len(plan.drop),
                     indexed=len(results), noop=False, seconds=time.monotonic() - started)
 
@@ -256,20 +265,28 @@ def _sync_lexical(ledger: Ledger, space: str) -> None:
     _prune_lexical(ledger, space, None)
 
 
+def _drop_lexical_copy(ledger: Ledger, space: str) -> None:
+    """The tantivy copies of a space (or older collection) no branch uses any more."""
+    import shutil
+
+    from codevouch import lexindex
+
+    shutil.rmtree(lexindex.space_dir(ledger.path.parent, space), ignore_errors=True)
+
+
 def _prune_lexical(ledger: Ledger, space: str, previous: str | None) -> None:
     from codevouch import lexindex
 
     lexindex.prune(ledger.path.parent, space, {ledger.lexical_stamp(space), previous})
 
 
-def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str,
-                   records: Sequence[ChunkRecord]) -> None:
-    """Upsert records with their cached vectors, a batch at a time, so memory stays bounded
-    (a vector as Python floats costs ~12 KB; 100k of them at once would cost over a GB)."""
-    for start in range(0, len(records), VECTOR_BATCH):
-        part = records[start:start + VECTOR_BATCH]
-        vecs = ledger.cached_vectors(model, [r.text_hash for r in part])
-        vectors.upsert(name, part, [vecs[r.text_hash] for r in part])
+def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str, hashes: Sequence[str]) -> None:
+    """Upsert the texts' cached vectors under their hashes, a batch at a time, so memory stays
+    bounded (a vector as Python floats costs ~12 KB; 100k of them at once would cost over a GB)."""
+    for start in range(0, len(hashes), VECTOR_BATCH):
+        part = hashes[start:start + VECTOR_BATCH]
+        vecs = ledger.cached_vectors(model, part)
+        vectors.upsert(name, part, [vecs[h] for h in part])
 
 
 def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str, gitio.TreeEntry],

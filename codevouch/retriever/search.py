@@ -54,8 +54,8 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     repo, repo_id, branch = _locate(repo_path, branch)
     ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
     try:
-        if state is None:
-            raise NotIndexed(_not_indexed(ledger, repo, branch, index_dir))
+        if state is None or state.legacy:
+            raise NotIndexed(_not_indexed(ledger, repo, branch, index_dir, state))
         # A kind filter drops candidates after ranking: look deeper so k can still be filled.
         depth = max(3 * k, 30) * (4 if kinds else 1)
         rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
@@ -94,8 +94,12 @@ def _locate(repo_path: Path | str, branch: str | None) -> tuple[Path, str, str]:
     return ident.root, ident.id, branch or gitio.current_branch(ident.root)
 
 
-def _not_indexed(ledger: Ledger, repo: Path, branch: str, index_dir: Path) -> str:
+def _not_indexed(ledger: Ledger, repo: Path, branch: str, index_dir: Path, state: BranchState | None) -> str:
     build = f"`codevouch index build --repo {repo} --branch {branch} --index {index_dir}`"
+    if state is not None:  # in a space keyed the way the release before did (see migrations.m004)
+        return (f"branch {branch!r} of {repo} was indexed by an older codevouch, which stored a vector per "
+                f"chunk rather than per distinct text; run {build} once to move it to the new store (vectors "
+                "come from the embedding cache: nothing is re-embedded).")
     if ledger.legacy_branch(str(repo), branch) is not None:
         return (f"branch {branch!r} of {repo} was indexed by an older codevouch, which kept a copy of every "
                 f"vector per branch; run {build} once to move it to the shared store (vectors come from "
@@ -141,19 +145,23 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         fast = lexindex.search(index_dir, space, stamp, terms, 1) if stamp else None
         if fast is not None:   # a fresh tantivy copy of the space's lexical index (see lexindex.py)
             ids = _members(ledger, state, depth, False, out.records,
-                           lambda n: [cid for cid, _ in lexindex.search(index_dir, space, stamp, terms, n) or []])
+                           lambda n: [key for key, _ in lexindex.search(index_dir, space, stamp, terms, n) or []],
+                           by="lex_key")
         else:                  # the ledger's FTS5 table, with the branch's membership in the query
             match = lexical.match_query(query)
-            ids = [cid for cid, _ in ledger.lexical_search(state, match, depth)] if match else []
-            out.records.update(ledger.branch_records(state, [i for i in ids if i not in out.records]))
+            found = ledger.lexical_search(state, match, depth) if match else []
+            out.records.update((rec.id, rec) for rec, _ in found if rec.id not in out.records)
+            ids = [rec.id for rec, _ in found]
         if ids:
             out.lists.append((LEXICAL_WEIGHT, ids))
     return out
 
 
 def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bool,
-             records: dict[str, ChunkRecord], fetch: Callable[[int], list[str]]) -> list[str]:
-    """The branch's best `depth` chunks from a ranking over the repository's shared space.
+             records: dict[str, ChunkRecord], fetch: Callable[[int], list[str]], by: str = "text_hash") -> list[str]:
+    """The branch's best `depth` chunks (ids) from a ranking of keys over the repository's
+    shared space: a vector's text hash, or a lexical row's key (by="lex_key"), which stand
+    for every chunk of the branch with that text (as the branch sees it, see branch_members).
 
     No Chroma `where` filter (100-350 ms at 100k vectors): ask for depth / share results,
     where share is the branch's part of the space, keep the branch's members by the ledger,
@@ -165,10 +173,14 @@ def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bo
         return []
     n = min(total, math.ceil(depth * total / mine * 1.2))
     members: list[str] = []
+    chunks: dict[str, list[ChunkRecord]] = {}
     for _ in range(MAX_WIDENINGS):
-        ids = fetch(n)
-        records.update(ledger.branch_records(state, [i for i in ids if i not in records], include_history))
-        members = [cid for cid in ids if cid in records]
+        keys = fetch(n)
+        fresh = [k for k in keys if k not in chunks]
+        found = ledger.branch_members(state, fresh, by, include_history)
+        chunks.update((k, found.get(k, [])) for k in fresh)
+        members = [rec.id for key in keys for rec in chunks.get(key, ())]
+        records.update((rec.id, rec) for key in keys for rec in chunks.get(key, ()) if rec.id not in records)
         if len(members) >= min(depth, mine) or n >= total:
             break
         n = min(total, n * 4)

@@ -15,8 +15,8 @@ from codevouch.embedding import CHUNK_TOKEN_BUDGET, MODEL_NAME, token_counter
 from codevouch.indexer.build import text_hash
 from codevouch.indexer.chunker import chunk_text
 from codevouch.identity import identify
-from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, VectorStore, chunk_id,
-                             collection_base, space_name)
+from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, NewChunk, VectorStore,
+                             chunk_id, collection_base, lex_key, space_name)
 
 DIM = 384
 
@@ -49,8 +49,21 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
     ident = identify(repo)
     repo = ident.root
     base = real_records(repo, branch)
-    pairs = [(replace(base[i % len(base)][0], id=f"{base[i % len(base)][0].id}-{i // len(base)}"),
-              base[i % len(base)][1]) for i in range(size)]
+    # Repeat r of a chunk: its own position in the file and its own text hash, so the space
+    # holds one more vector, chunk row and lexical row for it (the hit text is still the file's).
+    seen: Counter[tuple[str, str]] = Counter()
+    first: list[int] = []   # each base chunk's position in its file
+    for r, _ in base:
+        first.append(seen[(r.path, r.blob_sha)])
+        seen[(r.path, r.blob_sha)] += 1
+    chunks = []
+    for i in range(size):
+        rec, rep = base[i % len(base)][0], i // len(base)
+        ordinal = first[i % len(base)] + 100_000 * rep
+        rec = replace(rec, id=chunk_id(rec.path, rec.blob_sha, ordinal),
+                      text_hash=f"{rec.text_hash}-{rep}" if rep else rec.text_hash)
+        chunks.append(NewChunk(ordinal, rec))
+    pairs = [(c.record, base[i % len(base)][1]) for i, c in enumerate(chunks)]
     records = [r for r, _ in pairs]
     rng = np.random.default_rng(seed)
     space = space_name(ident.id, embedder)
@@ -59,16 +72,17 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
     for start in range(0, size, step):
         vecs = rng.standard_normal((min(step, size - start), dim)).astype("float32")
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        store.upsert(space, records[start:start + step], vecs.tolist())
+        store.upsert(space, [r.text_hash for r in records[start:start + step]], vecs.tolist())
     per_file = Counter((r.path, r.blob_sha, r.language) for r in records)
     ledger = Ledger(index_dir)
     try:
-        docs = [(r.id, lexical.document(t, r.path, r.symbol)) for r, t in pairs]
+        docs = list({lex_key(r.path, r.symbol, r.text_hash): lexical.document(t, r.path, r.symbol)
+                     for r, t in pairs}.items())
         ledger.commit(BuildChange(
             state=BranchState(collection_base(ident.id, branch), str(repo), branch, records[0].commit,
                               records[0].commit_date, "2024-01-01T00:00:00Z", embedder, "{}", ident.id,
                               ident.remote, space),
-            chunks=records, lexical=docs,
+            chunks=chunks, lexical=docs,
             files=[FileRow(path, blob, "source", None, lang, "live", None, n)
                    for (path, blob, lang), n in per_file.items()]),
             # As a build does inside its commit: the tantivy copy of the lexical index.
