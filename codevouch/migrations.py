@@ -167,7 +167,9 @@ def m004_vectors_keyed_by_text(db: sqlite3.Connection) -> None:
     lexical row once per (path, symbol, text); a chunk row is small and points at them
     (`space_blobs`: one row per file version, `space_texts`: one per vector, `space_chunks`).
     Before, a branch that changed one line of a big file stored all of that file's chunks,
-    vectors and lexical rows again.
+    vectors and lexical rows again. The `files` rows (a branch's membership, the one part that
+    grows with every branch) are stored once, by their key, instead of twice (a rowid table
+    plus its key index); garbage collection finds them by that key, so `files_by_blob` goes.
 
     As with m003, vectors cannot move from here: branches of a space keyed the old way (chunk
     ids, spaces named `…-vec`) keep their rows and read as needing a build, which moves them
@@ -186,5 +188,14 @@ CREATE TABLE space_chunks (
     symbol TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
     PRIMARY KEY (blob, ordinal)) WITHOUT ROWID;
 CREATE INDEX space_chunks_by_text ON space_chunks (text);
-CREATE INDEX space_chunks_by_lex ON space_chunks (lex)
+CREATE INDEX space_chunks_by_lex ON space_chunks (lex);
+DROP INDEX files_by_blob;
+CREATE TABLE files_by_key (
+    coll TEXT NOT NULL, path TEXT NOT NULL, blob_sha TEXT NOT NULL, kind TEXT NOT NULL, rule TEXT,
+    language TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, chunks INTEGER NOT NULL,
+    last_commit TEXT, last_commit_date TEXT, PRIMARY KEY (coll, path)) WITHOUT ROWID;
+INSERT INTO files_by_key SELECT coll, path, blob_sha, kind, rule, language, status, reason, chunks,
+    last_commit, last_commit_date FROM files;
+DROP TABLE files;
+ALTER TABLE files_by_key RENAME TO files
 """)

@@ -624,9 +624,9 @@ def _collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:
     go now; a text (vector) or lexical row no remaining chunk uses goes too, its vector (listed
     in `pending`) once this transaction has made it invisible. Returns the lexical keys removed."""
     blobs = [b for (b,) in db.execute(
-        "SELECT sb.id FROM space_blobs sb WHERE sb.space=? AND NOT EXISTS (SELECT 1 FROM files f "
-        "JOIN branches b ON b.coll = f.coll AND b.space = sb.space "
-        "WHERE f.path = sb.path AND f.blob_sha = sb.blob_sha AND f.status IN ('live', 'deleted'))", (space,))]
+        "SELECT sb.id FROM space_blobs sb WHERE sb.space=? AND NOT EXISTS (SELECT 1 FROM branches b "
+        "JOIN files f ON f.coll = b.coll AND f.path = sb.path WHERE b.space = sb.space "
+        "AND f.blob_sha = sb.blob_sha AND f.status IN ('live', 'deleted'))", (space,))]
     texts: set[int] = set()
     lexes: set[int] = set()
     for blob in blobs:
@@ -648,9 +648,9 @@ def _collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:
 def _collect_old_keyed(db: sqlite3.Connection, space: str) -> list[str]:
     """_collect_unreferenced for a space of the release before (one vector per chunk id)."""
     ids = [cid for (cid,) in db.execute(
-        "SELECT c.id FROM shared_chunks c WHERE c.space=? AND NOT EXISTS (SELECT 1 FROM files f "
-        "JOIN branches b ON b.coll = f.coll AND b.space = c.space "
-        "WHERE f.path = c.path AND f.blob_sha = c.blob_sha AND f.status IN ('live', 'deleted'))", (space,))]
+        "SELECT c.id FROM shared_chunks c WHERE c.space=? AND NOT EXISTS (SELECT 1 FROM branches b "
+        "JOIN files f ON f.coll = b.coll AND f.path = c.path WHERE b.space = c.space "
+        "AND f.blob_sha = c.blob_sha AND f.status IN ('live', 'deleted'))", (space,))]
     _add_pending(db, [(space, cid) for cid in ids])
     _drop_lexical(db, space, ids)
     db.executemany("DELETE FROM shared_chunks WHERE space=? AND id=?", [(space, cid) for cid in ids])
