@@ -288,23 +288,19 @@ class Ledger:
 
     def space_texts(self, space: str, hashes: Iterable[str]) -> set[str]:
         """Which of the text hashes the space already holds a committed vector for."""
-        wanted = list(dict.fromkeys(hashes))
-        found: set[str] = set()
-        for start in range(0, len(wanted), 500):
-            part = wanted[start:start + 500]
-            found.update(h for (h,) in self.db.execute(
-                f"SELECT text_hash FROM space_texts WHERE space=? AND text_hash IN "
-                f"({','.join('?' * len(part))})", (space, *part)))
-        return found
+        return self._present("SELECT text_hash FROM space_texts WHERE space=? AND text_hash IN", space, hashes)
 
     def space_lex_keys(self, space: str, keys: Iterable[str]) -> set[str]:
         """Which of the lexical keys the space already holds a row for."""
+        return self._present("SELECT id FROM lexmap WHERE coll=? AND id IN", space, keys)
+
+    def _present(self, select: str, scope: str, keys: Iterable[str]) -> set[str]:
+        """Which of `keys` `select` (a query ending in "IN", with one parameter before) finds."""
         wanted = list(dict.fromkeys(keys))
         found: set[str] = set()
         for start in range(0, len(wanted), 500):
             part = wanted[start:start + 500]
-            found.update(k for (k,) in self.db.execute(
-                f"SELECT id FROM lexmap WHERE coll=? AND id IN ({','.join('?' * len(part))})", (space, *part)))
+            found.update(k for (k,) in self.db.execute(f"{select} ({','.join('?' * len(part))})", (scope, *part)))
         return found
 
     def export_repository(self, repo_id: str, dest: Path) -> None:
@@ -389,14 +385,7 @@ class Ledger:
 
     def cached_hashes(self, model: str, hashes: Iterable[str]) -> set[str]:
         """Which text hashes already have a vector (without loading the vectors)."""
-        wanted = list(dict.fromkeys(hashes))
-        found: set[str] = set()
-        for start in range(0, len(wanted), 500):
-            part = wanted[start:start + 500]
-            marks = ",".join("?" * len(part))
-            found.update(h for (h,) in self.db.execute(
-                f"SELECT text_hash FROM embeddings WHERE model=? AND text_hash IN ({marks})", (model, *part)))
-        return found
+        return self._present("SELECT text_hash FROM embeddings WHERE model=? AND text_hash IN", model, hashes)
 
     def put_vectors(self, model: str, vectors: dict[str, Sequence[float]]) -> None:
         with self.transaction() as db:
