@@ -246,12 +246,21 @@ def read_commits(root: Path, names: Iterable[str]) -> dict[str, tuple[str, str, 
     in one `cat-file --batch`: what `batch_check` and `commit_dates` give in two processes.
     The date is strict ISO 8601 as `%cI` gives it, None for objects that are not commits.
     Names that resolve to nothing are left out."""
-    wanted = [n for n in dict.fromkeys(names) if n and "\n" not in n and " " not in n and not n.startswith("-")]
-    if not wanted:
-        return {}
-    out = run(root, "cat-file", "--batch", stdin=_batch_input(wanted))
-    return {name: (oid, kind, _committer_date(body) if kind == "commit" else None)
-            for name, (oid, kind, body) in _parse_batch(out, wanted).items()}
+    return PendingCommits(root, names).result()
+
+
+class PendingCommits:
+    """read_commits started in the background (`result()` gives what it returns)."""
+
+    def __init__(self, root: Path, names: Iterable[str]) -> None:
+        self._names = [n for n in dict.fromkeys(names) if n and "\n" not in n and " " not in n and not n.startswith("-")]
+        self._pending = Pending(root, "cat-file", "--batch", stdin=_batch_input(self._names)) if self._names else None
+
+    def result(self) -> dict[str, tuple[str, str, str | None]]:
+        if self._pending is None:
+            return {}
+        return {name: (oid, kind, _committer_date(body) if kind == "commit" else None)
+                for name, (oid, kind, body) in _parse_batch(self._pending.result(), self._names).items()}
 
 
 def _batch_input(names: list[str]) -> bytes:

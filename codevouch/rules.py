@@ -7,6 +7,7 @@ same rules, so a file the index leaves out is also reported as excluded when val
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -127,18 +128,33 @@ def _classify_path(path: str, patterns: tuple[tuple[str, tuple[str, ...]], ...],
 
 def generated_marker(head: str, rules: Rules) -> str | None:
     """The marker that flags `head` (the start of a file) as generated, if any."""
-    top = "\n".join(head.split("\n", MARKER_LINES)[:MARKER_LINES])
+    end = -1
+    for _ in range(MARKER_LINES):     # the end of line MARKER_LINES, without splitting the rest
+        end = head.find("\n", end + 1)
+        if end < 0:
+            break
+    top = head if end < 0 else head[:end]
     return next((m for m in rules.markers if m in top), None)
 
 
 def classify(path: str, head: str, rules: Rules, attribute: str | None = None) -> Classification:
     """Kind of a file from its path, its .gitattributes linguist mark and, for generated
     markers, its first lines."""
-    found = classify_path(path, rules, attribute)
-    if found.excluded or first_match(path, rules.include) is not None:
-        return found
-    marker = generated_marker(head, rules)
-    return Classification("generated", f"marker:{marker}") if marker else found
+    return classifier(rules)(path, head, attribute)
+
+
+def classifier(rules: Rules) -> Callable[[str, str, str | None], Classification]:
+    """classify() for many files under the same rules (the patterns are made a cache key once,
+    not once per file): `classifier(rules)(path, head, attribute)`."""
+    patterns = tuple((k, tuple(v)) for k, v in rules.patterns.items())
+
+    def classify_file(path: str, head: str, attribute: str | None = None) -> Classification:
+        found = _classify_path(path, patterns, rules.include, attribute)
+        if found.excluded or first_match(path, rules.include) is not None:
+            return found
+        marker = generated_marker(head, rules)
+        return Classification("generated", f"marker:{marker}") if marker else found
+    return classify_file
 
 
 def parse_rules(table: dict[str, Any], source: str) -> Rules:

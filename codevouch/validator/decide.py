@@ -283,7 +283,7 @@ def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, fa
     start, end = nearest(hits, s.start_line)
     if s.symbol and (start, end) == (s.start_line, s.end_line):
         # An exact hit is the needle itself; only a CRLF-tolerant one differs from it.
-        exact = needle is not None and "\r" not in needle and "\r" not in work.text
+        exact = needle is not None and "\r" not in needle and not facts.has_cr(real)
         text = needle if exact and needle is not None else facts.lines(real, start, end)
         if identical or facts.unchanged_through(s, real, end) or facts.intact_block(s, real, start, end) \
                 or _holds_its_definitions(s.symbol, text, real, facts):

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from codevouch import gitio
-from codevouch.rules import Classification, Rules, classify, load_rules_text
+from codevouch.rules import Classification, Rules, classifier, load_rules_text
 from codevouch.syntax.lines import decode, split_lines
 from codevouch.syntax.region import region_context, top_level_region
 from codevouch.validator import symbols
@@ -70,7 +71,16 @@ class Facts:
     _kinds: dict[str, Classification] = field(default_factory=dict, compare=False, repr=False)
     _hits: dict[tuple[str, str], list[tuple[int, int]]] = field(default_factory=dict, compare=False, repr=False)
     _old_split: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    _cr: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+
     _fast: dict[tuple[Snippet, bool], bool] = field(default_factory=dict, compare=False, repr=False)
+
+    def has_cr(self, real: str) -> bool:
+        """Whether a working-tree file holds a carriage return (once per file and call)."""
+        found = self._cr.get(real)
+        if found is None:
+            found = self._cr[real] = "\r" in self.files[real].text
+        return found
 
     def hits(self, text: str, real: str) -> list[tuple[int, int]]:
         """Where `text` occurs as whole lines in a working-tree file (text.find_lines), each
@@ -109,14 +119,17 @@ class Facts:
             self._split[real] = split_lines(self.files[real].text)
         return "\n".join(self._split[real][start - 1:end])
 
+    @cached_property
+    def _classifier(self) -> Callable[[str, str, str | None], Classification]:
+        return classifier(self.rules)
+
     def classification(self, loc: Located) -> Classification:
         """The exclusion rules' verdict on a path inside the repository (and on its first
         lines, for generated-code markers); once per path and call."""
         assert loc.rel is not None
         if loc.rel not in self._kinds:
             work = self.files.get(loc.real) if loc.exists and loc.real else None
-            self._kinds[loc.rel] = classify(loc.rel, work.text if work else "", self.rules,
-                                            self.marks.get(loc.rel))
+            self._kinds[loc.rel] = self._classifier(loc.rel, work.text if work else "", self.marks.get(loc.rel))
         return self._kinds[loc.rel]
 
     def defs_near(self, real: str, start: int, end: int) -> dict[str, list[tuple[int, int]]]:
@@ -262,10 +275,11 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
     """
     root = gitio.repo_root(repo)
     status = gitio.start_worktree_status(root, untracked=False)
-    commits = gitio.read_commits(root, ["HEAD", *(s.commit for s in snippets if s.commit)])
+    reading = gitio.PendingCommits(root, ["HEAD", *(s.commit for s in snippets if s.commit)])
     locator = Locator(root)
     located = {s.path: locator.locate(s.path) for s in snippets}
     inside = [s for s in snippets if located[s.path].inside]
+    commits = reading.result()
     trees = _start_blob_lookups(root, commits, located, inside)
     texts = _read_files(root, located)
     facts = _objects(root, commits, trees, located, inside, gitio.parse_status(status.result()), texts)
@@ -334,7 +348,7 @@ def _has_gitattributes(root: Path, rels: Sequence[str]) -> bool:
     stat each), so repositories without any cost no git process."""
     dirs = {""} | {rel.rsplit("/", 1)[0] for rel in rels if "/" in rel}
     parents = {"/".join(d.split("/")[:n]) for d in dirs for n in range(d.count("/") + 2)}
-    return any((root / d / ".gitattributes").is_file() for d in parents)
+    return any(os.path.isfile(os.path.join(root, d, ".gitattributes")) for d in parents)
 
 
 def _read_files(root: Path, located: Mapping[str, Located]) -> dict[str, str]:
@@ -449,10 +463,11 @@ def read_text(root: Path, real: str) -> str | None:
         if not stat.S_ISREG(info.st_mode):
             return None
         # os.read straight into one buffer of the file's size: half the cost of a file object.
+        # A regular file gives fewer bytes than asked only at its end; all of them, if it grew.
         chunks = [os.read(fd, info.st_size + 1)]
-        while chunks[-1]:                # the file grew since fstat: read on to its end
+        while len(chunks[-1]) > (info.st_size if len(chunks) == 1 else 0):
             chunks.append(os.read(fd, 1 << 20))
-        return decode(b"".join(chunks) if len(chunks) > 2 else chunks[0])
+        return decode(b"".join(chunks))
     except OSError:
         return None
     finally:

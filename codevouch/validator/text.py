@@ -57,6 +57,6 @@ def _whole_line_hits(needle: str, hay: str) -> list[tuple[int, int]]:
 
 def nearest(hits: list[tuple[int, int]], line: int | None) -> tuple[int, int]:
     """The hit closest to the old start line (the first one when the line is unknown)."""
-    if line is None:
+    if line is None or len(hits) == 1:
         return hits[0]
     return min(hits, key=lambda h: (abs(h[0] - line), h[0]))
