@@ -8,6 +8,7 @@
     │   └── UnknownRevision   a branch or commit that does not exist
     ├── ConfigError           a bad .codevouch.toml / [tool.codevouch] section
     ├── IndexLocked           another build holds the index's writer lock
+    │   └── BuilderConflict   another index directory builds this repository on the Chroma server
     ├── IndexBusy             a read waited too long for a build's write to the vector store
     ├── NotIndexed            search on a repository/branch that was never indexed
     ├── BadIndex              the index directory is unusable (not a directory, read-only,
@@ -56,6 +57,10 @@ class ConfigError(CodevouchError):
 
 class IndexLocked(CodevouchError):
     """Another build holds the index's writer lock: wait, or retry later."""
+
+
+class BuilderConflict(IndexLocked):
+    """Another index directory holds the repository's builder lease on the Chroma server."""
 
 
 class IndexBusy(CodevouchError):

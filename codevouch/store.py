@@ -434,6 +434,16 @@ class Ledger:
                 before_commit(removed, stamp)
         return Committed(dropped, removed, stamp)
 
+    def builder_id(self) -> str:
+        """This index directory's id as a builder (codevouch/lease.py), made on first use; a team
+        snapshot does not carry it (export_repository copies no `meta`)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key='builder-id'").fetchone()
+        if row is None:
+            with self.transaction() as db:
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('builder-id', ?)", (os.urandom(16).hex(),))
+            row = self.db.execute("SELECT value FROM meta WHERE key='builder-id'").fetchone()
+        return str(row[0])
+
     # -- pending vector ids --------------------------------------------------------
     def add_pending(self, items: Iterable[tuple[str, str]]) -> None:
         with self.transaction() as db:

@@ -31,6 +31,7 @@ from codevouch.errors import IndexBusy, NotIndexed
 from codevouch.store import BranchState, Ledger, VectorStore, server_url
 
 HEAD = "HEAD"
+LEASE = "LEASE"   # the builder's lease (codevouch/lease.py), in the same collection
 PART_CHARS = 1_000_000   # base64 characters per record: well under the server's request limits
 
 
@@ -58,7 +59,7 @@ def publish(ledger: Ledger, vectors: VectorStore, repo_id: str) -> str:
     vectors.put_documents(name, [(HEAD, generation, {
         "generation": generation, "parts": len(parts), "sha256": digest, "bytes": len(data),
         "published_at": stamp})])
-    keep = {HEAD, generation, previous[1].get("generation") if previous else None}
+    keep = {HEAD, LEASE, generation, previous[1].get("generation") if previous else None}
     vectors.delete(name, [i for i in vectors.document_ids(name) if i.split(":")[0] not in keep])
     return generation
 

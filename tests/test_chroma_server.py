@@ -1,6 +1,8 @@
 """The same index code against a Chroma server (`chroma run`, on loopback), chosen by configuration."""
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import socket
 import subprocess
@@ -108,3 +110,83 @@ def test_reader_with_nothing_published_is_told_what_to_do(chroma_server: str, re
     repo.commit(**{"a.py": "A = 1\n"})
     with pytest.raises(NotIndexed, match="no team index"):
         search(repo.root, "a", tmp_path / "empty", embedder=FakeEmbedder())
+
+
+def test_one_builder_per_repository_per_server(chroma_server: str, repo: Repo, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second index directory cannot build the repository into the server (it would remove
+    the first one's vectors); the holder can; a lapsed lease is taken over, leftovers removed."""
+    from codevouch import lease
+    from codevouch.errors import BuilderConflict
+    from codevouch.identity import identify
+    from codevouch.store import Ledger, VectorStore, space_name
+
+    monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
+    repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.commit(**{"shop/ship.py": "def ship_order(order):\n    return order.ship()\n"})
+    repo.git("checkout", "-q", "main")
+    dir_a, dir_b = tmp_path / "a", tmp_path / "b"
+    build_index(repo.root, dir_a, FakeEmbedder(), all_branches=True)
+    with pytest.raises(BuilderConflict, match=f"another index directory \\({dir_a.resolve()}"):
+        build_index(repo.root, dir_b, FakeEmbedder())
+    env = {**os.environ, "CODEVOUCH_CHROMA_URL": chroma_server}
+    proc = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root),
+                           "--index", str(dir_b), "--embedder", "fake-bow-64"], env=env, capture_output=True,
+                          text=True)
+    assert proc.returncode == 4 and "one builder per repository per server" in proc.stderr, proc.stderr
+    # The holder builds on (its lease is renewed), and its readers see the new build.
+    repo.commit(**{"shop/refund.py": "def refund_order(order):\n    return order.refund()\n"})
+    build_index(repo.root, dir_a, FakeEmbedder())
+    repo_id = identify(repo.root).id
+    with VectorStore(dir_a) as vectors:
+        held = lease.holder(vectors, repo_id)
+    assert held is not None and held.index_dir == str(dir_a.resolve()) and held.expires_at > held.renewed_at
+    # A lease renewed with a zero time to live has lapsed by the next build: B takes over, and
+    # the vectors only A's ledger knew (topic's ship.py) leave the shared space.
+    monkeypatch.setenv("CODEVOUCH_LEASE_TTL", "0")
+    build_index(repo.root, dir_a, FakeEmbedder())
+    monkeypatch.delenv("CODEVOUCH_LEASE_TTL")
+    [summary] = build_index(repo.root, dir_b, FakeEmbedder())
+    space = space_name(repo_id, FakeEmbedder.name)
+    ledger = Ledger(dir_b)
+    try:
+        texts = ledger.space_size(space)
+    finally:
+        ledger.close()
+    with VectorStore(dir_b) as vectors:
+        assert vectors.count(space) == texts == summary.chunks
+    with pytest.raises(BuilderConflict):
+        build_index(repo.root, dir_a, FakeEmbedder())
+    hits = search(repo.root, "refund_order", tmp_path / "reader", k=1, embedder=FakeEmbedder(), mode="dense")
+    assert hits[0].record.path == "shop/refund.py"
+
+
+def test_index_status_on_a_team_reader_lists_the_snapshot(chroma_server: str, repo: Repo, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
+    repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
+    repo.git("branch", "release")
+    build_index(repo.root, tmp_path / "builder", FakeEmbedder(), all_branches=True)
+    clone = tmp_path / "laptop" / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
+    reader = tmp_path / "reader"
+    env = {**os.environ, "CODEVOUCH_CHROMA_URL": chroma_server}
+    for args in (["--repo", str(clone)], []):
+        proc = subprocess.run([sys.executable, "-m", "codevouch", "index", "status", "--index", str(reader),
+                               "--json", *args], env=env, cwd=clone, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        rows = json.loads(proc.stdout)["branches"]
+        assert sorted(r["branch"] for r in rows) == ["main", "release"], args
+        assert all(r["source"] == "team snapshot" and r["server"] == chroma_server
+                   and r["repo"] == str(clone.resolve()) for r in rows), rows
+        # Counted in this clone, which has a local main but no local release branch.
+        assert [r["commits_behind"] for r in sorted(rows, key=lambda r: r["branch"])] == [0, None]
+    text = subprocess.run([sys.executable, "-m", "codevouch", "index", "status", "--index", str(reader)],
+                          env=env, cwd=clone, capture_output=True, text=True).stdout
+    assert "from the team snapshot" in text and "release" in text
+    # Without a server, the same reader has nothing indexed.
+    env.pop("CODEVOUCH_CHROMA_URL")
+    proc = subprocess.run([sys.executable, "-m", "codevouch", "index", "status", "--index", str(reader), "--json"],
+                          env=env, cwd=clone, capture_output=True, text=True)
+    assert json.loads(proc.stdout)["branches"] == []

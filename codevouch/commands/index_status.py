@@ -2,12 +2,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from codevouch.commands.common import IndexOpt, JsonOpt, fail, open_index, print_json
-from codevouch.errors import CodevouchError
+from codevouch.errors import CodevouchError, GitError
+
+
+def _team_rows(here: Any) -> list[dict[str, Any]]:
+    """A team reader's status in a clone with no --repo: the team snapshot of the clone here."""
+    try:
+        return list(here.status())
+    except GitError:  # not in a repository: nothing to look up on the server
+        return []
 
 
 def index_status(
@@ -17,14 +25,17 @@ def index_status(
 ) -> None:
     """Per repository and branch: indexed commit, branch head, commits behind, counts, rules."""
     from codevouch.api import index_status_all
+    from codevouch.store import server_url
 
     try:
         if repo is not None:
             idx = open_index(repo, index)
             index_dir, rows = idx.index_dir, idx.status()
         else:
-            index_dir = open_index(Path("."), index).index_dir
-            rows = index_status_all(index_dir)
+            here = open_index(Path("."), index)
+            index_dir, rows = here.index_dir, index_status_all(here.index_dir)
+            if not rows and server_url():
+                rows = _team_rows(here)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:
@@ -39,6 +50,8 @@ def index_status(
         typer.echo("  files: " + ", ".join(f"{k} {v}" for k, v in sorted(r["files_by_kind"].items())))
         typer.echo("  chunks: " + ", ".join(f"{k} {v}" for k, v in sorted(r["chunks_by_kind"].items())))
         typer.echo(f"  rules: {r['rules']['source']}")
+        if r.get("source") == "team snapshot":
+            typer.echo(f"  from the team snapshot {r['snapshot']} on {r['server']} (built elsewhere)")
         if r.get("needs_rebuild"):
             typer.echo("  built by an older codevouch: run `codevouch index build` once (nothing is re-embedded)")
         if r.get("drift"):

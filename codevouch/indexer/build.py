@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from codevouch import gitio, lexical, team
+from codevouch import gitio, lease, lexical, team
 from codevouch.config import load_repo_config
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.errors import InputError
@@ -114,15 +114,40 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
         ledger = Ledger(index_dir)
         try:
             with VectorStore(index_dir) as vectors:
+                claim = _claim(ledger, vectors, ident, index_dir, embedder.name)
                 collect_garbage(ledger, vectors)
-                summaries = [_build_branch(ident, name, commits[name], ledger, vectors, embedder, progress,
-                                           on_phase or (lambda _phase: None)) for name in names]
+                summaries = []
+                for name in names:
+                    claim()  # renewed before each branch: a long build keeps its lease
+                    summaries.append(_build_branch(ident, name, commits[name], ledger, vectors, embedder,
+                                                   progress, on_phase or (lambda _phase: None)))
                 if server_url():
                     # Readers on other machines see the new state from here on (codevouch/team.py).
+                    claim()
                     team.publish(ledger, vectors, ident.id)
+                    claim()
                 return summaries
         finally:
             ledger.close()
+
+
+def _claim(ledger: Ledger, vectors: VectorStore, ident: RepoIdentity, index_dir: Path,
+           embedder: str) -> Callable[[], None]:
+    """In server mode, take the repository's builder lease (codevouch/lease.py) before any
+    write; returns what renews it (a no-op without a server). Taking over a lapsed lease of
+    another builder removes that builder's vectors from the space: this ledger does not know them."""
+    if not server_url():
+        return lambda: None
+    owner = ledger.builder_id()
+    if lease.claim(vectors, ident.id, owner, index_dir).took_over:
+        space = space_name(ident.id, embedder)
+        ids = vectors.document_ids(space)
+        known = ledger.known_ids(space, ids)
+        vectors.delete(space, [i for i in ids if i not in known])
+
+    def renew() -> None:
+        lease.claim(vectors, ident.id, owner, index_dir)
+    return renew
 
 
 def collect_garbage(ledger: Ledger, vectors: VectorStore) -> None:

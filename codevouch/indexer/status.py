@@ -9,44 +9,74 @@ from typing import Any
 from codevouch import gitio
 from codevouch.errors import GitError, NoCommits, NotIndexed
 from codevouch.identity import RepoIdentity, identify
-from codevouch.store import BranchState, Ledger
+from codevouch.store import BranchState, Ledger, VectorStore, server_url
 
 
 def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, Any]]:
     """Per branch: its state and how far behind it is. With `repo`, only that repository's
-    branches (found by root commit, so from any clone), counted in that clone."""
+    branches (found by root commit, so from any clone), counted in that clone. A team reader
+    (CODEVOUCH_CHROMA_URL set, none of the repository's branches in its own index) gets the
+    branches of the team snapshot its searches use, marked `"source": "team snapshot"`."""
     try:
         ident = identify(repo) if repo is not None else None
     except NoCommits:
         return []  # nothing committed: nothing of it can be indexed
     try:
-        ledger = Ledger(index_dir, readonly=True)
+        ledger: Ledger | None = Ledger(index_dir, readonly=True)
     except NotIndexed:
+        ledger = None
+    rows: list[dict[str, Any]] = []
+    if ledger is not None:
+        try:
+            rows = _rows(ledger, ident, {"source": "local"})
+        finally:
+            ledger.close()
+    if ident is not None and not rows and server_url():
+        rows = _team_rows(index_dir, ident)
+    return rows
+
+
+def _team_rows(index_dir: Path, ident: RepoIdentity) -> list[dict[str, Any]]:
+    """The branches of the repository's team snapshot (fetched as a search would fetch it)."""
+    from codevouch import team
+
+    with VectorStore(index_dir, readonly=True) as vectors:
+        snapshot = team.fetch(vectors, ident.id, index_dir)
+    if snapshot is None:
         return []
+    ledger = Ledger(snapshot, readonly=True)
     try:
-        rows = []
-        for state in ledger.branches():
-            if ident is not None and not _same_repository(state, ident):
-                continue
-            where = ident.root if ident is not None else Path(state.repo)
-            head, behind = head_and_behind(where, state.branch, state.commit)
-            files = ledger.files(state.coll)
-            rows.append({
-                "repo": state.repo, "repo_id": state.repo_id, "remote": state.remote,
-                "branch": state.branch, "commit": state.commit,
-                "commit_date": state.commit_date, "head": head, "commits_behind": behind,
-                "built_at": state.built_at, "embedder": state.embedder,
-                # Built by an older release: `index build` moves it to the shared store.
-                "needs_rebuild": state.legacy,
-                "files_by_kind": dict(Counter(f.kind for f in files.values() if f.status != "deleted")),
-                "files_by_status": dict(Counter(f.status for f in files.values())),
-                "chunks_by_kind": ledger.chunk_counts(state.coll),
-                "history_chunks": sum(ledger.chunk_counts(state.coll, "deleted").values()),
-                "rules": json.loads(state.rules_json),
-            })
-        return rows
+        return _rows(ledger, ident, {"source": "team snapshot", "server": server_url(),
+                                     "snapshot": snapshot.name})
     finally:
         ledger.close()
+
+
+def _rows(ledger: Ledger, ident: RepoIdentity | None, source: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for state in ledger.branches():
+        if ident is not None and not _same_repository(state, ident):
+            continue
+        where = ident.root if ident is not None else Path(state.repo)
+        head, behind = head_and_behind(where, state.branch, state.commit)
+        files = ledger.files(state.coll)
+        rows.append({
+            # A team snapshot's branches were built in the builder's clone: counted in this one.
+            "repo": state.repo if source["source"] == "local" else str(where),
+            "repo_id": state.repo_id, "remote": state.remote,
+            "branch": state.branch, "commit": state.commit,
+            "commit_date": state.commit_date, "head": head, "commits_behind": behind,
+            "built_at": state.built_at, "embedder": state.embedder,
+            # Built by an older release: `index build` moves it to the shared store.
+            "needs_rebuild": state.legacy,
+            "files_by_kind": dict(Counter(f.kind for f in files.values() if f.status != "deleted")),
+            "files_by_status": dict(Counter(f.status for f in files.values())),
+            "chunks_by_kind": ledger.chunk_counts(state.coll),
+            "history_chunks": sum(ledger.chunk_counts(state.coll, "deleted").values()),
+            "rules": json.loads(state.rules_json),
+            **source,
+        })
+    return rows
 
 
 def _same_repository(state: BranchState, ident: RepoIdentity) -> bool:
