@@ -12,7 +12,7 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -321,10 +321,13 @@ def start_tree_blobs(repo: Path, commit: str) -> Pending:
     return Pending(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
 
 
-def parse_tree_blobs(out: bytes) -> dict[str, str]:
+def parse_tree_blobs(out: bytes, only: Collection[str] | None = None) -> dict[str, str]:
+    """`ls-tree -r -z` output -> path -> blob id; only the paths in `only` when given."""
     blobs: dict[str, str] = {}
     for rec in zsplit(out):
         meta, _, path = rec.partition("\t")
+        if only is not None and path not in only:
+            continue
         _, otype, sha = meta.split()
         if otype == "blob":
             blobs[path] = sha

@@ -323,7 +323,7 @@ def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], loo
     dates = {oid: date for oid, kind, date in commits.values() if date}
     objects.update(gitio.batch_check(root, lookups.single))
     for commit, (rels, pending) in lookups.trees.items():
-        blobs = gitio.parse_tree_blobs(pending.result())
+        blobs = gitio.parse_tree_blobs(pending.result(), rels)
         objects.update({f"{commit}:{rel}": (blobs[rel], "blob") for rel in rels if rel in blobs})
     # Does the repository have a snippet's blob at all? Asked only where the answer matters:
     # when the blob is not its file's at its commit (decide: unknown-blob).

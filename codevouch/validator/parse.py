@@ -81,7 +81,7 @@ def _line_in(text: str, stripped: str, pos: int) -> int:
 
 def check_snippet(item: Any, where: str) -> Snippet:
     """The validated, normalized view of one snippet; InputError says what is wrong and where."""
-    if not isinstance(item, Mapping):
+    if type(item) is not dict and not isinstance(item, Mapping):   # the ABC check is the slow one
         raise InputError(f"{where}: expected a JSON object, got {_kind(item)}; {_FIX}.")
     path = item.get("path")
     if path is None:

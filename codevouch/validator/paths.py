@@ -54,7 +54,7 @@ class Locator:
         # and then the last component costs one lstat, which is also its stat unless it is a
         # symlink (then it is resolved, and stat'ed by the caller).
         head, _, name = rel.rpartition("/")
-        path = os.path.join(self._dir(head), name)
+        path = _join(self._dir(head), name)
         try:
             info = os.lstat(path)
         except (OSError, ValueError):
@@ -78,9 +78,15 @@ class Locator:
             known -= 1
         base = self._dirs[prefixes[known - 1]] if known else self.root_real
         for n in range(known, len(parts)):
-            path = os.path.join(base, parts[n])
+            path = _join(base, parts[n])
             base = self._dirs[prefixes[n]] = os.path.realpath(path) if os.path.islink(path) else path
         return base
+
+
+def _join(base: str, name: str) -> str:
+    """os.path.join for an absolute, normalized `base` and a name without "/" (a quarter of
+    the cost, for every path of a call)."""
+    return f"{base}{name}" if base.endswith("/") else f"{base}/{name}"
 
 
 def _locate(root: Path, root_real: str, given: str,

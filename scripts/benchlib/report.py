@@ -271,6 +271,8 @@ def section_validate(v: dict[str, Any]) -> str:
                     "it far less than wall time), median, and the best wall time:\n\n"
                     + table(["scenario", "codevouch CPU", "strict CPU", "naive CPU", "naive ÷ codevouch (CPU)",
                              "codevouch best wall"], cpu))
+        # Written beside the figure by whoever ran it: what it was compared with, and how.
+        out += "".join(f"\n{note}\n" for note in v.get("notes", []))
         return out
     body = {k: val for k, val in v.items() if k not in ("machine", "wall_seconds")}
     if isinstance(body.get("markdown"), str):
