@@ -101,6 +101,13 @@ def disk(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
+def cpu_seconds() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def ledger_tables(ledger: Path) -> dict[str, int]:
     """Bytes per table (and index) of the ledger, from SQLite's dbstat: what dominates."""
     with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True) as db:
@@ -134,11 +141,13 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake
             db.execute("INSERT OR IGNORE INTO embeddings SELECT model, text_hash, vector FROM seed.embeddings")
     emb.embed(["warm up"])
     seconds: dict[str, float] = {}
+    cpu: dict[str, float] = {}   # CPU time of the build: this process and its children (git)
     chunks: dict[str, int] = {}
     for name in branches:
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), cpu_seconds()
         [s] = build_index(repo, index_dir, emb, branches=[name])
         seconds[name] = round(time.perf_counter() - start, 3)
+        cpu[name] = round(cpu_seconds() - cpu0, 3)
         chunks[name] = s.chunks
         if name == branches[0]:
             first_bytes = disk(index_dir)
@@ -147,20 +156,23 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake
              "ledger": sum(disk(p) if p.is_dir() else p.stat().st_size for p in index_dir.glob("state.sqlite*")),
              "lexical": disk(index_dir / "lexical"), "ledger_tables": ledger_tables(index_dir / "state.sqlite")}
     times: list[float] = []
+    query_cpu = 0.0
     for name in [branches[0], branches[len(branches) // 2], branches[-1]]:
         search(repo, qs[0], index_dir, branch=name, embedder=emb)  # warm: HNSW in memory
         for q in qs:
-            start = time.perf_counter()
+            start, cpu0 = time.perf_counter(), cpu_seconds()
             search(repo, q, index_dir, branch=name, k=10, embedder=emb)
             times.append(time.perf_counter() - start)
+            query_cpu += cpu_seconds() - cpu0
     times.sort()
     if save:  # the embedding cache, to seed later runs (both sides then start from the same vectors)
         Path(save).unlink(missing_ok=True)
         with sqlite3.connect(index_dir / "state.sqlite") as db:
             db.execute("VACUUM INTO ?", (save,))
-    return {"seconds": seconds, "chunks": chunks, "bytes": sizes,
+    return {"seconds": seconds, "cpu_seconds": cpu, "chunks": chunks, "bytes": sizes,
             "query_ms": {"p50": round(1000 * times[len(times) // 2], 1),
-                         "p95": round(1000 * times[int(len(times) * 0.95) - 1], 1), "n": len(times)}}
+                         "p95": round(1000 * times[int(len(times) * 0.95) - 1], 1), "n": len(times),
+                         "cpu_mean": round(1000 * query_cpu / len(times), 1)}}
 
 
 def run_side(code: Path, repo: Path, branches: list[str], qs: list[str], fake: bool,
@@ -180,9 +192,13 @@ def run_side(code: Path, repo: Path, branches: list[str], qs: list[str], fake: b
 def summarise(side: dict[str, object], first: str) -> dict[str, object]:
     seconds: dict[str, float] = side["seconds"]  # type: ignore[assignment]
     extra = sorted(v for k, v in seconds.items() if k != first)
+    cpu: dict[str, float] = side.get("cpu_seconds") or {}  # type: ignore[assignment]
+    extra_cpu = sorted(v for k, v in cpu.items() if k != first)
     return {"first_branch_s": seconds[first], "extra_branch_s_median": extra[len(extra) // 2],
             "extra_branch_s_max": extra[-1], "extra_branches_s_total": round(sum(extra), 1),
             "extra_branch_median_of_first": round(extra[len(extra) // 2] / seconds[first], 4),
+            **({"first_branch_cpu_s": cpu[first], "extra_branch_cpu_s_median": extra_cpu[len(extra_cpu) // 2],
+                "extra_branches_cpu_s_total": round(sum(extra_cpu), 1)} if cpu else {}),
             "mb_total": round(side["bytes"]["total"] / 1e6, 1),  # type: ignore[index]
             "mb_chroma": round(side["bytes"]["chroma"] / 1e6, 1),  # type: ignore[index]
             "mb_ledger": round(side["bytes"]["ledger"] / 1e6, 1),  # type: ignore[index]
