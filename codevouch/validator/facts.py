@@ -282,7 +282,12 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
     commits = reading.result()
     trees = _start_blob_lookups(root, commits, located, inside)
     texts = _read_files(root, located)
+    # Where each snippet's text is in its file: needed for nearly every verdict, and done
+    # while git may still be listing the status and the trees.
+    hits = {(s.text, real): find_lines(s.text, texts[real]) for s in inside
+            if s.text and (real := located[s.path].real) in texts}
     facts = _objects(root, commits, trees, located, inside, gitio.parse_status(status.result()), texts)
+    facts._hits.update(hits)
     facts = _trace_renames(facts, inside, locator)
     facts, early = _hash_working_tree(facts, inside, locator, strict)
     return _read_old_blobs(facts, inside, strict, early)
@@ -382,8 +387,7 @@ def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator
     vouch for; renamed files read; files moved without git found by content.
 
     While git hashes, the old versions of the files it says changed are already being read
-    (their snippets will need them: see _read_old_blobs), and the snippets' texts are looked
-    for in the files."""
+    (their snippets will need them: see _read_old_blobs), and the paths are classified."""
     root, located = facts.root, facts.located
     # Files moved without git (plain `mv`): an untracked file with the old blob's exact content.
     lost_blobs = {facts.old_blob(s, located[s.path].rel) for s in inside
@@ -411,9 +415,9 @@ def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator
     early = gitio.start_read_blobs(root, sorted({
         old for s in inside if (real := located[s.path].real) in to_hash and not facts.status.is_clean(real)
         and (s.text is None or symbols.symbol_names(s.symbol)) and (old := facts.old_blob(s, located[s.path].rel))}))
-    for s in inside:
-        if s.text and (real := located[s.path].real) in facts.files:
-            facts.hits(s.text, real)
+    for loc in located.values():     # while git hashes: the rules' verdict on each path
+        if loc.inside:
+            facts.classification(loc)
     hashed = hashing.result()
     moved: dict[str, str] = {}
     for path in sorted(untracked):
