@@ -1,12 +1,14 @@
 """Everything the validator needs to know about the repository, gathered once per call.
 
-Each kind of fact costs one git process for all snippets together: the objects (HEAD and
-the snippets' commits) come from one `cat-file --batch-check`, their blob ids from one
-`ls-tree` per much-referenced commit or one more `cat-file --batch-check`, blob ids of
+Each kind of fact costs one git process for all snippets together: HEAD and the snippets'
+commits, with their dates, come from one `cat-file --batch`, the status from one `git status`
+(without the untracked walk: `ls-files --others` runs only when a file is lost), blob ids from
+one `ls-tree` per much-referenced commit or one `cat-file --batch-check`, blob ids of changed
 working-tree files from one `hash-object --stdin-paths`, old blob texts from one
-`cat-file --batch`, commit dates from one `show`; rename detection costs one `diff` per
-distinct commit, and only for snippets whose file is gone. Decisions are made afterwards,
-without I/O, in decide.py; `find_elsewhere` adds one `git grep` when symbols left their file.
+`cat-file --batch`; rename detection costs one `diff` per distinct commit, and only for
+snippets whose file is gone. The slow ones run in the background (gitio.Pending) while the
+files are located, read and searched. Decisions are made afterwards, without I/O, in
+decide.py; `find_elsewhere` adds one `git grep` when symbols left their file.
 """
 from __future__ import annotations
 
@@ -72,7 +74,6 @@ class Facts:
     _hits: dict[tuple[str, str], list[tuple[int, int]]] = field(default_factory=dict, compare=False, repr=False)
     _old_split: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
     _cr: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
-
     _fast: dict[tuple[Snippet, bool], bool] = field(default_factory=dict, compare=False, repr=False)
 
     def has_cr(self, real: str) -> bool:
