@@ -26,6 +26,15 @@ def terms(text: str) -> list[str]:
     return out
 
 
+def parts(text: str) -> list[str]:
+    """The words of `text` in order, identifiers split into their parts, stop words left out."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        split = identifier_terms(word)
+        out.extend(t for t in (split[1:] or split) if t and t not in _STOP)
+    return out
+
+
 def document(text: str, path: str, symbol: str) -> str:
     """What the FTS index sees for one chunk: its path, symbol and code, as split terms."""
     return " ".join(terms(path.replace("/", " ").replace(".", " ")) + terms(symbol) + terms(text))

@@ -71,6 +71,9 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
        for w in (0.5, 0.75, 1.5)},
     **{f"docs-0.5-test-0.8-rrf-{k}": ({}, {**BEFORE, **_weights(0.5, 0.8), "COLLAPSE": True, "RRF_K": k})
        for k in (10, 30)},
+    # Second round, from the shipped defaults: identifier-aware query terms.
+    **{f"pairs-{p}": ({}, {"LEXICAL_PAIRS": p}) for p in ("phrase", "joined")},
+    **{f"pairs-{p}-lexical-only": ({"mode": "lexical"}, {"LEXICAL_PAIRS": p}) for p in ("phrase", "joined")},
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
@@ -228,6 +231,8 @@ def main() -> None:
     p.add_argument("--corpus", action="append", help="only these corpora (by name)")
     p.add_argument("--tune", action="store_true",
                    help="also score the knob settings of TUNE (tuning corpora only)")
+    p.add_argument("--tune-prefix", action="append",
+                   help="with --tune: only the TUNE settings whose names start with this")
     args = p.parse_args()
     prof = cli.profile(args)
     chosen = [(c, "tuning") for c in TUNING] * (args.split != "held-out") + \
@@ -241,7 +246,8 @@ def main() -> None:
     started = time.perf_counter()
     if args.tune:
         chosen = [(c, s) for c, s in chosen if s == "tuning"]
-    rows = {**CODEVOUCH, **({f"codevouch-tune-{n}": v for n, v in TUNE.items()} if args.tune else {})}
+    tune = {n: v for n, v in TUNE.items() if not args.tune_prefix or n.startswith(tuple(args.tune_prefix))}
+    rows = {**CODEVOUCH, **({f"codevouch-tune-{n}": v for n, v in tune.items()} if args.tune else {})}
     per_corpus = [evaluate(c, prof, work, embedder, split, rows) for c, split in chosen]
     result = {"figure": "quality", "profile": prof.name, "machine": machine(), "seed": prof.seed,
               "corpus_bytes": prof.corpus_bytes, "max_queries_per_corpus": prof.corpus_queries,
