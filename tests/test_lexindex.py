@@ -127,3 +127,16 @@ def _stamp(index_dir: Path, space: str) -> str:
         return ledger.lexical_stamp(space) or ""
     finally:
         ledger.close()
+
+
+def test_adjacent_query_words_meet_a_camel_case_identifier_as_a_unit(repo: Repo, index_dir: Path) -> None:
+    assert lexical.parts("Return the HTTPClient's cookie_jar") == ["return", "http", "client", "s", "cookie", "jar"]
+    # Both files hold "cookie" and "jar" equally often; only one names the thing.
+    repo.commit_files({
+        "web/jar.js": "class CookieJar {\n  clear() { return 0; }\n}\n",
+        "web/misc.js": "function bake(cookie) {\n  const jar = open(cookie);\n  return jar;\n}\n"
+                       "// cookie jar\n",
+    })
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    idx.build()
+    assert _paths(idx, "the cookie jar")[0] == "web/jar.js"
