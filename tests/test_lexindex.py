@@ -5,6 +5,7 @@ from pathlib import Path
 
 from codevouch import Index, lexical, lexindex
 from codevouch.identity import identify
+from codevouch.retriever.search import _pairs
 from codevouch.store import Ledger, collection_base, space_name
 from tests.gitrepo import Repo
 
@@ -19,14 +20,14 @@ def _paths(idx: Index, query: str) -> list[str]:
     return [h.path for h in idx.search(query, k=5, mode="lexical", validate=False)]
 
 
-def _tantivy(index_dir: Path, repo: Repo, query: str) -> list[str] | None:
+def _tantivy(index_dir: Path, repo: Repo, query: str, extra: list[str] | None = None) -> list[str] | None:
     repo_id = identify(repo.root).id
     ledger = Ledger(index_dir)
     try:
         state = ledger.branch(collection_base(repo_id, "main"))
         assert state is not None and state.space is not None
         found = lexindex.search(index_dir, state.space, ledger.lexical_stamp(state.space) or "",
-                                list(dict.fromkeys(lexical.terms(query))), 5)
+                                list(dict.fromkeys(lexical.terms(query) + (extra or []))), 5)
         if found is None:
             return None
         records = ledger.branch_members(state, [key for key, _ in found], by="lex_key")
@@ -137,6 +138,7 @@ def test_adjacent_query_words_meet_a_camel_case_identifier_as_a_unit(repo: Repo,
         "web/misc.js": "function bake(cookie) {\n  const jar = open(cookie);\n  return jar;\n}\n"
                        "// cookie jar\n",
     })
-    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
-    idx.build()
-    assert _paths(idx, "the cookie jar")[0] == "web/jar.js"
+    Index(repo.root, index_dir, embedder="fake-bow-64").build()
+    assert _tantivy(index_dir, repo, "the cookie jar") == ["web/misc.js", "web/jar.js"]
+    assert _pairs("the cookie jar") == ["cookiejar"]  # what a hybrid search adds
+    assert _tantivy(index_dir, repo, "the cookie jar", _pairs("the cookie jar")) == ["web/jar.js", "web/misc.js"]

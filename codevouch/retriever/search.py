@@ -140,7 +140,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         out.lists.append((1.0, _members(ledger, state, depth, include_history, out.records,
                                         lambda n: [cid for cid, _ in vectors.query(space, qvec, n)])))
     if mode != "dense":
-        terms = list(dict.fromkeys(lexical.terms(query) + _pairs(query)))
+        terms = list(dict.fromkeys(lexical.terms(query) + (_pairs(query) if mode == "hybrid" else [])))
         stamp = ledger.lexical_stamp(space)
         fast = lexindex.search(index_dir, space, stamp, terms, 1) if stamp else None
         if fast is not None:   # a fresh tantivy copy of the space's lexical index (see lexindex.py)
@@ -161,7 +161,8 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
 # adjacent query words also as one term, so "cookie jar" meets `CookieJar` / `cookieJar` (whose
 # whole name is indexed lower-cased) as a unit. "joined": the term "cookiejar"; "phrase": a
 # phrase query "cookie jar" (identifiers' parts are indexed in order); None: words only. On the
-# tuning corpora (scripts/bench_quality.py --tune): joined 0.666, phrase 0.655, words 0.644.
+# tuning corpora (scripts/bench_quality.py --tune), hybrid: joined 0.666, phrase 0.655, words
+# 0.644; lexical alone: joined 0.604, words 0.609, so lexical mode keeps words only.
 LEXICAL_PAIRS: str | None = "joined"
 
 

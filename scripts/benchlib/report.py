@@ -112,7 +112,8 @@ def section_search(s: dict[str, Any]) -> str:
     for size, r in s["sizes"].items():
         w, c = r["warm"], r["cold"]
         rows.append([f"{int(size):,}", f"{ms(w['search_ms'])} / {ms(w['search_ms'], 'p95')}",
-                     ms(w.get("search_dense_ms")), ms(w.get("search_lexical_ms")),
+                     f"{ms(w['search_cpu_ms'])} / {ms(w['search_cpu_ms'], 'p95')}" if "search_cpu_ms" in w else None,
+                     w.get("load_average"), ms(w.get("search_dense_ms")), ms(w.get("search_lexical_ms")),
                      f"{ms(w['query_embedding_ms'])}", f"{ms(w['store_query_ms'])} / {ms(w['store_query_ms'], 'p95')}",
                      f"{ms(c.get('cli_search_no_validate'))} / {ms(c.get('cli_search_no_validate'), 'p95')}",
                      f"{ms(c.get('cli_search_validated'))} / {ms(c.get('cli_search_validated'), 'p95')}"
@@ -124,7 +125,8 @@ def section_search(s: dict[str, Any]) -> str:
     return (f"Stores: {s['vectors']} (source `{s['source']}`); {s['queries']} real queries. "
             "Warm = library `search()` in one process, model loaded, k=10; cold = `python -m codevouch "
             "search ... --json` as a new process each time.\n\n"
-            + table(["chunks", "warm search p50 / p95 (default: hybrid)", "dense only p50", "lexical only p50",
+            + table(["chunks", "warm search p50 / p95 (default: hybrid)",
+                     "its CPU p50 / p95 (process + git children)", "load avg (1 min)", "dense only p50", "lexical only p50",
                      "query embedding p50", "store query p50 / p95",
                      "cold CLI --no-validate p50 / p95", "cold CLI validated p50 / p95",
                      "search process peak RSS MiB", "fill s"], rows)
