@@ -230,3 +230,21 @@ def test_bench_branches_runs_end_to_end_with_the_fake_embedder(tmp_path: Path,
     after = result["after"]
     assert set(after["raw"]["seconds"]) == set(names) and after["query_ms"]["n"] == 3 * len(result["queries"])
     assert after["storage_ratio"] >= 1.0 and after["mb_first"] > 0
+
+
+def test_synthetic_index_with_repeated_texts_is_searchable(tmp_path: Path) -> None:
+    """The search figure's store (benchlib/synthetic.py): chunks of equal text share one vector,
+    as a build stores them, and the filled index answers a search."""
+    from benchlib.synthetic import build_synthetic_index
+
+    from codevouch.embedding import FakeEmbedder
+    from codevouch.retriever.search import search
+    from tests.gitrepo import Repo
+
+    repo = Repo(tmp_path / "src")
+    body = "def cancel_order(order):\n    return order.cancel()\n"
+    repo.commit(**{"a.py": body, "b.py": body, "c.py": "def refund(p):\n    return p.refund()\n"})
+    index = tmp_path / "index"
+    assert build_synthetic_index(repo.root, index, 30, 1, embedder=FakeEmbedder.name, dim=FakeEmbedder.dim) == 30
+    hits = search(repo.root, "cancel order", index, k=3, embedder=FakeEmbedder())
+    assert hits[0].record.path in ("a.py", "b.py") and "order.cancel()" in hits[0].text

@@ -69,10 +69,13 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
     space = space_name(ident.id, embedder)
     store = VectorStore(index_dir)
     step = 4000
-    for start in range(0, size, step):
-        vecs = rng.standard_normal((min(step, size - start), dim)).astype("float32")
+    # One vector per distinct text, as a build writes them: chunks of equal text (two files
+    # holding the same code) share one, and Chroma refuses an id twice in one upsert.
+    hashes = list(dict.fromkeys(r.text_hash for r in records))
+    for start in range(0, len(hashes), step):
+        vecs = rng.standard_normal((min(step, len(hashes) - start), dim)).astype("float32")
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        store.upsert(space, [r.text_hash for r in records[start:start + step]], vecs.tolist())
+        store.upsert(space, hashes[start:start + step], vecs.tolist())
     per_file = Counter((r.path, r.blob_sha, r.language) for r in records)
     ledger = Ledger(index_dir)
     try:
