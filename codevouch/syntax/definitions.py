@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import tree_sitter
@@ -10,7 +11,7 @@ from tree_sitter import Node
 from codevouch.syntax.languages import SUPPORTED_LANGUAGES, LanguageSpec, detect_language, get_language, get_spec
 from codevouch.syntax.tree import Item, Syntax, def_name, parse, rows
 
-__all__ = ["Definitions", "find_clean_definitions", "find_definitions", "resolve_language"]
+__all__ = ["Definitions", "Found", "find_clean_definitions", "find_definitions", "resolve_language", "walk"]
 
 # qualified symbol -> (start, end) line ranges, 1-based inclusive, in file order
 Definitions = dict[str, list[tuple[int, int]]]
@@ -48,15 +49,37 @@ def _definitions(text: str, path: str, language: str | None, clean_only: bool) -
     lang = resolve_language(path, language)
     if lang is None or not text.strip():
         return None if clean_only else {}
+    walked = walk(text, lang)
+    if walked is None or (clean_only and walked[0].has_error):
+        return None
+    out: Definitions = {}
+    for found in sorted(walked[1], key=lambda f: (f.start, f.node.start_byte)):
+        out.setdefault(found.name, []).append((found.start, found.end))
+    return out
+
+
+@dataclass(frozen=True)
+class Found:
+    """One definition: its qualified name, its lines (1-based, inclusive, with decorators and
+    doc comments) and its tree-sitter node."""
+    name: str
+    start: int
+    end: int
+    node: Node
+
+
+def walk(text: str, lang: str) -> tuple[Node, list[Found]] | None:
+    """The parse tree and every definition in it, or None when the parser fails.
+
+    The one walk behind every qualified name: the chunker's symbols for top-level
+    definitions and container members, `outer.inner` for those nested anywhere else."""
     spec = get_spec(lang)
     syntax = Syntax(spec)
     try:
         root = parse(text, lang)
     except Exception:  # noqa: BLE001 - never crash on odd input
         return None
-    if clean_only and root.has_error:
-        return None
-    found: list[tuple[int, str, tuple[int, int]]] = []   # (start byte, name, range)
+    found: list[Found] = []
     seen: set[tuple[int, int, str]] = set()
 
     def collect(items: list[Item]) -> None:
@@ -64,7 +87,7 @@ def _definitions(text: str, path: str, language: str | None, clean_only: bool) -
             for definition in item.defs:
                 node = definition.node
                 seen.add((node.start_byte, node.end_byte, node.type))
-                found.append((node.start_byte, definition.name, (item.start + 1, item.end + 1)))
+                found.append(Found(definition.name, item.start + 1, item.end + 1, node))
                 if definition.rule.container:
                     collect(syntax.members(definition))
 
@@ -74,11 +97,8 @@ def _definitions(text: str, path: str, language: str | None, clean_only: bool) -
             continue
         name = _nested_name(spec, node)
         if name:
-            found.append((node.start_byte, name, _nested_range(spec, node)))
-    out: Definitions = {}
-    for _, name, span in sorted(found, key=lambda f: (f[2][0], f[0])):
-        out.setdefault(name, []).append(span)
-    return out
+            found.append(Found(name, *_nested_range(spec, node), node))
+    return root, found
 
 
 @lru_cache(maxsize=None)

@@ -47,44 +47,17 @@ def outline(text: str, path: str, language: str | None = None) -> list[Definitio
     None when the language is not supported or the parser fails: "no definitions known",
     which callers must not confuse with a file that defines nothing ([]).
     """
-    # The syntax layer's walk is the one source of qualified names (the indexer's symbols,
-    # and find_definitions' names for definitions nested in functions).
-    from codevouch.syntax.definitions import _definition_nodes, _nested_name, _nested_range, resolve_language
-    from codevouch.syntax.languages import get_spec
-    from codevouch.syntax.tree import Item, Syntax, parse
+    from codevouch.syntax.definitions import resolve_language, walk
 
     lang = resolve_language(path, language)
     if lang is None:
         return None
     if not text.strip():
         return []
-    spec = get_spec(lang)
-    syntax = Syntax(spec)
-    source = text.encode("utf-8", "surrogatepass")
-    try:
-        root = parse(text, lang)
-    except Exception:  # noqa: BLE001 - any parser trouble: definitions unknown
+    walked = walk(text, lang)
+    if walked is None:
         return None
-    found: list[Definition] = []
-    seen: set[tuple[int, int, str]] = set()
-
-    def collect(items: list[Item]) -> None:
-        for item in items:
-            for definition in item.defs:
-                node = definition.node
-                seen.add((node.start_byte, node.end_byte, node.type))
-                found.append(Definition(definition.name, item.start + 1, item.end + 1,
-                                        _signature(node, source)))
-                if definition.rule.container:
-                    collect(syntax.members(definition))
-
-    collect(syntax.items(root.named_children, ""))
-    for node in _definition_nodes(lang, root):
-        if (node.start_byte, node.end_byte, node.type) in seen:
-            continue
-        name = _nested_name(spec, node)
-        if name:
-            start, end = _nested_range(spec, node)
-            found.append(Definition(name, start, end, _signature(node, source)))
+    source = text.encode("utf-8", "surrogatepass")
+    found = [Definition(f.name, f.start, f.end, _signature(f.node, source)) for f in walked[1]]
     found.sort(key=lambda d: (d.start, -d.end))
     return found
