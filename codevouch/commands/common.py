@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 
@@ -76,6 +76,16 @@ def crash_log_path() -> Path:
     return Path(base).expanduser() / "codevouch" / "crash.log"
 
 
+def _interrupted() -> NoReturn:
+    typer.echo("codevouch: interrupted", err=True)
+    # Every `finally` below this frame has run (locks released, nothing half-committed). Exit
+    # now, whether the KeyboardInterrupt reached us or typer turned it into SystemExit(130):
+    # letting the interpreter finalize after a Ctrl-C sometimes ended in death by SIGINT (-2).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
 @contextmanager
 def error_handler() -> Iterator[None]:
     """The CLI's outermost frame: known errors print one line with their exit code, Ctrl-C exits
@@ -86,15 +96,10 @@ def error_handler() -> Iterator[None]:
         typer.echo(f"codevouch: {_one_line(str(exc))}", err=True)
         raise SystemExit(exit_code(exc)) from None
     except KeyboardInterrupt:
-        typer.echo("codevouch: interrupted", err=True)
-        # Every `finally` below this frame has run (locks released, nothing half-committed). Exit
-        # now: letting the interpreter finalize sometimes ended in death by SIGINT (-2), not 130.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(EXIT_INTERRUPTED)
+        _interrupted()
     except SystemExit as exc:
         if exc.code == EXIT_INTERRUPTED:  # typer turned Ctrl-C into exit 130 without a word
-            typer.echo("codevouch: interrupted", err=True)
+            _interrupted()
         raise
     except BrokenPipeError:
         # `codevouch search ... | head`: the reader left; say nothing more (stdout is gone).
