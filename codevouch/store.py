@@ -256,16 +256,22 @@ class Ledger:
         chunks (the same text in two files); each comes back as the branch sees it: its own
         path, lines, symbol, kind, and its commit for history."""
         assert by in ("text_hash", "lex_key")
-        key, join = ("t.text_hash", "") if by == "text_hash" else ("m.id", "JOIN lexmap m ON m.rowid=c.lex ")
+        # From the keys outwards: a few dozen keys, each through its index to its chunks, their
+        # file versions and the branch's row. CROSS JOIN fixes that order; left to itself SQLite
+        # walked every chunk of the space and filtered by key last (60-70 ms at 100k chunks).
+        first = ("space_texts t CROSS JOIN space_chunks c ON c.text=t.id" if by == "text_hash" else
+                 "lexmap m CROSS JOIN space_chunks c ON c.lex=m.rowid CROSS JOIN space_texts t ON t.id=c.text")
+        key, scope = ("t.text_hash", "t.space") if by == "text_hash" else ("m.id", "m.coll")
         statuses = ("live", "deleted") if history else ("live",)
         found: dict[str, list[ChunkRecord]] = {}
         for start in range(0, len(keys), 500):
             part = list(keys[start:start + 500])
             rows = self.db.execute(
-                f"SELECT {key}, {_RECORD_COLUMNS} FROM {_CHUNKS_OF_BRANCH} {join}"
-                f"WHERE sb.space=? AND f.status IN ({','.join('?' * len(statuses))}) "
-                f"AND {key} IN ({','.join('?' * len(part))}) ORDER BY sb.path, c.ordinal",
-                (state.coll, state.space, *statuses, *part))
+                f"SELECT {key}, {_RECORD_COLUMNS} FROM {first} CROSS JOIN space_blobs sb ON sb.id=c.blob "
+                "CROSS JOIN files f ON f.coll=? AND f.path=sb.path AND f.blob_sha=sb.blob_sha "
+                f"WHERE {scope}=? AND {key} IN ({','.join('?' * len(part))}) "
+                f"AND f.status IN ({','.join('?' * len(statuses))}) ORDER BY sb.path, c.ordinal",
+                (state.coll, state.space, *part, *statuses))
             for key, *row in rows:
                 found.setdefault(key, []).append(_record(state, row))
         return found

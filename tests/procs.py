@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,3 +39,20 @@ def wait_for_open(pid: int, path: Path, timeout: float = 60) -> bool:
     def gone() -> bool:
         return not os.path.isdir(f"/proc/{pid}")
     return wait_until(lambda: holds_open(pid, path) or gone(), timeout) and not gone()
+
+
+def stop_when(proc: subprocess.Popen, cond: Callable[[], bool]) -> Callable[[], bool]:
+    """A wait_until condition that stops `proc` (SIGSTOP) at a moment when `cond` holds.
+
+    `cond` is checked again once the process is stopped, because it may have moved on between
+    the check and the signal; if it did, the process runs on and the next poll tries again.
+    """
+    def attempt() -> bool:
+        if not cond():
+            return False
+        proc.send_signal(signal.SIGSTOP)
+        if cond():
+            return True
+        proc.send_signal(signal.SIGCONT)
+        return False
+    return attempt

@@ -24,7 +24,7 @@ from codevouch.api import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.indexer.build import build_index
 from tests.gitrepo import Repo
-from tests.procs import holds_open, wait_until
+from tests.procs import holds_open, stop_when, wait_until
 
 FAKE = ["--embedder", "fake-bow-64"]
 QUERIES = ("compute the total of an order", "validate the customer address", "module_7 helper", "refund")
@@ -170,15 +170,9 @@ def test_search_during_a_build_answers_from_the_previous_state(history: dict) ->
     build = spawn_build(repo.root, index)
     try:
         # Pause the build while it works but is outside a vector write, then search.
-        def paused_outside_a_write() -> bool:
-            if not holds_open(build.pid, index / "write.lock"):
-                return False
-            build.send_signal(signal.SIGSTOP)
-            if vectors_locked(index):
-                build.send_signal(signal.SIGCONT)
-                return False
-            return True
-        assert wait_until(paused_outside_a_write, step=0.05)
+        def working_outside_a_write() -> bool:
+            return holds_open(build.pid, index / "write.lock") and not vectors_locked(index)
+        assert wait_until(stop_when(build, working_outside_a_write), step=0.05)
         status = Index(repo.root, index).status()
         if status[0]["commit"] == history["first"]:
             assert answers(repo.root, index) == history["before"]
@@ -198,15 +192,8 @@ def test_search_does_not_hang_behind_a_build_paused_inside_a_vector_write(histor
     shutil.copytree(history["previous"], index)
     build = spawn_build(repo.root, index)
     try:
-        def paused_inside_a_write() -> bool:
-            if not vectors_locked(index):
-                return False
-            build.send_signal(signal.SIGSTOP)
-            if not vectors_locked(index):
-                build.send_signal(signal.SIGCONT)
-                return False
-            return True
-        assert wait_until(paused_inside_a_write, step=0.001), "never caught the build inside a vector write"
+        assert wait_until(stop_when(build, lambda: vectors_locked(index)), step=0.001), \
+            "never caught the build inside a vector write"
         started = time.monotonic()
         dense = run_cv("search", "refund", "--repo", str(repo.root), "--mode", "dense", index=index,
                        env={"CODEVOUCH_BUSY_TIMEOUT": "3"})
