@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from codevouch.validator.citation import header
+from codevouch.validator.citation import header, version_line
 from codevouch.validator.decide import LOST, decide, move_needle
 from codevouch.validator.facts import Facts, find_elsewhere, gather
 from codevouch.validator.model import REASONS, VERDICTS, Current, Decision, Snippet, Validated
@@ -40,9 +40,16 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any]], strict: bo
         for i in lost:
             decisions[i] = decide(parsed[i], facts, strict)
     results = []
+    versions: dict[tuple[str | None, ...], str] = {}   # most snippets share a commit: one version line
     for item, s, d in zip(snippets, parsed, decisions):
         loc = facts.located[s.path]
         commit = facts.commit_of(s)
-        cite = header(s, d, loc.rel or s.path, facts.commit_dates.get(commit or ""), commit is not None)
+        date = facts.commit_dates.get(commit or "")
+        key = (s.commit, None if s.commit else s.blob_sha, s.branch, s.commit_date, s.indexed_at, date,
+               "" if commit is not None else None)
+        version = versions.get(key)
+        if version is None:
+            version = versions[key] = version_line(s, date, commit is not None)
+        cite = header(s, d, loc.rel or s.path, date, commit is not None, version)
         results.append(Validated(dict(item), s, d.verdict, d.reason, d.detail, d.current, cite))
     return results

@@ -86,10 +86,12 @@ def check_phrase(d: Decision) -> str:
     return f"check: {d.verdict} ({phrase})"
 
 
-def header(s: Snippet, d: Decision, path: str, commit_date: str | None, commit_exists: bool) -> str:
-    """The citation header for a snippet; `path` is its normalized path (or as given, if outside)."""
+def header(s: Snippet, d: Decision, path: str, commit_date: str | None, commit_exists: bool,
+           version: str | None = None) -> str:
+    """The citation header for a snippet; `path` is its normalized path (or as given, if outside).
+    `version`: its version_line, when the caller has it already (snippets of one commit share it)."""
     lines = [f"source: {location(path, s.start_line, s.end_line, s.symbol, REASONS[d.reason].note)}",
-             version_line(s, commit_date, commit_exists), check_phrase(d)]
+             version or version_line(s, commit_date, commit_exists), check_phrase(d)]
     if d.current is not None and _moved(s, path, d.current):
         lines.append(f"current: {current_location(d.current)}")
     if d.verdict == "historical-only":

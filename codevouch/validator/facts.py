@@ -74,7 +74,10 @@ class Facts:
     _hits: dict[tuple[str, str], list[tuple[int, int]]] = field(default_factory=dict, compare=False, repr=False)
     _old_split: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
     _cr: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
-    _fast: dict[tuple[Snippet, bool], bool] = field(default_factory=dict, compare=False, repr=False)
+    # Keyed by what the answer depends on (hashing a whole Snippet, its text and all, cost more
+    # than the check itself).
+    _fast: dict[tuple[str, str | None, str | None, bool], bool] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def has_cr(self, real: str) -> bool:
         """Whether a working-tree file holds a carriage return (once per file and call)."""
@@ -235,7 +238,7 @@ class Facts:
 def fast_path(s: Snippet, facts: Facts, strict: bool) -> bool:
     """Rule 4: the snippet is from HEAD and git says its file is unchanged: no hashing needed.
     (Tracked at HEAD is checked too: an ignored file is 'clean' to `git status` as well.)"""
-    key = (s, strict)
+    key = (s.path, s.commit, s.blob_sha, strict)
     found = facts._fast.get(key)
     if found is None:
         found = facts._fast[key] = _fast_path(s, facts, strict)
@@ -454,13 +457,22 @@ def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool, early
     return replace(facts, blob_texts=texts)
 
 
-def read_text(root: Path, real: str) -> str | None:
+# O_NOFOLLOW and O_NONBLOCK: if the path was swapped for a symlink or a FIFO since it was
+# checked, the open fails or returns at once, and fstat below refuses it.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def read_text(root: Path | str, real: str) -> str | None:
     """A working-tree file's text; `real` was checked by paths.locate to lie inside `root`."""
-    # O_NOFOLLOW and O_NONBLOCK: if the path was swapped for a symlink or a FIFO since it
-    # was checked, the open fails or returns at once, and fstat below refuses it.
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    data = read_bytes(root, real)
+    return None if data is None else decode(data)
+
+
+def read_bytes(root: Path | str, real: str) -> bytes | None:
+    """read_text's bytes, before decoding."""
     try:
-        fd = os.open(os.path.join(root, real), flags)
+        # `real` is a normal relative path: joining by hand costs a fraction of os.path.join.
+        fd = os.open(f"{os.fspath(root)}/{real}", _READ_FLAGS)
     except OSError:
         return None
     try:
@@ -472,7 +484,7 @@ def read_text(root: Path, real: str) -> str | None:
         chunks = [os.read(fd, info.st_size + 1)]
         while len(chunks[-1]) > (info.st_size if len(chunks) == 1 else 0):
             chunks.append(os.read(fd, 1 << 20))
-        return decode(b"".join(chunks))
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     except OSError:
         return None
     finally:

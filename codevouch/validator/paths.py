@@ -106,21 +106,25 @@ def _locate(root: Path, root_real: str, given: str,
                 break
         else:
             return outside("the path is absolute and not under the repository root")
-    parts = [p for p in path.split("/") if p not in ("", ".")]
+    parts = path.split("/")
+    if "" in parts or "." in parts:
+        parts = [p for p in parts if p not in ("", ".")]
+        rel = "/".join(parts)
+    else:
+        rel = path           # already normal: most paths are (no join needed)
     if ".." in parts:
         return outside("the path has '..' components")
     if not parts:
         return outside("the path names the repository root, not a file in it")
     if parts[0] == ".git":
         return outside("the path is inside .git, not in the working tree")
-    rel = "/".join(parts)
     real_abs, info = resolve(rel)
-    prefix = root_real.rstrip("/") + "/"
+    prefix = root_real if root_real.endswith("/") else root_real + "/"
     if real_abs != root_real and not real_abs.startswith(prefix):
         return outside("a symlink along the path leads outside the repository")
     # realpath gives a normal absolute path: what follows the root's prefix is the relative path.
     real = "." if real_abs == root_real else real_abs[len(prefix):]
-    if real == "." or real.split("/")[0] == ".git":
+    if real == "." or real == ".git" or real.startswith(".git/"):
         return outside("a symlink along the path leads into .git or to the root")
     try:
         mode = (info or os.stat(real_abs)).st_mode
@@ -129,7 +133,9 @@ def _locate(root: Path, root_real: str, given: str,
     except (OSError, ValueError) as exc:
         return Located(given, rel, real, None, False, _unreadable(exc))
     # Not a FIFO, device or directory: those are never read (a FIFO would block the reader).
-    return Located(given, rel, real, None, stat.S_ISREG(mode), None if stat.S_ISREG(mode) else _file_type(mode))
+    if stat.S_ISREG(mode):
+        return Located(given, rel, real, None, True)
+    return Located(given, rel, real, None, False, _file_type(mode))
 
 
 def _file_type(mode: int) -> str:

@@ -37,23 +37,50 @@ def _find(needle: str, hay: str) -> list[tuple[int, int]]:
     return _whole_line_hits(needle, hay)
 
 
+# Long needles are looked for by their first PROBE characters, each place checked for the
+# whole needle with startswith: str.find picks a linear two-way search for long needles, and
+# a short probe's skipping search is two to three times faster here. Exactly the same places
+# are found (every occurrence of the needle is one of its probe); a probe that keeps matching
+# where the needle does not (MAX_PROBE_MISSES) hands the rest to a plain find.
+PROBE = 128
+MAX_PROBE_MISSES = 32
+
+
+def _next(needle: str, hay: str, start: int) -> int:
+    """hay.find(needle, start)."""
+    if len(needle) <= PROBE:
+        return hay.find(needle, start)
+    probe = needle[:PROBE]
+    pos = hay.find(probe, start)
+    misses = 0
+    while pos != -1 and not hay.startswith(needle, pos):
+        misses += 1
+        if misses > MAX_PROBE_MISSES:
+            return hay.find(needle, pos)
+        pos = hay.find(probe, pos + 1)
+    return pos
+
+
 def _whole_line_hits(needle: str, hay: str) -> list[tuple[int, int]]:
     if not needle:
         return []
-    pos = hay.find(needle)                   # C speed; a miss ends here after one pass
+    pos = _next(needle, hay, 0)              # C speed; a miss ends here after one pass
     if pos < 0:
         return []
     span = needle.count("\n")
     hits: list[tuple[int, int]] = []
+    line, counted = 1, 0                     # line number at offset `counted`
     while pos != -1 and len(hits) < MAX_HITS:
         end = pos + len(needle)
         at_line_start = pos == 0 or hay[pos - 1] == "\n"
         at_line_end = end == len(hay) or hay[end] == "\n"
         if at_line_start and at_line_end:
             # str.count runs in C; a per-file table of line starts built in Python cost more.
-            line = hay.count("\n", 0, pos) + 1
+            # Counted on from the previous hit, not from the top again.
+            line += hay.count("\n", counted, pos)
+            counted = pos
             hits.append((line, line + span))
-        pos = hay.find(needle, pos + 1)
+        pos = _next(needle, hay, pos + 1)
     return hits
 
 
