@@ -30,7 +30,8 @@ def _escape(m: re.Match[str]) -> str:
 
 def clean(value: str) -> str:
     """One line, printable, bounded: for text that came from the (untrusted) snippet."""
-    out = _CONTROL.sub(_escape, value)
+    # Printable ASCII holds nothing _CONTROL matches: most paths and symbols skip the regex.
+    out = value if value.isascii() and value.isprintable() else _CONTROL.sub(_escape, value)
     return out if len(out) <= MAX_FIELD else out[:MAX_FIELD - 1] + "…"
 
 

@@ -131,10 +131,12 @@ class Facts:
         """The exclusion rules' verdict on a path inside the repository (and on its first
         lines, for generated-code markers); once per path and call."""
         assert loc.rel is not None
-        if loc.rel not in self._kinds:
+        found = self._kinds.get(loc.rel)
+        if found is None:
             work = self.files.get(loc.real) if loc.exists and loc.real else None
-            self._kinds[loc.rel] = self._classifier(loc.rel, work.text if work else "", self.marks.get(loc.rel))
-        return self._kinds[loc.rel]
+            found = self._kinds[loc.rel] = self._classifier(loc.rel, work.text if work else "",
+                                                            self.marks.get(loc.rel))
+        return found
 
     def defs_near(self, real: str, start: int, end: int) -> dict[str, list[tuple[int, int]]]:
         """Definitions of the top-level block around lines start..end of a working-tree file,
@@ -406,15 +408,15 @@ def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator
             if loc.inside and loc.exists and loc.real:
                 untracked[loc.real] = loc
 
-    texts = {real: work.text for real, work in facts.files.items()}
-    for real in sorted(set(facts.renames.values()) - set(texts)):
+    texts: dict[str, str] = {}     # files read now, beyond facts.files
+    for real in sorted(set(facts.renames.values()) - set(facts.files)):
         if (text := read_text(root, real)) is not None:
             texts[real] = text
-    to_hash = {located[s.path].real for s in inside
-               if s.has_version and located[s.path].exists and located[s.path].real in texts
-               and not fast_path(s, facts, strict)}
+    to_hash = {real for s in inside
+               if s.has_version and (loc := located[s.path]).exists
+               and ((real := loc.real) in facts.files or real in texts) and not fast_path(s, facts, strict)}
     if strict:
-        to_hash |= set(texts)
+        to_hash |= set(facts.files) | set(texts)
     hashing = gitio.start_hash_worktree_files(root, sorted(p for p in to_hash if p) + sorted(untracked))
     early = gitio.start_read_blobs(root, sorted({
         old for s in inside if (real := located[s.path].real) in to_hash and not facts.status.is_clean(real)
@@ -429,9 +431,13 @@ def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator
         lost = next((b for b in lost_blobs if same_oid(b, blob)), None)
         if lost is not None and lost not in moved:
             moved[lost] = path
-            if path not in texts and (text := read_text(root, path)) is not None:
+            if path not in facts.files and path not in texts and (text := read_text(root, path)) is not None:
                 texts[path] = text
-    files = {real: WorkFile(text, hashed.get(real)) for real, text in texts.items()}
+    files = dict(facts.files)
+    files.update((real, WorkFile(text, hashed.get(real))) for real, text in texts.items())
+    for real, blob in hashed.items():
+        if real in facts.files:
+            files[real] = WorkFile(facts.files[real].text, blob)
     return replace(facts, files=files, moved=moved), early
 
 

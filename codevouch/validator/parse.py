@@ -83,17 +83,19 @@ def check_snippet(item: Any, where: str) -> Snippet:
     """The validated, normalized view of one snippet; InputError says what is wrong and where."""
     if type(item) is not dict and not isinstance(item, Mapping):   # the ABC check is the slow one
         raise InputError(f"{where}: expected a JSON object, got {_kind(item)}; {_FIX}.")
-    path = item.get("path")
-    if path is None:
-        raise InputError(f"{where}: missing \"path\"; {_FIX}.")
-    if not isinstance(path, str):
-        raise InputError(f"{where}: \"path\" must be a string, got {_kind(path)}; {_FIX}.")
-    if not path.strip():
+    get = item.get
+    path = get("path")
+    if type(path) is not str:
+        if path is None:
+            raise InputError(f"{where}: missing \"path\"; {_FIX}.")
+        if not isinstance(path, str):
+            raise InputError(f"{where}: \"path\" must be a string, got {_kind(path)}; {_FIX}.")
+    if not path or path.isspace():      # `not path.strip()`, without building the stripped copy
         raise InputError(f"{where}: \"path\" is empty; {_FIX}.")
     values: dict[str, Any] = {}
     for key in _STR_FIELDS:
-        value = item.get(key)
-        if value is not None and not isinstance(value, str):
+        value = get(key)
+        if value is not None and type(value) is not str and not isinstance(value, str):
             raise InputError(f"{where}: \"{key}\" must be a string or null, got {_kind(value)}.")
         values[key] = value or None   # "" carries no information: same as absent
     for key in ("commit", "blob_sha"):
@@ -103,8 +105,9 @@ def check_snippet(item: Any, where: str) -> Snippet:
                              f"got {value[:80]!r}; drop the field if it is unknown.")
     lines: dict[str, int | None] = {}
     for key in ("start_line", "end_line"):
-        value = item.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        value = get(key)
+        if value is not None and (type(value) is not int or value < 1) \
+                and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise InputError(f"{where}: \"{key}\" must be a positive integer (1-based) or null, "
                              f"got {value!r}.")
         lines[key] = value
