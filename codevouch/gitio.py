@@ -95,6 +95,10 @@ class Pending:
     def _collect(self, stdin: bytes | None) -> None:
         self._out = self._proc.communicate(stdin)
 
+    def done(self) -> bool:
+        """Whether git has finished (result() would not wait)."""
+        return not self._thread.is_alive()
+
     def result(self) -> bytes:
         self._thread.join()
         return _checked(self._cmd, self._proc.returncode, *self._out, self._ok)

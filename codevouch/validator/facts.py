@@ -289,13 +289,17 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
     trees = _start_blob_lookups(root, commits, located, inside)
     texts = _read_files(root, located)
     # Where each snippet's text is in its file: needed for nearly every verdict, and done
-    # while git may still be listing the status and the trees.
-    hits = {(s.text, real): find_lines(s.text, texts[real]) for s in inside
-            if s.text and (real := located[s.path].real) in texts}
+    # while git works: while it still lists the status (a clean tree), else while it hashes
+    # the changed files and reads their old versions (started as soon as the status is in).
+    wanted = [(s.text, real) for s in inside if s.text and (real := located[s.path].real) in texts]
+    hits = {} if status.done() else {key: find_lines(key[0], texts[key[1]]) for key in wanted}
     facts = _objects(root, commits, trees, located, inside, gitio.parse_status(status.result()), texts)
     facts._hits.update(hits)
     facts = _trace_renames(facts, inside, locator)
-    facts, early = _hash_working_tree(facts, inside, locator, strict)
+    hashing = _start_hashing(facts, inside, locator, strict)
+    for text, real in wanted:
+        facts.hits(text, real)
+    facts, early = _finish_hashing(facts, hashing)
     return _read_old_blobs(facts, inside, strict, early)
 
 
@@ -387,13 +391,22 @@ def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) ->
                                    if targets[v].inside and targets[v].exists})
 
 
-def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator,
-                       strict: bool) -> tuple[Facts, gitio.PendingBlobs]:
+@dataclass(frozen=True)
+class _Hashing:
+    """Working-tree files being hashed and old blobs being read (see _start_hashing)."""
+    hashing: gitio.PendingHashes
+    early: gitio.PendingBlobs
+    texts: Mapping[str, str]             # files read beyond facts.files (rename targets)
+    untracked: Mapping[str, Located]     # candidates for files moved without git
+    lost_blobs: frozenset[str]
+
+
+def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, strict: bool) -> _Hashing:
     """Blob ids computed (one `hash-object`) for the files the HEAD-and-clean fast path cannot
-    vouch for; renamed files read; files moved without git found by content.
+    vouch for, renamed files read, and untracked files hashed to find files moved without git.
 
     While git hashes, the old versions of the files it says changed are already being read
-    (their snippets will need them: see _read_old_blobs), and the paths are classified."""
+    (their snippets will need them: see _read_old_blobs)."""
     root, located = facts.root, facts.located
     # Files moved without git (plain `mv`): an untracked file with the old blob's exact content.
     lost_blobs = {facts.old_blob(s, located[s.path].rel) for s in inside
@@ -421,14 +434,21 @@ def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator
     early = gitio.start_read_blobs(root, sorted({
         old for s in inside if (real := located[s.path].real) in to_hash and not facts.status.is_clean(real)
         and (s.text is None or symbols.symbol_names(s.symbol)) and (old := facts.old_blob(s, located[s.path].rel))}))
-    for loc in located.values():     # while git hashes: the rules' verdict on each path
+    return _Hashing(hashing, early, texts, untracked, frozenset(b for b in lost_blobs if b))
+
+
+def _finish_hashing(facts: Facts, started: _Hashing) -> tuple[Facts, gitio.PendingBlobs]:
+    """The files with their blob ids, and the files moved without git found by content; the
+    paths are classified while git still hashes."""
+    root, texts = facts.root, dict(started.texts)
+    for loc in facts.located.values():     # the rules' verdict on each path
         if loc.inside:
             facts.classification(loc)
-    hashed = hashing.result()
+    hashed = started.hashing.result()
     moved: dict[str, str] = {}
-    for path in sorted(untracked):
+    for path in sorted(started.untracked):
         blob = hashed.get(path)
-        lost = next((b for b in lost_blobs if same_oid(b, blob)), None)
+        lost = next((b for b in started.lost_blobs if same_oid(b, blob)), None)
         if lost is not None and lost not in moved:
             moved[lost] = path
             if path not in facts.files and path not in texts and (text := read_text(root, path)) is not None:
@@ -438,7 +458,7 @@ def _hash_working_tree(facts: Facts, inside: Sequence[Snippet], locator: Locator
     for real, blob in hashed.items():
         if real in facts.files:
             files[real] = WorkFile(facts.files[real].text, blob)
-    return replace(facts, files=files, moved=moved), early
+    return replace(facts, files=files, moved=moved), started.early
 
 
 def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool, early: gitio.PendingBlobs) -> Facts:
