@@ -137,3 +137,10 @@ def test_status_without_untracked_files_still_sees_a_file_taken_out_of_the_index
     assert full.untracked == {"new.py", "b.py"} and quick.untracked == frozenset()
     assert full.changed == quick.changed == {"b.py"}
     assert not quick.is_clean("b.py") and quick.is_clean("a.py")
+
+
+def test_a_collected_background_process_is_done(repo: Repo) -> None:
+    commit = repo.commit(**{"a.py": "A = 1\n"})
+    pending = gitio.start_tree_blobs(repo.root, commit)
+    assert gitio.parse_tree_blobs(pending.result()) == {"a.py": repo.blob("HEAD", "a.py")}
+    assert pending.done()
