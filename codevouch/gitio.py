@@ -76,24 +76,30 @@ def _checked(cmd: tuple[str, ...], returncode: int, stdout: bytes, stderr_bytes:
 
 class Pending:
     """A git process started now and collected later (`result()`, which raises as `run` does):
-    git works on the other core while the caller goes on with its own work. A thread drains
-    the pipes, so a large output never blocks git."""
+    git works on the other core while the caller goes on with its own work. A thread starts
+    git and drains its pipes, so a large output never blocks git, and the caller does not wait
+    for the fork and exec either (milliseconds a process on a busy machine)."""
 
     def __init__(self, repo: Path | str, *args: str, stdin: bytes | None = None,
                  ok_codes: tuple[int, ...] = (0,)) -> None:
         self._cmd = ("git", "-C", str(repo), *args)
         self._ok = ok_codes
-        try:
-            self._proc = subprocess.Popen(self._cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
-        except FileNotFoundError as exc:
-            raise _missing_git(self._cmd) from exc
+        self._env = _env()       # read now: the environment as it is when the caller asks
         self._out: tuple[bytes, bytes] = (b"", b"")
+        self._returncode: int | None = None
+        self._error: OSError | None = None
         self._thread = threading.Thread(target=self._collect, args=(stdin,), daemon=True)
         self._thread.start()
 
     def _collect(self, stdin: bytes | None) -> None:
-        self._out = self._proc.communicate(stdin)
+        try:
+            proc = subprocess.Popen(self._cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env)
+        except OSError as exc:        # raised by result(), in the caller's thread
+            self._error = exc
+            return
+        self._out = proc.communicate(stdin)
+        self._returncode = proc.returncode
 
     def done(self) -> bool:
         """Whether git has finished (result() would not wait)."""
@@ -101,7 +107,12 @@ class Pending:
 
     def result(self) -> bytes:
         self._thread.join()
-        return _checked(self._cmd, self._proc.returncode, *self._out, self._ok)
+        if isinstance(self._error, FileNotFoundError):
+            raise _missing_git(self._cmd) from self._error
+        if self._error is not None:
+            raise self._error
+        assert self._returncode is not None
+        return _checked(self._cmd, self._returncode, *self._out, self._ok)
 
 
 def zsplit(out: bytes) -> list[str]:

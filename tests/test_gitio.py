@@ -144,3 +144,11 @@ def test_a_collected_background_process_is_done(repo: Repo) -> None:
     pending = gitio.start_tree_blobs(repo.root, commit)
     assert gitio.parse_tree_blobs(pending.result()) == {"a.py": repo.blob("HEAD", "a.py")}
     assert pending.done()
+
+
+def test_a_background_process_without_git_on_path_fails_when_collected(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))       # no git here: started in the thread, fails there
+    pending = gitio.Pending(repo.root, "status")
+    with pytest.raises(GitError, match="git is not installed"):
+        pending.result()

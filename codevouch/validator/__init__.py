@@ -17,10 +17,17 @@ from codevouch.validator.decide import LOST, decide, move_needle
 from codevouch.validator.facts import Facts, find_elsewhere, gather
 from codevouch.validator.model import REASONS, VERDICTS, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, parse_snippets
+from codevouch.validator.parsecache import CACHE as PARSES
 from codevouch.validator.render import render_text, summary, to_json
 
-__all__ = ["REASONS", "VERDICTS", "Current", "Decision", "Facts", "Snippet", "Validated",
+__all__ = ["REASONS", "VERDICTS", "Current", "Decision", "Facts", "Snippet", "Validated", "clear_caches",
            "decide", "gather", "parse_snippets", "render_text", "summary", "to_json", "validate"]
+
+
+def clear_caches() -> None:
+    """Forget the definitions kept across calls (validator/parsecache.py): the next call parses
+    as a fresh process would (benchmarks use it for a first-call figure)."""
+    PARSES.clear()
 
 
 def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any]], strict: bool = False) -> list[Validated]:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from codevouch.syntax.lines import MODULE_SYMBOL
+from codevouch.validator.parsecache import CACHE
 
 Definitions = Mapping[str, list[tuple[int, int]]]
 
@@ -27,12 +28,17 @@ _RUST_ROOTS = ("crate.", "self.", "super.")
 
 def definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]]:
     """Qualified symbol -> line ranges; {} when the language is unsupported or parsing fails.
+    Kept by content across calls (parsecache): the result is shared, never modify it.
 
     Imported lazily: tree-sitter grammars load only when a symbol is actually looked up.
     """
     from codevouch.syntax.definitions import find_definitions
+    from codevouch.syntax.languages import detect_language
+    language = detect_language(path)
+    if language is None:
+        return {}
     try:
-        return find_definitions(text, path)
+        return CACHE.get("file", language, text, lambda: find_definitions(text, path))
     except Exception:  # noqa: BLE001 - a parser problem must not fail validation of the others
         return {}
 
@@ -44,10 +50,15 @@ def supported(path: str) -> bool:
 
 
 def piece_definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]] | None:
-    """Definitions in a top-level block cut out of a file; None unless it parses cleanly."""
+    """Definitions in a top-level block cut out of a file; None unless it parses cleanly.
+    Kept by content across calls, like `definitions`."""
     from codevouch.syntax.definitions import find_clean_definitions
+    from codevouch.syntax.languages import detect_language
+    language = detect_language(path)
+    if language is None:
+        return None
     try:
-        return find_clean_definitions(text, path)
+        return CACHE.get("piece", language, text, lambda: find_clean_definitions(text, path))
     except Exception:  # noqa: BLE001 - the caller falls back to the whole file
         return None
 
