@@ -32,13 +32,21 @@ def region_context(lines: list[str], start: int, end: int) -> tuple[int, int, in
     """top_level_region's (first, last), and the rows lo..hi-1 it looked at to find them: the
     same rows at a shifted place decide the same block there (hi == len(lines) or lo == 0 when
     the cut reached an end of the file, which a shifted place must reach too)."""
+    # The two scans are _starts_block inlined: they visit every row of a large class.
+    not_blocks = _CLOSING + _ATTACHED
     first = start
-    while first > 0 and not _starts_block(lines[first]):
+    while first > 0:
+        line = lines[first]
+        if line and not line[0].isspace() and not line.startswith(not_blocks):
+            break
         first -= 1
     while first > 0 and lines[first - 1].startswith(_ATTACHED):
         first -= 1
-    stop = end + 1
-    while stop < len(lines) and not _starts_block(lines[stop]):
+    stop, count = end + 1, len(lines)
+    while stop < count:
+        line = lines[stop]
+        if line and not line[0].isspace() and not line.startswith(not_blocks):
+            break
         stop += 1
     last = stop - 1
     while last > end and (not lines[last].strip() or lines[last].startswith(_ATTACHED)):

@@ -78,6 +78,10 @@ class Facts:
     # than the check itself).
     _fast: dict[tuple[str, str | None, str | None, bool], bool] = field(
         default_factory=dict, compare=False, repr=False)
+    # identical_blob's answers, by the same key; only once the files are hashed (a fresh dict
+    # comes with the hashed files: see _finish_hashing).
+    _same: dict[tuple[str, str | None, str | None, bool], str | None] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def has_cr(self, real: str) -> bool:
         """Whether a working-tree file holds a carriage return (once per file and call)."""
@@ -265,6 +269,14 @@ def same_oid(a: str | None, b: str | None) -> bool:
 
 def identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
     """The blob id the working-tree file provably equals (fast path or same hash), else None."""
+    key = (s.path, s.commit, s.blob_sha, strict)
+    if key in facts._same:
+        return facts._same[key]
+    found = facts._same[key] = _identical_blob(s, facts, strict)
+    return found
+
+
+def _identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
     loc = facts.located[s.path]
     if fast_path(s, facts, strict):
         return facts.blob_at(facts.head, loc.rel)
@@ -458,7 +470,7 @@ def _finish_hashing(facts: Facts, started: _Hashing) -> tuple[Facts, gitio.Pendi
     for real, blob in hashed.items():
         if real in facts.files:
             files[real] = WorkFile(facts.files[real].text, blob)
-    return replace(facts, files=files, moved=moved), started.early
+    return replace(facts, files=files, moved=moved, _same={}), started.early
 
 
 def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool, early: gitio.PendingBlobs) -> Facts:
