@@ -761,3 +761,15 @@ def test_readme_reason_table_is_the_reasons_table() -> None:
         verdict, code, meaning = (cell.strip() for cell in row.strip().strip("|").split(" | "))
         table[code.strip("`")] = (verdict, meaning)
     assert table == {code: (r.verdict.value, r.meaning) for code, r in REASONS.items()}
+
+
+def test_a_subdirectory_of_the_work_tree_gives_the_answers_of_its_root(repo: Repo) -> None:
+    # status and the commits are asked for before the root is known (with `-C <given path>`):
+    # paths from git must still be read as root-relative.
+    items = [cancel(repo), snippet(repo, PATH, *HELPER, symbol="helper"),
+             snippet(repo, "README.md", 1, 1, symbol=None)]
+    repo.write(PATH, "# edited\n" + ORDERS)
+    repo.write("README.md", "# demo, edited\n")
+    at_root = [to_json(v) for v in validate(repo.root, items)]
+    assert [v["reason"] for v in at_root] == ["chunk-moved", "chunk-moved", "content-changed"]
+    assert [to_json(v) for v in validate(repo.root / "src" / "orders", items)] == at_root

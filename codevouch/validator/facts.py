@@ -291,9 +291,11 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
     The slow git processes (`status`, `ls-tree`) are started first and collected last: they
     run on another core while this process locates and reads the files.
     """
+    # Started before the root is known (rev-parse runs meanwhile): porcelain status paths are
+    # relative to the root whatever the directory, and commit names need none.
+    status = gitio.start_worktree_status(Path(repo), untracked=False)
+    reading = gitio.PendingCommits(Path(repo), ["HEAD", *(s.commit for s in snippets if s.commit)])
     root = gitio.repo_root(repo)
-    status = gitio.start_worktree_status(root, untracked=False)
-    reading = gitio.PendingCommits(root, ["HEAD", *(s.commit for s in snippets if s.commit)])
     locator = Locator(root)
     located = {s.path: locator.locate(s.path) for s in snippets}
     inside = [s for s in snippets if located[s.path].inside]
