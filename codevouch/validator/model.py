@@ -84,6 +84,9 @@ REASONS: dict[str, Reason] = {
                            "inside `.git`, a NUL byte); nothing was read"),
 }
 
+# reason code -> its verdict's string (an Enum's .value costs more than the lookup: asked per snippet)
+_VERDICT_OF: dict[str, str] = {code: reason.verdict.value for code, reason in REASONS.items()}
+
 # rules.py kind -> reason code
 KIND_REASON: dict[str, str] = {"generated": "generated", "vendor": "vendored",
                                "backup": "backup", "fixture": "fixture"}
@@ -132,7 +135,7 @@ class Decision:
 
     @property
     def verdict(self) -> str:
-        return REASONS[self.reason].verdict.value
+        return _VERDICT_OF[self.reason]
 
 
 @dataclass(frozen=True)
