@@ -66,20 +66,24 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             rec = rankings.records[cid]
             if kinds is not None and rec.kind not in kinds:
                 continue
-            if rec.status == "live":
-                # A live chunk's file is unchanged up to the branch's indexed commit, which
-                # the last build recorded: cite that commit and that build's time.
-                rec = replace(rec, commit=state.commit, commit_date=state.commit_date,
-                              indexed_at=state.built_at)
-            # The index may have been built from another clone: cite this one.
-            found.append((replace(rec, repo=str(repo)),
-                          score if kinds is not None else score * KIND_WEIGHTS.get(rec.kind, 1.0)))
+            found.append((rec, score if kinds is not None else score * KIND_WEIGHTS.get(rec.kind, 1.0)))
     finally:
         ledger.close()
     found = _dedupe(sorted(found, key=lambda item: -item[1]))
-    found = (collapse(found) if COLLAPSE else found)[:k]
+    found = [(_cited(rec, state, repo), score) for rec, score in (collapse(found) if COLLAPSE else found)[:k]]
     blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found])
-    return [Hit(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec)) for rec, score in found]
+    lines: dict[str, list[str]] = {}  # a blob split once, however many of its chunks hit
+    return [Hit(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines)) for rec, score in found]
+
+
+def _cited(rec: ChunkRecord, state: BranchState, repo: Path) -> ChunkRecord:
+    """The record as this search cites it. A live chunk's file is unchanged up to the branch's
+    indexed commit, which the last build recorded: cite that commit and that build's time. The
+    index may have been built from another clone: cite this one."""
+    if rec.status == "live":
+        return replace(rec, repo=str(repo), commit=state.commit, commit_date=state.commit_date,
+                       indexed_at=state.built_at)
+    return replace(rec, repo=str(repo))
 
 
 def _locate(repo_path: Path | str, branch: str | None) -> tuple[Path, str, str]:
@@ -263,8 +267,13 @@ def _dedupe(items: list[tuple[ChunkRecord, float]]) -> list[tuple[ChunkRecord, f
     return out
 
 
-def chunk_text_of(data: bytes | None, rec: ChunkRecord) -> str:
+def chunk_text_of(data: bytes | None, rec: ChunkRecord, split: dict[str, list[str]] | None = None) -> str:
+    """The chunk's lines of its blob; `split` keeps blobs already split by id."""
     if data is None:  # the blob was garbage-collected from the repository
         return ""
-    lines = decode(data).split("\n")
+    lines = split.get(rec.blob_sha) if split is not None else None
+    if lines is None:
+        lines = decode(data).split("\n")
+        if split is not None:
+            split[rec.blob_sha] = lines
     return "\n".join(lines[rec.start_line - 1:rec.end_line])
