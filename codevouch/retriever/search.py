@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -134,31 +135,44 @@ class _Rankings:
 
 def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
               include_history: bool, mode: str, embedder: Embedder | None) -> _Rankings:
-    """(weight, ranking) of each list to fuse: dense, then lexical."""
+    """(weight, ranking) of each list to fuse: dense, then lexical.
+
+    The query is embedded on a second thread while the lexical half runs on this one: the
+    encoder's matrix products release the GIL, and each half is about a third of a search."""
     assert state.space is not None
     space = state.space
     out = _Rankings([], {})
-    if mode != "lexical" and embedder is not None:
-        qvec = embedder.embed_query(query)
-        vectors = _vector_reader(ledger, index_dir)
-        out.lists.append((1.0, _members(ledger, state, depth, include_history, out.records,
-                                        lambda n: [cid for cid, _ in vectors.query(space, qvec, n)])))
-    if mode != "dense":
-        terms = list(dict.fromkeys(lexical.terms(query) + (_pairs(query) if mode == "hybrid" else [])))
-        stamp = ledger.lexical_stamp(space)
-        fast = lexindex.search(index_dir, space, stamp, terms, 1) if stamp else None
-        if fast is not None:   # a fresh tantivy copy of the space's lexical index (see lexindex.py)
-            ids = _members(ledger, state, depth, False, out.records,
-                           lambda n: [key for key, _ in lexindex.search(index_dir, space, stamp, terms, n) or []],
-                           by="lex_key")
-        else:                  # the ledger's FTS5 table, with the branch's membership in the query
-            match = lexical.match_query(query)
-            found = ledger.lexical_search(state, match, depth) if match else []
-            out.records.update((rec.id, rec) for rec, _ in found if rec.id not in out.records)
-            ids = [rec.id for rec, _ in found]
-        if ids:
-            out.lists.append((LEXICAL_WEIGHT, ids))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        qvec = pool.submit(embedder.embed_query, query) if mode != "lexical" and embedder is not None else None
+        lexical_records: dict[str, ChunkRecord] = {}
+        ids = _lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records) if mode != "dense" else []
+        if qvec is not None:
+            vector, vectors = qvec.result(), _vector_reader(ledger, index_dir)
+            out.lists.append((1.0, _members(ledger, state, depth, include_history, out.records,
+                                            lambda n: [cid for cid, _ in vectors.query(space, vector, n)])))
+    out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
+    if ids:
+        out.lists.append((LEXICAL_WEIGHT, ids))
     return out
+
+
+def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int, mode: str,
+                     records: dict[str, ChunkRecord]) -> list[str]:
+    """The branch's chunks ranked by the lexical index (their records added to `records`)."""
+    assert state.space is not None
+    space = state.space
+    terms = list(dict.fromkeys(lexical.terms(query) + (_pairs(query) if mode == "hybrid" else [])))
+    stamp = ledger.lexical_stamp(space)
+    fast = lexindex.search(index_dir, space, stamp, terms, 1) if stamp else None
+    if fast is not None:   # a fresh tantivy copy of the space's lexical index (see lexindex.py)
+        return _members(ledger, state, depth, False, records,
+                        lambda n: [key for key, _ in lexindex.search(index_dir, space, stamp, terms, n) or []],
+                        by="lex_key")
+    # the ledger's FTS5 table, with the branch's membership in the query
+    match = lexical.match_query(query)
+    found = ledger.lexical_search(state, match, depth) if match else []
+    records.update((rec.id, rec) for rec, _ in found if rec.id not in records)
+    return [rec.id for rec, _ in found]
 
 
 # Identifier-aware query terms (the tantivy copy only; FTS5, the fallback, gets words): each two
