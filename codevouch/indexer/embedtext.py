@@ -13,8 +13,8 @@ and a renamed file's chunks are embedded again. The form is part of the vector s
 moves to a new space on its next build, embedding each chunk once more.
 
 Chosen on the quality figure's tuning corpora (scripts/bench_quality.py --tune, rows
-`context-*`): dense MRR@10 0.564 -> 0.608 (path), 0.630 (symbol), 0.658 (both); hybrid 0.666
--> 0.679 with both (0.699 with the lexical list then weighted 1.0). Pure function.
+`context-*`): dense MRR@10 0.564 -> 0.599 (path), 0.630 (symbol), 0.648 (both); hybrid 0.666
+-> 0.679 with both. Held-out corpora: hybrid 0.576 -> 0.616. Pure function.
 """
 from __future__ import annotations
 

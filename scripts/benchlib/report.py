@@ -188,6 +188,8 @@ def section_quality(q: dict[str, Any]) -> str:
                  + ". Per corpus:\n")
     parts.append(table(["corpus", "split", "method", "MRR@10", "R@1", "R@5", "R@10", "symbol MRR@10", "chunks",
                         "codevouch ÷ best baseline"], rows))
+    # Written beside the figure by whoever ran it: which knobs were tried, what won and what lost.
+    parts += [f"\n{note}\n" for note in q.get("notes", [])]
     return "\n".join(parts)
 
 
