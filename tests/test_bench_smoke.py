@@ -248,3 +248,22 @@ def test_synthetic_index_with_repeated_texts_is_searchable(tmp_path: Path) -> No
     assert build_synthetic_index(repo.root, index, 30, 1, embedder=FakeEmbedder.name, dim=FakeEmbedder.dim) == 30
     hits = search(repo.root, "cancel order", index, k=3, embedder=FakeEmbedder())
     assert hits[0].record.path in ("a.py", "b.py") and "order.cancel()" in hits[0].text
+
+
+def test_embedding_cache_serves_a_search_that_embeds_its_query_on_a_worker_thread(tmp_path: Path) -> None:
+    """codevouch's search embeds the query on a second thread: the quality figure's cache is
+    opened on the main one (it raised sqlite3.ProgrammingError before)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from benchlib.embcache import CachedEmbedder
+    from codevouch.embedding import FakeEmbedder
+
+    cache = CachedEmbedder(FakeEmbedder(), tmp_path / "embeddings.sqlite")
+    with ThreadPoolExecutor(1) as pool:
+        vec = pool.submit(cache.embed_query, "cancel an order").result()
+        docs = pool.submit(cache.embed, ["def cancel(order): pass"]).result()
+    # Stored as float32: read back, a vector equals the model's to float32 precision.
+    assert vec == FakeEmbedder().embed_query("cancel an order")
+    assert cache.embed_query("cancel an order") == pytest.approx(vec, rel=1e-6)
+    assert cache.embed(["def cancel(order): pass"])[0] == pytest.approx(docs[0], rel=1e-6)
+    assert cache.embedded == 1  # the second ask came from the cache

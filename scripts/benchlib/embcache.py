@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,13 +30,20 @@ class CachedEmbedder:
         self.inner = inner
         self.name, self.dim = inner.name, inner.dim
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(path, isolation_level=None)
+        # Search embeds its query on a worker thread (codevouch.retriever.search): the connection is
+        # shared across threads, one call at a time.
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._lock = threading.RLock()
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, kind TEXT, key TEXT, vector BLOB, "
                         "PRIMARY KEY (model, kind, key))")
         self.embedded = 0  # texts this process sent to the model (cache misses)
 
     def _lookup(self, kind: str, keys: list[str]) -> dict[str, list[float]]:
+        with self._lock:
+            return self._lookup_locked(kind, keys)
+
+    def _lookup_locked(self, kind: str, keys: list[str]) -> dict[str, list[float]]:
         found: dict[str, list[float]] = {}
         for start in range(0, len(keys), 500):
             part = keys[start:start + 500]
@@ -48,10 +56,11 @@ class CachedEmbedder:
         return found
 
     def _store(self, kind: str, items: dict[str, Sequence[float]]) -> None:
-        self.db.execute("BEGIN")
-        self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
-                            [(self.name, kind, k, array("f", v).tobytes()) for k, v in items.items()])
-        self.db.execute("COMMIT")
+        with self._lock:
+            self.db.execute("BEGIN")
+            self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+                                [(self.name, kind, k, array("f", v).tobytes()) for k, v in items.items()])
+            self.db.execute("COMMIT")
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         keys = [_key(t) for t in texts]
