@@ -178,7 +178,7 @@ def retriever_knobs(knobs: dict[str, Any]) -> Iterator[None]:
 
 # Knobs that change what gets indexed (chunking): rows that set them search an index of their own,
 # built with them set; every other knob only changes how one index is searched.
-BUILD_KNOBS = ("codevouch.embedding:CHUNK_MERGE_TARGET", CONTEXT)
+BUILD_KNOBS = (MERGE, CONTEXT)
 
 
 def build_knobs(knobs: dict[str, Any]) -> tuple[tuple[str, Any], ...]:

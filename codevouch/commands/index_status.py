@@ -53,6 +53,7 @@ def index_status(
         if r.get("source") == "team snapshot":
             typer.echo(f"  from the team snapshot {r['snapshot']} on {r['server']} (built elsewhere)")
         if r.get("needs_rebuild"):
-            typer.echo("  built by an older codevouch: run `codevouch index build` once (it embeds each chunk once more)")
+            typer.echo("  built by an older codevouch: run `codevouch index build` once "
+                       "(it embeds each chunk once more)")
         if r.get("drift"):
             typer.echo(f"  drift: {r['drift']['summary']}")

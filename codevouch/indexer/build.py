@@ -193,8 +193,8 @@ class _Target:
             id=chunk_id(path, blob_sha, ordinal), repo=self.repo, path=path, branch=self.branch,
             commit=self.commit, commit_date=self.commit_date, symbol=chunk.symbol,
             start_line=chunk.start_line, end_line=chunk.end_line, indexed_at=self.indexed_at,
-            blob_sha=blob_sha, text_hash=text_hash(embedtext.embedded_text(path, chunk.symbol, chunk.text)), kind=kind, language=language,
-            status="live")
+            blob_sha=blob_sha, text_hash=text_hash(embedtext.embedded_text(path, chunk.symbol, chunk.text)),
+            kind=kind, language=language, status="live")
 
 
 def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger, vectors: VectorStore,
@@ -213,8 +213,8 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
         rules_json = json.dumps({**rules.to_json(), **({"gitattributes": attr_files} if attr_files else {})},
                                 sort_keys=True)
         # A branch in another space (another model, another embedded text, or an older release's
-        # keying) is read again:
-        # its chunks come from the new space or are made anew, its vectors from the cache.
+        # keying) is read again: its chunks come from the new space or are made anew, their
+        # vectors from the cache when it holds their embedded text.
         full = (state is None or state.rules_json != rules_json or state.embedder != embedder.name
                 or state.space != target.space)
         old_files = ledger.files(target.base)
