@@ -20,7 +20,8 @@ counts git processes and gives the verdicts):
   codevouch first   validate(repo, snippets) after clear_caches(): validate() keeps the
                     definitions it parsed, keyed by content, for later calls of the process; the
                     two figures above profit from that on the rounds after the first, this one
-                    never does (a first call, as in a fresh process)
+                    never does (imports, grammars and the rules' pattern caches are warm in every
+                    column: the untimed call before the rounds loads them)
   naive             per snippet: `git rev-parse HEAD` plus a SHA-1 blob hash of the file in
                     Python, "fresh" when both equal the snippet's commit and blob_sha: what a
                     20-line script would do.
@@ -340,7 +341,7 @@ def measure(repo: Path, snippets: Sequence[dict[str, Any]], repeat: int, budget_
         "naive": lambda: naive_check(repo, snippets),
         # validate() keeps the definitions it parsed, by content, for later calls
         # (validator/parsecache.py): the figures above profit from the rounds before them.
-        # This one empties that cache first: a first call, as in a fresh process.
+        # This one empties that cache first: no definitions kept from earlier calls.
         "codevouch_first": lambda: (clear_caches(), validate(repo, snippets))[1],
     }
     times: dict[str, list[float]] = {name: [] for name in methods}
