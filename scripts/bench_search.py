@@ -9,8 +9,10 @@ processes, the part of a cold start no code of ours can remove.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import random
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib import cli, corpus
-from benchlib.common import PY, log, machine, run_timed, summary, write_json
+from benchlib.common import PY, REPO_ROOT, log, machine, read_json, run_timed, summary, write_json
 from benchlib.config import Profile
 from benchlib.docstrings import strip_python
 from benchlib.synthetic import build_synthetic_index
@@ -132,34 +134,70 @@ def import_floor(repeats: int) -> dict[str, Any]:
     return floor
 
 
+# CODEVOUCH_BENCH_REUSE_STORES=1 keeps the synthetic stores of the last run (a 100k fill takes
+# ~7 min on 2 cores) when they were written for the same source, seed and size by the same store
+# code: the hash of the files that decide what a store holds (below). Search code may differ, so
+# a change to ranking or reading can be measured again in minutes. Default: fill afresh.
+REUSE_ENV = "CODEVOUCH_BENCH_REUSE_STORES"
+STORE_CODE = ("codevouch/store.py", "codevouch/migrations.py", "codevouch/lexindex.py", "codevouch/lexical.py",
+              "codevouch/indexer", "codevouch/syntax", "scripts/benchlib/synthetic.py")
+
+
+def store_code_hash() -> str:
+    digest = hashlib.sha256()
+    for name in STORE_CODE:
+        top = REPO_ROOT / name
+        for f in sorted([top] if top.is_file() else top.rglob("*.py")):
+            digest.update(str(f.relative_to(REPO_ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _reusable(marker: Path, expected: dict[str, Any]) -> bool:
+    return marker.exists() and read_json(marker) == expected
+
+
 def run_figure(prof: Profile, fake: bool) -> dict[str, Any]:
     spec = prof.build_source.spec
     corpus.fetch([spec])
-    work = cli.workdir(prof, "search")
+    reuse = os.environ.get(REUSE_ENV) == "1"
+    work = cli.workdir(prof, "search", fresh=not reuse)
     root = corpus.extract(spec)
     repo = work / "repo"
-    corpus.repo_from_files(repo, corpus.tree_files(root), spec)
+    marker = {"spec": spec, "seed": prof.seed, "fake": fake, "store_code": store_code_hash()}
+    if not (reuse and _reusable(work / "repo.json", marker)):
+        shutil.rmtree(repo, ignore_errors=True)
+        corpus.repo_from_files(repo, corpus.tree_files(root), spec)
+        write_json(work / "repo.json", marker)
     queries = queries_from(root, prof.warm_queries, prof.seed)
     has_validator = validator_available()
     sizes: dict[str, Any] = {}
     for size in prof.search_sizes:
         index_dir = work / f"index-{size}"
-        start = time.perf_counter()
-        if fake:
-            from codevouch.embedding import FakeEmbedder
-            build_synthetic_index(repo, index_dir, size, prof.seed, embedder=FakeEmbedder.name,
-                                  dim=FakeEmbedder.dim)
-        else:
-            build_synthetic_index(repo, index_dir, size, prof.seed)
-        fill = time.perf_counter() - start
-        log(f"search: {size} synthetic chunks stored in {fill:.1f} s; warm and cold queries next")
-        sizes[str(size)] = {"fill_seconds": round(fill, 1), "warm": warm(repo, index_dir, queries, fake),
+        stored = {**marker, "size": size, "repo_made": read_json(work / "repo.json")}
+        fill: float | None = None
+        if not (reuse and _reusable(work / f"index-{size}.json", stored)):
+            shutil.rmtree(index_dir, ignore_errors=True)
+            start = time.perf_counter()
+            if fake:
+                from codevouch.embedding import FakeEmbedder
+                build_synthetic_index(repo, index_dir, size, prof.seed, embedder=FakeEmbedder.name,
+                                      dim=FakeEmbedder.dim)
+            else:
+                build_synthetic_index(repo, index_dir, size, prof.seed)
+            fill = time.perf_counter() - start
+            write_json(work / f"index-{size}.json", stored)
+        log(f"search: {size} synthetic chunks " + (f"stored in {fill:.1f} s" if fill is not None else "reused") +
+            "; warm and cold queries next")
+        sizes[str(size)] = {"fill_seconds": round(fill, 1) if fill is not None else "reused",
+                            "warm": warm(repo, index_dir, queries, fake),
                             "cold": cold(repo, index_dir, queries, prof.repeats, has_validator and not fake),
                             "search_process_peak_rss_mib": None if fake else search_memory(repo, index_dir, queries)}
     return {"figure": "search", "profile": prof.name, "machine": machine(), "source": spec,
             "vectors": "synthetic random unit vectors over real chunk records (lexical index real too); "
                        "real query embeddings",
             "queries": len(queries), "validator_available": has_validator,
+            **({"notes": [f"Stores reused from an earlier run ({REUSE_ENV}=1): written by the same store code "
+                          "for the same source, seed and size."]} if reuse else {}),
             "sizes": sizes, "import_floor": import_floor(prof.repeats)}
 
 

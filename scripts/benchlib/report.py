@@ -131,7 +131,8 @@ def section_search(s: dict[str, Any]) -> str:
                      "cold CLI --no-validate p50 / p95", "cold CLI validated p50 / p95",
                      "search process peak RSS MiB", "fill s"], rows)
             + "\nWhat every cold process pays before codevouch runs (`python -c ...`, medians):\n\n"
-            + table(["probe", "p50", "p95", "runs"], frows))
+            + table(["probe", "p50", "p95", "runs"], frows)
+            + "".join(f"\n{note}\n" for note in s.get("notes", [])))
 
 
 BASELINE_NAMES = ("langchain-1000", "langchain-default", "window-40", "bm25")
