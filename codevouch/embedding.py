@@ -30,6 +30,9 @@ EMBED_CONTEXT: str | None = "path-symbol"
 
 
 class Embedder(Protocol):
+    """What search and build need of a model. A class may also set `threadsafe_query = True`
+    when `embed_query` may run on another thread than the one that made it: search then embeds
+    the query while its lexical half runs. Left unset, the query is embedded in line."""
     name: str
     dim: int
 
@@ -60,6 +63,7 @@ class MiniLMEmbedder:
 
     name = MODEL_NAME
     dim = 384
+    threadsafe_query = True   # the NumPy pass holds no per-thread state; torch's forward neither
 
     def __init__(self, batch_size: int = 16) -> None:
         self.batch_size = batch_size
@@ -104,6 +108,7 @@ class FakeEmbedder:
 
     name = "fake-bow-64"
     dim = 64
+    threadsafe_query = True
 
     def __init__(self) -> None:
         self.calls = 0

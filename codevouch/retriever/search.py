@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -139,13 +139,17 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
               include_history: bool, mode: str, embedder: Embedder | None) -> _Rankings:
     """(weight, ranking) of each list to fuse: dense, then lexical.
 
-    The query is embedded on a second thread while the lexical half runs on this one: the
-    encoder's matrix products release the GIL, and each half is about a third of a search."""
+    An embedder that says it may (`threadsafe_query`, see embedding.Embedder) embeds the query on
+    a second thread while the lexical half runs on this one: the encoder's matrix products release
+    the GIL, and each half is about a third of a search. Any other embeds it in line."""
     assert state.space is not None
     space = state.space
     out = _Rankings([], {})
     with ThreadPoolExecutor(max_workers=1) as pool:
-        qvec = pool.submit(embedder.embed_query, query) if mode != "lexical" and embedder is not None else None
+        qvec: Future[list[float]] | None = None
+        if mode != "lexical" and embedder is not None:
+            qvec = (pool.submit(embedder.embed_query, query) if getattr(embedder, "threadsafe_query", False)
+                    else _done(embedder.embed_query(query)))
         lexical_records: dict[str, ChunkRecord] = {}
         ids = _lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records) if mode != "dense" else []
         if qvec is not None:
@@ -156,6 +160,12 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     if ids:
         out.lists.append((LEXICAL_WEIGHT, ids))
     return out
+
+
+def _done(value: list[float]) -> Future[list[float]]:
+    done: Future[list[float]] = Future()
+    done.set_result(value)
+    return done
 
 
 def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int, mode: str,
