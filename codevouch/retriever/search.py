@@ -52,24 +52,30 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     `kinds`: keep only chunks of these file kinds (source, test, docs, config)."""
     if mode not in ("hybrid", "dense", "lexical"):
         raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
-    repo, repo_id, branch = _locate(repo_path, branch)
-    ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
-    try:
-        if state is None or state.legacy:
-            raise NotIndexed(_not_indexed(ledger, repo, branch, index_dir, state))
-        # A kind filter drops candidates after ranking: look deeper so k can still be filled.
-        depth = max(3 * k, 30) * (4 if kinds else 1)
-        rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
-                             _query_embedder(embedder, state.embedder, mode))
-        fused = _fuse(rankings)
-        found: list[tuple[ChunkRecord, float]] = []
-        for cid, score in fused.items():
-            rec = rankings.records[cid]
-            if kinds is not None and rec.kind not in kinds:
-                continue
-            found.append((rec, score if kinds is not None else score * KIND_WEIGHTS.get(rec.kind, 1.0)))
-    finally:
-        ledger.close()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # The given model is most often the branch's own: a model that may (see _rankings) starts
+        # on the query while git and the ledger say which branch and model this search is for.
+        early = ((embedder, pool.submit(embedder.embed_query, query))
+                 if mode != "lexical" and embedder is not None and getattr(embedder, "threadsafe_query", False)
+                 else None)
+        repo, repo_id, branch = _locate(repo_path, branch)
+        ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
+        try:
+            if state is None or state.legacy:
+                raise NotIndexed(_not_indexed(ledger, repo, branch, index_dir, state))
+            # A kind filter drops candidates after ranking: look deeper so k can still be filled.
+            depth = max(3 * k, 30) * (4 if kinds else 1)
+            rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
+                                 _query_embedder(embedder, state.embedder, mode), pool, early)
+            fused = _fuse(rankings)
+            found: list[tuple[ChunkRecord, float]] = []
+            for cid, score in fused.items():
+                rec = rankings.records[cid]
+                if kinds is not None and rec.kind not in kinds:
+                    continue
+                found.append((rec, score if kinds is not None else score * KIND_WEIGHTS.get(rec.kind, 1.0)))
+        finally:
+            ledger.close()
     found = _dedupe(sorted(found, key=lambda item: -item[1]))
     found = [(_cited(rec, state, repo), score) for rec, score in (collapse(found) if COLLAPSE else found)[:k]]
     blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found])
@@ -136,26 +142,31 @@ class _Rankings:
 
 
 def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
-              include_history: bool, mode: str, embedder: Embedder | None) -> _Rankings:
+              include_history: bool, mode: str, embedder: Embedder | None, pool: ThreadPoolExecutor,
+              early: tuple[Embedder, Future[list[float]]] | None = None) -> _Rankings:
     """(weight, ranking) of each list to fuse: dense, then lexical.
 
     An embedder that says it may (`threadsafe_query`, see embedding.Embedder) embeds the query on
-    a second thread while the lexical half runs on this one: the encoder's matrix products release
-    the GIL, and each half is about a third of a search. Any other embeds it in line."""
+    `pool`'s thread while the lexical half runs on this one: the encoder's matrix products release
+    the GIL, and each half is about a third of a search. Any other embeds it in line. `early`: a
+    model and its embedding of the query already under way, used when it is `embedder`."""
     assert state.space is not None
     space = state.space
     out = _Rankings([], {})
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        qvec: Future[list[float]] | None = None
-        if mode != "lexical" and embedder is not None:
-            qvec = (pool.submit(embedder.embed_query, query) if getattr(embedder, "threadsafe_query", False)
-                    else _done(embedder.embed_query(query)))
-        lexical_records: dict[str, ChunkRecord] = {}
-        ids = _lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records) if mode != "dense" else []
-        if qvec is not None:
-            vector, vectors = qvec.result(), _vector_reader(ledger, index_dir)
-            out.lists.append((1.0, _members(ledger, state, depth, include_history, out.records,
-                                            lambda n: [cid for cid, _ in vectors.query(space, vector, n)])))
+    qvec: Future[list[float]] | None = None
+    if mode != "lexical" and embedder is not None:
+        if early is not None and early[0] is embedder:
+            qvec = early[1]
+        elif getattr(embedder, "threadsafe_query", False):
+            qvec = pool.submit(embedder.embed_query, query)
+        else:
+            qvec = _done(embedder.embed_query(query))
+    lexical_records: dict[str, ChunkRecord] = {}
+    ids = _lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records) if mode != "dense" else []
+    if qvec is not None:
+        vector, vectors = qvec.result(), _vector_reader(ledger, index_dir)
+        out.lists.append((1.0, _members(ledger, state, depth, include_history, out.records,
+                                        lambda n: [cid for cid, _ in vectors.query(space, vector, n)])))
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ids:
         out.lists.append((LEXICAL_WEIGHT, ids))
