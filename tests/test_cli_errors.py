@@ -121,9 +121,13 @@ def test_reads_of_a_built_index_add_no_files(built: Repo, index_dir: Path) -> No
 def test_ctrl_c_exits_130_without_traceback_and_keeps_the_previous_state(built: Repo, index_dir: Path) -> None:
     built.commit_files({f"pkg/m{i}.py": f"def func_{i}(x):\n    return x * {i}\n" for i in range(400)})
     before = cv("index", "status", "--json", index=index_dir).stdout
+    # A suite started in the background (`cmd &` in a script, nohup) runs with SIGINT ignored, and a
+    # child inherits that: Python then leaves Ctrl-C ignored, as it should. Give the build the
+    # disposition of a terminal's foreground process, which is what a user's Ctrl-C meets.
     proc = subprocess.Popen([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(built.root), *FAKE],
                             env={**os.environ, "CODEVOUCH_INDEX": str(index_dir)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # Interrupt once it is working: it has the ledger open (reading, chunking or embedding).
     assert wait_for_open(proc.pid, index_dir / "state.sqlite"), "the build never opened its ledger"
     proc.send_signal(signal.SIGINT)
