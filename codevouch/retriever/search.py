@@ -55,7 +55,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The given model is most often the branch's own: a model that may (see _rankings) starts
         # on the query while git and the ledger say which branch and model this search is for.
-        early = ((embedder, pool.submit(embedder.embed_query, query))
+        early = ((embedder, _start_query(pool, embedder, query))
                  if mode != "lexical" and embedder is not None and getattr(embedder, "threadsafe_query", False)
                  else None)
         repo, repo_id, branch = _locate(repo_path, branch)
@@ -155,12 +155,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     out = _Rankings([], {})
     qvec: Future[list[float]] | None = None
     if mode != "lexical" and embedder is not None:
-        if early is not None and early[0] is embedder:
-            qvec = early[1]
-        elif getattr(embedder, "threadsafe_query", False):
-            qvec = pool.submit(embedder.embed_query, query)
-        else:
-            qvec = _done(embedder.embed_query(query))
+        qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, query)
     lexical_records: dict[str, ChunkRecord] = {}
     ids = _lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records) if mode != "dense" else []
     if qvec is not None:
@@ -173,9 +168,12 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     return out
 
 
-def _done(value: list[float]) -> Future[list[float]]:
+def _start_query(pool: ThreadPoolExecutor, embedder: Embedder, query: str) -> Future[list[float]]:
+    """The query's vector: on `pool`'s thread for a model that says it may, else now, in line."""
+    if getattr(embedder, "threadsafe_query", False):
+        return pool.submit(embedder.embed_query, query)
     done: Future[list[float]] = Future()
-    done.set_result(value)
+    done.set_result(embedder.embed_query(query))
     return done
 
 
