@@ -1,6 +1,7 @@
 """The tantivy copy of the lexical index: kept in step by builds, never trusted when stale."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from codevouch import Index, lexical, lexindex
@@ -142,3 +143,50 @@ def test_adjacent_query_words_meet_a_camel_case_identifier_as_a_unit(repo: Repo,
     assert _tantivy(index_dir, repo, "the cookie jar") == ["web/misc.js", "web/jar.js"]
     assert _pairs("the cookie jar") == ["cookiejar"]  # what a hybrid search adds
     assert _tantivy(index_dir, repo, "the cookie jar", _pairs("the cookie jar")) == ["web/jar.js", "web/misc.js"]
+
+
+def test_a_lexical_half_searches_the_copy_once_and_falls_back_to_fts5_when_it_cannot(
+        repo: Repo, index_dir: Path, monkeypatch) -> None:
+    """One tantivy search per lexical half (no probe before the real one); a copy that is
+    missing or cannot be opened is answered by the ledger's FTS5 table, with the same hits."""
+    repo.commit_files(FILES)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    idx.build()
+    tantivy_calls: list[bool] = []   # whether each search of the copy answered
+    fts5_calls: list[str] = []
+    real_search, real_fts5 = lexindex.search, Ledger.lexical_search
+
+    def counted_search(*args, **kwargs):
+        found = real_search(*args, **kwargs)
+        tantivy_calls.append(found is not None)
+        return found
+
+    def counted_fts5(self, state, match, n):
+        fts5_calls.append(match)
+        return real_fts5(self, state, match, n)
+
+    monkeypatch.setattr(lexindex, "search", counted_search)
+    monkeypatch.setattr(Ledger, "lexical_search", counted_fts5)
+
+    def searched(query: str, mode: str) -> tuple[list[str], list[bool], list[str]]:
+        tantivy_calls.clear()
+        fts5_calls.clear()
+        paths = [h.path for h in idx.search(query, k=5, mode=mode, validate=False)]
+        return paths, list(tantivy_calls), list(fts5_calls)
+
+    fresh = {mode: searched("refunds payment", mode) for mode in ("lexical", "hybrid")}
+    assert fresh["lexical"] == (["shop/refund.py", "docs/orders.md"], [True], [])
+    assert fresh["hybrid"][1:] == ([True], [])
+
+    space = space_name(identify(repo.root).id, "fake-bow-64")
+    copy = lexindex.index_path(index_dir, space, _stamp(index_dir, space))
+    shutil.rmtree(lexindex.space_dir(index_dir, space))          # missing
+    paths, tantivy_answered, fts5 = searched("refunds payment", "lexical")
+    assert (paths, tantivy_answered, len(fts5)) == (fresh["lexical"][0], [False], 1)
+    assert searched("refunds payment", "hybrid")[1:] == ([False], fts5)
+
+    idx.build()                                                   # a no-op build writes it again
+    assert lexindex.read_stamp(copy) == _stamp(index_dir, space)
+    (copy / "meta.json").write_text("not json")                  # stamped right, cannot be opened
+    paths, tantivy_answered, fts5 = searched("refunds payment", "lexical")
+    assert (paths, tantivy_answered, len(fts5)) == (fresh["lexical"][0], [False], 1)

@@ -184,16 +184,32 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
     space = state.space
     terms = list(dict.fromkeys(lexical.terms(query) + (_pairs(query) if mode == "hybrid" else [])))
     stamp = ledger.lexical_stamp(space)
-    fast = lexindex.search(index_dir, space, stamp, terms, 1) if stamp else None
-    if fast is not None:   # a fresh tantivy copy of the space's lexical index (see lexindex.py)
-        return _members(ledger, state, depth, False, records,
-                        lambda n: [key for key, _ in lexindex.search(index_dir, space, stamp, terms, n) or []],
-                        by="lex_key")
+    if stamp and terms:
+        # The tantivy copy of the space's lexical index (see lexindex.py), when it can answer for
+        # this state: the ranking's first search tells (None: missing, stale or unreadable), before
+        # anything was taken from it. A later, deeper search that fails adds nothing.
+        answered = False
+
+        def fetch(n: int) -> list[str]:
+            nonlocal answered
+            found = lexindex.search(index_dir, space, stamp, terms, n)
+            if found is None and not answered:
+                raise _NoCopy
+            answered = True
+            return [key for key, _ in found or []]
+        try:
+            return _members(ledger, state, depth, False, records, fetch, by="lex_key")
+        except _NoCopy:
+            pass
     # the ledger's FTS5 table, with the branch's membership in the query
     match = lexical.match_query(query)
     found = ledger.lexical_search(state, match, depth) if match else []
     records.update((rec.id, rec) for rec, _ in found if rec.id not in records)
     return [rec.id for rec, _ in found]
+
+
+class _NoCopy(Exception):
+    """The tantivy copy cannot answer for the ledger's state (lexindex.search said None)."""
 
 
 # Identifier-aware query terms (the tantivy copy only; FTS5, the fallback, gets words): each two
