@@ -323,3 +323,38 @@ def test_a_branch_embedded_without_context_is_read_again_once(repo: Repo, index_
     assert collection_names(index_dir) == {space_name(identify(repo.root).id, FakeEmbedder.name)}
     hits = search(repo.root, "cancel order", index_dir, embedder=FakeEmbedder())
     assert hits[0].record.path == "shop/orders.py" and "def cancel_order" in hits[0].text
+
+
+def test_every_chunk_is_keyed_by_the_hash_of_the_text_its_vector_was_made_from(repo: Repo,
+                                                                                index_dir: Path) -> None:
+    """The text the model embeds is made once per chunk: what the embedder got is exactly what
+    the records' text_hash names, and it is the chunk's path and symbol above its lines in git."""
+    import hashlib
+
+    from codevouch.indexer.embedtext import embedded_text
+    from codevouch.retriever.search import chunk_text_of
+
+    class Recording(FakeEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: dict[str, str] = {}
+
+        def embed(self, texts):
+            self.seen.update((hashlib.sha256(t.encode()).hexdigest(), t) for t in texts)
+            return super().embed(texts)
+
+    repo.commit(**{"shop/orders.py": ORDERS, "shop/billing.py": BILLING, "README.md": "# Shop\n\nOrders.\n"})
+    fake = Recording()
+    [summary] = build(repo, index_dir, fake)
+    ledger = Ledger(index_dir)
+    try:
+        state = ledger.branch(collection_base(identify(repo.root).id, "main"))
+        assert state is not None
+        records = ledger.branch_chunks(state)
+    finally:
+        ledger.close()
+    assert len(records) == summary.chunks > 3
+    assert set(fake.seen) == {rec.text_hash for rec in records}
+    for rec in records:
+        text = chunk_text_of(repo.git("cat-file", "blob", rec.blob_sha).encode(), rec)
+        assert fake.seen[rec.text_hash] == embedded_text(rec.path, rec.symbol, text)

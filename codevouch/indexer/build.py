@@ -56,10 +56,19 @@ class BranchSummary:
 
 
 @dataclass(frozen=True)
+class _Chunked:
+    """A new chunk: its record, its text, and the text the model embeds for it, made once here so
+    that the record's text_hash is the hash of exactly what is embedded. Neither text is stored."""
+    record: ChunkRecord
+    text: str
+    embedded: str
+
+
+@dataclass(frozen=True)
 class _FileResult:
     row: FileRow
-    chunks: list[tuple[ChunkRecord, str]]   # new chunks: record and text (text is never stored)
-    shared: int = 0                         # chunks another branch already indexed (reused as is)
+    chunks: list[_Chunked]   # new chunks
+    shared: int = 0          # chunks another branch already indexed (reused as is)
 
 
 def now_utc() -> str:
@@ -187,14 +196,15 @@ class _Target:
     def space(self) -> str:
         return space_name(self.ident.id, self.embedder)
 
-    def record(self, path: str, blob_sha: str, ordinal: int, chunk: Chunk, kind: str,
-               language: str) -> ChunkRecord:
-        return ChunkRecord(
+    def chunked(self, path: str, blob_sha: str, ordinal: int, chunk: Chunk, kind: str,
+                language: str) -> _Chunked:
+        embedded = embedtext.embedded_text(path, chunk.symbol, chunk.text)
+        record = ChunkRecord(
             id=chunk_id(path, blob_sha, ordinal), repo=self.repo, path=path, branch=self.branch,
             commit=self.commit, commit_date=self.commit_date, symbol=chunk.symbol,
             start_line=chunk.start_line, end_line=chunk.end_line, indexed_at=self.indexed_at,
-            blob_sha=blob_sha, text_hash=text_hash(embedtext.embedded_text(path, chunk.symbol, chunk.text)),
-            kind=kind, language=language, status="live")
+            blob_sha=blob_sha, text_hash=text_hash(embedded), kind=kind, language=language, status="live")
+        return _Chunked(record, chunk.text, embedded)
 
 
 def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger, vectors: VectorStore,
@@ -229,9 +239,8 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
         results = _read_and_chunk(reader, plan, tree, rules, target, shared, progress, marks)
     on_phase("planned")
 
-    new_chunks = [NewChunk(ordinal, rec) for res in results for ordinal, (rec, _) in enumerate(res.chunks)]
-    texts = {rec.text_hash: embedtext.embedded_text(rec.path, rec.symbol, text)
-             for res in results for rec, text in res.chunks}
+    new_chunks = [NewChunk(ordinal, c.record) for res in results for ordinal, c in enumerate(res.chunks)]
+    texts = {c.record.text_hash: c.embedded for res in results for c in res.chunks}
     known = ledger.cached_hashes(embedder.name, texts)
     embedded = _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
 
@@ -242,10 +251,10 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
     _write_vectors(ledger, vectors, embedder.name, target.space, new_texts)
     on_phase("vectors-written")
 
-    docs = {lex_key(rec.path, rec.symbol, rec.text_hash): (rec, text) for res in results for rec, text in res.chunks}
+    docs = {lex_key(c.record.path, c.record.symbol, c.record.text_hash): c for res in results for c in res.chunks}
     have = ledger.space_lex_keys(target.space, docs)
-    lexical_docs = [(key, lexical.document(text, rec.path, rec.symbol))
-                    for key, (rec, text) in docs.items() if key not in have]
+    lexical_docs = [(key, lexical.document(c.text, c.record.path, c.record.symbol))
+                    for key, c in docs.items() if key not in have]
     previous_stamp = ledger.lexical_stamp(target.space)
 
     def stage_lexical(removed: list[str], stamp: str) -> None:
@@ -360,10 +369,10 @@ def _read_file(reader: gitio.BlobReader, entry: gitio.TreeEntry, rules: Rules, t
     if not chunks:
         return without_chunks(found.kind, found.rule, "skipped", "no content to index")
     language = language or "text"
-    records = [(target.record(entry.path, entry.blob_sha, ordinal, ch, found.kind, language), ch.text)
-               for ordinal, ch in enumerate(chunks)]
+    made = [target.chunked(entry.path, entry.blob_sha, ordinal, ch, found.kind, language)
+            for ordinal, ch in enumerate(chunks)]
     return _FileResult(FileRow(entry.path, entry.blob_sha, found.kind, found.rule, language, "live", None,
-                               len(records)), records)
+                               len(made)), made)
 
 
 def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
