@@ -196,11 +196,11 @@ class Index:
         _check_query(query)
         if k < 1:
             raise InputError(f"k must be at least 1 (got {k}).")
-        # A loaded Embedder object is reused for the query (the retriever checks that it is
-        # the model the branch was built with); a name loads the branch's own model.
-        given = None if isinstance(self._embedder, str) else self._embedder
+        # The build model, given or named: the retriever starts on the query with it before the
+        # branch is located, and keeps that when the branch was built with it. A named model no
+        # branch of the index uses is not loaded. The query is always embedded by the branch's model.
         candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
-                            include_history=include_history, mode=mode, kinds=wanted, embedder=given)
+                            include_history=include_history, mode=mode, kinds=wanted, embedder=self._embedder)
         if not validate:
             return [Hit(c.record, c.score, c.text) for c in candidates]
         return self._checked(candidates)

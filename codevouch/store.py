@@ -471,6 +471,22 @@ class Ledger:
             db.executemany("DELETE FROM pending WHERE collection=? AND id=?", list(items))
 
 
+def models_in_use(index_dir: Path) -> frozenset[str]:
+    """The models the local ledger's branches were built with; empty when it cannot tell (no
+    ledger, unreadable, busy). Read as is, never upgraded: a hint for a search, which opens the
+    ledger properly right after (see retriever.search._held_model)."""
+    try:
+        db = _open_for_read(index_dir, index_dir / "state.sqlite")
+    except CodevouchError:
+        return frozenset()
+    try:
+        return frozenset(name for (name,) in db.execute("SELECT DISTINCT embedder FROM branches"))
+    except sqlite3.Error:
+        return frozenset()
+    finally:
+        db.close()
+
+
 def ensure_index_dir(index_dir: Path) -> None:
     """Create the index directory for a writer, or say plainly why it cannot be one."""
     try:

@@ -16,7 +16,7 @@ from codevouch.errors import InputError, NotIndexed
 from codevouch.identity import identify, repo_id
 from codevouch.retriever import blobcache
 from codevouch.retriever.collapse import collapse
-from codevouch.store import BranchState, ChunkRecord, Ledger, VectorStore, collection_base
+from codevouch.store import BranchState, ChunkRecord, Ledger, VectorStore, collection_base, models_in_use
 from codevouch.team import open_for_search
 from codevouch.syntax.lines import decode
 
@@ -46,18 +46,20 @@ KIND_WEIGHTS: dict[str, float] = {"source": 1.0, "test": 0.8, "config": 1.0, "do
 
 
 def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
-           include_history: bool = False, embedder: Embedder | None = None,
+           include_history: bool = False, embedder: Embedder | str | None = None,
            mode: str = "hybrid", kinds: frozenset[str] | None = None) -> list[Hit]:
     """Top-k chunks of a branch. `mode`: hybrid (dense + lexical, fused by rank), dense or lexical.
-    `kinds`: keep only chunks of these file kinds (source, test, docs, config)."""
+    `kinds`: keep only chunks of these file kinds (source, test, docs, config). `embedder`: a
+    model to reuse for the query, or the name of the one expected; either way the query is
+    embedded by the model the branch was built with."""
     if mode not in ("hybrid", "dense", "lexical"):
         raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
     with ThreadPoolExecutor(max_workers=1) as pool:
-        # The given model is most often the branch's own: a model that may (see _rankings) starts
+        # The held model is most often the branch's own: a model that may (see _rankings) starts
         # on the query while git and the ledger say which branch and model this search is for.
-        early = ((embedder, _start_query(pool, embedder, query))
-                 if mode != "lexical" and embedder is not None and getattr(embedder, "threadsafe_query", False)
-                 else None)
+        held = _held_model(embedder, index_dir) if mode != "lexical" else None
+        early = ((held, _start_query(pool, held, query))
+                 if held is not None and getattr(held, "threadsafe_query", False) else None)
         repo, repo_id, branch = _locate(repo_path, branch)
         ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
         try:
@@ -66,7 +68,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
-                                 _query_embedder(embedder, state.embedder, mode), pool, early)
+                                 _query_embedder(held, state.embedder, mode), pool, early)
             fused = _fuse(rankings)
             found: list[tuple[ChunkRecord, float]] = []
             for cid, score in fused.items():
@@ -116,6 +118,20 @@ def _not_indexed(ledger: Ledger, repo: Path, branch: str, index_dir: Path, state
                 f"vector per branch; run {build} once to move it to the shared store (it embeds each chunk "
                 "once more: the embedded text now carries the chunk's path and symbol).")
     return f"branch {branch!r} of {repo} is not in the index at {index_dir}; run {build} first."
+
+
+def _held_model(embedder: Embedder | str | None, index_dir: Path) -> Embedder | None:
+    """The model the caller holds for the query: the one given, or the one named when some branch
+    of the local index was built with it. A name is a guess (the CLI names the default model
+    whatever a branch was built with), and a guess must not load a model no branch uses."""
+    if not isinstance(embedder, str):
+        return embedder
+    if embedder not in models_in_use(index_dir):
+        return None
+    try:
+        return embedder_by_name(embedder)
+    except InputError:
+        return None
 
 
 def _query_embedder(given: Embedder | None, built_with: str, mode: str) -> Embedder | None:
