@@ -744,13 +744,22 @@ def test_code_in_an_unchanged_block_keeps_its_names_without_a_parse(
     out = one(repo, item)
     assert (out["verdict"], out["reason"]) == ("stale-but-ok", "chunk-moved")
     assert (out["current"]["start_line"], out["current"]["symbol"]) == (MERGED[0], item["symbol"])
-    # Pushed down with its block: still not gone without a parse; the name it has now (moved code
-    # is named by the code around it) costs a parse of that block only.
+    # Pushed down with its block unchanged: the same code under the same names, still without a
+    # parse (the block that encloses it is as it was, only lower in the file).
     repo.write(PATH, "# a new first line\n# and a second\n" + ORDERS)
     out = one(repo, item)
     assert (out["verdict"], out["reason"]) == ("stale-but-ok", "chunk-moved")
-    assert (out["current"]["start_line"], out["current"]["symbol"]) == (MERGED[0] + 2, "OrderService")
-    assert parsed == [lines_of(ORDERS, 5, 15)]
+    assert (out["current"]["start_line"], out["current"]["symbol"]) == (MERGED[0] + 2, item["symbol"])
+    assert parsed == []
+    # Pushed down with its block changed (a method added above it): named by the code around it
+    # now, which costs a parse of that block only.
+    grown = ORDERS.replace("    def __init__", "    def opened(self):\n        return True\n\n    def __init__", 1)
+    assert grown != ORDERS
+    repo.write(PATH, grown)
+    out = one(repo, item)
+    assert (out["verdict"], out["reason"]) == ("stale-but-ok", "chunk-moved")
+    assert (out["current"]["start_line"], out["current"]["symbol"]) == (MERGED[0] + 3, "OrderService")
+    assert len(parsed) == 1
 
 
 def test_readme_reason_table_is_the_reasons_table() -> None:

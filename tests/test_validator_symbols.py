@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from codevouch.validator import to_json, validate
-from codevouch.validator.symbols import resolve, spellings
+from codevouch.validator.symbols import own_spelling, resolve, spellings
 from tests.validator_helpers import Repo, find_line, snippet
 
 # path -> (source, the body line of the nested definition, its name as another tool spells it,
@@ -117,3 +117,17 @@ def test_spellings_never_strip_what_is_not_the_files_module() -> None:
     # `other.Class.method` in pkg/mod.py: `other` is not this file's module, so no match.
     assert resolve({"Class.method": [(1, 2)]}, "other.Class.method", "pkg/mod.py") is None
     assert resolve({"method": [(1, 2)]}, "Class.method", "pkg/mod.py") is None
+
+
+@pytest.mark.parametrize(("symbol", "path", "own"), [
+    ("OrderService.cancel_order", "src/orders/service.py", True),
+    ("A.f, A.g", "lib/a.py", True),
+    ("outer.<locals>.inner", "pkg/outer.py", False),
+    ("(*Server).Start", "server/server.go", False),
+    ("Server::start", "src/server.rs", False),
+    ("orders.service.OrderService", "src/orders/service.py", False),   # also `OrderService`
+    ("<module>", "lib/a.py", False),
+    (None, "lib/a.py", False),
+])
+def test_own_spelling_is_codevouch_s_spelling_with_no_other_reading(symbol: str | None, path: str, own: bool) -> None:
+    assert own_spelling(symbol, path) is own

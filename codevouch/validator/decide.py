@@ -281,12 +281,16 @@ def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, fa
         own = [h for h in hits if symbols.in_symbol(defs, s.symbol, *h, path=real)]
         hits = own or hits
     start, end = nearest(hits, s.start_line)
-    if s.symbol and (start, end) == (s.start_line, s.end_line):
-        # An exact hit is the needle itself; only a CRLF-tolerant one differs from it.
-        exact = needle is not None and "\r" not in needle and not facts.has_cr(real)
-        text = needle if exact and needle is not None else facts.lines(real, start, end)
-        if identical or facts.unchanged_through(s, real, end) or facts.intact_block(s, real, start, end) \
-                or _holds_its_definitions(s.symbol, text, real, facts):
+    if s.symbol:
+        # A verbatim hit is the needle itself; only a CRLF-tolerant one differs from it.
+        text = needle if needle is not None and facts.verbatim(needle, real) else facts.lines(real, start, end)
+        if (start, end) == (s.start_line, s.end_line):
+            if identical or facts.unchanged_through(s, real, end) or facts.intact_block(s, real, start, end) \
+                    or _holds_its_definitions(s.symbol, text, real, facts):
+                return Current(real, start, end, text, s.symbol)
+        elif symbols.own_spelling(s.symbol, real) and facts.intact_block(s, real, start, end):
+            # Shifted by lines added or removed above it, with the top-level block around it as
+            # it was: the same code under the same names. Another tool's spelling is re-derived.
             return Current(real, start, end, text, s.symbol)
     return _current(real, start, end, work, facts, s.symbol)
 

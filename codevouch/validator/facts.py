@@ -26,7 +26,7 @@ from codevouch.syntax.region import region_context, top_level_region
 from codevouch.validator import symbols
 from codevouch.validator.model import Snippet
 from codevouch.validator.paths import Located, Locator, locate
-from codevouch.validator.text import find_lines
+from codevouch.validator.text import find_lines_verbatim
 
 # Untracked files hashed to find a file that was moved without `git mv` (exact content only).
 MAX_UNTRACKED_HASHED = 5000
@@ -71,9 +71,9 @@ class Facts:
     _pieces: dict[tuple[str, int, int], dict[str, list[tuple[int, int]]] | None] = field(
         default_factory=dict, compare=False, repr=False)
     _kinds: dict[str, Classification] = field(default_factory=dict, compare=False, repr=False)
-    _hits: dict[tuple[str, str], list[tuple[int, int]]] = field(default_factory=dict, compare=False, repr=False)
+    _hits: dict[tuple[str, str], tuple[list[tuple[int, int]], bool]] = field(
+        default_factory=dict, compare=False, repr=False)
     _old_split: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
-    _cr: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
     # Keyed by what the answer depends on (hashing a whole Snippet, its text and all, cost more
     # than the check itself).
     _fast: dict[tuple[str, str | None, str | None, bool], bool] = field(
@@ -83,21 +83,19 @@ class Facts:
     _same: dict[tuple[str, str | None, str | None, bool], str | None] = field(
         default_factory=dict, compare=False, repr=False)
 
-    def has_cr(self, real: str) -> bool:
-        """Whether a working-tree file holds a carriage return (once per file and call)."""
-        found = self._cr.get(real)
-        if found is None:
-            found = self._cr[real] = "\r" in self.files[real].text
-        return found
-
     def hits(self, text: str, real: str) -> list[tuple[int, int]]:
         """Where `text` occurs as whole lines in a working-tree file (text.find_lines), each
         search done once per call: gathering and deciding ask the same questions."""
         key = (text, real)
         found = self._hits.get(key)
         if found is None:
-            found = self._hits[key] = find_lines(text, self.files[real].text)
-        return found
+            found = self._hits[key] = find_lines_verbatim(text, self.files[real].text)
+        return found[0]
+
+    def verbatim(self, text: str, real: str) -> bool:
+        """Whether `hits(text, real)` found the text verbatim (not only with CRLF taken as LF)."""
+        self.hits(text, real)
+        return self._hits[(text, real)][1]
 
     def commit_of(self, s: Snippet) -> str | None:
         """The snippet's commit as a full id, if it names a commit that exists here."""
@@ -306,7 +304,7 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) 
     # while git works: while it still lists the status (a clean tree), else while it hashes
     # the changed files and reads their old versions (started as soon as the status is in).
     wanted = [(s.text, real) for s in inside if s.text and (real := located[s.path].real) in texts]
-    hits = {} if status.done() else {key: find_lines(key[0], texts[key[1]]) for key in wanted}
+    hits = {} if status.done() else {key: find_lines_verbatim(key[0], texts[key[1]]) for key in wanted}
     facts = _objects(root, commits, trees, located, inside, gitio.parse_status(status.result()), texts)
     facts._hits.update(hits)
     facts = _trace_renames(facts, inside, locator)

@@ -112,6 +112,13 @@ def spellings(name: str, path: str) -> list[str]:
     return list(dict.fromkeys(x for x in out if x))
 
 
+def own_spelling(symbol: str | None, path: str) -> bool:
+    """Whether every name in `symbol` is spelled as codevouch spells it (`Class.method`), with
+    no other reading (`pkg.mod.Class`, `(*T).M`, `outer.<locals>.f` all have another one)."""
+    names = symbol_names(symbol)
+    return bool(names) and all(spellings(name, path) == [name] for name in names)
+
+
 def _module_prefixes(path: str) -> list[str]:
     """Dotted module names the path can go by, longest first: `src/pkg/mod.py` -> `src.pkg.mod`,
     `pkg.mod`, `mod`, and the directories alone (`src.pkg`, `pkg`): a package's `__init__.py`,

@@ -25,10 +25,16 @@ def find_lines(needle: str, hay: str) -> list[tuple[int, int]]:
     does with eol conversion ("\\r\\n" == "\\n"): a CRLF working-tree file holds the same
     content as the LF blob the indexer read, and must not look changed.
     """
+    return find_lines_verbatim(needle, hay)[0]
+
+
+def find_lines_verbatim(needle: str, hay: str) -> tuple[list[tuple[int, int]], bool]:
+    """find_lines' hits, and whether they are the needle verbatim: then the lines of `hay` at a
+    hit are exactly `needle` (lines split on "\\n" only), and need not be cut out again."""
     hits = _find(needle, hay)
     if not hits and ("\r" in hay or "\r" in needle):
-        hits = _find(needle.replace("\r\n", "\n"), hay.replace("\r\n", "\n"))
-    return hits
+        return _find(needle.replace("\r\n", "\n"), hay.replace("\r\n", "\n")), False
+    return hits, True
 
 
 def _find(needle: str, hay: str) -> list[tuple[int, int]]:
