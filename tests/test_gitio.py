@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codevouch import gitio
-from codevouch.errors import DetachedHead, GitError, NoCommits, UnknownRevision
+from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
 from tests.gitrepo import Repo
 
 
@@ -122,11 +122,32 @@ def test_read_commits_gives_ids_types_and_the_dates_git_gives(repo: Repo, monkey
 
 def test_background_git_processes_give_what_run_gives(repo: Repo) -> None:
     commit = repo.commit(**{f"d{n}/f{m}.py": f"X = {n * m}\n" for n in range(40) for m in range(40)})
-    # 1,600 entries: more output than a pipe holds, so the reader thread must drain it.
-    assert gitio.parse_tree_blobs(gitio.start_tree_blobs(repo.root, commit).result()) == \
-        gitio.tree_blobs(repo.root, commit)
+    # 1,600 entries: more output than a pipe holds, which git must be able to write in full
+    # before anyone collects it.
+    pending = gitio.start_tree_blobs(repo.root, commit)
+    pending._proc.wait()      # noqa: SLF001 - git finishes without anyone reading its output
+    assert gitio.parse_tree_blobs(pending.result()) == gitio.tree_blobs(repo.root, commit)
+    assert pending.result() == pending.result()           # collected once, kept
     with pytest.raises(GitError, match="exit 128"):
         gitio.Pending(repo.root, "rev-parse", "--verify", "no-such-branch").result()
+    # More input than a pipe holds, given to git whole.
+    names = [commit] * 20_000
+    out = gitio.Pending(repo.root, "cat-file", "--batch-check", stdin="".join(f"{n}\n" for n in names).encode())
+    size = repo.git('cat-file', '-s', commit).strip()
+    assert out.result().decode().splitlines() == [f"{commit} commit {size}"] * 20_000
+
+
+def test_the_root_asked_in_the_background_is_repo_root_s_answer(repo: Repo, tmp_path: Path) -> None:
+    repo.commit(**{"pkg/a.py": "A = 1\n"})
+    assert gitio.PendingRoot(repo.root / "pkg").result() == gitio.repo_root(repo.root) == repo.root.resolve()
+    for where in (tmp_path / "missing", tmp_path / "plain"):
+        if where.name == "plain":
+            where.mkdir()
+        with pytest.raises(NotARepository) as background:
+            gitio.PendingRoot(where).result()
+        with pytest.raises(NotARepository) as foreground:
+            gitio.repo_root(where)
+        assert str(background.value) == str(foreground.value)
 
 
 def test_status_without_untracked_files_still_sees_a_file_taken_out_of_the_index(repo: Repo) -> None:
@@ -148,7 +169,7 @@ def test_a_collected_background_process_is_done(repo: Repo) -> None:
 
 def test_a_background_process_without_git_on_path_fails_when_collected(
         repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))       # no git here: started in the thread, fails there
+    monkeypatch.setenv("PATH", str(tmp_path))       # no git here: fails when started, said when collected
     pending = gitio.Pending(repo.root, "status")
     with pytest.raises(GitError, match="git is not installed"):
         pending.result()

@@ -14,7 +14,7 @@ from typing import Any
 
 from codevouch.validator.citation import header, version_line
 from codevouch.validator.decide import LOST, decide, move_needle
-from codevouch.validator.facts import Facts, find_elsewhere, gather
+from codevouch.validator.facts import Facts, find_elsewhere, gather, start
 from codevouch.validator.model import REASONS, VERDICTS, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, parse_snippets
 from codevouch.validator.parsecache import CACHE as PARSES
@@ -36,8 +36,11 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any]], strict: bo
     strict=True hashes every referenced file, even those the HEAD-and-clean fast path would pass.
     Raises InputError for a malformed snippet, GitError subclasses for repository problems.
     """
+    # git starts on the status and the root while the snippets are checked; a malformed
+    # snippet still fails first (the processes are left to finish on their own).
+    started = start(repo)
     parsed = [check_snippet(item, f"snippet {n}") for n, item in enumerate(snippets, 1)]
-    facts = gather(repo, parsed, strict)
+    facts = gather(repo, parsed, strict, started)
     decisions = [decide(s, facts, strict) for s in parsed]
     # Symbols that left their file may live on in another one: one search for all of them.
     lost = [i for i, d in enumerate(decisions) if d.reason in LOST]

@@ -283,17 +283,32 @@ def _identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
     return old if work is not None and same_oid(work.blob, old) else None
 
 
-def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False) -> Facts:
+@dataclass(frozen=True)
+class Started:
+    """The first git processes of a call, started before the snippets are even checked."""
+    status: gitio.Pending
+    root: gitio.PendingRoot
+
+
+def start(repo: Path | str) -> Started:
+    """Start the work tree's status and its root. Started before the root is known: porcelain
+    status paths are relative to the root whatever the directory."""
+    return Started(gitio.start_worktree_status(Path(repo), untracked=False), gitio.PendingRoot(repo))
+
+
+def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
+           started: Started | None = None) -> Facts:
     """Everything decide() needs for these snippets, in a handful of git processes.
 
     The slow git processes (`status`, `ls-tree`) are started first and collected last: they
-    run on another core while this process locates and reads the files.
+    run on another core while this process locates and reads the files. `started`: from
+    start(repo, ...) with at least the snippets' commits, when the caller began earlier.
     """
-    # Started before the root is known (rev-parse runs meanwhile): porcelain status paths are
-    # relative to the root whatever the directory, and commit names need none.
-    status = gitio.start_worktree_status(Path(repo), untracked=False)
+    started = started or start(repo)
+    status = started.status
+    # Commit names need no root either.
     reading = gitio.PendingCommits(Path(repo), ["HEAD", *(s.commit for s in snippets if s.commit)])
-    root = gitio.repo_root(repo)
+    root = started.root.result()
     locator = Locator(root)
     located = {s.path: locator.locate(s.path) for s in snippets}
     inside = [s for s in snippets if located[s.path].inside]
