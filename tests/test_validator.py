@@ -503,10 +503,11 @@ def test_symlink_out_of_repository_is_never_read(repo: Repo, tmp_path: Path,
     os.symlink(tmp_path / "outside", repo.root / "outdir")
     hashed: list[str] = []
     read: list[str] = []
-    real_hash, real_read = gitio.start_hash_worktree_files, facts_mod.read_text
+    real_hash, real_read = gitio.start_hash_worktree_files, facts_mod.read_bytes
     monkeypatch.setattr(gitio, "start_hash_worktree_files",
                         lambda root, paths: hashed.extend(paths) or real_hash(root, paths))
-    monkeypatch.setattr(facts_mod, "read_text", lambda root, p: read.append(p) or real_read(root, p))
+    # Every read of a working-tree file goes through read_bytes (read_text too).
+    monkeypatch.setattr(facts_mod, "read_bytes", lambda root, p: read.append(p) or real_read(root, p))
     items = [{"path": "link.py", "commit": repo.head(), "blob_sha": "0" * 40, "text": "TOKEN = 'x'"},
              {"path": "outdir/fifo", "commit": repo.head()},
              {"path": "outdir/secret.py", "text": "TOKEN = 'x'"}]
@@ -514,6 +515,9 @@ def test_symlink_out_of_repository_is_never_read(repo: Repo, tmp_path: Path,
     assert [(r["verdict"], r["reason"]) for r in results] == [("excluded", "outside-repo")] * 3
     assert all(r["current"] is None for r in results)
     assert not any("link" in p or "outdir" in p for p in hashed + read)
+    repo.write("inside.py", "X = 1\n")
+    assert one(repo, {"path": "inside.py", "text": "X = 1"})["reason"] == "text-found"
+    assert "inside.py" in read        # the spy sees what is read
 
 
 @pytest.mark.parametrize("path", ["../secret.py", "src/../../secret.py", "/etc/passwd", "a\0b.py",
@@ -782,3 +786,18 @@ def test_a_subdirectory_of_the_work_tree_gives_the_answers_of_its_root(repo: Rep
     at_root = [to_json(v) for v in validate(repo.root, items)]
     assert [v["reason"] for v in at_root] == ["chunk-moved", "chunk-moved", "content-changed"]
     assert [to_json(v) for v in validate(repo.root / "src" / "orders", items)] == at_root
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "utf-8"])
+def test_a_generated_marker_counts_through_line_eight_only(repo: Repo, encoding: str) -> None:
+    # Markers count in the first MARKER_LINES lines, whatever the encoding.
+    from codevouch.rules import MARKER_LINES
+    top = "# caf\u00e9\n" if encoding == "utf-8" else "# cafe\n"
+    body = "def f():\n    return 1\n"
+    last = top + "#\n" * (MARKER_LINES - 2) + "# @generated\n" + body      # the marker on line 8
+    below = top + "#\n" * (MARKER_LINES - 1) + "# @generated\n" + body     # on line 9
+    repo.commit(**{"last.py": last.encode(encoding), "below.py": below.encode(encoding)})
+    at_last = one(repo, snippet(repo, "last.py", MARKER_LINES + 1, MARKER_LINES + 2, symbol="f"))
+    at_below = one(repo, snippet(repo, "below.py", MARKER_LINES + 2, MARKER_LINES + 3, symbol="f"))
+    assert (at_last["verdict"], at_last["reason"]) == ("excluded", "generated")
+    assert (at_below["verdict"], at_below["reason"]) == ("usable", "same-commit")
