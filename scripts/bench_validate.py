@@ -12,7 +12,7 @@ from it at HEAD. Two scenarios:
              so verdicts vary).
 
 For each scenario, in the same run and on the same tree, we time (median of --repeat
-rounds, fewer if they would overrun --budget; the methods interleaved; round one also
+rounds, fewer if they would overrun --budget; the methods interleaved, their order rotating from round to round; round one also
 counts git processes and gives the verdicts):
 
   codevouch         validate(repo, snippets)
@@ -330,7 +330,8 @@ def measure(repo: Path, snippets: Sequence[dict[str, Any]], repeat: int, budget_
     would take the bench past two minutes on a small shared machine.
 
     Methods alternate within a round rather than running back to back: on a shared machine
-    the load drifts over a minute, and interleaving gives each method the same drift.
+    the load drifts over a minute, and interleaving gives each method the same drift. The order
+    rotates from round to round, so each method follows each other one in turn.
     Round one also counts git processes and keeps results (the counter costs microseconds
     against milliseconds per git process; a separate counted call would cost a third more
     run time). A cold first round is one sample of `repeat`; the median absorbs it.
@@ -349,11 +350,16 @@ def measure(repo: Path, snippets: Sequence[dict[str, Any]], repeat: int, budget_
     first: dict[str, Any] = {}
     procs: dict[str, dict[str, int]] = {}
     started = time.perf_counter()
+    names = list(methods)
     for round_no in range(repeat):
         spent = time.perf_counter() - started
         if budget_s and round_no >= min(MIN_ROUNDS, repeat) and spent * (round_no + 1) / round_no > budget_s:
             break
-        for name, fn in methods.items():
+        # Each round starts one method later, so that no method always runs right after the same
+        # other one (the naive check's 1,000 processes slowed whatever came next).
+        shift = round_no % len(names)
+        for name in names[shift:] + names[:shift]:
+            fn = methods[name]
             if round_no == 0:
                 with count_git_processes() as counts:
                     elapsed, used, first[name] = timed(fn)
