@@ -95,7 +95,7 @@ class Pending:
         try:
             if stdin is not None:
                 feed = _anonymous_file()
-                os.write(feed, stdin) if len(stdin) < (1 << 16) else _write_all(feed, stdin)
+                _write_all(feed, stdin)
                 os.lseek(feed, 0, os.SEEK_SET)
             self._proc = subprocess.Popen(self._cmd, stdin=subprocess.DEVNULL if feed is None else feed,
                                           stdout=self._out, stderr=self._err, env=_env())
@@ -124,7 +124,7 @@ class Pending:
         return _checked(self._cmd, *self._output, self._ok)
 
     def close(self) -> None:
-        for fd in (self._out, self._err):
+        for fd in (getattr(self, "_out", -1), getattr(self, "_err", -1)):   # set unless __init__ failed
             if fd >= 0:
                 os.close(fd)
         self._out = self._err = -1

@@ -273,26 +273,31 @@ def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, fa
     every referenced file just to re-derive a name the indexer already gave was most of the
     validator's time) when the file is identical to the indexed one, or when the text holds
     the definitions it names (or names none): code that stayed put, verbatim, with its
-    definition lines, is still what it was. Wherever the code moved, the name is re-derived
-    from the current file.
+    definition lines, is still what it was. So is code pushed up or down with its whole
+    top-level block unchanged, when the snippet spells its symbol as codevouch does. Wherever
+    else the code moved, the name is re-derived from the current file.
     """
     if len(hits) > 1 and symbols.symbol_names(s.symbol):
         defs = facts.defs(real)
         own = [h for h in hits if symbols.in_symbol(defs, s.symbol, *h, path=real)]
         hits = own or hits
     start, end = nearest(hits, s.start_line)
-    if s.symbol:
-        # A verbatim hit is the needle itself; only a CRLF-tolerant one differs from it.
-        text = needle if needle is not None and facts.verbatim(needle, real) else facts.lines(real, start, end)
-        if (start, end) == (s.start_line, s.end_line):
-            if identical or facts.unchanged_through(s, real, end) or facts.intact_block(s, real, start, end) \
-                    or _holds_its_definitions(s.symbol, text, real, facts):
-                return Current(real, start, end, text, s.symbol)
-        elif symbols.own_spelling(s.symbol, real) and facts.intact_block(s, real, start, end):
-            # Shifted by lines added or removed above it, with the top-level block around it as
-            # it was: the same code under the same names. Another tool's spelling is re-derived.
+    if s.symbol and (start, end) == (s.start_line, s.end_line):
+        text = _hit_text(needle, real, start, end, facts)
+        if identical or facts.unchanged_through(s, real, end) or facts.intact_block(s, real, start, end) \
+                or _holds_its_definitions(s.symbol, text, real, facts):
             return Current(real, start, end, text, s.symbol)
+    elif s.symbol and symbols.own_spelling(s.symbol, real) and facts.intact_block(s, real, start, end):
+        # Shifted by lines added or removed above it, with the top-level block around it as it
+        # was: the same code under the same names. Another tool's spelling is re-derived.
+        return Current(real, start, end, _hit_text(needle, real, start, end, facts), s.symbol)
     return _current(real, start, end, work, facts, s.symbol)
+
+
+def _hit_text(needle: str | None, real: str, start: int, end: int, facts: Facts) -> str:
+    """The working-tree lines of a hit: the needle itself when it was found verbatim (only a
+    CRLF-tolerant hit differs from it)."""
+    return needle if needle is not None and facts.verbatim(needle, real) else facts.lines(real, start, end)
 
 
 def _stayed_put(s: Snippet, found: Current, facts: Facts) -> bool:

@@ -302,7 +302,7 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
 
     The slow git processes (`status`, `ls-tree`) are started first and collected last: they
     run on another core while this process locates and reads the files. `started`: from
-    start(repo, ...) with at least the snippets' commits, when the caller began earlier.
+    start(repo), when the caller began before it had the snippets.
     """
     started = started or start(repo)
     status = started.status
