@@ -197,7 +197,8 @@ def run_figure(prof: Profile, fake: bool) -> dict[str, Any]:
                        "real query embeddings",
             "queries": len(queries), "validator_available": has_validator,
             **({"notes": [f"Stores reused from an earlier run ({REUSE_ENV}=1): written by the same store code "
-                          "for the same source, seed and size."]} if reuse else {}),
+                          "for the same source, seed and size."]}
+               if any(v["fill_seconds"] == "reused" for v in sizes.values()) else {}),
             "sizes": sizes, "import_floor": import_floor(prof.repeats)}
 
 
