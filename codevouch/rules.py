@@ -134,7 +134,10 @@ def generated_marker(head: str, rules: Rules) -> str | None:
         if end < 0:
             break
     top = head if end < 0 else head[:end]
-    return next((m for m in rules.markers if m in top), None)
+    for marker in rules.markers:      # a plain loop: asked for every file a call reads
+        if marker in top:
+            return marker
+    return None
 
 
 def classify(path: str, head: str, rules: Rules, attribute: str | None = None) -> Classification:

@@ -94,8 +94,11 @@ class Facts:
 
     def verbatim(self, text: str, real: str) -> bool:
         """Whether `hits(text, real)` found the text verbatim (not only with CRLF taken as LF)."""
-        self.hits(text, real)
-        return self._hits[(text, real)][1]
+        found = self._hits.get((text, real))
+        if found is None:
+            self.hits(text, real)
+            found = self._hits[(text, real)]
+        return found[1]
 
     def commit_of(self, s: Snippet) -> str | None:
         """The snippet's commit as a full id, if it names a commit that exists here."""
