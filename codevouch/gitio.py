@@ -179,34 +179,44 @@ def repo_root(path: Path | str) -> Path:
     try:
         out = run(p, "rev-parse", "--show-toplevel")
     except GitError as exc:
-        bare = run(p, "rev-parse", "--is-bare-repository", ok_codes=(0, 128)).strip() == b"true"
-        if bare:
-            raise NotARepository(
-                f"{p} is a bare git repository: it has no working tree to index or check against; "
-                "clone it, or add a working tree with `git worktree add`, and pass that path.",
-                exc.cmd, exc.returncode, exc.stderr) from exc
-        raise NotARepository(
-            f"{p} is not inside a git repository; pass --repo with the path of one "
-            "(or run `git init` and commit first).", exc.cmd, exc.returncode, exc.stderr) from exc
+        raise _not_a_repository(p, exc) from exc
+    return _toplevel(out)
+
+
+def _toplevel(out: bytes) -> Path:
+    """`rev-parse --show-toplevel`'s answer as repo_root gives it."""
     return Path(out.decode().strip()).resolve()
+
+
+def _not_a_repository(p: Path, exc: GitError) -> NotARepository:
+    """Why `rev-parse --show-toplevel` failed in `p`, said for a user: bare, or no repository."""
+    bare = run(p, "rev-parse", "--is-bare-repository", ok_codes=(0, 128)).strip() == b"true"
+    if bare:
+        return NotARepository(
+            f"{p} is a bare git repository: it has no working tree to index or check against; "
+            "clone it, or add a working tree with `git worktree add`, and pass that path.",
+            exc.cmd, exc.returncode, exc.stderr)
+    return NotARepository(
+        f"{p} is not inside a git repository; pass --repo with the path of one "
+        "(or run `git init` and commit first).", exc.cmd, exc.returncode, exc.stderr)
 
 
 class PendingRoot:
     """repo_root started in the background: `result()` gives what it returns, and raises what it
-    raises (a failed `rev-parse` is asked again in the foreground, which says precisely why)."""
+    raises."""
 
     def __init__(self, path: Path | str) -> None:
         self._path = Path(path)
         self._pending = Pending(self._path, "rev-parse", "--show-toplevel") if self._path.is_dir() else None
 
     def result(self) -> Path:
-        if self._pending is None:
+        if self._pending is None:      # missing, or a file: repo_root says which
             return repo_root(self._path)
         try:
             out = self._pending.result()
-        except GitError:
-            return repo_root(self._path)
-        return Path(out.decode().strip()).resolve()
+        except GitError as exc:
+            raise _not_a_repository(self._path, exc) from exc
+        return _toplevel(out)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -140,14 +141,15 @@ def test_background_git_processes_give_what_run_gives(repo: Repo) -> None:
 def test_the_root_asked_in_the_background_is_repo_root_s_answer(repo: Repo, tmp_path: Path) -> None:
     repo.commit(**{"pkg/a.py": "A = 1\n"})
     assert gitio.PendingRoot(repo.root / "pkg").result() == gitio.repo_root(repo.root) == repo.root.resolve()
-    for where in (tmp_path / "missing", tmp_path / "plain"):
-        if where.name == "plain":
-            where.mkdir()
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "bare")], check=True)
+    (tmp_path / "plain").mkdir()
+    for where in (tmp_path / "missing", tmp_path / "plain", tmp_path / "bare"):
         with pytest.raises(NotARepository) as background:
             gitio.PendingRoot(where).result()
         with pytest.raises(NotARepository) as foreground:
             gitio.repo_root(where)
         assert str(background.value) == str(foreground.value)
+        assert ("bare git repository" in str(background.value)) == (where.name == "bare")
 
 
 def test_status_without_untracked_files_still_sees_a_file_taken_out_of_the_index(repo: Repo) -> None:
