@@ -79,7 +79,7 @@ def main() -> None:
             figures[figure] = run_figure(figure, args.quick, args.fake, results)
         total = time.perf_counter() - started
         command = " ".join(["python scripts/bench.py", *sys.argv[1:]])
-        if args.only:  # the whole run's time and command stay; the rerun is recorded beside them
+        if args.only and "machine" in previous:  # the whole run's stay; the rerun is recorded beside them
             meta = {k: previous[k] for k in ("machine", "wall_seconds", "command") if k in previous}
             meta["reruns"] = previous.get("reruns", []) + [{"command": command, "wall_seconds": round(total, 1),
                                                             "machine": machine()}]
