@@ -26,11 +26,10 @@ from codevouch.errors import InputError
 if TYPE_CHECKING:
     from codevouch.drift import Drift
     from codevouch.embedding import Embedder
-    from codevouch.health import Health
-    from codevouch.review import Review
+    from codevouch.store.health import Health
     from codevouch.indexer.build import BranchSummary
-    from codevouch.models import Budget
-    from codevouch.pack import Pack
+    from codevouch.context.windows import Budget
+    from codevouch.context.pack import Pack
     from codevouch.retriever.search import Hit as Candidate
     from codevouch.refs.model import RefReport
     from codevouch.store import BranchState, ChunkRecord
@@ -231,7 +230,7 @@ class Index:
         """Search, validate and pack the hits for an agent within a token budget.
 
         budget (tokens) / model (a registry name) / reserve (fraction of the window): see
-        `codevouch.models.resolve_budget` for the defaults and their precedence. Current code
+        `codevouch.context.windows.resolve_budget` for the defaults and their precedence. Current code
         comes first in rank order; historical text only with include_history and only while
         room remains; excluded hits never. The pack ends with a report of what was left out.
         """
@@ -246,14 +245,15 @@ class Index:
              reserve: float | None = None, include_history: bool = False,
              branch: str | None = None) -> ContextPack:
         """Pack validated snippets (in rank order) within a token budget; see `context`."""
-        from codevouch import gitio, pack_facts
-        from codevouch.models import budget_counter, resolve_budget
-        from codevouch.pack import pack
+        from codevouch.worktree import gitio
+        from codevouch.context import enclosing
+        from codevouch.context.windows import budget_counter, resolve_budget
+        from codevouch.context.pack import pack
 
         root = gitio.repo_root(self.repo)
         chosen = resolve_budget(budget, model, root, reserve=reserve)
         packed = pack(results, budget_counter(chosen), chosen.tokens, include_history=include_history,
-                      enclosing=pack_facts.enclosing(root, results),
+                      enclosing=enclosing.enclosing(root, results),
                       index=self._index_label(root, branch), budget_note=chosen.describe())
         return ContextPack(packed.markdown, tuple(results), packed, chosen)
 
@@ -263,9 +263,9 @@ class Index:
         return f"{state.branch}@{state.commit[:12]}" if state else None
 
     def _branch_state(self, root: Path, branch: str | None) -> BranchState | None:
-        from codevouch import gitio
+        from codevouch.worktree import gitio
         from codevouch.errors import CodevouchError
-        from codevouch.identity import identify
+        from codevouch.worktree.identity import identify
         from codevouch.store import Ledger, collection_base
 
         if not (self.index_dir / "state.sqlite").exists():
@@ -293,8 +293,9 @@ class Index:
 
     def _record(self, op: str, branch: str | None, results: Sequence[Validated]) -> None:
         """Append a usage record, unless recording is off or there is no index in the directory."""
-        from codevouch import gitio, usage
-        from codevouch.config import load_repo_config
+        from codevouch.worktree import gitio
+        from codevouch.store import usage
+        from codevouch.worktree.config import load_repo_config
         from codevouch.errors import GitError
 
         if self.record is False or not (self.index_dir / usage.LEDGER).is_file():
@@ -309,7 +310,7 @@ class Index:
             branch = None      # detached HEAD: recorded without a branch
         state = self._branch_state(root, branch) if branch else None
         rec = usage.record_of(op, str(root), branch, state.commit if state else None, gitio.head_commit(root),
-                              results)
+                              [(v.parsed.path, v.verdict, v.reason) for v in results])
         usage.UsageLog(self.index_dir).append(rec, settings.max_records)
 
     def health(self, branch: str | None = None, recent: int | None = None) -> Health:
@@ -319,9 +320,11 @@ class Index:
         calls come from `[health]` in the repository config (recent: override the count)."""
         from dataclasses import replace
 
-        from codevouch import gitio, health, usage
-        from codevouch.config import load_repo_config
-        from codevouch.indexer.status import head_and_behind
+        from codevouch.worktree import gitio
+        from codevouch.store import health
+        from codevouch.store import usage
+        from codevouch.worktree.config import load_repo_config
+        from codevouch.store.status import head_and_behind
 
         if recent is not None and recent < 1:
             raise InputError(f"recent must be at least 1 call (got {recent}).")
@@ -337,15 +340,15 @@ class Index:
     def status(self) -> list[dict[str, Any]]:
         """Per indexed branch of this repository: indexed commit and date, head, commits behind,
         when built, files and chunks by kind, the exclusion rules. [] when nothing is indexed."""
-        from codevouch.indexer.status import index_status
+        from codevouch.store.status import index_status
 
         return with_drift(index_status(self.index_dir, self.repo))
 
     def drift(self, branch: str | None = None) -> Drift:
         """Files and definitions that changed between the branch's indexed commit and the
         working tree (default branch: the current one). Raises NotIndexed."""
-        from codevouch import gitio
-        from codevouch.changes import worktree_changes
+        from codevouch.worktree import gitio
+        from codevouch.worktree.changes import worktree_changes
         from codevouch.drift import drift
 
         root = gitio.repo_root(self.repo)
@@ -354,36 +357,13 @@ class Index:
         changes, same = worktree_changes(root, commit)
         return drift(changes, same, branch=branch, commit=commit)
 
-    def review(self, revision: str | None = None, staged: bool = False, unstaged: bool = False,
-               untracked: bool = False, all_local: bool = False, base: str | None = None,
-               budget: int | None = None, model: str | None = None, related: bool = True,
-               command: str | None = None, timeout: float = 600) -> Review:
-        """A change cut into parts for a reviewer (markdown per part, a manifest whose coverage
-        lists every changed file and hunk once), with related code from this index when the
-        branch is indexed. Scope: `revision` "A..B" / "A...B", `base` (merge-base with the
-        working tree), or local changes (staged/unstaged/untracked; default all of them).
-        command: run it once per part with the part on stdin (no shell); see Review.results.
-        Raises EmptyScope, UnknownRevision, InputError."""
-        from codevouch.review import build_review, run_reviewer
-        from codevouch.review.execute import split_command
-
-        if command is not None:
-            split_command(command)   # a bad command fails before any work
-        review = build_review(self, revision, staged, unstaged, untracked, all_local, base, budget, model,
-                              related)
-        if command is not None:
-            from codevouch import gitio
-
-            review = run_reviewer(review, command, timeout, gitio.repo_root(self.repo))
-        return review
-
 
 def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
     """The commit a branch was last indexed at (NotIndexed if never; creates nothing)."""
     from codevouch.errors import NotIndexed
-    from codevouch.identity import identify
+    from codevouch.worktree.identity import identify
     from codevouch.store import collection_base
-    from codevouch.team import open_for_search
+    from codevouch.store.team import open_for_search
 
     repo_id = identify(root).id
     ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
@@ -396,7 +376,7 @@ def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
 
 def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]]:
     """`Index.status()` for every repository in an index directory."""
-    from codevouch.indexer.status import index_status
+    from codevouch.store.status import index_status
     from codevouch.store import default_index_dir
 
     return with_drift(index_status(Path(index_dir or default_index_dir()).expanduser().resolve(), None))
@@ -405,8 +385,8 @@ def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]
 def with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Add `drift` to each status row of a checked-out branch: the working tree against the
     indexed commit ({"summary", "changed_definitions", "changed_files"}), else None."""
-    from codevouch import gitio
-    from codevouch.changes import worktree_changes
+    from codevouch.worktree import gitio
+    from codevouch.worktree.changes import worktree_changes
     from codevouch.drift import drift
     from codevouch.errors import CodevouchError
 

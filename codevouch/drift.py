@@ -26,26 +26,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from codevouch.syntax.outline import Definition
+from codevouch.worktree.changes import FileVersions
 
 FILE_STATES = ("modified", "added", "removed", "renamed")
 DEF_STATES = ("same", "content_changed", "signature_changed", "moved", "added", "removed")
 
 Outline = Callable[[str, str], "list[Definition] | None"]
-
-
-@dataclass(frozen=True)
-class FileVersions:
-    """One changed file: its status, paths, and the text of each side (None when absent)."""
-    status: str                  # modified | added | removed | renamed
-    old_path: str | None
-    new_path: str | None
-    old_text: str | None = None
-    new_text: str | None = None
-    note: str | None = None      # why a side has no text: binary, symlink, unreadable, huge
-
-    @property
-    def path(self) -> str:
-        return self.new_path or self.old_path or ""
 
 
 @dataclass(frozen=True)

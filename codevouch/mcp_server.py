@@ -180,7 +180,8 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
 
     Raises InputError when the `mcp` package is missing (install the `codevouch[mcp]` extra).
     """
-    from codevouch import __version__, gitio
+    from codevouch import __version__
+    from codevouch.worktree import gitio
 
     try:
         from mcp.server.mcpserver import MCPServer

@@ -4,7 +4,7 @@ GitPython is not a dependency: these figures are why (see notes)."""
 import subprocess, sys, time
 from pathlib import Path
 import git
-from codevouch import gitio
+from codevouch.worktree import gitio
 
 repo = Path(sys.argv[1])
 def best(f, n=5):

@@ -188,7 +188,7 @@ def build_knobs(knobs: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
              rows: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     from codevouch import Index
-    from codevouch.identity import identify
+    from codevouch.worktree.identity import identify
     from codevouch.store import Ledger, collection_base
 
     started = time.perf_counter()

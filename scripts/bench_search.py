@@ -46,7 +46,7 @@ def warm(repo: Path, index_dir: Path, queries: list[str], fake: bool) -> dict[st
 
     from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
     from codevouch.retriever.search import search
-    from codevouch.identity import identify
+    from codevouch.worktree.identity import identify
     from codevouch.store import VectorStore, space_name
 
     emb = FakeEmbedder() if fake else MiniLMEmbedder()
@@ -123,7 +123,7 @@ def import_floor(repeats: int) -> dict[str, Any]:
               "import_sentence_transformers": "import sentence_transformers",
               "import_codevouch_cli": "import codevouch.cli",
               # codevouch's torch-free query path: NumPy MiniLM, weights loaded, one query embedded
-              "load_numpy_query_encoder": "from codevouch.query_encoder import numpy_minilm; "
+              "load_numpy_query_encoder": "from codevouch.embedding.numpy_minilm import numpy_minilm; "
                                           "numpy_minilm().embed(['warm up'])"}
     floor = {}
     for name, code in probes.items():

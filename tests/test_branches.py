@@ -11,7 +11,7 @@ import pytest
 from codevouch.api import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.errors import ConfigError, InputError, NotIndexed
-from codevouch.identity import identify
+from codevouch.worktree.identity import identify
 from codevouch.indexer.branches import BranchFilter, select_branches
 from codevouch.indexer.build import build_index
 from codevouch.retriever.search import search

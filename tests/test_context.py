@@ -9,7 +9,7 @@ import pytest
 
 from codevouch import Index
 from codevouch.errors import InputError
-from codevouch.models import resolve_budget, token_counter
+from codevouch.context.windows import resolve_budget, token_counter
 from tests.gitrepo import Repo
 from tests.test_cli import FAKE, cv
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codevouch import gitio
+from codevouch.worktree import gitio
 from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
 from tests.gitrepo import Repo
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from codevouch import Index, lexical, lexindex
-from codevouch.identity import identify
+from codevouch import Index
+from codevouch.store import lexical
+from codevouch.store import lexindex
+from codevouch.worktree.identity import identify
 from codevouch.retriever.search import _pairs
 from codevouch.store import Ledger, collection_base, space_name
 from tests.gitrepo import Repo

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from codevouch import Index
-from codevouch.models import token_counter
+from codevouch.context.windows import token_counter
 from codevouch.store import writer_lock
 from tests.gitrepo import Repo
 

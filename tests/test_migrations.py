@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codevouch import migrations
+from codevouch.store import migrations
 from codevouch.api import Index
 from codevouch.errors import BadIndex, NotIndexed
 from codevouch.store import Ledger

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codevouch.errors import ConfigError, InputError
-from codevouch.models import (DEFAULT_BUDGET, ModelSpec, budget_counter, count_tokens, known_models,
+from codevouch.context.windows import (DEFAULT_BUDGET, ModelSpec, budget_counter, count_tokens, known_models,
                               resolve_budget, token_counter)
 
 NO_ENV: dict[str, str] = {}
@@ -97,7 +97,7 @@ def test_counts_come_from_the_real_bpe_tokenizer() -> None:
 
 
 def test_budget_sections_are_not_read_as_exclusion_rules() -> None:
-    from codevouch.rules import load_rules_text
+    from codevouch.worktree.rules import load_rules_text
 
     rules = load_rules_text('generated = ["*.gen.py"]\n[budget]\nmodel = "gpt-4o"\n[models.x]\nwindow = 9\noutput = 1\n', None)
     assert "*.gen.py" in rules.patterns["generated"] and "budget" not in rules.patterns

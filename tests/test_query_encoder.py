@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from codevouch.embedding import MiniLMEmbedder
-from codevouch.query_encoder import numpy_minilm
+from codevouch.embedding.numpy_minilm import numpy_minilm
 
 pytestmark = pytest.mark.model
 

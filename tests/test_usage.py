@@ -10,8 +10,8 @@ import pytest
 
 from codevouch import Index
 from codevouch.errors import ConfigError
-from codevouch.health import Thresholds, assess
-from codevouch.usage import FILE, UsageLog, UsageRecord
+from codevouch.store.health import Thresholds, assess
+from codevouch.store.usage import FILE, UsageLog, UsageRecord
 from tests.gitrepo import Repo
 from tests.test_cli import cv
 

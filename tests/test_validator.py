@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from codevouch import gitio
+from codevouch.worktree import gitio
 from codevouch.errors import InputError
-from codevouch.pack import pack
-from codevouch.models import count_tokens
+from codevouch.context.pack import pack
+from codevouch.context.windows import count_tokens
+from codevouch.worktree import files as files_mod
 from codevouch.validator import (REASONS, VERDICTS, facts as facts_mod, parse_snippets,
                                  render_text, to_json, validate)
 from tests.validator_helpers import Repo, find_line, lines_of, snippet
@@ -503,11 +504,11 @@ def test_symlink_out_of_repository_is_never_read(repo: Repo, tmp_path: Path,
     os.symlink(tmp_path / "outside", repo.root / "outdir")
     hashed: list[str] = []
     read: list[str] = []
-    real_hash, real_read = gitio.start_hash_worktree_files, facts_mod.read_bytes
+    real_hash, real_read = gitio.start_hash_worktree_files, files_mod.read_bytes
     monkeypatch.setattr(gitio, "start_hash_worktree_files",
                         lambda root, paths: hashed.extend(paths) or real_hash(root, paths))
     # Every read of a working-tree file goes through read_bytes (read_text too).
-    monkeypatch.setattr(facts_mod, "read_bytes", lambda root, p: read.append(p) or real_read(root, p))
+    monkeypatch.setattr(files_mod, "read_bytes", lambda root, p: read.append(p) or real_read(root, p))
     items = [{"path": "link.py", "commit": repo.head(), "blob_sha": "0" * 40, "text": "TOKEN = 'x'"},
              {"path": "outdir/fifo", "commit": repo.head()},
              {"path": "outdir/secret.py", "text": "TOKEN = 'x'"}]
@@ -791,7 +792,7 @@ def test_a_subdirectory_of_the_work_tree_gives_the_answers_of_its_root(repo: Rep
 @pytest.mark.parametrize("encoding", ["ascii", "utf-8"])
 def test_a_generated_marker_counts_through_line_eight_only(repo: Repo, encoding: str) -> None:
     # Markers count in the first MARKER_LINES lines, whatever the encoding.
-    from codevouch.rules import MARKER_LINES
+    from codevouch.worktree.rules import MARKER_LINES
     top = "# caf\u00e9\n" if encoding == "utf-8" else "# cafe\n"
     body = "def f():\n    return 1\n"
     last = top + "#\n" * (MARKER_LINES - 2) + "# @generated\n" + body      # the marker on line 8

@@ -21,7 +21,7 @@ def index_health(
 ) -> None:
     """Stale ratio over recent search/validate/context calls and its trend, the paths most
     often stale, commits behind, and a rebuild recommendation (thresholds: [health] config)."""
-    from codevouch.health import render
+    from codevouch.store.health import render
 
     try:
         report = open_index(repo, index).health(branch=branch, recent=recent)

@@ -42,8 +42,11 @@ def review_cmd(
 ) -> None:
     """Cut a change into parts that fit a reviewer's budget; list everything it will not see."""
     try:
-        review = open_index(repo, index).review(revision, staged, unstaged, untracked, all_local, base,
-                                                budget, model, not no_related, command, timeout)
+        from codevouch.review import review as review_change
+
+        review = review_change(open_index(repo, index), revision, staged=staged, unstaged=unstaged,
+                               untracked=untracked, all_local=all_local, base=base, budget=budget,
+                               model=model, related=not no_related, command=command, timeout=timeout)
     except EmptyScope as exc:
         typer.echo(f"codevouch: {exc}", err=True)
         raise typer.Exit(EXIT_EMPTY_SCOPE) from exc

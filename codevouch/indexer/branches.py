@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from codevouch.config import RepoConfig
+from codevouch.worktree.config import RepoConfig
 from codevouch.errors import ConfigError
 
 

@@ -14,17 +14,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from codevouch import embedding, gitio, lease, lexical, team
-from codevouch.config import load_repo_config
+from codevouch import embedding
+from codevouch.worktree import gitio
+from codevouch.store import lease
+from codevouch.store import lexical
+from codevouch.store import team
+from codevouch.worktree.config import load_repo_config
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.errors import InputError
-from codevouch.identity import RepoIdentity, identify
+from codevouch.worktree.identity import RepoIdentity, identify
 from codevouch.indexer import embedtext
 from codevouch.indexer.branches import BranchFilter, branch_filter, select_branches
 from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
-from codevouch.rules import Rules, classify, load_rules_text
+from codevouch.worktree.rules import Rules, classify, load_rules_text
 from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, NewChunk, VectorStore,
                              chunk_id, collection_base, lex_key, server_url, space_name, writer_lock)
 
@@ -258,7 +262,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
     previous_stamp = ledger.lexical_stamp(target.space)
 
     def stage_lexical(removed: list[str], stamp: str) -> None:
-        from codevouch import lexindex
+        from codevouch.store import lexindex
 
         lexindex.stage(ledger.path.parent, target.space, previous_stamp, stamp, removed, lexical_docs,
                        lambda: ledger.lexical_docs(target.space))
@@ -293,7 +297,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
 def _sync_lexical(ledger: Ledger, space: str) -> None:
     """Give the committed state a tantivy copy when it lacks one (an index made by an older
     codevouch, a deleted copy); builds that change the state write theirs before the commit."""
-    from codevouch import lexindex
+    from codevouch.store import lexindex
 
     current = ledger.lexical_stamp(space)
     if current is None:
@@ -306,13 +310,13 @@ def _drop_lexical_copy(ledger: Ledger, space: str) -> None:
     """The tantivy copies of a space (or older collection) no branch uses any more."""
     import shutil
 
-    from codevouch import lexindex
+    from codevouch.store import lexindex
 
     shutil.rmtree(lexindex.space_dir(ledger.path.parent, space), ignore_errors=True)
 
 
 def _prune_lexical(ledger: Ledger, space: str, previous: str | None) -> None:
-    from codevouch import lexindex
+    from codevouch.store import lexindex
 
     lexindex.prune(ledger.path.parent, space, {ledger.lexical_stamp(space), previous})
 

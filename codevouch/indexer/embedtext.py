@@ -4,7 +4,7 @@ A method's text seldom says where it lives: httpx's `def items(self)` never says
 and a query that asks for "the items of headers" cannot meet it by meaning. The path and the
 qualified symbol (`Headers.items`) say it. Only the embedded text carries them: the stored
 snippet, its lines and the lexical document (which has its own path and symbol terms, see
-codevouch.lexical.document) are unchanged.
+codevouch.store.lexical.document) are unchanged.
 
 A chunk's `text_hash` is the hash of this text, so the embedding cache and the store's one
 vector per distinct text key on what was embedded: two files with one text get two vectors,

@@ -1,12 +1,11 @@
 """Turning a file's bytes into indexable text, or a reason not to. Pure functions."""
 from __future__ import annotations
 
-from codevouch.rules import Rules
-from codevouch.syntax.lines import decode
+from codevouch.worktree.rules import Rules
+from codevouch.syntax.lines import BINARY_SNIFF, decode
 
 __all__ = ["decode", "skip_reason"]
 
-BINARY_SNIFF = 8000         # git's own heuristic: a NUL in the first 8000 bytes means binary
 MINIFIED_LINE = 1000        # one line this long in a code file: minified or generated data
 MINIFIED_AVERAGE = 300      # or lines this long on average
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from codevouch.gitio import TreeEntry
+from codevouch.worktree.gitio import TreeEntry
 from codevouch.store import FileRow
 
 

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
-from codevouch import gitio
+from codevouch.worktree import gitio
 
 MAX_BYTES = 32 * 1024 * 1024  # least recently shown blobs go first beyond this
 

@@ -10,14 +10,16 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from codevouch import gitio, lexical, lexindex
+from codevouch.worktree import gitio
+from codevouch.store import lexical
+from codevouch.store import lexindex
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import InputError, NotIndexed
-from codevouch.identity import identify, repo_id
+from codevouch.worktree.identity import identify, repo_id
 from codevouch.retriever import blobcache
 from codevouch.retriever.collapse import collapse
 from codevouch.store import BranchState, ChunkRecord, Ledger, VectorStore, collection_base, models_in_use
-from codevouch.team import open_for_search
+from codevouch.store.team import open_for_search
 from codevouch.syntax.lines import decode
 
 

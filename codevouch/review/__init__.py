@@ -23,10 +23,10 @@ from codevouch.review.scope import INDEX, WORKTREE, Scope, read_patches, resolve
 
 if TYPE_CHECKING:
     from codevouch.api import Index
-    from codevouch.models import Budget
+    from codevouch.context.windows import Budget
     from codevouch.review.patch import FilePatch
 
-__all__ = ["Part", "Review", "build_review", "run_reviewer"]
+__all__ = ["Part", "Review", "build_review", "review", "run_reviewer"]
 
 DEFAULT_RELATED_SHARE = 0.25
 NOT_SHOWN_SHARE = 0.25
@@ -83,13 +83,34 @@ class Review:
         return out
 
 
+def review(index: Index, revision: str | None = None, *, staged: bool = False, unstaged: bool = False,
+           untracked: bool = False, all_local: bool = False, base: str | None = None,
+           budget: int | None = None, model: str | None = None, related: bool = True,
+           command: str | None = None, timeout: float = 600) -> Review:
+    """A change cut into parts for a reviewer (markdown per part, a manifest whose coverage
+    lists every changed file and hunk once), with related code from `index` when the
+    branch is indexed. Scope: `revision` "A..B" / "A...B", `base` (merge-base with the
+    working tree), or local changes (staged/unstaged/untracked; default all of them).
+    command: run it once per part with the part on stdin (no shell); see Review.results.
+    Raises EmptyScope, UnknownRevision, InputError."""
+    from codevouch.review.execute import split_command
+    from codevouch.worktree import gitio
+
+    if command is not None:
+        split_command(command)   # a bad command fails before any work
+    built = build_review(index, revision, staged, unstaged, untracked, all_local, base, budget, model, related)
+    if command is not None:
+        built = run_reviewer(built, command, timeout, gitio.repo_root(index.repo))
+    return built
+
+
 def build_review(index: Index, revision: str | None = None, staged: bool = False, unstaged: bool = False,
                  untracked: bool = False, all_local: bool = False, base: str | None = None,
                  budget: int | None = None, model: str | None = None, related: bool = True,
                  related_share: float = DEFAULT_RELATED_SHARE) -> Review:
-    from codevouch import gitio
-    from codevouch.models import budget_counter, resolve_budget
-    from codevouch.validator.facts import load_worktree_rules
+    from codevouch.worktree import gitio
+    from codevouch.context.windows import budget_counter, resolve_budget
+    from codevouch.worktree.files import load_worktree_rules
 
     root = gitio.repo_root(index.repo)
     scope = resolve_scope(root, revision, staged, unstaged, untracked, all_local, base)
@@ -134,7 +155,7 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
 
 def _branch(root: Path) -> str | None:
     """The checked-out branch, whose index related code comes from (None: detached HEAD)."""
-    from codevouch import gitio
+    from codevouch.worktree import gitio
     from codevouch.errors import CodevouchError
 
     try:
@@ -159,8 +180,8 @@ def run_reviewer(review: Review, command: str, timeout: float, cwd: Path) -> Rev
 def _texts(root: Path, scope: Scope, patches: Sequence[FilePatch], notes: dict[str, str]
            ) -> tuple[dict[str, str], dict[str, str]]:
     """Old-side text by old path and new-side text by new path, for files that have them."""
-    from codevouch import gitio
-    from codevouch.changes import read_worktree, text_of
+    from codevouch.worktree import gitio
+    from codevouch.worktree.changes import read_worktree, text_of
 
     def side(rev: str, paths: list[str]) -> dict[str, str]:
         if rev == WORKTREE:
@@ -190,7 +211,8 @@ def _texts(root: Path, scope: Scope, patches: Sequence[FilePatch], notes: dict[s
 def _changed_definitions(the_plan: Plan, scope: Scope, old_texts: dict[str, str], new_texts: dict[str, str]
                          ) -> tuple[list[list[Wanted]], int]:
     """Per part, the changed definitions its hunks touch (from drift), and how many in all."""
-    from codevouch.drift import FileVersions, drift
+    from codevouch.drift import drift
+    from codevouch.worktree.changes import FileVersions
 
     shown = {fp.path: fp for i, fp in enumerate(the_plan.files) if i not in the_plan.left_out}
     versions = [FileVersions({"deleted": "removed", "copied": "added"}.get(fp.status, fp.status),

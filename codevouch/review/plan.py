@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codevouch.review.patch import FilePatch
-from codevouch.rules import Rules, classify
+from codevouch.worktree.rules import Rules, classify
 
 TokenCounter = Callable[[str], int]
 MIN_PART_TOKENS = 200        # below this not even a file header and a hunk header fit

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from codevouch import gitio
+from codevouch.worktree import gitio
 from codevouch.errors import InputError
 from codevouch.review.patch import FilePatch, added_file, parse_patch
 
@@ -86,7 +86,7 @@ def _range_scope(root: Path, revision: str) -> Scope:
 def read_patches(root: Path, scope: Scope) -> tuple[list[FilePatch], dict[str, str]]:
     """The scope's changed files as patches (untracked ones made here), and a note per path
     whose content could not be read (symlink, unreadable, huge)."""
-    from codevouch.changes import read_worktree
+    from codevouch.worktree.changes import read_worktree
 
     patches: list[FilePatch] = []
     if scope.tracked:

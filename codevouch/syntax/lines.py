@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["MODULE_SYMBOL", "decode", "split_lines"]
+__all__ = ["BINARY_SNIFF", "MODULE_SYMBOL", "decode", "split_lines"]
 
 # The symbol of code outside any definition (imports, module-level statements).
 MODULE_SYMBOL = "<module>"
+
+BINARY_SNIFF = 8000         # git's own heuristic: a NUL in the first 8000 bytes means binary
 
 
 def split_lines(text: str) -> list[str]:

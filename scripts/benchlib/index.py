@@ -5,8 +5,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from codevouch import gitio
-from codevouch.identity import identify
+from codevouch.worktree import gitio
+from codevouch.worktree.identity import identify
 from codevouch.retriever.search import Hit, chunk_text_of
 from codevouch.store import ChunkRecord, Ledger, collection_base
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from codevouch.pack import Enclosing, Lines
+from codevouch.context.pack import Enclosing, Lines
 from codevouch.syntax.lines import MODULE_SYMBOL, split_lines
 from codevouch.syntax.signature import Spans
-from codevouch.validator.facts import read_text
+from codevouch.worktree.files import read_text
 from codevouch.validator.model import Validated
-from codevouch.validator.paths import locate
+from codevouch.worktree.paths import locate
 
 
 def enclosing(root: Path, results: Sequence[Validated]) -> dict[int, Enclosing]:

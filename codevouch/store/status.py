@@ -6,9 +6,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from codevouch import gitio
+from codevouch.worktree import gitio
 from codevouch.errors import GitError, NoCommits, NotIndexed
-from codevouch.identity import RepoIdentity, identify
+from codevouch.worktree.identity import RepoIdentity, identify
 from codevouch.store import BranchState, Ledger, VectorStore, server_url
 
 
@@ -38,7 +38,7 @@ def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, An
 
 def _team_rows(index_dir: Path, ident: RepoIdentity) -> list[dict[str, Any]]:
     """The branches of the repository's team snapshot (fetched as a search would fetch it)."""
-    from codevouch import team
+    from codevouch.store import team
 
     with VectorStore(index_dir, readonly=True) as vectors:
         snapshot = team.fetch(vectors, ident.id, index_dir)

@@ -8,14 +8,28 @@ Working-tree files are read directly, never through a symlink.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from codevouch import gitio
-from codevouch.drift import FileVersions
-from codevouch.indexer.filetext import BINARY_SNIFF
-from codevouch.syntax import decode
+from codevouch.worktree import gitio
+from codevouch.syntax.lines import BINARY_SNIFF, decode
 
 MAX_PARSE_BYTES = 2_000_000   # larger files are listed, not parsed
+
+
+@dataclass(frozen=True)
+class FileVersions:
+    """One changed file: its status, paths, and the text of each side (None when absent)."""
+    status: str                  # modified | added | removed | renamed
+    old_path: str | None
+    new_path: str | None
+    old_text: str | None = None
+    new_text: str | None = None
+    note: str | None = None      # why a side has no text: binary, symlink, unreadable, huge
+
+    @property
+    def path(self) -> str:
+        return self.new_path or self.old_path or ""
 
 
 def text_of(data: bytes) -> tuple[str | None, str | None]:

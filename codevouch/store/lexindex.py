@@ -17,7 +17,7 @@ over the same terms (measured with scripts/bench_search.py and docs/BENCHMARKS.m
 - A search uses a generation only when its stamp equals the ledger's current state; otherwise
   (missing, locked, unreadable) it answers None and the caller falls back to FTS5.
 
-Documents are the lexical terms (codevouch.lexical.document) under tantivy's English stemmer,
+Documents are the lexical terms (codevouch.store.lexical.document) under tantivy's English stemmer,
 as FTS5 used Porter's; chunk ids are stored raw, so a chunk can be deleted by id.
 """
 from __future__ import annotations
@@ -133,7 +133,7 @@ def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: in
             index = _open[path] = tantivy.Index.open(str(path))
         index.reload()
         searcher = index.searcher()
-        # Terms are lower-case words and digits (codevouch.lexical.terms): no query syntax in them.
+        # Terms are lower-case words and digits (codevouch.store.lexical.terms): no query syntax in them.
         query = index.parse_query(" ".join(terms), ["terms"])
         hits = searcher.search(query, n).hits
         return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from codevouch import gitio
+from codevouch.worktree import gitio
 
 
 @dataclass(frozen=True)

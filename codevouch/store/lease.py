@@ -27,7 +27,7 @@ from pathlib import Path
 
 from codevouch.errors import BuilderConflict, ConfigError
 from codevouch.store import VectorStore, server_url
-from codevouch.team import LEASE, snapshot_collection
+from codevouch.store.team import LEASE, snapshot_collection
 
 DEFAULT_TTL_S = 36 * 3600.0
 

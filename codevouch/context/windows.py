@@ -31,7 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from codevouch.config import RepoConfig, load_repo_config
+from codevouch.worktree.config import RepoConfig, load_repo_config
 from codevouch.errors import ConfigError, InputError
 
 if sys.version_info >= (3, 11):
@@ -122,7 +122,7 @@ class Registry:
 
 @lru_cache(maxsize=1)
 def _packaged() -> tuple[dict[str, Any], dict[str, ModelSpec]]:
-    text = resources.files("codevouch").joinpath("models.toml").read_text(encoding="utf-8")
+    text = resources.files("codevouch.context").joinpath("models.toml").read_text(encoding="utf-8")
     data = tomllib.loads(text)
     families = data["families"]
     models = {name: _spec(name, table, families, "models.toml") for name, table in data["models"].items()}

