@@ -6,8 +6,18 @@
 The names below are the public API; everything else is internal and may move.
 """
 from codevouch.api import ContextPack, Hit, Index
-from codevouch.errors import (CodevouchError, ConfigError, DetachedHead, GitError, IndexLocked, InputError,
-                              NoCommits, NotARepository, NotIndexed, UnknownRevision)
+from codevouch.errors import (
+                              CodevouchError,
+                              ConfigError,
+                              DetachedHead,
+                              GitError,
+                              IndexLocked,
+                              InputError,
+                              NoCommits,
+                              NotARepository,
+                              NotIndexed,
+                              UnknownRevision,
+)
 from codevouch.validator.model import Current, Validated, Verdict
 
 __version__ = "0.1.0"

@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, Any
 from codevouch.errors import InputError
 
 if TYPE_CHECKING:
+    from codevouch.context.pack import Pack
+    from codevouch.context.windows import Budget
     from codevouch.drift import Drift
     from codevouch.embedding import Embedder
-    from codevouch.store.health import Health
     from codevouch.indexer.build import BranchSummary
-    from codevouch.context.windows import Budget
-    from codevouch.context.pack import Pack
-    from codevouch.retriever.search import Hit as Candidate
     from codevouch.refs.model import RefReport
+    from codevouch.retriever.search import Hit as Candidate
     from codevouch.store import BranchState, ChunkRecord
+    from codevouch.store.health import Health
     from codevouch.validator.model import Current, Validated
 
 SEARCH_MODES = ("hybrid", "dense", "lexical")
@@ -245,10 +245,10 @@ class Index:
              reserve: float | None = None, include_history: bool = False,
              branch: str | None = None) -> ContextPack:
         """Pack validated snippets (in rank order) within a token budget; see `context`."""
-        from codevouch.worktree import gitio
         from codevouch.context import enclosing
-        from codevouch.context.windows import budget_counter, resolve_budget
         from codevouch.context.pack import pack
+        from codevouch.context.windows import budget_counter, resolve_budget
+        from codevouch.worktree import gitio
 
         root = gitio.repo_root(self.repo)
         chosen = resolve_budget(budget, model, root, reserve=reserve)
@@ -263,10 +263,10 @@ class Index:
         return f"{state.branch}@{state.commit[:12]}" if state else None
 
     def _branch_state(self, root: Path, branch: str | None) -> BranchState | None:
-        from codevouch.worktree import gitio
         from codevouch.errors import CodevouchError
-        from codevouch.worktree.identity import identify
         from codevouch.store import Ledger, collection_base
+        from codevouch.worktree import gitio
+        from codevouch.worktree.identity import identify
 
         if not (self.index_dir / "state.sqlite").exists():
             return None
@@ -293,10 +293,10 @@ class Index:
 
     def _record(self, op: str, branch: str | None, results: Sequence[Validated]) -> None:
         """Append a usage record, unless recording is off or there is no index in the directory."""
-        from codevouch.worktree import gitio
-        from codevouch.store import usage
-        from codevouch.worktree.config import load_repo_config
         from codevouch.errors import GitError
+        from codevouch.store import usage
+        from codevouch.worktree import gitio
+        from codevouch.worktree.config import load_repo_config
 
         if self.record is False or not (self.index_dir / usage.LEDGER).is_file():
             return
@@ -320,11 +320,10 @@ class Index:
         calls come from `[health]` in the repository config (recent: override the count)."""
         from dataclasses import replace
 
-        from codevouch.worktree import gitio
-        from codevouch.store import health
-        from codevouch.store import usage
-        from codevouch.worktree.config import load_repo_config
+        from codevouch.store import health, usage
         from codevouch.store.status import head_and_behind
+        from codevouch.worktree import gitio
+        from codevouch.worktree.config import load_repo_config
 
         if recent is not None and recent < 1:
             raise InputError(f"recent must be at least 1 call (got {recent}).")
@@ -347,9 +346,9 @@ class Index:
     def drift(self, branch: str | None = None) -> Drift:
         """Files and definitions that changed between the branch's indexed commit and the
         working tree (default branch: the current one). Raises NotIndexed."""
+        from codevouch.drift import drift
         from codevouch.worktree import gitio
         from codevouch.worktree.changes import worktree_changes
-        from codevouch.drift import drift
 
         root = gitio.repo_root(self.repo)
         branch = branch or gitio.current_branch(root)
@@ -361,9 +360,9 @@ class Index:
 def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
     """The commit a branch was last indexed at (NotIndexed if never; creates nothing)."""
     from codevouch.errors import NotIndexed
-    from codevouch.worktree.identity import identify
     from codevouch.store import collection_base
     from codevouch.store.team import open_for_search
+    from codevouch.worktree.identity import identify
 
     repo_id = identify(root).id
     ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
@@ -376,8 +375,8 @@ def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
 
 def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]]:
     """`Index.status()` for every repository in an index directory."""
-    from codevouch.store.status import index_status
     from codevouch.store import default_index_dir
+    from codevouch.store.status import index_status
 
     return with_drift(index_status(Path(index_dir or default_index_dir()).expanduser().resolve(), None))
 
@@ -385,10 +384,10 @@ def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]
 def with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Add `drift` to each status row of a checked-out branch: the working tree against the
     indexed commit ({"summary", "changed_definitions", "changed_files"}), else None."""
-    from codevouch.worktree import gitio
-    from codevouch.worktree.changes import worktree_changes
     from codevouch.drift import drift
     from codevouch.errors import CodevouchError
+    from codevouch.worktree import gitio
+    from codevouch.worktree.changes import worktree_changes
 
     for row in rows:
         row["drift"] = None

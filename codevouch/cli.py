@@ -10,8 +10,18 @@ import sys
 
 import typer
 
-from codevouch.commands import (check_refs, context, drift, index_build, index_health, index_status, mcp, review,
-                                search, validate)
+from codevouch.commands import (
+    check_refs,
+    context,
+    drift,
+    index_build,
+    index_health,
+    index_status,
+    mcp,
+    review,
+    search,
+    validate,
+)
 from codevouch.commands.common import error_handler
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,

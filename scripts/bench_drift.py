@@ -34,8 +34,8 @@ from bench_validate import git, make_repo  # noqa: E402
 from benchlib.common import cpu_model  # noqa: E402
 
 from codevouch import Index  # noqa: E402
-from codevouch.worktree.identity import identify  # noqa: E402
 from codevouch.store import BranchState, BuildChange, Ledger, collection_base, space_name  # noqa: E402
+from codevouch.worktree.identity import identify  # noqa: E402
 
 SEED = 20261130
 DEF = re.compile(r"^(\s*)def (\w+)\((.*)$", re.M)

@@ -23,8 +23,19 @@ from benchlib import cli, corpus
 from benchlib.common import log, machine, write_json
 from benchlib.index import branch_records, snippets
 from benchlib.toolsnippets import tool_snippets
-from benchlib.truth import (AMBIGUOUS, EXPECTED, FRESH, FRESH_TRUTH, MEANING, STALE_TRUTH, NewRelease,
-                            chunk_class, file_fates, naive_exists, naive_exists_and_hash)
+from benchlib.truth import (
+    AMBIGUOUS,
+    EXPECTED,
+    FRESH,
+    FRESH_TRUTH,
+    MEANING,
+    STALE_TRUTH,
+    NewRelease,
+    chunk_class,
+    file_fates,
+    naive_exists,
+    naive_exists_and_hash,
+)
 
 VERDICT_ORDER = ("usable", "stale-but-ok", "historical-only", "excluded")
 

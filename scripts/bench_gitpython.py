@@ -1,9 +1,12 @@
 """GitPython vs codevouch's git plumbing on one repository (issue 11 part 3): `pip install GitPython`, then
     python scripts/bench_gitpython.py REPO
 GitPython is not a dependency: these figures are why (see notes)."""
-import subprocess, sys, time
+import sys
+import time
 from pathlib import Path
+
 import git
+
 from codevouch.worktree import gitio
 
 repo = Path(sys.argv[1])

@@ -40,8 +40,18 @@ from benchlib.config import HELD_OUT, TUNING, Corpus, Profile
 from benchlib.doccomments import SUFFIX_LANGUAGE, strip_doc_comments
 from benchlib.docstrings import Target, strip_python
 from benchlib.embcache import CachedEmbedder
-from benchlib.retrieval import (BM25Index, DenseMatrix, Span, langchain_chunks, line_windows, overlap_hit,
-                                rank_of, scores, symbol_hit, window_hit)
+from benchlib.retrieval import (
+    BM25Index,
+    DenseMatrix,
+    Span,
+    langchain_chunks,
+    line_windows,
+    overlap_hit,
+    rank_of,
+    scores,
+    symbol_hit,
+    window_hit,
+)
 
 ALL_KINDS = ("source", "test", "docs", "config")
 UNWEIGHTED = {"KIND_WEIGHTS": {k: 1.0 for k in ALL_KINDS}}
@@ -188,8 +198,8 @@ def build_knobs(knobs: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
              rows: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     from codevouch import Index
-    from codevouch.worktree.identity import identify
     from codevouch.store import Ledger, collection_base
+    from codevouch.worktree.identity import identify
 
     started = time.perf_counter()
     base_dir = work / c.name

@@ -46,8 +46,8 @@ def warm(repo: Path, index_dir: Path, queries: list[str], fake: bool) -> dict[st
 
     from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
     from codevouch.retriever.search import search
-    from codevouch.worktree.identity import identify
     from codevouch.store import VectorStore, space_name
+    from codevouch.worktree.identity import identify
 
     emb = FakeEmbedder() if fake else MiniLMEmbedder()
     search(repo, queries[0], index_dir, embedder=emb)  # warm-up: model, Chroma's HNSW in memory

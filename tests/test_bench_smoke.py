@@ -15,8 +15,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 from benchlib import corpus  # noqa: E402
 from benchlib.docstrings import Target, first_sentence, strip_python  # noqa: E402
-from benchlib.retrieval import (BM25Index, Span, code_tokens, langchain_chunks, line_windows,  # noqa: E402
-                                rank_of, scores, symbol_hit, window_hit)
+from benchlib.retrieval import (  # noqa: E402
+    BM25Index,
+    Span,
+    code_tokens,
+    langchain_chunks,
+    line_windows,
+    rank_of,
+    scores,
+    symbol_hit,
+    window_hit,
+)
 from benchlib.tooldefs import definitions  # noqa: E402
 from benchlib.truth import NewRelease, chunk_class, file_fates  # noqa: E402
 
@@ -256,6 +265,7 @@ def test_embedding_cache_serves_a_search_that_embeds_its_query_on_a_worker_threa
     from concurrent.futures import ThreadPoolExecutor
 
     from benchlib.embcache import CachedEmbedder
+
     from codevouch.embedding import FakeEmbedder
 
     cache = CachedEmbedder(FakeEmbedder(), tmp_path / "embeddings.sqlite")

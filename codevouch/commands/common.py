@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 
-from codevouch.errors import (CodevouchError, IndexBusy, IndexLocked, InputError, NotIndexed,
-                              StoreUnavailable)
+from codevouch.errors import CodevouchError, IndexBusy, IndexLocked, InputError, NotIndexed, StoreUnavailable
 
 if TYPE_CHECKING:
     from codevouch.api import Index

@@ -7,8 +7,20 @@ from typing import Annotated, Optional
 
 import typer
 
-from codevouch.commands.common import (BranchOpt, BudgetOpt, IndexOpt, JsonOpt, KindOpt, LimitOpt, ModelOpt, NoRecordOpt,
-                                       RepoOpt, fail, open_index, print_json)
+from codevouch.commands.common import (
+    BranchOpt,
+    BudgetOpt,
+    IndexOpt,
+    JsonOpt,
+    KindOpt,
+    LimitOpt,
+    ModelOpt,
+    NoRecordOpt,
+    RepoOpt,
+    fail,
+    open_index,
+    print_json,
+)
 from codevouch.errors import CodevouchError
 
 

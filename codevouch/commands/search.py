@@ -7,8 +7,21 @@ from typing import Annotated
 
 import typer
 
-from codevouch.commands.common import (BranchOpt, IndexOpt, JsonOpt, KindOpt, LimitOpt, NoRecordOpt, RepoOpt,
-                                       check_format, fail, open_index, print_json, render_results, usage)
+from codevouch.commands.common import (
+    BranchOpt,
+    IndexOpt,
+    JsonOpt,
+    KindOpt,
+    LimitOpt,
+    NoRecordOpt,
+    RepoOpt,
+    check_format,
+    fail,
+    open_index,
+    print_json,
+    render_results,
+    usage,
+)
 from codevouch.errors import CodevouchError
 
 

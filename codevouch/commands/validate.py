@@ -6,8 +6,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from codevouch.commands.common import (EXIT_HISTORICAL, JsonOpt, NoRecordOpt, RepoOpt, check_format, fail,
-                                       open_index, read_source, render_results)
+from codevouch.commands.common import (
+    EXIT_HISTORICAL,
+    JsonOpt,
+    NoRecordOpt,
+    RepoOpt,
+    check_format,
+    fail,
+    open_index,
+    read_source,
+    render_results,
+)
 from codevouch.errors import CodevouchError
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from codevouch.context.pack import Enclosing, Lines
 from codevouch.syntax.lines import MODULE_SYMBOL, split_lines
 from codevouch.syntax.signature import Spans
-from codevouch.worktree.files import read_text
 from codevouch.validator.model import Validated
+from codevouch.worktree.files import read_text
 from codevouch.worktree.paths import locate
 
 

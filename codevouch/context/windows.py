@@ -31,8 +31,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from codevouch.worktree.config import RepoConfig, load_repo_config
 from codevouch.errors import ConfigError, InputError
+from codevouch.worktree.config import RepoConfig, load_repo_config
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 from codevouch.embedding.model_files import model_path
 

@@ -12,9 +12,9 @@ on a busy machine OpenBLAS's spinning threads turned a 5 ms pass into 40 ms-2 s 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -47,9 +47,8 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 class NumpyMiniLM:
     def __init__(self, model_dir: Path, max_tokens: int = 256) -> None:
         from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
         from threadpoolctl import ThreadpoolController
+        from tokenizers import Tokenizer
 
         weights = load_file(str(model_dir / "model.safetensors"))
         # `h @ W.T + b` with W.T made contiguous once, instead of a strided view per call.

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from codevouch.worktree.config import RepoConfig
 from codevouch.errors import ConfigError
+from codevouch.worktree.config import RepoConfig
 
 
 @dataclass(frozen=True)

@@ -15,22 +15,35 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from codevouch import embedding
-from codevouch.worktree import gitio
-from codevouch.store import lease
-from codevouch.store import lexical
-from codevouch.store import team
-from codevouch.worktree.config import load_repo_config
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.errors import InputError
-from codevouch.worktree.identity import RepoIdentity, identify
 from codevouch.indexer import embedtext
 from codevouch.indexer.branches import BranchFilter, branch_filter, select_branches
 from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
+from codevouch.store import (
+    BranchState,
+    BuildChange,
+    ChunkRecord,
+    FileRow,
+    Ledger,
+    NewChunk,
+    VectorStore,
+    chunk_id,
+    collection_base,
+    lease,
+    lex_key,
+    lexical,
+    server_url,
+    space_name,
+    team,
+    writer_lock,
+)
+from codevouch.worktree import gitio
+from codevouch.worktree.config import load_repo_config
+from codevouch.worktree.identity import RepoIdentity, identify
 from codevouch.worktree.rules import Rules, classify, load_rules_text
-from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, NewChunk, VectorStore,
-                             chunk_id, collection_base, lex_key, server_url, space_name, writer_lock)
 
 # (done, total, what) — the CLI draws a progress bar from it.
 Progress = Callable[[int, int, str], None]

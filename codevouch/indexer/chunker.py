@@ -34,8 +34,8 @@ itself over budget (minified code; callers are expected to skip such files).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from tree_sitter import Node
 

@@ -1,8 +1,8 @@
 """Turning a file's bytes into indexable text, or a reason not to. Pure functions."""
 from __future__ import annotations
 
-from codevouch.worktree.rules import Rules
 from codevouch.syntax.lines import BINARY_SNIFF, decode
+from codevouch.worktree.rules import Rules
 
 __all__ = ["decode", "skip_reason"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from codevouch.worktree.gitio import TreeEntry
 from codevouch.store import FileRow
+from codevouch.worktree.gitio import TreeEntry
 
 
 @dataclass(frozen=True)

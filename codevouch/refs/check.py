@@ -18,11 +18,11 @@ from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 
-from codevouch.worktree import gitio
 from codevouch.refs.extract import JS_EXTENSIONS, Extracted, Reference, extract
 from codevouch.refs.model import RefReport, RefResult
 from codevouch.refs.worktree import WorkTree, module_of
 from codevouch.syntax.lines import split_lines
+from codevouch.worktree import gitio
 from codevouch.worktree.paths import locate
 
 MAX_HISTORY = 10        # names looked up in history (one pickaxe + one grep each, ~10-50 ms)

@@ -9,11 +9,11 @@ from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 
-from codevouch.worktree import gitio
 from codevouch.syntax.lines import decode
+from codevouch.validator.symbols import definitions
+from codevouch.worktree import gitio
 from codevouch.worktree.files import read_text
 from codevouch.worktree.paths import locate
-from codevouch.validator.symbols import definitions
 
 Definitions = dict[str, list[tuple[int, int]]]
 

@@ -5,22 +5,28 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from codevouch.worktree import gitio
-from codevouch.store import lexical
-from codevouch.store import lexindex
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import InputError, NotIndexed
-from codevouch.worktree.identity import identify, repo_id
 from codevouch.retriever import blobcache
 from codevouch.retriever.collapse import collapse
-from codevouch.store import BranchState, ChunkRecord, Ledger, VectorStore, collection_base, models_in_use
+from codevouch.store import (
+    BranchState,
+    ChunkRecord,
+    Ledger,
+    VectorStore,
+    collection_base,
+    lexical,
+    lexindex,
+    models_in_use,
+)
 from codevouch.store.team import open_for_search
 from codevouch.syntax.lines import decode
+from codevouch.worktree import gitio
+from codevouch.worktree.identity import identify, repo_id
 
 
 @dataclass(frozen=True)

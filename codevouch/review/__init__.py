@@ -108,8 +108,8 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
                  untracked: bool = False, all_local: bool = False, base: str | None = None,
                  budget: int | None = None, model: str | None = None, related: bool = True,
                  related_share: float = DEFAULT_RELATED_SHARE) -> Review:
-    from codevouch.worktree import gitio
     from codevouch.context.windows import budget_counter, resolve_budget
+    from codevouch.worktree import gitio
     from codevouch.worktree.files import load_worktree_rules
 
     root = gitio.repo_root(index.repo)
@@ -155,8 +155,8 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
 
 def _branch(root: Path) -> str | None:
     """The checked-out branch, whose index related code comes from (None: detached HEAD)."""
-    from codevouch.worktree import gitio
     from codevouch.errors import CodevouchError
+    from codevouch.worktree import gitio
 
     try:
         return gitio.current_branch(root)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from codevouch.worktree import gitio
 from codevouch.errors import InputError
 from codevouch.review.patch import FilePatch, added_file, parse_patch
+from codevouch.worktree import gitio
 
 INDEX = ":index"
 WORKTREE = ":worktree"

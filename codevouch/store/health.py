@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from codevouch.worktree.config import RepoConfig
 from codevouch.errors import ConfigError
 from codevouch.store.usage import UsageRecord
+from codevouch.worktree.config import RepoConfig
 
 STALE = ("stale-but-ok", "historical-only")
 TREND_STEP = 0.05        # a change of the ratio between halves below this is "steady"

@@ -6,10 +6,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from codevouch.worktree import gitio
 from codevouch.errors import GitError, NoCommits, NotIndexed
-from codevouch.worktree.identity import RepoIdentity, identify
 from codevouch.store import BranchState, Ledger, VectorStore, server_url
+from codevouch.worktree import gitio
+from codevouch.worktree.identity import RepoIdentity, identify
 
 
 def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, Any]]:

@@ -25,8 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from codevouch.worktree.config import RepoConfig
 from codevouch.errors import BadIndex, ConfigError
+from codevouch.worktree.config import RepoConfig
 
 FILE = "usage.sqlite"
 LEDGER = "state.sqlite"   # the index's ledger (store.py): no ledger, no index, no record

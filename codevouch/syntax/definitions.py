@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import tree_sitter
 from tree_sitter import Node
@@ -101,7 +101,7 @@ def walk(text: str, lang: str) -> tuple[Node, list[Found]] | None:
     return root, found
 
 
-@lru_cache(maxsize=None)
+@cache
 def _query(lang: str) -> tree_sitter.Query:
     types = sorted(get_spec(lang).definitions)
     return tree_sitter.Query(get_language(lang), " ".join(f"({t}) @d" for t in types))

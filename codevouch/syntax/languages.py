@@ -12,9 +12,9 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable, Mapping
+from functools import cache
 
 import tree_sitter
 
@@ -248,7 +248,7 @@ def get_spec(name: str) -> LanguageSpec:
     return LANGUAGE_SPECS[name]
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_language(name: str) -> tree_sitter.Language:
     """The tree-sitter Language for ``name``; loaded once from its wheel."""
     try:

@@ -8,8 +8,8 @@ decorators directly above it (no blank line between).  Items that define symbols
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from tree_sitter import Node
 

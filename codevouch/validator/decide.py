@@ -16,8 +16,8 @@ from __future__ import annotations
 from codevouch.validator import moves, symbols
 from codevouch.validator.facts import Facts, WorkFile, fast_path, identical_blob
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
-from codevouch.worktree.paths import Located
 from codevouch.validator.text import find_lines, line_count, nearest, slice_lines
+from codevouch.worktree.paths import Located
 
 
 def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:

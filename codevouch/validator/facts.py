@@ -13,21 +13,20 @@ decide.py; `find_elsewhere` adds one `git grep` when symbols left their file.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from codevouch.worktree import gitio
-from codevouch.worktree.rules import Classification, Rules, classifier, load_rules_text
 from codevouch.syntax.lines import decode, split_lines
 from codevouch.syntax.region import region_context, top_level_region
 from codevouch.validator import symbols
 from codevouch.validator.model import Snippet
-from codevouch.worktree.paths import Located, Locator, locate
 from codevouch.validator.text import find_lines_verbatim
+from codevouch.worktree import gitio
 from codevouch.worktree.files import load_worktree_rules, read_text
+from codevouch.worktree.paths import Located, Locator, locate
+from codevouch.worktree.rules import Classification, Rules, classifier
 
 # Untracked files hashed to find a file that was moved without `git mv` (exact content only).
 MAX_UNTRACKED_HASHED = 5000

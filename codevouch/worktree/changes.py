@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from codevouch.worktree import gitio
 from codevouch.syntax.lines import BINARY_SNIFF, decode
+from codevouch.worktree import gitio
 
 MAX_PARSE_BYTES = 2_000_000   # larger files are listed, not parsed
 

@@ -9,7 +9,6 @@ from codevouch.syntax.lines import decode
 from codevouch.worktree.paths import locate
 from codevouch.worktree.rules import Rules, load_rules_text
 
-
 # O_NOFOLLOW and O_NONBLOCK: if the path was swapped for a symlink or a FIFO since it was
 # checked, the open fails or returns at once, and fstat below refuses it.
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from codevouch.worktree.config import loads
 from codevouch.errors import ConfigError
+from codevouch.worktree.config import loads
 
 # Kinds whose files are counted but never embedded, and the verdict reason each maps to.
 EXCLUDED_KINDS = ("generated", "vendor", "backup", "fixture")

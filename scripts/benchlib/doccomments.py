@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from benchlib.docstrings import MIN_WORDS, Target, first_sentence
@@ -40,7 +40,7 @@ CONTAINERS = {"impl_item": "type", "trait_item": "name", "class_declaration": "n
               "abstract_class_declaration": "name", "mod_item": None}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parser(language: str) -> Any:
     from tree_sitter import Language, Parser
 

@@ -5,10 +5,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from codevouch.worktree import gitio
-from codevouch.worktree.identity import identify
 from codevouch.retriever.search import Hit, chunk_text_of
 from codevouch.store import ChunkRecord, Ledger, collection_base
+from codevouch.worktree import gitio
+from codevouch.worktree.identity import identify
 
 
 def branch_records(index_dir: Path, repo: Path, branch: str) -> list[ChunkRecord]:

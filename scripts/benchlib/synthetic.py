@@ -10,15 +10,26 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from codevouch.worktree import gitio
-from codevouch.store import lexical
-from codevouch.store import lexindex
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, MODEL_NAME, token_counter
 from codevouch.indexer.build import text_hash
 from codevouch.indexer.chunker import chunk_text
+from codevouch.store import (
+    BranchState,
+    BuildChange,
+    ChunkRecord,
+    FileRow,
+    Ledger,
+    NewChunk,
+    VectorStore,
+    chunk_id,
+    collection_base,
+    lex_key,
+    lexical,
+    lexindex,
+    space_name,
+)
+from codevouch.worktree import gitio
 from codevouch.worktree.identity import identify
-from codevouch.store import (BranchState, BuildChange, ChunkRecord, FileRow, Ledger, NewChunk, VectorStore,
-                             chunk_id, collection_base, lex_key, space_name)
 
 DIM = 384
 

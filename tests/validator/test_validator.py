@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 
-from codevouch.worktree import gitio
-from codevouch.errors import InputError
 from codevouch.context.pack import pack
 from codevouch.context.windows import count_tokens
+from codevouch.errors import InputError
+from codevouch.validator import REASONS, VERDICTS, parse_snippets, render_text, to_json, validate
 from codevouch.worktree import files as files_mod
-from codevouch.validator import (REASONS, VERDICTS, facts as facts_mod, parse_snippets,
-                                 render_text, to_json, validate)
+from codevouch.worktree import gitio
 from tests.validator_helpers import Repo, find_line, lines_of, snippet
 
 ORDERS = '''"""Orders."""
@@ -768,7 +767,7 @@ def test_code_in_an_unchanged_block_keeps_its_names_without_a_parse(
 
 
 def test_readme_reason_table_is_the_reasons_table() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("| verdict | reason | meaning |\n|---|---|---|\n", 1)[1].split("\n\n", 1)[0]
     table = {}
     for row in section.split("\n"):

@@ -2,25 +2,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.clihelp import FAKE, cv
 from tests.gitrepo import Repo
-
-FAKE = ["--embedder", "fake-bow-64"]
-
-
-def cv(*args: str, cwd: Path | None = None, index: Path | None = None, stdin: str | None = None
-       ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if index is not None:
-        env["CODEVOUCH_INDEX"] = str(index)
-    return subprocess.run([sys.executable, "-m", "codevouch", *args], cwd=cwd, env=env, input=stdin,
-                          capture_output=True, text=True, timeout=300)
 
 
 def test_build_json_summary_and_status(repo: Repo, index_dir: Path) -> None:

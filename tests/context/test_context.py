@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from codevouch import Index
-from codevouch.errors import InputError
 from codevouch.context.windows import resolve_budget, token_counter
+from codevouch.errors import InputError
+from tests.clihelp import cv
 from tests.gitrepo import Repo
-from tests.test_cli import FAKE, cv
 
 
 def module(n: int) -> str:

@@ -1,9 +1,9 @@
 """plan_refresh over hand-built trees: the pure decision of what a build must do."""
 from __future__ import annotations
 
-from codevouch.worktree.gitio import TreeEntry
 from codevouch.indexer.plan import plan_refresh
 from codevouch.store import FileRow
+from codevouch.worktree.gitio import TreeEntry
 
 
 def tree(**blobs: str) -> dict[str, TreeEntry]:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from codevouch.worktree import gitio
-from codevouch.worktree.rules import load_rules_text
 from codevouch.validator.decide import decide
 from codevouch.validator.facts import Facts, WorkFile
 from codevouch.validator.model import REASONS, Snippet
+from codevouch.worktree import gitio
 from codevouch.worktree.paths import Located
+from codevouch.worktree.rules import load_rules_text
 
 HEAD, OLD, GONE = "a" * 40, "b" * 40, "c" * 40
 B_NOW, B_OLD = "1" * 40, "2" * 40

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from codevouch.errors import InputError
-from codevouch.context.windows import count_tokens, token_counter
-from codevouch.context.pack import LEFT_OUT_REASONS, pack
 from codevouch.context.enclosing import enclosing
+from codevouch.context.pack import LEFT_OUT_REASONS, pack
+from codevouch.context.windows import count_tokens, token_counter
+from codevouch.errors import InputError
 from codevouch.syntax.signature import signature_span
 from codevouch.validator import validate
 from tests.validator_helpers import Repo, find_line, snippet

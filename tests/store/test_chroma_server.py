@@ -116,10 +116,9 @@ def test_one_builder_per_repository_per_server(chroma_server: str, repo: Repo, t
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A second index directory cannot build the repository into the server (it would remove
     the first one's vectors); the holder can; a lapsed lease is taken over, leftovers removed."""
-    from codevouch.store import lease
     from codevouch.errors import BuilderConflict
+    from codevouch.store import Ledger, VectorStore, lease, space_name
     from codevouch.worktree.identity import identify
-    from codevouch.store import Ledger, VectorStore, space_name
 
     monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
     repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})

@@ -11,11 +11,11 @@ import pytest
 from codevouch.api import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.errors import ConfigError, InputError, NotIndexed
-from codevouch.worktree.identity import identify
 from codevouch.indexer.branches import BranchFilter, select_branches
 from codevouch.indexer.build import build_index
 from codevouch.retriever.search import search
 from codevouch.store import Ledger, space_name
+from codevouch.worktree.identity import identify
 from tests.gitrepo import Repo
 from tests.storehelp import vector_count
 

@@ -12,8 +12,8 @@ from codevouch import Index
 from codevouch.errors import ConfigError
 from codevouch.store.health import Thresholds, assess
 from codevouch.store.usage import FILE, UsageLog, UsageRecord
+from tests.clihelp import cv
 from tests.gitrepo import Repo
-from tests.test_cli import cv
 
 SHOP = {
     "shop/cancel.py": "def cancel_order(order):\n    order.cancel()\n    return order\n",

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.clihelp import FAKE, cv
 from tests.gitrepo import Repo
-from tests.test_cli import FAKE, cv
 
 SHOP = {
     "shop/cancel.py": "def cancel_order(order):\n    order.cancel()\n    return order\n",

@@ -10,8 +10,8 @@ from codevouch.embedding import FakeEmbedder
 from codevouch.errors import DetachedHead, IndexLocked, NoCommits, NotARepository
 from codevouch.indexer.build import build_index
 from codevouch.retriever.search import search
-from codevouch.worktree.identity import identify
 from codevouch.store import Ledger, collection_base, space_name, writer_lock
+from codevouch.worktree.identity import identify
 from tests.gitrepo import Repo
 from tests.storehelp import collection_names, vector_count
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 import textwrap
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.syntax.definitions import find_definitions
-from codevouch.syntax.lines import split_lines
 from codevouch.syntax.languages import (
     LANGUAGE_SPECS,
     SUPPORTED_LANGUAGES,
@@ -22,6 +21,7 @@ from codevouch.syntax.languages import (
     get_language,
     get_parser,
 )
+from codevouch.syntax.lines import split_lines
 
 
 def words(s: str) -> int:

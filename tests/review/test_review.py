@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from codevouch import Index
-from codevouch.errors import EmptyScope, InputError, UnknownRevision
 from codevouch.context.windows import budget_counter
+from codevouch.errors import EmptyScope, InputError, UnknownRevision
 from codevouch.review import Review
 from codevouch.review import review as review_change
 from tests.gitrepo import Repo

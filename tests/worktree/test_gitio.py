@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from codevouch.worktree import gitio
 from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
+from codevouch.worktree import gitio
 from tests.gitrepo import Repo
 
 

@@ -5,11 +5,9 @@ import shutil
 from pathlib import Path
 
 from codevouch import Index
-from codevouch.store import lexical
-from codevouch.store import lexindex
-from codevouch.worktree.identity import identify
 from codevouch.retriever.search import _pairs
-from codevouch.store import Ledger, collection_base, space_name
+from codevouch.store import Ledger, collection_base, lexical, lexindex, space_name
+from codevouch.worktree.identity import identify
 from tests.gitrepo import Repo
 
 FILES = {

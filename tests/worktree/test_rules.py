@@ -6,7 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codevouch.errors import ConfigError
-from codevouch.worktree.rules import KIND_ORDER, Classification, Rules, classify, classify_path, load_rules_text, matches
+from codevouch.worktree.rules import (
+    KIND_ORDER,
+    Classification,
+    Rules,
+    classify,
+    classify_path,
+    load_rules_text,
+    matches,
+)
 
 
 @pytest.mark.parametrize("path, kind, rule", [

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from codevouch.store import migrations
 from codevouch.api import Index
 from codevouch.errors import BadIndex, NotIndexed
-from codevouch.store import Ledger
+from codevouch.store import Ledger, migrations
 from tests.gitrepo import Repo
 from tests.storehelp import collection_names, vector_count
 
-CODEVOUCH_GIT = Path(__file__).resolve().parents[1]
+CODEVOUCH_GIT = Path(__file__).resolve().parents[2]
 # The last commit before the migrations framework: its ledger has meta.schema = 1 and no
 # _migrations table, and it refused any other schema number with "build a new index".
 PREVIOUS_RELEASE = "8e82e01f4385958aa9ec9841e24d038e1e046d63"

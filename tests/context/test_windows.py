@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from codevouch.context.windows import (
+    DEFAULT_BUDGET,
+    ModelSpec,
+    budget_counter,
+    count_tokens,
+    known_models,
+    resolve_budget,
+    token_counter,
+)
 from codevouch.errors import ConfigError, InputError
-from codevouch.context.windows import (DEFAULT_BUDGET, ModelSpec, budget_counter, count_tokens, known_models,
-                              resolve_budget, token_counter)
 
 NO_ENV: dict[str, str] = {}
 
