@@ -13,7 +13,9 @@ repo = Path(sys.argv[1])
 def best(f, n=5):
     t = []
     for _ in range(n):
-        s = time.perf_counter(); f(); t.append(time.perf_counter() - s)
+        s = time.perf_counter()
+        f()
+        t.append(time.perf_counter() - s)
     return min(t) * 1000
 head = gitio.head_commit(repo)
 files = gitio.ls_tree(repo, head)

@@ -12,7 +12,6 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Protocol
 
 from codevouch.embedding.model_files import model_path

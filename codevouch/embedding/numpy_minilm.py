@@ -81,7 +81,7 @@ class NumpyMiniLM:
         for i in range(LAYERS):
             p = f"encoder.layer.{i}."
 
-            def lin(h: np.ndarray, name: str) -> np.ndarray:
+            def lin(h: np.ndarray, name: str, p: str = p) -> np.ndarray:
                 return h @ w[p + name + ".weight"] + w[p + name + ".bias"]
 
             q, k, v = lin(x, "attention.self.qkv").reshape(n, 3, HEADS, d).transpose(1, 2, 0, 3)

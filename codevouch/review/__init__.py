@@ -29,9 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["Part", "Review", "build_review", "review", "run_reviewer"]
 
 DEFAULT_RELATED_SHARE = 0.25
-NOT_SHOWN_SHARE = 0.25
+NOT_SHOWN_SHARE = 0.25        # of part 1, at most, for the list of files not shown
 MIN_RELATED_TOKENS = 60       # a part with less room left looks up no more related code
-_RELATED_TITLE = "## Related code (from the index, checked against the working tree)"        # of part 1, at most, for the list of files not shown
+_RELATED_TITLE = "## Related code (from the index, checked against the working tree)"
 _HEADER = ("# Code review: part {i} of {n}\n\nScope: {scope}\n"
            "This part: {files} file(s), {hunks} hunk(s) of the diff{rest}.\n")
 
@@ -284,8 +284,9 @@ def _render_parts(the_plan: Plan, scope: Scope, budget: int, count: Any, not_sho
         tail = f"\n\n{not_shown}" if k == 0 and not_shown else ""
         wanted = wanted_by_part[k] if finder is not None else []
 
+        # render is called only within this iteration, so the loop's variables are the ones meant.
         def render(related: str) -> str:
-            return _assemble(k + 1, n, scope, files, hunks, len(wanted), body, related, tail)
+            return _assemble(k + 1, n, scope, files, hunks, len(wanted), body, related, tail)  # noqa: B023
 
         # Sums of piece counts (plus a token per join) bound the whole from above in practice;
         # the exact count of the finished part is checked below, and trimmed if ever over.

@@ -43,7 +43,7 @@ import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, astuple, dataclass, replace
+from dataclasses import asdict, astuple, dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit

@@ -125,7 +125,9 @@ def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_
 
 def render(h: Health) -> str:
     """For a terminal."""
-    pct = (lambda x: "n/a" if x is None else f"{x:.0%}")
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.0%}"
+
     lines = [f"{h.repo} {h.branch or '(detached)'}: index {h.index_commit[:12] if h.index_commit else 'not built'}"
              f", HEAD {h.head[:12] if h.head else 'unknown'}, "
              f"{'unknown' if h.commits_behind is None else h.commits_behind} commit(s) behind"]

@@ -2,7 +2,8 @@
 
 Local only: one SQLite file, `usage.sqlite`, beside the ledger in the index directory. It is
 written only into an index that already exists (a directory holding the ledger, state.sqlite):
-a read never creates an index or leaves files in an empty directory. It is bounded: after each write only the newest `max_records` records are kept.
+a read never creates an index or leaves files in an empty directory. It is bounded: after each
+write only the newest `max_records` records are kept.
 
 A record is compact: time, operation, repository, branch, index commit, HEAD, counts per
 verdict and per reason, and the paths of the hits that were not usable (at most

@@ -222,7 +222,6 @@ def _moved_elsewhere(s: Snippet, loc: Located, facts: Facts) -> Decision | None:
     move = moves.best_move(s.symbol, text, loc.rel or s.path, candidates) if candidates else None
     if move is None:
         return None
-    work = facts.files[move.path]
     current = Current(move.path, move.start_line, move.end_line,
                       facts.lines(move.path, move.start_line, move.end_line), move.symbol)
     gone = "no longer exists" if not loc.exists else f"is no longer in {loc.rel}"

@@ -57,10 +57,12 @@ def section(path: Path = RESULTS) -> str:
                    f"{a['extra_branch_s_max']} s max (the branch with the most new texts, embedded cold).\n")
     if timing:
         out += _table(timing, [
-            ("`main` build (vectors from the cache)", lambda s: f"{s['first_branch_s']} s ({s.get('first_branch_cpu_s', '?')} s CPU)"),
+            ("`main` build (vectors from the cache)",
+             lambda s: f"{s['first_branch_s']} s ({s.get('first_branch_cpu_s', '?')} s CPU)"),
             ("each extra branch: median / max", lambda s: f"{s['extra_branch_s_median']} s / {s['extra_branch_s_max']} s"),
             ("extra branch median CPU", lambda s: f"{s.get('extra_branch_cpu_s_median', '?')} s"),
-            ("all 22 extra branches", lambda s: f"{s['extra_branches_s_total']} s ({s.get('extra_branches_cpu_s_total', '?')} s CPU)"),
+            ("all 22 extra branches",
+             lambda s: f"{s['extra_branches_s_total']} s ({s.get('extra_branches_cpu_s_total', '?')} s CPU)"),
             ("search p50 / p95 (warm, hybrid, k=10; 3 branches x 20 queries)",
              lambda s: f"{s['query_ms']['p50']} ms / {s['query_ms']['p95']} ms"),
             ("search CPU, mean", lambda s: f"{s['query_ms'].get('cpu_mean', '?')} ms"),

@@ -143,7 +143,7 @@ def _blobs_at(bare: Path, commit: str, max_bytes: int) -> dict[str, bytes]:
     proc = subprocess.run(["git", "--git-dir", str(bare), "cat-file", "--batch"], check=True,
                           input="".join(f"{sha}\n" for sha in wanted.values()).encode(), capture_output=True)
     out, pos, data = {}, 0, proc.stdout
-    for path, sha in wanted.items():
+    for path in wanted:
         end = data.index(b"\n", pos)
         header = data[pos:end].split()
         pos = end + 1

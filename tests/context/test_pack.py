@@ -52,7 +52,8 @@ def test_window_gets_its_signature_restored_and_marked(repo: Repo) -> None:
     start = find_line(LONG, "step_40 ")
     results = validate(repo.root, [window(repo, start, start + 9)])
     sigs = enclosing(repo.root, results)
-    assert sigs[1].signature.text == "    @functools.cache\n    def cancel_order(self, order_id,\n                     reason=None):"
+    assert sigs[1].signature.text == ("    @functools.cache\n    def cancel_order(self, order_id,\n"
+                                      "                     reason=None):")
     out = pack(results, count_tokens, 4000, enclosing=sigs)
     restored, _, snippet_part = out.markdown.partition("restored: src/orders.py#L5-L7")[2].partition("```\n\n```")
     assert "signature and decorators of OrderService.cancel_order" in restored

@@ -88,7 +88,8 @@ def test_reads_never_create_an_index_directory(repo: Repo, tmp_path: Path) -> No
     missing = tmp_path / "no-index"
     Index(repo.root, missing).validate([{"path": "shop/cancel.py", "text": "    order.cancel()"}])
     assert not missing.exists()
-    out = cv("validate", "-", "--json", cwd=repo.root, index=missing, stdin='[{"path": "shop/cancel.py", "text": "    order.cancel()"}]')
+    out = cv("validate", "-", "--json", cwd=repo.root, index=missing,
+             stdin='[{"path": "shop/cancel.py", "text": "    order.cancel()"}]')
     assert out.returncode == 0, out.stderr
     assert not missing.exists()
 

@@ -29,7 +29,7 @@ def test_a_text_is_computed_once_and_a_changed_text_again() -> None:
 def test_the_least_recently_used_texts_leave_first_and_a_huge_one_is_never_held() -> None:
     cache = ParseCache(max_chars=10, max_entry_chars=6)
     for text in ("aaaa", "bbbb"):
-        cache.get("file", "python", text, lambda: text)
+        cache.get("file", "python", text, lambda text=text: text)
     cache.get("file", "python", "aaaa", lambda: "recomputed")   # used again: now the newest
     cache.get("file", "python", "cccc", lambda: "cccc")         # 12 chars held > 10: bbbb leaves
     assert cache.get("file", "python", "aaaa", lambda: "recomputed") == "aaaa"

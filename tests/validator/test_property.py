@@ -92,7 +92,8 @@ def make_snippets(repo: Repo, base: str, head: str, head_text: str, poison: int)
 
 
 # CODEVOUCH_PROP_EXAMPLES=1000 for a longer hunt; 40 keeps the suite fast.
-@settings(max_examples=int(os.environ.get("CODEVOUCH_PROP_EXAMPLES", "40")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("CODEVOUCH_PROP_EXAMPLES", "40")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(committed=edits, uncommitted=edits, commit_first=st.booleans(), poison=st.integers(0, 100),
        strict=st.booleans())
 def test_never_usable_unless_text_present(shop: tuple[Repo, str], committed: list[Edit],
