@@ -59,7 +59,7 @@ class DefinitionDrift:
         """Where it is in `path`: its new place there, else its old place."""
         if self.new is not None and (self.new.path == path or self.old is None):
             return self.new.start
-        return self.old.start  # type: ignore[union-attr]
+        return self.old.start  # type: ignore[union-attr]  # an entry has an old or a new place
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -242,7 +242,7 @@ def _entry(old: _Def | None, new: _Def | None, old_path: str, new_path: str,
     o = Place(old_path, old.d.start, old.d.end) if old else None
     n = Place(new_path, new.d.start, new.d.end) if new else None
     if old is None:
-        return DefinitionDrift("added", new.d.name, None, n, new.d.signature, own=new.own)  # type: ignore[union-attr]
+        return DefinitionDrift("added", new.d.name, None, n, new.d.signature, own=new.own)  # type: ignore[union-attr]  # one side is set
     if new is None:
         return DefinitionDrift("removed", old.d.name, o, None, old.d.signature, own=old.own)
     changed = old.own != new.own

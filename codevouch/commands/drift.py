@@ -52,7 +52,7 @@ def _file_lines(f: FileDrift) -> list[str]:
 
 def _def_line(path: str, d: DefinitionDrift) -> str:
     where = d.new if d.new is not None and (d.new.path == path or d.old is None) else d.old
-    text = f"  {d.state:<18} {d.name}  L{where.start}-{where.end}"  # type: ignore[union-attr]
+    text = f"  {d.state:<18} {d.name}  L{where.start}-{where.end}"  # type: ignore[union-attr]  # old or new is set
     if d.state == "moved" and d.old and d.new and d.old.path != d.new.path:
         text += f" (from {d.old.path}:{d.old.start})" if d.new.path == path else f" (to {d.new.path}:{d.new.start})"
     elif d.state == "moved" and d.old:

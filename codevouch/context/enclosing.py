@@ -33,13 +33,13 @@ def enclosing(root: Path, results: Sequence[Validated]) -> dict[int, Enclosing]:
             continue
         if path not in texts:     # each file read and parsed once, however many snippets it has
             loc = locate(root, path)
-            texts[path] = read_text(root, loc.real) if loc.inside and loc.exists and loc.real else None
-            finders[path] = finder(texts[path], path) if texts[path] is not None else None
+            file_text = texts[path] = read_text(root, loc.real) if loc.inside and loc.exists and loc.real else None
+            finders[path] = finder(file_text, path) if file_text is not None else None
         text, find = texts[path], finders[path]
         spans = find(symbol, start) if find is not None else None
-        if spans is None or (spans[0][0] == start and spans[0][1] == end):
+        if spans is None or text is None or (spans[0][0] == start and spans[0][1] == end):
             continue     # not inside a definition, or the snippet is the whole of it
-        lines = split_lines(text)  # type: ignore[arg-type]
+        lines = split_lines(text)
 
         def read(span: tuple[int, int]) -> Lines:
             return Lines(span[0], span[1], "\n".join(lines[span[0] - 1:span[1]]))  # noqa: B023

@@ -91,9 +91,9 @@ class Item:
         return self.path == other.path and self.covers_lines(other.start_line, other.end_line)
 
     def covers_lines(self, start: int | None, end: int | None) -> bool:
-        if None in (self.start_line, self.end_line, start, end):
+        if self.start_line is None or self.end_line is None or start is None or end is None:
             return False
-        return self.start_line <= start and end <= self.end_line  # type: ignore[operator]
+        return self.start_line <= start and end <= self.end_line
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from codevouch.embedding.model_files import model_path
 
@@ -63,9 +63,9 @@ class MiniLMEmbedder:
 
     def __init__(self, batch_size: int = 16) -> None:
         self.batch_size = batch_size
-        self._model = None
+        self._model: Any = None     # a SentenceTransformer, loaded on first use
 
-    def _load(self):  # type: ignore[no-untyped-def]
+    def _load(self) -> Any:
         if self._model is None:
             # Belt and braces: nothing in this process may try to reach a model hub.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -243,7 +243,7 @@ class _Checker:
         self._history_budget -= 1
         changed = gitio.last_commit_mentioning(self.tree.root, _last(name))
         parent = gitio.parent_commit(self.tree.root, changed) if changed else None
-        if parent is None:
+        if parent is None or changed is None:
             return None
         before = self._defined(name, parent)
         if before is None:

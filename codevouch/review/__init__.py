@@ -296,7 +296,7 @@ def _render_parts(the_plan: Plan, scope: Scope, budget: int, count: Any, not_sho
             if budget - used < MIN_RELATED_TOKENS:
                 stats["definitions_without_room"] += 1
                 continue
-            for r in finder.related(w):  # type: ignore[union-attr]
+            for r in finder.related(w):  # type: ignore[union-attr]  # wanted is empty without a finder
                 block = f"#### {r.kind} of `{r.target}`\n{r.markdown(fence(r.code))}"
                 cost = count(block) + 2
                 if used + cost <= budget:

@@ -167,7 +167,7 @@ def _parse_file(lines: list[str], i: int, files: list[FilePatch]) -> int:
     if status == "deleted":
         info.pop("new_mode", None)
     files.append(FilePatch(status, old_path, new_path, info.get("old_mode"), info.get("new_mode"),
-                           int(info["similarity"]) if info.get("similarity") else None, binary,
+                           int(similarity) if (similarity := info.get("similarity")) else None, binary,
                            tuple(hunks)))
     return i
 

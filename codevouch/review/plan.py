@@ -44,10 +44,10 @@ class Plan:
             for s in sections:
                 for h in s.hunks:
                     placed[(s.file, h)] = (p, s)
-        files = []
+        files: list[dict[str, Any]] = []
         for i, fp in enumerate(self.files):
             reason = self.left_out.get(i)
-            hunks = []
+            hunks: list[dict[str, Any]] = []
             for h, hunk in enumerate(fp.hunks):
                 total = len(hunk.lines)
                 if reason is not None:

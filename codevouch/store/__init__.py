@@ -419,6 +419,9 @@ class Ledger:
         state becomes visible (the tantivy copy, lexindex.py) is written there."""
         state = change.state
         base, space = state.coll, state.space
+        if space is None:     # a build always writes the shared space; None is an older release's branch
+            raise BadIndex(f"branch {state.branch} has no vector space to commit into; "
+                           "rebuild with `codevouch index build`.")
         with self.transaction() as db:
             previous = db.execute("SELECT space FROM branches WHERE coll=?", (base,)).fetchone()
             _put_lexical(db, space, change.lexical)

@@ -151,7 +151,7 @@ class UsageLog:
             raise BadIndex(f"cannot read the usage records in {self.path} ({exc}); remove the file "
                               f"to start over.") from exc
         return [UsageRecord(t, op, r, b, ic, h, json.loads(v), json.loads(rs),
-                            tuple(tuple(p) for p in json.loads(nu)))  # type: ignore[misc]
+                            tuple(tuple(p) for p in json.loads(nu)))
                 for t, op, r, b, ic, h, v, rs, nu in reversed(rows)]
 
     def _open(self) -> sqlite3.Connection:

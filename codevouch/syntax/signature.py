@@ -8,10 +8,14 @@ those lines in the current file (pure: text in, line numbers out).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from codevouch.syntax.definitions import resolve_language
 from codevouch.syntax.languages import get_spec
 from codevouch.syntax.tree import Item, Syntax, parse
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 __all__ = ["enclosing", "finder", "signature_span"]
 
@@ -62,22 +66,22 @@ def finder(text: str, path: str, language: str | None = None) -> Callable[[str, 
     return lambda symbol, line: find(top, symbol, line - 1)
 
 
-def _span(start: int, node: object, row: int) -> tuple[int, int] | None:
-    body = node.child_by_field_name("body")  # type: ignore[attr-defined]
+def _span(start: int, node: Node, row: int) -> tuple[int, int] | None:
+    body = node.child_by_field_name("body")
     if body is None:
         return None
     body_row, body_col = body.start_point.row, body.start_point.column
     # `func f() {`: the body opens on the signature's last line; `def f():` + newline: the
     # body starts below it (at its indentation, so nothing else precedes it on that line).
-    opens_inline = body_row == node.start_point.row or body_col > _indent(node, body_row)  # type: ignore[attr-defined]
+    opens_inline = body_row == node.start_point.row or body_col > _indent(node, body_row)
     last = body_row if opens_inline else body_row - 1
     last = min(last, row - 1)
     return (start + 1, last + 1) if last >= start else None
 
 
-def _indent(node: object, row: int) -> int:
-    source = node.text or b""  # type: ignore[attr-defined]
-    first_row = node.start_point.row  # type: ignore[attr-defined]
+def _indent(node: Node, row: int) -> int:
+    source = node.text or b""
+    first_row = node.start_point.row
     lines = source.split(b"\n")
     offset = row - first_row
     if not 0 <= offset < len(lines):

@@ -265,7 +265,9 @@ def _fast_path(s: Snippet, facts: Facts, strict: bool) -> bool:
 
 def same_oid(a: str | None, b: str | None) -> bool:
     """Equal object ids; a snippet may give an abbreviated one (7+ hex digits, checked by parse)."""
-    return bool(a and b) and (a.startswith(b) or b.startswith(a))  # type: ignore[union-attr]
+    if not a or not b:
+        return False
+    return a.startswith(b) or b.startswith(a)
 
 
 def identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
@@ -377,15 +379,15 @@ def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], loo
         found = objects.get(s.commit) if s.commit and s.blob_sha else None
         if found and found[1] == "commit":
             at = objects.get(f"{found[0]}:{located[s.path].rel}")
-            if at is not None and at[0] != s.blob_sha:
+            if at is not None and s.blob_sha and at[0] != s.blob_sha:
                 doubtful.append(s.blob_sha)
     objects.update(gitio.batch_check(root, doubtful))
     head_obj = objects.get("HEAD")
     head = head_obj[0] if head_obj and head_obj[1] == "commit" else None
-    rels = [loc.rel for loc in located.values() if loc.inside and loc.rel]
+    inside_rels = [loc.rel for loc in located.values() if loc.inside and loc.rel]
     return Facts(root, head, status, load_worktree_rules(root), located,
                  {real: WorkFile(text) for real, text in texts.items()}, objects, commit_dates=dates,
-                 marks=gitio.linguist_marks(root, rels) if _has_gitattributes(root, rels) else {})
+                 marks=gitio.linguist_marks(root, inside_rels) if _has_gitattributes(root, inside_rels) else {})
 
 
 def _has_gitattributes(root: Path, rels: Sequence[str]) -> bool:
@@ -455,14 +457,15 @@ def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, st
     for real in sorted(set(facts.renames.values()) - set(facts.files)):
         if (text := read_text(root, real)) is not None:
             texts[real] = text
-    to_hash = {real for s in inside
+    to_hash = {target for s in inside
                if s.has_version and (loc := located[s.path]).exists
-               and ((real := loc.real) in facts.files or real in texts) and not fast_path(s, facts, strict)}
+               and ((target := loc.real) in facts.files or target in texts) and not fast_path(s, facts, strict)}
     if strict:
         to_hash |= set(facts.files) | set(texts)
     hashing = gitio.start_hash_worktree_files(root, sorted(p for p in to_hash if p) + sorted(untracked))
     early = gitio.start_read_blobs(root, sorted({
-        old for s in inside if (real := located[s.path].real) in to_hash and not facts.status.is_clean(real)
+        old for s in inside if (target := located[s.path].real) is not None and target in to_hash
+        and not facts.status.is_clean(target)
         and (s.text is None or symbols.symbol_names(s.symbol)) and (old := facts.old_blob(s, located[s.path].rel))}))
     return _Hashing(hashing, early, texts, untracked, frozenset(b for b in lost_blobs if b))
 

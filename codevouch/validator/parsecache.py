@@ -34,7 +34,7 @@ class ParseCache:
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
-                return self._entries[key]  # type: ignore[return-value]
+                return self._entries[key]  # type: ignore[return-value]  # the key's kind fixes the type
         value = compute()          # outside the lock: a parse takes milliseconds
         if len(text) > self._max_entry:
             return value

@@ -482,6 +482,8 @@ def _parse_raw(out: bytes) -> list[Change]:
             continue
         _, _, old_sha, new_sha, status = head[1:].split(" ", 4)
         kind = status[0]
+        old_path: str | None
+        new_path: str | None
         old_blob = None if old_sha == _ZERO else old_sha
         new_blob = None if new_sha == _ZERO else new_sha
         if kind in "RC":

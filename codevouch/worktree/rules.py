@@ -165,7 +165,8 @@ def parse_rules(table: dict[str, Any], source: str) -> Rules:
     if unknown:
         raise ConfigError(f"{source}: unknown codevouch setting(s) {sorted(unknown)}; "
                           f"known: {sorted(_CONFIG_KEYS)}.")
-    base = dict(DEFAULT_PATTERNS) if table.get("default_rules", True) else {k: () for k in DEFAULT_PATTERNS}
+    base: dict[str, tuple[str, ...]] = (dict(DEFAULT_PATTERNS) if table.get("default_rules", True)
+                                        else {k: () for k in DEFAULT_PATTERNS})
     for key, value in table.items():
         if key in ("include", "default_rules", "generated_markers", "max_file_bytes") or key in OTHER_SECTIONS:
             continue
