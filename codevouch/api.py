@@ -30,10 +30,10 @@ if TYPE_CHECKING:
     from codevouch.embedding import Embedder
     from codevouch.indexer.build import BranchSummary
     from codevouch.refs.model import RefReport
-    from codevouch.retriever.search import Hit as Candidate
+    from codevouch.retriever.search import Candidate
     from codevouch.store import BranchState, ChunkRecord
     from codevouch.store.health import Health
-    from codevouch.validator.model import Current, Validated
+    from codevouch.validator.model import Checked, Current, Validated
 
 SEARCH_MODES = ("hybrid", "dense", "lexical")
 KINDS = ("source", "test", "docs", "config")
@@ -95,6 +95,13 @@ class Hit:
 
         out = asdict(self.record)
         return {**out, "score": round(self.score, 4), "text": self.text}
+
+    def _for_validator(self) -> Checked:
+        """The hit as the validator takes it, parsed already: its JSON (passed through to the
+        output) and its Snippet, made from the record (no JSON parsed back)."""
+        from codevouch.validator.model import Snippet
+
+        return self.snippet(), Snippet.of_record(self.record, self.text)
 
     def to_json(self) -> dict[str, Any]:
         """The snippet plus, when validated, verdict, reason, detail, current and citation."""
@@ -207,8 +214,9 @@ class Index:
     def _checked(self, candidates: Sequence[Candidate]) -> list[Hit]:
         from codevouch import validator
 
-        results = validator.validate(self.repo, [c.to_json() for c in candidates])
-        return [Hit(c.record, c.score, c.text, v) for c, v in zip(candidates, results)]
+        hits = [Hit(c.record, c.score, c.text) for c in candidates]
+        results = validator.validate(self.repo, [h._for_validator() for h in hits])
+        return [Hit(h.record, h.score, h.text, v) for h, v in zip(hits, results)]
 
     def validate(self, snippets: Iterable[Mapping[str, Any] | Hit], strict: bool = False) -> list[Validated]:
         """A verdict for each snippet (dicts with at least `path`, or Hits), in input order.
@@ -218,7 +226,7 @@ class Index:
         """
         from codevouch import validator
 
-        items = [s.snippet() if isinstance(s, Hit) else s for s in snippets]
+        items = [s._for_validator() if isinstance(s, Hit) else s for s in snippets]
         results = validator.validate(self.repo, items, strict=strict)
         self._record("validate", None, results)
         return results

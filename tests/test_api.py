@@ -1,12 +1,16 @@
 """`codevouch.Index`, the library front door, on real git repositories and a real Chroma store."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import codevouch
-from codevouch import CodevouchError, Index, InputError, NotIndexed, Verdict
+from codevouch import CodevouchError, Hit, Index, InputError, NotIndexed, Verdict
+from codevouch.store import ChunkRecord
+from codevouch.validator import Snippet, to_json
+from codevouch.validator.parse import check_snippet
 from tests.gitrepo import Repo
 
 SHOP = {
@@ -78,6 +82,33 @@ def test_validate_takes_dicts_and_hits(repo: Repo, index_dir: Path) -> None:
     assert (from_dict.verdict, from_dict.reason) == ("stale-but-ok", "text-found")
     with pytest.raises(InputError):
         idx.validate([{"no_path": 1}])
+
+
+def test_a_hit_validates_as_its_json_does(repo: Repo, index_dir: Path) -> None:
+    # Hits reach the validator parsed from their records (Snippet.of_record), not as JSON: the
+    # verdicts, citations and output must be those of the JSON `search --json --no-validate` prints.
+    idx = built(repo, index_dir)
+    repo.write("shop/cancel.py", "# moved down\n" + SHOP["shop/cancel.py"])
+    repo.remove("shop/refund.py")
+    raw = idx.search("cancel order", k=10, validate=False)
+    checked = idx.search("cancel order", k=10)
+    as_json = idx.validate([h.snippet() for h in raw])
+    assert [h.to_json() for h in checked] == [to_json(v) for v in idx.validate(raw)] == \
+        [to_json(v) for v in as_json]
+    assert [v.parsed for v in as_json] == [Snippet.of_record(h.record, h.text) for h in raw]
+    assert {h.reason for h in checked} >= {"chunk-moved", "file-deleted", "same-commit"}
+
+
+def test_snippet_of_record_reads_a_record_as_check_snippet_reads_its_json() -> None:
+    full = ChunkRecord(id="c" * 40, repo="/r", path="a.py", branch="main", commit="AB" * 20,
+                       commit_date="2026-01-01T00:00:00Z", symbol="f", start_line=3, end_line=5,
+                       indexed_at="2026-01-02T00:00:00Z", blob_sha="CD" * 20, text_hash="e" * 40,
+                       kind="source", language="python", status="live")
+    bare = replace(full, commit="", symbol="", branch="", commit_date="", indexed_at="", status="deleted")
+    for rec in (full, bare):
+        for text in ("def f():\n    pass\n", "", "x"):
+            hit = Hit(rec, 0.5, text)
+            assert Snippet.of_record(rec, text) == check_snippet(hit.snippet(), "hit")
 
 
 def test_context_pack_and_status(repo: Repo, index_dir: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +30,12 @@ from codevouch.worktree.identity import identify, repo_id
 
 
 @dataclass(frozen=True)
-class Hit:
+class Candidate:
+    """One ranked chunk before any check: its record as this search cites it, its fused score and
+    its text at the indexed blob. The public hit is `codevouch.Hit` (api.py), made from this."""
     record: ChunkRecord
     score: float
     text: str
-
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self.record)
-        out.pop("id")
-        return {"id": self.record.id, **out, "score": round(self.score, 4), "text": self.text}
 
 
 RRF_K = 60  # reciprocal rank fusion's usual constant: ranks matter, raw scores do not
@@ -55,7 +52,7 @@ KIND_WEIGHTS: dict[str, float] = {"source": 1.0, "test": 0.8, "config": 1.0, "do
 
 def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
            include_history: bool = False, embedder: Embedder | str | None = None,
-           mode: str = "hybrid", kinds: frozenset[str] | None = None) -> list[Hit]:
+           mode: str = "hybrid", kinds: frozenset[str] | None = None) -> list[Candidate]:
     """Top-k chunks of a branch. `mode`: hybrid (dense + lexical, fused by rank), dense or lexical.
     `kinds`: keep only chunks of these file kinds (source, test, docs, config). `embedder`: a
     model to reuse for the query, or the name of the one expected; either way the query is
@@ -90,7 +87,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     found = [(_cited(rec, state, repo), score) for rec, score in (collapse(found) if COLLAPSE else found)[:k]]
     blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found])
     lines: dict[str, list[str]] = {}  # a blob split once, however many of its chunks hit
-    return [Hit(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines)) for rec, score in found]
+    return [Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines)) for rec, score in found]
 
 
 def _cited(rec: ChunkRecord, state: BranchState, repo: Path) -> ChunkRecord:

@@ -15,12 +15,12 @@ from typing import Any
 from codevouch.validator.citation import header, version_line
 from codevouch.validator.decide import LOST, decide, move_needle
 from codevouch.validator.facts import Facts, find_elsewhere, gather, start
-from codevouch.validator.model import REASONS, VERDICTS, Current, Decision, Snippet, Validated
+from codevouch.validator.model import REASONS, VERDICTS, Checked, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, parse_snippets
 from codevouch.validator.parsecache import CACHE as PARSES
 from codevouch.validator.render import render_text, summary, to_json
 
-__all__ = ["REASONS", "VERDICTS", "Current", "Decision", "Facts", "Snippet", "Validated", "clear_caches",
+__all__ = ["REASONS", "VERDICTS", "Checked", "Current", "Decision", "Facts", "Snippet", "Validated", "clear_caches",
            "decide", "gather", "parse_snippets", "render_text", "summary", "to_json", "validate"]
 
 
@@ -30,8 +30,11 @@ def clear_caches() -> None:
     PARSES.clear()
 
 
-def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any]], strict: bool = False) -> list[Validated]:
+def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any] | Checked],
+             strict: bool = False) -> list[Validated]:
     """A verdict for each snippet (dicts as from parse_snippets or `search --json`), in input order.
+    An item may come parsed already (a `Checked` pair: a search hit's JSON and its
+    `Snippet.of_record`); it is not parsed again.
 
     strict=True hashes every referenced file, even those the HEAD-and-clean fast path would pass.
     Raises InputError for a malformed snippet, GitError subclasses for repository problems.
@@ -39,7 +42,15 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any]], strict: bo
     # git starts on the status and the root while the snippets are checked; a malformed
     # snippet still fails first (the processes are left to finish on their own).
     started = start(repo)
-    parsed = [check_snippet(item, f"snippet {n}") for n, item in enumerate(snippets, 1)]
+    given: list[Mapping[str, Any]] = []
+    parsed: list[Snippet] = []
+    for number, item in enumerate(snippets, 1):
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Snippet):
+            given.append(item[0])
+            parsed.append(item[1])
+        else:
+            parsed.append(check_snippet(item, f"snippet {number}"))    # InputError unless a mapping
+            given.append(dict(item))
     facts = gather(repo, parsed, strict, started)
     decisions = [decide(s, facts, strict) for s in parsed]
     # Symbols that left their file may live on in another one: one search for all of them.
@@ -51,7 +62,7 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any]], strict: bo
             decisions[i] = decide(parsed[i], facts, strict)
     results = []
     versions: dict[tuple[str | None, ...], str] = {}   # most snippets share a commit: one version line
-    for item, s, d in zip(snippets, parsed, decisions):
+    for item, s, d in zip(given, parsed, decisions):
         loc = facts.located[s.path]
         commit = facts.commit_of(s)
         date = facts.commit_dates.get(commit or "")
@@ -61,5 +72,5 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any]], strict: bo
         if version is None:
             version = versions[key] = version_line(s, date, commit is not None)
         cite = header(s, d, loc.rel or s.path, date, commit is not None, version)
-        results.append(Validated(dict(item), s, d.verdict, d.reason, d.detail, d.current, cite))
+        results.append(Validated(item, s, d.verdict, d.reason, d.detail, d.current, cite))
     return results

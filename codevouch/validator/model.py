@@ -4,7 +4,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from codevouch.store import ChunkRecord
 
 
 class Verdict(str, Enum):
@@ -106,9 +109,25 @@ class Snippet:
     commit_date: str | None = None
     indexed_at: str | None = None
 
+    @classmethod
+    def of_record(cls, rec: ChunkRecord, text: str) -> Snippet:
+        """An indexed chunk (a search hit) as the validator reads it, with no JSON in between:
+        what `check_snippet` makes of the hit's JSON. An empty field counts as absent; ids
+        are lower-cased. (A record's own fields need no checking, and a chunk's text, its
+        lines joined, never ends in the extra newline `check_snippet` drops.)"""
+        return cls(path=rec.path, commit=rec.commit.lower() or None, blob_sha=rec.blob_sha.lower() or None,
+                   text=text or None, symbol=rec.symbol or None, start_line=rec.start_line,
+                   end_line=rec.end_line, branch=rec.branch or None, commit_date=rec.commit_date or None,
+                   indexed_at=rec.indexed_at or None)
+
     @property
     def has_version(self) -> bool:
         return bool(self.commit or self.blob_sha)
+
+
+# An input item already parsed: the item as given (its fields pass through to the output) and
+# its Snippet. A search hit is one: its JSON and Snippet.of_record, so the hit is never parsed back.
+Checked = tuple[Mapping[str, Any], Snippet]
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from codevouch.retriever.search import Hit, chunk_text_of
+from codevouch import Hit
+from codevouch.retriever.search import chunk_text_of
 from codevouch.store import ChunkRecord, Ledger, collection_base
 from codevouch.worktree import gitio
 from codevouch.worktree.identity import identify
@@ -32,5 +33,5 @@ def with_texts(repo: Path, records: list[ChunkRecord]) -> list[tuple[ChunkRecord
 
 
 def snippets(repo: Path, records: list[ChunkRecord]) -> list[dict[str, Any]]:
-    """The JSON a search would have returned for each record (Hit.to_json, score 0)."""
-    return [Hit(rec, 0.0, text).to_json() for rec, text in with_texts(repo, records)]
+    """The JSON a search would have returned for each record (Hit.snippet, score 0)."""
+    return [Hit(rec, 0.0, text).snippet() for rec, text in with_texts(repo, records)]
