@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from codevouch.indexer.build import BranchSummary
     from codevouch.refs.model import RefReport
     from codevouch.retriever.search import Candidate
+    from codevouch.retriever.settings import Settings
     from codevouch.store import BranchState, ChunkRecord
     from codevouch.store.health import Health
     from codevouch.validator.model import Checked, Current, Validated
@@ -139,16 +140,21 @@ class Index:
     model the branch was built with. record: write a usage record for each search, validate
     and context call (None: yes, unless CODEVOUCH_NO_RECORD=1 or `[usage] record = false`);
     records go to usage.sqlite beside an index that already exists, never create one.
+    settings: the chunker's and retriever's knobs (`codevouch.retriever.settings.Settings`;
+    None: the defaults), used by every build and search of this Index.
     """
 
     def __init__(self, repo: Path | str = ".", index_dir: Path | str | None = None,
-                 embedder: str | Embedder = DEFAULT_EMBEDDER, record: bool | None = None) -> None:
+                 embedder: str | Embedder = DEFAULT_EMBEDDER, record: bool | None = None,
+                 settings: Settings | None = None) -> None:
+        from codevouch.retriever.settings import DEFAULT
         from codevouch.store import default_index_dir
 
         self.repo = Path(repo)
         self.index_dir = Path(index_dir or default_index_dir()).expanduser().resolve()
         self._embedder = embedder
         self.record = record
+        self.settings = settings if settings is not None else DEFAULT
 
     def __repr__(self) -> str:
         return f"Index(repo={str(self.repo)!r}, index_dir={str(self.index_dir)!r})"
@@ -175,7 +181,8 @@ class Index:
 
         return build_index(self.repo, self.index_dir, self.embedder(), branches=branches,
                            all_branches=all_branches, wait=wait, progress=progress,
-                           include_branches=include_branches, exclude_branches=exclude_branches)
+                           include_branches=include_branches, exclude_branches=exclude_branches,
+                           settings=self.settings)
 
     def search(self, query: str, k: int = 10, branch: str | None = None,
                kinds: Iterable[str] | None = None, include_history: bool = False, validate: bool = True,
@@ -206,7 +213,8 @@ class Index:
         # branch is located, and keeps that when the branch was built with it. A named model no
         # branch of the index uses is not loaded. The query is always embedded by the branch's model.
         candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
-                            include_history=include_history, mode=mode, kinds=wanted, embedder=self._embedder)
+                            include_history=include_history, mode=mode, kinds=wanted, embedder=self._embedder,
+                            settings=self.settings)
         if not validate:
             return [Hit(c.record, c.score, c.text) for c in candidates]
         return self._checked(candidates)

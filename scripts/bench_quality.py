@@ -27,10 +27,8 @@ import random
 import re
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -53,14 +51,18 @@ from benchlib.retrieval import (
     window_hit,
 )
 
+if TYPE_CHECKING:
+    from codevouch.retriever.settings import Settings
+
 ALL_KINDS = ("source", "test", "docs", "config")
-UNWEIGHTED = {"KIND_WEIGHTS": {k: 1.0 for k in ALL_KINDS}}
+# Knobs are fields of codevouch.retriever.settings.Settings; a row names the ones it changes
+# from the defaults (see settings_of).
+UNWEIGHTED = {"kind_weights": {k: 1.0 for k in ALL_KINDS}}
+CONTEXT, MERGE = "embed_context", "merge_target"
 # The retriever as it was before this figure's tuning: every kind alike, no collapsing, equal lists.
-# Knobs named `module:NAME` live elsewhere in codevouch (see retriever_knobs).
-CONTEXT, MERGE = "codevouch.embedding:EMBED_CONTEXT", "codevouch.embedding:CHUNK_MERGE_TARGET"
-BEFORE = {**UNWEIGHTED, "COLLAPSE": False, "LEXICAL_WEIGHT": 1.0, "RRF_K": 60, "LEXICAL_PAIRS": None,
+BEFORE = {**UNWEIGHTED, "collapse": False, "lexical_weight": 1.0, "rrf_k": 60, "lexical_pairs": None,
           CONTEXT: None, MERGE: None}
-# codevouch rows: name -> (Index.search keyword arguments, retriever knobs set for the row).
+# codevouch rows: name -> (Index.search keyword arguments, Settings fields changed for the row).
 # "codevouch" is the library as shipped: its defaults, nothing overridden.
 CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "codevouch": ({}, {}),
@@ -72,35 +74,35 @@ CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 
 
 def _weights(docs: float, test: float) -> dict[str, Any]:
-    return {"KIND_WEIGHTS": {"source": 1.0, "config": 1.0, "docs": docs, "test": test}}
+    return {"kind_weights": {"source": 1.0, "config": 1.0, "docs": docs, "test": test}}
 
 
 # --tune: knob settings tried on the tuning corpora only (the winner becomes the default).
 TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "collapse-only": ({}, {**BEFORE, "COLLAPSE": True}),
-    **{f"docs-{d}-test-{t}-collapse-{c}": ({}, {**BEFORE, **_weights(d, t), "COLLAPSE": c})
+    "collapse-only": ({}, {**BEFORE, "collapse": True}),
+    **{f"docs-{d}-test-{t}-collapse-{c}": ({}, {**BEFORE, **_weights(d, t), "collapse": c})
        for d in (1.0, 0.5, 0.3) for t in (1.0, 0.8, 0.6) for c in (False, True)},
-    **{f"docs-0.5-test-0.8-lexical-{w}": ({}, {**BEFORE, **_weights(0.5, 0.8), "COLLAPSE": True, "LEXICAL_WEIGHT": w})
+    **{f"docs-0.5-test-0.8-lexical-{w}": ({}, {**BEFORE, **_weights(0.5, 0.8), "collapse": True, "lexical_weight": w})
        for w in (0.5, 0.75, 1.5)},
-    **{f"docs-0.5-test-0.8-rrf-{k}": ({}, {**BEFORE, **_weights(0.5, 0.8), "COLLAPSE": True, "RRF_K": k})
+    **{f"docs-0.5-test-0.8-rrf-{k}": ({}, {**BEFORE, **_weights(0.5, 0.8), "collapse": True, "rrf_k": k})
        for k in (10, 30)},
     # Second round, from the defaults of the first: identifier-aware query terms.
-    **{f"pairs-{p}": ({}, {"LEXICAL_PAIRS": p, CONTEXT: None, "LEXICAL_WEIGHT": 0.75, MERGE: None})
+    **{f"pairs-{p}": ({}, {"lexical_pairs": p, CONTEXT: None, "lexical_weight": 0.75, MERGE: None})
        for p in ("phrase", "joined", None)},
     # Third round, from the defaults of the second (chunks embedded as their text alone, lexical
     # weight 0.75, merged up to half the budget): what the embedded text carries above the chunk
     # (each needs its own index) ...
-    **{f"context-{c}{m}": ({"mode": "dense"} if m else {}, {CONTEXT: c, "LEXICAL_WEIGHT": 0.75, MERGE: None})
+    **{f"context-{c}{m}": ({"mode": "dense"} if m else {}, {CONTEXT: c, "lexical_weight": 0.75, MERGE: None})
        for c in ("path", "symbol", "path-symbol") for m in ("", "-dense")},
     # ... then, with path and symbol, the fusion again.
-    **{f"context-lexical-{w}-rrf-{k}": ({}, {"LEXICAL_WEIGHT": w, "RRF_K": k, MERGE: None})
+    **{f"context-lexical-{w}-rrf-{k}": ({}, {"lexical_weight": w, "rrf_k": k, MERGE: None})
        for w in (0.5, 0.6, 0.75, 1.0, 1.25) for k in (20, 40, 60, 100) if k == 60 or w in (0.75, 1.0, 1.25)},
     # Fourth round, from the defaults (path and symbol, lexical weight 0.75: 1.0 lost on the
     # held-out corpora): how far small neighbouring definitions merge into one chunk (tokens of
     # the 250-token budget; 125, half the budget, is the chunker's default). Each needs its own
     # index. 190 won here; on the held-out corpora it put serde_json below the 40-line windows.
     **{f"merge-{m}": ({}, {MERGE: None if m == 125 else m}) for m in (60, 125, 190, 250)},
-    "merge-190-lexical-1.0": ({}, {MERGE: 190, "LEXICAL_WEIGHT": 1.0}),
+    "merge-190-lexical-1.0": ({}, {MERGE: 190, "lexical_weight": 1.0}),
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
@@ -166,33 +168,16 @@ def pick_queries(targets: list[Target], limit: int, seed: int) -> list[Target]:
     return [targets[i] for i in sorted(random.Random(seed).sample(range(len(targets)), limit))]
 
 
-@contextmanager
-def retriever_knobs(knobs: dict[str, Any]) -> Iterator[None]:
-    """Set module-level knobs of codevouch for one row, and put them back: `NAME` is an
-    attribute of codevouch.retriever.search, `module:NAME` one of that module."""
-    import importlib
-
-    def place(knob: str) -> tuple[Any, str]:
-        module, _, name = knob.rpartition(":")
-        return importlib.import_module(module or "codevouch.retriever.search"), name
-
-    saved = {knob: getattr(*place(knob)) for knob in knobs}
-    for knob, value in knobs.items():
-        setattr(*place(knob), value)
-    try:
-        yield
-    finally:
-        for knob, value in saved.items():
-            setattr(*place(knob), value)
-
-
-# Knobs that change what gets indexed (chunking): rows that set them search an index of their own,
-# built with them set; every other knob only changes how one index is searched.
+# Knobs that change what gets indexed (chunking): rows that set them search an index built with
+# them; every other knob only changes how one index is searched.
 BUILD_KNOBS = (MERGE, CONTEXT)
 
 
-def build_knobs(knobs: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    return tuple(sorted((k, v) for k, v in knobs.items() if k in BUILD_KNOBS))
+def settings_of(knobs: dict[str, Any]) -> Settings:
+    """The Settings of a row: the defaults with the row's fields changed."""
+    from codevouch.retriever.settings import Settings
+
+    return Settings(**knobs)
 
 
 def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
@@ -208,19 +193,20 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
     targets = pick_queries(all_targets, prof.corpus_queries, prof.seed)
     log(f"quality {c.name} ({split}): {facts['sampled_files']} of {facts['repo_files']} files, "
         f"{len(all_targets)} documented library functions, {len(targets)} queries")
-    index = Index(repo, index_dir, embedder=embedder)
-    (summary,) = index.build()
-    indexes: dict[tuple[tuple[str, Any], ...], Any] = {(): index}
+    (summary,) = Index(repo, index_dir, embedder=embedder).build()
+    # One index per build key (Settings.build_key: the knobs that change what is indexed); rows
+    # that share one search it, each with its own search knobs.
+    default_key = settings_of({}).build_key()
+    index_dirs, chunks_of = {default_key: index_dir}, {default_key: summary.chunks}
     built_chunks: dict[str, int] = {}
     for method, (_, knobs) in rows.items():
-        setting = build_knobs(knobs)
-        if setting not in indexes:
-            with retriever_knobs(dict(setting)):
-                indexes[setting] = Index(repo, base_dir / f"index-{len(indexes)}", embedder=embedder)
-                (other,) = indexes[setting].build()
-            built_chunks[method] = other.chunks
-        elif setting:
-            built_chunks[method] = built_chunks[next(m for m, (_, k) in rows.items() if build_knobs(k) == setting)]
+        key = settings_of(knobs).build_key()
+        if key not in index_dirs:
+            index_dirs[key] = base_dir / f"index-{len(index_dirs)}"
+            (other,) = Index(repo, index_dirs[key], embedder=embedder, settings=settings_of(knobs)).build()
+            chunks_of[key] = other.chunks
+        if any(k in BUILD_KNOBS for k in knobs):
+            built_chunks[method] = chunks_of[key]
     ledger = Ledger(index_dir)
     try:
         indexed = {p for p, f in ledger.files(collection_base(identify(repo).id, "main")).items()
@@ -238,12 +224,12 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
                                    for r, t in zip(ranked, targets)]
 
     for method, (kwargs, knobs) in rows.items():
-        with retriever_knobs(knobs):
-            ranked = []
-            for t in targets:
-                hits = indexes[build_knobs(knobs)].search(t.query, k=10, validate=False, **kwargs)
-                ranked.append([Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol)
-                               for h in hits])
+        setting = settings_of(knobs)
+        searcher = Index(repo, index_dirs[setting.build_key()], embedder=embedder, settings=setting)
+        ranked = []
+        for t in targets:
+            hits = searcher.search(t.query, k=10, validate=False, **kwargs)
+            ranked.append([Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol) for h in hits])
         record(method, ranked, symbolic=True)
 
     qvecs = [embedder.embed_query(t.query) for t in targets]

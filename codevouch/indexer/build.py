@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from codevouch import embedding
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.errors import InputError
 from codevouch.indexer import embedtext
@@ -22,6 +21,7 @@ from codevouch.indexer.branches import BranchFilter, branch_filter, select_branc
 from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
+from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import (
     BranchState,
     BuildChange,
@@ -127,9 +127,11 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
                 branches: Sequence[str] = (), all_branches: bool = False, wait: float = 0,
                 progress: Progress | None = None, on_phase: PhaseHook | None = None,
                 include_branches: Sequence[str] | None = None,
-                exclude_branches: Sequence[str] | None = None) -> list[BranchSummary]:
+                exclude_branches: Sequence[str] | None = None, settings: Settings = DEFAULT) -> list[BranchSummary]:
     """Build `branches` (default: the current one), or with all_branches every local branch
-    kept by the include/exclude patterns (given here, else the repository's `[branches]`)."""
+    kept by the include/exclude patterns (given here, else the repository's `[branches]`).
+    `settings`: its build knobs (merge_target, embed_context) say how files are chunked and
+    what is embedded (see codevouch/retriever/settings.py)."""
     ident = identify(repo_path)
     if (include_branches or exclude_branches) and not all_branches:
         raise InputError("--include-branch and --exclude-branch choose among --all-branches; add "
@@ -141,13 +143,14 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
         ledger = Ledger(index_dir)
         try:
             with VectorStore(index_dir) as vectors:
-                claim = _claim(ledger, vectors, ident, index_dir, embedder.name)
+                claim = _claim(ledger, vectors, ident, index_dir, space_name(ident.id, embedder.name,
+                                                                              settings.embed_context))
                 collect_garbage(ledger, vectors)
                 summaries = []
                 for name in names:
                     claim()  # renewed before each branch: a long build keeps its lease
                     summaries.append(_build_branch(ident, name, commits[name], ledger, vectors, embedder,
-                                                   progress, on_phase or (lambda _phase: None)))
+                                                   progress, on_phase or (lambda _phase: None), settings))
                 if server_url():
                     # Readers on other machines see the new state from here on (codevouch/team.py).
                     claim()
@@ -159,15 +162,14 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
 
 
 def _claim(ledger: Ledger, vectors: VectorStore, ident: RepoIdentity, index_dir: Path,
-           embedder: str) -> Callable[[], None]:
+           space: str) -> Callable[[], None]:
     """In server mode, take the repository's builder lease (codevouch/lease.py) before any
     write; returns what renews it (a no-op without a server). Taking over a lapsed lease of
-    another builder removes that builder's vectors from the space: this ledger does not know them."""
+    another builder removes that builder's vectors from `space`: this ledger does not know them."""
     if not server_url():
         return lambda: None
     owner = ledger.builder_id()
     if lease.claim(vectors, ident.id, owner, index_dir).took_over:
-        space = space_name(ident.id, embedder)
         ids = vectors.document_ids(space)
         known = ledger.known_ids(space, ids)
         vectors.delete(space, [i for i in ids if i not in known])
@@ -200,6 +202,7 @@ class _Target:
     commit_date: str
     indexed_at: str
     embedder: str
+    settings: Settings
 
     @property
     def repo(self) -> str:
@@ -211,11 +214,11 @@ class _Target:
 
     @property
     def space(self) -> str:
-        return space_name(self.ident.id, self.embedder)
+        return space_name(self.ident.id, self.embedder, self.settings.embed_context)
 
     def chunked(self, path: str, blob_sha: str, ordinal: int, chunk: Chunk, kind: str,
                 language: str) -> _Chunked:
-        embedded = embedtext.embedded_text(path, chunk.symbol, chunk.text)
+        embedded = embedtext.embedded_text(path, chunk.symbol, chunk.text, self.settings.embed_context)
         record = ChunkRecord(
             id=chunk_id(path, blob_sha, ordinal), repo=self.repo, path=path, branch=self.branch,
             commit=self.commit, commit_date=self.commit_date, symbol=chunk.symbol,
@@ -225,10 +228,12 @@ class _Target:
 
 
 def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger, vectors: VectorStore,
-                  embedder: Embedder, progress: Progress | None, on_phase: PhaseHook) -> BranchSummary:
+                  embedder: Embedder, progress: Progress | None, on_phase: PhaseHook,
+                  settings: Settings) -> BranchSummary:
     started = time.monotonic()
     repo = ident.root
-    target = _Target(ident, branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc(), embedder.name)
+    target = _Target(ident, branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc(), embedder.name,
+                     settings)
     state = ledger.branch(target.base)
     legacy = ledger.legacy_branch(target.repo, branch)
     tree, others = gitio.tree_entries(repo, commit)
@@ -382,7 +387,7 @@ def _read_file(reader: gitio.BlobReader, entry: gitio.TreeEntry, rules: Rules, t
         return _FileResult(FileRow(entry.path, entry.blob_sha, found.kind, found.rule, lang, "live", None,
                                    count), [], shared=count)
     chunks, language = chunk_text(text, entry.path, count_tokens, CHUNK_TOKEN_BUDGET,
-                                  merge_target=embedding.CHUNK_MERGE_TARGET)
+                                  merge_target=target.settings.merge_target)
     if not chunks:
         return without_chunks(found.kind, found.rule, "skipped", "no content to index")
     language = language or "text"

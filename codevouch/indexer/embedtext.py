@@ -18,13 +18,12 @@ Chosen on the quality figure's tuning corpora (scripts/bench_quality.py --tune, 
 """
 from __future__ import annotations
 
-from codevouch import embedding
+from codevouch.embedding import DEFAULT_EMBED_CONTEXT
 from codevouch.syntax.lines import MODULE_SYMBOL
 
 
-def embedded_text(path: str, symbol: str, text: str) -> str:
-    """The text the model embeds for a chunk, as `codevouch.embedding.EMBED_CONTEXT` says."""
-    context = embedding.EMBED_CONTEXT
+def embedded_text(path: str, symbol: str, text: str, context: str | None = DEFAULT_EMBED_CONTEXT) -> str:
+    """The text the model embeds for a chunk, as `context` (the build's Settings.embed_context) says."""
     head = [path] if context in ("path", "path-symbol") else []
     if context in ("symbol", "path-symbol") and symbol != MODULE_SYMBOL:
         head.append(symbol)

@@ -13,6 +13,7 @@ from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import InputError, NotIndexed
 from codevouch.retriever import blobcache
 from codevouch.retriever.collapse import collapse
+from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import (
     BranchState,
     ChunkRecord,
@@ -38,25 +39,15 @@ class Candidate:
     text: str
 
 
-RRF_K = 60  # reciprocal rank fusion's usual constant: ranks matter, raw scores do not
-
-# With no kind filter, a hit's fused score is multiplied by its file kind's weight. Prose
-# matches a plain-English question better than code does, so unweighted, README and docs
-# chunks take the top slots for "where is the code that does X", and tests that call a
-# function rank beside it (measured: FACTS.md and the quality figure). Weighted, prose and
-# tests still surface when both halves rank them first, and a --kind filter turns weights off.
-# Chosen on the quality figure's tuning corpora only (scripts/bench_quality.py --tune):
-# docs 0.5 and 0.3 tied, tests 0.8 and 0.6 tied; the milder of each was kept.
-KIND_WEIGHTS: dict[str, float] = {"source": 1.0, "test": 0.8, "config": 1.0, "docs": 0.5}
-
-
 def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
            include_history: bool = False, embedder: Embedder | str | None = None,
-           mode: str = "hybrid", kinds: frozenset[str] | None = None) -> list[Candidate]:
+           mode: str = "hybrid", kinds: frozenset[str] | None = None,
+           settings: Settings = DEFAULT) -> list[Candidate]:
     """Top-k chunks of a branch. `mode`: hybrid (dense + lexical, fused by rank), dense or lexical.
     `kinds`: keep only chunks of these file kinds (source, test, docs, config). `embedder`: a
     model to reuse for the query, or the name of the one expected; either way the query is
-    embedded by the model the branch was built with."""
+    embedded by the model the branch was built with. `settings`: the ranking's knobs (kind
+    weights, fusion, collapsing: see settings.py); its build knobs are the index's business."""
     if mode not in ("hybrid", "dense", "lexical"):
         raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -73,18 +64,20 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
-                                 _query_embedder(held, state.embedder, mode), pool, early)
-            fused = _fuse(rankings)
+                                 _query_embedder(held, state.embedder, mode), pool, settings, early)
+            fused = _fuse(rankings, settings.rrf_k)
             found: list[tuple[ChunkRecord, float]] = []
             for cid, score in fused.items():
                 rec = rankings.records[cid]
                 if kinds is not None and rec.kind not in kinds:
                     continue
-                found.append((rec, score if kinds is not None else score * KIND_WEIGHTS.get(rec.kind, 1.0)))
+                found.append((rec, score if kinds is not None else score * settings.kind_weight(rec.kind)))
         finally:
             ledger.close()
     found = _dedupe(sorted(found, key=lambda item: -item[1]))
-    found = [(_cited(rec, state, repo), score) for rec, score in (collapse(found) if COLLAPSE else found)[:k]]
+    if settings.collapse:
+        found = collapse(found)
+    found = [(_cited(rec, state, repo), score) for rec, score in found[:k]]
     blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found])
     lines: dict[str, list[str]] = {}  # a blob split once, however many of its chunks hit
     return [Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines)) for rec, score in found]
@@ -146,16 +139,6 @@ def _query_embedder(given: Embedder | None, built_with: str, mode: str) -> Embed
     return given if given is not None and given.name == built_with else embedder_by_name(built_with)
 
 
-# One hit per definition (see collapse.py); a knob so the quality figure can show both.
-COLLAPSE = True
-# How much the lexical list counts against the dense one in the fusion (tuned like KIND_WEIGHTS:
-# 0.75 beat 0.5, 1.0 and 1.5 there, by a margin within noise for 55 queries). Since the embedded
-# text carries path and symbol (indexer/embedtext.py), 1.0 won on the tuning corpora (0.699 vs
-# 0.679) but lost on the held-out ones (0.613 vs 0.616), so 0.75 stays.
-LEXICAL_WEIGHT = 0.75
-MAX_WIDENINGS = 4
-
-
 @dataclass
 class _Rankings:
     lists: list[tuple[float, list[str]]]   # (weight, chunk ids best first): the branch's members only
@@ -164,7 +147,7 @@ class _Rankings:
 
 def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
               include_history: bool, mode: str, embedder: Embedder | None, pool: ThreadPoolExecutor,
-              early: tuple[Embedder, Future[list[float]]] | None = None) -> _Rankings:
+              settings: Settings, early: tuple[Embedder, Future[list[float]]] | None = None) -> _Rankings:
     """(weight, ranking) of each list to fuse: dense, then lexical.
 
     An embedder that says it may (`threadsafe_query`, see embedding.Embedder) embeds the query on
@@ -178,14 +161,16 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     if mode != "lexical" and embedder is not None:
         qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, query)
     lexical_records: dict[str, ChunkRecord] = {}
-    ids = _lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records) if mode != "dense" else []
+    ids = (_lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings)
+           if mode != "dense" else [])
     if qvec is not None:
         vector, vectors = qvec.result(), _vector_reader(ledger, index_dir)
         out.lists.append((1.0, _members(ledger, state, depth, include_history, out.records,
-                                        lambda n: [cid for cid, _ in vectors.query(space, vector, n)])))
+                                        lambda n: [cid for cid, _ in vectors.query(space, vector, n)],
+                                        widenings=settings.max_widenings)))
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ids:
-        out.lists.append((LEXICAL_WEIGHT, ids))
+        out.lists.append((settings.lexical_weight, ids))
     return out
 
 
@@ -199,11 +184,12 @@ def _start_query(pool: ThreadPoolExecutor, embedder: Embedder, query: str) -> Fu
 
 
 def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int, mode: str,
-                     records: dict[str, ChunkRecord]) -> list[str]:
+                     records: dict[str, ChunkRecord], settings: Settings) -> list[str]:
     """The branch's chunks ranked by the lexical index (their records added to `records`)."""
     assert state.space is not None
     space = state.space
-    terms = list(dict.fromkeys(lexical.terms(query) + (_pairs(query) if mode == "hybrid" else [])))
+    pairs = _pairs(query, settings.lexical_pairs) if mode == "hybrid" else []
+    terms = list(dict.fromkeys(lexical.terms(query) + pairs))
     stamp = ledger.lexical_stamp(space)
     if stamp and terms:
         # The tantivy copy of the space's lexical index (see lexindex.py), when it can answer for
@@ -219,7 +205,8 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
             answered = True
             return [key for key, _ in found or []]
         try:
-            return _members(ledger, state, depth, False, records, fetch, by="lex_key")
+            return _members(ledger, state, depth, False, records, fetch, by="lex_key",
+                            widenings=settings.max_widenings)
         except _NoCopy:
             pass
     # the ledger's FTS5 table, with the branch's membership in the query
@@ -233,25 +220,18 @@ class _NoCopy(Exception):
     """The tantivy copy cannot answer for the ledger's state (lexindex.search said None)."""
 
 
-# Identifier-aware query terms (the tantivy copy only; FTS5, the fallback, gets words): each two
-# adjacent query words also as one term, so "cookie jar" meets `CookieJar` / `cookieJar` (whose
-# whole name is indexed lower-cased) as a unit. "joined": the term "cookiejar"; "phrase": a
-# phrase query "cookie jar" (identifiers' parts are indexed in order); None: words only. On the
-# tuning corpora (scripts/bench_quality.py --tune), hybrid: joined 0.666, phrase 0.655, words
-# 0.644; lexical alone: joined 0.604, words 0.609, so lexical mode keeps words only.
-LEXICAL_PAIRS: str | None = "joined"
-
-
-def _pairs(query: str) -> list[str]:
-    if LEXICAL_PAIRS is None:
+def _pairs(query: str, how: str | None = DEFAULT.lexical_pairs) -> list[str]:
+    """Each two adjacent query words also as one term (Settings.lexical_pairs says how)."""
+    if how is None:
         return []
     words = lexical.parts(query)
-    fmt = '"{} {}"' if LEXICAL_PAIRS == "phrase" else "{}{}"
+    fmt = '"{} {}"' if how == "phrase" else "{}{}"
     return [fmt.format(a, b) for a, b in zip(words, words[1:]) if a != b]
 
 
 def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bool,
-             records: dict[str, ChunkRecord], fetch: Callable[[int], list[str]], by: str = "text_hash") -> list[str]:
+             records: dict[str, ChunkRecord], fetch: Callable[[int], list[str]], by: str = "text_hash",
+             *, widenings: int) -> list[str]:
     """The branch's best `depth` chunks (ids) from a ranking of keys over the repository's
     shared space: a vector's text hash, or a lexical row's key (by="lex_key"), which stand
     for every chunk of the branch with that text (as the branch sees it, see branch_members).
@@ -267,7 +247,7 @@ def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bo
     n = min(total, math.ceil(depth * total / mine * 1.2))
     members: list[str] = []
     chunks: dict[str, list[ChunkRecord]] = {}
-    for _ in range(MAX_WIDENINGS):
+    for _ in range(widenings):
         keys = fetch(n)
         fresh = [k for k in keys if k not in chunks]
         found = ledger.branch_members(state, fresh, by, include_history)
@@ -318,14 +298,14 @@ def _vector_reader(ledger: Ledger, index_dir: Path) -> VectorStore:
     return reader
 
 
-def _fuse(rankings: _Rankings) -> dict[str, float]:
+def _fuse(rankings: _Rankings, rrf_k: int) -> dict[str, float]:
     """Weighted reciprocal rank fusion, scaled so a chunk ranked first by every list scores 1.0."""
     scores: dict[str, float] = {}
     for weight, ranking in rankings.lists:
         for rank, key in enumerate(ranking):
-            scores[key] = scores.get(key, 0.0) + weight / (RRF_K + rank + 1)
+            scores[key] = scores.get(key, 0.0) + weight / (rrf_k + rank + 1)
     total = sum(w for w, r in rankings.lists if r) or 1.0
-    return {key: s * (RRF_K + 1) / total for key, s in scores.items()}
+    return {key: s * (rrf_k + 1) / total for key, s in scores.items()}
 
 
 def _dedupe(items: list[tuple[ChunkRecord, float]]) -> list[tuple[ChunkRecord, float]]:

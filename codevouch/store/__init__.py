@@ -79,11 +79,11 @@ def collection_base(repo: str, branch: str) -> str:
 SPACE_SUFFIX = "-txt"
 
 
-def space_name(repo_id: str, embedder: str) -> str:
+def space_name(repo_id: str, embedder: str, context: str | None = embedding.DEFAULT_EMBED_CONTEXT) -> str:
     """The collection that holds a repository's vectors for one model, shared by its branches.
-    What the model embeds is part of it (see codevouch/indexer/embedtext.py): a branch embedded
-    another way is in another space, which its next build leaves, as for another model."""
-    context = embedding.EMBED_CONTEXT
+    What the model embeds (`context`, the build's Settings.embed_context; see
+    codevouch/indexer/embedtext.py) is part of it: a branch embedded another way is in another
+    space, which its next build leaves, as for another model."""
     form = f"\0{context}" if context is not None else ""  # None: the text alone, the older name
     digest = hashlib.sha1(f"{repo_id}\0{embedder}{form}".encode()).hexdigest()[:20]
     return f"cv-{digest}{SPACE_SUFFIX}"

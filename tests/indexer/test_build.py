@@ -302,18 +302,17 @@ def test_the_embedded_text_carries_the_chunks_path_and_symbol(repo: Repo, index_
         assert hits[0].text == same.rstrip("\n")  # the snippet is the file's text, without the context
 
 
-def test_a_branch_embedded_without_context_is_read_again_once(repo: Repo, index_dir: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """An index made before the embedded text carried path and symbol (EMBED_CONTEXT None, as
+def test_a_branch_embedded_without_context_is_read_again_once(repo: Repo, index_dir: Path) -> None:
+    """An index made before the embedded text carried path and symbol (embed_context None, as
     older releases embedded) moves to a new space on its next build: every chunk embedded once
     more, the old space gone."""
-    from codevouch import embedding
+    from codevouch.retriever.settings import Settings
 
     repo.commit(**{"shop/orders.py": ORDERS, "shop/billing.py": BILLING})
-    with monkeypatch.context() as patched:
-        patched.setattr(embedding, "EMBED_CONTEXT", None)
-        [old] = build(repo, index_dir)
-        assert build(repo, index_dir)[0].noop
+    older = Settings(embed_context=None)
+    [old] = build(repo, index_dir, settings=older)
+    assert build(repo, index_dir, settings=older)[0].noop
+    assert collection_names(index_dir) == {space_name(identify(repo.root).id, FakeEmbedder.name, None)}
     fake = FakeEmbedder()
     [moved] = build(repo, index_dir, fake)
     assert not moved.noop and moved.indexed_files == 2

@@ -1,0 +1,102 @@
+"""The knobs of the chunker and the retriever, in one frozen object that is passed in.
+
+    Index(repo, settings=Settings(collapse=False))    # build and search with one knob changed
+
+`Settings()` is codevouch as shipped: each default below is the value its comment says was
+chosen, on the quality figure's tuning corpora (scripts/bench_quality.py --tune), which passes
+other settings to score the alternatives. Two kinds of knob:
+
+- build knobs (`merge_target`, `embed_context`) change what is chunked and embedded, so the
+  chunks' ids and text hashes and the vector space's name: an index built with other values
+  is another index (a branch built with the defaults, then with other build knobs, moves to
+  another space and is embedded again). `build_key()` names them.
+- search knobs (the rest) change only how one index is searched and ranked.
+
+Nothing here is read from a module global: a caller that wants other values passes them.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from codevouch.embedding import DEFAULT_EMBED_CONTEXT, EMBED_CONTEXTS
+from codevouch.errors import InputError
+
+LEXICAL_PAIRS = ("joined", "phrase")
+
+# With no kind filter, a hit's fused score is multiplied by its file kind's weight. Prose
+# matches a plain-English question better than code does, so unweighted, README and docs
+# chunks take the top slots for "where is the code that does X", and tests that call a
+# function rank beside it (measured: FACTS.md and the quality figure). Weighted, prose and
+# tests still surface when both halves rank them first, and a --kind filter turns weights off.
+# Chosen on the tuning corpora only: docs 0.5 and 0.3 tied, tests 0.8 and 0.6 tied; the
+# milder of each was kept.
+KIND_WEIGHTS: Mapping[str, float] = MappingProxyType({"source": 1.0, "test": 0.8, "config": 1.0, "docs": 0.5})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How codevouch chunks, embeds, searches and ranks. Frozen; compare and hash by value."""
+
+    # --- build knobs: what is indexed ---
+    # Small neighbouring definitions (and code between them) merge into one chunk up to this
+    # many tokens (None: the chunker's default, half the budget, 125). 190 won on the tuning
+    # corpora (0.704 vs 0.679 MRR@10) but on the held-out ones it took serde_json from 0.432
+    # to 0.378, below the 40-line windows (0.402), for +0.006 overall.
+    merge_target: int | None = None
+    # What the model embeds above a chunk's text (codevouch/indexer/embedtext.py): "path-symbol",
+    # "path", "symbol", or None (the text alone, as releases before did). Part of the vector
+    # space's name (store.space_name).
+    embed_context: str | None = DEFAULT_EMBED_CONTEXT
+
+    # --- search knobs: how one index is searched ---
+    # A fused score's multiplier per file kind when no kind filter is given (see KIND_WEIGHTS).
+    kind_weights: Mapping[str, float] = field(default_factory=lambda: KIND_WEIGHTS)
+    # One hit per definition (see collapse.py).
+    collapse: bool = True
+    # How much the lexical list counts against the dense one in the fusion: 0.75 beat 0.5, 1.0
+    # and 1.5, by a margin within noise for 55 queries. Since the embedded text carries path and
+    # symbol, 1.0 won on the tuning corpora (0.699 vs 0.679) but lost on the held-out ones
+    # (0.613 vs 0.616), so 0.75 stays.
+    lexical_weight: float = 0.75
+    # Reciprocal rank fusion's usual constant: ranks matter, raw scores do not.
+    rrf_k: int = 60
+    # Identifier-aware query terms (the tantivy copy only; FTS5, the fallback, gets words): each
+    # two adjacent query words also as one term, so "cookie jar" meets `CookieJar` as a unit.
+    # "joined": the term "cookiejar"; "phrase": a phrase query "cookie jar"; None: words only.
+    # Hybrid: joined 0.666, phrase 0.655, words 0.644; lexical alone: joined 0.604, words
+    # 0.609, so lexical mode keeps words only.
+    lexical_pairs: str | None = "joined"
+    # How many times a ranking is asked again, deeper, when too few of its keys were the
+    # branch's (see retriever.search._members).
+    max_widenings: int = 4
+
+    def __post_init__(self) -> None:
+        if self.embed_context not in EMBED_CONTEXTS:
+            raise InputError(f"unknown embed_context {self.embed_context!r}; use one of "
+                             f"{', '.join(map(str, EMBED_CONTEXTS))}.")
+        if self.lexical_pairs is not None and self.lexical_pairs not in LEXICAL_PAIRS:
+            raise InputError(f"unknown lexical_pairs {self.lexical_pairs!r}; use joined, phrase or None.")
+        if self.max_widenings < 1:
+            raise InputError(f"max_widenings must be at least 1 (got {self.max_widenings}).")
+        # A caller's dict is copied and frozen: a setting must not change after it was made.
+        object.__setattr__(self, "kind_weights", MappingProxyType(dict(self.kind_weights)))
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.kind_weights.items())) + self._scalars())
+
+    def _scalars(self) -> tuple[Any, ...]:
+        return (self.merge_target, self.embed_context, self.collapse, self.lexical_weight, self.rrf_k,
+                self.lexical_pairs, self.max_widenings)
+
+    def build_key(self) -> tuple[int | None, str | None]:
+        """The build knobs: two settings with one build key index alike (same chunks, same keys)."""
+        return (self.merge_target, self.embed_context)
+
+    def kind_weight(self, kind: str) -> float:
+        return self.kind_weights.get(kind, 1.0)
+
+
+DEFAULT = Settings()
