@@ -206,6 +206,27 @@ def test_sampling_is_deterministic_library_first_and_skips_binaries(tmp_path: Pa
     assert not is_library_code("tests/test_x.py") and not is_library_code("src/a.test.ts")
 
 
+def test_every_quality_row_is_a_settings_of_codevouch() -> None:
+    """The quality figure's rows change codevouch's knobs by passing Settings (no module globals
+    patched): each row's fields are real ones, the shipped row is the defaults, and the rows that
+    change what is indexed are told apart by their build key."""
+    from bench_quality import BEFORE, BUILD_KNOBS, CODEVOUCH, TUNE, settings_of
+
+    from codevouch.retriever.settings import Settings
+
+    rows = {**CODEVOUCH, **TUNE}
+    made = {name: settings_of(knobs) for name, (_, knobs) in rows.items()}
+    assert made["codevouch"] == Settings() and settings_of(CODEVOUCH["codevouch-dense"][1]) == Settings()
+    before = settings_of(BEFORE)
+    assert (before.collapse, before.lexical_weight, before.lexical_pairs, before.embed_context) == (False, 1.0, None, None)
+    assert set(before.kind_weights.values()) == {1.0}
+    keys = {s.build_key() for s in made.values()}
+    assert Settings().build_key() in keys and (190, "path-symbol") in keys and (None, None) in keys
+    for name, (_, knobs) in rows.items():  # a row that leaves the build knobs alone shares the default index
+        if not any(k in BUILD_KNOBS for k in knobs):
+            assert made[name].build_key() == Settings().build_key(), name
+
+
 def test_bench_branches_runs_end_to_end_with_the_fake_embedder(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """scripts/bench_branches.py on a small real repository: branches chosen, built, measured."""
