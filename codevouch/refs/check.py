@@ -20,12 +20,14 @@ from pathlib import Path
 
 from codevouch.refs.extract import JS_EXTENSIONS, Extracted, Reference, extract
 from codevouch.refs.model import RefReport, RefResult
-from codevouch.refs.worktree import WorkTree, module_of
+from codevouch.refs.worktree import Definitions, WorkTree, module_of
 from codevouch.syntax.lines import split_lines
+from codevouch.validator import symbols
 from codevouch.worktree import gitio
 from codevouch.worktree.paths import locate
 
 MAX_HISTORY = 10        # names looked up in history (one pickaxe + one grep each, ~10-50 ms)
+MAX_HOME_FILES = 200    # files parsed to say where a member is really defined (~450 files/s)
 
 
 def check_refs(repo: Path | str, text: str) -> RefReport:
@@ -168,7 +170,9 @@ class _Checker:
             owner_at = self._defined(owner)
             if owner_at is not None:
                 return RefResult(ref, "member-missing", f"{owner} ({owner_at}) has no member {parts[-1]}.",
-                                 found=owner_at, suggestion=self._close_member(owner, parts[-1], owner_at))
+                                 found=owner_at, suggestion=self._close_member(owner, parts[-1], owner_at)
+                                 or self._defined_as(parts[-1]))
+            return self._unresolved_qualifier(ref, name, owner, parts[-1])
         mentioned = sorted(self.mentions.get(_last(name), ()))
         if mentioned:
             return RefResult(ref, "symbol-mentioned",
@@ -177,6 +181,49 @@ class _Checker:
         return RefResult(ref, "symbol-unknown",
                          f"{name} is not defined or mentioned anywhere in this repository, nor in its "
                          "history searched: a library's name, or invented.")
+
+    def _unresolved_qualifier(self, ref: Reference, name: str, owner: str, member: str) -> RefResult:
+        """`Owner.member` where Owner is neither this repository's definition nor its module: the
+        qualifier must resolve too, or the reference names code that is not there. A library's
+        class or a variable (`session.send`) is named beside the member in some file; an invented
+        one is not, and when the member is this repository's, the suggestion says where it is."""
+        word = _last(owner)
+        beside = sorted(self.mentions.get(member, set()) & self.mentions.get(word, set()))
+        if beside:
+            return RefResult(ref, "symbol-mentioned",
+                             f"{name} is not defined in this repository; {word} and {member} occur together "
+                             f"in {len(beside)} file(s), e.g. {beside[0]} (a library's name, or a variable).",
+                             found=beside[0])
+        named = self.mentions.get(word, set())
+        nowhere = (f"{owner} is not defined in this repository (it occurs in {len(named)} file(s), never "
+                   f"beside {member})" if named else f"{owner} is defined and mentioned nowhere in this repository")
+        homes = self._homes(member)
+        if homes:
+            shown = ", ".join(f"{q} ({at})" for q, at in homes[:3]) + (", ..." if len(homes) > 3 else "")
+            return RefResult(ref, "qualifier-missing", f"{nowhere}; {member} is defined only as {shown}.",
+                             suggestion=self._defined_as(member, homes))
+        mentioned = sorted(self.mentions.get(member, ()))
+        if named and mentioned:     # both a library's names, most likely (`requests.get`)
+            return RefResult(ref, "symbol-mentioned",
+                             f"{name} is not defined in this repository; {word} occurs in {len(named)} file(s), "
+                             f"{member} in {len(mentioned)}, e.g. {mentioned[0]}.", found=mentioned[0])
+        return RefResult(ref, "symbol-unknown", f"{name} is not defined in this repository or in its history "
+                         f"searched, and {member if named else owner} occurs nowhere in it: a library's name, "
+                         "or invented.")
+
+    def _homes(self, member: str) -> list[tuple[str, str]]:
+        """Every working-tree definition whose own name is `member`: (qualified name, path#Lx-Ly)."""
+        found: list[tuple[str, str]] = []
+        for rel in sorted(self.mentions.get(member, ()))[:MAX_HOME_FILES]:
+            found += [(q, _cite(rel, spans[0])) for q, spans in self.tree.defs(rel).items() if _last(q) == member]
+        return found
+
+    def _defined_as(self, member: str, homes: list[tuple[str, str]] | None = None) -> str | None:
+        """"did you mean A.member (path#L..) or B.member (...)?", from where `member` is defined."""
+        homes = self._homes(member) if homes is None else homes
+        if not homes:
+            return None
+        return "did you mean " + " or ".join(f"{q} ({at})" for q, at in homes[:3]) + "?"
 
     def _claimed(self, ref: Reference, name: str, where: str | None) -> RefResult | None:
         """The answer says where the symbol is (`name` in path#L..): check that claim too. None
@@ -213,9 +260,9 @@ class _Checker:
         if commit is not None:
             self.tree.prefetch(commit, candidates)
         for rel in candidates:
-            for qualified, spans in self.tree.defs(rel, commit).items():
-                if _is(qualified, name):
-                    return _cite(rel, spans[0])
+            found = _lookup(self.tree.defs(rel, commit), name, rel)
+            if found is not None:
+                return _cite(rel, found)
         return None
 
     def _close_member(self, owner: str | None, member: str, owner_at: str) -> str | None:
@@ -362,6 +409,17 @@ class _Checker:
             return f"renamed to {module_of(history[1])} ({history[1]})"
         close = difflib.get_close_matches(module, list(self.tree.modules), n=3, cutoff=0.75)
         return "did you mean " + " or ".join(close) + "?" if close else None
+
+
+def _lookup(defs: Definitions, name: str, rel: str) -> tuple[int, int] | None:
+    """The first span of `name` in a file's definitions: by its qualified name or a dotted
+    suffix of it, or exactly under one of the other spellings the validator accepts for that
+    file (`srv.NewServer` in srv/server.go, `pkg.mod.func`)."""
+    first, *others = symbols.spellings(name, rel) or [name]
+    for qualified, spans in defs.items():
+        if _is(qualified, name) or _is(qualified, first):
+            return spans[0]
+    return next((defs[other][0] for other in others if defs.get(other)), None)
 
 
 def _is(qualified: str, name: str) -> bool:

@@ -28,7 +28,11 @@ REASONS: dict[str, tuple[str, str]] = {
     "symbol-moved": ("missing", "the answer says where the symbol is (`name` in path#L..), but it is "
                                 "defined elsewhere; the suggestion says where it is now"),
     "symbol-missing": ("missing", "the name was defined at HEAD or in history but is not defined now"),
-    "member-missing": ("missing", "the class or module exists but has no such member"),
+    "member-missing": ("missing", "the class or module exists but has no such member; the suggestion names "
+                                  "a near member, or where a member by that name is defined"),
+    "qualifier-missing": ("missing", "`Owner.member` where the owner (class, module or receiver) is neither "
+                                     "defined nor named beside the member, but the member is defined elsewhere "
+                                     "in this repository: the suggestion says where"),
     "module-missing": ("missing", "the package is this repository's, but the module is not in it"),
     "name-missing": ("missing", "the module exists but neither defines nor imports the name"),
     "symbol-unknown": ("unknown", "defined and mentioned nowhere in this repository or its history: "

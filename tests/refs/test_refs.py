@@ -209,3 +209,50 @@ def test_where_the_answer_says_a_symbol_is_is_checked_too(repo: Repo) -> None:
         "to_json": ("ok", "symbol-defined", None),
         "OrderService.cancel_order": ("ok", "symbol-defined", None),
     }
+
+
+TRANSPORT = ("import json\n\n\nclass HTTPTransport:\n    def handle_request(self, request):\n"
+             "        return json.dumps(request)\n\n\nclass Client:\n    def send(self, request):\n"
+             "        conn = HTTPTransport()\n        return conn.handle_request(request)\n")
+CLIENT_TS = ("export class Client {\n  send(req: string): string {\n    return req;\n  }\n}\n\n"
+             "export function makeClient(): Client {\n  return new Client();\n}\n")
+SERVER_GO = ("package srv\n\ntype Server struct{}\n\nfunc (s *Server) Start() error {\n\treturn nil\n}\n\n"
+             "func NewServer() *Server {\n\treturn &Server{}\n}\n")
+
+
+def test_an_invented_qualifier_over_a_real_member_is_missing(repo: Repo) -> None:
+    """Issue 21.1: `FooBarBaz.send` passed as symbol-mentioned because `send` occurs somewhere.
+    The qualifier must resolve too; the suggestion says where the member is really defined."""
+    repo.commit_files({"client/transport.py": TRANSPORT, "web/client.ts": CLIENT_TS, "srv/server.go": SERVER_GO},
+                      "three languages")
+    answer = ("Retries: `RetryTransport.handle_request` (Python), `FooBarBaz.send` (TypeScript or Python), "
+              "`Daemon.Start` (Go). Real: `HTTPTransport.handle_request`, `Client.send`, `Server.Start`, "
+              "`srv.NewServer`, `conn.handle_request`, `json.dumps`; `Client.handle_request` is not.\n")
+    report = check_refs(repo.root, answer)
+    got = {r.ref.symbol: (r.status, r.reason, r.suggestion) for r in report.results}
+    assert got["RetryTransport.handle_request"] == (
+        "missing", "qualifier-missing", "did you mean HTTPTransport.handle_request (client/transport.py#L5-L6)?")
+    assert got["FooBarBaz.send"] == (
+        "missing", "qualifier-missing",
+        "did you mean Client.send (client/transport.py#L10-L12) or Client.send (web/client.ts#L2-L4)?")
+    assert got["Daemon.Start"] == ("missing", "qualifier-missing", "did you mean Server.Start (srv/server.go#L5-L7)?")
+    assert "FooBarBaz is defined and mentioned nowhere" in by_text(report, "FooBarBaz").detail
+    member = got["Client.handle_request"]
+    assert member[:2] == ("missing", "member-missing")
+    assert member[2] == "did you mean HTTPTransport.handle_request (client/transport.py#L5-L6)?"
+    for real in ("HTTPTransport.handle_request", "Client.send", "Server.Start", "srv.NewServer"):
+        assert got[real][:2] == ("ok", "symbol-defined"), real
+    # A variable beside the member, and a library's names beside each other, stay fine.
+    assert got["conn.handle_request"][:2] == ("ok", "symbol-mentioned")
+    assert got["json.dumps"][:2] == ("ok", "symbol-mentioned")
+    assert not report.passed()
+
+
+def test_invented_qualifier_in_the_cli_fails_strict(repo: Repo) -> None:
+    from tests.clihelp import cv
+    repo.commit_files({"client/transport.py": TRANSPORT}, "transport")
+    proc = cv("check-refs", "-", "--strict", cwd=repo.root,
+              stdin="See `FooBarBaz.send` and `RetryTransport.handle_request`\n")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.stdout.count("missing (qualifier-missing)") == 2
+    assert "did you mean Client.send (client/transport.py#L10-L12)?" in proc.stdout
