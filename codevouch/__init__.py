@@ -6,6 +6,7 @@
 The names below are the public API; everything else is internal and may move.
 """
 from codevouch.api import ContextPack, Hit, Index
+from codevouch.caches import clear_caches
 from codevouch.errors import (
                               CodevouchError,
                               ConfigError,
@@ -25,5 +26,5 @@ __version__ = "0.1.0"
 __all__ = [
     "CodevouchError", "ConfigError", "ContextPack", "Current", "DetachedHead", "GitError", "Hit", "Index",
     "IndexLocked", "InputError", "NoCommits", "NotARepository", "NotIndexed", "UnknownRevision", "Validated",
-    "Verdict", "__version__",
+    "Verdict", "__version__", "clear_caches",
 ]

@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from codevouch.caches import clearable
 from codevouch.errors import ConfigError, InputError
 from codevouch.worktree.config import RepoConfig, load_repo_config
 
@@ -120,6 +121,7 @@ class Registry:
                          f"add others in .codevouch.toml [models.NAME] (window, output, family).")
 
 
+@clearable
 @lru_cache(maxsize=1)
 def _packaged() -> tuple[dict[str, Any], dict[str, ModelSpec]]:
     text = resources.files("codevouch.context").joinpath("models.toml").read_text(encoding="utf-8")
@@ -277,6 +279,7 @@ def _repo_config(repo: Path | None) -> RepoConfig:
     return RepoConfig() if repo is None else load_repo_config(Path(repo))
 
 
+@clearable
 @lru_cache(maxsize=1)
 def _encoding() -> Any:
     import tiktoken

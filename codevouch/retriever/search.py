@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from codevouch import caches
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import InputError, NotIndexed
 from codevouch.retriever import blobcache
@@ -296,6 +297,16 @@ def _vector_reader(ledger: Ledger, index_dir: Path) -> VectorStore:
     reader = VectorStore(index_dir, readonly=True)
     _READERS[index_dir] = (states, reader)
     return reader
+
+
+def _close_readers() -> None:
+    while _READERS:
+        _, (_, reader) = _READERS.popitem()
+        reader.close()
+
+
+caches.register("codevouch.retriever.search.space_sizes", _SPACE_SIZES.clear, _SPACE_SIZES.__len__)
+caches.register("codevouch.retriever.search.readers", _close_readers, _READERS.__len__)
 
 
 def _fuse(rankings: _Rankings, rrf_k: int) -> dict[str, float]:

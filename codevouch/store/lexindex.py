@@ -29,9 +29,12 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from codevouch import caches
+
 STAMP = "codevouch-stamp"
 WRITER_HEAP = 50_000_000   # tantivy's minimum per thread is 15 MB; 50 MB keeps large builds in few segments
 _open: dict[Path, Any] = {}  # path -> tantivy.Index, reused by warm searches in one process
+caches.register("codevouch.store.lexindex.open", _open.clear, _open.__len__)
 
 
 def space_dir(index_dir: Path, space: str) -> Path:

@@ -8,6 +8,7 @@ from functools import cache
 import tree_sitter
 from tree_sitter import Node
 
+from codevouch.caches import clearable
 from codevouch.syntax.languages import SUPPORTED_LANGUAGES, LanguageSpec, detect_language, get_language, get_spec
 from codevouch.syntax.tree import Item, Syntax, def_name, parse, rows
 
@@ -101,6 +102,7 @@ def walk(text: str, lang: str) -> tuple[Node, list[Found]] | None:
     return root, found
 
 
+@clearable
 @cache
 def _query(lang: str) -> tree_sitter.Query:
     types = sorted(get_spec(lang).definitions)

@@ -18,6 +18,8 @@ from functools import cache
 
 import tree_sitter
 
+from codevouch import caches
+
 __all__ = [
     "DefRule",
     "LanguageSpec",
@@ -248,6 +250,7 @@ def get_spec(name: str) -> LanguageSpec:
     return LANGUAGE_SPECS[name]
 
 
+@caches.clearable
 @cache
 def get_language(name: str) -> tree_sitter.Language:
     """The tree-sitter Language for ``name``; loaded once from its wheel."""
@@ -259,16 +262,32 @@ def get_language(name: str) -> tree_sitter.Language:
     return tree_sitter.Language(loader())
 
 
-# Parsers hold mutable state, so each thread gets its own cached set.
+# Parsers hold mutable state, so each thread gets its own cached set. Clearing (caches.py) moves
+# to a new generation: every thread's set is made anew on its next use.
 _parsers = threading.local()
+_generation = [0]
 
 
 def get_parser(name: str) -> tree_sitter.Parser:
     """A cached tree-sitter Parser for ``name`` (one per thread)."""
-    cache: dict[str, tree_sitter.Parser] | None = getattr(_parsers, "cache", None)
+    cache = _thread_parsers()
     if cache is None:
         cache = _parsers.cache = {}
+        _parsers.generation = _generation[0]
     parser = cache.get(name)
     if parser is None:
         parser = cache[name] = tree_sitter.Parser(get_language(name))
     return parser
+
+
+def _thread_parsers() -> dict[str, tree_sitter.Parser] | None:
+    cache: dict[str, tree_sitter.Parser] | None = getattr(_parsers, "cache", None)
+    return cache if cache is not None and getattr(_parsers, "generation", None) == _generation[0] else None
+
+
+def _clear_parsers() -> None:
+    _generation[0] += 1
+    _parsers.cache = None
+
+
+caches.register("codevouch.syntax.languages.get_parser", _clear_parsers, lambda: len(_thread_parsers() or ()))

@@ -26,7 +26,8 @@ __all__ = ["REASONS", "VERDICTS", "Checked", "Current", "Decision", "Facts", "Sn
 
 def clear_caches() -> None:
     """Forget the definitions kept across calls (validator/parsecache.py): the next call parses
-    as a fresh process would (benchmarks use it for a first-call figure)."""
+    as a fresh process would (benchmarks use it for a first-call figure). The validator's parse
+    cache only: `codevouch.clear_caches()` (codevouch/caches.py) clears every cache."""
     PARSES.clear()
 
 

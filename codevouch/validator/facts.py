@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from pathlib import Path
 
 from codevouch.syntax.lines import decode, split_lines
@@ -41,6 +40,40 @@ class WorkFile:
     blob: str | None = None   # its blob id as git computes it; None when not hashed
 
 
+Defs = dict[str, list[tuple[int, int]]]
+# What an answer about a snippet depends on (hashing a whole Snippet, its text and all, cost
+# more than the check itself): path, commit, blob_sha, strict.
+SnippetKey = tuple[str, str | None, str | None, bool]
+
+
+@dataclass
+class FactCaches:
+    """The answers of one validate() call, each worked out once from its Facts: gathering and
+    deciding ask the same questions. Mutable on purpose, and kept apart from the facts they
+    are worked out from (which are frozen). The Facts a call derives by `replace` only add
+    files and blob texts, so they share one FactCaches; `after_hashing` starts `same` afresh
+    when the files get their blob ids. Per call, never process-wide (see codevouch/caches.py)."""
+    # Parse results, filled on first use: tree-sitter is pure CPU work, and most calls never
+    # need it, so it is not done up front. Keyed by working-tree path, by blob id, and by
+    # (path, text) for a snippet's own text; `pieces` by (path, first, last) of a top-level block.
+    defs: dict[str, Defs] = field(default_factory=dict)
+    old_defs: dict[str, Defs] = field(default_factory=dict)
+    text_defs: dict[tuple[str, str], Defs] = field(default_factory=dict)
+    pieces: dict[tuple[str, int, int], Defs | None] = field(default_factory=dict)
+    split: dict[str, list[str]] = field(default_factory=dict)        # working-tree path -> its lines
+    old_split: dict[str, list[str]] = field(default_factory=dict)    # blob id -> its lines
+    kinds: dict[str, Classification] = field(default_factory=dict)   # rel path -> the rules' verdict
+    hits: dict[tuple[str, str], tuple[list[tuple[int, int]], bool]] = field(default_factory=dict)
+    fast: dict[SnippetKey, bool] = field(default_factory=dict)       # fast_path's answers
+    # identical_blob's answers, by the same key; only once the files are hashed.
+    same: dict[SnippetKey, str | None] = field(default_factory=dict)
+    classifier: Callable[[str, str, str | None], Classification] | None = None
+
+    def after_hashing(self) -> FactCaches:
+        """The same caches, but for identical_blob's answers: those change with the blob ids."""
+        return replace(self, same={})
+
+
 @dataclass(frozen=True)
 class Facts:
     root: Path
@@ -58,46 +91,25 @@ class Facts:
     # Definition lines of snippets that lost their symbol -> working-tree files holding that
     # line (gathered in a second pass, only for those: see `elsewhere`).
     elsewhere: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # Parse results, filled on first use: tree-sitter is pure CPU work, and most calls never
-    # need it, so it is not done up front. Keyed by working-tree path, by blob id, and by
-    # (path, text) for a snippet's own text.
-    _defs: dict[str, dict[str, list[tuple[int, int]]]] = field(
-        default_factory=dict, compare=False, repr=False)
-    _old_defs: dict[str, dict[str, list[tuple[int, int]]]] = field(
-        default_factory=dict, compare=False, repr=False)
-    _text_defs: dict[tuple[str, str], dict[str, list[tuple[int, int]]]] = field(
-        default_factory=dict, compare=False, repr=False)
-    _split: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
-    _pieces: dict[tuple[str, int, int], dict[str, list[tuple[int, int]]] | None] = field(
-        default_factory=dict, compare=False, repr=False)
-    _kinds: dict[str, Classification] = field(default_factory=dict, compare=False, repr=False)
-    _hits: dict[tuple[str, str], tuple[list[tuple[int, int]], bool]] = field(
-        default_factory=dict, compare=False, repr=False)
-    _old_split: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
-    # Keyed by what the answer depends on (hashing a whole Snippet, its text and all, cost more
-    # than the check itself).
-    _fast: dict[tuple[str, str | None, str | None, bool], bool] = field(
-        default_factory=dict, compare=False, repr=False)
-    # identical_blob's answers, by the same key; only once the files are hashed (a fresh dict
-    # comes with the hashed files: see _finish_hashing).
-    _same: dict[tuple[str, str | None, str | None, bool], str | None] = field(
-        default_factory=dict, compare=False, repr=False)
+    # Answers worked out from these facts, once each per call (see FactCaches): not facts,
+    # never compared, shared by the Facts that replace() derives from one another.
+    caches: FactCaches = field(default_factory=FactCaches, compare=False, repr=False)
 
     def hits(self, text: str, real: str) -> list[tuple[int, int]]:
         """Where `text` occurs as whole lines in a working-tree file (text.find_lines), each
         search done once per call: gathering and deciding ask the same questions."""
         key = (text, real)
-        found = self._hits.get(key)
+        found = self.caches.hits.get(key)
         if found is None:
-            found = self._hits[key] = find_lines_verbatim(text, self.files[real].text)
+            found = self.caches.hits[key] = find_lines_verbatim(text, self.files[real].text)
         return found[0]
 
     def verbatim(self, text: str, real: str) -> bool:
         """Whether `hits(text, real)` found the text verbatim (not only with CRLF taken as LF)."""
-        found = self._hits.get((text, real))
+        found = self.caches.hits.get((text, real))
         if found is None:
             self.hits(text, real)
-            found = self._hits[(text, real)]
+            found = self.caches.hits[(text, real)]
         return found[1]
 
     def commit_of(self, s: Snippet) -> str | None:
@@ -117,61 +129,57 @@ class Facts:
 
     def defs(self, real: str) -> dict[str, list[tuple[int, int]]]:
         """Definitions in the working-tree file."""
-        if real not in self._defs:
+        defs = self.caches.defs
+        if real not in defs:
             work = self.files.get(real)
-            self._defs[real] = symbols.definitions(work.text, real) if work else {}
-        return self._defs[real]
+            defs[real] = symbols.definitions(work.text, real) if work else {}
+        return defs[real]
 
     def lines(self, real: str, start: int, end: int) -> str:
         """Lines start..end of a working-tree file (each file split once per call)."""
-        if real not in self._split:
-            self._split[real] = split_lines(self.files[real].text)
-        return "\n".join(self._split[real][start - 1:end])
-
-    @cached_property
-    def _classifier(self) -> Callable[[str, str, str | None], Classification]:
-        return classifier(self.rules)
+        return "\n".join(self._lines(real)[start - 1:end])
 
     def classification(self, loc: Located) -> Classification:
         """The exclusion rules' verdict on a path inside the repository (and on its first
         lines, for generated-code markers); once per path and call."""
         assert loc.rel is not None
-        found = self._kinds.get(loc.rel)
+        found = self.caches.kinds.get(loc.rel)
         if found is None:
+            if self.caches.classifier is None:
+                self.caches.classifier = classifier(self.rules)
             work = self.files.get(loc.real) if loc.exists and loc.real else None
-            found = self._kinds[loc.rel] = self._classifier(loc.rel, work.text if work else "",
-                                                            self.marks.get(loc.rel))
+            found = self.caches.kinds[loc.rel] = self.caches.classifier(loc.rel, work.text if work else "",
+                                                                        self.marks.get(loc.rel))
         return found
 
     def defs_near(self, real: str, start: int, end: int) -> dict[str, list[tuple[int, int]]]:
         """Definitions of the top-level block around lines start..end of a working-tree file,
         with the file's line numbers: enough to name the code there, at a fraction of a
         whole-file parse (syntax.region); the whole file when the block does not parse alone."""
-        if real in self._defs or real not in self.files:
+        pieces = self.caches.pieces
+        if real in self.caches.defs or real not in self.files:
             return self.defs(real)
-        if real not in self._split:
-            self._split[real] = split_lines(self.files[real].text)
-        lines = self._split[real]
+        lines = self._lines(real)
         first, last = top_level_region(lines, start - 1, end - 1)
         key = (real, first, last)
-        if key not in self._pieces:
+        if key not in pieces:
             if last - first + 1 >= len(lines):
                 return self.defs(real)     # the whole file anyway
-            self._pieces[key] = symbols.piece_definitions("\n".join(lines[first:last + 1]), real)
-        piece = self._pieces[key]
+            pieces[key] = symbols.piece_definitions("\n".join(lines[first:last + 1]), real)
+        piece = pieces[key]
         if piece is None:
             return self.defs(real)
         return {name: [(a + first, b + first) for a, b in ranges] for name, ranges in piece.items()}
 
     def parsed_near(self, real: str, start: int, end: int) -> dict[str, list[tuple[int, int]]] | None:
         """defs_near, if what it needs is parsed already (else None: no parse here)."""
-        if real in self._defs:
-            return self._defs[real]
-        lines = self._split.get(real)
+        if real in self.caches.defs:
+            return self.caches.defs[real]
+        lines = self.caches.split.get(real)
         if lines is None:
             return None
         first, last = top_level_region(lines, start - 1, end - 1)
-        if self._pieces.get((real, first, last)) is None:
+        if self.caches.pieces.get((real, first, last)) is None:
             return None
         return self.defs_near(real, start, end)
 
@@ -186,9 +194,9 @@ class Facts:
         before = self.blob_texts.get(old) if old else None
         if before is None or old is None or real not in self.files:
             return False
-        if old not in self._old_split:
-            self._old_split[old] = split_lines(before)
-        was, now = self._old_split[old], self._lines(real)
+        if old not in self.caches.old_split:
+            self.caches.old_split[old] = split_lines(before)
+        was, now = self.caches.old_split[old], self._lines(real)
         if s.end_line > len(was) or end > len(now):
             return False
         # The block around the lines now and the rows that decided its bounds, equal to the
@@ -202,9 +210,10 @@ class Facts:
         return now[lo:hi] == was[lo - shift:hi - shift]
 
     def _lines(self, real: str) -> list[str]:
-        if real not in self._split:
-            self._split[real] = split_lines(self.files[real].text)
-        return self._split[real]
+        split = self.caches.split
+        if real not in split:
+            split[real] = split_lines(self.files[real].text)
+        return split[real]
 
     def unchanged_through(self, s: Snippet, real: str, end: int) -> bool:
         """Whether the working-tree file equals the snippet's own version of it from the top
@@ -215,9 +224,7 @@ class Facts:
         before = self.blob_texts.get(old) if old else None
         if before is None or real not in self.files:
             return False
-        if real not in self._split:
-            self._split[real] = split_lines(self.files[real].text)
-        lines = self._split[real]
+        lines = self._lines(real)
         if end > len(lines):
             return False
         head = "\n".join(lines[:end])
@@ -230,25 +237,25 @@ class Facts:
         text = self.blob_texts.get(old) if old else None
         if old is None or text is None or rel is None:
             return None
-        if old not in self._old_defs:
-            self._old_defs[old] = symbols.definitions(text, rel)
-        return self._old_defs[old]
+        if old not in self.caches.old_defs:
+            self.caches.old_defs[old] = symbols.definitions(text, rel)
+        return self.caches.old_defs[old]
 
     def text_defs(self, text: str, path: str) -> dict[str, list[tuple[int, int]]]:
         """Definitions in a snippet's own text (lines relative to the text)."""
         key = (path, text)
-        if key not in self._text_defs:
-            self._text_defs[key] = symbols.text_definitions(text, path)
-        return self._text_defs[key]
+        if key not in self.caches.text_defs:
+            self.caches.text_defs[key] = symbols.text_definitions(text, path)
+        return self.caches.text_defs[key]
 
 
 def fast_path(s: Snippet, facts: Facts, strict: bool) -> bool:
     """Rule 4: the snippet is from HEAD and git says its file is unchanged: no hashing needed.
     (Tracked at HEAD is checked too: an ignored file is 'clean' to `git status` as well.)"""
     key = (s.path, s.commit, s.blob_sha, strict)
-    found = facts._fast.get(key)
+    found = facts.caches.fast.get(key)
     if found is None:
-        found = facts._fast[key] = _fast_path(s, facts, strict)
+        found = facts.caches.fast[key] = _fast_path(s, facts, strict)
     return found
 
 
@@ -273,9 +280,9 @@ def same_oid(a: str | None, b: str | None) -> bool:
 def identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
     """The blob id the working-tree file provably equals (fast path or same hash), else None."""
     key = (s.path, s.commit, s.blob_sha, strict)
-    if key in facts._same:
-        return facts._same[key]
-    found = facts._same[key] = _identical_blob(s, facts, strict)
+    if key in facts.caches.same:
+        return facts.caches.same[key]
+    found = facts.caches.same[key] = _identical_blob(s, facts, strict)
     return found
 
 
@@ -326,7 +333,7 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
     wanted = [(s.text, real) for s in inside if s.text and (real := located[s.path].real) in texts]
     hits = {} if status.done() else {key: find_lines_verbatim(key[0], texts[key[1]]) for key in wanted}
     facts = _objects(root, commits, trees, located, inside, gitio.parse_status(status.result()), texts)
-    facts._hits.update(hits)
+    facts.caches.hits.update(hits)
     facts = _trace_renames(facts, inside, locator)
     hashing = _start_hashing(facts, inside, locator, strict)
     for text, real in wanted:
@@ -491,7 +498,7 @@ def _finish_hashing(facts: Facts, started: _Hashing) -> tuple[Facts, gitio.Pendi
     for real, blob in hashed.items():
         if real in facts.files:
             files[real] = WorkFile(facts.files[real].text, blob)
-    return replace(facts, files=files, moved=moved, _same={}), started.early
+    return replace(facts, files=files, moved=moved, caches=facts.caches.after_hashing()), started.early
 
 
 def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool, early: gitio.PendingBlobs) -> Facts:

@@ -13,6 +13,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TypeVar
 
+from codevouch import caches
+
 T = TypeVar("T")
 
 MAX_CHARS = 16_000_000      # texts held, all entries together (~16 MB of ASCII source)
@@ -57,3 +59,4 @@ class ParseCache:
 
 
 CACHE = ParseCache()
+caches.register("codevouch.validator.parsecache.CACHE", CACHE.clear, CACHE.__len__)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from codevouch.caches import clearable
 from codevouch.worktree import gitio
 
 
@@ -31,6 +32,7 @@ def repo_id(root: Path, head: str | None) -> str:
     return _root_commit(root, head)
 
 
+@clearable
 @lru_cache(maxsize=64)
 def _root_commit(root: Path, head: str | None) -> str:
     # Finding the root walks the first-parent history (~50 ms at 3,300 commits): a long-lived

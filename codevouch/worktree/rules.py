@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+from codevouch.caches import clearable
 from codevouch.errors import ConfigError
 from codevouch.worktree.config import loads
 
@@ -82,6 +83,7 @@ def matches(path: str, pattern: str) -> bool:
     return _spec((pattern,)).match_file(path)
 
 
+@clearable
 @lru_cache(maxsize=128)
 def _spec(patterns: tuple[str, ...]) -> Any:
     from pathspec import GitIgnoreSpec
@@ -107,6 +109,7 @@ def classify_path(path: str, rules: Rules, attribute: str | None = None) -> Clas
     return _classify_path(path, tuple((k, tuple(v)) for k, v in rules.patterns.items()), rules.include, attribute)
 
 
+@clearable
 @lru_cache(maxsize=65536)
 def _classify_path(path: str, patterns: tuple[tuple[str, tuple[str, ...]], ...], include: tuple[str, ...],
                    attribute: str | None) -> Classification:
