@@ -350,7 +350,15 @@ class Index:
         records = usage.UsageLog(self.index_dir).recent(str(root), limits.recent, branch)
         state = self._branch_state(root, branch)
         head, behind = head_and_behind(root, branch, state.commit) if state else (None, None)
-        return health.assess(str(root), branch, records, state.commit if state else None, head, behind, limits)
+        # A stale hit's cause is read against the working tree now, and only the checked-out
+        # branch has one: another branch's records are judged by its commits alone.
+        dirty: frozenset[str] = frozenset()
+        checked_out = gitio.head_state(root)
+        if checked_out is not None and checked_out.branch == branch:
+            status = gitio.worktree_status(root)
+            dirty = status.changed | status.untracked
+        return health.assess(str(root), branch, records, state.commit if state else None, head, behind, limits,
+                             dirty=dirty)
 
     def status(self) -> list[dict[str, Any]]:
         """Per indexed branch of this repository: indexed commit and date, head, commits behind,

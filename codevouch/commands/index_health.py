@@ -19,8 +19,9 @@ def index_health(
     index: IndexOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Stale ratio over recent search/validate/context calls and its trend, the paths most
-    often stale, commits behind, and a rebuild recommendation (thresholds: [health] config)."""
+    """Stale ratio over recent search and context calls and its trend, split by cause (the index
+    behind HEAD, or the working tree differing from HEAD), the paths most often stale, commits
+    behind, and a rebuild recommendation only when a rebuild would help (thresholds: [health] config)."""
     from codevouch.store.health import render
 
     try:

@@ -1,13 +1,22 @@
-"""Index health from usage records: how stale recent calls were, where, and whether to rebuild (pure).
+"""Index health from usage records: how stale recent calls were, why, where, and whether to rebuild (pure).
 
 stale ratio = (stale-but-ok + historical-only hits) / (all hits that were not excluded), over
-the most recent calls. A stale-but-ok hit is still safe to use, but it says the index lags the
-working tree; historical-only hits are what an out-of-date index costs.
+the most recent search and context calls: hits the index handed out. validate's snippets are
+the caller's (a review's previous versions, a made-up path), so they are listed, never counted.
+
+Each stale hit has one cause, read against the repository as it is now:
+- index-behind: its file is as HEAD has it, but the index is at an older commit: a rebuild
+  makes such hits current;
+- worktree: its file differs from HEAD in the working tree (uncommitted edits): the index is
+  built from commits, so a rebuild cannot change these;
+- since-fixed: its file is as HEAD has it and the index is at HEAD (rebuilt since, or the edit
+  undone): nothing to do.
+A rebuild is recommended only for what it would change: the index-behind share, or commits behind.
 """
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -17,6 +26,8 @@ from codevouch.store.usage import UsageRecord
 from codevouch.worktree.config import RepoConfig
 
 STALE = ("stale-but-ok", "historical-only")
+COUNTED_OPS = ("search", "context")      # hits from the index; validate's snippets are the caller's
+CAUSES = ("index-behind", "worktree", "since-fixed")
 TREND_STEP = 0.05        # a change of the ratio between halves below this is "steady"
 MIN_TREND_CALLS = 4
 TOP = 10
@@ -37,11 +48,14 @@ class Health:
     branch: str | None
     calls: int
     hits: int
+    excluded: int                        # hits excluded by a rule (not counted in the ratio)
     stale_ratio: float | None            # None when the calls returned no countable hits
+    causes: dict[str, int]               # stale hits by cause (CAUSES), of the listed paths
     older_ratio: float | None
     newer_ratio: float | None
     trend: str                           # rising | falling | steady | not enough calls
-    by_op: dict[str, int]
+    by_op: dict[str, int]                # counted calls by operation
+    not_counted: dict[str, int]          # calls by operation whose hits are not the index's (validate)
     stale_paths: list[tuple[str, int]]   # most often stale first
     stale_dirs: list[tuple[str, int]]
     index_commit: str | None
@@ -51,18 +65,32 @@ class Health:
     because: list[str]
     thresholds: Thresholds
 
+    def share(self, cause: str) -> float | None:
+        """Stale hits of one cause as a fraction of the counted hits."""
+        counted = self.hits - self.excluded
+        return self.causes.get(cause, 0) / counted if counted else None
+
     @property
     def recommendation(self) -> str:
-        if not self.rebuild:
-            return "no rebuild needed"
-        where = f" --branch {self.branch}" if self.branch else ""
-        return f"rebuild the index ({'; '.join(self.because)}): codevouch index build --repo {self.repo}{where}"
+        if self.rebuild:
+            where = f" --branch {self.branch}" if self.branch else ""
+            return (f"rebuild the index ({'; '.join(self.because)}): "
+                    f"codevouch index build --repo {self.repo}{where}")
+        worktree = self.share("worktree") or 0.0
+        if worktree >= self.thresholds.stale_ratio:
+            return (f"no rebuild needed: {worktree:.0%} of hits were stale because their files differ from "
+                    "HEAD in the working tree (uncommitted edits); the index is built from commits, so a "
+                    "rebuild cannot change that (once the edits are committed, a rebuild brings those files up "
+                    "to date)")
+        return "no rebuild needed"
 
     def to_json(self) -> dict[str, Any]:
         return {"repo": self.repo, "branch": self.branch, "calls": self.calls, "hits": self.hits,
-                "stale_ratio": self.stale_ratio, "trend": {"direction": self.trend, "older_half": self.older_ratio,
+                "stale_ratio": self.stale_ratio,
+                "stale_causes": {c: {"hits": self.causes.get(c, 0), "ratio": self.share(c)} for c in CAUSES},
+                "trend": {"direction": self.trend, "older_half": self.older_ratio,
                                                            "newer_half": self.newer_ratio},
-                "calls_by_op": self.by_op,
+                "calls_by_op": self.by_op, "calls_not_counted": self.not_counted,
                 "stale_paths": [{"path": p, "count": n} for p, n in self.stale_paths],
                 "stale_dirs": [{"dir": d, "count": n} for d, n in self.stale_dirs],
                 "index_commit": self.index_commit, "head": self.head, "commits_behind": self.commits_behind,
@@ -97,8 +125,12 @@ def _ratio(records: Sequence[UsageRecord]) -> float | None:
 
 
 def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_commit: str | None,
-           head: str | None, commits_behind: int | None, limits: Thresholds) -> Health:
-    """Health over `records` (oldest first) and the branch's distance from HEAD."""
+           head: str | None, commits_behind: int | None, limits: Thresholds,
+           dirty: Collection[str] = frozenset()) -> Health:
+    """Health over `records` (oldest first), the branch's distance from HEAD, and the paths that
+    differ from HEAD in the working tree now (`dirty`: changed and untracked files)."""
+    not_counted = dict(Counter(r.op for r in records if r.op not in COUNTED_OPS))
+    records = [r for r in records if r.op in COUNTED_OPS]
     ratio = _ratio(records)
     half = len(records) // 2
     older = _ratio(records[:half]) if len(records) >= MIN_TREND_CALLS else None
@@ -111,15 +143,23 @@ def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_
         trend = "falling"
     else:
         trend = "steady"
-    paths = Counter(p for r in records for p, verdict, _ in r.non_usable if verdict in STALE)
+    stale = [p for r in records for p, verdict, _ in r.non_usable if verdict in STALE]
+    paths = Counter(stale)
     dirs = Counter(str(PurePosixPath(p).parent) + "/" if "/" in p else "./" for p in paths.elements())
+    at_head = index_commit is not None and index_commit == head
+    causes = Counter("worktree" if p in dirty else "since-fixed" if at_head else "index-behind" for p in stale)
+    excluded = sum(r.verdicts.get("excluded", 0) for r in records)
+    counted = sum(r.hits for r in records) - excluded
+    behind = causes["index-behind"] / counted if counted else None
     because = []
-    if ratio is not None and ratio >= limits.stale_ratio:
-        because.append(f"stale ratio {ratio:.0%} over the last {len(records)} calls >= {limits.stale_ratio:.0%}")
+    if behind is not None and behind >= limits.stale_ratio:
+        because.append(f"stale ratio {behind:.0%} from the index behind HEAD, over the last {len(records)} calls "
+                       f">= {limits.stale_ratio:.0%}")
     if commits_behind is not None and commits_behind >= limits.commits_behind:
         because.append(f"{commits_behind} commits behind HEAD >= {limits.commits_behind}")
-    return Health(repo, branch, len(records), sum(r.hits for r in records), ratio, older, newer, trend,
-                  dict(Counter(r.op for r in records)), paths.most_common(TOP), dirs.most_common(TOP),
+    return Health(repo, branch, len(records), sum(r.hits for r in records), excluded, ratio,
+                  {c: causes[c] for c in CAUSES}, older, newer, trend,
+                  dict(Counter(r.op for r in records)), not_counted, paths.most_common(TOP), dirs.most_common(TOP),
                   index_commit, head, commits_behind, bool(because), because, limits)
 
 
@@ -136,9 +176,18 @@ def render(h: Health) -> str:
                      "--no-record, CODEVOUCH_NO_RECORD=1 or [usage] record = false)")
     else:
         ops = ", ".join(f"{op} {n}" for op, n in sorted(h.by_op.items()))
-        lines.append(f"usage: {h.calls} recent call(s) ({ops}), {h.hits} hit(s)")
+        lines.append(f"usage: {h.calls} recent search/context call(s) ({ops}), {h.hits} hit(s)")
+        if h.not_counted:
+            lines.append("not counted: " + ", ".join(f"{op} {n}" for op, n in sorted(h.not_counted.items()))
+                         + " (snippets given by the caller, not hits from the index)")
         lines.append(f"stale ratio: {pct(h.stale_ratio)} (older half {pct(h.older_ratio)}, newer half "
                      f"{pct(h.newer_ratio)}: {h.trend})")
+        if any(h.causes.values()):
+            lines.append(f"  index behind HEAD: {pct(h.share('index-behind'))} (a rebuild makes these current)")
+            lines.append(f"  working tree differs from HEAD: {pct(h.share('worktree'))} (uncommitted edits: a "
+                         "rebuild cannot help)")
+            if h.causes.get("since-fixed"):
+                lines.append(f"  since fixed: {pct(h.share('since-fixed'))} (the index and the files are at HEAD now)")
         if h.stale_dirs:
             lines.append("most often stale: " + ", ".join(f"{d} ({n})" for d, n in h.stale_dirs[:5]))
             lines += [f"  {p} ({n})" for p, n in h.stale_paths]

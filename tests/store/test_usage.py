@@ -144,8 +144,43 @@ def test_assess_ratio_trend_and_thresholds() -> None:
     falling = assess("/r", "main", [record(4, 0), record(4, 0), record(0, 4), record(0, 4, excluded=9)],
                      "c", "h", 3, limits)
     assert falling.stale_ratio == 0.5 and falling.trend == "falling" and falling.rebuild
-    assert falling.because == ["stale ratio 50% over the last 4 calls >= 50%"]
+    assert falling.because == ["stale ratio 50% from the index behind HEAD, over the last 4 calls >= 50%"]
     few = assess("/r", "main", [record(1, 3)], "c", "h", 10, limits)
     assert few.trend == "not enough calls" and few.because == ["10 commits behind HEAD >= 10"]
     empty = assess("/r", "main", [], None, None, None, limits)
     assert empty.stale_ratio is None and not empty.rebuild and empty.calls == 0
+
+
+def test_health_recommends_only_what_would_change_the_figure(repo: Repo, index_dir: Path) -> None:
+    """Issue 21.2: with the index at HEAD and stale hits only from uncommitted edits, health said
+    "rebuild the index", and still did after a no-op rebuild; validate's snippets (a review's
+    previous versions, a made-up path) counted towards the ratio."""
+    idx = built(repo, index_dir)
+    repo.write(".codevouch.toml", "[health]\nstale_ratio = 0.2\n")
+    repo.commit("config")
+    idx.build()
+    edited = "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n"
+    repo.write("shop/cancel.py", edited)
+    for _ in range(2):
+        idx.search("cancel order", k=10)
+        idx.validate([{"path": "shop/made_up.py", "text": "x = 1"}] * 5)   # the caller's, never counted
+    h = idx.health()
+    assert h.calls == 2 and h.not_counted == {"validate": 2} and h.by_op == {"search": 2}
+    assert h.stale_ratio == 0.25 and h.causes == {"index-behind": 0, "worktree": 2, "since-fixed": 0}
+    assert not h.rebuild and h.because == []
+    assert "a rebuild cannot change that" in h.recommendation and "25%" in h.recommendation
+    assert idx.build()[0].embedded == 0                  # "up to date": and the advice says so
+    text = cv("index", "health", cwd=repo.root, index=index_dir).stdout
+    assert "rebuild the index" not in text and "working tree differs from HEAD: 25%" in text
+    assert "not counted: validate 2" in text
+    # Committed, the same edit is a lag a rebuild removes; after the rebuild the old records'
+    # stale hits are since fixed and nothing is recommended.
+    repo.commit("edit committed")
+    h = idx.health()
+    assert h.causes["index-behind"] == 2 and h.rebuild
+    assert h.because == ["stale ratio 25% from the index behind HEAD, over the last 2 calls >= 20%"]
+    idx.build()
+    after = idx.health()
+    assert after.causes == {"index-behind": 0, "worktree": 0, "since-fixed": 2}
+    assert not after.rebuild and after.recommendation == "no rebuild needed"
+    assert after.to_json()["stale_causes"]["since-fixed"] == {"hits": 2, "ratio": 0.25}
