@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -8,14 +9,28 @@ from tests.gitrepo import Repo
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test may write to the real home directory or the user's default index."""
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                   request: pytest.FixtureRequest) -> Iterator[None]:
+    """No test may write to the home directory or the user's default index: HOME points at an
+    empty directory, and a test that leaves anything in it fails, naming what it wrote (as
+    pre-commit's suite does). A test that means to use the default index location asks for
+    `writable_home`."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.delenv("CODEVOUCH_INDEX", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    yield
+    written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    if written and "writable_home" not in request.fixturenames:
+        pytest.fail(f"the test wrote into the home directory: {written[:10]}; a command wrote outside "
+                    "its index directory (or the test must ask for `writable_home`)", pytrace=False)
+
+
+@pytest.fixture
+def writable_home() -> None:
+    """For a test that uses the default index location under $HOME on purpose."""
 
 
 @pytest.fixture
