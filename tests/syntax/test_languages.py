@@ -1,0 +1,53 @@
+"""codevouch.syntax.languages: which grammar a path gets, and that every grammar loads offline."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from codevouch.syntax.languages import LANGUAGE_SPECS, SUPPORTED_LANGUAGES, detect_language, get_language, get_parser, get_spec
+
+
+@pytest.mark.parametrize(("path", "language"), [
+    ("src/app.py", "python"), ("stubs/x.pyi", "python"), ("a/B.PY", "python"),
+    ("x.js", "javascript"), ("x.mjs", "javascript"), ("x.cjs", "javascript"), ("x.jsx", "javascript"),
+    ("x.ts", "typescript"), ("x.mts", "typescript"), ("x.cts", "typescript"), ("x.tsx", "tsx"),
+    ("main.go", "go"), ("lib.rs", "rust"), ("A.java", "java"),
+])
+def test_the_extension_decides_the_language_whatever_its_case(path: str, language: str) -> None:
+    assert detect_language(path) == language
+
+
+@pytest.mark.parametrize("path", ["README.md", "Makefile", "x.c", "x.py.orig", ".py", "dir.py/file"])
+def test_other_files_have_no_language(path: str) -> None:
+    assert detect_language(path) is None
+
+
+def test_every_supported_language_has_tables_and_a_grammar_that_parses() -> None:
+    samples = {"python": "def f():\n    pass\n", "javascript": "function f() {}\n", "typescript": "let x: number = 1;\n",
+               "tsx": "const a = <div/>;\n", "go": "package m\nfunc F() {}\n", "rust": "fn f() {}\n",
+               "java": "class A {}\n"}
+    assert set(SUPPORTED_LANGUAGES) == set(LANGUAGE_SPECS) == set(samples)
+    for name, code in samples.items():
+        spec = get_spec(name)
+        assert spec.definitions, name
+        tree = get_parser(name).parse(code.encode())
+        assert not tree.root_node.has_error, name
+        assert get_language(name) is get_language(name)      # loaded once
+
+
+def test_unknown_languages_are_refused() -> None:
+    with pytest.raises(KeyError):
+        get_spec("cobol")
+    with pytest.raises(ValueError, match="unsupported language"):
+        get_language("cobol")
+
+
+def test_each_thread_gets_its_own_parser() -> None:
+    mine = get_parser("python")
+    assert get_parser("python") is mine
+    theirs: list[object] = []
+    t = threading.Thread(target=lambda: theirs.append(get_parser("python")))
+    t.start()
+    t.join()
+    assert theirs and theirs[0] is not mine
