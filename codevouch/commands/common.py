@@ -43,7 +43,7 @@ BudgetOpt = Annotated[Optional[int], typer.Option(
     "--budget", min=1, help="Token budget for the pack (default: $CODEVOUCH_BUDGET, the repository's "
                             "[budget], else 16000).")]
 ModelOpt = Annotated[Optional[str], typer.Option(
-    "--model", help="Fit the pack to this model's window (window - output - reserve); see README.")]
+    "--model", help="Fit the pack to this model's window (window - output - reserve); see docs/BUDGETS.md.")]
 KindOpt = Annotated[Optional[list[str]], typer.Option(
     "--kind", help="Only hits of this file kind: source, test, docs or config (repeatable). "
                    "Default: every kind, docs and test hits ranked lower.")]

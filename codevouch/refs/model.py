@@ -8,7 +8,7 @@ from codevouch.refs.extract import Reference
 
 STATUSES = ("ok", "missing", "unknown", "refused")
 
-# Stable reason codes: status, and what the code means (README's table follows this).
+# Stable reason codes: status, and what the code means (docs/CHECK_REFS.md's table follows this).
 REASONS: dict[str, tuple[str, str]] = {
     "path-exists": ("ok", "the file exists in the working tree"),
     "lines-in-file": ("ok", "the file exists and has the cited lines"),

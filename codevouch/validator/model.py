@@ -25,17 +25,17 @@ VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
 
 @dataclass(frozen=True)
 class Reason:
-    """One reason code: the verdict it gives and its words, defined once (the README's table
-    and the citation's `check:` phrase come from here; tests hold the README to it)."""
+    """One reason code: the verdict it gives and its words, defined once (docs/VALIDATION.md's table
+    and the citation's `check:` phrase come from here; tests hold that page to it)."""
     verdict: Verdict
     check: str                # the phrase on the citation's `check:` line
-    meaning: str              # one sentence for people: the README's reason table
+    meaning: str              # one sentence for people: docs/VALIDATION.md's reason table
     note: str | None = None   # added to the `source:` line ("file deleted")
 
 
 _U, _S, _H, _E = Verdict.USABLE, Verdict.STALE_BUT_OK, Verdict.HISTORICAL_ONLY, Verdict.EXCLUDED
 
-# Stable machine codes, in the order the README lists them.
+# Stable machine codes, in the order docs/VALIDATION.md lists them.
 REASONS: dict[str, Reason] = {
     "same-commit": Reason(_U, "file identical to the working tree",
                           "indexed at HEAD and the file is unchanged in the working tree (or its blob id matches)"),

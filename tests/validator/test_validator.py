@@ -766,9 +766,10 @@ def test_code_in_an_unchanged_block_keeps_its_names_without_a_parse(
     assert len(parsed) == 1
 
 
-def test_readme_reason_table_is_the_reasons_table() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("| verdict | reason | meaning |\n|---|---|---|\n", 1)[1].split("\n\n", 1)[0]
+def test_the_documented_reason_table_is_the_reasons_table() -> None:
+    # docs/VALIDATION.md holds the reason table (the README links to it).
+    page = (Path(__file__).resolve().parents[2] / "docs" / "VALIDATION.md").read_text(encoding="utf-8")
+    section = page.split("| verdict | reason | meaning |\n|---|---|---|\n", 1)[1].split("\n\n", 1)[0]
     table = {}
     for row in section.split("\n"):
         verdict, code, meaning = (cell.strip() for cell in row.strip().strip("|").split(" | "))
