@@ -1,4 +1,5 @@
-"""The README and docs/ held to the repository: links that land, exit codes that exist, a short README."""
+"""The README and docs/ held to the repository: links that land, exit codes and check-refs reasons
+that exist, a short README. (docs/VALIDATION.md's reason table: tests/validator/test_validator.py.)"""
 from __future__ import annotations
 
 import enum
@@ -8,6 +9,7 @@ import re
 from pathlib import Path
 
 import codevouch.commands
+from codevouch.refs.model import REASONS as REF_REASONS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -74,3 +76,14 @@ def test_the_readme_stays_short_and_links_every_page() -> None:
     assert len(text.split("\n")) < 250
     for page in PAGES[1:]:
         assert f"(docs/{page.name})" in text, page.name
+
+
+def test_the_check_refs_page_gives_every_reason_its_status() -> None:
+    page = (ROOT / "docs" / "CHECK_REFS.md").read_text(encoding="utf-8")
+    table = page.split("| status | reason | meaning |\n|---|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    documented = {}
+    for row in table.split("\n"):
+        status, codes, _meaning = (cell.strip() for cell in row.strip().strip("|").split(" | ", 2))
+        for code in re.findall(r"`([a-z-]+)`", codes):
+            documented[code] = status
+    assert documented == {code: status for code, (status, _) in REF_REASONS.items()}
