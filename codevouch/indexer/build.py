@@ -140,6 +140,10 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
     names = resolve_branches(ident.root, branches, all_branches, patterns)
     commits = {name: gitio.branch_commit(ident.root, name) for name in names}
     with writer_lock(index_dir, wait):
+        # Read the heads again once the lock is held: a build that queued behind another (a git
+        # hook's, say) builds the branches as they are now, so two queued builds can never
+        # land in the wrong order and leave the older commit indexed.
+        commits = {name: gitio.branch_commit(ident.root, name) for name in names}
         ledger = Ledger(index_dir)
         try:
             with VectorStore(index_dir) as vectors:

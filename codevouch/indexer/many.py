@@ -1,0 +1,152 @@
+"""Many repositories in one build (`codevouch index build --repo A --repo B`, `--repos FILE`).
+
+A repositories file is TOML, one `[[repo]]` table per repository:
+
+    [[repo]]
+    path = "~/src/shop"                  # required; `~` expands, a relative path is relative to the file
+    branches = ["main", "release/2.1"]   # named branches (default: the current branch)
+
+    [[repo]]
+    path = "~/src/billing"
+    all_branches = true                  # every local branch ...
+    include_branches = ["main", "release/*"]   # ... that these globs keep (as --include-branch)
+    exclude_branches = ["wip/*"]               # ... less these (as --exclude-branch)
+
+Each repository is built in turn into the same index; one that fails (gone, not a git
+repository, corrupt, its index or server lease held by another writer) is reported and the next
+one is built. Only an interrupt (Ctrl-C) stops the loop.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codevouch.embedding import Embedder
+from codevouch.errors import InputError
+from codevouch.indexer.build import BranchSummary, PhaseHook, Progress, build_index
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_ENTRY_KEYS = ("path", "branches", "all_branches", "include_branches", "exclude_branches")
+
+
+@dataclass(frozen=True)
+class RepoSpec:
+    """One repository to build and its branch selection (as `index build`'s branch flags)."""
+    path: Path
+    branches: tuple[str, ...] = ()
+    all_branches: bool = False
+    include_branches: tuple[str, ...] = ()
+    exclude_branches: tuple[str, ...] = ()
+
+
+@dataclass
+class RepoOutcome:
+    """What building one repository did: its branches' summaries, or the error that stopped it."""
+    spec: RepoSpec
+    branches: list[BranchSummary] = field(default_factory=list)
+    error: BaseException | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        out: dict[str, Any] = {"repo": str(self.spec.path), "status": "ok" if self.ok else "failed",
+                               "branches": [asdict(s) for s in self.branches], "seconds": round(self.seconds, 3)}
+        if self.error is not None:
+            out["error"] = {"type": type(self.error).__name__, "message": str(self.error)}
+        return out
+
+
+def load_repos_file(path: Path | str) -> list[RepoSpec]:
+    """The repositories listed in a TOML file (see the module's docstring); InputError when the
+    file cannot be read or says something this loader does not understand (unknown keys too:
+    a misspelt key must not silently build the wrong branches)."""
+    source = Path(path).expanduser()
+    try:
+        text = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the repositories file {source}: {exc}; pass a readable TOML file.") from exc
+    return parse_repos(text, str(source), base=source.resolve().parent)
+
+
+def parse_repos(text: str, source: str = "<repos>", base: Path | None = None) -> list[RepoSpec]:
+    """`load_repos_file` on text; relative paths are relative to `base` (default: the current directory)."""
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{source} is not valid TOML: {exc}.") from exc
+    extra = sorted(set(table) - {"repo"})
+    if extra:
+        raise InputError(f"{source}: unknown top-level key(s) {', '.join(extra)}; list repositories as [[repo]] tables.")
+    entries = table.get("repo")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise InputError(f'{source}: no repositories; add one or more [[repo]] tables with path = "...".')
+    return [_spec(entry, f"{source}: [[repo]] #{n}", base or Path.cwd()) for n, entry in enumerate(entries, 1)]
+
+
+def _spec(entry: dict[str, Any], where: str, base: Path) -> RepoSpec:
+    unknown = sorted(set(entry) - set(_ENTRY_KEYS))
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}; a repository takes "
+                         f"{', '.join(_ENTRY_KEYS)}.")
+    path = entry.get("path")
+    if not isinstance(path, str) or not path.strip():
+        raise InputError(f'{where}: `path` must be the repository\'s path (path = "~/src/shop").')
+    all_branches = entry.get("all_branches", False)
+    if not isinstance(all_branches, bool):
+        raise InputError(f"{where}: `all_branches` must be true or false.")
+    branches, include, exclude = (_names(entry, key, where)
+                                  for key in ("branches", "include_branches", "exclude_branches"))
+    if branches and all_branches:
+        raise InputError(f"{where}: give `branches` or `all_branches = true`, not both.")
+    if (include or exclude) and not all_branches:
+        raise InputError(f"{where}: `include_branches` and `exclude_branches` choose among all branches; "
+                         "add `all_branches = true`, or name the branches with `branches`.")
+    where_to = Path(path).expanduser()
+    return RepoSpec(where_to if where_to.is_absolute() else base / where_to, branches, all_branches, include, exclude)
+
+
+def _names(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = entry.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise InputError(f'{where}: `{key}` must be a list of branch names or globs ({key} = ["main", "release/*"]).')
+    return tuple(value)
+
+
+def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder, wait: float = 0,
+                progress: Progress | None = None, on_phase: PhaseHook | None = None,
+                on_repo: Callable[[RepoOutcome], None] | None = None) -> list[RepoOutcome]:
+    """Build each repository in turn into `index_dir`; a failure is recorded in its outcome and
+    the next repository is built. `on_repo` sees each outcome as soon as it is known.
+
+    Any exception a repository's build raises is caught, a bug included (the outcome carries it:
+    the caller decides how to report it), so that one odd repository cannot cost the others
+    their night; KeyboardInterrupt and SystemExit are not caught."""
+    outcomes = []
+    for spec in specs:
+        started = time.monotonic()
+        outcome = RepoOutcome(spec)
+        try:
+            outcome.branches = build_index(spec.path, index_dir, embedder, branches=spec.branches,
+                                           all_branches=spec.all_branches, wait=wait, progress=progress,
+                                           on_phase=on_phase, include_branches=spec.include_branches or None,
+                                           exclude_branches=spec.exclude_branches or None)
+        except Exception as exc:  # a CodevouchError, or a bug: either way the next repository is built
+            outcome.error = exc
+        outcome.seconds = time.monotonic() - started
+        outcomes.append(outcome)
+        if on_repo is not None:
+            on_repo(outcome)
+    return outcomes

@@ -1,0 +1,163 @@
+"""Many repositories in one build: the repositories file, and one failure never stopping the others."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from codevouch import api
+from codevouch.embedding import embedder_by_name
+from codevouch.errors import InputError, NotARepository
+from codevouch.indexer.build import BranchSummary
+from codevouch.indexer.many import RepoSpec, build_repos, load_repos_file, parse_repos
+from codevouch.store import writer_lock
+from tests.clihelp import FAKE, cv
+from tests.gitrepo import Repo
+
+
+def _repo(path: Path, *branches: str) -> Repo:
+    repo = Repo(path)
+    repo.commit(**{"shop.py": f"def {path.name}_main():\n    return 1\n"})
+    for name in branches:
+        repo.git("branch", name)
+    return repo
+
+
+def _corrupt(path: Path) -> Path:
+    """A repository whose HEAD names an object that is not there."""
+    repo = _repo(path)
+    (repo.root / ".git" / "refs" / "heads" / "main").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    return repo.root
+
+
+def test_the_issue_example_parses_with_branch_selection(tmp_path: Path) -> None:
+    specs = parse_repos('''
+[[repo]]
+path = "~/src/shop"
+branches = ["main", "release/*"]
+
+[[repo]]
+path = "billing"
+all_branches = true
+include_branches = ["main", "release/*"]
+exclude_branches = ["release/old"]
+''', base=tmp_path)
+    assert specs == [
+        RepoSpec(Path("~/src/shop").expanduser(), ("main", "release/*")),
+        RepoSpec(tmp_path / "billing", (), True, ("main", "release/*"), ("release/old",))]
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('[[repo]]\npath = "a"\nbranch = ["main"]\n', "unknown key(s) branch"),
+    ('[[repo]]\npath = "a"\nbranches = ["main"]\nall_branches = true\n', "not both"),
+    ('[[repo]]\npath = "a"\ninclude_branches = ["x"]\n', "add `all_branches = true`"),
+    ('[[repo]]\nbranches = ["main"]\n', "`path` must be"),
+    ('[[repo]]\npath = "a"\nbranches = "main"\n', "must be a list"),
+    ('[[repo]]\npath = "a"\nall_branches = "yes"\n', "true or false"),
+    ('repos = ["a"]\n', "unknown top-level key(s) repos"),
+    ("", "no repositories"),
+    ('[[repo]\npath = "a"\n', "not valid TOML"),
+])
+def test_a_repositories_file_that_says_something_else_is_refused(text: str, says: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_repos(text, "repos.toml")
+    assert says in str(caught.value) and "repos.toml" in str(caught.value)
+
+
+def test_relative_paths_are_relative_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "repos.toml").write_text('[[repo]]\npath = "../shop"\n')
+    [spec] = load_repos_file(tmp_path / "conf" / "repos.toml")
+    assert spec.path.resolve() == (tmp_path / "shop").resolve()
+    with pytest.raises(InputError, match="cannot read the repositories file"):
+        load_repos_file(tmp_path / "missing.toml")
+
+
+def test_one_failing_repository_never_stops_the_others(tmp_path: Path, index_dir: Path) -> None:
+    shop = _repo(tmp_path / "shop", "release/1")
+    billing = _repo(tmp_path / "billing")
+    (tmp_path / "plain").mkdir()
+    specs = [RepoSpec(tmp_path / "gone"), RepoSpec(shop.root, all_branches=True, include_branches=("release/*",)),
+             RepoSpec(tmp_path / "plain"), RepoSpec(_corrupt(tmp_path / "corrupt")), RepoSpec(billing.root)]
+    seen: list[str] = []
+    outcomes = build_repos(specs, index_dir, embedder_by_name("fake-bow-64"), on_repo=lambda o: seen.append(o.spec.path.name))
+    assert seen == ["gone", "shop", "plain", "corrupt", "billing"]
+    assert [o.ok for o in outcomes] == [False, True, False, False, True]
+    assert isinstance(outcomes[0].error, NotARepository) and isinstance(outcomes[2].error, NotARepository)
+    assert [b.branch for b in outcomes[1].branches] == ["release/1"]
+    assert outcomes[3].to_json()["status"] == "failed" and outcomes[3].to_json()["error"]["message"]
+    status = {(row["repo"], row["branch"]) for row in api.index_status_all(index_dir)}
+    assert status == {(str(shop.root.resolve()), "release/1"), (str(billing.root.resolve()), "main")}
+
+
+def test_cli_repos_file_reports_each_outcome_and_exits_23(tmp_path: Path, index_dir: Path) -> None:
+    shop = _repo(tmp_path / "shop", "release/1", "wip")
+    billing = _repo(tmp_path / "billing", "feature")
+    listing = tmp_path / "repos.toml"
+    listing.write_text(f'''
+[[repo]]
+path = "{shop.root}"
+branches = ["main", "release/1"]
+
+[[repo]]
+path = "gone"
+
+[[repo]]
+path = "billing"
+all_branches = true
+exclude_branches = ["feat*"]
+''')
+    out = cv("index", "build", "--repos", str(listing), "--json", *FAKE, index=index_dir)
+    assert out.returncode == 23, out.stderr
+    report = json.loads(out.stdout)
+    assert (report["ok"], report["failed"]) == (2, 1)
+    rows = {Path(r["repo"]).name: r for r in report["repos"]}
+    assert [b["branch"] for b in rows["shop"]["branches"]] == ["main", "release/1"]
+    assert [b["branch"] for b in rows["billing"]["branches"]] == ["main"]
+    assert rows["gone"]["status"] == "failed" and rows["gone"]["error"]["type"] == "NotARepository"
+    assert rows["gone"]["error"]["exit_code"] == 1 and rows["gone"]["branches"] == []
+    again = cv("index", "build", "--repo", str(shop.root), "--repo", str(billing.root), *FAKE, index=index_dir)
+    assert again.returncode == 0, again.stderr
+    assert "2 repositories: 2 built, 0 failed" in again.stdout and "up to date" in again.stdout
+
+
+def test_cli_single_repository_keeps_its_exit_codes(tmp_path: Path, index_dir: Path) -> None:
+    assert cv("index", "build", "--repo", str(tmp_path / "gone"), *FAKE, index=index_dir).returncode == 1
+    shop = _repo(tmp_path / "shop")
+    with writer_lock(index_dir, 0):
+        alone = cv("index", "build", "--repo", str(shop.root), *FAKE, index=index_dir)
+        both = cv("index", "build", "--repo", str(shop.root), "--repo", str(tmp_path / "gone"), "--json", *FAKE,
+                  index=index_dir)
+    assert alone.returncode == 4, alone.stderr
+    assert both.returncode == 23, both.stderr
+    rows = json.loads(both.stdout)["repos"]
+    assert [(r["status"], r["error"]["type"], r["error"]["exit_code"]) for r in rows] == [
+        ("failed", "IndexLocked", 4), ("failed", "NotARepository", 1)]
+
+
+def test_cli_repos_file_and_branch_flags_do_not_mix(tmp_path: Path, index_dir: Path) -> None:
+    listing = tmp_path / "repos.toml"
+    listing.write_text('[[repo]]\npath = "x"\n')
+    mixed = cv("index", "build", "--repos", str(listing), "--branch", "main", *FAKE, index=index_dir)
+    assert mixed.returncode == 2 and "[[repo]] table" in mixed.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[repo]]\npath = "x"\nbranchs = ["main"]\n')
+    refused = cv("index", "build", "--repos", str(bad), *FAKE, index=index_dir)
+    assert refused.returncode == 2 and "unknown key(s) branchs" in refused.stderr
+
+
+def test_a_queued_build_builds_the_head_it_finds_once_it_holds_the_lock(tmp_path: Path, index_dir: Path) -> None:
+    shop = _repo(tmp_path / "shop")
+    embedder = embedder_by_name("fake-bow-64")
+    outcome: list[list[BranchSummary]] = []
+    with writer_lock(index_dir, 0):
+        waiting = threading.Thread(target=lambda: outcome.append(
+            build_repos([RepoSpec(shop.root)], index_dir, embedder, wait=60)[0].branches))
+        waiting.start()
+        time.sleep(3)   # it has read the branch head and waits on the lock
+        newer = shop.commit(**{"later.py": "def later():\n    return 2\n"})
+    waiting.join(timeout=120)
+    assert [s.commit for s in outcome[0]] == [newer]
