@@ -384,22 +384,25 @@ class Index:
 
 def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
                 embedder: str | Embedder = DEFAULT_EMBEDDER, wait: float = 0, progress: Progress | None = None,
-                on_repo: Callable[[RepoOutcome], None] | None = None) -> list[RepoOutcome]:
+                on_repo: Callable[[RepoOutcome], None] | None = None,
+                settings: Settings | None = None) -> list[RepoOutcome]:
     """Build many repositories into one index, in order (a nightly job's one call).
 
     repos: `RepoSpec`s (`codevouch.indexer.many.RepoSpec(path, branches=..., all_branches=...,
     include_branches=..., exclude_branches=...)`) or `load_repos(FILE)`'s list. A repository
     that fails is reported in its `RepoOutcome` (`ok`, `error`) and the next one is built;
     `on_repo` sees each outcome as it is known. `wait`: seconds each repository's build waits
-    for another writer of the index. The model is loaded once (InputError for an unknown name,
-    before any work)."""
+    for another writer of the index; settings: the build knobs (as `Index(settings=...)`). The
+    model is loaded once (InputError for an unknown name, before any work)."""
     from codevouch.embedding import embedder_by_name
     from codevouch.indexer.many import build_repos as build_each
+    from codevouch.retriever.settings import DEFAULT
     from codevouch.store import default_index_dir
 
     model = embedder_by_name(embedder) if isinstance(embedder, str) else embedder
     target = Path(index_dir or default_index_dir()).expanduser().resolve()
-    return build_each(list(repos), target, model, wait=wait, progress=progress, on_repo=on_repo)
+    return build_each(list(repos), target, model, wait=wait, progress=progress, on_repo=on_repo,
+                      settings=settings if settings is not None else DEFAULT)
 
 
 def load_repos(path: Path | str) -> list[RepoSpec]:

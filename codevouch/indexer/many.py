@@ -28,6 +28,7 @@ from typing import Any
 from codevouch.embedding import Embedder
 from codevouch.errors import InputError
 from codevouch.indexer.build import BranchSummary, PhaseHook, Progress, build_index
+from codevouch.retriever.settings import DEFAULT, Settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -127,8 +128,9 @@ def _names(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
 
 def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder, wait: float = 0,
                 progress: Progress | None = None, on_phase: PhaseHook | None = None,
-                on_repo: Callable[[RepoOutcome], None] | None = None) -> list[RepoOutcome]:
-    """Build each repository in turn into `index_dir`; a failure is recorded in its outcome and
+                on_repo: Callable[[RepoOutcome], None] | None = None,
+                settings: Settings = DEFAULT) -> list[RepoOutcome]:
+    """Build each repository in turn into `index_dir` (with `settings`' build knobs); a failure is recorded in its outcome and
     the next repository is built. `on_repo` sees each outcome as soon as it is known.
 
     Any exception a repository's build raises is caught, a bug included (the outcome carries it:
@@ -142,7 +144,7 @@ def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder, 
             outcome.branches = build_index(spec.path, index_dir, embedder, branches=spec.branches,
                                            all_branches=spec.all_branches, wait=wait, progress=progress,
                                            on_phase=on_phase, include_branches=spec.include_branches or None,
-                                           exclude_branches=spec.exclude_branches or None)
+                                           exclude_branches=spec.exclude_branches or None, settings=settings)
         except Exception as exc:  # a CodevouchError, or a bug: either way the next repository is built
             outcome.error = exc
         outcome.seconds = time.monotonic() - started
