@@ -14,6 +14,7 @@ from codevouch.commands import (
     check_refs,
     context,
     drift,
+    hooks,
     index_build,
     index_health,
     index_status,
@@ -29,10 +30,16 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                        "the working tree before it is used.")
 index_app = typer.Typer(no_args_is_help=True, help="Build and inspect the index.")
 app.add_typer(index_app, name="index")
+hooks_app = typer.Typer(no_args_is_help=True, help="Git hooks that rebuild the current branch after commits "
+                                                    "and checkouts (the one thing codevouch writes into a repository).")
+app.add_typer(hooks_app, name="hooks")
 
 index_app.command("build")(index_build.index_build)
 index_app.command("status")(index_status.index_status)
 index_app.command("health")(index_health.index_health)
+hooks_app.command("install")(hooks.hooks_install)
+hooks_app.command("uninstall")(hooks.hooks_uninstall)
+hooks_app.command("run", hidden=True)(hooks.hooks_run)
 app.command("search")(search.search_cmd)
 app.command("context")(context.context_cmd)
 app.command("validate")(validate.validate_cmd)

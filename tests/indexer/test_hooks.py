@@ -1,0 +1,212 @@
+"""`codevouch hooks install/uninstall` on real repositories: git itself runs the hooks here
+(the test's git does not disable them), the builds are real (fake embedder), the index is polled."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codevouch.api import Index
+from codevouch.store import writer_lock
+from tests.clihelp import FAKE, cv
+from tests.gitrepo import GIT_ENV, Repo
+
+HOOKS = ("post-commit", "post-merge", "post-checkout")
+
+
+def user_git(repo: Repo, *args: str, env: dict[str, str] | None = None) -> float:
+    """git as the user runs it, hooks and all; the seconds it took (it must not wait for the build)."""
+    started = time.monotonic()
+    proc = subprocess.run(("git", "-c", "commit.gpgsign=false", "-C", str(repo.root), *args), capture_output=True,
+                          env={**os.environ, **GIT_ENV, **(env or {})}, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return time.monotonic() - started
+
+
+def until(check: Callable[[], object], what: str, timeout: float = 180) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def indexed(repo: Repo, index_dir: Path, branch: str) -> str | None:
+    """The commit `branch` is indexed at, None when it is not."""
+    if not (index_dir / "state.sqlite").exists():
+        return None
+    rows = [r for r in Index(repo.root, index_dir).status() if r["branch"] == branch]
+    return rows[0]["commit"] if rows else None
+
+
+def log_text(index_dir: Path) -> str:
+    log = index_dir / "hooks.log"
+    return log.read_text() if log.exists() else ""
+
+
+def install(repo: Repo, index_dir: Path, *extra: str) -> dict[str, Any]:
+    out = cv("hooks", "install", "--repo", str(repo.root), "--index", str(index_dir), "--json", *FAKE, *extra)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def snapshot(hooks_dir: Path) -> dict[str, tuple[str, bytes, int]]:
+    """Every entry of a hooks directory: link target or bytes, and mode (without following links)."""
+    out = {}
+    for entry in sorted(hooks_dir.iterdir()):
+        st = entry.lstat()
+        body = os.readlink(entry).encode() if entry.is_symlink() else entry.read_bytes()
+        out[entry.name] = ("link" if entry.is_symlink() else "file", body, st.st_mode)
+    return out
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Repo:
+    repo = Repo(tmp_path / "shop")
+    repo.commit(**{"shop.py": "def cancel_order():\n    return 1\n"})
+    return repo
+
+
+def test_a_commit_builds_in_the_background_queued_behind_a_running_build(shop: Repo, index_dir: Path) -> None:
+    report = install(shop, index_dir)
+    assert [h["action"] for h in report["hooks"]] == ["installed"] * 3
+    with writer_lock(index_dir, 0):   # a build is running: the hook's build must queue, git must not wait
+        shop.write("refund.py", "def refund():\n    return 2\n")
+        shop.git("add", "refund.py")
+        took = user_git(shop, "commit", "-q", "-m", "refund")
+        until(lambda: "queued" in log_text(index_dir), "the hook's build to queue")
+        assert indexed(shop, index_dir, "main") is None and "built" not in log_text(index_dir)
+    assert took < 30
+    head = shop.head()
+    until(lambda: indexed(shop, index_dir, "main") == head, "the commit's build to land")
+    assert "post-commit" in log_text(index_dir) and f"main@{head[:12]}" in log_text(index_dir)
+    hits = Index(shop.root, index_dir).search("refund", k=3, validate=False)
+    assert any(h.path == "refund.py" for h in hits)
+
+
+def test_a_checkout_of_another_branch_builds_that_branch(shop: Repo, index_dir: Path) -> None:
+    shop.git("checkout", "-q", "-b", "feature")
+    feature = shop.commit(**{"feature.py": "def feature():\n    return 3\n"})
+    shop.git("checkout", "-q", "main")
+    install(shop, index_dir)
+    user_git(shop, "checkout", "-q", "feature")
+    until(lambda: indexed(shop, index_dir, "feature") == feature, "the feature branch's build")
+    assert indexed(shop, index_dir, "main") is None
+    user_git(shop, "checkout", "-q", "main", "--", "shop.py")     # files, not a branch: nothing to build
+    until(lambda: "checkout of files" in log_text(index_dir), "the file checkout to be skipped")
+    user_git(shop, "checkout", "-q", "main")
+    main = shop.git("rev-parse", "main").strip()
+    until(lambda: indexed(shop, index_dir, "main") == main, "main's build after checking it out")
+    user_git(shop, "merge", "-q", "--ff-only", "feature")          # post-merge: main moved to feature's commit
+    until(lambda: indexed(shop, index_dir, "main") == feature, "main's build after the merge")
+
+
+def test_existing_hooks_still_run_and_uninstall_restores_them_byte_for_byte(shop: Repo, tmp_path: Path,
+                                                                             index_dir: Path) -> None:
+    hooks_dir = shop.root / ".git" / "hooks"
+    ran = tmp_path / "ran.txt"
+    (hooks_dir / "post-commit").write_text(f'#!/bin/sh\necho "post-commit $*" >> {ran}\nexit 3\n')
+    (hooks_dir / "post-commit").chmod(0o750)
+    script = tmp_path / "checkout-hook.sh"
+    script.write_text(f'#!/bin/sh\necho "post-checkout $*" >> {ran}\n')
+    script.chmod(0o755)
+    (hooks_dir / "post-checkout").symlink_to(script)
+    (hooks_dir / "post-merge").write_text(f"#!/bin/sh\necho post-merge >> {ran}\n")   # not executable: git skips it
+    (hooks_dir / "post-merge").chmod(0o644)
+    before = snapshot(hooks_dir)
+    shop.git("checkout", "-q", "-b", "side")
+    shop.commit(**{"side.py": "S = 1\n"})
+    shop.git("checkout", "-q", "main")
+
+    report = install(shop, index_dir)
+    assert [h["action"] for h in report["hooks"]] == ["chained"] * 3
+    assert install(shop, index_dir)["hooks"][0]["action"] == "unchanged"
+    shop.write("b.py", "B = 1\n")
+    shop.git("add", "b.py")
+    user_git(shop, "commit", "-q", "-m", "b")
+    user_git(shop, "checkout", "-q", "-b", "other")
+    user_git(shop, "merge", "-q", "--no-edit", "side")
+    lines = ran.read_text().splitlines()
+    assert lines[0] == "post-commit " and lines[1].startswith("post-checkout ") and lines[1].endswith(" 1")
+    assert "post-merge" not in lines
+    head = shop.head()
+    until(lambda: indexed(shop, index_dir, "other") == head, "the builds to land")
+    until(lambda: log_text(index_dir).count(" built ") >= 3, "every hook's build")
+
+    out = cv("hooks", "uninstall", "--repo", str(shop.root), "--json")
+    assert out.returncode == 0, out.stderr
+    assert [h["action"] for h in json.loads(out.stdout)["hooks"]] == ["restored"] * 3
+    assert snapshot(hooks_dir) == before
+    again = cv("hooks", "uninstall", "--repo", str(shop.root), "--json")
+    assert [h["action"] for h in json.loads(again.stdout)["hooks"]] == ["absent"] * 3
+
+
+def test_uninstall_without_earlier_hooks_leaves_the_directory_as_it_was(shop: Repo, index_dir: Path) -> None:
+    hooks_dir = shop.root / ".git" / "hooks"
+    before = snapshot(hooks_dir)
+    install(shop, index_dir)
+    assert snapshot(hooks_dir) != before
+    out = cv("hooks", "uninstall", "--repo", str(shop.root))
+    assert out.returncode == 0 and "removed" in out.stdout, out.stderr
+    assert snapshot(hooks_dir) == before
+
+
+def test_a_hooks_path_in_the_repositorys_own_config_is_refused_and_nothing_runs(shop: Repo, tmp_path: Path,
+                                                                                 index_dir: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    marker = tmp_path / "pwned"
+    shop.git("config", "core.hooksPath", str(elsewhere))
+    for key in ("core.fsmonitor", "core.pager", "diff.external", "core.sshCommand"):
+        shop.git("config", key, f"touch {marker}")
+    before = snapshot(shop.root / ".git" / "hooks")
+    out = cv("hooks", "install", "--repo", str(shop.root), "--index", str(index_dir), *FAKE)
+    assert out.returncode == 1 and "own git config" in out.stderr and "--global" in out.stderr
+    assert list(elsewhere.iterdir()) == [] and snapshot(shop.root / ".git" / "hooks") == before
+    assert cv("hooks", "uninstall", "--repo", str(shop.root)).returncode == 1
+    assert not marker.exists()
+
+
+def test_a_hooks_path_in_the_users_global_config_is_honoured_and_guarded(shop: Repo, tmp_path: Path,
+                                                                          index_dir: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "my-hooks"
+    config = tmp_path / "gitconfig"
+    config.write_text(f"[core]\n\thooksPath = {shared}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    report = install(shop, index_dir)
+    assert report["hooks_dir"] == str(shared) and "global" in report["hooks_dir_source"]
+    assert sorted(p.name for p in shared.iterdir()) == sorted(HOOKS)
+    other = Repo(tmp_path / "other")
+    other.commit(**{"o.py": "O = 1\n"})
+    refused = cv("hooks", "install", "--repo", str(other.root), "--index", str(index_dir), *FAKE)
+    assert refused.returncode == 1 and "another repository" in refused.stderr
+    other.write("p.py", "P = 2\n")
+    other.git("add", "p.py")
+    user_git(other, "commit", "-q", "-m", "p", env={"GIT_CONFIG_GLOBAL": str(config)})
+    until(lambda: "is not the repository these hooks were installed for" in log_text(index_dir), "the guard")
+    assert not (index_dir / "state.sqlite").exists() or indexed(other, index_dir, "main") is None
+    assert cv("hooks", "uninstall", "--repo", str(shop.root)).returncode == 0
+    assert list(shared.iterdir()) == []
+
+
+def test_a_hook_kept_aside_but_replaced_is_never_overwritten(shop: Repo, index_dir: Path) -> None:
+    hooks_dir = shop.root / ".git" / "hooks"
+    (hooks_dir / "post-commit").write_text("#!/bin/sh\necho mine\n")
+    (hooks_dir / "post-commit").chmod(0o755)
+    install(shop, index_dir)
+    (hooks_dir / "post-commit").write_text("#!/bin/sh\necho edited by hand\n")   # the user replaced ours
+    before = snapshot(hooks_dir)
+    for command in ("install", "uninstall"):
+        out = cv("hooks", command, "--repo", str(shop.root), "--index", str(index_dir), *FAKE) if command == "install" \
+            else cv("hooks", command, "--repo", str(shop.root))
+        assert out.returncode == 1 and "nothing is changed" in out.stderr, out.stderr
+        assert snapshot(hooks_dir) == before
