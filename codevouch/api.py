@@ -281,11 +281,11 @@ class Index:
 
     def _branch_state(self, root: Path, branch: str | None) -> BranchState | None:
         from codevouch.errors import CodevouchError
-        from codevouch.store import Ledger, collection_base
+        from codevouch.store import IndexDir, Ledger, collection_base
         from codevouch.worktree import gitio
         from codevouch.worktree.identity import identify
 
-        if not (self.index_dir / "state.sqlite").exists():
+        if not IndexDir(self.index_dir).has_ledger():
             return None
         try:
             name = branch or gitio.current_branch(root)
@@ -311,11 +311,11 @@ class Index:
     def _record(self, op: str, branch: str | None, results: Sequence[Validated]) -> None:
         """Append a usage record, unless recording is off or there is no index in the directory."""
         from codevouch.errors import GitError
-        from codevouch.store import usage
+        from codevouch.store import IndexDir, usage
         from codevouch.worktree import gitio
         from codevouch.worktree.config import load_repo_config
 
-        if self.record is False or not (self.index_dir / usage.LEDGER).is_file():
+        if self.record is False or not IndexDir(self.index_dir).has_ledger():
             return
         root = gitio.repo_root(self.repo)
         settings = usage.settings(load_repo_config(root))

@@ -1,7 +1,8 @@
 """`codevouch index build`: plan, then apply, for each requested branch of a repository.
 
-Order of writes (see store.py for why): embedding cache -> pending ids -> Chroma vectors ->
-one ledger transaction that makes the new state visible -> removal of obsolete vectors.
+This module plans and chunks; the store applies (codevouch/store/writer.py: embedding cache ->
+pending ids -> Chroma vectors -> one ledger transaction that makes the new state visible ->
+removal of obsolete vectors).
 """
 from __future__ import annotations
 
@@ -29,17 +30,12 @@ from codevouch.store import (
     FileRow,
     Ledger,
     NewChunk,
-    VectorStore,
     chunk_id,
     collection_base,
-    lease,
-    lex_key,
-    lexical,
     server_url,
     space_name,
-    team,
-    writer_lock,
 )
+from codevouch.store.writer import PhaseHook, Writer, open_writer
 from codevouch.worktree import gitio
 from codevouch.worktree.config import load_repo_config
 from codevouch.worktree.identity import RepoIdentity, identify
@@ -47,10 +43,7 @@ from codevouch.worktree.rules import Rules, classify, load_rules_text
 
 # (done, total, what) — the CLI draws a progress bar from it.
 Progress = Callable[[int, int, str], None]
-# Called between the phases of a build; tests raise from it to simulate a kill.
-PhaseHook = Callable[[str], None]
 EMBED_BATCH = 64
-VECTOR_BATCH = 2000
 
 
 @dataclass(frozen=True)
@@ -139,62 +132,23 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
     patterns = branch_filter(load_repo_config(ident.root), include_branches, exclude_branches)
     names = resolve_branches(ident.root, branches, all_branches, patterns)
     commits = {name: gitio.branch_commit(ident.root, name) for name in names}
-    with writer_lock(index_dir, wait):
+    with open_writer(index_dir, wait) as writer:
         # Read the heads again once the lock is held: a build that queued behind another (a git
         # hook's, say) builds the branches as they are now, so two queued builds can never
         # land in the wrong order and leave the older commit indexed.
         commits = {name: gitio.branch_commit(ident.root, name) for name in names}
-        ledger = Ledger(index_dir)
-        try:
-            with VectorStore(index_dir) as vectors:
-                claim = _claim(ledger, vectors, ident, index_dir, space_name(ident.id, embedder.name,
-                                                                              settings.embed_context))
-                collect_garbage(ledger, vectors)
-                summaries = []
-                for name in names:
-                    claim()  # renewed before each branch: a long build keeps its lease
-                    summaries.append(_build_branch(ident, name, commits[name], ledger, vectors, embedder,
-                                                   progress, on_phase or (lambda _phase: None), settings))
-                if server_url():
-                    # Readers on other machines see the new state from here on (codevouch/team.py).
-                    claim()
-                    team.publish(ledger, vectors, ident.id)
-                    claim()
-                return summaries
-        finally:
-            ledger.close()
-
-
-def _claim(ledger: Ledger, vectors: VectorStore, ident: RepoIdentity, index_dir: Path,
-           space: str) -> Callable[[], None]:
-    """In server mode, take the repository's builder lease (codevouch/lease.py) before any
-    write; returns what renews it (a no-op without a server). Taking over a lapsed lease of
-    another builder removes that builder's vectors from `space`: this ledger does not know them."""
-    if not server_url():
-        return lambda: None
-    owner = ledger.builder_id()
-    if lease.claim(vectors, ident.id, owner, index_dir).took_over:
-        ids = vectors.document_ids(space)
-        known = ledger.known_ids(space, ids)
-        vectors.delete(space, [i for i in ids if i not in known])
-
-    def renew() -> None:
-        lease.claim(vectors, ident.id, owner, index_dir)
-    return renew
-
-
-def collect_garbage(ledger: Ledger, vectors: VectorStore) -> None:
-    """Remove vectors the ledger does not know: leftovers of a killed or superseded build."""
-    pending = ledger.pending()
-    by_collection: dict[str, list[str]] = {}
-    for name, cid in pending:
-        by_collection.setdefault(name, []).append(cid)
-    for name, ids in by_collection.items():
-        known = ledger.known_ids(name, ids)
-        orphans = [cid for cid in ids if cid not in known]
-        if orphans:
-            vectors.delete(name, orphans)
-    ledger.clear_pending(pending)
+        claim = writer.claim(ident.id, space_name(ident.id, embedder.name, settings.embed_context))
+        writer.collect_garbage()
+        summaries = []
+        for name in names:
+            claim()  # renewed before each branch: a long build keeps its lease
+            summaries.append(_build_branch(ident, name, commits[name], writer, embedder,
+                                           progress, on_phase or (lambda _phase: None), settings))
+        if server_url():
+            claim()
+            writer.publish(ident.id)
+            claim()
+        return summaries
 
 
 @dataclass(frozen=True)
@@ -231,10 +185,11 @@ class _Target:
         return _Chunked(record, chunk.text, embedded)
 
 
-def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger, vectors: VectorStore,
+def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
                   embedder: Embedder, progress: Progress | None, on_phase: PhaseHook,
                   settings: Settings) -> BranchSummary:
     started = time.monotonic()
+    ledger = writer.ledger
     repo = ident.root
     target = _Target(ident, branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc(), embedder.name,
                      settings)
@@ -255,7 +210,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
                 or state.space != target.space)
         old_files = ledger.files(target.base)
         if state is not None and not full and state.commit == commit and legacy is None:
-            _sync_lexical(ledger, target.space)
+            writer.sync_lexical(target.space)
             return _summary(target, tree, others, old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
         plan = plan_refresh(old_files, tree, full)
@@ -270,86 +225,20 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, ledger: Ledger,
     known = ledger.cached_hashes(embedder.name, texts)
     embedded = _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
 
-    # One vector per distinct text in the space: only texts it lacks are written.
-    held = ledger.space_texts(target.space, texts)
-    new_texts = [h for h in texts if h not in held]
-    ledger.add_pending([(target.space, h) for h in new_texts])
-    _write_vectors(ledger, vectors, embedder.name, target.space, new_texts)
-    on_phase("vectors-written")
-
-    docs = {lex_key(c.record.path, c.record.symbol, c.record.text_hash): c for res in results for c in res.chunks}
-    have = ledger.space_lex_keys(target.space, docs)
-    lexical_docs = [(key, lexical.document(c.text, c.record.path, c.record.symbol))
-                    for key, c in docs.items() if key not in have]
-    previous_stamp = ledger.lexical_stamp(target.space)
-
-    def stage_lexical(removed: list[str], stamp: str) -> None:
-        from codevouch.store import lexindex
-
-        lexindex.stage(ledger.path.parent, target.space, previous_stamp, stamp, removed, lexical_docs,
-                       lambda: ledger.lexical_docs(target.space))
-        on_phase("lexical-staged")
-
-    done = ledger.commit(BuildChange(
+    writer.commit_build(BuildChange(
         state=BranchState(target.base, target.repo, branch, commit, target.commit_date, target.indexed_at,
                           embedder.name, rules_json, ident.id, ident.remote, target.space),
         chunks=new_chunks,
-        lexical=lexical_docs,
         files=[res.row for res in results],
         deleted_paths=plan.to_history,
         # History records name the last commit at which the file still existed.
         gone_at=(state.commit, state.commit_date) if state else None,
         dropped_paths=plan.drop,
-        legacy=legacy), before_commit=stage_lexical)
-    on_phase("committed")
-    for name in done.old_collections:
-        vectors.drop(name)
-        _drop_lexical_copy(ledger, name)
-    _prune_lexical(ledger, target.space, previous_stamp)
-    if not server_url():
-        # On a server, readers of the last published snapshot may still need these vectors:
-        # the next build's start collects them.
-        collect_garbage(ledger, vectors)
+        legacy=legacy), embedder.name, {c.record.id: c.text for res in results for c in res.chunks}, on_phase)
     return _summary(target, tree, others, ledger.files(target.base), embedded=embedded,
                     reused=len(new_chunks) - embedded + sum(res.shared for res in results),
                     deleted=len(plan.to_history) + len(plan.drop),
                     indexed=len(results), noop=False, seconds=time.monotonic() - started)
-
-
-def _sync_lexical(ledger: Ledger, space: str) -> None:
-    """Give the committed state a tantivy copy when it lacks one (an index made by an older
-    codevouch, a deleted copy); builds that change the state write theirs before the commit."""
-    from codevouch.store import lexindex
-
-    current = ledger.lexical_stamp(space)
-    if current is None:
-        return
-    lexindex.stage(ledger.path.parent, space, None, current, (), (), lambda: ledger.lexical_docs(space))
-    _prune_lexical(ledger, space, None)
-
-
-def _drop_lexical_copy(ledger: Ledger, space: str) -> None:
-    """The tantivy copies of a space (or older collection) no branch uses any more."""
-    import shutil
-
-    from codevouch.store import lexindex
-
-    shutil.rmtree(lexindex.space_dir(ledger.path.parent, space), ignore_errors=True)
-
-
-def _prune_lexical(ledger: Ledger, space: str, previous: str | None) -> None:
-    from codevouch.store import lexindex
-
-    lexindex.prune(ledger.path.parent, space, {ledger.lexical_stamp(space), previous})
-
-
-def _write_vectors(ledger: Ledger, vectors: VectorStore, model: str, name: str, hashes: Sequence[str]) -> None:
-    """Upsert the texts' cached vectors under their hashes, a batch at a time, so memory stays
-    bounded (a vector as Python floats costs ~12 KB; 100k of them at once would cost over a GB)."""
-    for start in range(0, len(hashes), VECTOR_BATCH):
-        part = hashes[start:start + VECTOR_BATCH]
-        vecs = ledger.cached_vectors(model, part)
-        vectors.upsert(name, part, [vecs[h] for h in part])
 
 
 def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str, gitio.TreeEntry],

@@ -26,8 +26,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from codevouch.errors import BuilderConflict, ConfigError
-from codevouch.store import VectorStore, server_url
+from codevouch.store.naming import server_url
 from codevouch.store.team import LEASE, snapshot_collection
+from codevouch.store.vectors import VectorStore
 
 DEFAULT_TTL_S = 36 * 3600.0
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from codevouch import caches
+from codevouch.store.indexdir import IndexDir
 
 STAMP = "codevouch-stamp"
 WRITER_HEAP = 50_000_000   # tantivy's minimum per thread is 15 MB; 50 MB keeps large builds in few segments
@@ -38,7 +39,7 @@ caches.register("codevouch.store.lexindex.open", _open.clear, _open.__len__)
 
 
 def space_dir(index_dir: Path, space: str) -> Path:
-    return index_dir / "lexical" / space
+    return IndexDir(index_dir).lexical_space(space)
 
 
 def index_path(index_dir: Path, space: str, stamp: str) -> Path:

@@ -7,7 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from codevouch.errors import GitError, NoCommits, NotIndexed
-from codevouch.store import BranchState, Ledger, VectorStore, server_url
+from codevouch.store.ledger import Ledger
+from codevouch.store.naming import server_url
+from codevouch.store.records import BranchState
+from codevouch.store.vectors import VectorStore
 from codevouch.worktree import gitio
 from codevouch.worktree.identity import RepoIdentity, identify
 

@@ -28,7 +28,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from codevouch.errors import IndexBusy, NotIndexed
-from codevouch.store import BranchState, Ledger, VectorStore, server_url
+from codevouch.store.indexdir import IndexDir
+from codevouch.store.ledger import Ledger
+from codevouch.store.naming import server_url
+from codevouch.store.records import BranchState
+from codevouch.store.vectors import VectorStore
 
 HEAD = "HEAD"
 LEASE = "LEASE"   # the builder's lease (codevouch/lease.py), in the same collection
@@ -43,7 +47,7 @@ def publish(ledger: Ledger, vectors: VectorStore, repo_id: str) -> str:
     """Publish the repository's part of the ledger; returns the new generation's name."""
     with tempfile.TemporaryDirectory(prefix="codevouch-snapshot-") as tmp:
         ledger.export_repository(repo_id, Path(tmp))
-        data = (Path(tmp) / "state.sqlite").read_bytes()
+        data = IndexDir(Path(tmp)).ledger.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     name = snapshot_collection(repo_id)
     previous = vectors.get_documents(name, [HEAD]).get(HEAD)
@@ -74,9 +78,9 @@ def fetch(vectors: VectorStore, repo_id: str, cache: Path) -> Path | None:
             return None
         meta = head[1]
         generation = str(meta["generation"])
-        home = cache / "team" / repo_id[:20]
+        home = IndexDir(cache).team_repository(repo_id)
         local = home / generation
-        if (local / "state.sqlite").is_file():
+        if IndexDir(local).has_ledger():
             return local
         ids = [f"{generation}:{n}" for n in range(int(meta["parts"]))]
         got = vectors.get_documents(name, ids)
@@ -94,7 +98,7 @@ def _install(home: Path, local: Path, data: bytes) -> None:
     """Write the snapshot so that a concurrent reader finds it whole or not at all."""
     home.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=home))
-    (staging / "state.sqlite").write_bytes(data)
+    IndexDir(staging).ledger.write_bytes(data)
     try:
         os.replace(staging, local)
     except OSError:  # another reader installed it first

@@ -27,10 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from codevouch.errors import BadIndex, ConfigError
+from codevouch.store.indexdir import IndexDir
 from codevouch.worktree.config import RepoConfig
 
-FILE = "usage.sqlite"
-LEDGER = "state.sqlite"   # the index's ledger (store.py): no ledger, no index, no record
 ENV_NO_RECORD = "CODEVOUCH_NO_RECORD"
 DEFAULT_MAX_RECORDS = 5000
 MAX_PATHS = 50
@@ -108,13 +107,13 @@ class UsageLog:
 
     def __init__(self, index_dir: Path) -> None:
         self.index_dir = index_dir
-        self.path = index_dir / FILE
+        self.path = IndexDir(index_dir).usage
 
     def append(self, rec: UsageRecord, max_records: int = DEFAULT_MAX_RECORDS) -> bool:
         """Add a record and drop the oldest beyond `max_records`. False (nothing written) when
         there is no index in the directory or the file cannot be written: recording must never
         fail the call it records, so a write error is a warning."""
-        if not (self.index_dir / LEDGER).is_file():
+        if not IndexDir(self.index_dir).has_ledger():  # no ledger, no index, no record
             return False
         try:
             db = self._open()

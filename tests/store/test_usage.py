@@ -11,7 +11,8 @@ import pytest
 from codevouch import Index
 from codevouch.errors import ConfigError
 from codevouch.store.health import Thresholds, assess
-from codevouch.store.usage import FILE, UsageLog, UsageRecord
+from codevouch.store.indexdir import IndexDir
+from codevouch.store.usage import UsageLog, UsageRecord
 from tests.clihelp import cv
 from tests.gitrepo import Repo
 
@@ -30,7 +31,7 @@ def built(repo: Repo, index_dir: Path, **kw: object) -> Index:
 
 
 def rows(index_dir: Path) -> list[dict]:
-    path = index_dir / FILE
+    path = IndexDir(index_dir).usage
     if not path.exists():
         return []
     db = sqlite3.connect(path)

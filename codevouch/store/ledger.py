@@ -1,0 +1,448 @@
+"""The SQLite half of the index (the ledger): authoritative records, the embedding cache, and one
+transaction per build. See the package docstring for the storage protocol and "Many branches"."""
+from __future__ import annotations
+
+import os
+import sqlite3
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import astuple
+from pathlib import Path
+from typing import Any
+
+from codevouch.errors import BadIndex, CodevouchError
+from codevouch.store.indexdir import IndexDir
+from codevouch.store.ledgerfile import connect, open_for_read, quote_path, sqlite_errors, upgrade
+from codevouch.store.naming import SPACE_SUFFIX, chunk_id, lex_key
+from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed, FileRow, NewChunk
+
+_FILE_COLUMNS = "path, blob_sha, kind, rule, language, status, reason, chunks, last_commit, last_commit_date"
+# A chunk of a space (c, with its file version sb and its text t) joined with the branch's row
+# for its file (f): one ChunkRecord. _CHUNKS_OF_BRANCH joins them, membership included.
+_RECORD_COLUMNS = ("sb.path, sb.blob_sha, c.ordinal, t.text_hash, c.symbol, c.start_line, c.end_line, sb.language, "
+                   "sb.commit_sha, sb.commit_date, sb.indexed_at, f.kind, f.status, f.last_commit, f.last_commit_date")
+_CHUNKS_OF_BRANCH = ("space_blobs sb JOIN files f ON f.coll=? AND f.path=sb.path AND f.blob_sha=sb.blob_sha "
+                     "JOIN space_chunks c ON c.blob=sb.id JOIN space_texts t ON t.id=c.text")
+
+
+def _record(state: BranchState, row: Sequence[Any]) -> ChunkRecord:
+    """The branch's view of a chunk row: its branch, its kind for the file, and for history the
+    last commit of the branch that had the file (live chunks cite the branch's indexed commit)."""
+    (path, blob, ordinal, text_hash, symbol, start, end, language, commit, commit_date, indexed_at,
+     kind, status, last_commit, last_date) = row
+    if status == "deleted":
+        commit, commit_date = last_commit or commit, last_date or commit_date
+    return ChunkRecord(chunk_id(path, blob, ordinal), state.repo, path, state.branch, commit, commit_date, symbol,
+                       start, end, indexed_at, blob, text_hash, kind, language, status)
+
+
+
+class Ledger:
+    """The SQLite half of the index: small typed reads and one transaction per build.
+
+    `Ledger(dir)` is the writer's view: it creates the directory and the file, and applies
+    pending migrations (codevouch/migrations.py). `Ledger(dir, readonly=True)` is a reader's:
+    it creates nothing, raises NotIndexed when the directory holds no ledger, and upgrades
+    an index of an older release in place only when its format must change.
+    """
+
+    def __init__(self, index_dir: Path, readonly: bool = False) -> None:
+        self.dir = IndexDir(index_dir)
+        self.path = self.dir.ledger
+        self.readonly = readonly
+        if readonly:
+            self.db = open_for_read(index_dir, self.path)
+        else:
+            self.dir.ensure()
+            self.db = connect(self.path, f"file:{quote_path(self.path)}", index_dir)
+            with sqlite_errors(index_dir):
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+        upgrade(self.db, index_dir, self.path, readonly)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- branches ---------------------------------------------------------------
+    def branch(self, coll: str) -> BranchState | None:
+        row = self.db.execute("SELECT * FROM branches WHERE coll=?", (coll,)).fetchone()
+        return BranchState(*row) if row else None
+
+    def branches(self) -> list[BranchState]:
+        return [BranchState(*r) for r in self.db.execute("SELECT * FROM branches ORDER BY repo, branch")]
+
+    def legacy_branch(self, repo_path: str, branch: str) -> BranchState | None:
+        """The branch as an older release built it (keyed by path, vectors per branch), if any."""
+        row = self.db.execute("SELECT * FROM branches WHERE space IS NULL AND repo=? AND branch=?",
+                              (repo_path, branch)).fetchone()
+        return BranchState(*row) if row else None
+
+    # -- files ------------------------------------------------------------------
+    def files(self, coll: str) -> dict[str, FileRow]:
+        rows = self.db.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE coll=?", (coll,))
+        return {r[0]: FileRow(*r) for r in rows}
+
+    # -- the shared space: chunks by content, membership through `files` ----------
+    def blob_chunks(self, space: str, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, str]]:
+        """(chunks, language) of each (path, blob) whose chunks the space already holds."""
+        found: dict[tuple[str, str], tuple[int, str]] = {}
+        for path, blob in pairs:
+            row = self.db.execute("SELECT count(*), max(sb.language) FROM space_blobs sb JOIN space_chunks c "
+                                  "ON c.blob=sb.id WHERE sb.space=? AND sb.path=? AND sb.blob_sha=?",
+                                  (space, path, blob)).fetchone()
+            if row[0]:
+                found[(path, blob)] = (int(row[0]), row[1])
+        return found
+
+    def branch_members(self, state: BranchState, keys: Sequence[str], by: str = "text_hash",
+                       history: bool = False) -> dict[str, list[ChunkRecord]]:
+        """The branch's chunks for each of `keys` (a vector's text hash, or with by="lex_key" a
+        lexical row's key): live ones, deleted too with history. One key can stand for several
+        chunks (the same text in two files); each comes back as the branch sees it: its own
+        path, lines, symbol, kind, and its commit for history."""
+        assert by in ("text_hash", "lex_key")
+        # From the keys outwards: a few dozen keys, each through its index to its chunks, their
+        # file versions and the branch's row. CROSS JOIN fixes that order; left to itself SQLite
+        # walked every chunk of the space and filtered by key last (60-70 ms at 100k chunks).
+        first = ("space_texts t CROSS JOIN space_chunks c ON c.text=t.id" if by == "text_hash" else
+                 "lexmap m CROSS JOIN space_chunks c ON c.lex=m.rowid CROSS JOIN space_texts t ON t.id=c.text")
+        key, scope = ("t.text_hash", "t.space") if by == "text_hash" else ("m.id", "m.coll")
+        statuses = ("live", "deleted") if history else ("live",)
+        found: dict[str, list[ChunkRecord]] = {}
+        for start in range(0, len(keys), 500):
+            part = list(keys[start:start + 500])
+            rows = self.db.execute(
+                f"SELECT {key}, {_RECORD_COLUMNS} FROM {first} CROSS JOIN space_blobs sb ON sb.id=c.blob "
+                "CROSS JOIN files f ON f.coll=? AND f.path=sb.path AND f.blob_sha=sb.blob_sha "
+                f"WHERE {scope}=? AND {key} IN ({','.join('?' * len(part))}) "
+                f"AND f.status IN ({','.join('?' * len(statuses))}) ORDER BY sb.path, c.ordinal",
+                (state.coll, state.space, *part, *statuses))
+            for key, *row in rows:
+                found.setdefault(key, []).append(_record(state, row))
+        return found
+
+    def branch_chunks(self, state: BranchState) -> list[ChunkRecord]:
+        """Every live chunk of the branch, by path and position."""
+        rows = self.db.execute(f"SELECT {_RECORD_COLUMNS} FROM {_CHUNKS_OF_BRANCH} WHERE sb.space=? AND "
+                               "f.status='live'", (state.coll, state.space))
+        return sorted((_record(state, row) for row in rows), key=lambda r: (r.path, r.start_line, r.id))
+
+    def branch_size(self, coll: str, history: bool = False) -> int:
+        """How many chunks the branch holds (live, plus history when asked)."""
+        statuses = "('live', 'deleted')" if history else "('live')"
+        row = self.db.execute(f"SELECT sum(chunks) FROM files WHERE coll=? AND status IN {statuses}", (coll,))
+        return int(row.fetchone()[0] or 0)
+
+    def space_size(self, space: str) -> int:
+        """How many vectors the space holds: its distinct texts."""
+        return int(self.db.execute("SELECT count(*) FROM space_texts WHERE space=?", (space,)).fetchone()[0])
+
+    def space_texts(self, space: str, hashes: Iterable[str]) -> set[str]:
+        """Which of the text hashes the space already holds a committed vector for."""
+        return self._present("SELECT text_hash FROM space_texts WHERE space=? AND text_hash IN", space, hashes)
+
+    def space_lex_keys(self, space: str, keys: Iterable[str]) -> set[str]:
+        """Which of the lexical keys the space already holds a row for."""
+        return self._present("SELECT id FROM lexmap WHERE coll=? AND id IN", space, keys)
+
+    def _present(self, select: str, scope: str, keys: Iterable[str]) -> set[str]:
+        """Which of `keys` `select` (a query ending in "IN", with one parameter before) finds."""
+        wanted = list(dict.fromkeys(keys))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            found.update(k for (k,) in self.db.execute(f"{select} ({','.join('?' * len(part))})", (scope, *part)))
+        return found
+
+    def export_repository(self, repo_id: str, dest: Path) -> None:
+        """Write what a search of `repo_id` needs (branches, files, chunk rows, lexical index;
+        not the embedding cache) as a fresh ledger at `dest`/state.sqlite: a team snapshot."""
+        Ledger(dest).close()  # the schema, by the same migrations
+        target = IndexDir(dest).ledger
+        db = sqlite3.connect(target, isolation_level=None)
+        try:
+            db.execute("ATTACH DATABASE ? AS src", (f"file:{quote_path(self.path)}?mode=ro",))
+            db.execute("BEGIN")
+            db.execute("INSERT INTO branches SELECT * FROM src.branches WHERE repo_id=?", (repo_id,))
+            db.execute("INSERT INTO files SELECT * FROM src.files WHERE coll IN (SELECT coll FROM branches)")
+            for table in ("shared_chunks", "space_blobs", "space_texts"):
+                db.execute(f"INSERT INTO {table} SELECT * FROM src.{table} "
+                           "WHERE space IN (SELECT space FROM branches)")
+            db.execute("INSERT INTO space_chunks SELECT * FROM src.space_chunks "
+                       "WHERE blob IN (SELECT id FROM space_blobs)")
+            db.execute("INSERT INTO lexmap SELECT * FROM src.lexmap WHERE coll IN (SELECT space FROM branches)")
+            db.execute("INSERT INTO lexicon (rowid, terms) SELECT rowid, terms FROM src.lexicon "
+                       "WHERE rowid IN (SELECT rowid FROM lexmap)")
+            # Same content, same bytes: a build that changed nothing publishes nothing new.
+            db.execute("UPDATE _migrations SET applied_at = 'snapshot'")
+            db.execute("COMMIT")
+            db.execute("DETACH DATABASE src")
+            db.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
+            db.execute("VACUUM")
+        finally:
+            db.close()
+
+    def known_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
+        """Which of `ids` the ledger knows in `collection`: text hashes of a space, chunk ids of
+        a space of the release before, or of an older release's per-branch collection."""
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            part = list(ids[start:start + 500])
+            marks = ",".join("?" * len(part))
+            found.update(cid for (cid,) in self.db.execute(
+                f"SELECT text_hash FROM space_texts WHERE space=? AND text_hash IN ({marks}) "
+                f"UNION SELECT id FROM shared_chunks WHERE space=? AND id IN ({marks}) "
+                f"UNION SELECT id FROM chunks WHERE coll=? AND id IN ({marks})",
+                (collection, *part, collection, *part, collection, *part)))
+        return found
+
+    # -- chunks -----------------------------------------------------------------
+    def chunk_counts(self, coll: str, status: str = "live") -> dict[str, int]:
+        """Chunks of the branch by file kind (status "deleted": its history)."""
+        rows = self.db.execute(
+            "SELECT kind, sum(chunks) FROM files WHERE coll=? AND status=? AND chunks > 0 GROUP BY kind",
+            (coll, status))
+        return {k: int(n) for k, n in rows}
+
+    def lexical_search(self, state: BranchState, match: str, n: int) -> list[tuple[ChunkRecord, float]]:
+        """(record, bm25 score, higher is better) of the branch's live chunks whose terms match, best first."""
+        rows = self.db.execute(
+            f"SELECT -bm25(lexicon) AS score, {_RECORD_COLUMNS} FROM lexicon JOIN lexmap m ON m.rowid = lexicon.rowid "
+            "JOIN space_chunks c ON c.lex = m.rowid JOIN space_blobs sb ON sb.id = c.blob "
+            "JOIN space_texts t ON t.id = c.text "
+            "JOIN files f ON f.coll = ? AND f.path = sb.path AND f.blob_sha = sb.blob_sha AND f.status = 'live' "
+            "WHERE lexicon MATCH ? AND m.coll = ? ORDER BY score DESC, sb.path, c.ordinal LIMIT ?",
+            (state.coll, match, state.space, n))
+        return [(_record(state, row), score) for score, *row in rows]
+
+    def lexical_docs(self, coll: str) -> Iterator[tuple[str, str]]:
+        """Every (chunk id, terms) of a collection's lexical index (to rebuild a derived one)."""
+        yield from self.db.execute(
+            "SELECT m.id, l.terms FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ?", (coll,))
+
+    # -- embedding cache (content-addressed, so safe to commit at any time) -------
+    def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, list[float]]:
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, list[float]] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for h, blob in self.db.execute(
+                    f"SELECT text_hash, vector FROM embeddings WHERE model=? AND text_hash IN ({marks})",
+                    (model, *part)):
+                vec = array("f")
+                vec.frombytes(blob)
+                found[h] = vec.tolist()
+        return found
+
+    def cached_hashes(self, model: str, hashes: Iterable[str]) -> set[str]:
+        """Which text hashes already have a vector (without loading the vectors)."""
+        return self._present("SELECT text_hash FROM embeddings WHERE model=? AND text_hash IN", model, hashes)
+
+    def put_vectors(self, model: str, vectors: dict[str, Sequence[float]]) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                           [(model, h, array("f", v).tobytes()) for h, v in vectors.items()])
+
+    # -- one build, made visible at once -----------------------------------------------
+    def lexical_stamp(self, space: str) -> str | None:
+        """A token that changes with every commit that changes the space's lexical index (what
+        the tantivy copy is stamped with; see lexindex.py)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (f"lexical:{space}",)).fetchone()
+        return row[0] if row else None
+
+    def commit(self, change: BuildChange,
+               before_commit: Callable[[list[str], str], None] | None = None) -> Committed:
+        """One transaction: after it, readers see the build's state; before it, the old one.
+
+        `before_commit(removed lexical keys, new lexical stamp)` runs inside the transaction, just before
+        COMMIT, and sees the new state through this connection: what must be complete when the
+        state becomes visible (the tantivy copy, lexindex.py) is written there."""
+        state = change.state
+        base, space = state.coll, state.space
+        if space is None:     # a build always writes the shared space; None is an older release's branch
+            raise BadIndex(f"branch {state.branch} has no vector space to commit into; "
+                           "rebuild with `codevouch index build`.")
+        with self.transaction() as db:
+            previous = db.execute("SELECT space FROM branches WHERE coll=?", (base,)).fetchone()
+            _put_lexical(db, space, change.lexical)
+            _put_chunks(db, space, change.chunks)
+            db.executemany(f"INSERT OR REPLACE INTO files (coll, {_FILE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                           [(base, *astuple(r)) for r in change.files])
+            gone_at = change.gone_at or (None, None)
+            db.executemany("UPDATE files SET status='deleted', last_commit=?, last_commit_date=? "
+                           "WHERE coll=? AND path=?", [(*gone_at, base, p) for p in change.deleted_paths])
+            db.executemany("DELETE FROM files WHERE coll=? AND path=?", [(base, p) for p in change.dropped_paths])
+            db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?,?,?,?)", astuple(state))
+            dropped = _drop_legacy(db, change.legacy) if change.legacy else []
+            removed = _collect_unreferenced(db, space)
+            old = previous[0] if previous else None
+            if old is not None and old != space:
+                # The branch left a space (another model, or the release before's keying).
+                if db.execute("SELECT 1 FROM branches WHERE space=? LIMIT 1", (old,)).fetchone():
+                    (_collect_unreferenced if old.endswith(SPACE_SUFFIX) else _collect_old_keyed)(db, old)
+                else:
+                    dropped.append(_drop_space(db, old))
+            stamp = f"{state.commit} {state.built_at} {os.urandom(4).hex()}"
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"lexical:{space}", stamp))
+            if before_commit is not None:
+                before_commit(removed, stamp)
+        return Committed(dropped, removed, stamp)
+
+    def builder_id(self) -> str:
+        """This index directory's id as a builder (codevouch/lease.py), made on first use; a team
+        snapshot does not carry it (export_repository copies no `meta`)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key='builder-id'").fetchone()
+        if row is None:
+            with self.transaction() as db:
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('builder-id', ?)", (os.urandom(16).hex(),))
+            row = self.db.execute("SELECT value FROM meta WHERE key='builder-id'").fetchone()
+        return str(row[0])
+
+    # -- pending vector ids --------------------------------------------------------
+    def add_pending(self, items: Iterable[tuple[str, str]]) -> None:
+        with self.transaction() as db:
+            _add_pending(db, items)
+
+    def pending(self) -> list[tuple[str, str]]:
+        return list(self.db.execute("SELECT collection, id FROM pending"))
+
+    def pending_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM pending").fetchone()[0])
+
+    def clear_pending(self, items: Iterable[tuple[str, str]]) -> None:
+        with self.transaction() as db:
+            db.executemany("DELETE FROM pending WHERE collection=? AND id=?", list(items))
+
+
+def models_in_use(index_dir: Path) -> frozenset[str]:
+    """The models the local ledger's branches were built with; empty when it cannot tell (no
+    ledger, unreadable, busy). Read as is, never upgraded: a hint for a search, which opens the
+    ledger properly right after (see retriever.search._held_model)."""
+    try:
+        db = open_for_read(index_dir, IndexDir(index_dir).ledger)
+    except CodevouchError:
+        return frozenset()
+    try:
+        return frozenset(name for (name,) in db.execute("SELECT DISTINCT embedder FROM branches"))
+    except sqlite3.Error:
+        return frozenset()
+    finally:
+        db.close()
+
+
+def _add_pending(db: sqlite3.Connection, items: Iterable[tuple[str, str]]) -> None:
+    db.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?)", list(items))
+
+
+def _put_chunks(db: sqlite3.Connection, space: str, chunks: Iterable[NewChunk]) -> None:
+    """Chunk rows, each pointing at its file version, its text (vector) and its lexical row,
+    which are stored once per space however many chunks share them."""
+    def row_id(select: str, insert: str, args: tuple[Any, ...]) -> int:
+        row = db.execute(select, args[:3]).fetchone()
+        return int(row[0]) if row else int(db.execute(insert, args).lastrowid or 0)
+
+    for c in chunks:
+        r = c.record
+        blob = row_id("SELECT id FROM space_blobs WHERE space=? AND path=? AND blob_sha=?",
+                      "INSERT INTO space_blobs (space, path, blob_sha, language, commit_sha, commit_date, indexed_at) "
+                      "VALUES (?,?,?,?,?,?,?)",
+                      (space, r.path, r.blob_sha, r.language, r.commit, r.commit_date, r.indexed_at))
+        text = row_id("SELECT id FROM space_texts WHERE space=? AND text_hash=?",
+                      "INSERT INTO space_texts (space, text_hash) VALUES (?,?)", (space, r.text_hash))
+        lex = db.execute("SELECT rowid FROM lexmap WHERE coll=? AND id=?",
+                         (space, lex_key(r.path, r.symbol, r.text_hash))).fetchone()
+        if lex is None:
+            raise BadIndex(f"chunk {r.path}#{c.ordinal} has no lexical row in {space}; "
+                           "rebuild with `codevouch index build`.")
+        db.execute("INSERT OR IGNORE INTO space_chunks VALUES (?,?,?,?,?,?,?)",
+                   (blob, c.ordinal, text, lex[0], r.symbol, r.start_line, r.end_line))
+
+
+def _collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:
+    """File versions of `space` that no branch's file row references any more: their chunk rows
+    go now; a text (vector) or lexical row no remaining chunk uses goes too, its vector (listed
+    in `pending`) once this transaction has made it invisible. Returns the lexical keys removed."""
+    blobs = [b for (b,) in db.execute(
+        "SELECT sb.id FROM space_blobs sb WHERE sb.space=? AND NOT EXISTS (SELECT 1 FROM branches b "
+        "JOIN files f ON f.coll = b.coll AND f.path = sb.path WHERE b.space = sb.space "
+        "AND f.blob_sha = sb.blob_sha AND f.status IN ('live', 'deleted'))", (space,))]
+    texts: set[int] = set()
+    lexes: set[int] = set()
+    for blob in blobs:
+        for text, lex in db.execute("SELECT text, lex FROM space_chunks WHERE blob=?", (blob,)):
+            texts.add(text)
+            lexes.add(lex)
+        db.execute("DELETE FROM space_chunks WHERE blob=?", (blob,))
+        db.execute("DELETE FROM space_blobs WHERE id=?", (blob,))
+    dead_texts = [t for t in texts
+                  if not db.execute("SELECT 1 FROM space_chunks WHERE text=? LIMIT 1", (t,)).fetchone()]
+    dead_lex = [x for x in lexes if not db.execute("SELECT 1 FROM space_chunks WHERE lex=? LIMIT 1", (x,)).fetchone()]
+    hashes = [h for t in dead_texts for (h,) in db.execute("SELECT text_hash FROM space_texts WHERE id=?", (t,))]
+    _add_pending(db, [(space, h) for h in hashes])
+    db.executemany("DELETE FROM space_texts WHERE id=?", [(t,) for t in dead_texts])
+    keys = [k for x in dead_lex for (k,) in db.execute("SELECT id FROM lexmap WHERE rowid=?", (x,))]
+    _drop_lexical(db, space, keys)
+    return sorted(keys)
+
+
+def _collect_old_keyed(db: sqlite3.Connection, space: str) -> list[str]:
+    """_collect_unreferenced for a space of the release before (one vector per chunk id)."""
+    ids = [cid for (cid,) in db.execute(
+        "SELECT c.id FROM shared_chunks c WHERE c.space=? AND NOT EXISTS (SELECT 1 FROM branches b "
+        "JOIN files f ON f.coll = b.coll AND f.path = c.path WHERE b.space = c.space "
+        "AND f.blob_sha = c.blob_sha AND f.status IN ('live', 'deleted'))", (space,))]
+    _add_pending(db, [(space, cid) for cid in ids])
+    _drop_lexical(db, space, ids)
+    db.executemany("DELETE FROM shared_chunks WHERE space=? AND id=?", [(space, cid) for cid in ids])
+    return ids
+
+
+def _drop_space(db: sqlite3.Connection, space: str) -> str:
+    """Forget a space no branch uses any more, all at once; its name, to drop its collection."""
+    db.execute("DELETE FROM lexicon WHERE rowid IN (SELECT rowid FROM lexmap WHERE coll=?)", (space,))
+    db.execute("DELETE FROM space_chunks WHERE blob IN (SELECT id FROM space_blobs WHERE space=?)", (space,))
+    for sql in ("DELETE FROM lexmap WHERE coll=?", "DELETE FROM space_blobs WHERE space=?",
+                "DELETE FROM space_texts WHERE space=?", "DELETE FROM shared_chunks WHERE space=?",
+                "DELETE FROM pending WHERE collection=?"):
+        db.execute(sql, (space,))
+    db.execute("DELETE FROM meta WHERE key=?", (f"lexical:{space}",))
+    return space
+
+
+def _drop_legacy(db: sqlite3.Connection, legacy: BranchState) -> list[str]:
+    """Forget a branch as an older release stored it; the names of its Chroma collections."""
+    names = [f"{legacy.coll}-live", f"{legacy.coll}-hist"]
+    for name in names:
+        _drop_lexical(db, name, [cid for (cid,) in db.execute("SELECT id FROM lexmap WHERE coll=?", (name,))])
+        db.execute("DELETE FROM chunks WHERE coll=?", (name,))
+        db.execute("DELETE FROM pending WHERE collection=?", (name,))
+    db.execute("DELETE FROM files WHERE coll=?", (legacy.coll,))
+    db.execute("DELETE FROM branches WHERE coll=?", (legacy.coll,))
+    return names
+
+
+def _put_lexical(db: sqlite3.Connection, coll: str, docs: Iterable[tuple[str, str]]) -> None:
+    for cid, terms in docs:
+        cur = db.execute("INSERT OR IGNORE INTO lexmap (coll, id) VALUES (?, ?)", (coll, cid))
+        if cur.rowcount:
+            db.execute("INSERT INTO lexicon (rowid, terms) VALUES (?, ?)", (cur.lastrowid, terms))
+
+
+def _drop_lexical(db: sqlite3.Connection, coll: str, ids: Iterable[str]) -> None:
+    for cid in ids:
+        row = db.execute("SELECT rowid FROM lexmap WHERE coll=? AND id=?", (coll, cid)).fetchone()
+        if row:
+            db.execute("DELETE FROM lexicon WHERE rowid=?", row)
+            db.execute("DELETE FROM lexmap WHERE rowid=?", row)

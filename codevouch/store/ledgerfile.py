@@ -1,0 +1,104 @@
+"""Opening the ledger file: a writer's connection, a reader's that creates nothing (immutable on a
+read-only mount), SQLite's failures as messages that say what to do, and upgrades in place."""
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from codevouch.errors import BadIndex, IndexBusy, NotIndexed
+from codevouch.store import migrations
+from codevouch.store.indexdir import IndexDir
+
+
+def quote_path(path: Path) -> str:
+    """`path` as an absolute file: URI path."""
+    return quote(str(path.resolve() if path.is_absolute() else path.absolute()))
+
+
+def open_for_read(index_dir: Path, path: Path) -> sqlite3.Connection:
+    """A read-only connection that never creates the ledger (or its directory)."""
+    if index_dir.exists() and not index_dir.is_dir():
+        raise BadIndex(f"--index {index_dir} is a file, not an index directory.")
+    above = next((p for p in index_dir.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise BadIndex(f"--index {index_dir} lies under a file ({above}), not a directory.")
+    try:
+        present = path.is_file()
+    except OSError:
+        present = False
+    if not present:
+        if path.exists():
+            raise BadIndex(f"{path} is not a file; remove it and rebuild the index.")
+        raise NotIndexed(f"nothing is indexed in {index_dir}; run `codevouch index build --index {index_dir}` first.")
+    db = connect(path, f"file:{quote_path(path)}?mode=ro", index_dir)
+    try:
+        with sqlite_errors(index_dir):
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except BadIndex:
+        db.close()
+        if os.access(index_dir, os.W_OK):
+            raise
+    # A WAL-mode ledger on a read-only mount: SQLite cannot create its -shm file there.
+    # Nothing can write that directory either, so reading it as immutable is safe.
+    db = connect(path, f"file:{quote_path(path)}?mode=ro&immutable=1", index_dir)
+    with sqlite_errors(index_dir):
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    return db
+
+
+def connect(path: Path, uri: str, index_dir: Path) -> sqlite3.Connection:
+    with sqlite_errors(index_dir):
+        return sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+
+
+@contextmanager
+def sqlite_errors(index_dir: Path) -> Iterator[None]:
+    """SQLite's failures, turned into messages that say what to do."""
+    ledger = IndexDir(index_dir).ledger
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        text = str(exc)
+        if "readonly" in text or "unable to open" in text:
+            raise BadIndex(f"cannot open the index ledger {ledger} ({text}); check that the directory "
+                           "exists and is readable (and writable, for a build).") from exc
+        if "locked" in text or "busy" in text:
+            raise IndexBusy(f"the index ledger {ledger} stayed locked ({text}); retry when the build "
+                            "that holds it has finished.") from exc
+        raise BadIndex(f"the index ledger {ledger} cannot be used ({text}).") from exc
+    except sqlite3.DatabaseError as exc:
+        raise BadIndex(
+            f"the index ledger {ledger} is corrupt ({exc}); move the index directory aside "
+            f"(`mv {index_dir} {index_dir}.corrupt`) and run `codevouch index build` again: the index is "
+            "rebuilt from git (the embedding cache is lost, so the build re-embeds).") from exc
+
+
+def upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool) -> None:
+    """Apply the migrations this ledger lacks (a reader's upgrade opens its own writable connection)."""
+    with sqlite_errors(index_dir):
+        try:
+            todo = migrations.pending(db)
+        except migrations.UnknownMigrations as exc:
+            raise BadIndex(f"the index at {index_dir} was written by a newer codevouch (format steps "
+                           f"{exc}); upgrade codevouch, or build a separate index with --index DIR.") from exc
+        if not todo:
+            return
+        if not readonly:
+            migrations.migrate(db)
+            return
+        try:
+            writer = sqlite3.connect(f"file:{quote_path(path)}?mode=rw", uri=True, timeout=30, isolation_level=None)
+            try:
+                migrations.migrate(writer)
+            finally:
+                writer.close()
+        except sqlite3.OperationalError as exc:
+            raise BadIndex(
+                f"the index at {index_dir} was made by an older codevouch and must be upgraded in place once, "
+                f"which needs write access ({exc}); run `codevouch index build --index {index_dir}` as a user "
+                "who can write it.") from exc

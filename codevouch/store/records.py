@@ -1,0 +1,96 @@
+"""The ledger's records as the rest of codevouch sees them, and what one build changes."""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from codevouch.store.naming import SPACE_SUFFIX
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One indexed chunk: the six provenance fields plus kind, language and status."""
+    id: str
+    repo: str
+    path: str
+    branch: str
+    commit: str
+    commit_date: str
+    symbol: str
+    start_line: int
+    end_line: int
+    indexed_at: str
+    blob_sha: str
+    text_hash: str
+    kind: str
+    language: str
+    status: str  # live | deleted
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> ChunkRecord:
+        return cls(**json.loads(text))
+
+
+@dataclass(frozen=True)
+class FileRow:
+    path: str
+    blob_sha: str
+    kind: str
+    rule: str | None
+    language: str
+    status: str          # live | deleted | skipped | excluded
+    reason: str | None   # why skipped/excluded
+    chunks: int
+    last_commit: str | None = None       # deleted files: the last commit of the branch that had it
+    last_commit_date: str | None = None
+
+
+@dataclass(frozen=True)
+class BranchState:
+    coll: str
+    repo: str
+    branch: str
+    commit: str
+    commit_date: str
+    built_at: str
+    embedder: str
+    rules_json: str
+    repo_id: str | None = None   # root commit; None for a branch built before shared vectors
+    remote: str | None = None    # a label for people
+    space: str | None = None     # the shared vector collection; None: built by an older release
+
+    @property
+    def legacy(self) -> bool:
+        """Built by an older release: its next build moves it."""
+        return self.space is None or not self.space.endswith(SPACE_SUFFIX)
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """A chunk new to its space, as the build made it: its position in the file and its record."""
+    ordinal: int
+    record: ChunkRecord
+
+
+@dataclass(frozen=True)
+class BuildChange:
+    """What one build of a branch makes visible, all at once (see Ledger.commit)."""
+    state: BranchState
+    chunks: Sequence[NewChunk] = ()                # chunks new to the shared space (their vectors written)
+    lexical: Sequence[tuple[str, str]] = ()        # (lexical key, terms) of those chunks
+    files: Sequence[FileRow] = ()                  # file rows written as given (membership)
+    deleted_paths: Sequence[str] = ()              # files gone from the branch, kept as history
+    gone_at: tuple[str, str] | None = None         # (commit, date) that last had the deleted files
+    dropped_paths: Sequence[str] = ()              # files forgotten (they had no chunks)
+    legacy: BranchState | None = None              # the same branch as an older release stored it
+
+
+@dataclass(frozen=True)
+class Committed:
+    old_collections: list[str]   # collections no branch uses any more (older releases' keying), to drop now
+    removed_ids: list[str]       # lexical keys of the space that no chunk has any more
+    stamp: str                   # the space's new lexical stamp (lexindex.py)

@@ -1,0 +1,195 @@
+"""The Chroma half of the index: vectors by text hash, and data records (team snapshots, leases)."""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from codevouch.errors import BadIndex, CodevouchError, StoreUnavailable
+from codevouch.store.indexdir import IndexDir
+from codevouch.store.locks import vector_lock
+from codevouch.store.naming import server_url
+
+CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
+
+
+class VectorStore:
+    """The Chroma half: vectors plus a copy of each record's fields as metadata.
+
+    Embedded Chroma keeps every collection in one SQLite file with a rollback journal: while a
+    build is inside one of its write transactions, any other process that opens the store
+    blocks, without limit (a build paused there blocked searches for minutes). So every
+    access goes through `vectors.lock` in the index directory: a build holds it exclusively
+    for each write batch only, readers hold it shared; a reader that cannot get it within
+    $CODEVOUCH_BUSY_TIMEOUT seconds (default 20) raises IndexBusy instead of hanging. Between
+    batches readers get in and answer from the ledger's last committed state. A Chroma
+    server (CODEVOUCH_CHROMA_URL) serialises writes itself and needs no lock.
+    """
+
+    def __init__(self, index_dir: Path, readonly: bool = False) -> None:
+        self._index_dir = index_dir
+        self._path = IndexDir(index_dir).chroma
+        self._readonly = readonly
+        self._server = server_url()
+        self._client_obj: Any = None
+        self._cols: dict[str, Any] = {}
+
+    @property
+    def _client(self) -> Any:
+        # Opened on first use: importing chromadb costs ~1 s, and a no-op rebuild or a
+        # lexical search never touches a vector.
+        if self._client_obj is None:
+            import chromadb
+            from chromadb.config import Settings
+
+            settings = Settings(anonymized_telemetry=False, allow_reset=False)
+            if self._server:
+                # Outgrown one machine, or many readers: the same code on a Chroma server.
+                url = urlsplit(self._server)
+                if url.scheme not in ("http", "https") or not url.hostname:
+                    raise CodevouchError(f"CODEVOUCH_CHROMA_URL={self._server!r} is not http(s)://HOST:PORT.")
+                self._client_obj = chromadb.HttpClient(
+                    host=url.hostname, port=url.port or (443 if url.scheme == "https" else 8000),
+                    ssl=url.scheme == "https", settings=settings)
+            else:
+                self._client_obj = chromadb.PersistentClient(path=str(self._path), settings=settings)
+        return self._client_obj
+
+    def close(self) -> None:
+        """Release the Chroma client. A persistent client shares one cached system per path
+        inside a process, and a system opened before another process wrote the store keeps
+        serving the old data (measured: a long-lived reader missed a later build's vectors);
+        closing the last client drops that system, so the next open reads the store afresh."""
+        if self._client_obj is not None:
+            close = getattr(self._client_obj, "close", None)
+            self._client_obj, self._cols = None, {}
+            if close is not None:
+                close()
+
+    def __enter__(self) -> VectorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def _absent(self) -> bool:
+        """A reader on an index whose builds never wrote a vector: nothing to open (or create)."""
+        return self._readonly and not self._server and not IndexDir(self._index_dir).chroma_file.exists()
+
+    @contextmanager
+    def _access(self, write: bool) -> Iterator[None]:
+        """The vectors.lock turn (see the class docstring) and Chroma's errors as ours."""
+        with vector_lock(self._index_dir, write, enabled=not self._server):
+            try:
+                yield
+            except CodevouchError:
+                raise
+            except Exception as exc:
+                raise _store_error(exc, self._server, self._path) from exc
+
+    def collection(self, name: str, create: bool = True) -> Any:
+        if name not in self._cols:
+            if create:
+                # embedding_function=None: Chroma must never fall back to its default model,
+                # which it would try to download.
+                self._cols[name] = self._client.get_or_create_collection(
+                    name, embedding_function=None, metadata={"hnsw:space": "cosine"})
+            else:
+                from chromadb.errors import NotFoundError
+
+                try:
+                    self._cols[name] = self._client.get_collection(name, embedding_function=None)
+                except NotFoundError:
+                    return None
+        return self._cols[name]
+
+    def upsert(self, name: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        """Vectors by id (a text hash), with no metadata: a vector shared by chunks of many
+        paths and branches has no one path, and what a hit needs is in the ledger."""
+        for start in range(0, len(ids), CHROMA_BATCH):
+            with self._access(write=True):
+                self.collection(name).upsert(
+                    ids=list(ids[start:start + CHROMA_BATCH]),
+                    embeddings=[list(v) for v in vectors[start:start + CHROMA_BATCH]])
+
+    def delete(self, name: str, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), CHROMA_BATCH):
+            with self._access(write=True):
+                col = self.collection(name, create=False)
+                if col is None:
+                    return
+                col.delete(ids=list(ids[start:start + CHROMA_BATCH]))
+
+    def query(self, name: str, vector: Sequence[float], n: int) -> list[tuple[str, float]]:
+        """(id, cosine similarity) of the nearest vectors, best first."""
+        if n <= 0 or self._absent:
+            return []
+        with self._access(write=False):
+            col = self.collection(name, create=False)
+            if col is None:
+                return []
+            # No count() to cap n: Chroma (>= 1.0) returns what it holds when asked for more,
+            # and counting costs ~15 ms at 100k vectors, as much as the query itself.
+            res = col.query(query_embeddings=[list(vector)], n_results=n, include=["distances"])
+        return [(cid, 1.0 - dist) for cid, dist in zip(res["ids"][0], res["distances"][0])]
+
+    def collections(self) -> list[str]:
+        if self._absent:
+            return []
+        with self._access(write=False):
+            return [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
+
+    def drop(self, name: str) -> None:
+        """Remove a whole collection (an older release's per-branch one); absent is fine."""
+        with self._access(write=True):
+            if self.collection(name, create=False) is not None:
+                self._client.delete_collection(name)
+            self._cols.pop(name, None)
+
+    def put_documents(self, name: str, items: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
+        """Store (id, document, metadata) records that are data, not vectors (a 1-dimension
+        placeholder embedding: Chroma requires one, and must never compute one)."""
+        for start in range(0, len(items), 64):
+            part = items[start:start + 64]
+            with self._access(write=True):
+                self.collection(name).upsert(
+                    ids=[i for i, _, _ in part], documents=[d for _, d, _ in part],
+                    metadatas=[m for _, _, m in part], embeddings=[[1.0] for _ in part])
+
+    def get_documents(self, name: str, ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        if self._absent or not ids:
+            return {}
+        with self._access(write=False):
+            col = self.collection(name, create=False)
+            if col is None:
+                return {}
+            res = col.get(ids=list(ids), include=["documents", "metadatas"])
+        return {i: (d, m or {}) for i, d, m in zip(res["ids"], res["documents"], res["metadatas"])}
+
+    def document_ids(self, name: str) -> list[str]:
+        if self._absent:
+            return []
+        with self._access(write=False):
+            col = self.collection(name, create=False)
+            return [] if col is None else list(col.get(include=[])["ids"])
+
+    def count(self, name: str) -> int:
+        if self._absent:
+            return 0
+        with self._access(write=False):
+            col = self.collection(name, create=False)
+            return 0 if col is None else col.count()
+
+
+def _store_error(exc: Exception, server: str | None, path: Path) -> CodevouchError:
+    text = f"{type(exc).__name__}: {exc}"
+    if server:
+        return StoreUnavailable(
+            f"the Chroma server at CODEVOUCH_CHROMA_URL={server} cannot be used ({text}); start it "
+            "(`chroma run --path DIR --port PORT`) or unset CODEVOUCH_CHROMA_URL to use the embedded store.")
+    return BadIndex(f"the vector store {path} cannot be used ({text}); if the index directory is read-only, "
+                    "search with --mode lexical; if it is damaged, move the index directory aside and "
+                    "rebuild with `codevouch index build`.")

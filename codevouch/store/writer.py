@@ -1,0 +1,154 @@
+"""The one writer of an index directory: the storage protocol of a build, applied in its order.
+
+A build plans and chunks (codevouch/indexer/build.py); what it made reaches the disk only here:
+
+  1. the embedding cache (the build's own `ledger.put_vectors`, content-addressed: safe any time);
+  2. the ids of the vectors about to be written, as `pending`;
+  3. the vectors, in Chroma, under text hashes the ledger does not know yet (readers ignore them);
+  4. one ledger transaction that makes the new state visible at once, with the lexical copy
+     (tantivy, store/lexindex.py) staged inside it, before its COMMIT;
+  5. what that made obsolete: older collections, lexical generations, unreferenced vectors.
+
+A build killed anywhere leaves the previous state readable; what it left behind is in `pending`,
+and the next writer's `collect_garbage` removes it (see the package docstring).
+"""
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from codevouch.store import lease, lexical, lexindex, team
+from codevouch.store.ledger import Ledger
+from codevouch.store.locks import writer_lock
+from codevouch.store.naming import lex_key, server_url
+from codevouch.store.records import BuildChange, Committed
+from codevouch.store.vectors import VectorStore
+
+# Called between the phases of a build ("planned" by the build; "vectors-written",
+# "lexical-staged", "committed" here); tests raise from it to simulate a kill.
+PhaseHook = Callable[[str], None]
+VECTOR_BATCH = 2000
+
+
+def _no_phase(_phase: str) -> None:
+    return None
+
+
+class Writer:
+    """The ledger and the vector store of one index directory, held under its write.lock."""
+
+    def __init__(self, index_dir: Path, ledger: Ledger, vectors: VectorStore) -> None:
+        self.index_dir = index_dir
+        self.ledger = ledger
+        self.vectors = vectors
+
+    def collect_garbage(self) -> None:
+        """Remove vectors the ledger does not know: leftovers of a killed or superseded build."""
+        ledger, vectors = self.ledger, self.vectors
+        pending = ledger.pending()
+        by_collection: dict[str, list[str]] = {}
+        for name, cid in pending:
+            by_collection.setdefault(name, []).append(cid)
+        for name, ids in by_collection.items():
+            known = ledger.known_ids(name, ids)
+            orphans = [cid for cid in ids if cid not in known]
+            if orphans:
+                vectors.delete(name, orphans)
+        ledger.clear_pending(pending)
+
+    def claim(self, repo_id: str, space: str) -> Callable[[], None]:
+        """In server mode, take the repository's builder lease (store/lease.py) before any
+        write; returns what renews it (a no-op without a server). Taking over a lapsed lease of
+        another builder removes that builder's vectors from the space: this ledger does not know them."""
+        if not server_url():
+            return lambda: None
+        ledger, vectors = self.ledger, self.vectors
+        owner = ledger.builder_id()
+        if lease.claim(vectors, repo_id, owner, self.index_dir).took_over:
+            ids = vectors.document_ids(space)
+            known = ledger.known_ids(space, ids)
+            vectors.delete(space, [i for i in ids if i not in known])
+
+        def renew() -> None:
+            lease.claim(vectors, repo_id, owner, self.index_dir)
+        return renew
+
+    def publish(self, repo_id: str) -> None:
+        """Server mode: readers on other machines see the new state from here on (store/team.py)."""
+        team.publish(self.ledger, self.vectors, repo_id)
+
+    def sync_lexical(self, space: str) -> None:
+        """Give the committed state a tantivy copy when it lacks one (an index made by an older
+        codevouch, a deleted copy); builds that change the state write theirs before the commit."""
+        current = self.ledger.lexical_stamp(space)
+        if current is None:
+            return
+        lexindex.stage(self.index_dir, space, None, current, (), (), lambda: self.ledger.lexical_docs(space))
+        self._prune_lexical(space, None)
+
+    def commit_build(self, change: BuildChange, model: str, chunk_texts: Mapping[str, str],
+                     on_phase: PhaseHook = _no_phase) -> Committed:
+        """Steps 2-5 of the protocol for one branch. `change.chunks` are the chunks new to the
+        space (their vectors in the embedding cache of `model`), `chunk_texts` each one's text by
+        chunk id (for its lexical row; never stored). `change.lexical` is filled in here, with
+        the rows the space lacks."""
+        ledger, space = self.ledger, change.state.space
+        assert space is not None, "a build commits into a space"
+        records = [c.record for c in change.chunks]
+        # One vector per distinct text in the space: only texts it lacks are written.
+        texts = list(dict.fromkeys(r.text_hash for r in records))
+        held = ledger.space_texts(space, texts)
+        new_texts = [h for h in texts if h not in held]
+        ledger.add_pending([(space, h) for h in new_texts])
+        self._write_vectors(model, space, new_texts)
+        on_phase("vectors-written")
+
+        docs = {lex_key(r.path, r.symbol, r.text_hash): r for r in records}
+        have = ledger.space_lex_keys(space, docs)
+        lexical_docs = [(key, lexical.document(chunk_texts[r.id], r.path, r.symbol))
+                        for key, r in docs.items() if key not in have]
+        previous_stamp = ledger.lexical_stamp(space)
+
+        def stage_lexical(removed: list[str], stamp: str) -> None:
+            lexindex.stage(self.index_dir, space, previous_stamp, stamp, removed, lexical_docs,
+                           lambda: ledger.lexical_docs(space))
+            on_phase("lexical-staged")
+
+        done = ledger.commit(replace(change, lexical=lexical_docs), before_commit=stage_lexical)
+        on_phase("committed")
+        for name in done.old_collections:
+            self.vectors.drop(name)
+            # The tantivy copies of a space (or older collection) no branch uses any more.
+            shutil.rmtree(lexindex.space_dir(self.index_dir, name), ignore_errors=True)
+        self._prune_lexical(space, previous_stamp)
+        if not server_url():
+            # On a server, readers of the last published snapshot may still need these vectors:
+            # the next build's start collects them.
+            self.collect_garbage()
+        return done
+
+    def _write_vectors(self, model: str, name: str, hashes: Sequence[str]) -> None:
+        """Upsert the texts' cached vectors under their hashes, a batch at a time, so memory stays
+        bounded (a vector as Python floats costs ~12 KB; 100k of them at once would cost over a GB)."""
+        for start in range(0, len(hashes), VECTOR_BATCH):
+            part = hashes[start:start + VECTOR_BATCH]
+            vecs = self.ledger.cached_vectors(model, part)
+            self.vectors.upsert(name, part, [vecs[h] for h in part])
+
+    def _prune_lexical(self, space: str, previous: str | None) -> None:
+        lexindex.prune(self.index_dir, space, {self.ledger.lexical_stamp(space), previous})
+
+
+@contextmanager
+def open_writer(index_dir: Path, wait: float) -> Iterator[Writer]:
+    """The index's one writer: waits up to `wait` seconds for write.lock (IndexLocked after)."""
+    with writer_lock(index_dir, wait):
+        ledger = Ledger(index_dir)
+        try:
+            with VectorStore(index_dir) as vectors:
+                yield Writer(index_dir, ledger, vectors)
+        finally:
+            ledger.close()
