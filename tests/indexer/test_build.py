@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from codevouch.embedding import FakeEmbedder
-from codevouch.errors import DetachedHead, IndexLocked, NoCommits, NotARepository
+from codevouch.errors import DetachedHead, NoCommits, NotARepository
 from codevouch.indexer.build import build_index
 from codevouch.retriever.search import search
-from codevouch.store import Ledger, collection_base, space_name, writer_lock
+from codevouch.store import Ledger, collection_base, space_name
 from codevouch.worktree.identity import identify
 from tests.gitrepo import Repo
 from tests.storehelp import collection_names, vector_count
@@ -239,14 +239,6 @@ def test_no_commits_and_detached_head(tmp_path: Path, index_dir: Path) -> None:
     assert s.branch == "main"
     with pytest.raises(NotARepository):
         build_index(tmp_path, index_dir, FakeEmbedder())
-
-
-def test_second_writer_gets_a_clear_message(repo: Repo, index_dir: Path) -> None:
-    repo.commit(**{"a.py": "A = 1\n"})
-    with writer_lock(index_dir, wait=0):
-        with pytest.raises(IndexLocked, match="--wait"):
-            build(repo, index_dir)
-    assert build(repo, index_dir)[0].chunks == 1
 
 
 def test_rules_change_reclassifies_without_reembedding(repo: Repo, index_dir: Path) -> None:

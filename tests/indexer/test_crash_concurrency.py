@@ -53,10 +53,19 @@ def run_cv(*args: str, index: Path, env: dict[str, str] | None = None) -> subpro
                           env={**os.environ, "CODEVOUCH_INDEX": str(index), **(env or {})})
 
 
-def ledger_ids(index: Path) -> list[tuple[str, str, str]]:
+def ledger_ids(index: Path) -> list[tuple[str, ...]]:
+    """Every chunk row of the ledger with the branch status it has, and every stored text: what
+    a rerun after a kill must converge to (no row missing, none left over)."""
     db = sqlite3.connect(f"file:{index / 'state.sqlite'}?mode=ro", uri=True)
     try:
-        return sorted((c, i, s) for c, i, s in db.execute("SELECT coll, id, status FROM chunks"))
+        chunks = db.execute(
+            "SELECT f.coll, sb.path, sb.blob_sha, c.ordinal, f.status FROM space_chunks c "
+            "JOIN space_blobs sb ON sb.id = c.blob "
+            "LEFT JOIN files f ON f.path = sb.path AND f.blob_sha = sb.blob_sha").fetchall()
+        texts = db.execute("SELECT space, text_hash, 'text' FROM space_texts").fetchall()
+        rows = sorted(tuple(str(v) for v in row) for row in chunks + texts)
+        assert rows, "the ledger holds no chunks"
+        return rows
     finally:
         db.close()
 

@@ -1,0 +1,156 @@
+"""The ledger (store/ledger.py) on a real SQLite file: what one commit makes visible, what
+branches share, what garbage collection removes, and what a failed commit leaves."""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from codevouch.errors import BadIndex, NotIndexed
+from codevouch.store import BuildChange, Ledger, lex_key
+from tests.storehelp import MODEL, SPACE, branch_state, file_change, text_hash
+
+ORDERS = ["def cancel_order(order):\n    return order.cancel()\n", "def ship_order(order):\n    return order.ship()\n"]
+REFUND = ["def refund_payment(payment):\n    return payment.refund()\n"]
+
+
+@pytest.fixture
+def ledger(index_dir: Path) -> Iterator[Ledger]:
+    led = Ledger(index_dir)
+    yield led
+    led.close()
+
+
+def test_a_commit_makes_the_branch_and_its_chunks_visible(ledger: Ledger) -> None:
+    state = branch_state("main")
+    assert ledger.branch(state.coll) is None
+    ledger.commit(file_change(state, {("shop/orders.py", "b1"): ORDERS, ("shop/refund.py", "b2"): REFUND}))
+    assert ledger.branch(state.coll) == state and ledger.branches() == [state]
+    assert set(ledger.files(state.coll)) == {"shop/orders.py", "shop/refund.py"}
+    chunks = ledger.branch_chunks(state)
+    assert [(c.path, c.start_line, c.branch, c.commit) for c in chunks] == [
+        ("shop/orders.py", 1, "main", "c0ffee"), ("shop/orders.py", 2, "main", "c0ffee"),
+        ("shop/refund.py", 1, "main", "c0ffee")]
+    assert ledger.branch_size(state.coll) == 3 and ledger.space_size(SPACE) == 3
+    assert ledger.chunk_counts(state.coll) == {"source": 3}
+    hashes = [text_hash(t) for t in ORDERS]
+    assert ledger.space_texts(SPACE, [*hashes, "absent"]) == set(hashes)
+    members = ledger.branch_members(state, [hashes[1]])
+    assert [r.symbol for r in members[hashes[1]]] == ["sym1"]
+    [(hit, score)] = ledger.lexical_search(state, '"refund"', 5)
+    assert hit.path == "shop/refund.py" and score > 0
+    key = lex_key(hit.path, hit.symbol, hit.text_hash)
+    assert ledger.branch_members(state, [key], by="lex_key")[key] == [hit]
+
+
+def test_branches_share_a_file_version_and_each_sees_it_as_its_own(ledger: Ledger) -> None:
+    main, topic = branch_state("main"), branch_state("topic", commit="beef")
+    ledger.commit(file_change(main, {("shop/orders.py", "b1"): ORDERS}))
+    ledger.commit(file_change(topic, {("shop/orders.py", "b1"): ORDERS}, held=ledger))
+    assert ledger.space_size(SPACE) == 2  # one vector per distinct text, however many branches
+    # Each branch reads the shared rows as its own (the commit stays the file version's first
+    # indexer's: a search cites the branch's indexed commit for live chunks, retriever/search.py).
+    assert {(c.branch, c.commit) for c in ledger.branch_chunks(topic)} == {("topic", "c0ffee")}
+    assert [c.branch for c in ledger.branch_chunks(main)] == ["main", "main"]
+    # main leaves the file (no history): topic still has it, nothing is collected.
+    done = ledger.commit(BuildChange(state=main, dropped_paths=["shop/orders.py"]))
+    assert done.removed_ids == [] and ledger.pending() == []
+    assert ledger.branch_chunks(main) == [] and len(ledger.branch_chunks(topic)) == 2
+    # The last reference goes: its rows go in the same transaction, its vectors are listed.
+    done = ledger.commit(BuildChange(state=topic, dropped_paths=["shop/orders.py"]))
+    assert sorted(done.removed_ids) == sorted(lex_key("shop/orders.py", f"sym{n}", text_hash(t))
+                                              for n, t in enumerate(ORDERS))
+    assert sorted(ledger.pending()) == sorted((SPACE, text_hash(t)) for t in ORDERS)
+    assert ledger.space_size(SPACE) == 0 and ledger.known_ids(SPACE, [text_hash(ORDERS[0])]) == set()
+
+
+def test_a_deleted_file_is_history_cited_at_the_last_commit_that_had_it(ledger: Ledger) -> None:
+    state = branch_state("main")
+    ledger.commit(file_change(state, {("shop/refund.py", "b2"): REFUND}))
+    later = branch_state("main", commit="d00d")
+    ledger.commit(BuildChange(state=later, deleted_paths=["shop/refund.py"], gone_at=("c0ffee", "2026-01-01")))
+    assert ledger.branch_chunks(later) == [] and ledger.branch_size(later.coll, history=True) == 1
+    h = text_hash(REFUND[0])
+    assert ledger.branch_members(later, [h]) == {}
+    [old] = ledger.branch_members(later, [h], history=True)[h]
+    assert (old.status, old.commit, old.commit_date) == ("deleted", "c0ffee", "2026-01-01")
+
+
+def test_a_failure_before_commit_leaves_the_previous_state(ledger: Ledger) -> None:
+    state = branch_state("main")
+    ledger.commit(file_change(state, {("shop/orders.py", "b1"): ORDERS}))
+    before = ledger.branch_chunks(state)
+
+    def crash(removed: list[str], stamp: str) -> None:
+        raise RuntimeError("killed inside the transaction")
+
+    with pytest.raises(RuntimeError):
+        ledger.commit(file_change(branch_state("main", commit="d00d"), {("shop/refund.py", "b2"): REFUND}),
+                      before_commit=crash)
+    assert ledger.branch(state.coll) == state and ledger.branch_chunks(state) == before
+    assert ledger.space_size(SPACE) == 2
+
+
+def test_a_chunk_without_its_lexical_row_is_refused(ledger: Ledger) -> None:
+    state = branch_state("main")
+    change = file_change(state, {("shop/orders.py", "b1"): ORDERS})
+    with pytest.raises(BadIndex, match="no lexical row"):
+        ledger.commit(BuildChange(state=state, chunks=change.chunks, lexical=change.lexical[:1], files=change.files))
+    assert ledger.branch(state.coll) is None
+
+
+def test_the_embedding_cache_round_trips_float32(ledger: Ledger) -> None:
+    ledger.put_vectors(MODEL, {"h1": [0.5, -1.25, 3.0], "h2": [1.0, 0.0, 0.0]})
+    assert ledger.cached_hashes(MODEL, ["h1", "h2", "h3"]) == {"h1", "h2"}
+    assert ledger.cached_vectors(MODEL, ["h1", "h3"]) == {"h1": [0.5, -1.25, 3.0]}
+    assert ledger.cached_hashes("another-model", ["h1"]) == set()
+
+
+def test_pending_ids_and_the_builder_id(ledger: Ledger, index_dir: Path) -> None:
+    ledger.add_pending([(SPACE, "a"), (SPACE, "b"), (SPACE, "a")])
+    assert sorted(ledger.pending()) == [(SPACE, "a"), (SPACE, "b")] and ledger.pending_count() == 2
+    ledger.clear_pending([(SPACE, "a")])
+    assert ledger.pending() == [(SPACE, "b")]
+    first = ledger.builder_id()
+    assert len(first) == 32 and ledger.builder_id() == first
+    again = Ledger(index_dir)
+    try:
+        assert again.builder_id() == first
+    finally:
+        again.close()
+
+
+def test_a_reader_creates_nothing_and_sees_committed_state(tmp_path: Path, ledger: Ledger, index_dir: Path) -> None:
+    missing = tmp_path / "nowhere" / "index"
+    with pytest.raises(NotIndexed, match="nothing is indexed"):
+        Ledger(missing, readonly=True)
+    assert not missing.parent.exists()
+    state = branch_state("main")
+    ledger.commit(file_change(state, {("shop/orders.py", "b1"): ORDERS}))
+    reader = Ledger(index_dir, readonly=True)
+    try:
+        assert reader.branch(state.coll) == state
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            reader.add_pending([(SPACE, "x")])
+    finally:
+        reader.close()
+
+
+def test_export_repository_copies_one_repository_only(ledger: Ledger, tmp_path: Path) -> None:
+    state = branch_state("main")
+    ledger.commit(file_change(state, {("shop/orders.py", "b1"): ORDERS}))
+    other = replace(branch_state("main", space="cv-ffffffffffffffffffff-txt"), coll="cv-other", repo_id="other")
+    ledger.commit(file_change(other, {("x.py", "b9"): ["X = 1\n"]}))
+    ledger.put_vectors(MODEL, {"h": [1.0]})
+    dest = tmp_path / "snapshot"
+    ledger.export_repository("repo-id", dest)
+    snap = Ledger(dest, readonly=True)
+    try:
+        assert snap.branches() == [state] and len(snap.branch_chunks(state)) == 2
+        assert snap.cached_hashes(MODEL, ["h"]) == set()  # not the embedding cache
+        assert [r.path for r, _ in snap.lexical_search(state, '"cancel"', 5)] == ["shop/orders.py"]
+    finally:
+        snap.close()
