@@ -1,12 +1,16 @@
 """Build an index with an older release of codevouch, to test that this release upgrades it.
 
-    python scripts/make_old_index.py REV REPO INDEX_DIR [--codevouch-git DIR]
+    python scripts/make_old_index.py REV REPO INDEX_DIR [--codevouch-git DIR | --archive FILE]
 
 REV is a commit of the codevouch repository (the release whose index format is wanted);
 its `codevouch/` package is exported with `git archive` into a temporary directory and run
 there, with the deterministic fake embedder, on the git repository REPO, writing INDEX_DIR.
-The tests use it with the last commit before the migrations framework (see
-tests/test_migrations.py); nothing about the old format is re-typed by hand.
+With --archive the package comes from FILE instead, a tarball of it as `git archive` writes it:
+the tests use the ones in tests/store/releases/ (see tests/store/test_migrations.py), so they
+need no git history (a shallow clone in CI has none). Nothing about the old format is re-typed
+by hand. To add a release there:
+
+    git archive --format=tar REV codevouch | xz -9e > tests/store/releases/REV.tar.xz
 """
 from __future__ import annotations
 
@@ -26,17 +30,22 @@ BUILD = (
 )
 
 
-def export_release(codevouch_git: Path, rev: str, dest: Path) -> None:
-    """The `codevouch/` package as it was at `rev`, written under `dest`."""
-    data = subprocess.run(["git", "-C", str(codevouch_git), "archive", "--format=tar", rev, "codevouch"],
-                          check=True, capture_output=True).stdout
-    with tarfile.open(fileobj=BytesIO(data)) as tar:
+def export_release(codevouch_git: Path, rev: str, dest: Path, archive: Path | None = None) -> None:
+    """The `codevouch/` package as it was at `rev`, written under `dest` (from `archive`, a tarball
+    of it, when given; else from the codevouch git repository)."""
+    if archive is not None:
+        data = archive.read_bytes()
+    else:
+        data = subprocess.run(["git", "-C", str(codevouch_git), "archive", "--format=tar", rev, "codevouch"],
+                              check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=BytesIO(data)) as tar:  # plain or compressed, as found
         tar.extractall(dest, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(dest)
 
 
-def build_with_release(codevouch_git: Path, rev: str, repo: Path, index_dir: Path) -> None:
+def build_with_release(codevouch_git: Path, rev: str, repo: Path, index_dir: Path,
+                       archive: Path | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="codevouch-old-") as tmp:
-        export_release(codevouch_git, rev, Path(tmp))
+        export_release(codevouch_git, rev, Path(tmp), archive)
         env = {**os.environ, "PYTHONPATH": tmp, "HF_HUB_OFFLINE": "1"}
         proc = subprocess.run([sys.executable, "-c", BUILD, str(repo), str(index_dir)], cwd=tmp, env=env,
                               capture_output=True, text=True)
@@ -50,8 +59,9 @@ def main() -> None:
     parser.add_argument("repo", type=Path)
     parser.add_argument("index_dir", type=Path)
     parser.add_argument("--codevouch-git", type=Path, default=Path(__file__).resolve().parents[1])
+    parser.add_argument("--archive", type=Path, help="the release's codevouch/ package as a tarball")
     args = parser.parse_args()
-    build_with_release(args.codevouch_git, args.rev, args.repo, args.index_dir)
+    build_with_release(args.codevouch_git, args.rev, args.repo, args.index_dir, args.archive)
 
 
 if __name__ == "__main__":

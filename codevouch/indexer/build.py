@@ -194,7 +194,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
     target = _Target(ident, branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc(), embedder.name,
                      settings)
     state = ledger.branch(target.base)
-    legacy = ledger.legacy_branch(target.repo, branch)
+    outdated = ledger.outdated(ident.id, target.repo, branch)  # laid out by an older release
     tree, others = gitio.tree_entries(repo, commit)
 
     with gitio.blob_reader(repo) as reader:
@@ -209,7 +209,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         full = (state is None or state.rules_json != rules_json or state.embedder != embedder.name
                 or state.space != target.space)
         old_files = ledger.files(target.base)
-        if state is not None and not full and state.commit == commit and legacy is None:
+        if state is not None and not full and state.commit == commit and outdated is None:
             writer.sync_lexical(target.space)
             return _summary(target, tree, others, old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
@@ -234,7 +234,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         # History records name the last commit at which the file still existed.
         gone_at=(state.commit, state.commit_date) if state else None,
         dropped_paths=plan.drop,
-        legacy=legacy), embedder.name, {c.record.id: c.text for res in results for c in res.chunks}, on_phase)
+        outdated=outdated), embedder.name, {c.record.id: c.text for res in results for c in res.chunks}, on_phase)
     return _summary(target, tree, others, ledger.files(target.base), embedded=embedded,
                     reused=len(new_chunks) - embedded + sum(res.shared for res in results),
                     deleted=len(plan.to_history) + len(plan.drop),

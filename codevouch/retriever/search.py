@@ -19,6 +19,7 @@ from codevouch.store import (
     BranchState,
     ChunkRecord,
     Ledger,
+    Outdated,
     VectorStore,
     collection_base,
     lexical,
@@ -60,8 +61,9 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
         repo, repo_id, branch = _locate(repo_path, branch)
         ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
         try:
-            if state is None or state.legacy:
-                raise NotIndexed(_not_indexed(ledger, repo, branch, index_dir, state))
+            outdated = ledger.outdated(repo_id, str(repo), branch)
+            if state is None or outdated is not None:
+                raise NotIndexed(_not_indexed(repo, branch, index_dir, outdated))
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
@@ -106,13 +108,13 @@ def _locate(repo_path: Path | str, branch: str | None) -> tuple[Path, str, str]:
     return ident.root, ident.id, branch or gitio.current_branch(ident.root)
 
 
-def _not_indexed(ledger: Ledger, repo: Path, branch: str, index_dir: Path, state: BranchState | None) -> str:
+def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | None) -> str:
     build = f"`codevouch index build --repo {repo} --branch {branch} --index {index_dir}`"
-    if state is not None:  # in a space keyed the way the release before did (see migrations.m004)
+    if outdated is not None and outdated.layout == "per-chunk":  # see migrations.m004, m005
         return (f"branch {branch!r} of {repo} was indexed by an older codevouch, which stored a vector per "
                 f"chunk rather than per distinct text; run {build} once to move it to the new store (it "
                 "embeds each chunk once more: the embedded text now carries the chunk's path and symbol).")
-    if ledger.legacy_branch(str(repo), branch) is not None:
+    if outdated is not None:  # per-branch: before migrations.m003
         return (f"branch {branch!r} of {repo} was indexed by an older codevouch, which kept a copy of every "
                 f"vector per branch; run {build} once to move it to the shared store (it embeds each chunk "
                 "once more: the embedded text now carries the chunk's path and symbol).")

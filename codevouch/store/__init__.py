@@ -45,7 +45,6 @@ from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledger import Ledger, models_in_use
 from codevouch.store.locks import writer_lock
 from codevouch.store.naming import (
-    SPACE_SUFFIX,
     chunk_id,
     collection_base,
     default_index_dir,
@@ -53,11 +52,11 @@ from codevouch.store.naming import (
     server_url,
     space_name,
 )
-from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed, FileRow, NewChunk
+from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed, FileRow, NewChunk, Outdated
 from codevouch.store.vectors import VectorStore
 
 __all__ = [
-    "SPACE_SUFFIX", "BranchState", "BuildChange", "ChunkRecord", "Committed", "FileRow", "IndexDir", "Ledger",
-    "NewChunk", "VectorStore", "chunk_id", "collection_base", "default_index_dir", "lex_key", "models_in_use",
+    "BranchState", "BuildChange", "ChunkRecord", "Committed", "FileRow", "IndexDir", "Ledger",
+    "NewChunk", "Outdated", "VectorStore", "chunk_id", "collection_base", "default_index_dir", "lex_key", "models_in_use",
     "server_url", "space_name", "writer_lock",
 ]

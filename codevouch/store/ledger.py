@@ -2,6 +2,7 @@
 transaction per build. See the package docstring for the storage protocol and "Many branches"."""
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from array import array
@@ -14,8 +15,8 @@ from typing import Any
 from codevouch.errors import BadIndex, CodevouchError
 from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledgerfile import connect, open_for_read, quote_path, sqlite_errors, upgrade
-from codevouch.store.naming import SPACE_SUFFIX, chunk_id, lex_key
-from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed, FileRow, NewChunk
+from codevouch.store.naming import chunk_id, lex_key
+from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed, FileRow, NewChunk, Outdated
 
 _FILE_COLUMNS = "path, blob_sha, kind, rule, language, status, reason, chunks, last_commit, last_commit_date"
 # A chunk of a space (c, with its file version sb and its text t) joined with the branch's row
@@ -82,11 +83,18 @@ class Ledger:
     def branches(self) -> list[BranchState]:
         return [BranchState(*r) for r in self.db.execute("SELECT * FROM branches ORDER BY repo, branch")]
 
-    def legacy_branch(self, repo_path: str, branch: str) -> BranchState | None:
-        """The branch as an older release built it (keyed by path, vectors per branch), if any."""
-        row = self.db.execute("SELECT * FROM branches WHERE space IS NULL AND repo=? AND branch=?",
-                              (repo_path, branch)).fetchone()
-        return BranchState(*row) if row else None
+    def outdated(self, repo_id: str, repo_path: str, branch: str) -> Outdated | None:
+        """The branch as an older release laid it out, if it is listed in `outdated` (m005): found
+        by the repository's id, or by its path for a branch built before ids (as status does)."""
+        row = self.db.execute(
+            "SELECT o.coll, o.layout, o.collections FROM outdated o JOIN branches b ON b.coll = o.coll "
+            "WHERE b.branch=? AND (b.repo_id=? OR (b.repo_id IS NULL AND b.repo=?)) ORDER BY o.coll LIMIT 1",
+            (branch, repo_id, repo_path)).fetchone()
+        return Outdated(row[0], row[1], tuple(json.loads(row[2]))) if row else None
+
+    def outdated_branches(self) -> set[str]:
+        """The `coll` of every branch an older release laid out: each needs one build."""
+        return {coll for (coll,) in self.db.execute("SELECT coll FROM outdated")}
 
     # -- files ------------------------------------------------------------------
     def files(self, coll: str) -> dict[str, FileRow]:
@@ -176,7 +184,8 @@ class Ledger:
             db.execute("BEGIN")
             db.execute("INSERT INTO branches SELECT * FROM src.branches WHERE repo_id=?", (repo_id,))
             db.execute("INSERT INTO files SELECT * FROM src.files WHERE coll IN (SELECT coll FROM branches)")
-            for table in ("shared_chunks", "space_blobs", "space_texts"):
+            db.execute("INSERT INTO outdated SELECT * FROM src.outdated WHERE coll IN (SELECT coll FROM branches)")
+            for table in ("space_blobs", "space_texts"):
                 db.execute(f"INSERT INTO {table} SELECT * FROM src.{table} "
                            "WHERE space IN (SELECT space FROM branches)")
             db.execute("INSERT INTO space_chunks SELECT * FROM src.space_chunks "
@@ -192,20 +201,6 @@ class Ledger:
             db.execute("VACUUM")
         finally:
             db.close()
-
-    def known_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
-        """Which of `ids` the ledger knows in `collection`: text hashes of a space, chunk ids of
-        a space of the release before, or of an older release's per-branch collection."""
-        found: set[str] = set()
-        for start in range(0, len(ids), 500):
-            part = list(ids[start:start + 500])
-            marks = ",".join("?" * len(part))
-            found.update(cid for (cid,) in self.db.execute(
-                f"SELECT text_hash FROM space_texts WHERE space=? AND text_hash IN ({marks}) "
-                f"UNION SELECT id FROM shared_chunks WHERE space=? AND id IN ({marks}) "
-                f"UNION SELECT id FROM chunks WHERE coll=? AND id IN ({marks})",
-                (collection, *part, collection, *part, collection, *part)))
-        return found
 
     # -- chunks -----------------------------------------------------------------
     def chunk_counts(self, coll: str, status: str = "live") -> dict[str, int]:
@@ -285,13 +280,13 @@ class Ledger:
                            "WHERE coll=? AND path=?", [(*gone_at, base, p) for p in change.deleted_paths])
             db.executemany("DELETE FROM files WHERE coll=? AND path=?", [(base, p) for p in change.dropped_paths])
             db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?,?,?,?)", astuple(state))
-            dropped = _drop_legacy(db, change.legacy) if change.legacy else []
+            dropped = _drop_outdated(db, change.outdated, base) if change.outdated else []
             removed = _collect_unreferenced(db, space)
             old = previous[0] if previous else None
             if old is not None and old != space:
-                # The branch left a space (another model, or the release before's keying).
+                # The branch left a space (another model, another embedded text, an older layout).
                 if db.execute("SELECT 1 FROM branches WHERE space=? LIMIT 1", (old,)).fetchone():
-                    (_collect_unreferenced if old.endswith(SPACE_SUFFIX) else _collect_old_keyed)(db, old)
+                    _collect_unreferenced(db, old)
                 else:
                     dropped.append(_drop_space(db, old))
             stamp = f"{state.commit} {state.built_at} {os.urandom(4).hex()}"
@@ -397,40 +392,25 @@ def _collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:
     return sorted(keys)
 
 
-def _collect_old_keyed(db: sqlite3.Connection, space: str) -> list[str]:
-    """_collect_unreferenced for a space of the release before (one vector per chunk id)."""
-    ids = [cid for (cid,) in db.execute(
-        "SELECT c.id FROM shared_chunks c WHERE c.space=? AND NOT EXISTS (SELECT 1 FROM branches b "
-        "JOIN files f ON f.coll = b.coll AND f.path = c.path WHERE b.space = c.space "
-        "AND f.blob_sha = c.blob_sha AND f.status IN ('live', 'deleted'))", (space,))]
-    _add_pending(db, [(space, cid) for cid in ids])
-    _drop_lexical(db, space, ids)
-    db.executemany("DELETE FROM shared_chunks WHERE space=? AND id=?", [(space, cid) for cid in ids])
-    return ids
-
-
 def _drop_space(db: sqlite3.Connection, space: str) -> str:
     """Forget a space no branch uses any more, all at once; its name, to drop its collection."""
     db.execute("DELETE FROM lexicon WHERE rowid IN (SELECT rowid FROM lexmap WHERE coll=?)", (space,))
     db.execute("DELETE FROM space_chunks WHERE blob IN (SELECT id FROM space_blobs WHERE space=?)", (space,))
     for sql in ("DELETE FROM lexmap WHERE coll=?", "DELETE FROM space_blobs WHERE space=?",
-                "DELETE FROM space_texts WHERE space=?", "DELETE FROM shared_chunks WHERE space=?",
-                "DELETE FROM pending WHERE collection=?"):
+                "DELETE FROM space_texts WHERE space=?", "DELETE FROM pending WHERE collection=?"):
         db.execute(sql, (space,))
     db.execute("DELETE FROM meta WHERE key=?", (f"lexical:{space}",))
     return space
 
 
-def _drop_legacy(db: sqlite3.Connection, legacy: BranchState) -> list[str]:
-    """Forget a branch as an older release stored it; the names of its Chroma collections."""
-    names = [f"{legacy.coll}-live", f"{legacy.coll}-hist"]
-    for name in names:
-        _drop_lexical(db, name, [cid for (cid,) in db.execute("SELECT id FROM lexmap WHERE coll=?", (name,))])
-        db.execute("DELETE FROM chunks WHERE coll=?", (name,))
-        db.execute("DELETE FROM pending WHERE collection=?", (name,))
-    db.execute("DELETE FROM files WHERE coll=?", (legacy.coll,))
-    db.execute("DELETE FROM branches WHERE coll=?", (legacy.coll,))
-    return names
+def _drop_outdated(db: sqlite3.Connection, outdated: Outdated, coll: str) -> list[str]:
+    """Forget how an older release laid out the branch now committed as `coll`: its row when it
+    had another key (the repository's path), and the collections only it used, to drop now."""
+    db.execute("DELETE FROM outdated WHERE coll=?", (outdated.coll,))
+    if outdated.coll != coll:
+        db.execute("DELETE FROM files WHERE coll=?", (outdated.coll,))
+        db.execute("DELETE FROM branches WHERE coll=?", (outdated.coll,))
+    return list(outdated.collections)
 
 
 def _put_lexical(db: sqlite3.Connection, coll: str, docs: Iterable[tuple[str, str]]) -> None:

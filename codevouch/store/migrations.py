@@ -17,6 +17,7 @@ release's indexes open here.
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -199,3 +200,40 @@ INSERT INTO files_by_key SELECT coll, path, blob_sha, kind, rule, language, stat
 DROP TABLE files;
 ALTER TABLE files_by_key RENAME TO files
 """)
+
+
+@migration
+def m005_older_layouts_become_data(db: sqlite3.Connection) -> None:
+    """The branches an older release laid out are listed in `outdated`, with what their next
+    build removes, and the rows only those layouts had go; from here on no code reads an older
+    layout (status, search and build ask `outdated`).
+
+    Two layouts are left by m003 and m004, which could not move vectors between Chroma
+    collections: `per-branch` (before m003: a branch keyed by its repository's path, its vectors
+    and chunk rows in collections `<coll>-live` and `<coll>-hist`, rows in `chunks`) and
+    `per-chunk` (m003: a space named `…-vec` with a vector per chunk id, rows in `shared_chunks`).
+    Their vectors and chunk rows are never read again: a search of such a branch says to run
+    `codevouch index build` once, which re-reads its files and drops the branch's old rows and
+    collections (a `per-chunk` space goes with the last branch that leaves it). So the chunk rows,
+    their lexical rows, stamps and pending ids go here, and the two tables with them; the branch
+    and file rows stay, for `index status` and for the build that moves the branch.
+    """
+    db.execute("CREATE TABLE outdated (coll TEXT PRIMARY KEY, layout TEXT NOT NULL, collections TEXT NOT NULL)")
+    names: list[str] = []
+    rows = db.execute("SELECT coll, space FROM branches WHERE space IS NULL OR space NOT LIKE '%-txt'").fetchall()
+    for coll, space in rows:
+        if space is None:
+            own = [f"{coll}-live", f"{coll}-hist"]
+            db.execute("INSERT INTO outdated VALUES (?, 'per-branch', ?)", (coll, json.dumps(own)))
+            names += own
+        else:
+            # The space is shared by its branches: dropped when the last one leaves it, as any space.
+            db.execute("INSERT INTO outdated VALUES (?, 'per-chunk', '[]')", (coll,))
+            names.append(space)
+    for name in dict.fromkeys(names):
+        db.execute("DELETE FROM lexicon WHERE rowid IN (SELECT rowid FROM lexmap WHERE coll=?)", (name,))
+        db.execute("DELETE FROM lexmap WHERE coll=?", (name,))
+        db.execute("DELETE FROM pending WHERE collection=?", (name,))
+        db.execute("DELETE FROM meta WHERE key=?", (f"lexical:{name}",))
+    db.execute("DROP TABLE chunks")
+    db.execute("DROP TABLE shared_chunks")

@@ -33,7 +33,7 @@ def collection_base(repo: str, branch: str) -> str:
 
 
 # A space's vectors are keyed by the embedded text's hash (m004). Spaces of the release before
-# (suffix "-vec") keyed them by chunk id; a branch still in one is moved by its next build.
+# (suffix "-vec") keyed them by chunk id; m005 lists their branches as outdated (migrations.py).
 SPACE_SUFFIX = "-txt"
 
 

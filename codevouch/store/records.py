@@ -5,8 +5,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from codevouch.store.naming import SPACE_SUFFIX
-
 
 @dataclass(frozen=True)
 class ChunkRecord:
@@ -63,10 +61,15 @@ class BranchState:
     remote: str | None = None    # a label for people
     space: str | None = None     # the shared vector collection; None: built by an older release
 
-    @property
-    def legacy(self) -> bool:
-        """Built by an older release: its next build moves it."""
-        return self.space is None or not self.space.endswith(SPACE_SUFFIX)
+
+@dataclass(frozen=True)
+class Outdated:
+    """A branch as an older release laid it out (listed by migration m005): a search of it says to
+    build it once, and that build moves it (it drops the branch's row when it had another key,
+    and the Chroma collections only it used)."""
+    coll: str                    # its row in `branches`
+    layout: str                  # per-branch (vectors copied per branch) | per-chunk (a vector per chunk id)
+    collections: tuple[str, ...]  # Chroma collections only this branch uses
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ class BuildChange:
     deleted_paths: Sequence[str] = ()              # files gone from the branch, kept as history
     gone_at: tuple[str, str] | None = None         # (commit, date) that last had the deleted files
     dropped_paths: Sequence[str] = ()              # files forgotten (they had no chunks)
-    legacy: BranchState | None = None              # the same branch as an older release stored it
+    outdated: Outdated | None = None               # the same branch as an older release laid it out
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ def _team_rows(index_dir: Path, ident: RepoIdentity) -> list[dict[str, Any]]:
 
 def _rows(ledger: Ledger, ident: RepoIdentity | None, source: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
+    outdated = ledger.outdated_branches()
     for state in ledger.branches():
         if ident is not None and not _same_repository(state, ident):
             continue
@@ -71,7 +72,7 @@ def _rows(ledger: Ledger, ident: RepoIdentity | None, source: dict[str, Any]) ->
             "commit_date": state.commit_date, "head": head, "commits_behind": behind,
             "built_at": state.built_at, "embedder": state.embedder,
             # Built by an older release: `index build` moves it to the shared store.
-            "needs_rebuild": state.legacy,
+            "needs_rebuild": state.coll in outdated,
             "files_by_kind": dict(Counter(f.kind for f in files.values() if f.status != "deleted")),
             "files_by_status": dict(Counter(f.status for f in files.values())),
             "chunks_by_kind": ledger.chunk_counts(state.coll),

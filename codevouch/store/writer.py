@@ -53,7 +53,7 @@ class Writer:
         for name, cid in pending:
             by_collection.setdefault(name, []).append(cid)
         for name, ids in by_collection.items():
-            known = ledger.known_ids(name, ids)
+            known = ledger.space_texts(name, ids)
             orphans = [cid for cid in ids if cid not in known]
             if orphans:
                 vectors.delete(name, orphans)
@@ -69,7 +69,7 @@ class Writer:
         owner = ledger.builder_id()
         if lease.claim(vectors, repo_id, owner, self.index_dir).took_over:
             ids = vectors.document_ids(space)
-            known = ledger.known_ids(space, ids)
+            known = ledger.space_texts(space, ids)
             vectors.delete(space, [i for i in ids if i not in known])
 
         def renew() -> None:

@@ -64,7 +64,7 @@ def test_branches_share_a_file_version_and_each_sees_it_as_its_own(ledger: Ledge
     assert sorted(done.removed_ids) == sorted(lex_key("shop/orders.py", f"sym{n}", text_hash(t))
                                               for n, t in enumerate(ORDERS))
     assert sorted(ledger.pending()) == sorted((SPACE, text_hash(t)) for t in ORDERS)
-    assert ledger.space_size(SPACE) == 0 and ledger.known_ids(SPACE, [text_hash(ORDERS[0])]) == set()
+    assert ledger.space_size(SPACE) == 0 and ledger.space_texts(SPACE, [text_hash(ORDERS[0])]) == set()
 
 
 def test_a_deleted_file_is_history_cited_at_the_last_commit_that_had_it(ledger: Ledger) -> None:

@@ -15,6 +15,9 @@ from tests.gitrepo import Repo
 from tests.storehelp import collection_names, vector_count
 
 CODEVOUCH_GIT = Path(__file__).resolve().parents[2]
+# Each older release's codevouch/ package as `git archive` wrote it (scripts/make_old_index.py says
+# how to add one): the tests run the real old code with no need for this repository's history.
+RELEASES = Path(__file__).resolve().parent / "releases"
 # The last commit before the migrations framework: its ledger has meta.schema = 1 and no
 # _migrations table, and it refused any other schema number with "build a new index".
 PREVIOUS_RELEASE = "8e82e01f4385958aa9ec9841e24d038e1e046d63"
@@ -30,12 +33,26 @@ SHOP = {
 
 def old_index(repo: Repo, index_dir: Path, release: str = PREVIOUS_RELEASE) -> None:
     """Build the repository's current branch into `index_dir` with an older release."""
-    have = subprocess.run(["git", "-C", str(CODEVOUCH_GIT), "cat-file", "-e", f"{release}^{{commit}}"],
-                          capture_output=True)
-    if have.returncode != 0:
-        pytest.skip("needs the codevouch git history (a full clone) to run the previous release")
+    archive = RELEASES / f"{release}.tar.xz"
+    assert archive.is_file(), f"{archive} is missing: the release's package, made as scripts/make_old_index.py says"
     subprocess.run([sys.executable, str(CODEVOUCH_GIT / "scripts" / "make_old_index.py"), release,
-                    str(repo.root), str(index_dir)], check=True)
+                    str(repo.root), str(index_dir), "--archive", str(archive)], check=True)
+
+
+def tables(index_dir: Path) -> set[str]:
+    db = sqlite3.connect(index_dir / "state.sqlite")
+    try:
+        return {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        db.close()
+
+
+def outdated_rows(index_dir: Path) -> list[tuple[str, str, str]]:
+    db = sqlite3.connect(index_dir / "state.sqlite")
+    try:
+        return sorted(db.execute("SELECT coll, layout, collections FROM outdated"))
+    finally:
+        db.close()
 
 
 def schema_of(index_dir: Path) -> tuple[str, list[str]]:
@@ -63,6 +80,14 @@ def test_previous_release_index_upgrades_in_place(repo: Repo, index_dir: Path) -
     [row] = idx.status()
     assert row["branch"] == "main" and sum(row["chunks_by_kind"].values()) == len(old_ids)
     assert schema_of(index_dir) == ("2", [m.name for m in migrations.MIGRATIONS])
+    # m005: the branch is listed with the collections its build drops; the older layout's rows are gone.
+    raw = sqlite3.connect(index_dir / "state.sqlite")
+    [(coll,)] = raw.execute("SELECT coll FROM branches").fetchall()
+    assert raw.execute("SELECT count(*) FROM lexmap").fetchone()[0] == 0
+    raw.close()
+    assert outdated_rows(index_dir) == [(coll, "per-branch", f'["{coll}-live", "{coll}-hist"]')]
+    assert collection_names(index_dir) == {f"{coll}-live"}  # no history yet: no -hist collection
+    assert not {"chunks", "shared_chunks"} & tables(index_dir)
     # Intentional change (m003, shared vectors): the old release kept a Chroma collection per
     # branch, which a ledger migration cannot move. The branch is marked, a search says what
     # to do, and one build moves it. Intentional change (indexer/embedtext.py): the embedded text
@@ -79,9 +104,10 @@ def test_previous_release_index_upgrades_in_place(repo: Repo, index_dir: Path) -
     assert {h.record.id for h in idx.search("cancel order", k=10)} <= set(old_ids)
     # The old per-branch collections and rows are gone.
     raw = sqlite3.connect(index_dir / "state.sqlite")
-    assert raw.execute("SELECT count(*) FROM chunks").fetchone()[0] == 0
     assert raw.execute("SELECT count(*) FROM branches WHERE space IS NULL").fetchone()[0] == 0
+    assert raw.execute("SELECT count(*) FROM files WHERE coll=?", (coll,)).fetchone()[0] == 0
     raw.close()
+    assert outdated_rows(index_dir) == []
     names = collection_names(index_dir)
     assert not any(n.endswith(("-live", "-hist")) for n in names) and len(names) == 1
     # The next build finds the branch up to date and embeds nothing.
@@ -111,6 +137,9 @@ def test_space_keyed_by_chunk_id_moves_once(repo: Repo, index_dir: Path) -> None
 
     idx = Index(repo.root, index_dir, embedder="fake-bow-64")
     assert [r["needs_rebuild"] for r in idx.status()] == [True, True]
+    # m005: both branches are listed; the space goes with the last of them, not with either.
+    assert [(layout, names) for _, layout, names in outdated_rows(index_dir)] == [("per-chunk", "[]")] * 2
+    assert not {"chunks", "shared_chunks"} & tables(index_dir)
     with pytest.raises(NotIndexed, match="older codevouch.*embeds each chunk once more"):
         idx.search("cancel order", k=3)
     [summary] = idx.build()
@@ -128,8 +157,8 @@ def test_space_keyed_by_chunk_id_moves_once(repo: Repo, index_dir: Path) -> None
     assert hits[0].path == "shop/refund.py" and "amount" in hits[0].text
     [new_space] = collection_names(index_dir)
     assert new_space != old_space and not (index_dir / "lexical" / old_space).exists()
+    assert outdated_rows(index_dir) == []
     raw = sqlite3.connect(index_dir / "state.sqlite")
-    assert raw.execute("SELECT count(*) FROM shared_chunks").fetchone()[0] == 0
     assert raw.execute("SELECT count(*) FROM lexmap WHERE coll=?", (old_space,)).fetchone()[0] == 0
     texts = raw.execute("SELECT count(*) FROM space_texts").fetchone()[0]
     raw.close()
