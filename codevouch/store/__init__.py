@@ -4,9 +4,10 @@ The modules, one concept each:
     indexdir    IndexDir: the index directory and the names of what it holds (state.sqlite,
                 chroma/, lexical/, team/, usage.sqlite, the locks)
     naming      collection and space names, chunk ids, lexical keys, where the index lives
-    records     ChunkRecord, FileRow, BranchState, NewChunk, BuildChange, Committed
+    records     ChunkRecord, FileRow, BranchState, NewChunk, BuildChange, Committed, Outdated
     ledgerfile  opening state.sqlite (read-only, immutable, errors, upgrades in place)
-    migrations  the ordered format steps of state.sqlite (never a rebuild)
+    migrations  the ordered format steps of state.sqlite (never a rebuild); branches an older
+                release laid out are data (`outdated`, m005), read by status, search and build
     ledger      Ledger: the SQLite half, small typed reads and one transaction per build
     vectors     VectorStore: the Chroma half (embedded in chroma/, or a server)
     locks       write.lock (one build at a time) and vectors.lock (writes versus readers)
