@@ -36,7 +36,6 @@ from codevouch.worktree import gitio
 
 HOOKS = ("post-commit", "post-merge", "post-checkout")
 CHAINED = ".codevouch-chained"
-LOG = "hooks.log"
 LOG_MAX_BYTES = 1 << 20
 DEFAULT_WAIT = 3600.0
 _MAGIC = b"#!/bin/sh\n# codevouch-hook v1: "
@@ -139,7 +138,9 @@ def _installed_for(path: Path) -> str | None:
 def script(name: str, common_dir: Path, index_dir: Path, embedder: str, wait: float, chained: bool,
            python: str | None = None) -> str:
     """The hook's text: start `codevouch hooks run` in the background, then run the chained hook."""
-    log = index_dir / LOG
+    from codevouch.store.indexdir import IndexDir
+
+    log = IndexDir(index_dir).hooks_log
     run = " ".join(shlex.quote(part) for part in (
         python or sys.executable, "-m", "codevouch", "hooks", "run", name, "--for", str(common_dir),
         "--index", str(index_dir), "--embedder", embedder, "--wait", f"{wait:g}", "--"))
@@ -175,7 +176,7 @@ def install(repo: Path | str, index_dir: Path, embedder: str, wait: float = DEFA
             python: str | None = None) -> HooksReport:
     """Install the three hooks (chaining any that are there); HooksRefused, with nothing written,
     when one of them cannot be installed safely."""
-    from codevouch.store import ensure_index_dir
+    from codevouch.store.indexdir import IndexDir
 
     place = locate(repo)
     if place.hooks_dir.exists() and not place.hooks_dir.is_dir():
@@ -200,8 +201,8 @@ def install(repo: Path | str, index_dir: Path, embedder: str, wait: float = DEFA
             raise HooksRefused(f"{path} is a directory, not a hook; nothing is changed.")
         else:
             plan.append((name, path, chained, "chain" if os.path.lexists(path) else "new"))
-    ensure_index_dir(index_dir)
-    log = index_dir / LOG
+    IndexDir(index_dir).ensure()
+    log = IndexDir(index_dir).hooks_log
     log.touch(exist_ok=True)
     place.hooks_dir.mkdir(parents=True, exist_ok=True)
     done = []
@@ -260,14 +261,16 @@ def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, e
     """What a hook's background process does: build the current branch of the repository here,
     queued behind the writer lock; append one line per step to INDEX_DIR/hooks.log. Never
     raises (a bug is logged with its traceback); returns the outcome's line."""
-    log = index_dir / LOG
+    from codevouch.store.indexdir import IndexDir
+
+    log = IndexDir(index_dir).hooks_log
 
     def note(line: str) -> str:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         text = f"{stamp} {hook} pid {os.getpid()}: {line}"
         try:
             if log.is_file() and log.stat().st_size > LOG_MAX_BYTES:
-                os.replace(log, log.with_name(LOG + ".1"))
+                os.replace(log, log.with_name(log.name + ".1"))
             with log.open("a", encoding="utf-8", errors="backslashreplace") as out:
                 out.write(text + "\n")
         except OSError:

@@ -6,6 +6,7 @@
     chroma/        embedded Chroma (absent with CODEVOUCH_CHROMA_URL: the vectors are on the server)
     lexical/       the tantivy copies of each space's lexical index (store/lexindex.py)
     team/          team snapshots fetched from a Chroma server (store/team.py)
+    hooks.log      what the git hooks' background builds did (indexer/hooks.py)
     write.lock     one writer at a time (store/locks.py)
     vectors.lock   a build's write batches to chroma/ versus readers (store/locks.py)
 """
@@ -54,6 +55,10 @@ class IndexDir:
     def team_repository(self, repo_id: str) -> Path:
         """Where the team snapshots of one repository are cached."""
         return self.root / "team" / repo_id[:20]
+
+    @property
+    def hooks_log(self) -> Path:
+        return self.root / "hooks.log"
 
     @property
     def write_lock(self) -> Path:
