@@ -25,10 +25,13 @@ from codevouch.commands import (
 )
 from codevouch.commands.common import error_handler
 
+# Help is plain text (rich_markup_mode=None): Rich markup read `[health]` and `codevouch[mcp]` in
+# the help strings as tags and dropped them, and labelled every flag `<bool>`.
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+                  rich_markup_mode=None,
                   help="Code retrieval index for git repositories that checks every hit against "
                        "the working tree before it is used.")
-index_app = typer.Typer(no_args_is_help=True, help="Build and inspect the index.")
+index_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Build and inspect the index.")
 app.add_typer(index_app, name="index")
 hooks_app = typer.Typer(no_args_is_help=True, help="Git hooks that rebuild the current branch after commits "
                                                     "and checkouts (the one thing codevouch writes into a repository).")

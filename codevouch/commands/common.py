@@ -137,11 +137,13 @@ def usage(message: str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
-def check_format(fmt: str, as_json: bool) -> str:
-    fmt = "json" if as_json else fmt
-    if fmt not in FORMATS:
+def check_format(fmt: str | None, as_json: bool) -> str:
+    """The output format of --format and --json; both given and disagreeing is a usage error."""
+    if fmt is not None and fmt not in FORMATS:
         raise usage("--format must be text, json or context.")
-    return fmt
+    if as_json and fmt not in (None, "json"):
+        raise usage(f"--json and --format {fmt} disagree; pass one of them.")
+    return "json" if as_json else fmt or "text"
 
 
 def open_index(repo: Path, index: Path | None, embedder: str | None = None, no_record: bool = False) -> Index:

@@ -23,6 +23,7 @@ from codevouch.commands.common import (
     progress,
     usage,
 )
+from codevouch.commands.progress import ProgressLines
 from codevouch.errors import CodevouchError
 
 if TYPE_CHECKING:
@@ -71,8 +72,11 @@ def _build_one(repo: Path, branch: list[str] | None, all_branches: bool, include
     try:
         idx = open_index(repo, index, embedder)
         idx.embedder()  # an unknown model is a usage error before any work starts
-        with progress(enabled=not as_json and sys.stderr.isatty()) as bar:
-            summaries = idx.build(branches=branch or (), all_branches=all_branches, wait=wait, progress=bar,
+        terminal = sys.stderr.isatty()
+        with progress(enabled=not as_json and terminal) as bar:
+            # Not a terminal (cron, CI): a plain line now and then once the build runs long.
+            summaries = idx.build(branches=branch or (), all_branches=all_branches, wait=wait,
+                                  progress=bar if terminal else ProgressLines(),
                                   include_branches=include_branch, exclude_branches=exclude_branch)
     except CodevouchError as exc:
         raise fail(exc) from exc
@@ -125,8 +129,10 @@ def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder
         if not as_json:
             _echo_outcome(outcome, codes[id(outcome)], crashes.get(id(outcome)))
 
-    with progress(enabled=not as_json and sys.stderr.isatty()) as bar:
-        outcomes = build_repos(specs, index_dir, model, wait=wait, progress=bar, on_repo=report)
+    terminal = sys.stderr.isatty()
+    with progress(enabled=not as_json and terminal) as bar:
+        outcomes = build_repos(specs, index_dir, model, wait=wait, progress=bar if terminal else ProgressLines(),
+                               on_repo=report)
     failed = [o for o in outcomes if not o.ok]
     if as_json:
         rows: list[dict[str, Any]] = []

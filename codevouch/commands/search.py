@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -35,7 +35,8 @@ def search_cmd(
         "--include-history", help="Also return chunks of files deleted from the branch.")] = False,
     no_validate: Annotated[bool, typer.Option(
         "--no-validate", help="Skip the working-tree check (hits carry no verdict).")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="text, json or context (markdown for agents).")] = "text",
+    fmt: Annotated[Optional[str], typer.Option(
+        "--format", help="text (the default), json or context (markdown for agents).")] = None,
     mode: Annotated[str, typer.Option(
         "--mode", help="hybrid (dense + lexical, fused by rank), dense or lexical.")] = "hybrid",
     index: IndexOpt = None,

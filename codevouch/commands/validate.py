@@ -27,7 +27,8 @@ def validate_cmd(
         "--index", help="Index directory: where this call's usage record goes (validation itself "
                         "needs only the snippets and the repository).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Re-hash every file, even on the fast path.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="text, json or context (markdown for agents).")] = "text",
+    fmt: Annotated[Optional[str], typer.Option(
+        "--format", help="text (the default), json or context (markdown for agents).")] = None,
     no_record: NoRecordOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
