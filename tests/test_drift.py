@@ -392,3 +392,26 @@ def test_lcs_is_longest_against_the_textbook_table() -> None:
         assert len(pairs) == table_length(a, b)
         assert all(a[i] == b[j] for i, j in pairs)
         assert all(p[0] < q[0] and p[1] < q[1] for p, q in zip(pairs, pairs[1:]))
+
+
+def test_a_deleted_file_is_one_line_and_json_keeps_the_detail(repo: Repo, index_dir: Path) -> None:
+    """Issue 21.7: drift listed every definition of a deleted file under "(module-level code
+    changed)". Text gives the file one line with its count; --json still lists each definition."""
+    legacy = "import os\n\n\n" + "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(6))
+    repo.commit_files({"shop/legacy.py": legacy, "shop/keep.py": "def keep():\n    return 1\n"})
+    _index(repo, index_dir)
+    repo.remove("shop/legacy.py")
+    repo.write("shop/keep.py", "def keep():\n    return 1\n\n\ndef f5(x):\n    return x + 5\n")
+    runner = CliRunner()
+    args = ["drift", "--repo", str(repo.root), "--index", str(index_dir)]
+    text = runner.invoke(app, args)
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    assert "removed shop/legacy.py (file deleted: 6 definitions, 1 of them moved to shop/keep.py)" in lines
+    assert "legacy.py (module-level code changed)" not in text.output
+    assert not [ln for ln in lines if ln.lstrip().startswith("removed ") and ln.startswith("  ")]
+    assert any(ln.strip().startswith("moved") and "f5" in ln and "from shop/legacy.py" in ln for ln in lines)
+    data = json.loads(runner.invoke(app, [*args, "--json"]).output)
+    [gone] = [f for f in data["files"] if f["path"] == "shop/legacy.py"]
+    assert gone["status"] == "removed" and len(gone["definitions"]) == 6
+    assert sorted(d["state"] for d in gone["definitions"]) == ["moved"] + ["removed"] * 5

@@ -42,12 +42,27 @@ def render(report: Drift) -> str:
 
 
 def _file_lines(f: FileDrift) -> list[str]:
+    if f.status == "removed" and f.definitions is not None:
+        return [_deleted_line(f)]
     head = f"{f.status} {f.old_path} -> {f.path}" if f.status == "renamed" else f"{f.status} {f.path}"
     if f.note:
         head += f" ({f.note})"
     elif f.module_changed:
         head += " (module-level code changed)"
     return [head] + [_def_line(f.path, d) for d in f.changed()]
+
+
+def _deleted_line(f: FileDrift) -> str:
+    """A deleted file is one line: every definition in it went with it (--json lists them).
+    Those that reappear in another file are counted here and listed under that file."""
+    defs = f.definitions or ()
+    n = len(defs)
+    moved = sorted({d.new.path for d in defs if d.state == "moved" and d.new is not None and d.new.path != f.path})
+    away = sum(1 for d in defs if d.state == "moved" and d.new is not None and d.new.path != f.path)
+    text = f"removed {f.path} (file deleted: {n} definition{'s' * (n != 1)}"
+    if away:
+        text += f", {away} of them moved to {', '.join(moved)}"
+    return text + ")"
 
 
 def _def_line(path: str, d: DefinitionDrift) -> str:
