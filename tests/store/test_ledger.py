@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import astuple, replace
 from pathlib import Path
 
 import pytest
 
 from codevouch.errors import BadIndex, NotIndexed
-from codevouch.store import BuildChange, Ledger, lex_key
+from codevouch.store import BuildChange, Ledger, Outdated, lex_key
 from tests.storehelp import MODEL, SPACE, branch_state, file_change, text_hash
 
 ORDERS = ["def cancel_order(order):\n    return order.cancel()\n", "def ship_order(order):\n    return order.ship()\n"]
@@ -154,3 +154,34 @@ def test_export_repository_copies_one_repository_only(ledger: Ledger, tmp_path: 
         assert [r.path for r, _ in snap.lexical_search(state, '"cancel"', 5)] == ["shop/orders.py"]
     finally:
         snap.close()
+
+
+def test_outdated_branches_are_found_by_repository_id_or_path_and_travel_with_a_snapshot(
+        ledger: Ledger, tmp_path: Path) -> None:
+    """`outdated` is written by migration m005 from an older layout (tests/store/test_migrations.py
+    builds real ones); here its rows are written by hand to pin the lookups down."""
+    state = branch_state("main")
+    older = replace(branch_state("topic"), coll="cv-by-path", repo_id=None, space=None)
+    ledger.commit(file_change(state, {("shop/orders.py", "b1"): ORDERS}))
+    with ledger.transaction() as db:
+        db.execute("INSERT INTO branches VALUES (?,?,?,?,?,?,?,?,?,?,?)", astuple(older))
+        db.executemany("INSERT INTO outdated VALUES (?, ?, ?)", [
+            (state.coll, "per-chunk", "[]"), (older.coll, "per-branch", '["cv-by-path-live", "cv-by-path-hist"]')])
+    assert ledger.outdated_branches() == {state.coll, older.coll}
+    assert ledger.outdated("repo-id", "/elsewhere", "main") == Outdated(state.coll, "per-chunk", ())
+    assert ledger.outdated("repo-id", "/repo", "topic") == Outdated(
+        older.coll, "per-branch", ("cv-by-path-live", "cv-by-path-hist"))
+    assert ledger.outdated("repo-id", "/elsewhere", "topic") is None  # no id: found by its path only
+    assert ledger.outdated("another-repo", "/repo", "main") is None
+    dest = tmp_path / "snapshot"
+    ledger.export_repository("repo-id", dest)  # the branches with the repository's id, and their rows
+    snap = Ledger(dest, readonly=True)
+    try:
+        assert snap.outdated_branches() == {state.coll}
+    finally:
+        snap.close()
+    # The build that moves the branch forgets the row, and the older key's branch and files.
+    done = ledger.commit(BuildChange(state=branch_state("topic"), outdated=Outdated(
+        older.coll, "per-branch", ("cv-by-path-live", "cv-by-path-hist"))))
+    assert done.old_collections == ["cv-by-path-live", "cv-by-path-hist"]
+    assert ledger.outdated_branches() == {state.coll} and ledger.branch(older.coll) is None
