@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -289,3 +290,50 @@ def test_a_100kb_query_answers(hostile) -> None:
     assert json.loads(out.stdout)
     with pytest.raises(InputError):
         Index(repo.root, index).search("x", k=0)
+
+
+# --- the programs codevouch runs (issue 19, part 1) -------------------------------------------------
+
+# What every git process codevouch starts must carry: none of the repository's programs runs.
+GIT_SAFETY = ("--no-pager", "--no-optional-locks", "core.fsmonitor=false", "core.hooksPath=/dev/null",
+              "credential.helper=", "diff.autoRefreshIndex=false")
+
+
+def _strace_usable() -> bool:
+    if shutil.which("strace") is None:
+        return False
+    probe = subprocess.run(["strace", "-f", "-qq", "-e", "trace=execve", "-o", os.devnull, "true"],
+                           capture_output=True, timeout=60)
+    return probe.returncode == 0        # ptrace may be forbidden (a container without CAP_SYS_PTRACE)
+
+
+@pytest.mark.skipif(not _strace_usable(), reason="strace is not installed, or ptrace is not permitted here")
+@pytest.mark.parametrize("argv, stdin", [
+    (["validate", "-"], '{"path": "ok.py", "start_line": 1, "end_line": 2, "text": "def fine():"}\n'),
+    (["search", "fine"], None),
+    (["drift"], None),
+    (["review", "HEAD~1..HEAD", "--no-related"], None),
+    (["index", "status"], None),
+    (["check-refs", "-"], "See ok.py:1 and `fine()`, also gone.py:3 and `nowhere_at_all()`.\n"),
+])
+def test_git_is_the_only_program_run_and_always_with_the_safety_options(hostile, tmp_path: Path, argv: list[str],
+                                                                         stdin: str | None) -> None:
+    """strace every execve of a real CLI run: the interpreter, then git and nothing else, each
+    git with every option that keeps the repository's configured programs from running."""
+    repo, index, _ = hostile
+    (repo.root / "ok.py").touch()       # stale stat data: a status or diff re-reads the file
+    trace = tmp_path / "trace"
+    out = subprocess.run(["strace", "-f", "-qq", "-e", "trace=execve", "-e", "signal=none", "-s", "4096",
+                          "-o", str(trace), sys.executable, "-m", "codevouch", *argv],
+                         cwd=repo.root, input=(stdin or "").encode(), capture_output=True, timeout=300,
+                         env={**os.environ, "CODEVOUCH_INDEX": str(index)})
+    assert out.returncode in (0, 3), out.stderr.decode(errors="replace")
+    ran = [line for line in trace.read_text().splitlines() if "execve(" in line and line.rstrip().endswith("= 0")]
+    programs = [line.split('execve("', 1)[1].split('"', 1)[0] for line in ran]
+    assert os.path.basename(programs[0]).startswith("python"), programs[0]
+    assert programs[1:], "no git process was traced"
+    assert {os.path.basename(p) for p in programs[1:]} == {"git"}, programs
+    for line in ran[1:]:
+        argv_text = line.split("[", 1)[1]
+        missing = [opt for opt in GIT_SAFETY if f'"{opt}"' not in argv_text]
+        assert not missing, (missing, line[:400])

@@ -13,6 +13,8 @@ says "unchanged" but whose text is not in the file gets `text-mismatch`.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from codevouch.validator import moves, symbols
 from codevouch.validator.facts import Facts, WorkFile, fast_path, identical_blob
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
@@ -36,7 +38,15 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
         return _missing(s, loc, facts)
     if not s.has_version:
         return _unversioned(s, loc, work, facts)
-    return _versioned(s, loc, work, facts, strict)
+    decision = _versioned(s, loc, work, facts, strict)
+    unrun = facts.unrun_filters.get(loc.rel)
+    if unrun is not None and decision.reason not in ("same-commit", "same-content"):
+        # The working-tree hash was taken without the repository's filter, so "changed" may only
+        # mean "not filtered": say so rather than run the repository's program.
+        decision = replace(decision, detail=(
+            f"{decision.detail} Cannot verify against the committed blob: the repository's filter "
+            f"{unrun!r} is not run (set CODEVOUCH_RUN_GIT_FILTERS=1 to run it)."))
+    return decision
 
 
 def _kind_words(kind: str) -> str:

@@ -88,6 +88,9 @@ class Facts:
     blob_texts: Mapping[str, str] = field(default_factory=dict)           # blob id -> text
     commit_dates: Mapping[str, str] = field(default_factory=dict)
     marks: Mapping[str, str] = field(default_factory=dict)   # rel path -> .gitattributes linguist mark
+    # rel path -> the filter driver its `filter` attribute names, which codevouch does not run
+    # (README, "Security"): its working-tree hash may differ from what `git add` would store.
+    unrun_filters: Mapping[str, str] = field(default_factory=dict)
     # Definition lines of snippets that lost their symbol -> working-tree files holding that
     # line (gathered in a second pass, only for those: see `elsewhere`).
     elsewhere: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -392,9 +395,11 @@ def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], loo
     head_obj = objects.get("HEAD")
     head = head_obj[0] if head_obj and head_obj[1] == "commit" else None
     inside_rels = [loc.rel for loc in located.values() if loc.inside and loc.rel]
+    attributes = gitio.path_attributes(root, inside_rels, (*gitio.LINGUIST_ATTRIBUTES, "filter")) \
+        if _has_gitattributes(root, inside_rels) else {}
     return Facts(root, head, status, load_worktree_rules(root), located,
                  {real: WorkFile(text) for real, text in texts.items()}, objects, commit_dates=dates,
-                 marks=gitio.linguist_marks(root, inside_rels) if _has_gitattributes(root, inside_rels) else {})
+                 marks=gitio.marks_of(attributes), unrun_filters=gitio.unrun_filters(root, attributes))
 
 
 def _has_gitattributes(root: Path, rels: Sequence[str]) -> bool:

@@ -37,20 +37,155 @@ def no_git_env(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k not in REPO_LOCATING_VARS}
 
 
+# --- no program from a repository's configuration runs ------------------------------------------
+#
+# A repository's own config (.git/config, config.worktree, files it includes) can name programs
+# that git runs as a side effect of read-only commands: core.fsmonitor (status, diff, ls-files),
+# filter.<x>.clean / smudge / process (hash-object, status, diff of the working tree), hooks
+# (post-index-change when an index is written, our temporary read-tree index included),
+# diff.<x>.textconv and diff.<x>.command (diff, log -p, log -S, grep), core.pager, gpg.program
+# (log.showSignature), credential helpers. codevouch reads repositories it did not write, so every
+# git process it starts turns all of them off (README, "Security"): the `-c` settings below, the
+# filter drivers named in the configuration (filter_overrides), `--no-pager`,
+# `--no-optional-locks`, and `--no-textconv --no-ext-diff` on every command that diffs.
+
+# Settings given to every git process (`-c` beats every configuration file).
+SAFE_CONFIG: tuple[str, ...] = (
+    "core.fsmonitor=false",         # no fsmonitor hook or daemon
+    "core.hooksPath=/dev/null",     # no hook of any name (a directory that holds nothing)
+    "credential.helper=",           # an empty value clears the list of helpers
+    "core.pager=cat",               # --no-pager too; belt and braces
+    "log.showSignature=false",      # no gpg.program from `log` / `show`
+    "gc.auto=0", "maintenance.auto=false",     # no background work started by git itself
+    "core.untrackedCache=false",    # nothing to write back into the index
+    "diff.autoRefreshIndex=false",  # `git diff` rewrites .git/index (whatever --no-optional-locks
+                                    # says, git 2.39) when it met files whose stat data was stale
+)
+
+# Opt-in, from the environment only (never from a repository): run the filter drivers that the
+# configuration names (git-lfs, git-crypt ...), so hashes of working-tree files match what `git
+# add` would store. Off by default: a filter is a program the repository's config chose.
+RUN_FILTERS_VAR = "CODEVOUCH_RUN_GIT_FILTERS"
+
+# Environment variables that make git run a program, dropped; the pager ones are set to `cat`.
+_PROGRAM_VARS = ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EDITOR")
+
+
+def run_filters() -> bool:
+    """Whether the user opted in (CODEVOUCH_RUN_GIT_FILTERS=1) to running configured filters."""
+    return os.environ.get(RUN_FILTERS_VAR, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def _env() -> dict[str, str]:
     # Read per call, not at import, so a changed environment (HOME in tests) reaches git.
+    env = {k: v for k, v in no_git_env(os.environ).items() if k not in _PROGRAM_VARS}
     return {
-        **no_git_env(os.environ),
+        **env,
         "LC_ALL": "C",
         # `git status` refreshes the index as a side effect; a read-only tool must not write.
         "GIT_OPTIONAL_LOCKS": "0",
         "GIT_TERMINAL_PROMPT": "0",
+        "GIT_PAGER": "cat", "PAGER": "cat",
     }
 
 
-def run(repo: Path | str, *args: str, stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,),
-        env: Mapping[str, str] | None = None) -> bytes:
-    cmd = ("git", "-C", str(repo), *args)
+@dataclass(frozen=True)
+class _Filters:
+    names: tuple[str, ...]                       # filter drivers the configuration defines
+    files: tuple[tuple[str, tuple[int, int, int]], ...]   # the config files read, and their stat
+    env: tuple[str, ...]                         # the config-bearing environment when read
+
+
+_FILTERS: dict[str, _Filters] = {}
+_CONFIG_ENV = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+               "GIT_CONFIG_NOSYSTEM", "HOME", "XDG_CONFIG_HOME")
+
+
+def _stat_key(path: str) -> tuple[int, int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, 0, 0)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _config_env() -> tuple[str, ...]:
+    return tuple(os.environ.get(k, "\0") for k in _CONFIG_ENV) + tuple(
+        f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("GIT_CONFIG_"))
+
+
+def filter_names(repo: Path | str) -> tuple[str, ...]:
+    """The filter drivers (`filter.<name>.*`) that git's configuration defines in `repo`.
+
+    Read with `git config --list` (which runs nothing) and kept while none of the files it read
+    changes; a configuration with include directives (an `includeIf` can depend on the branch),
+    or whose files cannot all be found again, is read again each time."""
+    key = os.path.abspath(str(repo))
+    cached = _FILTERS.get(key)
+    env = _config_env()
+    if cached is not None and cached.env == env and all(_stat_key(f) == st for f, st in cached.files):
+        return cached.names
+    try:
+        out = _run_raw(repo, ("config", "--list", "--show-origin", "-z"), extra=())
+    except GitError:
+        return ()
+    names: set[str] = set()
+    files: dict[str, tuple[int, int, int]] = {}
+    includes = False
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    for origin, entry in zip(fields[0::2], fields[1::2]):
+        name = entry.split("\n", 1)[0]
+        section, _, rest = name.partition(".")
+        if section.lower() == "filter" and "." in rest:
+            names.add(rest.rsplit(".", 1)[0])
+        if section.lower() in ("include", "includeif"):
+            includes = True
+        if origin.startswith("file:"):
+            path = origin[len("file:"):]
+            full = path if os.path.isabs(path) else os.path.join(key, path)
+            files.setdefault(full, _stat_key(full))
+            # Relative origins are relative to the top of the work tree, which `repo` may not
+            # be: a file that cannot be found is a file whose changes we could not see.
+            includes = includes or files[full] == (0, 0, 0)
+    home = os.environ.get("HOME")
+    for extra_file in ([os.path.join(home, ".gitconfig")] if home else []) + [
+            os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home or "/", ".config"), "git", "config")]:
+        files.setdefault(extra_file, _stat_key(extra_file))
+    result = tuple(sorted(names))
+    if not includes:
+        _FILTERS[key] = _Filters(result, tuple(files.items()), env)
+    return result
+
+
+def filter_overrides(repo: Path | str) -> tuple[str, ...]:
+    """`-c` settings that stop every configured filter driver from running (an empty command is
+    no command; `required=false` keeps git from failing the path for it). Empty when the user
+    opted in with CODEVOUCH_RUN_GIT_FILTERS=1."""
+    if run_filters():
+        return ()
+    args: list[str] = []
+    for name in filter_names(repo):
+        for setting in ("clean=", "smudge=", "process=", "required=false"):
+            args += ["-c", f"filter.{name}.{setting}"]
+    return tuple(args)
+
+
+def git_command(repo: Path | str, args: Iterable[str]) -> tuple[str, ...]:
+    """The argv of a git process in `repo` that runs no program the repository configured."""
+    return _command(repo, tuple(args), filter_overrides(repo))
+
+
+def _command(repo: Path | str, args: tuple[str, ...], extra: tuple[str, ...]) -> tuple[str, ...]:
+    safe: list[str] = []
+    for setting in SAFE_CONFIG:
+        safe += ["-c", setting]
+    return ("git", "--no-pager", "--no-optional-locks", *safe, *extra, "-C", str(repo), *args)
+
+
+def _run_raw(repo: Path | str, args: tuple[str, ...], extra: tuple[str, ...],
+             stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,),
+             env: Mapping[str, str] | None = None) -> bytes:
+    cmd = _command(repo, args, extra)
     try:
         proc = subprocess.run(cmd, input=stdin, capture_output=True, env={**_env(), **(env or {})}, check=False)
     except FileNotFoundError as exc:  # git itself is missing
@@ -58,8 +193,22 @@ def run(repo: Path | str, *args: str, stdin: bytes | None = None, ok_codes: tupl
     return _checked(cmd, proc.returncode, proc.stdout, proc.stderr, ok_codes)
 
 
+# Options for every command that can diff (diff, log, show): no textconv, no external diff.
+NO_PROGRAMS = ("--no-textconv", "--no-ext-diff")
+
+
+def run(repo: Path | str, *args: str, stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,),
+        env: Mapping[str, str] | None = None) -> bytes:
+    return _run_raw(repo, args, filter_overrides(repo), stdin=stdin, ok_codes=ok_codes, env=env)
+
+
 def _missing_git(cmd: tuple[str, ...]) -> GitError:
     return GitError("git is not installed or not on PATH; install git and retry.", cmd)
+
+
+def _shown(cmd: tuple[str, ...]) -> tuple[str, ...]:
+    """The part of a git argv a message shows: what follows `-C <repo>`."""
+    return cmd[cmd.index("-C") + 2:] if "-C" in cmd else cmd[1:]
 
 
 def _checked(cmd: tuple[str, ...], returncode: int, stdout: bytes, stderr_bytes: bytes,
@@ -67,7 +216,7 @@ def _checked(cmd: tuple[str, ...], returncode: int, stdout: bytes, stderr_bytes:
     if returncode not in ok_codes:
         stderr = stderr_bytes.decode("utf-8", "replace").strip()
         raise GitError(
-            f"git failed ({' '.join(cmd[3:])}): exit {returncode}: {stderr or '(no output)'}",
+            f"git failed ({' '.join(_shown(cmd))}): exit {returncode}: {stderr or '(no output)'}",
             cmd, returncode, stderr,
         )
     return stdout
@@ -84,7 +233,7 @@ class Pending:
 
     def __init__(self, repo: Path | str, *args: str, stdin: bytes | None = None,
                  ok_codes: tuple[int, ...] = (0,)) -> None:
-        self._cmd = ("git", "-C", str(repo), *args)
+        self._cmd = git_command(repo, args)
         self._ok = ok_codes
         self._error: OSError | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -308,7 +457,7 @@ def commit_dates(repo: Path, commits: Iterable[str]) -> dict[str, str]:
     wanted = list(dict.fromkeys(commits))
     if not wanted:
         return {}
-    out = run(repo, "show", "-s", "--no-walk=unsorted", "--format=%H %cI", *wanted, "--")
+    out = run(repo, "show", "-s", *NO_PROGRAMS, "--no-walk=unsorted", "--format=%H %cI", *wanted, "--")
     dates: dict[str, str] = {}
     for line in out.decode().splitlines():
         sha, _, date = line.partition(" ")
@@ -465,7 +614,7 @@ _ZERO = "0" * 40
 def diff_trees(repo: Path, old: str, new: str | None, renames: bool = True) -> list[Change]:
     """Changed files between two commits (`new=None`: the working tree's tracked files),
     with git's rename detection."""
-    args = ["diff", "--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv"]
+    args = ["diff", "--raw", "-z", "--no-abbrev", *NO_PROGRAMS, *([] if new else ["--ignore-submodules=dirty"])]
     args += ["-M"] if renames else ["--no-renames"]
     out = run(repo, *args, old, *([new] if new else []), "--")
     return _parse_raw(out)
@@ -510,7 +659,7 @@ class BlobReader:
 
     def __init__(self, repo: Path) -> None:
         self._proc = subprocess.Popen(
-            ("git", "-C", str(repo), "cat-file", "--batch"),
+            git_command(repo, ("cat-file", "--batch")),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env())
 
     def read(self, sha: str) -> bytes | None:
@@ -666,8 +815,12 @@ def diff_patch(repo: Path, *revs: str, cached: bool = False) -> bytes:
     """The unified diff between `revs` (none: index vs working tree; one: that commit vs the
     working tree, or vs the index when cached), with git's rename detection, full blob ids,
     no external diff tools or textconv filters, no colour."""
-    args = ["diff", "--patch", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--full-index",
+    args = ["diff", "--patch", "--no-color", *NO_PROGRAMS, "-M", "--full-index",
             "--src-prefix=a/", "--dst-prefix=b/", "--submodule=short", "--no-relative"]
+    if not cached and len(revs) < 2:
+        # The working tree: no `git status` inside a submodule (it would run with the
+        # submodule's own configuration).
+        args.append("--ignore-submodules=dirty")
     return run(repo, *args, *(["--cached"] if cached else []), *revs, "--")
 
 
@@ -683,7 +836,7 @@ def grep_words(repo: Path, words: Iterable[str], rev: str | None = None) -> dict
     wanted = [w for w in dict.fromkeys(words) if w and "\n" not in w]
     if not wanted:
         return {}
-    args = ["grep", "-z", "-o", "-w", "-F", "-I", "--no-color"]
+    args = ["grep", "-z", "-o", "-w", "-F", "-I", "--no-color", "--no-textconv"]
     args += ["--untracked"] if rev is None else []
     for w in wanted:
         args += ["-e", w]
@@ -691,11 +844,21 @@ def grep_words(repo: Path, words: Iterable[str], rev: str | None = None) -> dict
     out = run(repo, *args, *([rev] if rev else []), "--", ok_codes=(0, 1))
     found: dict[str, set[str]] = {}
     prefix = f"{rev}:" if rev else ""
-    for line in out.decode("utf-8", "surrogateescape").split("\n"):
-        path, sep, word = line.partition("\0")
-        if sep and word in wanted:
+    for path, word in _grep_records(out):
+        if word in wanted:
             found.setdefault(word, set()).add(path[len(prefix):] if path.startswith(prefix) else path)
     return found
+
+
+def _grep_records(out: bytes) -> Iterator[tuple[str, str]]:
+    """(path, text) of each `git grep -z` record, `path NUL text LF`. A path may hold a newline
+    (it ends at the NUL); the text never does (a match or a line), so it ends at the first LF."""
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    path = fields[0]
+    for field in fields[1:]:
+        text, sep, following = field.partition("\n")
+        yield path, text
+        path = following if sep else ""
 
 
 def worktree_files(repo: Path) -> list[str]:
@@ -705,7 +868,8 @@ def worktree_files(repo: Path) -> list[str]:
 
 def last_commit_touching(repo: Path, path: str) -> str | None:
     """The newest commit on HEAD that changed `path` (None when it never existed there)."""
-    out = run(repo, "--literal-pathspecs", "log", "-1", "--format=%H", "HEAD", "--", path, ok_codes=(0, 128))
+    out = run(repo, "--literal-pathspecs", "log", "-1", *NO_PROGRAMS, "--format=%H", "HEAD", "--", path,
+              ok_codes=(0, 128))
     return out.decode().strip() or None
 
 
@@ -713,7 +877,7 @@ def last_commit_mentioning(repo: Path, word: str) -> str | None:
     """The newest commit on HEAD that changed how often `word` occurs (git's pickaxe, -S)."""
     if not word or "\n" in word:
         return None
-    out = run(repo, "log", "-1", "--format=%H", f"-S{word}", "HEAD", "--", ok_codes=(0, 128))
+    out = run(repo, "log", "-1", *NO_PROGRAMS, "--format=%H", f"-S{word}", "HEAD", "--", ok_codes=(0, 128))
     return out.decode().strip() or None
 
 
@@ -732,14 +896,13 @@ def grep_lines(repo: Path, needles: Iterable[str]) -> dict[str, list[str]]:
     wanted = {n.strip() for n in needles if n.strip() and "\n" not in n and "\0" not in n}
     if not wanted:
         return {}
-    out = run(repo, "grep", "-I", "-z", "-F", "--untracked", "--no-color", "-f", "-",
+    out = run(repo, "grep", "-I", "-z", "-F", "--untracked", "--no-color", "--no-textconv", "-f", "-",
               stdin="".join(f"{n}\n" for n in sorted(wanted)).encode("utf-8", "surrogateescape"),
               ok_codes=(0, 1))
     found: dict[str, list[str]] = {}
-    for line in out.decode("utf-8", "surrogateescape").split("\n"):
-        path, sep, content = line.partition("\0")
+    for path, content in _grep_records(out):
         key = content.strip()
-        if sep and key in wanted and path not in found.get(key, ()):
+        if key in wanted and path not in found.get(key, ()):
             found.setdefault(key, []).append(path)
     return found
 
@@ -755,8 +918,37 @@ def linguist_marks(repo: Path, paths: Iterable[str], commit: str | None = None) 
     .gitattributes are read through a temporary index outside the repository (`check-attr
     --source` needs git 2.40), so the repository is not written.
     """
+    return marks_of(path_attributes(repo, paths, LINGUIST_ATTRIBUTES, commit))
+
+
+def marks_of(attributes: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """linguist_marks from path_attributes' answer (LINGUIST_ATTRIBUTES among those asked)."""
+    marks: dict[str, str] = {}
+    for path, values in attributes.items():
+        for attr in LINGUIST_ATTRIBUTES:
+            if values.get(attr) in ("set", "true"):
+                marks.setdefault(path, "generated" if attr == "linguist-generated" else "vendored")
+    return marks
+
+
+def unrun_filters(repo: Path, attributes: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """path -> filter driver for the paths whose `filter` attribute (from path_attributes, with
+    "filter" asked) names a driver the configuration defines and codevouch does not run: their
+    working-tree hash is not what `git add` would store."""
+    if run_filters():
+        return {}
+    configured = set(filter_names(repo))
+    return {path: values["filter"] for path, values in attributes.items()
+            if values.get("filter") in configured}
+
+
+def path_attributes(repo: Path, paths: Iterable[str], attrs: Iterable[str],
+                    commit: str | None = None) -> dict[str, dict[str, str]]:
+    """path -> {attribute: value} for the attributes that are set (not `unspecified`), in one
+    `check-attr` call; commit as for linguist_marks."""
     wanted = [p for p in dict.fromkeys(paths) if p and "\0" not in p]
-    if not wanted:
+    names = list(attrs)
+    if not wanted or not names:
         return {}
     import tempfile
 
@@ -766,11 +958,11 @@ def linguist_marks(repo: Path, paths: Iterable[str], commit: str | None = None) 
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             run(repo, "read-tree", commit, env=env)
         out = run(repo, "check-attr", *(["--cached"] if commit is not None else []), "--stdin", "-z",
-                  *LINGUIST_ATTRIBUTES, stdin="\0".join(wanted).encode("utf-8", "surrogateescape") + b"\0", env=env)
+                  *names, stdin="\0".join(wanted).encode("utf-8", "surrogateescape") + b"\0", env=env)
     fields = out.decode("utf-8", "surrogateescape").split("\0")
-    marks: dict[str, str] = {}
+    found: dict[str, dict[str, str]] = {}
     for i in range(0, len(fields) - 2, 3):
         path, attr, value = fields[i:i + 3]
-        if value in ("set", "true"):
-            marks.setdefault(path, "generated" if attr == "linguist-generated" else "vendored")
-    return marks
+        if value != "unspecified":
+            found.setdefault(path, {})[attr] = value
+    return found

@@ -80,7 +80,8 @@ class GitCounter:
         monkeypatch.setattr(gitio.subprocess, "Popen", Popen)
 
     def commands(self) -> list[str]:
-        return [c[3] for c in self.calls]   # ("git", "-C", root, <command>, ...)
+        # ("git", <safety options>, "-C", root, <command>, ...)
+        return [c[c.index("-C") + 2] for c in self.calls]
 
 
 # --- usable ------------------------------------------------------------------------------------
