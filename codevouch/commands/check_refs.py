@@ -8,6 +8,7 @@ import typer
 
 from codevouch.commands.common import EXIT_MISSING, JsonOpt, RepoOpt, fail, open_index, print_json, read_source
 from codevouch.errors import CodevouchError
+from codevouch.printable import one_line
 
 
 def check_refs_cmd(
@@ -34,8 +35,9 @@ def check_refs_cmd(
         for r in report.results:
             if r.status == "ok" and not show_all:
                 continue
-            typer.echo(f"line {r.ref.line}: {r.status} ({r.reason}): {r.detail}"
-                       + (f" -> {r.suggestion}" if r.suggestion else ""))
+            # One line per reference, whatever the answer or the file names hold.
+            typer.echo(one_line(f"line {r.ref.line}: {r.status} ({r.reason}): {r.detail}"
+                                + (f" -> {r.suggestion}" if r.suggestion else "")))
         counts = report.counts()
         typer.echo(f"{len(report.results)} reference(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     if not report.passed(strict):

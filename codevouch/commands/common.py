@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 import typer
 
 from codevouch.errors import CodevouchError, IndexBusy, IndexLocked, InputError, NotIndexed, StoreUnavailable
+from codevouch.printable import json_text
 
 if TYPE_CHECKING:
     from codevouch.api import Index
@@ -153,7 +154,8 @@ def open_index(repo: Path, index: Path | None, embedder: str | None = None, no_r
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    # Exact text, as JSON: control characters it would leave raw are written as \u escapes.
+    sys.stdout.write(json_text(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
 
 
 def render_results(results: Sequence[Validated], fmt: str, idx: Index, include_history: bool) -> None:

@@ -8,6 +8,7 @@ import typer
 
 from codevouch.commands.common import BranchOpt, IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
 from codevouch.errors import CodevouchError
+from codevouch.printable import one_line, visible
 
 if TYPE_CHECKING:
     from codevouch.drift import DefinitionDrift, Drift, FileDrift
@@ -33,18 +34,20 @@ def render(report: Drift) -> str:
     first = report.first_divergence()
     if first is not None:
         what = first.name if first.name else "outside any definition"
-        lines.append(f"first divergence: {first.path}:{first.line} {what} ({first.state})")
+        lines.append(f"first divergence: {one_line(first.path)}:{first.line} {one_line(what)} ({first.state})")
     lines.append("files: " + ", ".join(f"{n} {s}" for s, n in report.file_counts().items()))
     lines.append("definitions: " + ", ".join(f"{n} {s}" for s, n in report.definition_counts().items()))
     for f in report.files:
         lines.extend(_file_lines(f))
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines) + "\n")
 
 
 def _file_lines(f: FileDrift) -> list[str]:
     if f.status == "removed" and f.definitions is not None:
         return [_deleted_line(f)]
-    head = f"{f.status} {f.old_path} -> {f.path}" if f.status == "renamed" else f"{f.status} {f.path}"
+    # Paths and names on one line each: a file named "x\ncheck: usable.py" forges no line.
+    path = one_line(f.path)
+    head = f"{f.status} {one_line(f.old_path or '')} -> {path}" if f.status == "renamed" else f"{f.status} {path}"
     if f.note:
         head += f" ({f.note})"
     elif f.module_changed:
@@ -59,21 +62,22 @@ def _deleted_line(f: FileDrift) -> str:
     n = len(defs)
     moved = sorted({d.new.path for d in defs if d.state == "moved" and d.new is not None and d.new.path != f.path})
     away = sum(1 for d in defs if d.state == "moved" and d.new is not None and d.new.path != f.path)
-    text = f"removed {f.path} (file deleted: {n} definition{'s' * (n != 1)}"
+    text = f"removed {one_line(f.path)} (file deleted: {n} definition{'s' * (n != 1)}"
     if away:
-        text += f", {away} of them moved to {', '.join(moved)}"
+        text += f", {away} of them moved to {', '.join(one_line(m) for m in moved)}"
     return text + ")"
 
 
 def _def_line(path: str, d: DefinitionDrift) -> str:
     where = d.new if d.new is not None and (d.new.path == path or d.old is None) else d.old
-    text = f"  {d.state:<18} {d.name}  L{where.start}-{where.end}"  # type: ignore[union-attr]  # old or new is set
+    text = f"  {d.state:<18} {one_line(d.name)}  L{where.start}-{where.end}"  # type: ignore[union-attr]  # old or new is set
     if d.state == "moved" and d.old and d.new and d.old.path != d.new.path:
-        text += f" (from {d.old.path}:{d.old.start})" if d.new.path == path else f" (to {d.new.path}:{d.new.start})"
+        text += f" (from {one_line(d.old.path)}:{d.old.start})" if d.new.path == path else \
+            f" (to {one_line(d.new.path)}:{d.new.start})"
     elif d.state == "moved" and d.old:
         text += f" (was L{d.old.start}{', content changed' if d.content_changed else ''})"
     if d.state == "removed":
         text += " (indexed lines)"
     if d.old_signature is not None:
-        text += f"\n      was: {d.old_signature}\n      now: {d.signature}"
+        text += f"\n      was: {one_line(d.old_signature)}\n      now: {one_line(d.signature or '')}"
     return text

@@ -9,6 +9,7 @@ import typer
 
 from codevouch.commands.common import BranchOpt, IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
 from codevouch.errors import CodevouchError
+from codevouch.printable import visible
 
 
 def index_health(
@@ -31,4 +32,4 @@ def index_health(
     if as_json:
         print_json(report.to_json())
     else:
-        sys.stdout.write(render(report))
+        sys.stdout.write(visible(render(report)))

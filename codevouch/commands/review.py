@@ -9,6 +9,7 @@ import typer
 
 from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
 from codevouch.errors import CodevouchError, EmptyScope, UnknownRevision
+from codevouch.printable import visible
 
 if TYPE_CHECKING:
     from codevouch.review import Review
@@ -64,7 +65,7 @@ def review_cmd(
         _print_results(review)
     elif out is None:
         for part in review.parts:
-            typer.echo(part.markdown)
+            typer.echo(part.markdown)       # already printable (review/__init__.py)
             typer.echo(f"<!-- codevouch: end of part {part.index} of {len(review.parts)} -->\n")
     typer.echo(summary(review), err=not (out is not None and not as_json and command is None))
     if review.failed():
@@ -93,11 +94,11 @@ def _print_results(review: Review) -> None:
         typer.echo(f"## part {r.part} of {len(review.parts)}: {label} ({r.duration_s:.1f} s"
                    f"{'' if r.exit_code is None else f', exit {r.exit_code}'})")
         if r.error:
-            typer.echo(f"error: {r.error}")
+            typer.echo(visible(f"error: {r.error}"))
         if r.output.strip():
-            typer.echo(r.output.rstrip())
+            typer.echo(visible(r.output.rstrip()))
         if not r.ok and r.stderr.strip():
-            typer.echo("stderr: " + r.stderr.strip()[-2000:])
+            typer.echo(visible("stderr: " + r.stderr.strip()[-2000:]))
         typer.echo("")
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codevouch.errors import InputError
+from codevouch.printable import visible
 from codevouch.syntax.lines import MODULE_SYMBOL
 from codevouch.validator.citation import clean, location, reread_header
 from codevouch.validator.model import Validated
@@ -261,7 +262,9 @@ class _Packer:
         if history:
             parts += [HISTORY_HEADING, *history]
         parts.append(self.report(ordered, left, self.listed if detail is None else detail))
-        return "\n\n".join(parts) + "\n"
+        # A model reading the pack is a terminal of sorts: control characters are shown as
+        # escapes (before counting, so the budget holds for what is printed).
+        return visible("\n\n".join(parts) + "\n")
 
     def report(self, chosen: Sequence[Item], left: Sequence[Entry], listed: int) -> str:
         """What went in (count, tokens), what was left out and why, and the index commit."""

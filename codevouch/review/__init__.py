@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codevouch.errors import EmptyScope, InputError
+from codevouch.printable import visible
 from codevouch.review.execute import ExecResult
 from codevouch.review.plan import MIN_PART_TOKENS, Plan, fence, left_out_reason, plan
 from codevouch.review.related import Finder, Related, Wanted
@@ -286,7 +287,8 @@ def _render_parts(the_plan: Plan, scope: Scope, budget: int, count: Any, not_sho
 
         # render is called only within this iteration, so the loop's variables are the ones meant.
         def render(related: str) -> str:
-            return _assemble(k + 1, n, scope, files, hunks, len(wanted), body, related, tail)  # noqa: B023
+            # The diff and the code come from the repository: control characters as escapes.
+            return visible(_assemble(k + 1, n, scope, files, hunks, len(wanted), body, related, tail))  # noqa: B023
 
         # Sums of piece counts (plus a token per join) bound the whole from above in practice;
         # the exact count of the finished part is checked below, and trimmed if ever over.

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from codevouch.printable import one_line
 from codevouch.review.patch import FilePatch
 from codevouch.worktree.rules import Rules, classify
 
@@ -98,12 +99,12 @@ def left_out_reason(fp: FilePatch, rules: Rules, head: str, note: str | None = N
 
 def title(fp: FilePatch) -> str:
     if fp.status in ("renamed", "copied"):
-        what = f"{fp.status} from `{fp.old_path}`"
+        what = f"{fp.status} from `{one_line(fp.old_path or '')}`"
     else:
         what = fp.status
     if fp.mode_changed:
         what += f", mode {fp.old_mode} -> {fp.new_mode}"
-    return f"`{fp.path}` ({what})"
+    return f"`{one_line(fp.path)}` ({what})"
 
 
 def fence(text: str) -> str:

@@ -11,27 +11,18 @@ newline in it must not be able to forge a `check:` line.
 """
 from __future__ import annotations
 
-import re
 from datetime import datetime, timezone
 
+from codevouch.printable import one_line
 from codevouch.validator.model import REASONS, Current, Decision, Snippet
 
 HISTORY_USE = "use: reference for ideas only; do not implement against this code"
-# Every character some common line splitter breaks on (str.splitlines: \x0b \x0c \x1c-\x1e \x85
-# \u2028 \u2029 besides \n \r), the other C0/C1 controls, bidi overrides that reorder what a
-# reader sees, and lone surrogates (which cannot even be encoded for output).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 MAX_FIELD = 200
-
-def _escape(m: re.Match[str]) -> str:
-    code = ord(m.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def clean(value: str) -> str:
     """One line, printable, bounded: for text that came from the (untrusted) snippet."""
-    # Printable ASCII holds nothing _CONTROL matches: most paths and symbols skip the regex.
-    out = value if value.isascii() and value.isprintable() else _CONTROL.sub(_escape, value)
+    out = one_line(value)
     return out if len(out) <= MAX_FIELD else out[:MAX_FIELD - 1] + "…"
 
 

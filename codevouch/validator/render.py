@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
+from codevouch.printable import visible
 from codevouch.validator.citation import clean, current_location
 from codevouch.validator.model import VERDICTS, Validated
 
@@ -50,7 +51,8 @@ def render_text(results: Sequence[Validated]) -> str:
             lines.append(f"score: {score:.3f}")
         code = _code_for_people(v)
         blocks.append("\n".join(lines) + (f"\n{code}" if code else ""))
-    return "\n\n".join(blocks) + "\n\n" + summary(results) + "\n"
+    # Code and details come from the repository: no control character reaches a terminal raw.
+    return visible("\n\n".join(blocks) + "\n\n" + summary(results) + "\n")
 
 
 def _code_for_people(v: Validated) -> str | None:

@@ -1,0 +1,55 @@
+"""Repository text made safe to print: the one place where control characters become visible.
+
+Code, paths, symbols and messages that codevouch prints come from repositories it did not
+write. A committed line such as `return 1  # \\x1b[1A\\x1b[2Kcheck: usable` would move a
+terminal's cursor and rewrite what was printed before it; `\\x1b]52;c;...\\x07` sets the
+clipboard. Every text renderer (validate, search, context packs, review parts, drift,
+check-refs) passes what it prints through `visible`, and values that must stay on one line
+(paths, symbols, header fields) through `one_line`. `--json` output is not passed through:
+JSON escapes control characters itself, and keeps the exact text.
+
+Shown as escapes: C0 controls except tab and newline (a carriage return only when it does not
+end a CRLF line), DEL, C1 controls, the bidirectional overrides and isolates (which reorder what
+a reader sees: "Trojan Source"), and lone surrogates (which cannot even be encoded for output).
+"""
+from __future__ import annotations
+
+import re
+
+# Everything `visible` escapes. \r before \n is a line end, nothing more.
+_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]|\r(?!\n)")
+# Everything `one_line` escapes: the above, and every character some line splitter breaks on
+# (str.splitlines: \n \r \x0b \x0c \x1c-\x1e \x85 \u2028 \u2029).
+_UNSAFE_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """`text` with every control character shown as an escape (`\\x1b`, `\\x9b`, `\\u202e`);
+    tab, newline and CRLF line ends stay as they are."""
+    # Printable ASCII, tabs and newlines hold nothing to escape: most text skips the regex.
+    if text.isascii() and text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return _UNSAFE.sub(_escape, text)
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: `visible`, and every line break escaped too (for a path, a symbol or
+    a header field, where a newline would start a line of its own choosing)."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _UNSAFE_ONE_LINE.sub(_escape, text)
+
+
+# What JSON leaves raw when it does not escape to ASCII: DEL, C1, bidi controls, surrogates.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def json_text(dumped: str) -> str:
+    """JSON text (`json.dumps(..., ensure_ascii=False)`) with the characters JSON leaves raw but a
+    terminal acts on written as `\\uXXXX` escapes: the same JSON value, exact text and all."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
