@@ -429,7 +429,7 @@ def test_crlf_working_tree_hashes_like_git(repo: Repo, monkeypatch: pytest.Monke
     assert out["current"]["start_line"] == CANCEL[0] + 1
 
 
-def test_clean_filter_blob_ids_match_git(repo: Repo) -> None:
+def test_clean_filter_blob_ids_match_git(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     repo.git("config", "filter.strip.clean", "sed -e 's/[[:space:]]*$//'")
     repo.git("config", "filter.strip.smudge", "cat")
     repo.write(".gitattributes", "*.py filter=strip\n")
@@ -438,6 +438,11 @@ def test_clean_filter_blob_ids_match_git(repo: Repo) -> None:
     assert repo.show("HEAD", PATH) == ORDERS          # the blob is the cleaned text
     item = cancel(repo)
     assert "order   " not in item["text"] and "order   " in repo.read(PATH)
+    # The repository's filter is a program its config names: not run unless the user opts in,
+    # and the verdict says why it cannot vouch for the file (README, "Security").
+    out = one(repo, item)
+    assert out["verdict"] != "usable" and "filter 'strip' is not run" in out["detail"], out
+    monkeypatch.setenv("CODEVOUCH_RUN_GIT_FILTERS", "1")
     for strict in (False, True):
         out = one(repo, item, strict=strict)
         assert (out["verdict"], out["reason"]) == ("usable", "same-commit")
