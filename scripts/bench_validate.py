@@ -44,9 +44,7 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -59,10 +57,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib.common import REPO_ROOT, log, machine, timed_cpu  # noqa: E402
 
 # Import the working copy of codevouch, not whatever version happens to be installed.
-REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
@@ -70,20 +70,11 @@ from codevouch.embedding import CHUNK_TOKEN_BUDGET  # noqa: E402
 from codevouch.indexer.chunker import Chunk, chunk_text  # noqa: E402
 from codevouch.validator import VERDICTS, clear_caches, validate  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib.common import cpu_model  # noqa: E402
-
-T = TypeVar("T")
 SEED = 20240611                      # fixed: the same files, snippets and edits on every run
 QUICK_REPEAT = 2
 MIN_ROUNDS = 3                       # fewest timed rounds the time budget may leave (unless --repeat is less)
 DEFAULT_BUDGET_S = 70.0              # timed rounds, both scenarios together
 SHARED_FILE_FRACTION = 0.2           # this share of snippets lands in a file another snippet uses
-
-
-def log(msg: str) -> None:
-    # Progress goes to stderr so stdout holds only the report.
-    print(f"[bench_validate {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- the test repository
@@ -274,19 +265,6 @@ def count_git_processes() -> Iterator[Counter[str]]:
         subprocess.Popen = original  # type: ignore[misc]
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and of its finished children (the git processes): on a shared
-    machine wall time grows with other people's load, CPU time much less."""
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + kids.ru_utime + kids.ru_stime
-
-
-def timed(fn: Callable[[], T]) -> tuple[float, float, T]:
-    start, cpu = time.perf_counter(), cpu_seconds()
-    out = fn()
-    return time.perf_counter() - start, cpu_seconds() - cpu, out
-
-
 def naive_check(repo: Path, snippets: Sequence[dict[str, Any]]) -> int:
     """The baseline as a short script would write it: per snippet, ask git for HEAD and hash
     the file; fresh when both match the snippet. Returns how many it calls fresh."""
@@ -365,10 +343,10 @@ def measure(repo: Path, snippets: Sequence[dict[str, Any]], repeat: int, budget_
             fn = methods[name]
             if round_no == 0:
                 with count_git_processes() as counts:
-                    elapsed, used, first[name] = timed(fn)
+                    elapsed, used, first[name] = timed_cpu(fn)
                 procs[name] = dict(counts)
             else:
-                elapsed, used, _ = timed(fn)
+                elapsed, used, _ = timed_cpu(fn)
             times[name].append(elapsed)
             cpu[name].append(used)
     cv_s, st_s, nv_s, first_s = (statistics.median(times[name]) for name in methods)
@@ -400,18 +378,6 @@ def measure(repo: Path, snippets: Sequence[dict[str, Any]], repeat: int, budget_
 
 
 # ---------------------------------------------------------------- report
-
-def machine_info() -> dict[str, Any]:
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        usable = os.cpu_count()
-    return {"cores": os.cpu_count(), "cores_usable": usable, "cpu": cpu_model(),
-            # Other work on a shared machine slows every method; the load says how much was there.
-            "load_avg_1m_at_start": round(os.getloadavg()[0], 2),
-            "python": platform.python_version(), "platform": platform.platform(),
-            "git": subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()}
-
 
 def render(report: dict[str, Any]) -> str:
     m = report["machine"]
@@ -461,7 +427,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         f"(at least {MIN_ROUNDS}) when --repeat would overrun it; 0 for no limit")
     p.add_argument("--dirty", type=int, default=100, help="files edited in the dirty scenario")
     p.add_argument("--quick", action="store_true", help=f"{QUICK_REPEAT} timed runs instead of --repeat")
-    p.add_argument("--json", type=Path, help="also write the results as JSON to this path")
+    # --out and --fake as every figure script has them (benchlib/cli.py), so bench.py runs this one alike.
+    p.add_argument("--json", "--out", dest="json", type=Path, help="also write the results as JSON to this path")
+    p.add_argument("--fake", action="store_true", help="accepted for bench.py; the validator uses no model")
     p.add_argument("--save-verdicts", type=Path,
                    help="write every snippet's reason, detail, citation and current code (JSON) here")
     p.add_argument("--compare-verdicts", type=Path,
@@ -477,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     repeat = QUICK_REPEAT if args.quick else args.repeat
     started = time.perf_counter()
-    report: dict[str, Any] = {"machine": machine_info(),
+    report: dict[str, Any] = {"machine": machine(),
                               "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                               "scenarios": {}, "snippets": args.snippets, "files": args.files,
                               "repeat": repeat, "budget_s": args.budget}

@@ -298,3 +298,61 @@ def test_embedding_cache_serves_a_search_that_embeds_its_query_on_a_worker_threa
     assert cache.embed_query("cancel an order") == pytest.approx(vec, rel=1e-6)
     assert cache.embed(["def cancel(order): pass"])[0] == pytest.approx(docs[0], rel=1e-6)
     assert cache.embedded == 1  # the second ask came from the cache
+
+
+def test_bench_py_knows_every_figure_script() -> None:
+    """scripts/bench.py runs any figure script by name (--only NAME); a default run keeps the
+    figures it always ran, plus drift (seconds)."""
+    import bench
+
+    scripts = Path(__file__).resolve().parents[1] / "scripts"
+    assert set(bench.FIGURES) == {p.stem.removeprefix("bench_") for p in scripts.glob("bench_*.py")}
+    assert bench.DEFAULT == ("build", "search", "quality", "freshness", "validate", "drift")
+    out, work = Path("/tmp/out.json"), Path("/tmp/work")
+    for name in ("build", "search", "quality", "freshness", "validate"):
+        plan = bench.FIGURES[name].plan(True, True, out, work)
+        assert isinstance(plan, bench.Run) and plan.args == ["--out", str(out), "--quick", "--fake"], name
+    assert bench.FIGURES["drift"].plan(False, False, out, work).args == ["--json", str(out)]
+    assert bench.FIGURES["gitpython"].plan(False, False, out, work).stdout == "text"
+
+
+def test_bench_py_records_a_figure_it_cannot_run_as_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench
+
+    monkeypatch.setitem(bench.FIGURES, "gitpython", bench.Figure("gitpython", False, bench._gitpython,
+                                                                 needs="no_such_module_for_codevouch"))
+    result = bench.run_figure("gitpython", quick=True, fake=True, results=tmp_path)
+    assert result == {"figure": "gitpython",
+                      "skipped": "it needs the 'no_such_module_for_codevouch' package, which is not installed"}
+
+
+def test_bench_py_keeps_a_figures_printed_output(tmp_path: Path) -> None:
+    """A figure that prints its results (bench_gitpython.py) has them kept as lines, and the
+    report shows them in a section of their own, which a results file without it lacks."""
+    pytest.importorskip("git")
+    import bench
+    from benchlib.report import render
+
+    result = bench.run_figure("gitpython", quick=True, fake=True, results=tmp_path)
+    assert result["output"][0].startswith("files ") and any("GitPython" in line for line in result["output"])
+    from benchlib.common import machine
+
+    rendered = render({"profile": "quick", "machine": machine(), "figures": {"gitpython": result}})
+    assert "9. GitPython" in rendered and result["output"][0] in rendered
+    assert "9. GitPython" not in render({"profile": "quick", "machine": machine(), "figures": {}})
+
+
+def test_bench_validate_is_on_benchlib() -> None:
+    """bench_validate.py logs, times and describes the machine with benchlib's helpers, and
+    takes --out / --fake as every figure script does."""
+    import bench_validate
+    from benchlib import common
+
+    assert bench_validate.log is common.log and bench_validate.timed_cpu is common.timed_cpu
+    assert bench_validate.machine is common.machine
+    assert not hasattr(bench_validate, "machine_info") and not hasattr(bench_validate, "timed")
+    args = bench_validate.parse_args(["--out", "/tmp/v.json", "--fake", "--quick"])
+    assert args.json == Path("/tmp/v.json") and args.quick
+    wall, cpu, value = common.timed_cpu(lambda: sum(range(1000)))
+    assert value == 499500 and wall >= 0 and cpu >= 0
+    assert {"cores_usable", "git", "platform", "cpu", "load_avg_1m_at_start"} <= set(common.machine())

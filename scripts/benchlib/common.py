@@ -37,6 +37,20 @@ def timed(fn: Callable[[], T]) -> tuple[T, float]:
     return out, time.perf_counter() - start
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (git processes, workers): on a
+    shared machine wall time grows with other people's load, CPU time much less."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
+def timed_cpu(fn: Callable[[], T]) -> tuple[float, float, T]:
+    """(wall seconds, CPU seconds as cpu_seconds counts them, result) of one call."""
+    start, cpu = time.perf_counter(), cpu_seconds()
+    out = fn()
+    return time.perf_counter() - start, cpu_seconds() - cpu, out
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile: with few samples an interpolated p95 would be invented."""
     ordered = sorted(values)
@@ -71,11 +85,13 @@ def run_timed(cmd: Sequence[str], cwd: Path | None = None, env: dict[str, str] |
     return elapsed, proc
 
 
-def run_streaming(cmd: Sequence[str]) -> tuple[float, int, str]:
-    """Run a child with its stderr echoed live (progress) and kept (the tail, for the report)."""
+def run_streaming(cmd: Sequence[str], stdout: Path | None = None) -> tuple[float, int, str]:
+    """Run a child with its stderr echoed live (progress) and kept (the tail, for the report);
+    its stdout goes to the file `stdout` (None: dropped)."""
     start = time.perf_counter()
     tail: list[str] = []
-    with subprocess.Popen(list(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+    with open(stdout or os.devnull, "w") as sink, \
+            subprocess.Popen(list(cmd), stdout=sink, stderr=subprocess.PIPE, text=True) as proc:
         assert proc.stderr is not None
         for line in proc.stderr:
             sys.stderr.write(line)
@@ -110,13 +126,26 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def usable_cores() -> int | None:
+    """The cores this process may run on (a container or taskset may allow fewer than exist)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count()
+
+
+def git_version() -> str:
+    return subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
+
+
 def machine() -> dict[str, Any]:
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "cores": os.cpu_count(), "cpu": cpu_model(), "memory_gib": round(mem_gib, 1),
+        "cores": os.cpu_count(), "cores_usable": usable_cores(), "cpu": cpu_model(), "memory_gib": round(mem_gib, 1),
+        # Other work on a shared machine slows every method; the load says how much was there.
         "load_avg_1m_at_start": round(os.getloadavg()[0], 2),
-        "python": platform.python_version(),
+        "python": platform.python_version(), "platform": platform.platform(), "git": git_version(),
         "versions": {d: _version(d) for d in ("torch", "chromadb", "sentence-transformers", "transformers",
                                               "tree-sitter", "bm25s", "langchain-text-splitters",
                                               "codevouch")},

@@ -309,6 +309,43 @@ SECTIONS = (("build", "1. Index build", section_build), ("search", "2. Search la
             ("validate", "5. Validation speed", section_validate))
 
 
+def section_drift(d: dict[str, Any]) -> str:
+    return ("From `scripts/bench_drift.py`: `Index.drift()` on a repository of stdlib copies with some files "
+            "edited (definitions changed, added, removed).\n\n"
+            + table(["files", "modified", "first call", "warm median", "warm CPU median", "load avg (1 min)"],
+                    [[d.get("files"), d.get("modified"), f"{d.get('first_call_s')} s", f"{d.get('warm_median_s')} s",
+                      f"{d.get('warm_cpu_median_s')} s", d.get("load_average_1m")]])
+            + f"\nFiles by state: {d.get('files_by_state')}; definitions by state: {d.get('definitions_by_state')}.\n")
+
+
+def section_mcp(m: dict[str, Any]) -> str:
+    import json
+
+    shown = {k: v for k, v in m.items() if k != "wall_seconds"}
+    return ("From `scripts/bench_mcp.py`: `codevouch mcp` as a subprocess, called through the MCP SDK's stdio "
+            "client (milliseconds; first call and median of the rest), over this repository's index.\n\n"
+            f"```json\n{json.dumps(shown, indent=1)}\n```\n")
+
+
+def section_output(o: dict[str, Any]) -> str:
+    return "```\n" + "\n".join(o.get("output", [])) + "\n```\n"
+
+
+def section_branches_run(b: dict[str, Any]) -> str:
+    sides = {label: {k: v for k, v in side.items() if k != "raw"} for label, side in b.items()
+             if label in ("before", "after") and isinstance(side, dict)}
+    return (f"From `{b.get('command')}` (source {b.get('source_label')}, {len(b.get('branches', []))} branches):"
+            f"\n\n```\n{sides}\n```\n")
+
+
+# Figures a default run leaves out (bench.py --only NAME): a section only once they ran, so a
+# results file without them renders as before.
+OPTIONAL_SECTIONS = (("drift", "6. Drift speed", section_drift),
+                     ("branches", "7. Many branches (bench.py --only branches)", section_branches_run),
+                     ("mcp", "8. MCP server latency", section_mcp),
+                     ("gitpython", "9. GitPython against codevouch's git plumbing", section_output))
+
+
 NOTES = """
 ## How each figure is made (and what it does not say)
 
@@ -362,7 +399,7 @@ def render(results: dict[str, Any]) -> str:
            *[f"Rerun afterwards: `{r['command']}` ({r['wall_seconds']} s, {r['machine']['date']}, load avg at start "
              f"{r['machine']['load_avg_1m_at_start']}).\n" for r in results.get("reruns", [])],
            "## Headline\n", headline(figs)]
-    for key, title, fn in SECTIONS:
+    for key, title, fn in SECTIONS + tuple(o for o in OPTIONAL_SECTIONS if o[0] in figs):
         fig = figs.get(key)
         out.append(f"\n## {title}\n")
         if not fig:
