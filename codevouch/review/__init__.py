@@ -144,14 +144,47 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
                          "give a larger --budget.")
     the_plan = plan(patches, left_out, count, cap, count(not_shown) + 2 if not_shown else 0)
     wanted_by_part, definitions = _changed_definitions(the_plan, scope, old_texts, new_texts)
-    finder = Finder(index, _branch(root)) if related else None
+    finder = Finder(index, *_related_branch(index, root, base)) if related else None
     parts, stats = _render_parts(the_plan, scope, resolved.tokens, count, not_shown, wanted_by_part, finder)
     status: dict[str, Any] = {"status": "off", "reason": "--no-related"}
     if finder is not None:
         status = {"status": "partial" if finder.unavailable else "ok",
-                  "reason": f"callers and callees left out: {finder.unavailable}" if finder.unavailable else None}
+                  "reason": f"callers and callees left out: {finder.unavailable}" if finder.unavailable
+                  else finder.instead_note(), "index_branch": finder.branch}
     status.update(definitions=definitions, **stats)
     return Review(scope, resolved, the_plan, tuple(parts), status)
+
+
+def _related_branch(index: Index, root: Path, base: str | None) -> tuple[str | None, str | None]:
+    """(the branch whose index related code comes from, the checked-out branch when that is
+    another one). A feature branch not built yet borrows its base's index: the --base branch,
+    else main, master, trunk or develop, else any indexed branch of the repository. Its hits
+    are validated against the working tree like any other, so what it lacks or has changed is
+    re-read or left out, never shown as current."""
+    from codevouch.api import indexed_commit
+    from codevouch.errors import CodevouchError, NotIndexed
+
+    current = _branch(root)
+    if current is None:
+        return None, None
+
+    def indexed(branch: str) -> bool:
+        try:
+            indexed_commit(index.index_dir, root, branch)
+        except NotIndexed:
+            return False
+        return True
+
+    try:
+        if indexed(current):
+            return current, None
+        for candidate in dict.fromkeys(b for b in (base, "main", "master", "trunk", "develop") if b):
+            if candidate != current and indexed(candidate):
+                return candidate, current
+        others = [row["branch"] for row in index.status() if row["branch"] != current]
+    except CodevouchError:
+        return current, None      # an index that cannot be read: the search says why
+    return (others[0], current) if others else (current, None)
 
 
 def _branch(root: Path) -> str | None:
@@ -292,7 +325,8 @@ def _render_parts(the_plan: Plan, scope: Scope, budget: int, count: Any, not_sho
 
         # Sums of piece counts (plus a token per join) bound the whole from above in practice;
         # the exact count of the finished part is checked below, and trimmed if ever over.
-        used = count(render(_RELATED_TITLE)) + 2
+        title = _related_title(finder)
+        used = count(render(title)) + 2
         blocks: list[tuple[Related, str]] = []
         for w in wanted:
             if budget - used < MIN_RELATED_TOKENS:
@@ -306,11 +340,11 @@ def _render_parts(the_plan: Plan, scope: Scope, budget: int, count: Any, not_sho
                     used += cost
                 else:
                     stats["omitted_for_budget"] += 1
-        markdown = render(_related_md(blocks))
+        markdown = render(_related_md(title, blocks))
         while blocks and count(markdown) > budget:
             blocks.pop()
             stats["omitted_for_budget"] += 1
-            markdown = render(_related_md(blocks))
+            markdown = render(_related_md(title, blocks))
         picked = [r for r, _ in blocks]
         stats["snippets"] += len(picked)
         part_files = [{"path": the_plan.files[s.file].path, "hunks": list(s.hunks),
@@ -320,8 +354,15 @@ def _render_parts(the_plan: Plan, scope: Scope, budget: int, count: Any, not_sho
     return parts, stats
 
 
-def _related_md(blocks: Sequence[tuple[Related, str]]) -> str:
-    return "\n\n".join([_RELATED_TITLE, *(b for _, b in blocks)]) if blocks else ""
+def _related_title(finder: Finder | None) -> str:
+    if finder is not None and finder.instead_of is not None:
+        return (f"## Related code (from the index of {finder.branch}: {finder.instead_of} is not indexed; "
+                "checked against the working tree)")
+    return _RELATED_TITLE
+
+
+def _related_md(title: str, blocks: Sequence[tuple[Related, str]]) -> str:
+    return "\n\n".join([title, *(b for _, b in blocks)]) if blocks else ""
 
 
 def _assemble(i: int, n: int, scope: Scope, files: int, hunks: int, definitions: int, body: str,

@@ -1,8 +1,9 @@
 """Related code for the definitions a part changes: current callers, what it calls, and its
 previous version. Callers and callees come from the index (lexical search by name, then a
 lexical check of the hit's text) and are validated against the working tree like every
-snippet; only current code is kept. The previous version is the old side's text, cited and
-checked too (it is history, and its citation says so).
+snippet; only current code is kept. A branch not indexed yet borrows its base branch's index
+(the manifest says so): validation against the working tree makes that safe. The previous
+version is the old side's text, cited and checked too (it is history, and its citation says so).
 """
 from __future__ import annotations
 
@@ -82,11 +83,19 @@ class Finder:
     previous versions, which need no index, are still given then.
     """
 
-    def __init__(self, index: Index, branch: str | None = None) -> None:
+    def __init__(self, index: Index, branch: str | None = None, instead_of: str | None = None) -> None:
         self.index = index
         self.branch = branch
+        self.instead_of = instead_of      # the checked-out branch, when it is not indexed and `branch` is
         self.unavailable: str | None = None
         self._searches: dict[str, list[Hit]] = {}
+
+    def instead_note(self) -> str | None:
+        """What the manifest says when the index of another branch stood in."""
+        if self.instead_of is None:
+            return None
+        return (f"{self.instead_of} is not indexed: callers and callees come from the index of {self.branch}, "
+                "validated against the working tree")
 
     def _search(self, name: str) -> list[Hit]:
         if self.unavailable is not None:

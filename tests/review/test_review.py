@@ -307,3 +307,32 @@ def test_a_repository_without_commits(repo: Repo, index_dir: Path) -> None:
     files = assert_coverage(review, {"a.py": 1, "b.py": 1})
     assert files["a.py"]["status"] == "added" and not files["a.py"]["untracked"] and files["b.py"]["untracked"]
     assert "(no commits yet)" in review.scope.description
+
+
+def test_an_unindexed_feature_branch_borrows_its_base_branchs_index(repo: Repo, index_dir: Path) -> None:
+    """Issue 21.7: review on a feature branch not built yet left related code out. It now comes
+    from the base branch's index, validated against the working tree, and the manifest says so."""
+    repo.commit_files(SHOP)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    idx.build()
+    repo.git("checkout", "-q", "-b", "feature/refunds")
+    repo.write("shop/orders.py", SHOP["shop/orders.py"].replace("'cancelled'", "'canceled'"))
+    review = review_change(idx, budget=3000)
+    assert review.related["status"] == "ok" and review.related["index_branch"] == "main"
+    assert review.related["reason"] == ("feature/refunds is not indexed: callers and callees come from the index "
+                                        "of main, validated against the working tree")
+    [part] = review.parts
+    kinds = {(r.kind, r.path) for r in part.related}
+    assert ("caller", "shop/checkout.py") in kinds and ("previous version", "shop/orders.py") in kinds
+    md = part.markdown
+    assert "## Related code (from the index of main: feature/refunds is not indexed; checked against the working " \
+           "tree)" in md
+    assert "check: current code, re-read from the working tree" in md     # main's callee chunk changed here
+    assert part.tokens <= review.budget.tokens
+    # --base names the branch to borrow; the manifest JSON carries it.
+    based = review_change(idx, base="main", budget=3000)
+    assert based.manifest()["related"]["index_branch"] == "main"
+    summary = cv("review", "--repo", str(repo.root), "--budget", "3000", index=index_dir)
+    assert summary.returncode == 0, summary.stderr
+    assert "related code: ok (feature/refunds is not indexed: callers and callees come from the index of main" \
+           in summary.stdout + summary.stderr
