@@ -13,6 +13,7 @@ from codevouch import caches
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import InputError, NotIndexed
 from codevouch.retriever import blobcache
+from codevouch.retriever import overlay as live
 from codevouch.retriever.collapse import collapse
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import (
@@ -22,6 +23,7 @@ from codevouch.store import (
     Outdated,
     VectorStore,
     collection_base,
+    lex_key,
     lexical,
     lexindex,
     models_in_use,
@@ -41,15 +43,33 @@ class Candidate:
     text: str
 
 
+class Results(list[Candidate]):
+    """The candidates, best first, and the working-tree overlay they were searched with (None: off)."""
+
+    def __init__(self, hits: list[Candidate], overlay: live.Overlay | None = None) -> None:
+        super().__init__(hits)
+        self.overlay = overlay
+
+
+# What makes a branch's working-tree overlay: (repository root, branch state) -> Overlay. The
+# api passes codevouch.indexer.overlay.derive (the chunker lives above the retriever).
+OverlaySource = Callable[[Path, BranchState], live.Overlay]
+
+
 def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
            include_history: bool = False, embedder: Embedder | str | None = None,
            mode: str = "hybrid", kinds: frozenset[str] | None = None,
-           settings: Settings = DEFAULT) -> list[Candidate]:
+           settings: Settings = DEFAULT, overlay: OverlaySource | None = None,
+           embed_limit: int = live.EMBED_LIMIT) -> Results:
     """Top-k chunks of a branch. `mode`: hybrid (dense + lexical, fused by rank), dense or lexical.
     `kinds`: keep only chunks of these file kinds (source, test, docs, config). `embedder`: a
     model to reuse for the query, or the name of the one expected; either way the query is
     embedded by the model the branch was built with. `settings`: the ranking's knobs (kind
-    weights, fusion, collapsing: see settings.py); its build knobs are the index's business."""
+    weights, fusion, collapsing: see settings.py); its build knobs are the index's business.
+    `overlay`: what differs from the index in the working tree, searched beside it
+    (retriever/overlay.py): an index hit from a changed file gives way to the file's current
+    chunks, and at most `embed_limit` new chunks are embedded (the rest are ranked by words
+    only, and the Results' overlay says how many)."""
     if mode not in ("hybrid", "dense", "lexical"):
         raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -64,10 +84,12 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             outdated = ledger.outdated(repo_id, str(repo), branch)
             if state is None or outdated is not None:
                 raise NotIndexed(_not_indexed(repo, branch, index_dir, outdated))
+            ov = overlay(repo, state) if overlay is not None else None
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
-                                 _query_embedder(held, state.embedder, mode), pool, settings, early)
+                                 _query_embedder(held, state.embedder, mode), pool, settings, early,
+                                 ov if ov is not None and not ov.empty else None, embed_limit)
             fused = _fuse(rankings, settings.rrf_k)
             found: list[tuple[ChunkRecord, float]] = []
             for cid, score in fused.items():
@@ -81,15 +103,21 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     if settings.collapse:
         found = collapse(found)
     found = [(_cited(rec, state, repo), score) for rec, score in found[:k]]
-    blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found])
+    texts = ov.texts if ov is not None else {}
+    blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found if rec.blob_sha not in texts])
+    blobs.update((rec.blob_sha, texts[rec.blob_sha]) for rec, _ in found if rec.blob_sha in texts)
     lines: dict[str, list[str]] = {}  # a blob split once, however many of its chunks hit
-    return [Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines)) for rec, score in found]
+    return Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines))
+                    for rec, score in found], ov)
 
 
 def _cited(rec: ChunkRecord, state: BranchState, repo: Path) -> ChunkRecord:
     """The record as this search cites it. A live chunk's file is unchanged up to the branch's
     indexed commit, which the last build recorded: cite that commit and that build's time. The
-    index may have been built from another clone: cite this one."""
+    index may have been built from another clone: cite this one. An overlay chunk's record
+    already names what it was cut from (retriever/overlay.py)."""
+    if rec.origin != "index":
+        return rec
     if rec.status == "live":
         return replace(rec, repo=str(repo), commit=state.commit, commit_date=state.commit_date,
                        indexed_at=state.built_at)
@@ -150,13 +178,18 @@ class _Rankings:
 
 def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
               include_history: bool, mode: str, embedder: Embedder | None, pool: ThreadPoolExecutor,
-              settings: Settings, early: tuple[Embedder, Future[list[float]]] | None = None) -> _Rankings:
+              settings: Settings, early: tuple[Embedder, Future[list[float]]] | None = None,
+              ov: live.Overlay | None = None, embed_limit: int = live.EMBED_LIMIT) -> _Rankings:
     """(weight, ranking) of each list to fuse: dense, then lexical.
 
     An embedder that says it may (`threadsafe_query`, see embedding.Embedder) embeds the query on
     `pool`'s thread while the lexical half runs on this one: the encoder's matrix products release
     the GIL, and each half is about a third of a search. Any other embeds it in line. `early`: a
-    model and its embedding of the query already under way, used when it is `embedder`."""
+    model and its embedding of the query already under way, used when it is `embedder`.
+
+    `ov`: the working-tree overlay. Each list then holds the index's candidates, less those of
+    files the overlay replaces, merged by score with the overlay's chunks (cosine similarity
+    for the dense list, BM25 on the lexical index's scale for the other; retriever/overlay.py)."""
     assert state.space is not None
     space = state.space
     out = _Rankings([], {})
@@ -164,17 +197,52 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     if mode != "lexical" and embedder is not None:
         qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, query)
     lexical_records: dict[str, ChunkRecord] = {}
-    ids = (_lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings)
+    lex_scores: dict[str, float] = {}
+    ids = (_lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings, lex_scores)
            if mode != "dense" else [])
     if qvec is not None:
         vector, vectors = qvec.result(), _vector_reader(ledger, index_dir)
-        out.lists.append((1.0, _members(ledger, state, depth, include_history, out.records,
-                                        lambda n: [cid for cid, _ in vectors.query(space, vector, n)],
-                                        widenings=settings.max_widenings)))
+        sims: dict[str, float] = {}
+
+        def nearest(n: int) -> list[str]:
+            found = vectors.query(space, vector, n)
+            sims.update(found)
+            return [cid for cid, _ in found]
+        dense = _members(ledger, state, depth, include_history, out.records, nearest,
+                         widenings=settings.max_widenings)
+        if ov is not None and embedder is not None:
+            own = live.vectors_for(ov, embedder, ledger, index_dir, embed_limit)
+            dense = live.merged(_kept(dense, out.records, ov, include_history, state,
+                                      lambda cid: sims.get(out.records[cid].text_hash, 0.0)),
+                                live.dense_scores(ov, own, vector), depth)
+        out.lists.append((1.0, dense))
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
+    if ov is not None and mode != "dense":
+        pairs = _pairs(query, settings.lexical_pairs) if mode == "hybrid" else []
+        terms = list(dict.fromkeys(lexical.terms(query) + pairs))
+        ids = live.merged(_kept(ids, out.records, ov, include_history, state, lambda cid: lex_scores.get(cid, 0.0)),
+                          live.lexical_scores(ov, terms, index_dir, space, ledger.lexical_stamp(space)), depth)
+    if ov is not None:
+        out.records.update((c.record.id, c.record) for c in ov.chunks)
     if ids:
         out.lists.append((settings.lexical_weight, ids))
     return out
+
+
+def _kept(ids: list[str], records: dict[str, ChunkRecord], ov: live.Overlay, include_history: bool,
+          state: BranchState, score: Callable[[str], float]) -> list[tuple[str, float]]:
+    """The index's candidates that the overlay leaves standing, with their scores: a changed
+    file's chunks give way to the overlay's; a file gone from the working tree stays only as
+    history (with include_history), last seen at the indexed commit."""
+    kept = []
+    for cid in ids:
+        rec = records[cid]
+        if rec.status == "live" and rec.path in ov.replaced:
+            if not (include_history and rec.path in ov.deleted):
+                continue
+            records[cid] = replace(rec, status="deleted", commit=state.commit, commit_date=state.commit_date)
+        kept.append((cid, score(cid)))
+    return kept
 
 
 def _start_query(pool: ThreadPoolExecutor, embedder: Embedder, query: str) -> Future[list[float]]:
@@ -187,8 +255,10 @@ def _start_query(pool: ThreadPoolExecutor, embedder: Embedder, query: str) -> Fu
 
 
 def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int, mode: str,
-                     records: dict[str, ChunkRecord], settings: Settings) -> list[str]:
-    """The branch's chunks ranked by the lexical index (their records added to `records`)."""
+                     records: dict[str, ChunkRecord], settings: Settings,
+                     scores: dict[str, float] | None = None) -> list[str]:
+    """The branch's chunks ranked by the lexical index (their records added to `records`, their
+    scores, higher better, to `scores`)."""
     assert state.space is not None
     space = state.space
     pairs = _pairs(query, settings.lexical_pairs) if mode == "hybrid" else []
@@ -199,6 +269,7 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
         # this state: the ranking's first search tells (None: missing, stale or unreadable), before
         # anything was taken from it. A later, deeper search that fails adds nothing.
         answered = False
+        by_key: dict[str, float] = {}
 
         def fetch(n: int) -> list[str]:
             nonlocal answered
@@ -206,16 +277,25 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
             if found is None and not answered:
                 raise _NoCopy
             answered = True
+            by_key.update(found or [])
             return [key for key, _ in found or []]
         try:
-            return _members(ledger, state, depth, False, records, fetch, by="lex_key",
-                            widenings=settings.max_widenings)
+            ids = _members(ledger, state, depth, False, records, fetch, by="lex_key",
+                           widenings=settings.max_widenings)
         except _NoCopy:
             pass
+        else:
+            if scores is not None:
+                for cid in ids:
+                    rec = records[cid]
+                    scores[cid] = by_key.get(lex_key(rec.path, rec.symbol, rec.text_hash), 0.0)
+            return ids
     # the ledger's FTS5 table, with the branch's membership in the query
     match = lexical.match_query(query)
     found = ledger.lexical_search(state, match, depth) if match else []
     records.update((rec.id, rec) for rec, _ in found if rec.id not in records)
+    if scores is not None:
+        scores.update((rec.id, score) for rec, score in found)
     return [rec.id for rec, _ in found]
 
 

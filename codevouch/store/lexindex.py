@@ -143,3 +143,38 @@ def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: in
         return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]
     except (OSError, ValueError, RuntimeError):
         return None
+
+
+_ANALYZER: list[Callable[[str], list[str]]] = []
+
+
+def analyzer() -> Callable[[str], list[str]]:
+    """Text to the tokens this index holds for it: tantivy's `en_stem` (the simple tokenizer,
+    long tokens dropped, lower case, the English stemmer), for scoring text outside the index
+    (the working-tree overlay, retriever/overlay.py) on the index's terms."""
+    if not _ANALYZER:
+        import tantivy
+
+        built = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
+                 .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.stemmer("english")).build())
+        _ANALYZER.append(built.analyze)
+    return _ANALYZER[0]
+
+
+def stats(index_dir: Path, space: str, current: str, tokens: Sequence[str]) -> tuple[int, dict[str, int]] | None:
+    """(documents, token -> documents holding it) of the copy for state `current`, or None when
+    it cannot answer (as `search`)."""
+    path = index_path(index_dir, space, current)
+    if read_stamp(path) != current:
+        return None
+    try:
+        index = _open.get(path)
+        if index is None:
+            import tantivy
+
+            index = _open[path] = tantivy.Index.open(str(path))
+        index.reload()
+        searcher = index.searcher()
+        return searcher.num_docs, {t: int(searcher.doc_freq("terms", t)) for t in dict.fromkeys(tokens)}
+    except (OSError, ValueError, RuntimeError):
+        return None

@@ -24,6 +24,9 @@ class ChunkRecord:
     kind: str
     language: str
     status: str  # live | deleted
+    # index: from the branch's indexed commit; the working-tree overlay (retriever/overlay.py):
+    # uncommitted (cut from the working tree, commit "") or committed (at HEAD, after the index)
+    origin: str = "index"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

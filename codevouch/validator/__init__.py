@@ -68,10 +68,10 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any] | Checked],
         commit = facts.commit_of(s)
         date = facts.commit_dates.get(commit or "")
         key = (s.commit, None if s.commit else s.blob_sha, s.branch, s.commit_date, s.indexed_at, date,
-               "" if commit is not None else None)
+               "" if commit is not None else None, s.origin)
         version = versions.get(key)
         if version is None:
-            version = versions[key] = version_line(s, date, commit is not None)
+            version = versions[key] = version_line(s, date, commit is not None, facts.head)
         cite = header(s, d, loc.rel or s.path, date, commit is not None, version)
         results.append(Validated(item, s, d.verdict, d.reason, d.detail, d.current, cite))
     return results

@@ -57,14 +57,21 @@ def short_time(value: str | None) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M")
 
 
-def version_line(s: Snippet, commit_date: str | None, commit_exists: bool) -> str:
+def version_line(s: Snippet, commit_date: str | None, commit_exists: bool, head: str | None = None) -> str:
+    """The `version:` line. A working-tree overlay hit (s.origin, see retriever/overlay.py) says
+    so: `working tree (uncommitted) on main@abc1234` (HEAD, when known), or `main@def5678
+    2026-12-01 (committed after the index)`."""
+    if s.origin == "uncommitted" and not s.commit:
+        on = f"{clean(s.branch)}@{head[:7]}" if s.branch and head else (head[:7] if head else "")
+        return f"version: working tree (uncommitted){' on ' + on if on else ''}"
     indexed = short_time(s.indexed_at)
-    tail = f", indexed {indexed}" if indexed else ""
+    tail = f", indexed {indexed}" if indexed and s.origin != "committed" else ""
     if s.commit:
         where = f"{clean(s.branch)}@{s.commit[:7]}" if s.branch else s.commit[:7]
         date = short_date(s.commit_date or commit_date)
         gone = "" if commit_exists else " (commit no longer in this repository)"
-        return f"version: {where}{' ' + date if date else ''}{tail}{gone}"
+        after = " (committed after the index)" if s.origin == "committed" else ""
+        return f"version: {where}{' ' + date if date else ''}{tail}{after}{gone}"
     if s.blob_sha:
         branch = f"{clean(s.branch)}, " if s.branch else ""
         return f"version: {branch}blob {s.blob_sha[:7]} (no commit){tail}"

@@ -107,11 +107,14 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
     assert loc.real is not None
     commit = facts.commit_of(s)
     at_head = commit is not None and commit == facts.head
+    # Cut from the working tree at query time (the overlay): no older version to speak of.
+    worktree = s.origin == "uncommitted" and not s.commit
     same = identical_blob(s, facts, strict)
     if same is not None:
-        reason = "same-commit" if at_head else "same-content"
+        reason = "same-commit" if at_head or worktree else "same-content"
         basis = ("Indexed at HEAD and the file is unchanged in the working tree"
                  if at_head and fast_path(s, facts, strict) else
+                 "Cut from the working tree, and the file is unchanged since" if worktree else
                  "The working-tree file has the same git blob id as the indexed one")
         if s.text is None:
             current = _claimed(s, loc.real, work, facts) or _find_symbol(s, loc.real, work, facts)

@@ -108,6 +108,9 @@ class Snippet:
     branch: str | None = None
     commit_date: str | None = None
     indexed_at: str | None = None
+    # "uncommitted": cut from the working tree at query time (the overlay, no commit);
+    # "committed": at a commit made after the index was built; None or "index": from the index
+    origin: str | None = None
 
     @classmethod
     def of_record(cls, rec: ChunkRecord, text: str) -> Snippet:

@@ -10,7 +10,7 @@ from codevouch.errors import InputError
 from codevouch.validator.model import Snippet
 
 _HEX = re.compile(r"[0-9a-fA-F]{7,64}")   # git abbreviates to 7 at least
-_STR_FIELDS = ("commit", "blob_sha", "text", "symbol", "branch", "commit_date", "indexed_at")
+_STR_FIELDS = ("commit", "blob_sha", "text", "symbol", "branch", "commit_date", "indexed_at", "origin")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _FIX = "each snippet must be a JSON object with at least a non-empty string \"path\""
 
@@ -127,7 +127,7 @@ def check_snippet(item: Any, where: str) -> Snippet:
     return Snippet(path=path, commit=_lower(values["commit"]), blob_sha=_lower(values["blob_sha"]),
                    text=values["text"], symbol=values["symbol"], start_line=start, end_line=end,
                    branch=values["branch"], commit_date=values["commit_date"],
-                   indexed_at=values["indexed_at"])
+                   indexed_at=values["indexed_at"], origin=values["origin"])
 
 
 def _lower(value: str | None) -> str | None:

@@ -1,0 +1,158 @@
+"""The working-tree overlay's git side: the files that differ between a branch's indexed commit
+and the working tree, classified and chunked as a build would, at query time.
+
+What differs: commits since the build, staged and unstaged edits, untracked files git does not
+ignore, and deletions. Three git processes in all (status, diff against the working tree with
+rename detection, hash-object of the changed files), one when the tree is clean at the indexed
+commit. Each changed file is read safely (never through a symlink), skipped or excluded by the
+working tree's rules (worktree/rules.py, filetext.skip_reason: the build's), and chunked by the
+build's chunker with the build's embedded text, so its chunks carry the ids and text hashes the
+next build will give them (their vectors are then found in a cache, not embedded again).
+
+Warm: a file's chunks are kept per (path, blob id, rules) in this process, so a long-lived
+caller (the MCP server) re-derives only files whose content changed since its last call.
+Nothing is written: not the repository, not the index.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from codevouch import embedding
+from codevouch.embedding import CHUNK_TOKEN_BUDGET, token_counter
+from codevouch.indexer import embedtext
+from codevouch.indexer.build import now_utc, text_hash
+from codevouch.indexer.chunker import chunk_text
+from codevouch.indexer.filetext import decode, skip_reason
+from codevouch.retriever.overlay import FILE_LIMIT, Overlay, OverlayChunk, OverlayFile
+from codevouch.store import BranchState, ChunkRecord, chunk_id, lexical
+from codevouch.store.status import head_and_behind
+from codevouch.worktree import gitio
+from codevouch.worktree.files import load_worktree_rules, read_bytes
+from codevouch.worktree.paths import Locator
+from codevouch.worktree.rules import Rules, classify
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """One file version as the overlay chunked it (kept across calls in this process)."""
+    data: bytes | None
+    chunks: tuple[OverlayChunk, ...]
+    note: str | None
+
+
+_CUTS: dict[tuple[str, str, str, str], _Cut] = {}   # (root, path, blob, rules and attributes) -> cut
+_CUTS_MAX = 20_000
+
+
+def clear() -> None:
+    """Forget every file this process chunked (a cold process, for tests and benchmarks)."""
+    _CUTS.clear()
+
+
+def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: str | None = None) -> Overlay:
+    """The overlay of branch `state` in the working tree at `root` (its HEAD: `head`, when the
+    caller has it). Vectors are not made here (retriever/overlay.vectors_for)."""
+    started = time.monotonic()
+    head = head or gitio.head_commit(root)
+    behind = 0 if head == state.commit else (head_and_behind(root, state.branch, state.commit)[1]
+                                              if head else None)
+    status = gitio.worktree_status(root, untracked=True)
+    overlay = Overlay(state.branch, state.commit, head, behind)
+    if head == state.commit and not status.changed and not status.untracked:
+        overlay.seconds = time.monotonic() - started
+        return overlay
+    diff = gitio.diff_trees(root, state.commit, None)
+    new_paths: dict[str, str] = {}      # path -> added | modified | renamed
+    replaced: set[str] = set()
+    deleted: set[str] = set()
+    for c in diff:
+        if c.old_path and c.status not in ("A", "C"):
+            replaced.add(c.old_path)
+            if c.status in ("D", "R"):
+                deleted.add(c.old_path)
+        if c.new_path and c.status != "D":
+            new_paths[c.new_path] = {"A": "added", "C": "added", "R": "renamed"}.get(c.status, "modified")
+    for path in sorted(status.untracked):
+        new_paths.setdefault(path, "added")
+    replaced.update(new_paths)
+    deleted.difference_update(new_paths)
+    order = sorted(new_paths)
+    searched, over = order[:max(file_limit, 0)], order[max(file_limit, 0):]
+    blobs = gitio.hash_worktree_files(root, searched) if searched else {}
+    rules = load_worktree_rules(root)
+    # .gitattributes mark files generated or vendored: a change to the top one re-derives every file.
+    rules_key = json.dumps([rules.to_json(), (read_bytes(root, ".gitattributes") or b"").decode("latin-1")],
+                           sort_keys=True)
+    missing = [p for p in searched if p in blobs and (str(root), p, blobs[p], rules_key) not in _CUTS]
+    marks = gitio.linguist_marks(root, missing) if missing else {}
+    dates = gitio.commit_dates(root, [head]) if head else {}
+    when = now_utc()
+    locator = Locator(root)
+    count_tokens: list[Callable[[str], int]] = []
+    for path in searched:
+        committed = head is not None and status.is_clean(path)
+        origin = "committed" if committed else "uncommitted"
+        blob = blobs.get(path)
+        if blob is None:
+            overlay.files.append(OverlayFile(path, new_paths[path], origin, 0, "unreadable (git could not hash it)"))
+            continue
+        key = (str(root), path, blob, rules_key)
+        cut = _CUTS.get(key)
+        if cut is None:
+            if not count_tokens:
+                count_tokens.append(token_counter())
+            cut = _cut(root, locator, path, blob, rules, marks.get(path), count_tokens[0], state.branch)
+            if len(_CUTS) >= _CUTS_MAX:
+                _CUTS.clear()
+            _CUTS[key] = cut
+        commit, date = (head or "", dates.get(head or "", "")) if committed else ("", "")
+        chunks = [OverlayChunk(replace(c.record, repo=str(root), branch=state.branch, commit=commit,
+                                       commit_date=date, indexed_at=when, origin=origin), c.text, c.embedded, c.doc)
+                  for c in cut.chunks]
+        overlay.chunks.extend(chunks)
+        if cut.data is not None and chunks:
+            overlay.texts[blob] = cut.data
+        overlay.files.append(OverlayFile(path, new_paths[path], origin, len(chunks), cut.note))
+    for path in sorted(deleted):
+        overlay.files.append(OverlayFile(path, "removed", "removed"))
+    overlay.replaced = frozenset(replaced - set(over))
+    overlay.deleted = frozenset(deleted)
+    overlay.not_searched = len(over)
+    overlay.seconds = time.monotonic() - started
+    return overlay
+
+
+def _cut(root: Path, locator: Locator, path: str, blob: str, rules: Rules, mark: str | None,
+         count_tokens: Callable[[str], int], branch: str) -> _Cut:
+    """A working-tree file's chunks, or why it has none (the build's reasons and rules)."""
+    loc = locator.locate(path)
+    if not loc.inside or not loc.exists or loc.real != loc.rel:
+        return _Cut(None, (), "not a regular file (symlinks are not followed)")
+    data = read_bytes(root, loc.real or path)
+    if data is None:
+        return _Cut(None, (), "unreadable")
+    reason = skip_reason(data, rules)
+    text = decode(data) if reason is None else decode(data[:2048])
+    found = classify(path, text, rules, mark)
+    if found.excluded:
+        return _Cut(None, (), f"excluded: {found.rule or found.kind}")
+    if reason is not None:
+        return _Cut(None, (), f"skipped: {reason}")
+    pieces, language = chunk_text(text, path, count_tokens, CHUNK_TOKEN_BUDGET,
+                                  merge_target=embedding.CHUNK_MERGE_TARGET)
+    if not pieces:
+        return _Cut(None, (), "skipped: no content to index")
+    out = []
+    for ordinal, ch in enumerate(pieces):
+        embedded = embedtext.embedded_text(path, ch.symbol, ch.text)
+        record = ChunkRecord(
+            id=chunk_id(path, blob, ordinal), repo=str(root), path=path, branch=branch, commit="", commit_date="",
+            symbol=ch.symbol, start_line=ch.start_line, end_line=ch.end_line, indexed_at="", blob_sha=blob,
+            text_hash=text_hash(embedded), kind=found.kind, language=language or "text", status="live",
+            origin="uncommitted")
+        out.append(OverlayChunk(record, ch.text, embedded, lexical.document(ch.text, path, ch.symbol)))
+    return _Cut(data, tuple(out), None)

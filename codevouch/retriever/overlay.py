@@ -1,0 +1,179 @@
+"""The working-tree overlay, as the retriever sees it: what differs between a branch's indexed
+commit and the working tree, chunked, embedded within a bound, and ranked beside the index.
+
+The overlay is made by codevouch/indexer/overlay.py (the git side, the rules and the chunker:
+the same as a build's); this module holds its data, finds or makes its vectors, and scores
+its chunks so that they merge into the index's two rankings (dense: cosine similarity, as the
+vector store answers; lexical: BM25 over the same terms, analysed like the lexical index and
+weighted by its document frequencies), before the usual rank fusion (search._fuse).
+
+Vectors: looked up by embedded-text hash in the ledger's embedding cache (read-only), then in
+the overlay's own cache (store/overlaycache.py, which says why it is a separate file); only
+texts never seen are embedded, at most `limit` per call. The rest of the overlay is searched
+lexically only, and the summary says how many chunks that is.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codevouch.embedding import Embedder
+from codevouch.store import ChunkRecord, Ledger, lexindex, overlaycache
+
+# New chunks embedded per call, at most: chosen by measurement (docs/OVERLAY.md): the fake
+# and MiniLM models embed ~30 chunks/s on the 2-core benchmark machine, so 64 keeps a first
+# query after a large edit within ~2 s; a typical edit (one to five files) is 5-40 chunks.
+EMBED_LIMIT = 64
+# Changed files read and chunked per call, at most (the rest are named in the summary, not
+# searched): chunking runs at ~150 files/s, so a tree 10,000 files away still answers in seconds.
+FILE_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class OverlayFile:
+    """One file the overlay covers: where it is now and what became of it."""
+    path: str
+    status: str              # added | modified | renamed | removed
+    origin: str              # uncommitted | committed | removed
+    chunks: int = 0
+    note: str | None = None  # why it has no chunks: excluded (rule), skipped (reason), not searched
+
+
+@dataclass(frozen=True)
+class OverlayChunk:
+    record: ChunkRecord      # origin "uncommitted" (commit "") or "committed" (commit: HEAD)
+    text: str
+    embedded: str            # what the model embeds (indexer/embedtext.py)
+    doc: str                 # the lexical document (store/lexical.document)
+
+
+@dataclass
+class Overlay:
+    """Everything that differs from the index, at one moment."""
+    branch: str
+    base: str                                   # the branch's indexed commit
+    head: str | None                            # the working tree's HEAD
+    commits_behind: int | None                  # commits from base to HEAD
+    files: list[OverlayFile] = field(default_factory=list)
+    chunks: list[OverlayChunk] = field(default_factory=list)
+    texts: dict[str, bytes] = field(default_factory=dict)   # blob id -> content, for the hits' text
+    replaced: frozenset[str] = frozenset()      # index paths whose chunks the overlay replaces
+    deleted: frozenset[str] = frozenset()       # index paths gone from the working tree
+    not_searched: int = 0                       # changed files past the file limit
+    embedded: int = 0                           # chunks embedded by this call
+    unembedded: int = 0                         # chunks searched lexically only (past the limit)
+    cached: int = 0                             # chunks whose vector a cache held
+    seconds: float = 0.0
+
+    @property
+    def empty(self) -> bool:
+        return not self.files and not self.not_searched and not self.commits_behind
+
+    def summary(self) -> dict[str, Any]:
+        """The overlay as data (`--json`'s "overlay", the MCP tools' too)."""
+        return {"index": f"{self.branch}@{self.base[:7]}", "indexed_commit": self.base, "head": self.head,
+                "commits_behind": self.commits_behind, "files_behind": len(self.files) + self.not_searched,
+                "files_searched": sum(1 for f in self.files if f.chunks),
+                "chunks": len(self.chunks), "embedded": self.embedded, "cached": self.cached,
+                "not_embedded": self.unembedded, "files_not_searched": self.not_searched,
+                "deleted": sorted(self.deleted),
+                "skipped": [{"path": f.path, "reason": f.note} for f in self.files if f.note],
+                "seconds": round(self.seconds, 3), "note": self.note()}
+
+    def note(self) -> str | None:
+        """One line for text output when the index is behind the working tree, else None."""
+        if self.empty:
+            return None
+        behind = []
+        if self.commits_behind:
+            behind.append(f"{self.commits_behind} commit{'s' if self.commits_behind != 1 else ''}")
+        nfiles = len(self.files) + self.not_searched
+        behind.append(f"{nfiles} file{'s' if nfiles != 1 else ''}")
+        searched = sum(1 for f in self.files if f.chunks)
+        line = (f"index {self.branch}@{self.base[:7]} is {' and '.join(behind)} behind the working tree; "
+                f"{searched} file{'s' if searched != 1 else ''} searched live ({len(self.chunks)} chunks, "
+                f"{self.embedded} embedded)")
+        if self.unembedded:
+            line += (f"; {self.unembedded} chunk{'s' if self.unembedded != 1 else ''} not embedded (searched by "
+                     "words only); run `codevouch index build`")
+        if self.not_searched:
+            line += (f"; {self.not_searched} changed file{'s' if self.not_searched != 1 else ''} not searched "
+                     "(over the overlay's file limit); run `codevouch index build`")
+        return line
+
+
+def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir: Path,
+                limit: int = EMBED_LIMIT) -> dict[str, list[float]]:
+    """chunk id -> vector for the overlay's chunks: cached ones, and up to `limit` texts embedded
+    now (kept in the overlay cache). Sets the overlay's embedded / cached / unembedded counts."""
+    by_hash: dict[str, list[OverlayChunk]] = {}
+    for c in overlay.chunks:
+        by_hash.setdefault(c.record.text_hash, []).append(c)
+    found: dict[str, list[float]] = dict(ledger.cached_vectors(embedder.name, by_hash)) if by_hash else {}
+    found.update(overlaycache.get(index_dir, embedder.name, [h for h in by_hash if h not in found]))
+    cached = set(found)
+    missing = [h for h in by_hash if h not in found]
+    todo, left = missing[:max(limit, 0)], missing[max(limit, 0):]
+    if todo:
+        texts = [by_hash[h][0].embedded for h in todo]
+        made = {h: list(v) for h, v in zip(todo, embedder.embed(texts))}
+        overlaycache.put(index_dir, embedder.name, made)
+        found.update(made)
+    overlay.embedded = sum(len(by_hash[h]) for h in todo)
+    overlay.cached = sum(len(by_hash[h]) for h in cached)
+    overlay.unembedded = sum(len(by_hash[h]) for h in left)
+    return {c.record.id: found[h] for h, cs in by_hash.items() if h in found for c in cs}
+
+
+def dense_scores(overlay: Overlay, vectors: dict[str, list[float]], query: Sequence[float]) -> list[tuple[str, float]]:
+    """(chunk id, cosine similarity to the query), best first: what the vector store answers."""
+    import numpy as np
+
+    ids = [c.record.id for c in overlay.chunks if c.record.id in vectors]
+    if not ids:
+        return []
+    mat = np.asarray([vectors[i] for i in ids], dtype=np.float32)
+    q = np.asarray(query, dtype=np.float32)
+    norms = np.linalg.norm(mat, axis=1) * (float(np.linalg.norm(q)) or 1.0)
+    sims = (mat @ q) / np.where(norms == 0, 1.0, norms)
+    return sorted(zip(ids, (float(s) for s in sims)), key=lambda item: -item[1])
+
+
+BM25_K1, BM25_B = 1.2, 0.75   # tantivy's
+
+
+def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, space: str,
+                   stamp: str | None) -> list[tuple[str, float]]:
+    """(chunk id, BM25) of the overlay's chunks that hold a query term, best first: tantivy's
+    formula over the lexical index's analysis of the terms (en_stem), with document counts and
+    frequencies of the index plus the overlay, so the scores sit on the index's scale."""
+    if not overlay.chunks or not terms:
+        return []
+    analyse = lexindex.analyzer()
+    qterms = list(dict.fromkeys(tok for t in terms for tok in analyse(t)))
+    docs = [(c.record.id, Counter(analyse(c.doc))) for c in overlay.chunks]
+    df_here = Counter(t for _, tf in docs for t in qterms if t in tf)
+    stats = lexindex.stats(index_dir, space, stamp, qterms) if stamp else None
+    total, df_index = stats if stats is not None else (0, {})
+    n = total + len(docs)
+    avgdl = sum(sum(tf.values()) for _, tf in docs) / len(docs) or 1.0
+    idf = {t: math.log(1 + (n - (df_here[t] + df_index.get(t, 0)) + 0.5) / (df_here[t] + df_index.get(t, 0) + 0.5))
+           for t in qterms}
+    out = []
+    for cid, tf in docs:
+        dl = sum(tf.values())
+        score = sum(idf[t] * tf[t] * (BM25_K1 + 1) / (tf[t] + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
+                    for t in qterms if t in tf)
+        if score > 0:
+            out.append((cid, score))
+    return sorted(out, key=lambda item: -item[1])
+
+
+def merged(index: Sequence[tuple[str, float]], overlay: Sequence[tuple[str, float]], depth: int) -> list[str]:
+    """One ranking from the index's and the overlay's scored candidates (same scale), best first."""
+    both = sorted([*index, *overlay], key=lambda item: -item[1])
+    return [cid for cid, _ in both[:depth]]
