@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from codevouch.indexer.build import BranchSummary
     from codevouch.indexer.many import RepoOutcome, RepoSpec
     from codevouch.refs.model import RefReport
+    from codevouch.retriever.overlay import Overlay
     from codevouch.retriever.search import Candidate
     from codevouch.retriever.settings import Settings
     from codevouch.store import BranchState, ChunkRecord
@@ -114,6 +115,16 @@ class Hit:
         return to_json(self.check)
 
 
+class Hits(list[Hit]):
+    """`Index.search`'s answer: the hits, best first, and `overlay`, what the working tree held
+    that the index did not (codevouch.retriever.overlay.Overlay; None with overlay=False):
+    `overlay.note()` is the one line to show when the index is behind, `overlay.summary()` the data."""
+
+    def __init__(self, hits: Iterable[Hit], overlay: Overlay | None = None) -> None:
+        super().__init__(hits)
+        self.overlay = overlay
+
+
 @dataclass(frozen=True)
 class ContextPack:
     """A markdown pack for an agent, the validated snippets it was made from, the budget it
@@ -122,14 +133,17 @@ class ContextPack:
     results: tuple[Validated, ...]
     pack: Pack
     budget: Budget
+    overlay: Overlay | None = None
 
     @property
     def tokens(self) -> int:
         return self.pack.tokens
 
     def manifest(self) -> dict[str, Any]:
-        """The report as data: budget, index commit, what went in and what was left out, and why."""
-        return {**self.pack.manifest(), "budget": self.budget.to_json()}
+        """The report as data: budget, index commit, what went in and what was left out, and why,
+        and the working-tree overlay's summary (None when it was off)."""
+        return {**self.pack.manifest(), "budget": self.budget.to_json(),
+                "overlay": self.overlay.summary() if self.overlay is not None else None}
 
 
 class Index:
@@ -143,11 +157,13 @@ class Index:
     records go to usage.sqlite beside an index that already exists, never create one.
     settings: the chunker's and retriever's knobs (`codevouch.retriever.settings.Settings`;
     None: the defaults), used by every build and search of this Index.
+    overlay_limit: the most new working-tree chunks a search embeds (default
+    $CODEVOUCH_OVERLAY_LIMIT, else codevouch.retriever.overlay.EMBED_LIMIT); see `search`.
     """
 
     def __init__(self, repo: Path | str = ".", index_dir: Path | str | None = None,
                  embedder: str | Embedder = DEFAULT_EMBEDDER, record: bool | None = None,
-                 settings: Settings | None = None) -> None:
+                 settings: Settings | None = None, overlay_limit: int | None = None) -> None:
         from codevouch.retriever.settings import DEFAULT
         from codevouch.store import default_index_dir
 
@@ -156,6 +172,7 @@ class Index:
         self._embedder = embedder
         self.record = record
         self.settings = settings if settings is not None else DEFAULT
+        self.overlay_limit = _overlay_limit(overlay_limit)
 
     def __repr__(self) -> str:
         return f"Index(repo={str(self.repo)!r}, index_dir={str(self.index_dir)!r})"
@@ -187,21 +204,28 @@ class Index:
 
     def search(self, query: str, k: int = 10, branch: str | None = None,
                kinds: Iterable[str] | None = None, include_history: bool = False, validate: bool = True,
-               mode: str = "hybrid", hide_excluded: bool = False) -> list[Hit]:
+               mode: str = "hybrid", hide_excluded: bool = False, overlay: bool = True) -> Hits:
         """The top-k chunks of a branch for `query`, each checked against the working tree.
 
         kinds: keep only these file kinds (source, test, docs, config). mode: hybrid (dense +
         lexical, fused by rank), dense or lexical. hide_excluded drops hits whose verdict is
         `excluded`. Raises NotIndexed when the branch was never built. A validated search
         writes a usage record (see `record`).
+
+        overlay (on by default): files that differ between the branch's indexed commit and the
+        working tree (commits since the build, edits, untracked files, deletions) are searched
+        live beside the index, so new code is found before the next build; a hit from one says
+        `version: working tree (uncommitted)` or `(committed after the index)`. At most
+        `overlay_limit` new chunks are embedded per call (the rest are ranked by words, and
+        `hits.overlay.note()` says so). Only in a checkout of the branch; nothing is written.
         """
-        hits = self._search(query, k, branch, kinds, include_history, validate, mode)
+        hits = self._search(query, k, branch, kinds, include_history, validate, mode, overlay)
         if validate:
             self._record("search", branch, [h.check for h in hits if h.check is not None])
-        return [h for h in hits if h.verdict != "excluded"] if hide_excluded else hits
+        return Hits([h for h in hits if h.verdict != "excluded"], hits.overlay) if hide_excluded else hits
 
     def _search(self, query: str, k: int, branch: str | None, kinds: Iterable[str] | None,
-                include_history: bool, validate: bool, mode: str) -> list[Hit]:
+                include_history: bool, validate: bool, mode: str, overlay: bool = True) -> Hits:
         from codevouch.retriever.search import search
 
         if mode not in SEARCH_MODES:
@@ -215,10 +239,11 @@ class Index:
         # branch of the index uses is not loaded. The query is always embedded by the branch's model.
         candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
                             include_history=include_history, mode=mode, kinds=wanted, embedder=self._embedder,
-                            settings=self.settings)
+                            settings=self.settings, overlay=_overlay_source() if overlay else None,
+                            embed_limit=self.overlay_limit)
         if not validate:
-            return [Hit(c.record, c.score, c.text) for c in candidates]
-        return self._checked(candidates)
+            return Hits([Hit(c.record, c.score, c.text) for c in candidates], candidates.overlay)
+        return Hits(self._checked(candidates), candidates.overlay)
 
     def _checked(self, candidates: Sequence[Candidate]) -> list[Hit]:
         from codevouch import validator
@@ -243,20 +268,25 @@ class Index:
     def context(self, query: str, k: int = 10, branch: str | None = None,
                 kinds: Iterable[str] | None = None, include_history: bool = False,
                 mode: str = "hybrid", budget: int | None = None, model: str | None = None,
-                reserve: float | None = None) -> ContextPack:
+                reserve: float | None = None, overlay: bool = True) -> ContextPack:
         """Search, validate and pack the hits for an agent within a token budget.
 
         budget (tokens) / model (a registry name) / reserve (fraction of the window): see
         `codevouch.context.windows.resolve_budget` for the defaults and their precedence. Current code
         comes first in rank order; historical text only with include_history and only while
         room remains; excluded hits never. The pack ends with a report of what was left out.
+        overlay: as in `search`; the pack's markdown then opens with the overlay's note.
         """
-        hits = self._search(query, k, branch, kinds, include_history, True, mode)
+        from dataclasses import replace
+
+        hits = self._search(query, k, branch, kinds, include_history, True, mode, overlay)
         results = [h.check for h in hits if h.check is not None]
         packed = self.pack(results, budget=budget, model=model, reserve=reserve,
                            include_history=include_history, branch=branch)
         self._record("context", branch, results)
-        return packed
+        note = hits.overlay.note() if hits.overlay is not None else None
+        markdown = f"> {note}\n\n{packed.markdown}" if note else packed.markdown
+        return replace(packed, markdown=markdown, overlay=hits.overlay)
 
     def pack(self, results: Sequence[Validated], budget: int | None = None, model: str | None = None,
              reserve: float | None = None, include_history: bool = False,
@@ -411,6 +441,37 @@ def load_repos(path: Path | str) -> list[RepoSpec]:
     from codevouch.indexer.many import load_repos_file
 
     return load_repos_file(path)
+
+
+def _overlay_limit(given: int | None) -> int:
+    import os
+
+    from codevouch.retriever.overlay import EMBED_LIMIT
+
+    if given is None:
+        raw = os.environ.get("CODEVOUCH_OVERLAY_LIMIT", "").strip()
+        try:
+            given = int(raw) if raw else EMBED_LIMIT
+        except ValueError:
+            raise InputError(f"CODEVOUCH_OVERLAY_LIMIT must be a whole number of chunks (got {raw!r}).") from None
+    if given < 0:
+        raise InputError(f"the overlay limit must be 0 or more chunks (got {given}).")
+    return given
+
+
+def _overlay_source() -> Callable[[Path, BranchState], Overlay] | None:
+    """What makes the working-tree overlay for a search: the branch's, when the working tree is
+    a checkout of it (a search of another branch has no working tree to overlay)."""
+    from codevouch.indexer.overlay import derive
+    from codevouch.retriever.overlay import Overlay
+    from codevouch.worktree import gitio
+
+    def source(root: Path, state: BranchState) -> Overlay:
+        head = gitio.head_state(root)
+        if head is None or head.branch != state.branch:
+            return Overlay(state.branch, state.commit, None, None)
+        return derive(root, state, head=head.commit)
+    return source
 
 
 def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:

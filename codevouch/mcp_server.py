@@ -41,6 +41,8 @@ Kinds = Annotated[list[Literal["source", "test", "docs", "config"]] | None,
                   Field(description=f"Only hits of these file kinds ({', '.join(KINDS)}).")]
 History = Annotated[bool, Field(description="Also return chunks of files deleted from the branch "
                                             "(always marked historical-only).")]
+Overlay = Annotated[bool, Field(description="Also search, live, the files that changed in the working tree "
+                                            "since the last build (default true).")]
 Mode = Annotated[Literal["hybrid", "dense", "lexical"], Field(description="hybrid (default), dense or lexical.")]
 
 INSTRUCTIONS = (
@@ -69,15 +71,18 @@ class Tools:
                 raise ToolError(str(exc)) from exc
 
     def search(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
-               include_history: History = False, mode: Mode = "hybrid") -> dict[str, Any]:
+               include_history: History = False, mode: Mode = "hybrid", overlay: Overlay = True) -> dict[str, Any]:
         """Search the index and check every hit against the working tree. Each hit has a citation
         and a verdict; `code` is current code an agent may use (null for historical-only hits,
-        whose old text is in `reference_text`, for ideas only). Excluded hits are only counted."""
+        whose old text is in `reference_text`, for ideas only). Excluded hits are only counted.
+        Files changed since the last build are searched live; `overlay` says how far the index
+        is behind the working tree (null with overlay=false)."""
         hits = self._call(lambda idx: idx.search(query, k=k, branch=branch, kinds=kinds,
-                                                 include_history=include_history, mode=mode))
+                                                 include_history=include_history, mode=mode, overlay=overlay))
         shown = [h for h in hits if h.verdict != "excluded"]
         excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == "excluded"]
-        return {"hits": [_hit(h) for h in shown], "excluded": excluded}
+        return {"hits": [_hit(h) for h in shown], "excluded": excluded,
+                "overlay": hits.overlay.summary() if hits.overlay is not None else None}
 
     def context(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
                 include_history: History = False,
@@ -86,14 +91,15 @@ class Tools:
                 model: Annotated[str | None, Field(max_length=200, description=(
                     "Model name from the registry: the budget is its safe input size."))] = None,
                 reserve: Annotated[float | None, Field(ge=0, le=0.99, description=(
-                    "Fraction of the model's window kept free (default 0.10)."))] = None) -> str:
+                    "Fraction of the model's window kept free (default 0.10)."))] = None,
+                overlay: Overlay = True) -> str:
         """A markdown context pack for the query that fits a token budget (`budget` tokens, or
         the safe input size of `model`): current code first with citation headers, historical
         snippets only with include_history and while room remains, never excluded code; it ends
         with a report of what was left out and why."""
         return self._call(lambda idx: idx.context(query, k=k, branch=branch, kinds=kinds,
                                                   include_history=include_history, budget=budget,
-                                                  model=model, reserve=reserve).markdown)
+                                                  model=model, reserve=reserve, overlay=overlay).markdown)
 
     def validate(self, snippets: Annotated[list[dict[str, Any]], Field(
                      min_length=1, max_length=1000,
@@ -158,8 +164,8 @@ def _hit(h: Hit) -> dict[str, Any]:
     out: dict[str, Any] = {
         "citation": h.citation, "verdict": h.verdict, "reason": h.reason,
         "detail": h.check.detail if h.check else None, "path": r.path, "symbol": r.symbol,
-        "start_line": r.start_line, "end_line": r.end_line, "kind": r.kind, "score": round(h.score, 4),
-        "code": h.code, "current": h.current.to_json() if h.current else None,
+        "start_line": r.start_line, "end_line": r.end_line, "kind": r.kind, "origin": r.origin,
+        "score": round(h.score, 4), "code": h.code, "current": h.current.to_json() if h.current else None,
     }
     if h.verdict == "historical-only":
         out["reference_text"] = h.text

@@ -41,6 +41,12 @@ LimitOpt = Annotated[int, typer.Option("--limit", "-k", min=1, max=200, help="Nu
 NoRecordOpt = Annotated[bool, typer.Option(
     "--no-record", help="Write no usage record for this call (also: CODEVOUCH_NO_RECORD=1, "
                         "[usage] record = false).")]
+NoOverlayOpt = Annotated[bool, typer.Option(
+    "--no-overlay", help="Search the index only: not the files that changed in the working tree since "
+                         "the last build (searched live by default).")]
+OverlayLimitOpt = Annotated[Optional[int], typer.Option(
+    "--overlay-limit", min=0, help="Most new working-tree chunks to embed for this search (default: "
+                                   "$CODEVOUCH_OVERLAY_LIMIT, else 64); the rest are searched by words.")]
 BudgetOpt = Annotated[Optional[int], typer.Option(
     "--budget", min=1, help="Token budget for the pack (default: $CODEVOUCH_BUDGET, the repository's "
                             "[budget], else 16000).")]
@@ -147,10 +153,26 @@ def check_format(fmt: str | None, as_json: bool) -> str:
     return "json" if as_json else fmt or "text"
 
 
-def open_index(repo: Path, index: Path | None, embedder: str | None = None, no_record: bool = False) -> Index:
+def open_index(repo: Path, index: Path | None, embedder: str | None = None, no_record: bool = False,
+               overlay_limit: int | None = None) -> Index:
     from codevouch.api import DEFAULT_EMBEDDER, Index
 
-    return Index(repo, index, embedder=embedder or DEFAULT_EMBEDDER, record=False if no_record else None)
+    return Index(repo, index, embedder=embedder or DEFAULT_EMBEDDER, record=False if no_record else None,
+                 overlay_limit=overlay_limit)
+
+
+def overlay_note(overlay: Any, as_json: bool) -> None:
+    """Say when the index is behind the working tree: one line before text output; with JSON
+    (whose stdout stays the list of snippets, for `validate`), the overlay's summary as one JSON
+    object on stderr."""
+    if overlay is None:
+        return
+    if as_json:
+        sys.stderr.write(json.dumps({"overlay": overlay.summary()}, ensure_ascii=False) + "\n")
+        return
+    note = overlay.note()
+    if note:
+        typer.echo(f"note: {note}")
 
 
 def print_json(data: Any) -> None:
@@ -166,6 +188,7 @@ def render_results(results: Sequence[Validated], fmt: str, idx: Index, include_h
         print_json([validator.to_json(r) for r in results])
     elif fmt == "context":
         sys.stdout.write(idx.pack(results, include_history=include_history).markdown)
+        sys.stdout.flush()
     else:
         sys.stdout.write(validator.render_text(results))
 

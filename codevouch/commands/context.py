@@ -15,7 +15,9 @@ from codevouch.commands.common import (
     KindOpt,
     LimitOpt,
     ModelOpt,
+    NoOverlayOpt,
     NoRecordOpt,
+    OverlayLimitOpt,
     RepoOpt,
     fail,
     open_index,
@@ -42,17 +44,20 @@ def context_cmd(
     index: IndexOpt = None,
     no_record: NoRecordOpt = False,
     as_json: JsonOpt = False,
+    no_overlay: NoOverlayOpt = False,
+    overlay_limit: OverlayLimitOpt = None,
 ) -> None:
     """Search, validate and print a context pack that fits a token budget (--budget or --model).
 
     Current code first in rank order; the report at the end says what was left out and why.
     --json prints the manifest (budget, index commit, included and left-out items) with the
-    markdown.
+    markdown. Files changed since the last build are searched live (the pack opens with a line
+    saying how far the index is behind); --no-overlay searches the index only.
     """
     try:
-        idx = open_index(repo, index, no_record=no_record)
+        idx = open_index(repo, index, no_record=no_record, overlay_limit=overlay_limit)
         pack = idx.context(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
-                           budget=budget, model=model, reserve=reserve)
+                           budget=budget, model=model, reserve=reserve, overlay=not no_overlay)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:

@@ -13,11 +13,14 @@ from codevouch.commands.common import (
     JsonOpt,
     KindOpt,
     LimitOpt,
+    NoOverlayOpt,
     NoRecordOpt,
+    OverlayLimitOpt,
     RepoOpt,
     check_format,
     fail,
     open_index,
+    overlay_note,
     print_json,
     render_results,
     usage,
@@ -42,18 +45,23 @@ def search_cmd(
     index: IndexOpt = None,
     no_record: NoRecordOpt = False,
     as_json: JsonOpt = False,
+    no_overlay: NoOverlayOpt = False,
+    overlay_limit: OverlayLimitOpt = None,
 ) -> None:
-    """Search a branch and check every hit against the working tree."""
+    """Search a branch and check every hit against the working tree.
+
+    Files that changed since the last build (commits, edits, untracked files) are searched live
+    beside the index, and a line says how far the index is behind; --no-overlay turns that off."""
     fmt = check_format(fmt, as_json)
     if mode not in ("hybrid", "dense", "lexical"):
         raise usage("--mode must be hybrid, dense or lexical.")
-    idx = open_index(repo, index, no_record=no_record)
     try:
-        hits = idx.search(query, k=limit, branch=branch, kinds=kind,
-                                              include_history=include_history,
-                                              validate=not no_validate, mode=mode)
+        idx = open_index(repo, index, no_record=no_record, overlay_limit=overlay_limit)
+        hits = idx.search(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
+                          validate=not no_validate, mode=mode, overlay=not no_overlay)
     except CodevouchError as exc:
         raise fail(exc) from exc
+    overlay_note(hits.overlay, fmt != "text")
     if no_validate:
         _render_unvalidated([h.snippet() for h in hits], fmt)
         return
