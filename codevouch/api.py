@@ -275,23 +275,23 @@ class Index:
         `codevouch.context.windows.resolve_budget` for the defaults and their precedence. Current code
         comes first in rank order; historical text only with include_history and only while
         room remains; excluded hits never. The pack ends with a report of what was left out.
-        overlay: as in `search`; the pack's markdown then opens with the overlay's note.
+        overlay: as in `search`; the pack's report then says how far the index is behind (`live:`).
         """
         from dataclasses import replace
 
         hits = self._search(query, k, branch, kinds, include_history, True, mode, overlay)
         results = [h.check for h in hits if h.check is not None]
         packed = self.pack(results, budget=budget, model=model, reserve=reserve,
-                           include_history=include_history, branch=branch)
+                           include_history=include_history, branch=branch,
+                           live_note=(hits.overlay.note() or "") if hits.overlay is not None else "")
         self._record("context", branch, results)
-        note = hits.overlay.note() if hits.overlay is not None else None
-        markdown = f"> {note}\n\n{packed.markdown}" if note else packed.markdown
-        return replace(packed, markdown=markdown, overlay=hits.overlay)
+        return replace(packed, overlay=hits.overlay)
 
     def pack(self, results: Sequence[Validated], budget: int | None = None, model: str | None = None,
              reserve: float | None = None, include_history: bool = False,
-             branch: str | None = None) -> ContextPack:
-        """Pack validated snippets (in rank order) within a token budget; see `context`."""
+             branch: str | None = None, live_note: str = "") -> ContextPack:
+        """Pack validated snippets (in rank order) within a token budget; see `context`.
+        live_note: a line for the pack's report (how far the index is behind the working tree)."""
         from codevouch.context import enclosing
         from codevouch.context.pack import pack
         from codevouch.context.windows import budget_counter, resolve_budget
@@ -301,7 +301,7 @@ class Index:
         chosen = resolve_budget(budget, model, root, reserve=reserve)
         packed = pack(results, budget_counter(chosen), chosen.tokens, include_history=include_history,
                       enclosing=enclosing.enclosing(root, results),
-                      index=self._index_label(root, branch), budget_note=chosen.describe())
+                      index=self._index_label(root, branch), budget_note=chosen.describe(), live_note=live_note)
         return ContextPack(packed.markdown, tuple(results), packed, chosen)
 
     def _index_label(self, root: Path, branch: str | None) -> str | None:

@@ -67,12 +67,19 @@ def test_lists_and_calls_every_tool(repo: Repo, index_dir: Path) -> None:
         assert set(tools) == READ_ONLY_TOOLS
         assert all(t.annotations and t.annotations.read_only_hint for t in tools.values())
 
-        err, found = await call(client, "search", {"query": "cancel order", "k": 5})
-        assert not err
+        # The index alone: its stale hit, as the validator sees it.
+        err, found = await call(client, "search", {"query": "cancel order", "k": 5, "overlay": False})
+        assert not err and found["overlay"] is None
         by_path = {h["path"]: h for h in found["hits"]}
         cancel, refund = by_path["shop/cancel.py"], by_path["shop/refund.py"]
         assert (cancel["verdict"], cancel["reason"]) == ("historical-only", "content-changed")
         assert "reason" in cancel["code"] and "order.cancel()" in cancel["reference_text"]
+        # With the overlay (the default), the edited file is searched as it is now.
+        err, live = await call(client, "search", {"query": "cancel order", "k": 5})
+        assert not err and live["overlay"]["files_searched"] == 1
+        cancel = {h["path"]: h for h in live["hits"]}["shop/cancel.py"]
+        assert (cancel["verdict"], cancel["origin"]) == ("usable", "uncommitted")
+        assert "version: working tree (uncommitted) on main@" in cancel["citation"]
         assert refund["verdict"] == "usable" and refund["code"] == SHOP["shop/refund.py"].rstrip("\n")
         assert refund["citation"].startswith("source: shop/refund.py#L1-L2")
 

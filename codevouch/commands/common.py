@@ -180,14 +180,16 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json_text(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
 
 
-def render_results(results: Sequence[Validated], fmt: str, idx: Index, include_history: bool) -> None:
-    """Text, JSON, or (format context) a context pack within the default token budget."""
+def render_results(results: Sequence[Validated], fmt: str, idx: Index, include_history: bool,
+                   live_note: str = "") -> None:
+    """Text, JSON, or (format context) a context pack within the default token budget (whose
+    report carries `live_note`, how far the index is behind the working tree)."""
     from codevouch import validator
 
     if fmt == "json":
         print_json([validator.to_json(r) for r in results])
     elif fmt == "context":
-        sys.stdout.write(idx.pack(results, include_history=include_history).markdown)
+        sys.stdout.write(idx.pack(results, include_history=include_history, live_note=live_note).markdown)
         sys.stdout.flush()
     else:
         sys.stdout.write(validator.render_text(results))

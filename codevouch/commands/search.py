@@ -61,14 +61,16 @@ def search_cmd(
                           validate=not no_validate, mode=mode, overlay=not no_overlay)
     except CodevouchError as exc:
         raise fail(exc) from exc
-    overlay_note(hits.overlay, fmt != "text")
+    if fmt != "context":
+        overlay_note(hits.overlay, fmt == "json")
     if no_validate:
         _render_unvalidated([h.snippet() for h in hits], fmt)
         return
     results = [h.check for h in hits if h.check is not None]
     shown = [r for r in results if r.verdict != "excluded"] if fmt == "text" else results
     try:
-        render_results(shown, fmt, idx, include_history)
+        note = (hits.overlay.note() or "") if hits.overlay is not None else ""
+        render_results(shown, fmt, idx, include_history, live_note=note)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if len(shown) < len(results):
