@@ -500,14 +500,18 @@ def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]
 
 def with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Add `drift` to each status row of a checked-out branch: the working tree against the
-    indexed commit ({"summary", "changed_definitions", "changed_files"}), else None."""
+    indexed commit ({"summary", "changed_definitions", "changed_files"}), else None; and
+    `overlay`, how far a search's working-tree overlay reaches there ({"changed_files",
+    "searched_live", "file_limit", "embed_limit"}), else None."""
     from codevouch.drift import drift
     from codevouch.errors import CodevouchError
+    from codevouch.retriever.overlay import FILE_LIMIT
     from codevouch.worktree import gitio
     from codevouch.worktree.changes import worktree_changes
 
     for row in rows:
         row["drift"] = None
+        row["overlay"] = None
         try:
             root = Path(row["repo"])
             if not root.is_dir() or gitio.current_branch(root) != row["branch"]:
@@ -517,6 +521,8 @@ def with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue   # a repository gone or in an odd state: status still lists the branch
         row["drift"] = {"summary": report.summary(), "changed_definitions": report.changed_definitions(),
                         "changed_files": len(report.files)}
+        row["overlay"] = {"changed_files": len(report.files), "searched_live": min(len(report.files), FILE_LIMIT),
+                          "file_limit": FILE_LIMIT, "embed_limit": _overlay_limit(None)}
     return rows
 
 

@@ -57,3 +57,10 @@ def index_status(
                        "(it embeds each chunk once more)")
         if r.get("drift"):
             typer.echo(f"  drift: {r['drift']['summary']}")
+        ov = r.get("overlay")
+        if ov and ov["changed_files"]:
+            over = ov["changed_files"] - ov["searched_live"]
+            typer.echo(f"  overlay: searches {ov['searched_live']} changed file(s) live beside the index"
+                       + (f" ({over} over its limit of {ov['file_limit']}: not searched)" if over else "")
+                       + f"; embeds at most {ov['embed_limit']} new chunks per search"
+                       + (" (`codevouch index build` catches up)" if over else ""))

@@ -223,6 +223,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
     new_chunks = [NewChunk(ordinal, c.record) for res in results for ordinal, c in enumerate(res.chunks)]
     texts = {c.record.text_hash: c.embedded for res in results for c in res.chunks}
     known = ledger.cached_hashes(embedder.name, texts)
+    known |= _from_overlay_cache(ledger, embedder.name, [h for h in texts if h not in known])
     embedded = _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
 
     writer.commit_build(BuildChange(
@@ -288,6 +289,17 @@ def _read_file(reader: gitio.BlobReader, entry: gitio.TreeEntry, rules: Rules, t
             for ordinal, ch in enumerate(chunks)]
     return _FileResult(FileRow(entry.path, entry.blob_sha, found.kind, found.rule, language, "live", None,
                                len(made)), made)
+
+
+def _from_overlay_cache(ledger: Ledger, model: str, hashes: Sequence[str]) -> set[str]:
+    """Texts a search's working-tree overlay already embedded (store/overlaycache.py): their
+    vectors move into the ledger's cache, so the build does not embed them again."""
+    from codevouch.store import overlaycache
+
+    found: dict[str, Sequence[float]] = dict(overlaycache.get(ledger.path.parent, model, hashes)) if hashes else {}
+    if found:
+        ledger.put_vectors(model, found)
+    return set(found)
 
 
 def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
