@@ -239,7 +239,7 @@ class Index:
         # branch of the index uses is not loaded. The query is always embedded by the branch's model.
         candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
                             include_history=include_history, mode=mode, kinds=wanted, embedder=self._embedder,
-                            settings=self.settings, overlay=_overlay_source() if overlay else None,
+                            settings=self.settings, overlay=_overlay_source(self.settings) if overlay else None,
                             embed_limit=self.overlay_limit)
         if not validate:
             return Hits([Hit(c.record, c.score, c.text) for c in candidates], candidates.overlay)
@@ -459,7 +459,7 @@ def _overlay_limit(given: int | None) -> int:
     return given
 
 
-def _overlay_source() -> Callable[[Path, BranchState], Overlay] | None:
+def _overlay_source(settings: Settings) -> Callable[[Path, BranchState], Overlay]:
     """What makes the working-tree overlay for a search: the branch's, when the working tree is
     a checkout of it (a search of another branch has no working tree to overlay)."""
     from codevouch.indexer.overlay import derive
@@ -470,7 +470,7 @@ def _overlay_source() -> Callable[[Path, BranchState], Overlay] | None:
         head = gitio.head_state(root)
         if head is None or head.branch != state.branch:
             return Overlay(state.branch, state.commit, None, None)
-        return derive(root, state, head=head.commit)
+        return derive(root, state, head=head.commit, settings=settings)
     return source
 
 

@@ -21,13 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from codevouch import embedding
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, token_counter
 from codevouch.indexer import embedtext
 from codevouch.indexer.build import now_utc, text_hash
 from codevouch.indexer.chunker import chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.retriever.overlay import FILE_LIMIT, Overlay, OverlayChunk, OverlayFile
+from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import BranchState, ChunkRecord, chunk_id, lexical
 from codevouch.store.status import head_and_behind
 from codevouch.worktree import gitio
@@ -53,9 +53,11 @@ def clear() -> None:
     _CUTS.clear()
 
 
-def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: str | None = None) -> Overlay:
+def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: str | None = None,
+           settings: Settings = DEFAULT) -> Overlay:
     """The overlay of branch `state` in the working tree at `root` (its HEAD: `head`, when the
-    caller has it). Vectors are not made here (retriever/overlay.vectors_for)."""
+    caller has it), chunked with the build knobs of `settings` (the index's). Vectors are not
+    made here (retriever/overlay.vectors_for)."""
     started = time.monotonic()
     head = head or gitio.head_commit(root)
     behind = 0 if head == state.commit else (head_and_behind(root, state.branch, state.commit)[1]
@@ -85,8 +87,8 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     blobs = gitio.hash_worktree_files(root, searched) if searched else {}
     rules = load_worktree_rules(root)
     # .gitattributes mark files generated or vendored: a change to the top one re-derives every file.
-    rules_key = json.dumps([rules.to_json(), (read_bytes(root, ".gitattributes") or b"").decode("latin-1")],
-                           sort_keys=True)
+    rules_key = json.dumps([rules.to_json(), (read_bytes(root, ".gitattributes") or b"").decode("latin-1"),
+                            repr(settings.build_key())], sort_keys=True)
     missing = [p for p in searched if p in blobs and (str(root), p, blobs[p], rules_key) not in _CUTS]
     marks = gitio.linguist_marks(root, missing) if missing else {}
     dates = gitio.commit_dates(root, [head]) if head else {}
@@ -105,7 +107,7 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
         if cut is None:
             if not count_tokens:
                 count_tokens.append(token_counter())
-            cut = _cut(root, locator, path, blob, rules, marks.get(path), count_tokens[0], state.branch)
+            cut = _cut(root, locator, path, blob, rules, marks.get(path), count_tokens[0], state.branch, settings)
             if len(_CUTS) >= _CUTS_MAX:
                 _CUTS.clear()
             _CUTS[key] = cut
@@ -127,7 +129,7 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
 
 
 def _cut(root: Path, locator: Locator, path: str, blob: str, rules: Rules, mark: str | None,
-         count_tokens: Callable[[str], int], branch: str) -> _Cut:
+         count_tokens: Callable[[str], int], branch: str, settings: Settings) -> _Cut:
     """A working-tree file's chunks, or why it has none (the build's reasons and rules)."""
     loc = locator.locate(path)
     if not loc.inside or not loc.exists or loc.real != loc.rel:
@@ -143,12 +145,12 @@ def _cut(root: Path, locator: Locator, path: str, blob: str, rules: Rules, mark:
     if reason is not None:
         return _Cut(None, (), f"skipped: {reason}")
     pieces, language = chunk_text(text, path, count_tokens, CHUNK_TOKEN_BUDGET,
-                                  merge_target=embedding.CHUNK_MERGE_TARGET)
+                                  merge_target=settings.merge_target)
     if not pieces:
         return _Cut(None, (), "skipped: no content to index")
     out = []
     for ordinal, ch in enumerate(pieces):
-        embedded = embedtext.embedded_text(path, ch.symbol, ch.text)
+        embedded = embedtext.embedded_text(path, ch.symbol, ch.text, settings.embed_context)
         record = ChunkRecord(
             id=chunk_id(path, blob, ordinal), repo=str(root), path=path, branch=branch, commit="", commit_date="",
             symbol=ch.symbol, start_line=ch.start_line, end_line=ch.end_line, indexed_at="", blob_sha=blob,

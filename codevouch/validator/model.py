@@ -121,7 +121,7 @@ class Snippet:
         return cls(path=rec.path, commit=rec.commit.lower() or None, blob_sha=rec.blob_sha.lower() or None,
                    text=text or None, symbol=rec.symbol or None, start_line=rec.start_line,
                    end_line=rec.end_line, branch=rec.branch or None, commit_date=rec.commit_date or None,
-                   indexed_at=rec.indexed_at or None)
+                   indexed_at=rec.indexed_at or None, origin=rec.origin or None)
 
     @property
     def has_version(self) -> bool:
