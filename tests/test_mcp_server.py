@@ -178,6 +178,31 @@ def test_a_build_landing_while_the_server_runs_is_seen_by_the_next_call(repo: Re
     session(server(repo, index_dir), body)
 
 
+def test_the_server_sees_an_edit_made_between_two_calls(repo: Repo, index_dir: Path) -> None:
+    """The working-tree overlay: no build, and the server keeps it warm (the second identical
+    call embeds nothing; an edit re-derives only the edited file)."""
+    built(repo, index_dir)
+
+    async def body(client: Client) -> None:
+        err, before = await call(client, "search", {"query": "ship_parcel", "k": 5})
+        assert not err and "shop/ship.py" not in {h["path"] for h in before["hits"]}
+        repo.write("shop/ship.py", "def ship_parcel(parcel):\n    return parcel.ship()\n")
+        err, after = await call(client, "search", {"query": "ship_parcel", "k": 5})
+        assert not err, after
+        top = after["hits"][0]
+        assert (top["path"], top["verdict"], top["origin"]) == ("shop/ship.py", "usable", "uncommitted")
+        assert after["overlay"]["embedded"] == 1
+        err, again = await call(client, "search", {"query": "ship_parcel", "k": 5})
+        assert not err and again["hits"][0]["path"] == "shop/ship.py" and again["overlay"]["embedded"] == 0
+        repo.write("shop/ship.py", "def ship_parcel(parcel, carrier):\n    return carrier.ship(parcel)\n")
+        err, edited = await call(client, "search", {"query": "ship_parcel", "k": 5})
+        assert not err and "carrier.ship(parcel)" in edited["hits"][0]["code"]
+        pack = await call(client, "context", {"query": "ship a parcel", "k": 3})
+        assert not pack[0] and "carrier.ship(parcel)" in pack[1] and "live: index main@" in pack[1]
+
+    session(server(repo, index_dir), body)
+
+
 def test_allow_build_adds_a_build_tool_that_takes_the_writer_lock(repo: Repo, index_dir: Path) -> None:
     repo.commit_files(SHOP)
 

@@ -75,3 +75,26 @@ def test_natural_language_query_finds_the_function(tmp_path: Path) -> None:
         # The embedding alone must find it too, not only the lexical half of hybrid search.
         dense = cv("search", query, "--json", "-k", "1", "--mode", "dense", "--no-validate")
         assert json.loads(dense.stdout)[0]["path"] == path, query
+
+
+def test_uncommitted_function_is_found_by_its_docstring_sentence(tmp_path: Path) -> None:
+    """The working-tree overlay with the real model: a function written after the build, not
+    committed, is in the top 3 for its docstring's sentence and first for its name."""
+    from codevouch import Index
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files(FILES)
+    idx = Index(repo.root, tmp_path / "index")
+    idx.build()
+    repo.write("shop/coupons.py", '''def apply_discount_coupon(order, coupon):
+    """Reduce an order's total by the amount of a discount coupon."""
+    if coupon.expired:
+        raise ValueError("expired coupon")
+    order.total = max(0, order.total - coupon.amount)
+    return order
+''')
+    by_name = idx.search("apply_discount_coupon", k=3)
+    assert by_name[0].path == "shop/coupons.py" and by_name[0].verdict == "usable"
+    by_sentence = idx.search("reduce an order's total by the amount of a discount coupon", k=3)
+    assert "shop/coupons.py" in [h.path for h in by_sentence]
+    assert by_sentence.overlay is not None and by_sentence.overlay.embedded == 0   # embedded by the first query
