@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, token_counter
+from codevouch.errors import GitError
 from codevouch.indexer import embedtext
 from codevouch.indexer.build import now_utc, text_hash
 from codevouch.indexer.chunker import chunk_text
@@ -29,7 +30,6 @@ from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.retriever.overlay import FILE_LIMIT, Overlay, OverlayChunk, OverlayFile
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import BranchState, ChunkRecord, chunk_id, lexical
-from codevouch.store.status import head_and_behind
 from codevouch.worktree import gitio
 from codevouch.worktree.files import load_worktree_rules, read_bytes
 from codevouch.worktree.paths import Locator
@@ -60,14 +60,19 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     made here (retriever/overlay.vectors_for)."""
     started = time.monotonic()
     head = head or gitio.head_commit(root)
-    behind = 0 if head == state.commit else (head_and_behind(root, state.branch, state.commit)[1]
-                                              if head else None)
-    status = gitio.worktree_status(root, untracked=True)
+    pending_status = gitio.start_worktree_status(root, untracked=True)
+    # HEAD moved on: something differs for sure, so the diff and the count start at once.
+    moved = head != state.commit
+    pending_diff = gitio.PendingDiff(root, state.commit, None) if moved else None
+    pending_count = (gitio.Pending(root, "rev-list", "--count", f"{state.commit}..{head}", ok_codes=(0, 128))
+                     if moved and head else None)
+    status = gitio.parse_status(pending_status.result())
+    behind = _count(pending_count) if moved else 0
     overlay = Overlay(state.branch, state.commit, head, behind)
-    if head == state.commit and not status.changed and not status.untracked:
+    if not moved and not status.changed and not status.untracked:
         overlay.seconds = time.monotonic() - started
         return overlay
-    diff = gitio.diff_trees(root, state.commit, None)
+    diff = (pending_diff or gitio.PendingDiff(root, state.commit, None)).result()
     new_paths: dict[str, str] = {}      # path -> added | modified | renamed
     replaced: set[str] = set()
     deleted: set[str] = set()
@@ -91,7 +96,7 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
                             repr(settings.build_key())], sort_keys=True)
     missing = [p for p in searched if p in blobs and (str(root), p, blobs[p], rules_key) not in _CUTS]
     marks = gitio.linguist_marks(root, missing) if missing else {}
-    dates = gitio.commit_dates(root, [head]) if head else {}
+    dates = _dates(root, head) if head and any(status.is_clean(p) for p in searched) else {}
     when = now_utc()
     locator = Locator(root)
     count_tokens: list[Callable[[str], int]] = []
@@ -126,6 +131,29 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     overlay.not_searched = len(over)
     overlay.seconds = time.monotonic() - started
     return overlay
+
+
+_DATES: dict[tuple[str, str], dict[str, str]] = {}
+
+
+def _dates(root: Path, head: str) -> dict[str, str]:
+    key = (str(root), head)
+    if key not in _DATES:
+        if len(_DATES) > 64:
+            _DATES.clear()
+        _DATES[key] = gitio.commit_dates(root, [head])
+    return _DATES[key]
+
+
+def _count(pending: gitio.Pending | None) -> int | None:
+    """Commits from the indexed commit to HEAD (None when git cannot say: the commit is gone)."""
+    if pending is None:
+        return None
+    try:
+        out = pending.result().strip()
+    except GitError:
+        return None
+    return int(out) if out.isdigit() else None
 
 
 def _cut(root: Path, locator: Locator, path: str, blob: str, rules: Rules, mark: str | None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,7 +155,7 @@ def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, spac
         return []
     analyse = lexindex.analyzer()
     qterms = list(dict.fromkeys(tok for t in terms for tok in analyse(t)))
-    docs = [(c.record.id, Counter(analyse(c.doc))) for c in overlay.chunks]
+    docs = [(c.record.id, _tokens(c.doc, analyse)) for c in overlay.chunks]
     df_here = Counter(t for _, tf in docs for t in qterms if t in tf)
     stats = lexindex.stats(index_dir, space, stamp, qterms) if stamp else None
     total, df_index = stats if stats is not None else (0, {})
@@ -171,6 +171,18 @@ def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, spac
         if score > 0:
             out.append((cid, score))
     return sorted(out, key=lambda item: -item[1])
+
+
+_TOKENS: dict[str, Counter[str]] = {}   # a chunk's lexical document -> its analysed tokens (warm calls)
+
+
+def _tokens(doc: str, analyse: Callable[[str], list[str]]) -> Counter[str]:
+    found = _TOKENS.get(doc)
+    if found is None:
+        if len(_TOKENS) > 50_000:
+            _TOKENS.clear()
+        found = _TOKENS[doc] = Counter(analyse(doc))
+    return found
 
 
 def merged(index: Sequence[tuple[str, float]], overlay: Sequence[tuple[str, float]], depth: int) -> list[str]:

@@ -620,6 +620,18 @@ def diff_trees(repo: Path, old: str, new: str | None, renames: bool = True) -> l
     return _parse_raw(out)
 
 
+class PendingDiff:
+    """diff_trees started in the background (`result()` gives what it returns)."""
+
+    def __init__(self, repo: Path, old: str, new: str | None, renames: bool = True) -> None:
+        args = ["diff", "--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv"]
+        args += ["-M"] if renames else ["--no-renames"]
+        self._pending = Pending(repo, *args, old, *([new] if new else []), "--")
+
+    def result(self) -> list[Change]:
+        return _parse_raw(self._pending.result())
+
+
 def _parse_raw(out: bytes) -> list[Change]:
     fields = out.decode("utf-8", "surrogateescape").split("\0")
     changes: list[Change] = []
