@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from codevouch.store import BranchState, ChunkRecord
     from codevouch.store.health import Health
     from codevouch.validator.model import Checked, Current, Validated
+    from codevouch.worktree.gitio import HeadState
 
 SEARCH_MODES = ("hybrid", "dense", "lexical")
 KINDS = ("source", "test", "docs", "config")
@@ -459,15 +460,13 @@ def _overlay_limit(given: int | None) -> int:
     return given
 
 
-def _overlay_source(settings: Settings) -> Callable[[Path, BranchState], Overlay]:
+def _overlay_source(settings: Settings) -> Callable[[Path, BranchState, HeadState | None], Overlay]:
     """What makes the working-tree overlay for a search: the branch's, when the working tree is
     a checkout of it (a search of another branch has no working tree to overlay)."""
     from codevouch.indexer.overlay import derive
     from codevouch.retriever.overlay import Overlay
-    from codevouch.worktree import gitio
 
-    def source(root: Path, state: BranchState) -> Overlay:
-        head = gitio.head_state(root)
+    def source(root: Path, state: BranchState, head: HeadState | None) -> Overlay:
         if head is None or head.branch != state.branch:
             return Overlay(state.branch, state.commit, None, None)
         return derive(root, state, head=head.commit, settings=settings)

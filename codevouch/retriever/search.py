@@ -51,9 +51,10 @@ class Results(list[Candidate]):
         self.overlay = overlay
 
 
-# What makes a branch's working-tree overlay: (repository root, branch state) -> Overlay. The
-# api passes codevouch.indexer.overlay.derive (the chunker lives above the retriever).
-OverlaySource = Callable[[Path, BranchState], live.Overlay]
+# What makes a branch's working-tree overlay: (repository root, branch state, the work tree's
+# HEAD when known) -> Overlay. The api passes one made of codevouch.indexer.overlay.derive (the
+# chunker lives above the retriever).
+OverlaySource = Callable[[Path, BranchState, "gitio.HeadState | None"], live.Overlay]
 
 
 def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
@@ -78,13 +79,13 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
         held = _held_model(embedder, index_dir) if mode != "lexical" else None
         early = ((held, _start_query(pool, held, query))
                  if held is not None and getattr(held, "threadsafe_query", False) else None)
-        repo, repo_id, branch = _locate(repo_path, branch)
+        repo, repo_id, branch, head = _locate(repo_path, branch)
         ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
         try:
             outdated = ledger.outdated(repo_id, str(repo), branch)
             if state is None or outdated is not None:
                 raise NotIndexed(_not_indexed(repo, branch, index_dir, outdated))
-            ov = overlay(repo, state) if overlay is not None else None
+            ov = overlay(repo, state, head) if overlay is not None else None
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
@@ -124,16 +125,17 @@ def _cited(rec: ChunkRecord, state: BranchState, repo: Path) -> ChunkRecord:
     return replace(rec, repo=str(repo))
 
 
-def _locate(repo_path: Path | str, branch: str | None) -> tuple[Path, str, str]:
-    """This clone's root, the repository's id and the branch to search: one git process while
-    all is well (a search needs no remote label, which identify() also reads), else the
-    separate calls, whose errors say what is wrong (not a repository, no commits, detached)."""
+def _locate(repo_path: Path | str, branch: str | None) -> tuple[Path, str, str, gitio.HeadState | None]:
+    """This clone's root, the repository's id, the branch to search and the work tree's HEAD:
+    one git process while all is well (a search needs no remote label, which identify() also
+    reads), else the separate calls, whose errors say what is wrong (not a repository, no
+    commits, detached)."""
     head = gitio.head_state(repo_path)
     name = branch or (head.branch if head is not None else None)
     if head is not None and name:
-        return head.root, repo_id(head.root, head.commit), name
+        return head.root, repo_id(head.root, head.commit), name, head
     ident = identify(repo_path)
-    return ident.root, ident.id, branch or gitio.current_branch(ident.root)
+    return ident.root, ident.id, branch or gitio.current_branch(ident.root), head
 
 
 def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | None) -> str:
