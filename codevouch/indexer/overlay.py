@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, token_counter
@@ -42,6 +42,9 @@ class _Cut:
     data: bytes | None
     chunks: tuple[OverlayChunk, ...]
     note: str | None
+    cut_at: str = ""     # when it was read and chunked: its records' indexed_at
+    # its chunks as cited, per (branch, commit, commit date, origin): made once, not per call
+    cited: dict[tuple[str, str, str, str], list[OverlayChunk]] = field(default_factory=dict)
 
 
 _CUTS: dict[tuple[str, str, str, str], _Cut] = {}   # (root, path, blob, rules and attributes) -> cut
@@ -97,7 +100,6 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     missing = [p for p in searched if p in blobs and (str(root), p, blobs[p], rules_key) not in _CUTS]
     marks = gitio.linguist_marks(root, missing) if missing else {}
     dates = _dates(root, head) if head and any(status.is_clean(p) for p in searched) else {}
-    when = now_utc()
     locator = Locator(root)
     count_tokens: list[Callable[[str], int]] = []
     for path in searched:
@@ -112,14 +114,21 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
         if cut is None:
             if not count_tokens:
                 count_tokens.append(token_counter())
-            cut = _cut(root, locator, path, blob, rules, marks.get(path), count_tokens[0], state.branch, settings)
+            cut = replace(_cut(root, locator, path, blob, rules, marks.get(path), count_tokens[0], state.branch,
+                               settings), cut_at=now_utc())
             if len(_CUTS) >= _CUTS_MAX:
                 _CUTS.clear()
             _CUTS[key] = cut
         commit, date = (head or "", dates.get(head or "", "")) if committed else ("", "")
-        chunks = [OverlayChunk(replace(c.record, repo=str(root), branch=state.branch, commit=commit,
-                                       commit_date=date, indexed_at=when, origin=origin), c.text, c.embedded, c.doc)
-                  for c in cut.chunks]
+        variant = (state.branch, commit, date, origin)
+        chunks = cut.cited.get(variant)
+        if chunks is None:
+            if len(cut.cited) > 8:
+                cut.cited.clear()
+            chunks = cut.cited[variant] = [
+                OverlayChunk(replace(c.record, repo=str(root), branch=state.branch, commit=commit, commit_date=date,
+                                     indexed_at=cut.cut_at, origin=origin), c.text, c.embedded, c.doc)
+                for c in cut.chunks]
         overlay.chunks.extend(chunks)
         if cut.data is not None and chunks:
             overlay.texts[blob] = cut.data

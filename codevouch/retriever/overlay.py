@@ -113,8 +113,14 @@ def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir:
     by_hash: dict[str, list[OverlayChunk]] = {}
     for c in overlay.chunks:
         by_hash.setdefault(c.record.text_hash, []).append(c)
-    found: dict[str, list[float]] = dict(ledger.cached_vectors(embedder.name, by_hash)) if by_hash else {}
-    found.update(overlaycache.get(index_dir, embedder.name, [h for h in by_hash if h not in found]))
+    # This process's memory first (a warm call reads no file), then the ledger's cache, then the overlay's.
+    found: dict[str, list[float]] = overlaycache.remembered(embedder.name, by_hash)
+    rest = [h for h in by_hash if h not in found]
+    if rest:
+        from_ledger = ledger.cached_vectors(embedder.name, rest)
+        overlaycache.remember(embedder.name, from_ledger)
+        found.update(from_ledger)
+        found.update(overlaycache.get(index_dir, embedder.name, [h for h in rest if h not in found]))
     cached = set(found)
     missing = [h for h in by_hash if h not in found]
     todo, left = missing[:max(limit, 0)], missing[max(limit, 0):]
@@ -155,17 +161,16 @@ def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, spac
         return []
     analyse = lexindex.analyzer()
     qterms = list(dict.fromkeys(tok for t in terms for tok in analyse(t)))
-    docs = [(c.record.id, _tokens(c.doc, analyse)) for c in overlay.chunks]
-    df_here = Counter(t for _, tf in docs for t in qterms if t in tf)
+    docs = [(c.record.id, *_tokens(c.doc, analyse)) for c in overlay.chunks]
+    df_here = Counter(t for _, tf, _ in docs for t in qterms if t in tf)
     stats = lexindex.stats(index_dir, space, stamp, qterms) if stamp else None
     total, df_index = stats if stats is not None else (0, {})
     n = total + len(docs)
-    avgdl = sum(sum(tf.values()) for _, tf in docs) / len(docs) or 1.0
+    avgdl = sum(dl for _, _, dl in docs) / len(docs) or 1.0
     idf = {t: math.log(1 + (n - (df_here[t] + df_index.get(t, 0)) + 0.5) / (df_here[t] + df_index.get(t, 0) + 0.5))
            for t in qterms}
     out = []
-    for cid, tf in docs:
-        dl = sum(tf.values())
+    for cid, tf, dl in docs:
         score = sum(idf[t] * tf[t] * (BM25_K1 + 1) / (tf[t] + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
                     for t in qterms if t in tf)
         if score > 0:
@@ -173,15 +178,17 @@ def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, spac
     return sorted(out, key=lambda item: -item[1])
 
 
-_TOKENS: dict[str, Counter[str]] = {}   # a chunk's lexical document -> its analysed tokens (warm calls)
+# a chunk's lexical document -> its analysed tokens and their number (kept for warm calls)
+_TOKENS: dict[str, tuple[Counter[str], int]] = {}
 
 
-def _tokens(doc: str, analyse: Callable[[str], list[str]]) -> Counter[str]:
+def _tokens(doc: str, analyse: Callable[[str], list[str]]) -> tuple[Counter[str], int]:
     found = _TOKENS.get(doc)
     if found is None:
         if len(_TOKENS) > 50_000:
             _TOKENS.clear()
-        found = _TOKENS[doc] = Counter(analyse(doc))
+        tokens = analyse(doc)
+        found = _TOKENS[doc] = (Counter(tokens), len(tokens))
     return found
 
 

@@ -109,6 +109,17 @@ def put(index_dir: Path, model: str, vectors: Mapping[str, Sequence[float]]) -> 
         db.close()
 
 
+def remembered(model: str, hashes: Iterable[str]) -> dict[str, list[float]]:
+    """The vectors of `hashes` this process holds (read nothing)."""
+    return {h: _MEMORY[(model, h)] for h in hashes if (model, h) in _MEMORY}
+
+
+def remember(model: str, vectors: Mapping[str, list[float]]) -> None:
+    """Hold vectors read elsewhere (the ledger's cache) for this process's next calls."""
+    for h, v in vectors.items():
+        _remember(model, h, v)
+
+
 def forget_memory() -> None:
     """Drop this process's vectors (tests and benchmarks: a cold process)."""
     _MEMORY.clear()

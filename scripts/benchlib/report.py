@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchlib.branches_report import section as branches_section
+from benchlib.overlay_report import section as overlay_section
 from benchlib.truth import MEANING
 
 VERDICTS = ("usable", "stale-but-ok", "historical-only", "excluded")
@@ -412,5 +413,6 @@ def render(results: dict[str, Any]) -> str:
             out.append(fn(fig))
             out.append(f"\n_{fig.get('wall_seconds')} s wall for this figure._\n")
     out.append(branches_section())
+    out.append(overlay_section())
     out.append(NOTES)
     return "\n".join(out)

@@ -74,8 +74,9 @@ def answers(repo: Path, index: Path) -> dict[str, list[tuple[str, int, int, floa
     idx = Index(repo, index, embedder="fake-bow-64")
     # The top hit: Chroma's HNSW is approximate, and the tail of a ranking can differ between two
     # graphs holding the same vectors inserted in another order (a killed build's rewrites).
+    # The index's answers: the working tree (at the newer commit) is not overlaid.
     return {q: [(h.record.id, h.record.start_line, h.record.end_line, round(h.score, 6))
-                for h in idx.search(q, k=10, validate=False)[:1]] for q in QUERIES}
+                for h in idx.search(q, k=10, validate=False, overlay=False)[:1]] for q in QUERIES}
 
 
 def vectors_locked(index: Path) -> bool:

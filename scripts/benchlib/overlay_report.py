@@ -1,0 +1,61 @@
+"""The "Working-tree overlay" section of docs/BENCHMARKS.md, from docs/bench-overlay.json (what
+scripts/bench_overlay.py writes; rendered by scripts/bench.py with the other figures)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parents[2] / "docs" / "bench-overlay.json"
+MODES = (("no_overlay", "no overlay"), ("overlay", "overlay"), ("rebuilt", "rebuilt"))
+
+
+def _cell(s: dict[str, Any]) -> str:
+    if not s.get("queries"):
+        return "–"
+    return f"{s['mrr@10']:.3f} / {s['recall@10']:.3f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}×" if a is not None and b else "–"
+
+
+def section(path: Path = RESULTS) -> str:
+    if not path.exists():
+        return ""
+    data: dict[str, Any] = json.loads(path.read_text())
+    rows = data["pairs"]
+    m = data["machine"]
+    out = ["\n## Working-tree overlay: what changed since the build, searched live\n",
+           f"`{data.get('command', 'python scripts/bench_overlay.py')}` at {m.get('date')} (load average "
+           f"{m.get('load_avg_1m_at_start')} at its start; a 2-core machine shared with other work, so latencies are "
+           f"noisy and the ratios compare runs of the same minutes), embedder `{data['embedder']}`. Per pair: OLD "
+           "committed and indexed, the working tree set to NEW and left uncommitted; queries are the first "
+           "doc-comment sentence of each function new or changed since OLD, doc comments blanked in both versions; "
+           "a hit counts when the code it hands over as current overlaps the function in the working tree (ground "
+           "truth from the benchmark's own tree-sitter walk). Cells: MRR@10 / R@10.\n",
+           "| pair | files changed | queries (new) | new: no overlay | new: overlay | new: rebuilt | changed: no "
+           "overlay | changed: overlay | changed: rebuilt | all: overlay ÷ rebuilt (MRR) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in [*rows, {"pair": "**all**", "scores": data["overall"], "overall": True}]:
+        s = r["scores"]
+        ratio = _ratio(s["overlay"]["all"].get("mrr@10"), s["rebuilt"]["all"].get("mrr@10"))
+        if r.get("overall"):
+            meta = (f"{sum(x['changed_files'] for x in rows)} | {sum(x['queries'] for x in rows)} "
+                    f"({sum(x['new_functions'] for x in rows)})")
+        else:
+            meta = (f"{r['changed_files']} of {r['files_new']} ({r['repo']} `{r['subdir']}` "
+                    f"{r['old'][:8]}→{r['new'][:8]}) | {r['queries']} ({r['new_functions']})")
+        out.append(f"| {r['pair']} | {meta} | " + " | ".join(_cell(s[mode][part]) for part in ("new", "changed")
+                                                             for mode, _ in MODES) + f" | {ratio} |")
+    out += ["", "| pair | chunks at OLD | overlay chunks | embedded by the first query | embedded in all | first query "
+            "ms | warm query ms (p50) | plain search on the clean rebuilt tree ms (p50) | warm ÷ plain |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lat, ov = r["latency_ms"], r["overlay"]
+        out.append(f"| {r['pair']} | {r['chunks_old']} | {ov['last'].get('chunks', '–')} | {ov['first_query_embedded']} | "
+                   f"{ov['embedded_total']} | {lat['first']} | {lat['warm_p50']} | {lat['plain_p50']} | "
+                   f"{_ratio(lat['warm_p50'], lat['plain_p50'])} |")
+    if data.get("notes"):
+        out += ["", *[f"- {n}" for n in data["notes"]]]
+    return "\n".join(out) + "\n"
