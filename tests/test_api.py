@@ -90,13 +90,16 @@ def test_a_hit_validates_as_its_json_does(repo: Repo, index_dir: Path) -> None:
     idx = built(repo, index_dir)
     repo.write("shop/cancel.py", "# moved down\n" + SHOP["shop/cancel.py"])
     repo.remove("shop/refund.py")
-    raw = idx.search("cancel order", k=10, validate=False)
-    checked = idx.search("cancel order", k=10)
-    as_json = idx.validate([h.snippet() for h in raw])
-    assert [h.to_json() for h in checked] == [to_json(v) for v in idx.validate(raw)] == \
-        [to_json(v) for v in as_json]
-    assert [v.parsed for v in as_json] == [Snippet.of_record(h.record, h.text) for h in raw]
-    assert {h.reason for h in checked} >= {"chunk-moved", "file-deleted", "same-commit"}
+    # The index's hits (the overlay would replace the changed files' ones), then the overlay's.
+    for overlay, reasons in ((False, {"chunk-moved", "file-deleted", "same-commit"}), (True, {"same-commit"})):
+        raw = idx.search("cancel order", k=10, validate=False, overlay=overlay)
+        checked = idx.search("cancel order", k=10, overlay=overlay)
+        as_json = idx.validate([h.snippet() for h in raw])
+        assert [h.to_json() for h in checked] == [to_json(v) for v in idx.validate(raw)] == \
+            [to_json(v) for v in as_json]
+        assert [v.parsed for v in as_json] == [Snippet.of_record(h.record, h.text) for h in raw]
+        assert {h.reason for h in checked} >= reasons
+    assert "uncommitted" in {h.record.origin for h in raw}
 
 
 def test_snippet_of_record_reads_a_record_as_check_snippet_reads_its_json() -> None:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from codevouch import caches
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, token_counter
 from codevouch.errors import GitError
 from codevouch.indexer import embedtext
@@ -54,6 +55,10 @@ _CUTS_MAX = 20_000
 def clear() -> None:
     """Forget every file this process chunked (a cold process, for tests and benchmarks)."""
     _CUTS.clear()
+    _DATES.clear()
+
+
+caches.register("codevouch.indexer.overlay.cuts", _CUTS.clear, _CUTS.__len__)
 
 
 def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: str | None = None,
@@ -143,6 +148,9 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
 
 
 _DATES: dict[tuple[str, str], dict[str, str]] = {}
+
+
+caches.register("codevouch.indexer.overlay.dates", _DATES.clear, _DATES.__len__)
 
 
 def _dates(root: Path, head: str) -> dict[str, str]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codevouch import caches
 from codevouch.embedding import Embedder
 from codevouch.store import ChunkRecord, Ledger, lexindex, overlaycache
 
@@ -180,6 +181,7 @@ def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, spac
 
 # a chunk's lexical document -> its analysed tokens and their number (kept for warm calls)
 _TOKENS: dict[str, tuple[Counter[str], int]] = {}
+caches.register("codevouch.retriever.overlay.tokens", _TOKENS.clear, _TOKENS.__len__)
 
 
 def _tokens(doc: str, analyse: Callable[[str], list[str]]) -> tuple[Counter[str], int]:

@@ -27,6 +27,8 @@ from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from codevouch import caches
+
 FILE = "overlay-cache.sqlite"
 MAX_ROWS = 20_000          # ~32 MB of 384-dim vectors; the oldest rows go first
 _MEMORY: dict[tuple[str, str], list[float]] = {}   # this process's vectors, written or not
@@ -123,6 +125,9 @@ def remember(model: str, vectors: Mapping[str, list[float]]) -> None:
 def forget_memory() -> None:
     """Drop this process's vectors (tests and benchmarks: a cold process)."""
     _MEMORY.clear()
+
+
+caches.register("codevouch.store.overlaycache.memory", _MEMORY.clear, _MEMORY.__len__)
 
 
 def _remember(model: str, h: str, vec: list[float]) -> list[float]:

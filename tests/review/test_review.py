@@ -283,8 +283,8 @@ def test_related_code_is_validated_and_cited(repo: Repo, index_dir: Path) -> Non
     md = part.markdown
     assert "#### caller of `cancel_order`\nsource: shop/checkout.py#L1-L5 (<module>, abandon)" in md
     assert "check: usable" in md and "```python\nfrom shop.orders import cancel_order" in md
-    # The callee's chunk changed in the working tree: its current code is re-read and said so.
-    assert "check: current code, re-read from the working tree" in md
+    # The callee's file changed in the working tree: its code comes from there (the overlay), said so.
+    assert "version: working tree (uncommitted) on main@" in md
     previous = next(r for r in part.related if r.kind == "previous version")
     assert "historical-only" in previous.citation and "'cancelled'" in previous.code
     assert part.tokens <= review.budget.tokens

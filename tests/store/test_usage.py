@@ -45,9 +45,10 @@ def rows(index_dir: Path) -> list[dict]:
 def test_search_validate_and_context_each_append_a_record(repo: Repo, index_dir: Path) -> None:
     idx = built(repo, index_dir)
     repo.write("shop/cancel.py", "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n")
-    hits = idx.search("cancel order", k=10)
+    # The index's hits (one is stale): the overlay would hand out the edited file as it is now.
+    hits = idx.search("cancel order", k=10, overlay=False)
     idx.validate([{"path": "shop/refund.py", "text": "def refund_order(order):"}, {"path": "../outside.py"}])
-    idx.context("cancel order", k=10)
+    idx.context("cancel order", k=10, overlay=False)
     recs = UsageLog(index_dir).recent(str(repo.root), 10)
     assert [r.op for r in recs] == ["search", "validate", "context"]
     search = recs[0]
@@ -107,8 +108,8 @@ def test_old_records_roll_off(repo: Repo, index_dir: Path) -> None:
 def test_index_health_from_records_of_real_calls(repo: Repo, index_dir: Path) -> None:
     built(repo, index_dir)
     repo.write(".codevouch.toml", "[health]\nstale_ratio = 0.3\ncommits_behind = 2\n")
-    for _ in range(3):
-        assert cv("search", "cancel order", "--json", cwd=repo.root, index=index_dir).returncode == 0
+    for _ in range(3):   # the index's hits (.codevouch.toml, uncommitted, is not among them)
+        assert cv("search", "cancel order", "--json", "--no-overlay", cwd=repo.root, index=index_dir).returncode == 0
     calm = json.loads(cv("index", "health", "--json", cwd=repo.root, index=index_dir).stdout)
     assert (calm["calls"], calm["stale_ratio"], calm["rebuild"]) == (3, 0.0, False)
     assert calm["recommendation"] == "no rebuild needed" and calm["commits_behind"] == 0
@@ -116,8 +117,8 @@ def test_index_health_from_records_of_real_calls(repo: Repo, index_dir: Path) ->
     # the index is behind HEAD, so even unchanged files are stale-but-ok).
     repo.commit(**{"shop/cancel.py": "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n"})
     repo.commit(**{"shop/refund.py": "# refunds\ndef refund_order(order):\n    return order.refund()\n"})
-    for _ in range(3):
-        assert cv("search", "cancel order", "--json", cwd=repo.root, index=index_dir).returncode == 0
+    for _ in range(3):   # the index's hits (the overlay would hand out the new commits' files as current)
+        assert cv("search", "cancel order", "--json", "--no-overlay", cwd=repo.root, index=index_dir).returncode == 0
     out = cv("index", "health", "--json", cwd=repo.root, index=index_dir)
     assert out.returncode == 0, out.stderr
     h = json.loads(out.stdout)
@@ -163,7 +164,7 @@ def test_health_recommends_only_what_would_change_the_figure(repo: Repo, index_d
     edited = "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n"
     repo.write("shop/cancel.py", edited)
     for _ in range(2):
-        idx.search("cancel order", k=10)
+        idx.search("cancel order", k=10, overlay=False)   # the index's hits: one stale from the edit
         idx.validate([{"path": "shop/made_up.py", "text": "x = 1"}] * 5)   # the caller's, never counted
     h = idx.health()
     assert h.calls == 2 and h.not_counted == {"validate": 2} and h.by_op == {"search": 2}
