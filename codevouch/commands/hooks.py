@@ -5,6 +5,7 @@ The one place codevouch writes into a repository, and only when asked; see codev
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -75,8 +76,8 @@ def hooks_run(
 
     try:
         os.setsid()   # out of the terminal's session: closing the terminal does not end the build
-    except OSError:
-        pass
+    except OSError:   # already a group leader (a shell with job control started it)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     index_dir = Path(index or default_index_dir()).expanduser().resolve()
     hooks.run_hook(hook, list(args or ()), installed_for, index_dir, embedder, wait)
     raise typer.Exit(0)

@@ -150,7 +150,10 @@ def script(name: str, common_dir: Path, index_dir: Path, embedder: str, wait: fl
         "# Written by `codevouch hooks install`; `codevouch hooks uninstall` puts back what was here.",
         "# Starts an incremental build of the current branch in the background; never delays or fails git.",
         f"# Log: {log}",
-        f'{run} "$@" </dev/null >>{shlex.quote(str(log))} 2>&1 &',
+        "# On a detached HEAD (a rebase picking commits) there is no branch to build: nothing is started.",
+        "if git symbolic-ref -q HEAD >/dev/null 2>&1; then",
+        f'  {run} "$@" </dev/null >>{shlex.quote(str(log))} 2>&1 &',
+        "fi",
     ]
     if chained:
         lines += ["# The hook that was here before, run as git ran it (its exit status is this hook's):",

@@ -102,11 +102,14 @@ def test_a_checkout_of_another_branch_builds_that_branch(shop: Repo, index_dir: 
     assert indexed(shop, index_dir, "main") is None
     user_git(shop, "checkout", "-q", "main", "--", "shop.py")     # files, not a branch: nothing to build
     until(lambda: "checkout of files" in log_text(index_dir), "the file checkout to be skipped")
+    user_git(shop, "checkout", "-q", "--detach")                   # no branch: the hook starts nothing
     user_git(shop, "checkout", "-q", "main")
     main = shop.git("rev-parse", "main").strip()
     until(lambda: indexed(shop, index_dir, "main") == main, "main's build after checking it out")
     user_git(shop, "merge", "-q", "--ff-only", "feature")          # post-merge: main moved to feature's commit
     until(lambda: indexed(shop, index_dir, "main") == feature, "main's build after the merge")
+    checkouts = [line for line in log_text(index_dir).splitlines() if " post-checkout " in line]
+    assert len(checkouts) == 3 and not any("detached" in line for line in checkouts), checkouts
 
 
 def test_existing_hooks_still_run_and_uninstall_restores_them_byte_for_byte(shop: Repo, tmp_path: Path,
