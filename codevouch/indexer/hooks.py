@@ -80,8 +80,10 @@ class _Place:
 
 
 def _config(root: Path, scope: str) -> str | None:
-    # A file scope reads that one file: `-c` given on the command line does not count.
-    out = gitio.run(root, "config", f"--{scope}", "--get", "core.hooksPath", ok_codes=(0, 1))
+    # A file scope reads that one file: `-c` given on the command line does not count. The user's
+    # own files are read with the files they include; the repository's without (not followed).
+    includes = "--includes" if scope in ("global", "system") else "--no-includes"
+    out = gitio.run(root, "config", f"--{scope}", includes, "--get", "core.hooksPath", ok_codes=(0, 1))
     value = out.decode("utf-8", "surrogateescape").strip()
     return value or None
 

@@ -183,7 +183,8 @@ def test_a_hooks_path_in_the_users_global_config_is_honoured_and_guarded(shop: R
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     shared = tmp_path / "my-hooks"
     config = tmp_path / "gitconfig"
-    config.write_text(f"[core]\n\thooksPath = {shared}\n")
+    (tmp_path / "gitconfig-hooks").write_text(f"[core]\n\thooksPath = {shared}\n")
+    config.write_text(f"[include]\n\tpath = {tmp_path / 'gitconfig-hooks'}\n")   # the user's own includes count
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
     report = install(shop, index_dir)
     assert report["hooks_dir"] == str(shared) and "global" in report["hooks_dir_source"]
