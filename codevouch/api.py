@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from codevouch.drift import Drift
     from codevouch.embedding import Embedder
     from codevouch.indexer.build import BranchSummary
+    from codevouch.indexer.hooks import HooksReport
     from codevouch.indexer.many import RepoOutcome, RepoSpec
     from codevouch.refs.model import RefReport
     from codevouch.retriever.overlay import Overlay
@@ -391,6 +392,23 @@ class Index:
             dirty = status.changed | status.untracked
         return health.assess(str(root), branch, records, state.commit if state else None, head, behind, limits,
                              dirty=dirty)
+
+    def install_hooks(self, wait: float = 3600) -> HooksReport:
+        """Write post-commit, post-merge and post-checkout hooks into the repository that build its
+        current branch into this index in the background, queued up to `wait` seconds behind
+        another build (the one write codevouch makes into a repository; see docs/NIGHTLY.md).
+        Existing hooks are chained; HooksRefused (a ConfigError), with nothing written, when a
+        hook cannot be installed safely."""
+        from codevouch.indexer import hooks
+
+        name = self._embedder if isinstance(self._embedder, str) else self._embedder.name
+        return hooks.install(self.repo, self.index_dir, name, wait)
+
+    def uninstall_hooks(self) -> HooksReport:
+        """Remove the hooks `install_hooks` wrote and put back exactly what was there."""
+        from codevouch.indexer import hooks
+
+        return hooks.uninstall(self.repo)
 
     def status(self) -> list[dict[str, Any]]:
         """Per indexed branch of this repository: indexed commit and date, head, commits behind,

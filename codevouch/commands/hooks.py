@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, print_json
+from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
 from codevouch.errors import CodevouchError
 
 WaitOpt = Annotated[float, typer.Option(
@@ -28,12 +28,8 @@ def hooks_install(
 ) -> None:
     """Add post-commit, post-merge and post-checkout hooks that build the current branch in the
     background after each commit, merge and branch checkout (existing hooks still run)."""
-    from codevouch.indexer import hooks
-    from codevouch.store import default_index_dir
-
-    index_dir = Path(index or default_index_dir()).expanduser().resolve()
     try:
-        report = hooks.install(repo, index_dir, embedder, wait)
+        report = open_index(repo, index, embedder).install_hooks(wait)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:
@@ -47,10 +43,8 @@ def hooks_install(
 
 def hooks_uninstall(repo: RepoOpt = Path("."), as_json: JsonOpt = False) -> None:
     """Remove codevouch's hooks and put back exactly the hooks that were there before."""
-    from codevouch.indexer import hooks
-
     try:
-        report = hooks.uninstall(repo)
+        report = open_index(repo, None).uninstall_hooks()
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:
