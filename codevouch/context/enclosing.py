@@ -10,6 +10,7 @@ from codevouch.context.pack import Enclosing, Lines
 from codevouch.syntax.lines import MODULE_SYMBOL, split_lines
 from codevouch.syntax.signature import Spans
 from codevouch.validator.model import Validated
+from codevouch.vocabulary import CURRENT_VERDICTS
 from codevouch.worktree.files import read_text
 from codevouch.worktree.paths import locate
 
@@ -24,7 +25,7 @@ def enclosing(root: Path, results: Sequence[Validated]) -> dict[int, Enclosing]:
     finders: dict[str, Callable[[str, int], Spans | None] | None] = {}
     found: dict[int, Enclosing] = {}
     for rank, v in enumerate(results, 1):
-        if v.verdict not in ("usable", "stale-but-ok"):
+        if v.verdict not in CURRENT_VERDICTS:
             continue     # a re-read current version is the whole definition already
         c = v.current
         path, start, end, symbol = (c.path, c.start_line, c.end_line, c.symbol or v.parsed.symbol) if c else \

@@ -27,6 +27,7 @@ from codevouch.syntax.lines import MODULE_SYMBOL
 from codevouch.validator.citation import clean, location, reread_header
 from codevouch.validator.model import Validated
 from codevouch.validator.render import code_block, summary
+from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
 
 TokenCounter = Callable[[str], int]
 
@@ -156,11 +157,11 @@ def items_of(results: Sequence[Validated], enclosing: dict[int, Enclosing] | Non
     excluded: list[Entry] = []
     for rank, v in enumerate(results, 1):
         p = v.parsed
-        if v.verdict == "excluded":
+        if v.verdict == Verdict.EXCLUDED:
             excluded.append(Entry(rank, "excluded", location(p.path, p.start_line, p.end_line, p.symbol),
                                   v.verdict, v.reason, 0, "excluded", clean(v.detail)))
             continue
-        if v.verdict in ("usable", "stale-but-ok"):
+        if v.verdict in CURRENT_VERDICTS:
             c = v.current
             path, start, end, symbol = ((c.path, c.start_line, c.end_line, c.symbol or p.symbol) if c
                                         else (p.path, p.start_line, p.end_line, p.symbol))

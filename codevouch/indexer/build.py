@@ -36,6 +36,7 @@ from codevouch.store import (
     space_name,
 )
 from codevouch.store.writer import PhaseHook, Writer, open_writer
+from codevouch.vocabulary import Kind
 from codevouch.worktree import gitio
 from codevouch.worktree.config import load_repo_config
 from codevouch.worktree.identity import RepoIdentity, identify
@@ -266,7 +267,7 @@ def _read_file(reader: gitio.BlobReader, entry: gitio.TreeEntry, rules: Rules, t
 
     data = reader.read(entry.blob_sha)
     if data is None:
-        return without_chunks("source", None, "skipped", "unreadable blob")
+        return without_chunks(Kind.SOURCE, None, "skipped", "unreadable blob")
     reason = skip_reason(data, rules)
     # A skipped file's head is enough to classify it (generated markers sit at the top).
     text = decode(data) if reason is None else decode(data[:2048])

@@ -1,4 +1,3 @@
-"""Retrieval: query embedding, dense search on a branch's collection, text read back from git."""
-from codevouch.retriever.search import Candidate, search
-
-__all__ = ["Candidate", "search"]
+"""Retrieval: query embedding, dense and lexical search on a branch's shared space, fusion,
+collapse, text read back from git (search.py); the search modes (mode.py). Import from the
+modules: this package imports nothing, so `retriever.mode` stays cheap for the front door."""

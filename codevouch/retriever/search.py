@@ -15,6 +15,7 @@ from codevouch.errors import InputError, NotIndexed
 from codevouch.retriever import blobcache
 from codevouch.retriever import overlay as live
 from codevouch.retriever.collapse import collapse
+from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import (
     BranchState,
@@ -59,7 +60,7 @@ OverlaySource = Callable[[Path, BranchState, "gitio.HeadState | None"], live.Ove
 
 def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
            include_history: bool = False, embedder: Embedder | str | None = None,
-           mode: str = "hybrid", kinds: frozenset[str] | None = None,
+           mode: str = SearchMode.HYBRID, kinds: frozenset[str] | None = None,
            settings: Settings = DEFAULT, overlay: OverlaySource | None = None,
            embed_limit: int = live.EMBED_LIMIT) -> Results:
     """Top-k chunks of a branch. `mode`: hybrid (dense + lexical, fused by rank), dense or lexical.
@@ -71,12 +72,12 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     (retriever/overlay.py): an index hit from a changed file gives way to the file's current
     chunks, and at most `embed_limit` new chunks are embedded (the rest are ranked by words
     only, and the Results' overlay says how many)."""
-    if mode not in ("hybrid", "dense", "lexical"):
+    if mode not in SEARCH_MODES:
         raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The held model is most often the branch's own: a model that may (see _rankings) starts
         # on the query while git and the ledger say which branch and model this search is for.
-        held = _held_model(embedder, index_dir) if mode != "lexical" else None
+        held = _held_model(embedder, index_dir) if mode != SearchMode.LEXICAL else None
         early = ((held, _start_query(pool, held, query))
                  if held is not None and getattr(held, "threadsafe_query", False) else None)
         repo, repo_id, branch, head = _locate(repo_path, branch)
@@ -167,7 +168,7 @@ def _held_model(embedder: Embedder | str | None, index_dir: Path) -> Embedder | 
 
 def _query_embedder(given: Embedder | None, built_with: str, mode: str) -> Embedder | None:
     """The model that embeds the query: the branch's own, reusing `given` when it is that model."""
-    if mode == "lexical":
+    if mode == SearchMode.LEXICAL:
         return None
     return given if given is not None and given.name == built_with else embedder_by_name(built_with)
 
@@ -196,12 +197,12 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     space = state.space
     out = _Rankings([], {})
     qvec: Future[list[float]] | None = None
-    if mode != "lexical" and embedder is not None:
+    if mode != SearchMode.LEXICAL and embedder is not None:
         qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, query)
     lexical_records: dict[str, ChunkRecord] = {}
     lex_scores: dict[str, float] = {}
     ids = (_lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings, lex_scores)
-           if mode != "dense" else [])
+           if mode != SearchMode.DENSE else [])
     if qvec is not None:
         vector, vectors = qvec.result(), _vector_reader(ledger, index_dir)
         sims: dict[str, float] = {}
@@ -219,8 +220,8 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
                                 live.dense_scores(ov, own, vector), depth)
         out.lists.append((1.0, dense))
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
-    if ov is not None and mode != "dense":
-        pairs = _pairs(query, settings.lexical_pairs) if mode == "hybrid" else []
+    if ov is not None and mode != SearchMode.DENSE:
+        pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
         terms = list(dict.fromkeys(lexical.terms(query) + pairs))
         ids = live.merged(_kept(ids, out.records, ov, include_history, state, lambda cid: lex_scores.get(cid, 0.0)),
                           live.lexical_scores(ov, terms, index_dir, space, ledger.lexical_stamp(space)), depth)
@@ -263,7 +264,7 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
     scores, higher better, to `scores`)."""
     assert state.space is not None
     space = state.space
-    pairs = _pairs(query, settings.lexical_pairs) if mode == "hybrid" else []
+    pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
     terms = list(dict.fromkeys(lexical.terms(query) + pairs))
     stamp = ledger.lexical_stamp(space)
     if stamp and terms:

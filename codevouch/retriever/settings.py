@@ -23,6 +23,7 @@ from typing import Any
 
 from codevouch.embedding import DEFAULT_EMBED_CONTEXT, EMBED_CONTEXTS
 from codevouch.errors import InputError
+from codevouch.vocabulary import Kind
 
 LEXICAL_PAIRS = ("joined", "phrase")
 
@@ -33,7 +34,8 @@ LEXICAL_PAIRS = ("joined", "phrase")
 # tests still surface when both halves rank them first, and a --kind filter turns weights off.
 # Chosen on the tuning corpora only: docs 0.5 and 0.3 tied, tests 0.8 and 0.6 tied; the
 # milder of each was kept.
-KIND_WEIGHTS: Mapping[str, float] = MappingProxyType({"source": 1.0, "test": 0.8, "config": 1.0, "docs": 0.5})
+KIND_WEIGHTS: Mapping[str, float] = MappingProxyType({Kind.SOURCE: 1.0, Kind.TEST: 0.8, Kind.CONFIG: 1.0,
+                                                     Kind.DOCS: 0.5})
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codevouch.errors import CodevouchError
+from codevouch.retriever.mode import SearchMode
+from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from codevouch.api import Hit, Index
@@ -103,7 +105,7 @@ class Finder:
         if name not in self._searches:
             try:
                 self._searches[name] = self.index.search(name, k=SEARCH_DEPTH, branch=self.branch,
-                                                         mode="lexical", validate=False)
+                                                         mode=SearchMode.LEXICAL, validate=False)
             except CodevouchError as exc:     # not indexed, or an index that cannot be read
                 self.unavailable = str(exc)
                 return []
@@ -134,7 +136,7 @@ class Finder:
         seen: set[tuple[str, int]] = set()
         for (kind, h), check in zip(found, checks):
             code = Hit(h.record, h.score, h.text, check).code
-            if code is None or check.verdict == "excluded":
+            if code is None or check.verdict == Verdict.EXCLUDED:
                 continue
             if kind == "caller" and not _calls(code, name):
                 continue        # the re-read current code no longer calls it
@@ -157,7 +159,7 @@ def _citation(check: Validated) -> str:
     its re-read current code (as the context pack cites it), since that is what is shown."""
     from codevouch.validator.citation import reread_header
 
-    if check.verdict != "historical-only" or check.current is None:
+    if check.verdict != Verdict.HISTORICAL_ONLY or check.current is None:
         return check.citation
     return reread_header(check.current, check.parsed.path)
 

@@ -23,9 +23,10 @@ from typing import Any
 
 from codevouch.errors import ConfigError
 from codevouch.store.usage import UsageRecord
+from codevouch.vocabulary import Verdict
 from codevouch.worktree.config import RepoConfig
 
-STALE = ("stale-but-ok", "historical-only")
+STALE = (Verdict.STALE_BUT_OK, Verdict.HISTORICAL_ONLY)
 COUNTED_OPS = ("search", "context")      # hits from the index; validate's snippets are the caller's
 CAUSES = ("index-behind", "worktree", "since-fixed")
 TREND_STEP = 0.05        # a change of the ratio between halves below this is "steady"
@@ -120,7 +121,7 @@ def thresholds(config: RepoConfig) -> Thresholds:
 
 def _ratio(records: Sequence[UsageRecord]) -> float | None:
     stale = sum(r.verdicts.get(v, 0) for r in records for v in STALE)
-    counted = sum(r.hits - r.verdicts.get("excluded", 0) for r in records)
+    counted = sum(r.hits - r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
     return stale / counted if counted else None
 
 
@@ -148,7 +149,7 @@ def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_
     dirs = Counter(str(PurePosixPath(p).parent) + "/" if "/" in p else "./" for p in paths.elements())
     at_head = index_commit is not None and index_commit == head
     causes = Counter("worktree" if p in dirty else "since-fixed" if at_head else "index-behind" for p in stale)
-    excluded = sum(r.verdicts.get("excluded", 0) for r in records)
+    excluded = sum(r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
     counted = sum(r.hits for r in records) - excluded
     behind = causes["index-behind"] / counted if counted else None
     because = []

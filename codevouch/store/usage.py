@@ -28,6 +28,7 @@ from typing import Any
 
 from codevouch.errors import BadIndex, ConfigError
 from codevouch.store.indexdir import IndexDir
+from codevouch.vocabulary import Verdict
 from codevouch.worktree.config import RepoConfig
 
 ENV_NO_RECORD = "CODEVOUCH_NO_RECORD"
@@ -96,7 +97,7 @@ def record_of(op: str, repo: str, branch: str | None, index_commit: str | None, 
               outcomes: Sequence[tuple[str, str, str]], now: datetime | None = None) -> UsageRecord:
     """The record of one call's validated results, each as (path, verdict, reason) (pure)."""
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    non_usable = tuple(o for o in outcomes if o[1] != "usable")
+    non_usable = tuple(o for o in outcomes if o[1] != Verdict.USABLE)
     return UsageRecord(moment.isoformat(timespec="seconds").replace("+00:00", "Z"), op, repo, branch,
                        index_commit, head, dict(Counter(o[1] for o in outcomes)),
                        dict(Counter(o[2] for o in outcomes)), non_usable[:MAX_PATHS])

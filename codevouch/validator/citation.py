@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 
 from codevouch.printable import one_line
 from codevouch.validator.model import REASONS, Current, Decision, Snippet
+from codevouch.vocabulary import Verdict
 
 HISTORY_USE = "use: reference for ideas only; do not implement against this code"
 MAX_FIELD = 200
@@ -93,7 +94,7 @@ def header(s: Snippet, d: Decision, path: str, commit_date: str | None, commit_e
              version or version_line(s, commit_date, commit_exists), check_phrase(d)]
     if d.current is not None and _moved(s, path, d.current):
         lines.append(f"current: {current_location(d.current)}")
-    if d.verdict == "historical-only":
+    if d.verdict == Verdict.HISTORICAL_ONLY:
         lines.append(HISTORY_USE)
     return "\n".join(lines)
 

@@ -19,6 +19,7 @@ from codevouch.validator import moves, symbols
 from codevouch.validator.facts import Facts, WorkFile, fast_path, identical_blob
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
 from codevouch.validator.text import find_lines, line_count, nearest, slice_lines
+from codevouch.vocabulary import Kind
 from codevouch.worktree.paths import Located
 
 
@@ -49,9 +50,12 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
     return decision
 
 
+_KIND_WORDS: dict[str, str] = {Kind.GENERATED: "generated code", Kind.VENDOR: "vendored third-party code",
+                               Kind.BACKUP: "a backup or editor copy", Kind.FIXTURE: "test fixture data"}
+
+
 def _kind_words(kind: str) -> str:
-    return {"generated": "generated code", "vendor": "vendored third-party code",
-            "backup": "a backup or editor copy", "fixture": "test fixture data"}[kind]
+    return _KIND_WORDS[kind]
 
 
 def _missing(s: Snippet, loc: Located, facts: Facts) -> Decision:

@@ -1,24 +1,15 @@
-"""The validator's data: a normalized snippet, the verdict vocabulary, and the results."""
+"""The validator's data: a normalized snippet, the verdict vocabulary (`Verdict`, defined in
+codevouch/vocabulary.py where the store can read it too, and its reasons), and the results."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
 from typing import TYPE_CHECKING, Any
+
+from codevouch.vocabulary import Kind, Verdict
 
 if TYPE_CHECKING:
     from codevouch.store import ChunkRecord
-
-
-class Verdict(str, Enum):
-    """The four verdicts. Members equal their strings: `Verdict.USABLE == "usable"`."""
-    USABLE = "usable"
-    STALE_BUT_OK = "stale-but-ok"
-    HISTORICAL_ONLY = "historical-only"
-    EXCLUDED = "excluded"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
@@ -90,9 +81,9 @@ REASONS: dict[str, Reason] = {
 # reason code -> its verdict's string (an Enum's .value costs more than the lookup: asked per snippet)
 _VERDICT_OF: dict[str, str] = {code: reason.verdict.value for code, reason in REASONS.items()}
 
-# rules.py kind -> reason code
-KIND_REASON: dict[str, str] = {"generated": "generated", "vendor": "vendored",
-                               "backup": "backup", "fixture": "fixture"}
+# an excluded kind (worktree/rules.py) -> its reason code
+KIND_REASON: dict[str, str] = {Kind.GENERATED: "generated", Kind.VENDOR: "vendored",
+                               Kind.BACKUP: "backup", Kind.FIXTURE: "fixture"}
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Any
 from codevouch.printable import visible
 from codevouch.validator.citation import clean, current_location
 from codevouch.validator.model import VERDICTS, Validated
+from codevouch.vocabulary import Verdict
 
 LANGUAGE_BY_SUFFIX = {
     ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
@@ -56,9 +57,9 @@ def render_text(results: Sequence[Validated]) -> str:
 
 
 def _code_for_people(v: Validated) -> str | None:
-    if v.verdict == "excluded":
+    if v.verdict == Verdict.EXCLUDED:
         return None
-    if v.verdict == "historical-only":
+    if v.verdict == Verdict.HISTORICAL_ONLY:
         if v.current is not None:
             return f"current code ({current_location(v.current)}), re-read from the working tree:\n" + \
                 _indent(v.current.text)

@@ -1,0 +1,48 @@
+"""The words every layer shares: a hit's verdict and a file's kind.
+
+Both are `str` enums (not `StrEnum`: Python 3.10 has none), so a member equals its string
+(`Verdict.USABLE == "usable"`, `Kind.TEST == "test"`), hashes like it, and is written as it
+in JSON, SQLite and f-strings: data read back from disk or given as JSON compares equal to
+the members. A leaf: it imports nothing of codevouch, so the store, the rules and the
+validator all use it. The verdicts' reasons are in validator/model.py; the rules that give
+a file its kind are in worktree/rules.py.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Verdict(str, Enum):
+    """The four verdicts. Members equal their strings: `Verdict.USABLE == "usable"`."""
+    USABLE = "usable"
+    STALE_BUT_OK = "stale-but-ok"
+    HISTORICAL_ONLY = "historical-only"
+    EXCLUDED = "excluded"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# The verdicts whose text is current code an agent may use.
+CURRENT_VERDICTS = (Verdict.USABLE, Verdict.STALE_BUT_OK)
+
+
+class Kind(str, Enum):
+    """A file's kind by the repository's rules. Members equal their strings: `Kind.TEST == "test"`."""
+    SOURCE = "source"
+    TEST = "test"
+    DOCS = "docs"
+    CONFIG = "config"
+    GENERATED = "generated"
+    VENDOR = "vendor"
+    BACKUP = "backup"
+    FIXTURE = "fixture"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# Kinds whose files are indexed, and so the kinds a search can keep (`--kind`).
+INDEXED_KINDS = (Kind.SOURCE, Kind.TEST, Kind.DOCS, Kind.CONFIG)
+# Kinds whose files are counted but never embedded (each gives the validator an excluded reason).
+EXCLUDED_KINDS = (Kind.GENERATED, Kind.VENDOR, Kind.BACKUP, Kind.FIXTURE)
