@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from codevouch.commands.common import EXIT_MISSING, JsonOpt, RepoOpt, fail, open_index, print_json, read_source
+from codevouch.commands.common import JsonOpt, RepoOpt, fail, open_index, print_json, read_source
+from codevouch.commands.exits import EXIT_MISSING
 from codevouch.errors import CodevouchError
 from codevouch.printable import one_line
 

@@ -1,4 +1,4 @@
-"""What every command shares: exit codes, common options, error mapping, JSON and progress output."""
+"""What every command shares: common options, errors mapped to exit codes (exits.py), JSON and progress output."""
 from __future__ import annotations
 
 import json
@@ -12,6 +12,15 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 
+from codevouch.commands.exits import (
+    EXIT_CRASH,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_LOCKED,
+    EXIT_NOT_INDEXED,
+    EXIT_STORE,
+    EXIT_USAGE,
+)
 from codevouch.errors import CodevouchError, IndexBusy, IndexLocked, InputError, NotIndexed, StoreUnavailable
 from codevouch.printable import json_text
 
@@ -19,18 +28,6 @@ if TYPE_CHECKING:
     from codevouch.api import Index
     from codevouch.validator.model import Validated
 
-# Exit codes (documented in the README).
-EXIT_OK = 0
-EXIT_ERROR = 1          # git failed, bad config, anything else the message explains
-EXIT_USAGE = 2          # bad arguments or malformed input
-EXIT_HISTORICAL = 3     # validate: at least one snippet is historical-only
-EXIT_MISSING = 3        # check-refs: at least one reference is missing
-EXIT_LOCKED = 4         # another build holds the index
-EXIT_NOT_INDEXED = 5    # search on a branch that was never indexed
-EXIT_STORE = 6          # the vector store (a Chroma server) cannot be reached
-EXIT_REPOS_FAILED = 23  # index build of several repositories: at least one of them failed
-EXIT_CRASH = 70         # a bug: the traceback went to the crash log (sysexits' EX_SOFTWARE)
-EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 RepoOpt = Annotated[Path, typer.Option("--repo", help="Repository path (default: the current directory).")]
 IndexOpt = Annotated[Optional[Path], typer.Option(

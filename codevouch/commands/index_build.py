@@ -9,9 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from codevouch.commands.common import (
-    EXIT_CRASH,
-    EXIT_OK,
-    EXIT_REPOS_FAILED,
     IndexOpt,
     JsonOpt,
     crash_logged,
@@ -23,6 +20,7 @@ from codevouch.commands.common import (
     progress,
     usage,
 )
+from codevouch.commands.exits import EXIT_CRASH, EXIT_OK, EXIT_REPOS_FAILED
 from codevouch.commands.progress import ProgressLines
 from codevouch.errors import CodevouchError
 

@@ -8,17 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
+from codevouch.commands.exits import EXIT_EMPTY_SCOPE, EXIT_ERROR, EXIT_REVIEW_FAILED, EXIT_UNKNOWN_REVISION
 from codevouch.errors import CodevouchError, EmptyScope, UnknownRevision
 from codevouch.printable import visible
 
 if TYPE_CHECKING:
     from codevouch.review import Review
-
-# Exit codes of review (documented in the README).
-EXIT_EMPTY_SCOPE = 20        # the scope holds no changes
-EXIT_UNKNOWN_REVISION = 21   # a revision in the range or --base does not exist
-EXIT_REVIEW_FAILED = 22      # --exec: at least one part's reviewer failed or timed out
-
 
 def review_cmd(
     revision: Annotated[Optional[str], typer.Argument(
@@ -83,7 +78,7 @@ def _write(out: Path, review: Review) -> list[str]:
             "utf-8")
     except OSError as exc:
         typer.echo(f"codevouch: cannot write the review into {out}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise typer.Exit(EXIT_ERROR) from exc
     return names
 
 

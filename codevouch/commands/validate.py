@@ -7,7 +7,6 @@ from typing import Annotated, Optional
 import typer
 
 from codevouch.commands.common import (
-    EXIT_HISTORICAL,
     JsonOpt,
     NoRecordOpt,
     RepoOpt,
@@ -17,6 +16,7 @@ from codevouch.commands.common import (
     read_source,
     render_results,
 )
+from codevouch.commands.exits import EXIT_HISTORICAL
 from codevouch.errors import CodevouchError
 from codevouch.vocabulary import Verdict
 
