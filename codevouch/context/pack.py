@@ -17,10 +17,11 @@ Rules, in order:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from codevouch.context.windows import TokenCounter
 from codevouch.errors import InputError
 from codevouch.printable import visible
 from codevouch.syntax.lines import MODULE_SYMBOL
@@ -28,8 +29,6 @@ from codevouch.validator.citation import clean, location, reread_header
 from codevouch.validator.model import Validated
 from codevouch.validator.render import code_block, summary
 from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
-
-TokenCounter = Callable[[str], int]
 
 # Why something was left out of a pack.
 LEFT_OUT_REASONS: dict[str, str] = {

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.errors import InputError
-from codevouch.indexer import embedtext
+from codevouch.indexer import Progress, embedtext
 from codevouch.indexer.branches import BranchFilter, branch_filter, select_branches
 from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
@@ -42,8 +42,6 @@ from codevouch.worktree.config import load_repo_config
 from codevouch.worktree.identity import RepoIdentity, identify
 from codevouch.worktree.rules import Rules, classify, load_rules_text
 
-# (done, total, what) — the CLI draws a progress bar from it.
-Progress = Callable[[int, int, str], None]
 EMBED_BATCH = 64
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from codevouch.worktree.changes import HUNK_HEADER
+
 KINDS = ("path", "symbol", "import")
 
 # Extensions that make a bare name (no slash) a file reference; anything with a slash and an
@@ -50,7 +52,6 @@ _PY_IMPORT = re.compile(r"^\s*import\s+(?P<mods>[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*
 JS_EXTENSIONS = frozenset({"js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx"})
 _JS_RELATIVE = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["'](\.{1,2}/[^"'\n]*)["']""")
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
-_HUNK = re.compile(r"^@@ -(?P<start>\d+)(?:,(?P<count>\d+))? \+\d+(?:,\d+)? @@")
 _RECEIVERS = ("self.", "this.", "cls.", "super().")
 # Backticked words that are code but never a repository's definition.
 _LITERALS = frozenset({"True", "False", "None", "null", "undefined", "NaN", "nil", "NULL", "self", "this",
@@ -128,9 +129,9 @@ def extract(text: str) -> Extracted:
         if line.startswith("+++ ") and (patch_file is not None or new_file is not None):
             continue
         if patch_file is not None or new_file is not None:
-            hunk = _HUNK.match(line)
+            hunk = HUNK_HEADER.match(line)
             if hunk:
-                start, count = int(hunk.group("start")), int(hunk.group("count") or 1)
+                start, count = int(hunk["old_start"]), int(hunk["old_count"] or 1)
                 if patch_file is not None and count > 0:
                     refs.append(Reference("path", line, n, path=patch_file, start=start,
                                           end=start + count - 1, source="hunk"))

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 from codevouch.errors import EmptyScope, InputError
 from codevouch.printable import visible
 from codevouch.review.execute import ExecResult
-from codevouch.review.plan import MIN_PART_TOKENS, Plan, fence, left_out_reason, plan
+from codevouch.review.plan import MIN_PART_TOKENS, Plan, left_out_reason, plan
 from codevouch.review.related import Finder, Related, Wanted
 from codevouch.review.scope import INDEX, WORKTREE, Scope, read_patches, resolve_scope
+from codevouch.validator.render import fence
 
 if TYPE_CHECKING:
     from codevouch.api import Index

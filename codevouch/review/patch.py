@@ -7,10 +7,10 @@ C-quoted paths (git's quoting of unusual bytes) are unquoted.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+from codevouch.worktree.changes import HUNK_HEADER
+
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 SUBMODULE_MODE = "160000"
 
@@ -174,12 +174,12 @@ def _parse_file(lines: list[str], i: int, files: list[FilePatch]) -> int:
 
 def _parse_hunk(lines: list[str], i: int) -> tuple[Hunk, int]:
     header = lines[i]
-    m = _HUNK.match(header)
+    m = HUNK_HEADER.match(header)
     if m is None:
         raise ValueError(f"not a hunk header: {header!r}")
-    old_start, new_start = int(m.group(1)), int(m.group(3))
-    old_count = int(m.group(2)) if m.group(2) is not None else 1
-    new_count = int(m.group(4)) if m.group(4) is not None else 1
+    old_start, new_start = int(m["old_start"]), int(m["new_start"])
+    old_count = int(m["old_count"]) if m["old_count"] is not None else 1
+    new_count = int(m["new_count"]) if m["new_count"] is not None else 1
     body: list[str] = []
     old_left, new_left = old_count, new_count
     i += 1

@@ -9,16 +9,16 @@ content changes, mode-only changes, submodules, empty and unreadable files.
 """
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from codevouch.context.windows import TokenCounter
 from codevouch.printable import one_line
 from codevouch.review.patch import FilePatch
+from codevouch.validator.render import fence
 from codevouch.worktree.rules import Rules, classify
 
-TokenCounter = Callable[[str], int]
 MIN_PART_TOKENS = 200        # below this not even a file header and a hunk header fit
 
 
@@ -105,12 +105,6 @@ def title(fp: FilePatch) -> str:
     if fp.mode_changed:
         what += f", mode {fp.old_mode} -> {fp.new_mode}"
     return f"`{one_line(fp.path)}` ({what})"
-
-
-def fence(text: str) -> str:
-    """A code fence longer than any run of backticks in `text`."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
 
 
 class _Packer:

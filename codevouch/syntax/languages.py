@@ -4,7 +4,8 @@ Grammars come only from the per-language ``tree-sitter-*`` wheels installed
 in the environment (never downloaded).  Everything the chunker and the definition
 finder need to know about a language's syntax is kept as plain data in
 :data:`LANGUAGE_SPECS`, so supporting another language means adding one table entry
-(plus its grammar loader in :data:`_GRAMMAR_LOADERS`).
+(plus its grammar loader in :data:`_GRAMMAR_LOADERS`, and its grammar in the extension table,
+syntax/extensions.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from functools import cache
 import tree_sitter
 
 from codevouch import caches
+from codevouch.syntax.extensions import LANGUAGE_BY_EXTENSION
 
 __all__ = [
     "DefRule",
@@ -32,22 +34,6 @@ __all__ = [
     "get_spec",
 ]
 
-# File extension (lower-case, with dot) -> language name.
-LANGUAGE_BY_EXTENSION: Mapping[str, str] = {
-    ".py": "python",
-    ".pyi": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "tsx",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-}
 
 # Language name -> (wheel module, function returning the grammar pointer).
 _GRAMMAR_LOADERS: Mapping[str, tuple[str, str]] = {

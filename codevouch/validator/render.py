@@ -9,19 +9,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from codevouch.printable import visible
+from codevouch.syntax.extensions import FENCE_TAG_BY_EXTENSION
 from codevouch.validator.citation import clean, current_location
 from codevouch.validator.model import VERDICTS, Validated
 from codevouch.vocabulary import Verdict
-
-LANGUAGE_BY_SUFFIX = {
-    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-    ".jsx": "jsx", ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
-    ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".c": "c", ".h": "c",
-    ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp", ".rb": "ruby", ".php": "php",
-    ".swift": "swift", ".scala": "scala", ".sh": "bash", ".bash": "bash", ".sql": "sql",
-    ".md": "markdown", ".json": "json", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
-    ".html": "html", ".css": "css", ".xml": "xml",
-}
 
 
 def to_json(v: Validated) -> dict[str, Any]:
@@ -82,7 +73,7 @@ def fence(text: str) -> str:
 
 
 def language(path: str) -> str:
-    return LANGUAGE_BY_SUFFIX.get(PurePosixPath(path).suffix.lower(), "")
+    return FENCE_TAG_BY_EXTENSION.get(PurePosixPath(path).suffix.lower(), "")
 
 
 def code_block(path: str, text: str) -> str:

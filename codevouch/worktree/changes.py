@@ -8,6 +8,7 @@ Working-tree files are read directly, never through a symlink.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,10 @@ from codevouch.syntax.lines import BINARY_SNIFF, decode
 from codevouch.worktree import gitio
 
 MAX_PARSE_BYTES = 2_000_000   # larger files are listed, not parsed
+
+# A unified diff's hunk header, as git writes it: "@@ -10,7 +10,8 @@ ..." (a count left out is 1).
+# Read by the review's patch parser and by check-refs in an agent's patch.
+HUNK_HEADER = re.compile(r"^@@ -(?P<old_start>\d+)(?:,(?P<old_count>\d+))? \+(?P<new_start>\d+)(?:,(?P<new_count>\d+))? @@")
 
 
 @dataclass(frozen=True)
