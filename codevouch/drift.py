@@ -28,8 +28,8 @@ from typing import Any
 from codevouch.syntax.outline import Definition
 from codevouch.worktree.changes import FileVersions
 
-FILE_STATES = ("modified", "added", "removed", "renamed")
-DEF_STATES = ("same", "content_changed", "signature_changed", "moved", "added", "removed")
+_FILE_STATES = ("modified", "added", "removed", "renamed")
+_DEF_STATES = ("same", "content_changed", "signature_changed", "moved", "added", "removed")
 
 Outline = Callable[[str, str], "list[Definition] | None"]
 
@@ -125,11 +125,11 @@ class Drift:
         # A definition moved between files is listed in both; count it once.
         unique = {id(d): d for f in self.files for d in f.definitions or ()}
         counts = Counter(d.state for d in unique.values())
-        return {state: counts.get(state, 0) for state in DEF_STATES}
+        return {state: counts.get(state, 0) for state in _DEF_STATES}
 
     def file_counts(self) -> dict[str, int]:
         counts = Counter(f.status for f in self.files)
-        return {"same": self.same_files, **{s: counts.get(s, 0) for s in FILE_STATES}}
+        return {"same": self.same_files, **{s: counts.get(s, 0) for s in _FILE_STATES}}
 
     def changed_definitions(self) -> int:
         return sum(n for state, n in self.definition_counts().items() if state != "same")

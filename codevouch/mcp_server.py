@@ -47,7 +47,7 @@ Overlay = Annotated[bool, Field(description="Also search, live, the files that c
                                             "since the last build (default true).")]
 Mode = Annotated[Literal["hybrid", "dense", "lexical"], Field(description="hybrid (default), dense or lexical.")]
 
-INSTRUCTIONS = (
+_INSTRUCTIONS = (
     "codevouch searches this repository's index and checks every hit against the working tree. "
     "Use `code` of usable and stale-but-ok hits; a historical-only hit is reference only: never "
     "implement against it. Run check_refs on an answer before giving it, to catch cited paths, "
@@ -198,7 +198,7 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
         raise InputError("the MCP server needs the `mcp` package: pip install 'codevouch[mcp]'.") from exc
     root = gitio.repo_root(repo)
     tools = Tools(root, Path(index_dir).expanduser().resolve() if index_dir else None, embedder)
-    server: MCPServer = MCPServer(name="codevouch", version=__version__, instructions=INSTRUCTIONS,
+    server: MCPServer = MCPServer(name="codevouch", version=__version__, instructions=_INSTRUCTIONS,
                                   log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for fn in (tools.search, tools.context, tools.validate, tools.status, tools.health, tools.check_refs):

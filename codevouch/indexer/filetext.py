@@ -6,8 +6,8 @@ from codevouch.worktree.rules import Rules
 
 __all__ = ["decode", "skip_reason"]
 
-MINIFIED_LINE = 1000        # one line this long in a code file: minified or generated data
-MINIFIED_AVERAGE = 300      # or lines this long on average
+_MINIFIED_LINE = 1000        # one line this long in a code file: minified or generated data
+_MINIFIED_AVERAGE = 300      # or lines this long on average
 
 
 def skip_reason(data: bytes, rules: Rules) -> str | None:
@@ -20,6 +20,6 @@ def skip_reason(data: bytes, rules: Rules) -> str | None:
         return "binary"
     lines = data.split(b"\n")
     longest = max(len(line) for line in lines)
-    if longest > MINIFIED_LINE and (longest > 10 * MINIFIED_LINE or len(data) / len(lines) > MINIFIED_AVERAGE):
+    if longest > _MINIFIED_LINE and (longest > 10 * _MINIFIED_LINE or len(data) / len(lines) > _MINIFIED_AVERAGE):
         return "minified (very long lines)"
     return None

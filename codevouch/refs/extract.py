@@ -27,7 +27,7 @@ KINDS = ("path", "symbol", "import")
 
 # Extensions that make a bare name (no slash) a file reference; anything with a slash and an
 # extension counts too. Kept to code and doc files so `e.g.` or `self.value` are not paths.
-FILE_EXTENSIONS = frozenset("""
+_FILE_EXTENSIONS = frozenset("""
 py pyi pyx js mjs cjs jsx ts tsx mts cts go rs java kt kts scala c h cc cpp cxx hpp hh cs rb php swift m mm
 sh bash zsh ps1 sql html htm css scss less vue svelte md rst txt adoc toml yaml yml json jsonc cfg ini conf
 env lock xml proto graphql gradle cmake mk dockerfile tf hcl lua pl r jl ex exs erl hs ml clj dart zig nim
@@ -199,7 +199,7 @@ def _accepted(m: re.Match[str], code: bool) -> bool:
         return True
     if code:
         return "/" in path  # `json.load` or `foo.py` inside code is an attribute or a string
-    return "/" in path.strip("./") or ext in FILE_EXTENSIONS
+    return "/" in path.strip("./") or ext in _FILE_EXTENSIONS
 
 
 def _is_version(path: str) -> bool:

@@ -42,7 +42,7 @@ class WorkTree:
     def modules(self) -> dict[str, str]:
         """Python module name -> file (or package directory), rooted at the repository and at
         each top-level package (so `src/shop/cancel.py` is both `src.shop.cancel` and `shop.cancel`)."""
-        return python_modules(self.files)
+        return _python_modules(self.files)
 
     def text(self, rel: str) -> str | None:
         """A working-tree file's text, only after locate() put it inside the repository."""
@@ -83,7 +83,7 @@ def module_of(path: str) -> str:
     return stem.removesuffix("/__init__").replace("/", ".")
 
 
-def python_modules(files: Iterable[str]) -> dict[str, str]:
+def _python_modules(files: Iterable[str]) -> dict[str, str]:
     """Python module name -> file, or package directory (ending with '/') for a namespace package."""
     found = sorted(f for f in files if f.endswith((".py", ".pyi")))
     packages = {f[:-len("/__init__.py")] for f in found if f.endswith("/__init__.py")}

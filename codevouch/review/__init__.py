@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Part", "Review", "build_review", "review", "run_reviewer"]
 
-DEFAULT_RELATED_SHARE = 0.25
-NOT_SHOWN_SHARE = 0.25        # of part 1, at most, for the list of files not shown
-MIN_RELATED_TOKENS = 60       # a part with less room left looks up no more related code
+_DEFAULT_RELATED_SHARE = 0.25
+_NOT_SHOWN_SHARE = 0.25        # of part 1, at most, for the list of files not shown
+_MIN_RELATED_TOKENS = 60       # a part with less room left looks up no more related code
 _RELATED_TITLE = "## Related code (from the index, checked against the working tree)"
 _HEADER = ("# Code review: part {i} of {n}\n\nScope: {scope}\n"
            "This part: {files} file(s), {hunks} hunk(s) of the diff{rest}.\n")
@@ -109,7 +109,7 @@ def review(index: Index, revision: str | None = None, *, staged: bool = False, u
 def build_review(index: Index, revision: str | None = None, staged: bool = False, unstaged: bool = False,
                  untracked: bool = False, all_local: bool = False, base: str | None = None,
                  budget: int | None = None, model: str | None = None, related: bool = True,
-                 related_share: float = DEFAULT_RELATED_SHARE) -> Review:
+                 related_share: float = _DEFAULT_RELATED_SHARE) -> Review:
     from codevouch.context.windows import budget_counter, resolve_budget
     from codevouch.worktree import gitio
     from codevouch.worktree.files import load_worktree_rules
@@ -134,7 +134,7 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
         reason = left_out_reason(fp, rules, head, notes.get(fp.path))
         if reason is not None:
             left_out[i] = reason
-    not_shown = _not_shown(patches, left_out, count, int(resolved.tokens * NOT_SHOWN_SHARE))
+    not_shown = _not_shown(patches, left_out, count, int(resolved.tokens * _NOT_SHOWN_SHARE))
     header_reserve = count(_HEADER.format(i=999, n=999, scope=scope.description, files=999, hunks=9999,
                                           rest=", related code for 999 definition(s)")) + 8
     room = resolved.tokens - header_reserve
@@ -330,7 +330,7 @@ def _render_parts(the_plan: Plan, scope: Scope, budget: int, count: Any, not_sho
         used = count(render(title)) + 2
         blocks: list[tuple[Related, str]] = []
         for w in wanted:
-            if budget - used < MIN_RELATED_TOKENS:
+            if budget - used < _MIN_RELATED_TOKENS:
                 stats["definitions_without_room"] += 1
                 continue
             for r in finder.related(w):  # type: ignore[union-attr]  # wanted is empty without a finder

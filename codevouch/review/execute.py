@@ -18,8 +18,8 @@ from typing import Any
 
 from codevouch.errors import InputError
 
-MAX_OUTPUT = 1_000_000      # characters of stdout/stderr kept per part
-OK_STATES = ("findings", "no_findings")
+_MAX_OUTPUT = 1_000_000      # characters of stdout/stderr kept per part
+_OK_STATES = ("findings", "no_findings")
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ExecResult:
 
     @property
     def ok(self) -> bool:
-        return self.status in OK_STATES
+        return self.status in _OK_STATES
 
     def to_json(self) -> dict[str, Any]:
         return {"part": self.part, "status": self.status, "exit_code": self.exit_code,
@@ -85,4 +85,4 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _text(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", "replace")[:MAX_OUTPUT]
+    return (data or b"").decode("utf-8", "replace")[:_MAX_OUTPUT]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from codevouch.worktree.changes import HUNK_HEADER
 
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
-SUBMODULE_MODE = "160000"
+_SUBMODULE_MODE = "160000"
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class FilePatch:
 
     @property
     def submodule(self) -> bool:
-        return SUBMODULE_MODE in (self.old_mode, self.new_mode)
+        return _SUBMODULE_MODE in (self.old_mode, self.new_mode)
 
     @property
     def mode_changed(self) -> bool:

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from codevouch.drift import DefinitionDrift
     from codevouch.validator.model import Validated
 
-PREVIOUS_STATES = ("content_changed", "signature_changed", "moved")
-MAX_CALLERS = 3
-MAX_CALLEES = 3
-SEARCH_DEPTH = 20
+_PREVIOUS_STATES = ("content_changed", "signature_changed", "moved")
+_MAX_CALLERS = 3
+_MAX_CALLEES = 3
+_SEARCH_DEPTH = 20
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 # Words followed by "(" that are syntax, not calls, in the indexed languages.
 _NOT_CALLS = frozenset("""if elif for while switch catch return function def class new sizeof typeof
@@ -51,11 +51,11 @@ class Related:
                 "end_line": self.end_line, "citation": self.citation}
 
 
-def short_name(qualified: str) -> str:
+def _short_name(qualified: str) -> str:
     return qualified.rsplit(".", 1)[-1]
 
 
-def calls_in(code: str, own: str) -> list[str]:
+def _calls_in(code: str, own: str) -> list[str]:
     """Names this code calls, in order of first use (lexical: `name(`)."""
     names = (m.group(1) for m in _CALL.finditer(code))
     return list(dict.fromkeys(n for n in names if n not in _NOT_CALLS and n != own))
@@ -66,7 +66,7 @@ def _calls(code: str, name: str) -> bool:
 
 
 def _defines(symbol: str, name: str) -> bool:
-    return any(short_name(s.strip()) == name for s in symbol.split(", "))
+    return any(_short_name(s.strip()) == name for s in symbol.split(", "))
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class Finder:
             return []
         if name not in self._searches:
             try:
-                self._searches[name] = self.index.search(name, k=SEARCH_DEPTH, branch=self.branch,
+                self._searches[name] = self.index.search(name, k=_SEARCH_DEPTH, branch=self.branch,
                                                          mode=SearchMode.LEXICAL, validate=False)
             except CodevouchError as exc:     # not indexed, or an index that cannot be read
                 self.unavailable = str(exc)
@@ -116,14 +116,14 @@ class Finder:
         against the working tree in one validation call."""
         from codevouch.api import Hit
 
-        name = short_name(w.d.name)
+        name = _short_name(w.d.name)
         found: list[tuple[str, Hit]] = []
         callers = [h for h in self._search(name)
                    if _calls(h.text, name) and not (_defines(h.symbol, name) and h.path in _paths(w.d))]
-        found += [("caller", h) for h in callers[:MAX_CALLERS * 2]]
-        for callee in calls_in(w.new_code or "", name)[:MAX_CALLEES]:
+        found += [("caller", h) for h in callers[:_MAX_CALLERS * 2]]
+        for callee in _calls_in(w.new_code or "", name)[:_MAX_CALLEES]:
             found += [("callee", h) for h in self._search(callee) if _defines(h.symbol, callee)][:1]
-        old = w.d.old if w.old_code is not None and w.d.state in PREVIOUS_STATES else None
+        old = w.d.old if w.old_code is not None and w.d.state in _PREVIOUS_STATES else None
         snippets: list[Any] = [h for _, h in found]
         if old is not None:
             snippets.append({"path": old.path, "commit": w.old_commit, "symbol": w.d.name,
@@ -142,7 +142,7 @@ class Finder:
                 continue        # the re-read current code no longer calls it
             where = check.current or h.record
             if (where.path, where.start_line) in seen or counts.get(kind, 0) >= (
-                    MAX_CALLERS if kind == "caller" else MAX_CALLEES):
+                    _MAX_CALLERS if kind == "caller" else _MAX_CALLEES):
                 continue
             seen.add((where.path, where.start_line))
             counts[kind] = counts.get(kind, 0) + 1

@@ -15,15 +15,15 @@ from codevouch.worktree import gitio
 
 INDEX = ":index"
 WORKTREE = ":worktree"
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"   # git's empty tree: the side before a first commit
-LOCAL = ("staged", "unstaged", "untracked")
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"   # git's empty tree: the side before a first commit
+_LOCAL = ("staged", "unstaged", "untracked")
 
 
 @dataclass(frozen=True)
 class Scope:
     """A resolved scope: what the diff runs between, and whether untracked files join it."""
     kind: str                 # all | staged | unstaged | untracked | range | base (or a "+" join of local kinds)
-    old: str                  # commit id, INDEX, or EMPTY_TREE
+    old: str                  # commit id, INDEX, or _EMPTY_TREE
     new: str                  # commit id, INDEX or WORKTREE
     tracked: bool             # diff the tracked files old -> new
     untracked: bool           # add untracked files (not ignored) as new files
@@ -38,7 +38,7 @@ def resolve_scope(root: Path, revision: str | None = None, staged: bool = False,
                   untracked: bool = False, all_local: bool = False, base: str | None = None) -> Scope:
     """The scope the flags ask for; every local change when none is given. Raises
     UnknownRevision for a revision git cannot resolve, InputError for flags that conflict."""
-    local = [name for name, on in zip(LOCAL, (staged, unstaged, untracked)) if on]
+    local = [name for name, on in zip(_LOCAL, (staged, unstaged, untracked)) if on]
     chosen = sum(bool(x) for x in (revision, base, local or all_local))
     if chosen > 1:
         raise InputError("choose one scope: a range (A..B or A...B), --base BRANCH, or local "
@@ -50,14 +50,14 @@ def resolve_scope(root: Path, revision: str | None = None, staged: bool = False,
         mb = gitio.merge_base(root, base, "HEAD")
         return Scope("base", mb, WORKTREE, True, True,
                      f"{base} merge-base {mb[:7]} -> working tree (untracked files included)")
-    if all_local or not local or set(local) == set(LOCAL):
-        return Scope("all", head or EMPTY_TREE, WORKTREE, True, True,
+    if all_local or not local or set(local) == set(_LOCAL):
+        return Scope("all", head or _EMPTY_TREE, WORKTREE, True, True,
                      f"all local changes: HEAD {_short(head)} -> working tree (untracked files included)")
     tracked_old, tracked_new = {
-        ("staged",): (head or EMPTY_TREE, INDEX),
+        ("staged",): (head or _EMPTY_TREE, INDEX),
         ("unstaged",): (INDEX, WORKTREE),
-        ("staged", "unstaged"): (head or EMPTY_TREE, WORKTREE),
-    }.get(tuple(n for n in local if n != "untracked"), (head or EMPTY_TREE, WORKTREE))
+        ("staged", "unstaged"): (head or _EMPTY_TREE, WORKTREE),
+    }.get(tuple(n for n in local if n != "untracked"), (head or _EMPTY_TREE, WORKTREE))
     has_tracked = any(n != "untracked" for n in local)
     words = {"staged": "staged changes", "unstaged": "unstaged changes", "untracked": "untracked files"}
     return Scope("+".join(local), tracked_old, tracked_new if has_tracked else WORKTREE, has_tracked,

@@ -74,8 +74,8 @@ class DefRule:
     value_types: frozenset[str] | None = None
 
 
-LEAF = DefRule()
-CONTAINER = DefRule(container=True)
+_LEAF = DefRule()
+_CONTAINER = DefRule(container=True)
 
 
 @dataclass(frozen=True)
@@ -115,25 +115,25 @@ _JS_FUNCTION_VALUES = frozenset(
 )
 
 _JS_DEFINITIONS: Mapping[str, DefRule] = {
-    "class_declaration": CONTAINER,
-    "function_declaration": LEAF,
-    "generator_function_declaration": LEAF,
-    "method_definition": LEAF,
+    "class_declaration": _CONTAINER,
+    "function_declaration": _LEAF,
+    "generator_function_declaration": _LEAF,
+    "method_definition": _LEAF,
     # `const f = () => ...` / `let g = function () {...}`
     "variable_declarator": DefRule(value_types=_JS_FUNCTION_VALUES),
 }
 
 _TS_DEFINITIONS: Mapping[str, DefRule] = {
     **_JS_DEFINITIONS,
-    "abstract_class_declaration": CONTAINER,
-    "interface_declaration": CONTAINER,
-    "internal_module": CONTAINER,  # namespace N.M { ... }
+    "abstract_class_declaration": _CONTAINER,
+    "interface_declaration": _CONTAINER,
+    "internal_module": _CONTAINER,  # namespace N.M { ... }
     "module": DefRule(container=True, name="string"),  # declare module "x" { ... }
-    "type_alias_declaration": LEAF,
-    "enum_declaration": LEAF,
-    "function_signature": LEAF,  # overloads / declare function
-    "method_signature": LEAF,
-    "abstract_method_signature": LEAF,
+    "type_alias_declaration": _LEAF,
+    "enum_declaration": _LEAF,
+    "function_signature": _LEAF,  # overloads / declare function
+    "method_signature": _LEAF,
+    "abstract_method_signature": _LEAF,
 }
 
 _JS_WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration"})
@@ -155,8 +155,8 @@ _TS_SPEC = LanguageSpec(
 LANGUAGE_SPECS: Mapping[str, LanguageSpec] = {
     "python": LanguageSpec(
         definitions={
-            "class_definition": CONTAINER,
-            "function_definition": LEAF,
+            "class_definition": _CONTAINER,
+            "function_definition": _LEAF,
         },
         wrappers=frozenset({"decorated_definition"}),
         blocks=frozenset({"module", "block"}),
@@ -171,10 +171,10 @@ LANGUAGE_SPECS: Mapping[str, LanguageSpec] = {
     "tsx": _TS_SPEC,  # the same node types; only the grammar differs
     "go": LanguageSpec(
         definitions={
-            "function_declaration": LEAF,
+            "function_declaration": _LEAF,
             "method_declaration": DefRule(name="go_receiver"),
-            "type_spec": LEAF,
-            "type_alias": LEAF,
+            "type_spec": _LEAF,
+            "type_alias": _LEAF,
             "short_var_declaration": DefRule(name="go_closure"),
         },
         # `type X ...` / `type ( A ...; B ... )`
@@ -185,16 +185,16 @@ LANGUAGE_SPECS: Mapping[str, LanguageSpec] = {
     ),
     "rust": LanguageSpec(
         definitions={
-            "function_item": LEAF,
-            "function_signature_item": LEAF,
-            "struct_item": LEAF,
-            "enum_item": LEAF,
-            "union_item": LEAF,
-            "type_item": LEAF,
-            "macro_definition": LEAF,
-            "trait_item": CONTAINER,
+            "function_item": _LEAF,
+            "function_signature_item": _LEAF,
+            "struct_item": _LEAF,
+            "enum_item": _LEAF,
+            "union_item": _LEAF,
+            "type_item": _LEAF,
+            "macro_definition": _LEAF,
+            "trait_item": _CONTAINER,
             "impl_item": DefRule(container=True, name="impl_type"),
-            "mod_item": CONTAINER,
+            "mod_item": _CONTAINER,
         },
         prefix=frozenset({"line_comment", "block_comment", "attribute_item"}),
         blocks=frozenset(
@@ -204,14 +204,14 @@ LANGUAGE_SPECS: Mapping[str, LanguageSpec] = {
     ),
     "java": LanguageSpec(
         definitions={
-            "class_declaration": CONTAINER,
-            "interface_declaration": CONTAINER,
-            "enum_declaration": CONTAINER,
-            "record_declaration": CONTAINER,
-            "annotation_type_declaration": CONTAINER,
-            "method_declaration": LEAF,
-            "constructor_declaration": LEAF,
-            "compact_constructor_declaration": LEAF,
+            "class_declaration": _CONTAINER,
+            "interface_declaration": _CONTAINER,
+            "enum_declaration": _CONTAINER,
+            "record_declaration": _CONTAINER,
+            "annotation_type_declaration": _CONTAINER,
+            "method_declaration": _LEAF,
+            "constructor_declaration": _LEAF,
+            "compact_constructor_declaration": _LEAF,
         },
         transparent=frozenset({"enum_body_declarations"}),
         anonymous=frozenset({"object_creation_expression"}),

@@ -15,7 +15,7 @@ from codevouch.validator.text import find_lines
 
 # Lines that mention a name without defining it: comments, decorators, attributes.
 _NOT_A_DEFINITION = ("#", "//", "/*", "*", "@", "--")
-MIN_NEEDLE = 6      # shorter lines (`fn f(`) would match too much to mean anything
+_MIN_NEEDLE = 6      # shorter lines (`fn f(`) would match too much to mean anything
 
 
 def needle(symbol: str | None, text: str | None, path: str) -> str | None:
@@ -29,7 +29,7 @@ def needle(symbol: str | None, text: str | None, path: str) -> str | None:
         stripped = line.strip()
         if stripped.startswith(_NOT_A_DEFINITION) or not word.search(stripped):
             continue
-        return stripped if len(stripped) >= MIN_NEEDLE else None
+        return stripped if len(stripped) >= _MIN_NEEDLE else None
     return None
 
 

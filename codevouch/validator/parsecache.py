@@ -17,12 +17,12 @@ from codevouch import caches
 
 T = TypeVar("T")
 
-MAX_CHARS = 16_000_000      # texts held, all entries together (~16 MB of ASCII source)
-MAX_ENTRY_CHARS = 2_000_000  # a larger text is parsed each time, never held
+_MAX_CHARS = 16_000_000      # texts held, all entries together (~16 MB of ASCII source)
+_MAX_ENTRY_CHARS = 2_000_000  # a larger text is parsed each time, never held
 
 
 class ParseCache:
-    def __init__(self, max_chars: int = MAX_CHARS, max_entry_chars: int = MAX_ENTRY_CHARS) -> None:
+    def __init__(self, max_chars: int = _MAX_CHARS, max_entry_chars: int = _MAX_ENTRY_CHARS) -> None:
         self._max_chars = max_chars
         self._max_entry = max_entry_chars
         self._entries: OrderedDict[tuple[str, str, str], object] = OrderedDict()

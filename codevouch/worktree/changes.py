@@ -15,7 +15,7 @@ from pathlib import Path
 from codevouch.syntax.lines import BINARY_SNIFF, decode
 from codevouch.worktree import gitio
 
-MAX_PARSE_BYTES = 2_000_000   # larger files are listed, not parsed
+_MAX_PARSE_BYTES = 2_000_000   # larger files are listed, not parsed
 
 # A unified diff's hunk header, as git writes it: "@@ -10,7 +10,8 @@ ..." (a count left out is 1).
 # Read by the review's patch parser and by check-refs in an agent's patch.
@@ -41,8 +41,8 @@ def text_of(data: bytes) -> tuple[str | None, str | None]:
     """(text, None), or (None, why not): binary or too large to parse."""
     if b"\0" in data[:BINARY_SNIFF]:
         return None, "binary"
-    if len(data) > MAX_PARSE_BYTES:
-        return None, f"huge (>{MAX_PARSE_BYTES} bytes)"
+    if len(data) > _MAX_PARSE_BYTES:
+        return None, f"huge (>{_MAX_PARSE_BYTES} bytes)"
     return decode(data), None
 
 
