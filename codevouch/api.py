@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codevouch.errors import InputError
-from codevouch.indexer import Progress
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.vocabulary import CURRENT_VERDICTS, INDEXED_KINDS, Verdict
 
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from codevouch.context.windows import Budget
     from codevouch.drift import Drift
     from codevouch.embedding import Embedder
+    from codevouch.indexer import Progress
     from codevouch.indexer.build import BranchSummary
     from codevouch.indexer.hooks import HooksReport
     from codevouch.indexer.many import RepoOutcome, RepoSpec

@@ -2,5 +2,5 @@
 from collections.abc import Callable
 
 # (done, total, what): called while a build reads, chunks and embeds; the CLI draws a progress
-# bar from it. Here, not in build.py, so the front door can name it without importing a build.
+# bar from it. Here, not in build.py: the front door names it without loading a build.
 Progress = Callable[[int, int, str], None]
