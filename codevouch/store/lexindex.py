@@ -124,19 +124,25 @@ def prune(index_dir: Path, space: str, keep: Collection[str | None]) -> None:
             entry.unlink(missing_ok=True)
 
 
+def _searcher(path: Path) -> tuple[Any, Any]:
+    """(index, searcher) of the copy at `path`, the index opened once per process and reloaded
+    (a build may have replaced it since)."""
+    index = _open.get(path)
+    if index is None:
+        import tantivy
+
+        index = _open[path] = tantivy.Index.open(str(path))
+    index.reload()
+    return index, index.searcher()
+
+
 def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: int) -> list[tuple[str, float]] | None:
     """(chunk id, score) best first, or None when the index cannot answer for state `current`."""
     path = index_path(index_dir, coll, current)
     if not terms or read_stamp(path) != current:
         return None
     try:
-        index = _open.get(path)
-        if index is None:
-            import tantivy
-
-            index = _open[path] = tantivy.Index.open(str(path))
-        index.reload()
-        searcher = index.searcher()
+        index, searcher = _searcher(path)
         # Terms are lower-case words and digits (codevouch.store.lexical.terms): no query syntax in them.
         query = index.parse_query(" ".join(terms), ["terms"])
         hits = searcher.search(query, n).hits
@@ -168,13 +174,7 @@ def stats(index_dir: Path, space: str, current: str, tokens: Sequence[str]) -> t
     if read_stamp(path) != current:
         return None
     try:
-        index = _open.get(path)
-        if index is None:
-            import tantivy
-
-            index = _open[path] = tantivy.Index.open(str(path))
-        index.reload()
-        searcher = index.searcher()
+        _, searcher = _searcher(path)
         return searcher.num_docs, {t: int(searcher.doc_freq("terms", t)) for t in dict.fromkeys(tokens)}
     except (OSError, ValueError, RuntimeError):
         return None
