@@ -26,8 +26,8 @@ from codevouch.errors import InputError
 from codevouch.printable import visible
 from codevouch.syntax.lines import MODULE_SYMBOL
 from codevouch.validator.citation import clean, location, reread_header
-from codevouch.validator.model import Validated
-from codevouch.validator.render import code_block, summary
+from codevouch.validator.model import VERDICTS, Validated
+from codevouch.validator.render import code_block
 from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
 
 # Why something was left out of a pack.
@@ -131,7 +131,7 @@ class Pack:
     included: tuple[Entry, ...]
     left_out: tuple[Entry, ...]
     index: str | None          # "branch@commit" the snippets were retrieved from
-    verdicts: str              # the validator's counts over all snippets
+    verdicts: str              # the report's verdict line: what went in, and what was left out
 
     def manifest(self) -> dict[str, Any]:
         reasons = Counter(e.left_out for e in self.left_out)
@@ -238,7 +238,6 @@ class _Packer:
     count: TokenCounter
     budget: int
     index: str | None
-    verdicts: str
     budget_note: str
     chosen: list[Item]
     left: list[Entry]
@@ -287,7 +286,7 @@ class _Packer:
             lines += [_left_line(e) for e in ordered[:listed]]
             if len(ordered) > listed:
                 lines.append(f"- ... and {len(ordered) - listed} more (the --json manifest lists all)")
-        lines.append(self.verdicts)
+        lines.append(verdict_line(chosen, left))
         return "\n".join(lines)
 
     def covered(self, item: Item) -> Item | None:
@@ -327,7 +326,7 @@ def _pack_once(results: Sequence[Validated], count: TokenCounter, budget: int, i
     current, history, excluded = items_of(results, enclosing)
     groups = slots(current)
     sep = count("\n\n")
-    p = _Packer(count, budget, index, summary(results), budget_note, [], list(excluded),
+    p = _Packer(count, budget, index, budget_note, [], list(excluded),
                 cost={id(i): count(i.block) + sep for i in (*(x for g in groups for x in g), *history)},
                 place={**{id(i): (0, min(x.rank for x in g)) for g in groups for i in g},
                        **{id(i): (1, i.rank) for i in history}}, listed=listed, live_note=live_note)
@@ -387,7 +386,7 @@ def _fit(p: _Packer) -> Pack:
     text, tokens = _refill(p, text, tokens)
     included = tuple(p.entry(i, None) for i in sorted(p.chosen, key=lambda i: p.place[id(i)]))
     return Pack(text, tokens, p.budget, included, tuple(sorted(p.left, key=lambda e: e.rank)), p.index,
-                p.verdicts)
+                verdict_line(p.chosen, p.left))
 
 
 def _refill(p: _Packer, text: str, tokens: int) -> tuple[str, int]:
@@ -411,6 +410,15 @@ def _refill(p: _Packer, text: str, tokens: int) -> tuple[str, int]:
             p.left = left
             text, tokens = trial, trial_tokens
     return text, tokens
+
+
+def verdict_line(chosen: Sequence[Item], left: Sequence[Entry]) -> str:
+    """The report's last line: the verdicts of what went in, and separately of what was left out
+    (counting every retrieved hit there told an agent that code it never got was usable)."""
+    went_in = Counter(i.verdict for i in chosen)
+    out = Counter(e.verdict for e in left)
+    return ("verdicts: included: " + ", ".join(f"{v} {went_in.get(v, 0)}" for v in VERDICTS if v != Verdict.EXCLUDED)
+            + "; left out: " + ", ".join(f"{v} {out.get(v, 0)}" for v in VERDICTS))
 
 
 def _joined_note(item: Item) -> str:

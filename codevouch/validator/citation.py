@@ -79,10 +79,12 @@ def version_line(s: Snippet, commit_date: str | None, commit_exists: bool, head:
     return f"version: unknown (no commit or blob id){tail}"
 
 
-def check_phrase(d: Decision) -> str:
+def check_phrase(d: Decision, s: Snippet | None = None) -> str:
     phrase = REASONS[d.reason].check
     if d.reason == "file-renamed" and d.current is not None:
         phrase = f"file renamed to {clean(d.current.path)}"
+    elif d.reason == "no-version-metadata" and s is not None and s.text is None:
+        phrase = "no version metadata, and the snippet carries no text to look for"   # as its reason line says
     return f"check: {d.verdict} ({phrase})"
 
 
@@ -91,7 +93,7 @@ def header(s: Snippet, d: Decision, path: str, commit_date: str | None, commit_e
     """The citation header for a snippet; `path` is its normalized path (or as given, if outside).
     `version`: its version_line, when the caller has it already (snippets of one commit share it)."""
     lines = [f"source: {location(path, s.start_line, s.end_line, s.symbol, REASONS[d.reason].note)}",
-             version or version_line(s, commit_date, commit_exists), check_phrase(d)]
+             version or version_line(s, commit_date, commit_exists), check_phrase(d, s)]
     if d.current is not None and _moved(s, path, d.current):
         lines.append(f"current: {current_location(d.current)}")
     if d.verdict == Verdict.HISTORICAL_ONLY:

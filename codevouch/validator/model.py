@@ -67,7 +67,8 @@ REASONS: dict[str, Reason] = {
                            "git's rename detection (snippet commit → working tree) found the new path; "
                            "`current` points there", "file renamed"),
     "no-version-metadata": Reason(_H, "no version metadata; text not found in the working tree",
-                                  "no commit or blob id, and the text is not in the current file"),
+                                  "no commit or blob id, and the text is not in the current file (or the "
+                                  "snippet carries no text)"),
     "generated": Reason(_E, "generated code", "generated code by the repository's rules (a path pattern "
                                               "or a marker like @generated); `detail` names the rule"),
     "vendored": Reason(_E, "vendored code", "vendored third-party code by the repository's rules"),

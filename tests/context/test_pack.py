@@ -160,3 +160,24 @@ def test_a_budget_too_small_for_any_pack_says_so(repo: Repo) -> None:
     tight = pack(results, count_tokens, count_tokens(pack(results, count_tokens, 5000).markdown) - 5)
     assert tight.included == () and tight.tokens <= tight.budget
     assert set(LEFT_OUT_REASONS) == {"budget", "duplicate", "historical", "excluded"}
+
+
+def test_the_report_counts_what_went_in_and_apart_what_was_left_out(repo: Repo) -> None:
+    """Issue 21.4: the footer counted every retrieved hit ("usable 9, stale-but-ok 1") whatever
+    the budget let in. It now counts the included items, and the left-out ones separately."""
+    repo.write("src/more.py", "".join(f"def f{n}(x):\n    return x + {n}  # {'pad ' * 40}\n\n\n" for n in range(8)))
+    repo.commit("more")
+    hits = [snippet(repo, "src/more.py", 1 + 4 * n, 2 + 4 * n, symbol=f"f{n}") for n in range(8)]
+    hits.append({"path": "src/orders_pb2.py", "text": "x = 1"})
+    results = validate(repo.root, hits)
+    assert [r.verdict for r in results] == ["usable"] * 8 + ["excluded"]
+    small = pack(results, count_tokens, 700)
+    went_in, left = len(small.included), [e for e in small.left_out if e.left_out == "budget"]
+    assert 0 < went_in < 8 and len(left) == 8 - went_in
+    footer = small.markdown.rstrip().splitlines()[-1]
+    assert footer == (f"verdicts: included: usable {went_in}, stale-but-ok 0, historical-only 0; "
+                      f"left out: usable {8 - went_in}, stale-but-ok 0, historical-only 0, excluded 1")
+    assert small.manifest()["verdicts"] == footer and small.tokens <= 700
+    whole = pack(results, count_tokens, 10_000).markdown.rstrip().splitlines()[-1]
+    assert whole == ("verdicts: included: usable 8, stale-but-ok 0, historical-only 0; "
+                     "left out: usable 0, stale-but-ok 0, historical-only 0, excluded 1")

@@ -50,7 +50,7 @@ def test_text_output_hides_excluded_and_shows_current_code(repo: Repo, index_dir
     assert "order.cancel(now=True)" in current and "order.cancel()\n" not in current
     assert "order.cancel()\n" in rest and "do not implement" in rest
     assert "- excluded: shop/refund.py" in rest and "[excluded: generated]" in rest
-    assert pack.rstrip().splitlines()[-1].startswith("verdicts: usable")
+    assert pack.rstrip().splitlines()[-1].startswith("verdicts: included: usable")
     assert cv("context", "order", "-k", "10", "--no-overlay", "--include-history", cwd=repo.root, index=index_dir).stdout == pack
     # Historical text only when asked for: otherwise the report lists it as left out.
     plain = cv("context", "order", "-k", "10", "--no-overlay", cwd=repo.root, index=index_dir).stdout

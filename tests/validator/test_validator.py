@@ -333,8 +333,14 @@ def test_no_version_metadata(repo: Repo) -> None:
     missing = one(repo, {"path": PATH, "text": "def helper(x):\n    return x * 3", "symbol": "helper"})
     assert (missing["verdict"], missing["reason"]) == ("historical-only", "no-version-metadata")
     assert missing["current"]["symbol"] == "helper"
+    assert "check: historical-only (no version metadata; text not found in the working tree)" in missing["citation"]
     bare = one(repo, {"path": PATH})
     assert (bare["verdict"], bare["reason"]) == ("historical-only", "no-version-metadata")
+    # Issue 21.4: a snippet with no text said "text not found" on its check line, while its
+    # reason said it carried no text: both say the same now.
+    assert "check: historical-only (no version metadata, and the snippet carries no text to look for)" \
+        in bare["citation"]
+    assert "it carries no text" in bare["detail"] and "text not found" not in bare["citation"]
 
 
 # --- force-pushed commits --------------------------------------------------------------------------
@@ -620,7 +626,8 @@ def test_context_pack_and_text(repo: Repo) -> None:
     assert "do not implement against this code" in rest
     assert "- excluded: src/x.py.bak [excluded: backup]" in rest
     assert "- excluded: ../evil.py [excluded: outside-repo]" in rest
-    assert packed.rstrip().endswith("verdicts: usable 0, stale-but-ok 1, historical-only 1, excluded 2")
+    assert packed.rstrip().endswith("verdicts: included: usable 0, stale-but-ok 1, historical-only 2; "
+                                    "left out: usable 0, stale-but-ok 0, historical-only 0, excluded 2")
     text = render_text(results)
     assert "reason: content-changed" in text and text.rstrip().endswith("excluded 2")
     # People see the current helper as code; the old one only as an explicit history line.
