@@ -231,11 +231,13 @@ def test_unknown_blob_at_head_is_not_called_a_change(hostile) -> None:
 
 def test_huge_line_numbers_and_unknown_commits(hostile) -> None:
     repo, index, _ = hostile
-    huge, gone = Index(repo.root, index).validate([
-        {"path": "ok.py", "commit": repo.head(), "start_line": 10**12, "end_line": 10**12 + 5},
+    past, gone = Index(repo.root, index).validate([
+        {"path": "ok.py", "commit": repo.head(), "start_line": 10**6, "end_line": 10**6 + 5},
         {"path": "ok.py", "commit": "ab" * 20, "text": "def nowhere():\n    pass"}])
-    assert huge.verdict in ("usable", "historical-only")
+    assert (past.verdict, past.reason) == ("historical-only", "lines-out-of-range")
     assert gone.verdict == "historical-only"
+    with pytest.raises(InputError, match="beyond any file"):
+        Index(repo.root, index).validate([{"path": "ok.py", "start_line": 10**12, "end_line": 10**12 + 5}])
 
 
 @pytest.mark.parametrize("sep", ["\n", "\r", "\x85", "\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
@@ -33,7 +34,9 @@ MAX_HOME_FILES = 200    # files parsed to say where a member is really defined (
 def check_refs(repo: Path | str, text: str) -> RefReport:
     """Extract the references of an answer (markdown or a patch) and check each one."""
     tree = WorkTree(gitio.repo_root(repo))
-    extracted = extract(text)
+    # NFC, so a path spelled with combining marks (NFD) is read whole; _path finds the file
+    # under whichever form git stores.
+    extracted = extract(unicodedata.normalize("NFC", text))
     checker = _Checker(tree, extracted)
     return RefReport(tuple(checker.check(ref) for ref in extracted.refs))
 
@@ -79,6 +82,9 @@ class _Checker:
             return RefResult(ref, "added-by-patch", f"{rel} is added by the patch itself.")
         if loc.exists:
             return self._lines(ref, rel, "path-exists")
+        stored = self.tree.stored_form(rel)
+        if stored is not None:
+            return self._lines(ref, stored, "path-exists")
         # Answers often drop a leading directory (`service.py`, `orders/service.py`).
         ending = [f for f in self.tree.files if f.endswith("/" + rel)]
         if len(ending) == 1:
@@ -91,7 +97,10 @@ class _Checker:
     def _lines(self, ref: Reference, rel: str, reason: str) -> RefResult:
         if ref.start is None:
             return RefResult(ref, reason, f"{rel} exists.", found=rel)
-        text = self.tree.text(rel) or ""
+        text = self.tree.text(rel)
+        if text is None:
+            return RefResult(ref, "path-unreadable", f"{rel} exists but could not be read; its lines "
+                             f"L{ref.start}-L{ref.end or ref.start} were not checked.", found=rel)
         count = len(split_lines(text.removesuffix("\n")))
         end = ref.end or ref.start
         if ref.start > count or end > count or ref.start < 1 or end < ref.start:

@@ -25,6 +25,7 @@ REASONS: dict[str, tuple[str, str]] = {
     "path-renamed": ("missing", "the file was renamed (git rename detection); the suggestion names the new path"),
     "path-deleted": ("missing", "the file was deleted; the detail names the commit"),
     "lines-past-end": ("missing", "the cited lines run past the end of the file"),
+    "path-unreadable": ("unknown", "the file exists but could not be read; its lines were not checked"),
     "symbol-moved": ("missing", "the answer says where the symbol is (`name` in path#L..), but it is "
                                 "defined elsewhere; the suggestion says where it is now"),
     "symbol-missing": ("missing", "the name was defined at HEAD or in history but is not defined now"),

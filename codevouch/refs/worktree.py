@@ -5,6 +5,7 @@ first, so nothing outside the repository is read; history comes from `gitio` in 
 """
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
@@ -43,6 +44,15 @@ class WorkTree:
         """Python module name -> file (or package directory), rooted at the repository and at
         each top-level package (so `src/shop/cancel.py` is both `src.shop.cancel` and `shop.cancel`)."""
         return _python_modules(self.files)
+
+    def stored_form(self, rel: str) -> str | None:
+        """The working-tree file that `rel` names in another Unicode normal form (an answer
+        writes `café.py` precomposed, the file was created decomposed), else None."""
+        want = unicodedata.normalize("NFC", rel)
+        if want.isascii():
+            return None
+        found = [f for f in self.files if not f.isascii() and unicodedata.normalize("NFC", f) == want]
+        return found[0] if len(found) == 1 else None
 
     def text(self, rel: str) -> str | None:
         """A working-tree file's text, only after locate() put it inside the repository."""

@@ -40,6 +40,7 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
     if not s.has_version:
         return _unversioned(s, loc, work, facts)
     decision = _versioned(s, loc, work, facts, strict)
+    decision = _out_of_range(s, loc, work, facts, strict, decision) or decision
     unrun = facts.unrun_filters.get(loc.rel)
     if unrun is not None and decision.reason not in ("same-commit", "same-content"):
         # The working-tree hash was taken without the repository's filter, so "changed" may only
@@ -48,6 +49,40 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
             f"{decision.detail} Cannot verify against the committed blob: the repository's filter "
             f"{unrun!r} is not run (set CODEVOUCH_RUN_GIT_FILTERS=1 to run it)."))
     return decision
+
+
+def _out_of_range(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: bool,
+                  decided: Decision) -> Decision | None:
+    """lines-out-of-range, in place of `decided`: the snippet's lines lie past the end of its own
+    version of the file (the working-tree file when its blob is the snippet's, else the old blob
+    when it was read), or, when that version is not at hand, past the end of the working-tree
+    file while `decided` would vouch for them with nothing in range to point at. A range that is
+    not in the file vouches for nothing, whatever else matches."""
+    if s.start_line is None and s.end_line is None:
+        return None
+    last = max(s.start_line or 0, s.end_line or 0)
+    now = line_count(work.text)
+    old = facts.old_blob(s, loc.rel) if loc.rel else None
+    version = work.text if identical_blob(s, facts, strict) is not None else \
+        facts.blob_texts.get(old) if old else None
+    if version is not None:
+        where, shown = "its version of the", version
+        if last <= line_count(version):
+            return None
+    else:
+        where, shown = "the working-tree", work.text
+        vouched = decided.verdict in ("usable", "stale-but-ok")
+        pointed = decided.current is not None and (decided.current.path != loc.real
+                                                    or decided.current.end_line <= now)
+        if last <= now or not vouched or pointed:
+            return None
+    current = _find_symbol(s, loc.real, work, facts) if loc.real else None
+    first, end = s.start_line or s.end_line, s.end_line or s.start_line
+    hint = f"; the current {current.symbol} is at lines {current.start_line}-{current.end_line}" if current else ""
+    return Decision("lines-out-of-range",
+                    f"Lines {first}-{end} are past the end of {where} file {loc.rel} "
+                    f"({shown.count(chr(10)) + (not shown.endswith(chr(10)))} lines): "
+                    f"nothing there to vouch for{hint}.", current)
 
 
 _KIND_WORDS: dict[str, str] = {Kind.GENERATED: "generated code", Kind.VENDOR: "vendored third-party code",
@@ -62,6 +97,10 @@ def _missing(s: Snippet, loc: Located, facts: Facts) -> Decision:
     if loc.what is not None:
         return Decision("not-a-file", f"{loc.rel} exists but is {loc.what}, not a regular file; nothing was "
                                       "read, so the snippet cannot be checked against it.")
+    if loc.exists:
+        # A regular file that could not be read (mode 000, say): there, but unknown, never "deleted".
+        return Decision("not-a-file", f"{loc.rel} exists but could not be read (permission denied, or it "
+                                      "changed while being read); the snippet cannot be checked against it.")
     commit = facts.commit_of(s)
     new = facts.renames.get((commit, loc.rel or "")) if commit else None
     if new is None:

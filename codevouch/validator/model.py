@@ -60,6 +60,9 @@ REASONS: dict[str, Reason] = {
     "unknown-blob": Reason(_H, "blob id unknown to this repository; version metadata is wrong",
                            "the snippet's blob id is not its file's blob at its commit, and the repository "
                            "has no such object", "unknown blob"),
+    "lines-out-of-range": Reason(_H, "line range outside the file",
+                                 "the snippet's lines are past the end of its version of the file (or of the "
+                                 "working-tree file): there is nothing there to vouch for", "lines out of range"),
     "not-a-file": Reason(_H, "path is not a regular file",
                          "the path exists but is a directory, FIFO, socket, device or symlink loop, or is "
                          "unreadable; nothing was read", "not a file"),

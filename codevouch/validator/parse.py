@@ -12,6 +12,9 @@ from codevouch.validator.model import Snippet
 _HEX = re.compile(r"[0-9a-fA-F]{7,64}")   # git abbreviates to 7 at least
 _STR_FIELDS = ("commit", "blob_sha", "text", "symbol", "branch", "commit_date", "indexed_at", "origin")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# No file codevouch reads (a few MB at most) has this many lines: a larger line number is an
+# input error, not a range to look for.
+MAX_LINE = 2**31 - 1
 _FIX = "each snippet must be a JSON object with at least a non-empty string \"path\""
 
 
@@ -110,6 +113,9 @@ def check_snippet(item: Any, where: str) -> Snippet:
                 and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise InputError(f"{where}: \"{key}\" must be a positive integer (1-based) or null, "
                              f"got {value!r}.")
+        if value is not None and value > MAX_LINE:
+            raise InputError(f"{where}: \"{key}\" ({str(value)[:30]}{'...' if len(str(value)) > 30 else ''}) is "
+                             f"beyond any file's length (at most {MAX_LINE}); line numbers are 1-based.")
         lines[key] = value
     start, end = lines["start_line"], lines["end_line"]
     if start is not None and end is not None and end < start:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from codevouch.syntax.lines import split_lines
 
+BOM = "\ufeff"
 MAX_HITS = 200   # a snippet that occurs more often than this is not a useful location anyway
 
 
@@ -32,6 +33,10 @@ def find_lines_verbatim(needle: str, hay: str) -> tuple[list[tuple[int, int]], b
     """find_lines' hits, and whether they are the needle verbatim: then the lines of `hay` at a
     hit are exactly `needle` (lines split on "\\n" only), and need not be cut out again."""
     hits = _find(needle, hay)
+    if not hits and (needle.startswith(BOM) or hay.startswith(BOM)):
+        # A leading byte-order mark is not content: an editor adds or drops it, and a snippet
+        # read without it is the same text (it sits inside line 1, so line numbers hold).
+        return find_lines_verbatim(needle.removeprefix(BOM), hay.removeprefix(BOM))[0], False
     if not hits and ("\r" in hay or "\r" in needle):
         return _find(needle.replace("\r\n", "\n"), hay.replace("\r\n", "\n")), False
     return hits, True

@@ -105,7 +105,10 @@ def _locate(root: Path, root_real: str, given: str,
                 path = path[len(prefix):]
                 break
         else:
-            return outside("the path is absolute and not under the repository root")
+            inner = _under_linked_root(path, root_real)
+            if inner is None:
+                return outside("the path is absolute and not under the repository root")
+            path = inner
     parts = path.split("/")
     if "" in parts or "." in parts:
         parts = [p for p in parts if p not in ("", ".")]
@@ -136,6 +139,21 @@ def _locate(root: Path, root_real: str, given: str,
     if stat.S_ISREG(mode):
         return Located(given, rel, real, None, True)
     return Located(given, rel, real, None, False, _file_type(mode))
+
+
+def _under_linked_root(path: str, root_real: str) -> str | None:
+    """What follows the directory of `path` that is the repository root by another name (a
+    symlink to it: `--repo /link` and paths under /link), else None. Only that directory is
+    resolved; the rest of the path is checked as any relative path is."""
+    parent = os.path.dirname(path)
+    while parent not in ("/", ""):
+        try:
+            if os.path.realpath(parent) == root_real:
+                return path[len(parent):]
+        except (OSError, ValueError):
+            return None
+        parent = os.path.dirname(parent)
+    return None
 
 
 def _file_type(mode: int) -> str:

@@ -81,6 +81,8 @@ CASES: dict[str, tuple[Snippet, Facts]] = {
     "unknown-blob": (helper_snippet(HEAD, blob_sha="9" * 40),
                      facts({"orders.py": ORDERS}, blobs={"orders.py": B_NOW}, at={(HEAD, "orders.py"): B_NOW},
                            dirty=("orders.py",))),
+    "lines-out-of-range": (helper_snippet(HEAD, start_line=40, end_line=44),
+                           facts({"orders.py": ORDERS}, at={(HEAD, "orders.py"): B_NOW})),
     "not-a-file": (helper_snippet(None, path="orders"),
                    replace(facts(), located={"orders": Located("orders", "orders", "orders", None, False,
                                                                "a directory")})),

@@ -1,0 +1,133 @@
+"""Nothing that is not there is vouched for (issue 19, part 3): line ranges past the end of a
+file, unreadable files, byte-order marks, a symlinked repository root, NFD-spelled paths.
+Real git repositories, real files, the real CLI where exit codes matter."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from codevouch.api import Index
+from codevouch.errors import InputError
+from codevouch.refs import check_refs
+from tests.gitrepo import Repo
+
+ORDERS = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(6))[:-1]     # 17 lines, each ending "\n"
+
+
+@pytest.fixture
+def orders(tmp_path: Path) -> Repo:
+    repo = Repo(tmp_path / "r")
+    repo.commit_files({"src/orders.py": ORDERS})
+    assert ORDERS.count("\n") == 17
+    return repo
+
+
+def validate(repo: Repo, tmp_path: Path, **snippet: object):
+    [v] = Index(repo.root, tmp_path / "index").validate([{"path": "src/orders.py", **snippet}])
+    return v
+
+
+def test_lines_past_the_end_at_head_are_out_of_range_not_usable(orders: Repo, tmp_path: Path) -> None:
+    v = validate(orders, tmp_path, commit=orders.head(), start_line=100, end_line=200)
+    assert (v.verdict, v.reason) == ("historical-only", "lines-out-of-range"), v.detail
+    assert "17 lines" in v.detail
+
+
+def test_lines_past_the_end_of_an_older_version_are_not_stale_but_ok(orders: Repo, tmp_path: Path) -> None:
+    old = orders.head()
+    orders.commit_files({"src/orders.py": ORDERS + "\n\ndef g():\n    return 9\n"})
+    v = validate(orders, tmp_path, commit=old, start_line=100, end_line=200)
+    assert v.verdict == "historical-only" and v.reason == "lines-out-of-range", (v.reason, v.detail)
+
+
+def test_lines_past_the_end_of_the_working_tree_file_are_never_usable(orders: Repo, tmp_path: Path) -> None:
+    orders.write("src/orders.py", "def f0():\n    return 0\n")      # shorter than the committed version
+    v = validate(orders, tmp_path, commit=orders.head(), start_line=10, end_line=12)
+    assert v.verdict not in ("usable", "stale-but-ok"), (v.reason, v.detail)
+
+
+def test_lines_inside_the_file_are_still_usable(orders: Repo, tmp_path: Path) -> None:
+    v = validate(orders, tmp_path, commit=orders.head(), start_line=16, end_line=17)
+    assert (v.verdict, v.reason) == ("usable", "same-commit")
+
+
+@pytest.mark.parametrize("line", [2**63, 10**400])
+def test_absurd_line_numbers_are_an_input_error(orders: Repo, tmp_path: Path, line: int) -> None:
+    with pytest.raises(InputError, match="beyond any file"):
+        validate(orders, tmp_path, commit=orders.head(), start_line=1, end_line=line)
+    raw = json.dumps({"path": "src/orders.py", "start_line": 1, "end_line": line}) + "\n"
+    out = subprocess.run([sys.executable, "-m", "codevouch", "validate", "-"], cwd=orders.root, input=raw,
+                         text=True, capture_output=True, timeout=120,
+                         env={**os.environ, "CODEVOUCH_INDEX": str(tmp_path / "index")})
+    assert out.returncode == 2 and "beyond any file" in out.stderr and "Traceback" not in out.stderr
+
+
+def _without_dac(argv: list[str]) -> list[str]:
+    """argv run without the capability to read unreadable files (root has it)."""
+    if os.geteuid() != 0:
+        return argv
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *argv]
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None,
+                    reason="root without setpriv: every file is readable")
+def test_an_unreadable_file_is_not_a_file_not_deleted(orders: Repo, tmp_path: Path) -> None:
+    (orders.root / "src/orders.py").chmod(0)
+    try:
+        snippet = json.dumps({"path": "src/orders.py", "commit": orders.head(), "start_line": 1, "end_line": 2,
+                              "symbol": "f0"}) + "\n"
+        env = {**os.environ, "CODEVOUCH_INDEX": str(tmp_path / "index")}
+        out = subprocess.run(_without_dac([sys.executable, "-m", "codevouch", "validate", "--json", "-"]),
+                             cwd=orders.root, input=snippet, text=True, capture_output=True, timeout=120, env=env)
+        [v] = json.loads(out.stdout)
+        assert v["reason"] == "not-a-file", v
+        assert "could not be read" in v["detail"]
+        refs = subprocess.run(_without_dac([sys.executable, "-m", "codevouch", "check-refs", "--json", "-"]),
+                              cwd=orders.root, input="See src/orders.py:1-2.\n", text=True, capture_output=True,
+                              timeout=120, env=env)
+        [r] = json.loads(refs.stdout)["references"]
+        assert r["reason"] == "path-unreadable" and "lines" not in r["detail"].split("could not be read")[0], r
+    finally:
+        (orders.root / "src/orders.py").chmod(0o644)
+
+
+def test_a_bom_on_one_side_only_is_not_a_change(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    repo.commit_files({"a.py": "\ufeffdef fine():\n    return 1\n", "b.py": "def other():\n    return 2\n"})
+    old = repo.head()
+    repo.commit_files({"c.py": "X = 1\n"})
+    repo.write("a.py", "\ufeffdef fine():\n    return 1\n\n# edited\n")
+    repo.write("b.py", "\ufeffdef other():\n    return 2\n\n# edited\n")
+    a, b = Index(repo.root, tmp_path / "i").validate([
+        {"path": "a.py", "commit": old, "start_line": 1, "end_line": 2, "text": "def fine():\n    return 1"},
+        {"path": "b.py", "commit": old, "start_line": 1, "end_line": 2, "text": "\ufeffdef other():\n    return 2"}])
+    assert a.verdict == "stale-but-ok" and b.verdict == "stale-but-ok", (a.reason, a.detail, b.reason, b.detail)
+
+
+def test_a_symlinked_repository_root_accepts_paths_under_the_link(orders: Repo, tmp_path: Path) -> None:
+    link = tmp_path / "link"
+    link.symlink_to(orders.root)
+    [v, out] = Index(link, tmp_path / "index").validate([
+        {"path": str(link / "src/orders.py"), "commit": orders.head(), "start_line": 1, "end_line": 2},
+        {"path": str(link / ".." / "elsewhere.py")}])
+    assert (v.verdict, v.reason) == ("usable", "same-commit"), v.detail
+    assert out.reason == "outside-repo"
+
+
+def test_an_nfd_path_is_found_by_check_refs(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    nfd = unicodedata.normalize("NFD", "café/menü.py")
+    repo.commit_files({nfd: "def order_coffee():\n    return 1\n"})
+    for spelling in (nfd, unicodedata.normalize("NFC", nfd)):
+        report = check_refs(repo.root, f"See {spelling}:1 and {spelling}:9.\n")
+        assert len(report.results) == 2, report.to_json()
+        ok, past = report.results
+        assert (ok.status, past.reason) == ("ok", "lines-past-end"), report.to_json()
+        assert not report.passed()
