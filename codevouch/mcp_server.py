@@ -208,3 +208,136 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
                         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                     idempotent_hint=True, open_world_hint=False))
     return server
+
+
+# -- the wire: every request gets an answer -------------------------------------------------------
+#
+# The MCP SDK drops a line it cannot read (not JSON, "jsonrpc": "1.0", nesting deeper than its
+# parser goes, a lone surrogate it cannot write back) without a word, and the client waits for
+# ever. serve_guarded puts a check in front of it: each line from the client is read (at most
+# MAX_REQUEST_BYTES), and one the SDK would drop is answered here with a JSON-RPC error (its id
+# when it has one, else null); the rest go on to the SDK unchanged. Both the SDK's output and
+# these errors reach stdout whole lines at a time, under one lock.
+
+MAX_REQUEST_BYTES = 64 << 20
+
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+
+
+def wire_error(line: bytes) -> bytes | None:
+    """The JSON-RPC error for a line the SDK would drop without an answer (b"" for a blank line,
+    which is dropped), or None when the line goes on to the SDK."""
+    import json
+    if not line.strip():
+        return b""
+    try:
+        message = json.loads(line)
+    except RecursionError:
+        return _error(None, PARSE_ERROR, "Parse error: the JSON is nested too deeply")
+    except ValueError as exc:         # not JSON, or not UTF-8
+        return _error(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
+    if isinstance(message, list):
+        return _error(None, INVALID_REQUEST, "Invalid Request: batches are not supported; send one message a line")
+    if not isinstance(message, dict):
+        return _error(None, INVALID_REQUEST, "Invalid Request: a message is a JSON object")
+    ident = message.get("id")
+    rid = ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None
+    if message.get("jsonrpc") != "2.0":
+        return _error(rid, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+    if _lone_surrogate(message):
+        return _error(rid, INVALID_PARAMS, "Invalid params: a string holds a lone surrogate (\\ud800-\\udfff), "
+                                           "which is not Unicode text")
+    return None
+
+
+def _lone_surrogate(value: object) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if any("\ud800" <= ch <= "\udfff" for ch in item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _error(rid: object, code: int, message: str) -> bytes:
+    import json
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}).encode() + b"\n"
+
+
+def serve_guarded(run: Callable[[], None]) -> None:
+    """Run `run` (the SDK's stdio server) with stdin and stdout behind wire_error's check."""
+    import fcntl
+    import os
+    import select
+    import termios
+    import time
+
+    client_in, client_out = os.dup(0), os.dup(1)
+    sdk_in_r, sdk_in_w = os.pipe()
+    sdk_out_r, sdk_out_w = os.pipe()
+    os.dup2(sdk_in_r, 0)
+    os.dup2(sdk_out_w, 1)
+    os.close(sdk_in_r)
+    os.close(sdk_out_w)
+    lock = threading.Lock()
+
+    def emit(data: bytes) -> None:
+        with lock:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(client_out, view):]
+
+    def pump_in() -> None:
+        with open(client_in, "rb") as src, open(sdk_in_w, "wb") as dst:
+            while True:
+                line = src.readline(MAX_REQUEST_BYTES + 1)
+                if not line:
+                    return              # EOF: closing dst ends the SDK's session
+                if len(line) > MAX_REQUEST_BYTES and not line.endswith(b"\n"):
+                    while line and not line.endswith(b"\n"):        # skip the rest of it
+                        line = src.readline(1 << 20)
+                    emit(_error(None, INVALID_REQUEST,
+                                f"Invalid Request: a message is at most {MAX_REQUEST_BYTES} bytes"))
+                    continue
+                answer = wire_error(line)
+                if answer is None:
+                    dst.write(line if line.endswith(b"\n") else line + b"\n")
+                    dst.flush()
+                elif answer:
+                    emit(answer)
+
+    def pump_out() -> None:
+        with open(sdk_out_r, "rb", buffering=0, closefd=False) as src:
+            pending = b""
+            while True:
+                chunk = src.read(1 << 16)
+                if not chunk:
+                    break
+                pending += chunk
+                whole, sep, pending = pending.rpartition(b"\n")
+                if sep:
+                    emit(whole + sep)
+            if pending:
+                emit(pending)
+
+    threading.Thread(target=pump_in, name="mcp-wire-in", daemon=True).start()
+    out = threading.Thread(target=pump_out, name="mcp-wire-out", daemon=True)
+    out.start()
+    try:
+        run()
+    finally:
+        # What the SDK wrote last may still be in the pipe: wait (briefly) until it is copied.
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            waiting = bytearray(4)
+            fcntl.ioctl(sdk_out_r, termios.FIONREAD, waiting)
+            if not int.from_bytes(waiting, "little"):
+                select.select([], [], [], 0.05)
+                break
+            select.select([], [], [], 0.02)

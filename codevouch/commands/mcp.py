@@ -21,10 +21,11 @@ def mcp_cmd(
 ) -> None:
     """Run an MCP server on stdio: search, context, validate, status, health and check_refs tools for
     one repository (read-only unless --allow-build). Needs the `codevouch[mcp]` extra."""
-    from codevouch.mcp_server import create_server
+    from codevouch.mcp_server import create_server, serve_guarded
 
     try:
         server = create_server(repo, index, allow_build=allow_build, embedder=embedder)
     except CodevouchError as exc:
         raise fail(exc) from exc
-    server.run("stdio")
+    # Every request gets an answer: lines the SDK would drop silently are answered with an error.
+    serve_guarded(lambda: server.run("stdio"))

@@ -1,0 +1,104 @@
+"""`codevouch mcp` over a real stdio pipe, raw bytes in: every request gets an answer (issue 19,
+part 4). A line the MCP SDK cannot read used to be dropped without a word, and the client waited
+for ever; each now gets a JSON-RPC error, and the server stays up."""
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codevouch import Index
+from tests.gitrepo import Repo
+
+
+class Wire:
+    def __init__(self, repo: Repo, index: Path) -> None:
+        env = {**os.environ}
+        self.proc = subprocess.Popen([sys.executable, "-m", "codevouch", "mcp", "--repo", str(repo.root),
+                                      "--index", str(index)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env, cwd=repo.root)
+        self.buffer = b""
+
+    def send(self, raw: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(raw + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self, timeout: float = 60) -> dict[str, Any] | None:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            ready, _, _ = select.select([fd], [], [], timeout)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def wire(tmp_path_factory: pytest.TempPathFactory):
+    base = tmp_path_factory.mktemp("wire")
+    repo = Repo(base / "repo")
+    repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
+    Index(repo.root, base / "index", embedder="fake-bow-64").build()
+    w = Wire(repo, base / "index")
+    w.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}).encode())
+    assert (w.receive() or {}).get("id") == 1
+    w.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
+    yield w
+    w.close()
+
+
+def call(ident: int, tool: str, args: str) -> bytes:
+    return (b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "%s", "arguments": %s}}'
+            % (ident, tool.encode(), args.encode()))
+
+
+@pytest.mark.parametrize("raw, ident, code", [
+    (b"this is not json", None, -32700),
+    (b"\xff\xfe{not utf-8", None, -32700),
+    (b'{"jsonrpc": "1.0", "id": 7, "method": "tools/list"}', 7, -32600),
+    (b'{"id": 8, "method": "tools/list"}', 8, -32600),
+    (b'[{"jsonrpc": "2.0", "id": 9, "method": "tools/list"}]', None, -32600),
+    (b"[" * 100_000 + b"]" * 100_000, None, -32700),
+    (b"{" * 50_000, None, -32700),
+    (call(10, "search", '{"query": "\\ud800"}'), 10, -32602),
+    (call(11, "validate", '{"snippets": [{"path": "shop/cancel.py", "text": "\\udfff"}]}'), 11, -32602),
+    (call(12, "check_refs", '{"text": "see \\ud83d.py"}'), 12, -32602),
+])
+def test_every_unreadable_request_gets_an_error_and_the_server_stays_up(wire: Wire, raw: bytes, ident: int | None,
+                                                                         code: int) -> None:
+    wire.send(raw)
+    answer = wire.receive()
+    assert answer is not None, "no answer: the client would wait for ever"
+    assert answer["jsonrpc"] == "2.0" and answer["id"] == ident and answer["error"]["code"] == code, answer
+    wire.send(json.dumps({"jsonrpc": "2.0", "id": 100, "method": "tools/list"}).encode())
+    listed = wire.receive()
+    assert listed is not None and listed["id"] == 100 and listed["result"]["tools"], listed
+
+
+def test_a_good_call_still_works_after_the_bad_ones(wire: Wire) -> None:
+    wire.send(call(200, "search", '{"query": "cancel order", "k": 2}'))
+    answer = wire.receive()
+    assert answer is not None and answer["id"] == 200 and "result" in answer, answer
+    assert "cancel_order" in json.dumps(answer["result"])
