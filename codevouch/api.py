@@ -545,6 +545,11 @@ def with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _check_query(query: str) -> None:
     if not isinstance(query, str) or not query.strip():
         raise InputError("the query is empty; say what you are looking for, in words or code.")
+    if not any(ch.isalnum() for ch in query):
+        # Only spaces, punctuation or invisible characters (\u200b, \x01): nothing to look for,
+        # and every neighbour would come back with a high score.
+        raise InputError("the query is empty: it has no letters or digits; say what you are looking for, "
+                         "in words or code.")
     if any("\ud800" <= ch <= "\udfff" for ch in query):
         # Python decodes argv bytes that are not UTF-8 to lone surrogates.
         raise InputError("the query is not valid UTF-8 text; pass it in UTF-8.")

@@ -124,7 +124,7 @@ class Tools:
         behind, when it was built and how long ago (age_seconds), files and chunks."""
         rows = self._call(lambda idx: idx.status())
         now = datetime.now(timezone.utc)
-        branches = [{**row, "age_seconds": _age(row.get("built_at"), now)} for row in rows]
+        branches = [{**row, **_ages(row.get("built_at"), now)} for row in rows]
         out: dict[str, Any] = {"repo": str(self.repo), "indexed": bool(branches), "branches": branches}
         if not branches:
             out["hint"] = f"nothing indexed; run `codevouch index build --repo {self.repo}`."
@@ -172,6 +172,16 @@ def _hit(h: Hit) -> dict[str, Any]:
     if h.verdict == Verdict.HISTORICAL_ONLY:
         out["reference_text"] = h.text
     return out
+
+
+def _ages(stamp: str | None, now: datetime) -> dict[str, Any]:
+    """age_seconds, never negative: a build stamped in the future (its clock was ahead) is 0 s
+    old, and clock_ahead_seconds says by how much."""
+    age = _age(stamp, now)
+    if age is None or age >= 0:
+        return {"age_seconds": age}
+    return {"age_seconds": 0, "clock_ahead_seconds": -age,
+            "note": "the build's clock was ahead of this one: built_at is in the future"}
 
 
 def _age(stamp: str | None, now: datetime) -> int | None:

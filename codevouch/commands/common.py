@@ -76,8 +76,10 @@ def _one_line(text: str) -> str:
 
 
 def crash_log_path() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "codevouch" / "crash.log"
+    base = os.path.expanduser(os.environ.get("XDG_CACHE_HOME") or "")
+    if not os.path.isabs(base):         # relative: ignored, as the XDG spec says
+        base = str(Path.home() / ".cache")
+    return Path(base) / "codevouch" / "crash.log"
 
 
 def _interrupted() -> NoReturn:

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from codevouch.errors import ConfigError
+
 EVERY = 10.0            # seconds between lines (CODEVOUCH_PROGRESS_SECONDS overrides; 0: every step)
 STEP = 0.05             # or each 5% of a phase
 ENV_EVERY = "CODEVOUCH_PROGRESS_SECONDS"
@@ -24,10 +26,15 @@ _UNITS = {"chunking": "files", "embedding": "chunks"}
 
 def every_from_env() -> float:
     raw = os.environ.get(ENV_EVERY, "")
-    try:
-        return max(0.0, float(raw)) if raw else EVERY
-    except ValueError:
+    if not raw:
         return EVERY
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise ConfigError(f"{ENV_EVERY}={raw[:40]!r} is not a number of seconds (>= 0); unset it for {EVERY:g} s.")
+    return value
 
 
 class ProgressLines:

@@ -50,7 +50,7 @@ def index_path(index_dir: Path, space: str, stamp: str) -> Path:
 def read_stamp(path: Path) -> str | None:
     try:
         return (path / STAMP).read_text()
-    except OSError:
+    except (OSError, ValueError):   # unreadable, or not text (a corrupt file): as if missing
         return None
 
 

@@ -8,11 +8,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from codevouch.errors import BadIndex, IndexBusy, IndexLocked
+from codevouch.errors import BadIndex, ConfigError, IndexBusy, IndexLocked
 from codevouch.store.indexdir import IndexDir
 
 # How long a read waits for a build's write to the embedded Chroma store to finish.
 BUSY_TIMEOUT_S = 20.0
+
+
+def busy_timeout() -> float:
+    """CODEVOUCH_BUSY_TIMEOUT (seconds a reader waits for a writer), else BUSY_TIMEOUT_S."""
+    text = os.environ.get("CODEVOUCH_BUSY_TIMEOUT")
+    if not text:
+        return BUSY_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise ConfigError(f"CODEVOUCH_BUSY_TIMEOUT={text[:40]!r} is not a number of seconds (>= 0); "
+                          f"unset it for {BUSY_TIMEOUT_S:g} s.")
+    return value
 
 
 @contextmanager
@@ -35,7 +50,7 @@ def vector_lock(index_dir: Path, write: bool, enabled: bool) -> Iterator[None]:
         raise BadIndex(f"cannot open {lock_path}: {exc.strerror or exc}.") from exc
     try:
         mode = fcntl.LOCK_EX if write else fcntl.LOCK_SH
-        timeout = None if write else float(os.environ.get("CODEVOUCH_BUSY_TIMEOUT") or BUSY_TIMEOUT_S)
+        timeout = None if write else busy_timeout()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             try:

@@ -22,8 +22,12 @@ def default_index_dir() -> Path:
     env = os.environ.get("CODEVOUCH_INDEX")
     if env:
         return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser() / "codevouch"
+    base = os.path.expanduser(os.environ.get("XDG_DATA_HOME") or "")
+    if not os.path.isabs(base):
+        # The XDG spec: a relative value is invalid and ignored (it would put the index in
+        # whatever directory the command runs in: inside the repository).
+        base = str(Path.home() / ".local" / "share")
+    return Path(base) / "codevouch"
 
 
 def collection_base(repo: str, branch: str) -> str:

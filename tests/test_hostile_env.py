@@ -1,0 +1,87 @@
+"""Bad environment, empty queries, a corrupt lexical stamp (issue 19, parts 4 and 5): each a clear
+message or a working answer through the real CLI, never a traceback."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import Repo
+
+FAKE = ["--embedder", "fake-bow-64"]
+
+
+def cv(repo: Repo, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "codevouch", *args], cwd=repo.root, text=True,
+                          capture_output=True, timeout=300, env={**os.environ, **env})
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo, Path]:
+    base = tmp_path_factory.mktemp("env")
+    repo = Repo(base / "repo")
+    repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
+    index = base / "index"
+    out = cv(repo, "index", "build", "--index", str(index), *FAKE)
+    assert out.returncode == 0, out.stderr
+    return repo, index
+
+
+@pytest.mark.parametrize("query", ["\u200b", "\x01", "\u200b\u200b \t", "(( ))", "\u00a0"])
+def test_a_query_with_no_letters_or_digits_is_empty(built: tuple[Repo, Path], query: str) -> None:
+    repo, index = built
+    out = cv(repo, "search", query, "--index", str(index))
+    assert out.returncode == 2 and "query is empty" in out.stderr and "Traceback" not in out.stderr, out
+
+
+@pytest.mark.parametrize("var, value, argv", [
+    ("CODEVOUCH_BUSY_TIMEOUT", "abc", ["search", "cancel"]),
+    ("CODEVOUCH_BUSY_TIMEOUT", "-5", ["search", "cancel"]),
+    ("CODEVOUCH_BUSY_TIMEOUT", "nan", ["search", "cancel"]),
+    ("CODEVOUCH_PROGRESS_SECONDS", "soon", ["index", "build", *FAKE]),
+])
+def test_a_bad_environment_variable_is_named(built: tuple[Repo, Path], var: str, value: str, argv: list[str]) -> None:
+    repo, index = built
+    out = cv(repo, *argv, "--index", str(index), **{var: value})
+    assert out.returncode == 1, (out.returncode, out.stderr)
+    assert var in out.stderr and "Traceback" not in out.stderr and "unexpected error" not in out.stderr, out.stderr
+
+
+def test_a_relative_xdg_data_home_is_ignored(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"a.py": "def a():\n    return 1\n"})
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if k != "CODEVOUCH_INDEX"}
+    out = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", *FAKE], cwd=repo.root, text=True,
+                         capture_output=True, timeout=300, env={**env, "HOME": str(home), "XDG_DATA_HOME": "rel/dir"})
+    assert out.returncode == 0, out.stderr
+    assert not (repo.root / "rel").exists(), "the index went inside the repository"
+    assert (home / ".local" / "share" / "codevouch").is_dir()
+
+
+def test_a_corrupt_lexical_stamp_is_rebuilt_or_bypassed(built: tuple[Repo, Path]) -> None:
+    repo, index = built
+    stamps = list((index / "lexical").glob("*/*/codevouch-stamp"))
+    assert stamps, "no lexical copy to corrupt"
+    for stamp in stamps:
+        stamp.write_bytes(os.urandom(300) + b"\xff\xfe")
+    out = cv(repo, "search", "cancel_order", "--mode", "lexical", "--index", str(index))
+    assert out.returncode == 0 and "cancel_order" in out.stdout, out.stderr
+    again = cv(repo, "index", "build", "--index", str(index), *FAKE)
+    assert again.returncode == 0, again.stderr
+    out = cv(repo, "search", "cancel_order", "--mode", "lexical", "--index", str(index))
+    assert out.returncode == 0 and "cancel_order" in out.stdout, out.stderr
+
+
+def test_a_build_stamped_in_the_future_is_not_negative_seconds_old() -> None:
+    from datetime import datetime, timezone
+
+    from codevouch.mcp_server import _ages
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+    assert _ages("2026-12-01T11:00:00Z", now) == {"age_seconds": 3600}
+    ahead = _ages("2099-01-01T00:00:00Z", now)
+    assert ahead["age_seconds"] == 0 and ahead["clock_ahead_seconds"] > 2_000_000_000 and "ahead" in ahead["note"]
+    assert _ages(None, now) == {"age_seconds": None}
