@@ -80,6 +80,11 @@ def _mcp(quick: bool, fake: bool, out: Path, work: Path) -> Run | str:
                 "--rounds", "3" if quick else "5"], stdout="json")
 
 
+def _overlay(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """The working-tree overlay on pinned release pairs (its --quick is the fake embedder)."""
+    return Run(["--out", str(out)] + (["--quick"] if fake else []))
+
+
 def _gitpython(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run([str(REPO_ROOT)], stdout="text")
 
@@ -94,6 +99,7 @@ FIGURES = {f.name: f for f in (
     Figure("drift", True, _drift),
     Figure("branches", False, _branches),
     Figure("mcp", False, _mcp, needs="mcp"),
+    Figure("overlay", False, _overlay),
     Figure("gitpython", False, _gitpython, needs="git"),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)

@@ -313,6 +313,7 @@ def test_bench_py_knows_every_figure_script() -> None:
         plan = bench.FIGURES[name].plan(True, True, out, work)
         assert isinstance(plan, bench.Run) and plan.args == ["--out", str(out), "--quick", "--fake"], name
     assert bench.FIGURES["drift"].plan(False, False, out, work).args == ["--json", str(out)]
+    assert bench.FIGURES["overlay"].plan(True, True, out, work).args == ["--out", str(out), "--quick"]
     assert bench.FIGURES["gitpython"].plan(False, False, out, work).stdout == "text"
 
 
