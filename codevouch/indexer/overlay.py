@@ -84,6 +84,9 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     new_paths: dict[str, str] = {}      # path -> added | modified | renamed
     replaced: set[str] = set()
     deleted: set[str] = set()
+    # A file git lists only because its stat data changed (touched, rewritten as it was) is not a
+    # change: its working-tree blob id is the indexed one (hashed below with the others).
+    same_as_indexed = {c.new_path: c.old_blob for c in diff if c.status in ("M", "T") and c.new_path and c.old_blob}
     for c in diff:
         if c.old_path and c.status not in ("A", "C"):
             replaced.add(c.old_path)
@@ -98,6 +101,10 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     order = sorted(new_paths)
     searched, over = order[:max(file_limit, 0)], order[max(file_limit, 0):]
     blobs = gitio.hash_worktree_files(root, searched) if searched else {}
+    unchanged = {p for p in searched if p in same_as_indexed and blobs.get(p) == same_as_indexed[p]}
+    if unchanged:
+        searched = [p for p in searched if p not in unchanged]
+        replaced -= unchanged
     rules = load_worktree_rules(root)
     # .gitattributes mark files generated or vendored: a change to the top one re-derives every file.
     rules_key = json.dumps([rules.to_json(), (read_bytes(root, ".gitattributes") or b"").decode("latin-1"),

@@ -220,3 +220,13 @@ def test_lexical_and_dense_modes_search_the_overlay(repo: Repo, index_dir: Path)
         hits = idx.search("apply_discount_coupon", k=3, mode=mode)
         assert hits[0].path == "shop/coupon.py", mode
     assert idx.search("apply_discount_coupon", k=3, mode="lexical").overlay.embedded == 0  # type: ignore[union-attr]
+
+
+def test_a_file_rewritten_as_it_was_is_not_a_change(repo: Repo, index_dir: Path) -> None:
+    idx = built(repo, index_dir)
+    (repo.root / "shop/cancel.py").write_text(SHOP["shop/cancel.py"])   # same bytes, new stat data
+    repo.write("shop/coupon.py", COUPON)                                 # and one real change
+    hits = idx.search("cancel order", k=5)
+    assert hits.overlay is not None and [f.path for f in hits.overlay.files] == ["shop/coupon.py"]
+    assert "shop/cancel.py" not in hits.overlay.replaced
+    assert next(h for h in hits if h.path == "shop/cancel.py").record.origin == "index"
