@@ -42,6 +42,7 @@ FILLED_BY_USE = {
     "codevouch.retriever.search.readers",
     "codevouch.retriever.blobcache",
     "codevouch.store.lexindex.open",
+    "codevouch.store.lexindex.analyzer",
     "codevouch.indexer.overlay.cuts",
     "codevouch.retriever.overlay.tokens",
     "codevouch.store.overlaycache.memory",

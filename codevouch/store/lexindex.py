@@ -152,6 +152,7 @@ def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: in
 
 
 _ANALYZER: list[Callable[[str], list[str]]] = []
+caches.register("codevouch.store.lexindex.analyzer", _ANALYZER.clear, _ANALYZER.__len__)
 
 
 def analyzer() -> Callable[[str], list[str]]:
