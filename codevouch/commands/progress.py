@@ -10,13 +10,12 @@ EVERY seconds or each STEP of the phase, whichever comes first (steps at most 5 
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable
 from typing import TextIO
 
-from codevouch.errors import ConfigError
+from codevouch.worktree.config import seconds_from_env
 
 EVERY = 10.0            # seconds between lines (CODEVOUCH_PROGRESS_SECONDS overrides; 0: every step)
 STEP = 0.05             # or each 5% of a phase
@@ -25,16 +24,7 @@ _UNITS = {"chunking": "files", "embedding": "chunks"}
 
 
 def every_from_env() -> float:
-    raw = os.environ.get(ENV_EVERY, "")
-    if not raw:
-        return EVERY
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise ConfigError(f"{ENV_EVERY}={raw[:40]!r} is not a number of seconds (>= 0); unset it for {EVERY:g} s.")
-    return value
+    return seconds_from_env(ENV_EVERY, EVERY, f"{EVERY:g} s")
 
 
 class ProgressLines:

@@ -18,17 +18,17 @@ either write can both pass; that window is one round trip at the start of a buil
 """
 from __future__ import annotations
 
-import os
 import socket
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from codevouch.errors import BuilderConflict, ConfigError
+from codevouch.errors import BuilderConflict
 from codevouch.store.naming import server_url
 from codevouch.store.team import LEASE, snapshot_collection
 from codevouch.store.vectors import VectorStore
+from codevouch.worktree.config import seconds_from_env
 
 DEFAULT_TTL_S = 36 * 3600.0
 
@@ -49,16 +49,7 @@ class Claim:
 
 
 def ttl() -> float:
-    text = os.environ.get("CODEVOUCH_LEASE_TTL")
-    if not text:
-        return DEFAULT_TTL_S
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
-        raise ConfigError(f"CODEVOUCH_LEASE_TTL={text!r} is not a number of seconds (>= 0); unset it for 36 h.")
-    return value
+    return seconds_from_env("CODEVOUCH_LEASE_TTL", DEFAULT_TTL_S, "36 h", finite=False)   # inf: never lapses
 
 
 def holder(vectors: VectorStore, repo_id: str) -> Lease | None:

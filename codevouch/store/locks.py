@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from codevouch.errors import BadIndex, ConfigError, IndexBusy, IndexLocked
+from codevouch.errors import BadIndex, IndexBusy, IndexLocked
 from codevouch.store.indexdir import IndexDir
+from codevouch.worktree.config import seconds_from_env
 
 # How long a read waits for a build's write to the embedded Chroma store to finish.
 BUSY_TIMEOUT_S = 20.0
@@ -17,17 +18,7 @@ BUSY_TIMEOUT_S = 20.0
 
 def busy_timeout() -> float:
     """CODEVOUCH_BUSY_TIMEOUT (seconds a reader waits for a writer), else BUSY_TIMEOUT_S."""
-    text = os.environ.get("CODEVOUCH_BUSY_TIMEOUT")
-    if not text:
-        return BUSY_TIMEOUT_S
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise ConfigError(f"CODEVOUCH_BUSY_TIMEOUT={text[:40]!r} is not a number of seconds (>= 0); "
-                          f"unset it for {BUSY_TIMEOUT_S:g} s.")
-    return value
+    return seconds_from_env("CODEVOUCH_BUSY_TIMEOUT", BUSY_TIMEOUT_S, f"{BUSY_TIMEOUT_S:g} s")
 
 
 @contextmanager

@@ -7,6 +7,8 @@ names at the repository root are read, never a symlink that leaves the repositor
 """
 from __future__ import annotations
 
+import math
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,3 +65,18 @@ def _read(root: Path, name: str) -> str | None:
         return real.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
+
+
+def seconds_from_env(name: str, default: float, unset_for: str, finite: bool = True) -> float:
+    """A duration from environment variable `name` (seconds, >= 0; `finite=False` also takes
+    inf), else `default`; anything else is a ConfigError that names the variable."""
+    text = os.environ.get(name, "")
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (value >= 0 and (math.isfinite(value) or not finite)):
+        raise ConfigError(f"{name}={text[:40]!r} is not a number of seconds (>= 0); unset it for {unset_for}.")
+    return value
