@@ -251,10 +251,11 @@ def count_git_processes() -> Iterator[Counter[str]]:
         def __init__(self, args: Any, *a: Any, **kw: Any) -> None:
             argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
             if argv and os.path.basename(os.fsdecode(argv[0])) == "git":
-                # The subcommand follows `-C <dir>` when given.
+                # The subcommand follows git's global options: `-C <dir>`, `-c <key=value>` and
+                # flags such as `--no-pager` (gitio passes all three to every git).
                 rest = [os.fsdecode(a) for a in argv[1:]]
-                while rest[:1] == ["-C"]:
-                    rest = rest[2:]
+                while rest and (rest[0] in ("-C", "-c") or rest[0].startswith("--")):
+                    rest = rest[2:] if rest[0] in ("-C", "-c") else rest[1:]
                 counts[rest[0] if rest else "?"] += 1
             super().__init__(args, *a, **kw)
 
