@@ -357,3 +357,15 @@ def test_bench_validate_is_on_benchlib() -> None:
     wall, cpu, value = common.timed_cpu(lambda: sum(range(1000)))
     assert value == 499500 and wall >= 0 and cpu >= 0
     assert {"cores_usable", "git", "platform", "cpu", "load_avg_1m_at_start"} <= set(common.machine())
+
+
+def test_report_renders_a_figure_kept_from_an_older_results_schema() -> None:
+    """A --only rerun keeps the other figures from the JSON; one written before a key existed (the
+    quality figure's old per_source) is named as such instead of crashing the whole report."""
+    from benchlib.common import machine
+    from benchlib.report import render
+
+    old_quality = {"figure": "quality", "per_source": [], "overall": {"held-out": {}}, "wall_seconds": 1.0}
+    rendered = render({"profile": "quick", "machine": machine(), "figures": {"quality": old_quality}})
+    assert "Recorded by an older version of the benchmark (no 'per_corpus'" in rendered
+    assert "--only quality" in rendered

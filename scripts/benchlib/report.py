@@ -59,7 +59,7 @@ def headline(figs: dict[str, Any]) -> str:
                          + (f" ({ms(cold['cli_search_validated'])} validated)" if "cli_search_validated" in cold else ""),
                          f"floor: import chromadb {ms(s['import_floor']['import_chromadb'])}"])
     q = figs.get("quality")
-    if _ok(q) and "held-out" in q.get("overall", {}):
+    if _ok(q) and "held-out" in q.get("overall", {}) and "per_corpus" in q:
         o = q["overall"]["held-out"]["overlap"]
         best = best_baseline(o)
         rows.append(["find a function by its doc's first sentence, whole repositories, held-out: MRR@10 "
@@ -410,7 +410,11 @@ def render(results: dict[str, Any]) -> str:
         elif "error" in fig:
             out.append(f"Failed ({fig['error']}):\n\n```\n{fig['stderr_tail'][-1500:]}\n```\n")
         else:
-            out.append(fn(fig))
+            try:
+                out.append(fn(fig))
+            except KeyError as missing:  # kept from an older run's JSON, written before a key existed
+                out.append(f"Recorded by an older version of the benchmark (no {missing} in its results): rerun "
+                           f"`python scripts/bench.py --only {key}` (with --quick for the quick results) to render it.\n")
             out.append(f"\n_{fig.get('wall_seconds')} s wall for this figure._\n")
     out.append(branches_section())
     out.append(overlay_section())
