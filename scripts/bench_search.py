@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import resource
 import shutil
 import sys
 import time
@@ -73,9 +74,30 @@ def warm(repo: Path, index_dir: Path, queries: list[str], fake: bool) -> dict[st
         store.query(live, (vec / np.linalg.norm(vec)).tolist(), 10)
         stores.append(time.perf_counter() - start)
     out = {name: summary(t) for name, t in times.items()}
+    out.update(_index_search(repo, index_dir, queries, emb))
     out["search_ms"] = out.get("search_hybrid_ms", out.get("search_ms"))  # the default mode
     return {**out, "search_cpu_ms": summary(cpu), "query_embedding_ms": summary(embeds),
             "store_query_ms": summary(stores), "load_average": round(os.getloadavg()[0], 2)}
+
+
+def _index_search(repo: Path, index_dir: Path, queries: list[str], emb: Any) -> dict[str, Any]:
+    """What a library user runs: Index.search (k=10, overlay on), with the validator (the
+    default) and without; the two interleaved per query so neither gets a quieter moment."""
+    try:
+        from codevouch.api import Index
+    except ImportError:  # an older codevouch without the front door
+        return {}
+    index = Index(repo, index_dir, embedder=emb, record=False)
+    index.search(queries[0], k=10)  # warm-up: its caches and the lexical copy opened
+    times: dict[str, list[float]] = {"index_search_validated_ms": [], "index_search_no_validate_ms": []}
+    for i, q in enumerate(queries):
+        order = [True, False] if i % 2 == 0 else [False, True]
+        for validate in order:
+            start = time.perf_counter()
+            index.search(q, k=10, validate=validate)
+            times["index_search_validated_ms" if validate else "index_search_no_validate_ms"].append(
+                time.perf_counter() - start)
+    return {name: summary(t) for name, t in times.items()}
 
 
 def _cpu() -> float:
@@ -157,7 +179,7 @@ def _reusable(marker: Path, expected: dict[str, Any]) -> bool:
     return marker.exists() and read_json(marker) == expected
 
 
-def run_figure(prof: Profile, fake: bool) -> dict[str, Any]:
+def run_figure(prof: Profile, fake: bool, store_sizes: tuple[int, ...] | None = None) -> dict[str, Any]:
     spec = prof.build_source.spec
     corpus.fetch([spec])
     reuse = os.environ.get(REUSE_ENV) == "1"
@@ -172,7 +194,7 @@ def run_figure(prof: Profile, fake: bool) -> dict[str, Any]:
     queries = queries_from(root, prof.warm_queries, prof.seed)
     has_validator = validator_available()
     sizes: dict[str, Any] = {}
-    for size in prof.search_sizes:
+    for size in store_sizes or prof.search_sizes:
         index_dir = work / f"index-{size}"
         stored = {**marker, "size": size, "repo_made": read_json(work / "repo.json")}
         fill: float | None = None
@@ -190,6 +212,11 @@ def run_figure(prof: Profile, fake: bool) -> dict[str, Any]:
         log(f"search: {size} synthetic chunks " + (f"stored in {fill:.1f} s" if fill is not None else "reused") +
             "; warm and cold queries next")
         sizes[str(size)] = {"fill_seconds": round(fill, 1) if fill is not None else "reused",
+                            # the filling process's peak so far (it only grows: read with the size order)
+                            "fill_process_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                                                               / 1024, 1) if fill is not None else None,
+                            "index_dir_mib": round(sum(f.stat().st_size for f in index_dir.rglob("*")
+                                                       if f.is_file()) / 2**20, 1),
                             "warm": warm(repo, index_dir, queries, fake),
                             "cold": cold(repo, index_dir, queries, prof.repeats, has_validator and not fake),
                             "search_process_peak_rss_mib": None if fake else search_memory(repo, index_dir, queries)}
@@ -204,8 +231,12 @@ def run_figure(prof: Profile, fake: bool) -> dict[str, Any]:
 
 
 def main() -> None:
-    args = cli.parser(__doc__ or "").parse_args()
-    result = run_figure(cli.profile(args), args.fake)
+    p = cli.parser(__doc__ or "")
+    p.add_argument("--sizes", type=int, nargs="+", metavar="CHUNKS",
+                   help="store sizes to measure instead of the profile's (e.g. 1000000; a 1M fill takes tens of "
+                        "minutes and a few GB of memory on 2 cores)")
+    args = p.parse_args()
+    result = run_figure(cli.profile(args), args.fake, tuple(args.sizes) if args.sizes else None)
     if args.out:
         write_json(args.out, result)
     for size, r in result["sizes"].items():

@@ -109,7 +109,7 @@ def section_build(b: dict[str, Any]) -> str:
 
 
 def section_search(s: dict[str, Any]) -> str:
-    rows = []
+    rows, lib = [], []
     for size, r in s["sizes"].items():
         w, c = r["warm"], r["cold"]
         rows.append([f"{int(size):,}", f"{ms(w['search_ms'])} / {ms(w['search_ms'], 'p95')}",
@@ -120,6 +120,10 @@ def section_search(s: dict[str, Any]) -> str:
                      f"{ms(c.get('cli_search_validated'))} / {ms(c.get('cli_search_validated'), 'p95')}"
                      if "cli_search_validated" in c else "validator not available",
                      r.get("search_process_peak_rss_mib"), r["fill_seconds"]])
+        if "index_search_validated_ms" in w:
+            lib.append([f"{int(size):,}", *(f"{ms(w[k])} / {ms(w[k], 'p95')}"
+                                            for k in ("index_search_no_validate_ms", "index_search_validated_ms")),
+                        r.get("fill_process_peak_rss_mib"), r.get("index_dir_mib")])
     floor = s["import_floor"]
     frows = [[k.replace("_", " "), ms(v), ms(v, "p95"), v["n"]] if "error" not in v else
              [k.replace("_", " "), "failed", None, None] for k, v in floor.items()]
@@ -131,6 +135,11 @@ def section_search(s: dict[str, Any]) -> str:
                      "query embedding p50", "store query p50 / p95",
                      "cold CLI --no-validate p50 / p95", "cold CLI validated p50 / p95",
                      "search process peak RSS MiB", "fill s"], rows)
+            + ("\nWhat a library user runs, `Index(...).search(q, k=10)` (overlay on), without and with the "
+               "validator, interleaved per query; beside it the filling process's peak RSS and the index "
+               "directory's size:\n\n"
+               + table(["chunks", "Index.search validate=False p50 / p95", "Index.search (validated) p50 / p95",
+                        "fill process peak RSS MiB", "index dir MiB"], lib) if lib else "")
             + "\nWhat every cold process pays before codevouch runs (`python -c ...`, medians):\n\n"
             + table(["probe", "p50", "p95", "runs"], frows)
             + "".join(f"\n{note}\n" for note in s.get("notes", [])))
