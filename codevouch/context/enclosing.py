@@ -11,19 +11,20 @@ from codevouch.syntax.lines import MODULE_SYMBOL, split_lines
 from codevouch.syntax.signature import Spans
 from codevouch.validator.model import Validated
 from codevouch.vocabulary import CURRENT_VERDICTS
-from codevouch.worktree.files import read_text
+from codevouch.worktree.files import load_worktree_rules, read_text
 from codevouch.worktree.paths import locate
 
 
 def enclosing(root: Path, results: Sequence[Validated]) -> dict[int, Enclosing]:
     """rank (1-based, as pack.items_of counts) -> the definition a current-code snippet lies
-    in, when the snippet is only part of it. Files outside the repository, unreadable files
+    in, when the snippet is only part of it. Files outside the repository, unreadable files, files over the size cap
     and unsupported languages give nothing."""
     from codevouch.syntax.signature import finder
 
     texts: dict[str, str | None] = {}
     finders: dict[str, Callable[[str, int], Spans | None] | None] = {}
     found: dict[int, Enclosing] = {}
+    limit: list[int] = []       # the size cap, once the first file is read (the repository's rules)
     for rank, v in enumerate(results, 1):
         if v.verdict not in CURRENT_VERDICTS:
             continue     # a re-read current version is the whole definition already
@@ -34,7 +35,10 @@ def enclosing(root: Path, results: Sequence[Validated]) -> dict[int, Enclosing]:
             continue
         if path not in texts:     # each file read and parsed once, however many snippets it has
             loc = locate(root, path)
-            file_text = texts[path] = read_text(root, loc.real) if loc.inside and loc.exists and loc.real else None
+            if not limit:
+                limit.append(load_worktree_rules(root).max_file_bytes)
+            read_ = read_text(root, loc.real, limit[0]) if loc.inside and loc.exists and loc.real else None
+            file_text = texts[path] = read_ if isinstance(read_, str) else None     # over the cap: nothing
             finders[path] = finder(file_text, path) if file_text is not None else None
         text, find = texts[path], finders[path]
         spans = find(symbol, start) if find is not None else None

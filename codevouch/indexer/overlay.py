@@ -32,7 +32,7 @@ from codevouch.retriever.overlay import FILE_LIMIT, Overlay, OverlayChunk, Overl
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import BranchState, ChunkRecord, chunk_id, lexical
 from codevouch.worktree import gitio
-from codevouch.worktree.files import load_worktree_rules, read_bytes
+from codevouch.worktree.files import TooLarge, load_worktree_rules, over_cap, read_bytes
 from codevouch.worktree.paths import Locator
 from codevouch.worktree.rules import Rules, classify
 
@@ -100,14 +100,18 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     deleted.difference_update(new_paths)
     order = sorted(new_paths)
     searched, over = order[:max(file_limit, 0)], order[max(file_limit, 0):]
-    blobs = gitio.hash_worktree_files(root, searched) if searched else {}
+    rules = load_worktree_rules(root)
+    # Files over the size cap are neither hashed nor read (git would read all of a 2 GB file).
+    huge = over_cap(root, searched, rules.max_file_bytes)
+    hashed = [p for p in searched if p not in huge] if huge else searched
+    blobs = gitio.hash_worktree_files(root, hashed) if hashed else {}
     unchanged = {p for p in searched if p in same_as_indexed and blobs.get(p) == same_as_indexed[p]}
     if unchanged:
         searched = [p for p in searched if p not in unchanged]
         replaced -= unchanged
-    rules = load_worktree_rules(root)
     # .gitattributes mark files generated or vendored: a change to the top one re-derives every file.
-    rules_key = json.dumps([rules.to_json(), (read_bytes(root, ".gitattributes") or b"").decode("latin-1"),
+    attributes = read_bytes(root, ".gitattributes")
+    rules_key = json.dumps([rules.to_json(), (attributes if isinstance(attributes, bytes) else b"").decode("latin-1"),
                             repr(settings.build_key())], sort_keys=True)
     missing = [p for p in searched if p in blobs and (str(root), p, blobs[p], rules_key) not in _CUTS]
     marks = gitio.linguist_marks(root, missing) if missing else {}
@@ -118,6 +122,10 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
         committed = head is not None and status.is_clean(path)
         origin = "committed" if committed else "uncommitted"
         blob = blobs.get(path)
+        if path in huge:
+            overlay.files.append(OverlayFile(path, new_paths[path], origin, 0,
+                                             f"skipped: huge (>{rules.max_file_bytes} bytes)"))
+            continue
         if blob is None:
             overlay.files.append(OverlayFile(path, new_paths[path], origin, 0, "unreadable (git could not hash it)"))
             continue
@@ -186,7 +194,9 @@ def _cut(root: Path, locator: Locator, path: str, blob: str, rules: Rules, mark:
     loc = locator.locate(path)
     if not loc.inside or not loc.exists or loc.real != loc.rel:
         return _Cut(None, (), "not a regular file (symlinks are not followed)")
-    data = read_bytes(root, loc.real or path)
+    data = read_bytes(root, loc.real or path, rules.max_file_bytes)
+    if isinstance(data, TooLarge):
+        return _Cut(None, (), f"skipped: huge (>{rules.max_file_bytes} bytes)")
     if data is None:
         return _Cut(None, (), "unreadable")
     reason = skip_reason(data, rules)

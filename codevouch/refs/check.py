@@ -98,6 +98,10 @@ class _Checker:
         if ref.start is None:
             return RefResult(ref, reason, f"{rel} exists.", found=rel)
         text = self.tree.text(rel)
+        big = self.tree.too_large(rel) if text is None else None
+        if big is not None:
+            return RefResult(ref, "path-too-large", f"{rel} is {big.words()}: not read; its lines "
+                             f"L{ref.start}-L{ref.end or ref.start} were not checked.", found=rel)
         if text is None:
             return RefResult(ref, "path-unreadable", f"{rel} exists but could not be read; its lines "
                              f"L{ref.start}-L{ref.end or ref.start} were not checked.", found=rel)

@@ -26,6 +26,8 @@ REASONS: dict[str, tuple[str, str]] = {
     "path-deleted": ("missing", "the file was deleted; the detail names the commit"),
     "lines-past-end": ("missing", "the cited lines run past the end of the file"),
     "path-unreadable": ("unknown", "the file exists but could not be read; its lines were not checked"),
+    "path-too-large": ("unknown", "the file is larger than `max_file_bytes` (1 MB unless configured); it "
+                                  "was not read, so its lines were not checked"),
     "symbol-moved": ("missing", "the answer says where the symbol is (`name` in path#L..), but it is "
                                 "defined elsewhere; the suggestion says where it is now"),
     "symbol-missing": ("missing", "the name was defined at HEAD or in history but is not defined now"),

@@ -13,7 +13,7 @@ from pathlib import Path
 from codevouch.syntax.lines import decode
 from codevouch.validator.symbols import definitions
 from codevouch.worktree import gitio
-from codevouch.worktree.files import read_text
+from codevouch.worktree.files import TooLarge, load_worktree_rules, read_text
 from codevouch.worktree.paths import locate
 
 Definitions = dict[str, list[tuple[int, int]]]
@@ -25,6 +25,7 @@ class WorkTree:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._texts: dict[str, str | None] = {}
+        self._too_large: dict[str, TooLarge] = {}
         self._defs: dict[tuple[str | None, str], Definitions] = {}
 
     @cached_property
@@ -54,12 +55,26 @@ class WorkTree:
         found = [f for f in self.files if not f.isascii() and unicodedata.normalize("NFC", f) == want]
         return found[0] if len(found) == 1 else None
 
+    @cached_property
+    def max_file_bytes(self) -> int:
+        """The size cap on reads (the repository's rules, as the validator reads them)."""
+        return load_worktree_rules(self.root).max_file_bytes
+
     def text(self, rel: str) -> str | None:
-        """A working-tree file's text, only after locate() put it inside the repository."""
+        """A working-tree file's text, only after locate() put it inside the repository;
+        None when it cannot be read or is over the size cap (see too_large)."""
         if rel not in self._texts:
             loc = locate(self.root, rel)
-            self._texts[rel] = read_text(self.root, loc.real) if loc.inside and loc.exists and loc.real else None
+            found = read_text(self.root, loc.real, self.max_file_bytes) \
+                if loc.inside and loc.exists and loc.real else None
+            if isinstance(found, TooLarge):
+                self._too_large[rel], found = found, None
+            self._texts[rel] = found
         return self._texts[rel]
+
+    def too_large(self, rel: str) -> TooLarge | None:
+        """Why text(rel) was None, when the file is over the size cap."""
+        return self._too_large.get(rel)
 
     def defs(self, rel: str, commit: str | None = None) -> Definitions:
         """Definitions of a file in the working tree (commit=None) or at a commit."""

@@ -36,6 +36,10 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
                         f"{loc.rel} is {_kind_words(found.kind)} (rule {found.rule!r}); it is not indexed "
                         f"and must not be used as code context.")
     if work is None:
+        big = facts.too_large.get(loc.real) if facts.too_large else None
+        if big is not None:
+            return Decision("too-large", f"{loc.rel} is {big.words()}: it is not indexed and was not "
+                                         "read, so the snippet cannot be checked against it.")
         return _missing(s, loc, facts)
     if not s.has_version:
         return _unversioned(s, loc, work, facts)

@@ -23,7 +23,7 @@ from codevouch.validator import symbols
 from codevouch.validator.model import Snippet
 from codevouch.validator.text import find_lines_verbatim
 from codevouch.worktree import gitio
-from codevouch.worktree.files import load_worktree_rules, read_text
+from codevouch.worktree.files import TooLarge, load_worktree_rules, over_cap, read_text
 from codevouch.worktree.paths import Located, Locator, locate
 from codevouch.worktree.rules import Classification, Rules, classifier
 
@@ -94,6 +94,8 @@ class Facts:
     # Definition lines of snippets that lost their symbol -> working-tree files holding that
     # line (gathered in a second pass, only for those: see `elsewhere`).
     elsewhere: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # real path -> the working-tree file's size, over the rules' max_file_bytes: not read (too-large)
+    too_large: Mapping[str, TooLarge] = field(default_factory=dict)
     # Answers worked out from these facts, once each per call (see FactCaches): not facts,
     # never compared, shared by the Facts that replace() derives from one another.
     caches: FactCaches = field(default_factory=FactCaches, compare=False, repr=False)
@@ -329,13 +331,16 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
     inside = [s for s in snippets if located[s.path].inside]
     commits = reading.result()
     trees = _start_blob_lookups(root, commits, located, inside)
-    texts = _read_files(root, located)
+    rules = load_worktree_rules(root)
+    texts, too_large = _read_files(root, located, rules.max_file_bytes)
     # Where each snippet's text is in its file: needed for nearly every verdict, and done
     # while git works: while it still lists the status (a clean tree), else while it hashes
     # the changed files and reads their old versions (started as soon as the status is in).
     wanted = [(s.text, real) for s in inside if s.text and (real := located[s.path].real) in texts]
     hits = {} if status.done() else {key: find_lines_verbatim(key[0], texts[key[1]]) for key in wanted}
-    facts = _objects(root, commits, trees, located, inside, gitio.parse_status(status.result()), texts)
+    facts = _objects(root, commits, trees, located, inside, gitio.parse_status(status.result()), texts, rules)
+    if too_large:
+        facts = replace(facts, too_large=too_large)
     facts.caches.hits.update(hits)
     facts = _trace_renames(facts, inside, locator)
     hashing = _start_hashing(facts, inside, locator, strict)
@@ -373,7 +378,7 @@ def _start_blob_lookups(root: Path, commits: Mapping[str, tuple[str, str, str | 
 
 def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], lookups: _Lookups,
              located: Mapping[str, Located], inside: Sequence[Snippet], status: gitio.WorktreeStatus,
-             texts: Mapping[str, str]) -> Facts:
+             texts: Mapping[str, str], rules: Rules) -> Facts:
     """The facts so far: HEAD, the working tree's status and files, the rules, and the
     snippets' commits and blob ids."""
     objects: dict[str, tuple[str, str]] = {name: (oid, kind) for name, (oid, kind, _) in commits.items()}
@@ -397,7 +402,7 @@ def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], loo
     inside_rels = [loc.rel for loc in located.values() if loc.inside and loc.rel]
     attributes = gitio.path_attributes(root, inside_rels, (*gitio.LINGUIST_ATTRIBUTES, "filter")) \
         if _has_gitattributes(root, inside_rels) else {}
-    return Facts(root, head, status, load_worktree_rules(root), located,
+    return Facts(root, head, status, rules, located,
                  {real: WorkFile(text) for real, text in texts.items()}, objects, commit_dates=dates,
                  marks=gitio.marks_of(attributes), unrun_filters=gitio.unrun_filters(root, attributes))
 
@@ -410,10 +415,20 @@ def _has_gitattributes(root: Path, rels: Sequence[str]) -> bool:
     return any(os.path.isfile(os.path.join(root, d, ".gitattributes")) for d in parents)
 
 
-def _read_files(root: Path, located: Mapping[str, Located]) -> dict[str, str]:
-    """Every referenced file that lies inside the repository, read once."""
+def _read_files(root: Path, located: Mapping[str, Located],
+                limit: int) -> tuple[dict[str, str], dict[str, TooLarge]]:
+    """Every referenced file that lies inside the repository, read once; and those over the
+    size cap, not read."""
     wanted = sorted({loc.real for loc in located.values() if loc.inside and loc.exists and loc.real})
-    return {real: text for real in wanted if (text := read_text(root, real)) is not None}
+    texts: dict[str, str] = {}
+    too_large: dict[str, TooLarge] = {}
+    for real in wanted:
+        text = read_text(root, real, limit)
+        if isinstance(text, str):
+            texts[real] = text
+        elif text is not None:
+            too_large[real] = text
+    return texts, too_large
 
 
 def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) -> Facts:
@@ -460,14 +475,18 @@ def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, st
     untracked: dict[str, Located] = {}
     if lost_blobs:
         # Listed only now: most calls lose no file, and listing costs a walk of the tree.
-        for path in sorted(gitio.untracked_files(root))[:MAX_UNTRACKED_HASHED]:
+        listed = sorted(gitio.untracked_files(root))[:MAX_UNTRACKED_HASHED]
+        huge = over_cap(root, listed, facts.rules.max_file_bytes)
+        for path in listed:
+            if path in huge:
+                continue        # never hashed: git would read all of it
             loc = locator.locate(path)
             if loc.inside and loc.exists and loc.real:
                 untracked[loc.real] = loc
 
     texts: dict[str, str] = {}     # files read now, beyond facts.files
     for real in sorted(set(facts.renames.values()) - set(facts.files)):
-        if (text := read_text(root, real)) is not None:
+        if isinstance(text := read_text(root, real, facts.rules.max_file_bytes), str):
             texts[real] = text
     to_hash = {target for s in inside
                if s.has_version and (loc := located[s.path]).exists
@@ -496,7 +515,8 @@ def _finish_hashing(facts: Facts, started: _Hashing) -> tuple[Facts, gitio.Pendi
         lost = next((b for b in started.lost_blobs if same_oid(b, blob)), None)
         if lost is not None and lost not in moved:
             moved[lost] = path
-            if path not in facts.files and path not in texts and (text := read_text(root, path)) is not None:
+            if path not in facts.files and path not in texts \
+                    and isinstance(text := read_text(root, path, facts.rules.max_file_bytes), str):
                 texts[path] = text
     files = dict(facts.files)
     files.update((real, WorkFile(text, hashed.get(real))) for real, text in texts.items())
@@ -541,7 +561,7 @@ def find_elsewhere(facts: Facts, needles: Sequence[str]) -> Facts:
             real = loc.real
             if not (loc.inside and loc.exists and real):
                 continue
-            if real not in files and (text := read_text(facts.root, real)) is not None:
+            if real not in files and isinstance(text := read_text(facts.root, real, facts.rules.max_file_bytes), str):
                 files[real] = WorkFile(text)
             if real in files:
                 kept.append(real)

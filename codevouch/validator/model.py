@@ -66,6 +66,9 @@ REASONS: dict[str, Reason] = {
     "not-a-file": Reason(_H, "path is not a regular file",
                          "the path exists but is a directory, FIFO, socket, device or symlink loop, or is "
                          "unreadable; nothing was read", "not a file"),
+    "too-large": Reason(_H, "file over the size cap; not read",
+                        "the working-tree file is larger than `max_file_bytes` (1 MB unless configured): "
+                        "it is not indexed, and it was not read, so nothing was checked", "too large"),
     "file-renamed": Reason(_H, "file renamed",
                            "git's rename detection (snippet commit → working tree) found the new path; "
                            "`current` points there", "file renamed"),

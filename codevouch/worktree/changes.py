@@ -14,6 +14,7 @@ from pathlib import Path
 
 from codevouch.syntax.lines import BINARY_SNIFF, decode
 from codevouch.worktree import gitio
+from codevouch.worktree.files import TooLarge, over_cap, read_bytes
 
 _MAX_PARSE_BYTES = 2_000_000   # larger files are listed, not parsed
 
@@ -52,9 +53,17 @@ def read_worktree(root: Path, path: str) -> tuple[str | None, str | None]:
     try:
         if target.is_symlink():
             return None, "symlink"
-        return text_of(target.read_bytes())
+        if not target.is_file():
+            return None, "not a regular file"
     except OSError as exc:
         return None, f"unreadable ({exc.strerror or exc})"
+    # Read through the size cap: at most _MAX_PARSE_BYTES + 1 bytes (a sparse 2 GB file was read whole).
+    data = read_bytes(root, path, _MAX_PARSE_BYTES)
+    if isinstance(data, TooLarge):
+        return None, f"huge (>{_MAX_PARSE_BYTES} bytes)"
+    if data is None:
+        return None, "unreadable"
+    return text_of(data)
 
 
 def worktree_changes(root: Path, commit: str) -> tuple[list[FileVersions], int]:
@@ -67,7 +76,8 @@ def worktree_changes(root: Path, commit: str) -> tuple[list[FileVersions], int]:
     if deleted and untracked:
         # git sees an untracked copy of a deleted file as delete + nothing: pair exact copies.
         by_blob = {blob: path for path, blob in deleted.items() if blob}
-        for path, blob in gitio.hash_worktree_files(root, untracked).items():
+        huge = over_cap(root, untracked, _MAX_PARSE_BYTES)
+        for path, blob in gitio.hash_worktree_files(root, [p for p in untracked if p not in huge]).items():
             old = by_blob.pop(blob, None)
             if old is not None:
                 renamed_untracked[old] = path

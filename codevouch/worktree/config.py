@@ -55,6 +55,9 @@ def loads(text: str, name: str) -> dict[str, Any]:
         raise ConfigError(f"{name} is not valid TOML ({exc}); fix or remove it.") from exc
 
 
+_MAX_CONFIG_BYTES = 1 << 20
+
+
 def _read(root: Path, name: str) -> str | None:
     path = root / name
     try:
@@ -62,7 +65,8 @@ def _read(root: Path, name: str) -> str | None:
         # A config file that is a symlink out of the repository is not ours to read.
         if not real.is_relative_to(root.resolve()) or not real.is_file():
             return None
-        return real.read_text(encoding="utf-8", errors="replace")
+        with real.open("rb") as handle:     # at most 1 MB: a configuration file, never more
+            return handle.read(_MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
 

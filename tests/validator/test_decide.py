@@ -15,6 +15,7 @@ from codevouch.validator.decide import decide
 from codevouch.validator.facts import Facts, WorkFile
 from codevouch.validator.model import REASONS, Snippet
 from codevouch.worktree import gitio
+from codevouch.worktree.files import TooLarge
 from codevouch.worktree.paths import Located
 from codevouch.worktree.rules import load_rules_text
 
@@ -83,6 +84,10 @@ CASES: dict[str, tuple[Snippet, Facts]] = {
                            dirty=("orders.py",))),
     "lines-out-of-range": (helper_snippet(HEAD, start_line=40, end_line=44),
                            facts({"orders.py": ORDERS}, at={(HEAD, "orders.py"): B_NOW})),
+    "too-large": (helper_snippet(HEAD), replace(facts(at={(HEAD, "orders.py"): B_NOW}),
+                                                located={"orders.py": Located("orders.py", "orders.py", "orders.py",
+                                                                              None, True)},
+                                                too_large={"orders.py": TooLarge(2 << 30, 1_000_000)})),
     "not-a-file": (helper_snippet(None, path="orders"),
                    replace(facts(), located={"orders": Located("orders", "orders", "orders", None, False,
                                                                "a directory")})),

@@ -519,7 +519,7 @@ def test_symlink_out_of_repository_is_never_read(repo: Repo, tmp_path: Path,
     monkeypatch.setattr(gitio, "start_hash_worktree_files",
                         lambda root, paths: hashed.extend(paths) or real_hash(root, paths))
     # Every read of a working-tree file goes through read_bytes (read_text too).
-    monkeypatch.setattr(files_mod, "read_bytes", lambda root, p: read.append(p) or real_read(root, p))
+    monkeypatch.setattr(files_mod, "read_bytes", lambda root, p, *cap: read.append(p) or real_read(root, p, *cap))
     items = [{"path": "link.py", "commit": repo.head(), "blob_sha": "0" * 40, "text": "TOKEN = 'x'"},
              {"path": "outdir/fifo", "commit": repo.head()},
              {"path": "outdir/secret.py", "text": "TOKEN = 'x'"}]
