@@ -129,6 +129,38 @@ def test_ground_truth_classes(tmp_path: Path) -> None:
     assert chunk_class("same.py", "<module>", 1, 1, fates["same.py"], "x = 1\n", None) == "unchanged-file"
 
 
+LONG = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(12))
+
+
+def test_ground_truth_for_renames_is_git_blob_equality_and_agrees_with_the_validator(tmp_path: Path) -> None:
+    """Issue 21.3: a rename with identical content (the same blob id, git's fact) is the same code,
+    fresh truth, which codevouch calls stale-but-ok (file-renamed); one edited line makes it a
+    changed rename, stale truth (renamed-and-changed)."""
+    from benchlib.truth import EXPECTED, FRESH_TRUTH, STALE_TRUTH
+
+    from codevouch.validator import validate
+
+    repo = tmp_path / "r"
+    corpus.init_repo(repo)
+    corpus.replace_tree(repo, {"a.py": LONG.encode(), "b.py": LONG.replace("f", "g").encode()})
+    old = corpus.commit_all(repo, "N")
+    corpus.replace_tree(repo, {"a_moved.py": LONG.encode(),
+                               "b_moved.py": LONG.replace("f", "g").replace("x + 11", "x + 111").encode()})
+    new = corpus.commit_all(repo, "N+1")
+    fates = file_fates(repo, old, new, ["a.py", "b.py"])
+    assert (fates["a.py"].new_path, fates["a.py"].identical) == ("a_moved.py", True)
+    assert (fates["b.py"].new_path, fates["b.py"].identical) == ("b_moved.py", False)
+    classes = [chunk_class(p, "f0", 1, 2, fates[p], LONG, None) for p in ("a.py", "b.py")]
+    assert classes == ["file-renamed-identical", "file-renamed-changed"]
+    assert classes[0] in FRESH_TRUTH and classes[1] in STALE_TRUTH
+    items = [{"path": p, "commit": old, "start_line": 1, "end_line": 2, "symbol": s,
+              "text": f"def {s}(x):\n    return x + 0"} for p, s in (("a.py", "f0"), ("b.py", "g0"))]
+    results = validate(repo, items)
+    assert [(r.verdict, r.reason) for r in results] == [("stale-but-ok", "file-renamed"),
+                                                        ("historical-only", "renamed-and-changed")]
+    assert all(r.verdict in EXPECTED[c] for r, c in zip(results, classes))
+
+
 @pytest.mark.parametrize("spec", ["click==8.0.0", "stdlib:json"])
 def test_source_labels(spec: str) -> None:
     assert corpus.Source(spec).label == spec

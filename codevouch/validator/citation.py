@@ -83,6 +83,8 @@ def check_phrase(d: Decision, s: Snippet | None = None) -> str:
     phrase = REASONS[d.reason].check
     if d.reason == "file-renamed" and d.current is not None:
         phrase = f"file renamed to {clean(d.current.path)}"
+    elif d.reason == "renamed-and-changed" and d.current is not None:
+        phrase = f"file renamed to {clean(d.current.path)} and changed"
     elif d.reason == "no-version-metadata" and s is not None and s.text is None:
         phrase = "no version metadata, and the snippet carries no text to look for"   # as its reason line says
     return f"check: {d.verdict} ({phrase})"

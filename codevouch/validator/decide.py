@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from codevouch.validator import moves, symbols
-from codevouch.validator.facts import Facts, WorkFile, fast_path, identical_blob
+from codevouch.validator.facts import Facts, WorkFile, fast_path, identical_blob, same_oid
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
 from codevouch.validator.text import find_lines, line_count, nearest, slice_lines
 from codevouch.vocabulary import Kind
@@ -112,16 +112,21 @@ def _missing(s: Snippet, loc: Located, facts: Facts) -> Decision:
         new = facts.moved.get(old) if old else None
     work = facts.files.get(new) if new else None
     if new and work is not None:
+        if same_oid(work.blob, facts.old_blob(s, loc.rel)):
+            return _renamed_intact(s, loc, new, work, facts)
         current = _find_text(s, _old_text(s, loc, facts), new, work, facts) or \
             _find_symbol(s, new, work, facts) or \
             Current(new, 1, line_count(work.text), work.text, None)
         where = f"{current.symbol} in {new}" if current.symbol else new
-        return Decision("file-renamed",
-                        f"{loc.rel} no longer exists: git detects it was renamed to {new}; "
-                        f"use the current code ({where}) instead.", current)
+        return Decision("renamed-and-changed",
+                        f"{loc.rel} no longer exists: git detects it was renamed to {new}, and its content "
+                        f"changed since; use the current code ({where}) instead.", current)
     moved = _moved_elsewhere(s, loc, facts)
     if moved is not None:
         return moved
+    never = _never_existed(s, loc, commit, facts)
+    if never is not None:
+        return never
     if commit:
         why = ""
     elif s.commit:
@@ -130,6 +135,54 @@ def _missing(s: Snippet, loc: Located, facts: Facts) -> Decision:
         why = " (without a commit a rename cannot be traced)"
     return Decision("file-deleted",
                     f"{loc.rel} does not exist in the working tree{why}; the snippet is history only.")
+
+
+def _renamed_intact(s: Snippet, loc: Located, new: str, work: WorkFile, facts: Facts) -> Decision:
+    """The snippet's file is gone from its path, and `new` has its exact content (the same blob
+    id): the same code, renamed, so stale-but-ok at the new path. The snippet's own text must
+    still be there (it is data, never trusted), and its lines inside the file."""
+    how = f"git detects it was renamed to {new}" if new in facts.renames.values() else \
+        f"{new} has its exact content (the same git blob id)"
+    if s.text is not None:
+        hits = facts.hits(s.text, new) if s.text.strip() else []
+        if not hits:
+            current = _find_symbol(s, new, work, facts)
+            return Decision("text-mismatch",
+                            f"{loc.rel} was renamed to {new} with its content unchanged, but the snippet's text "
+                            "is not in it: the text was altered after indexing and must not be trusted.", current)
+        current = _pick(s, hits, new, work, facts, identical=True, needle=s.text)
+    else:
+        last = max(s.start_line or 0, s.end_line or 0)
+        if last > line_count(work.text):
+            return Decision("lines-out-of-range",
+                            f"{loc.rel} was renamed to {new} with its content unchanged, but lines "
+                            f"{s.start_line or s.end_line}-{s.end_line or s.start_line} are past its end "
+                            f"({line_count(work.text)} lines): nothing there to vouch for.",
+                            _find_symbol(s, new, work, facts))
+        current = _claimed(s, new, work, facts) or _find_symbol(s, new, work, facts) or \
+            Current(new, 1, line_count(work.text), work.text, None)
+    at = f"lines {current.start_line}-{current.end_line}" + (f" ({current.symbol})" if current.symbol else "")
+    return Decision("file-renamed",
+                    f"{loc.rel} no longer exists, but {how}: the same code, now at {new} {at}.", current)
+
+
+def _never_existed(s: Snippet, loc: Located, commit: str | None, facts: Facts) -> Decision | None:
+    """path-never-existed, for a lost path its own version never had: not in the snippet's
+    commit (looked up already, with its blob id), or, without a commit, in none of HEAD's
+    history (facts.in_history: the test check-refs makes). None when it did exist, or when
+    that cannot be known (a commit that is gone)."""
+    rel = loc.rel or ""
+    if commit:
+        if "\n" in rel or f"{commit}:{rel}" in facts.objects:
+            return None
+        where = f", nor in its commit {commit[:7]}: the snippet's path and version do not match"
+    elif not s.commit and facts.in_history.get(rel) is False:
+        where = (", nor anywhere in HEAD's history" if facts.head else " (the repository has no commits)") + \
+            ": no file by that name was ever this repository's"
+    else:
+        return None
+    return Decision("path-never-existed",
+                    f"{rel} is not in the working tree{where}, so nothing vouches for the snippet.")
 
 
 def _unversioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts) -> Decision:
@@ -262,7 +315,7 @@ def _symbol_gone(s: Snippet, loc: Located, facts: Facts, found: Current) -> bool
     return False
 
 
-LOST = ("symbol-removed", "file-deleted")   # reasons after which the code may be found elsewhere
+LOST = ("symbol-removed", "file-deleted", "path-never-existed")   # reasons after which the code may be found elsewhere
 
 
 def move_needle(s: Snippet, facts: Facts) -> str | None:

@@ -96,6 +96,9 @@ class Facts:
     elsewhere: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # real path -> the working-tree file's size, over the rules' max_file_bytes: not read (too-large)
     too_large: Mapping[str, TooLarge] = field(default_factory=dict)
+    # Lost paths of snippets without a commit -> whether HEAD's history ever had them (one git
+    # log for all, only for those: decide tells file-deleted from path-never-existed by it).
+    in_history: Mapping[str, bool] = field(default_factory=dict)
     # Answers worked out from these facts, once each per call (see FactCaches): not facts,
     # never compared, shared by the Facts that replace() derives from one another.
     caches: FactCaches = field(default_factory=FactCaches, compare=False, repr=False)
@@ -440,6 +443,12 @@ def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) ->
         commit = facts.commit_of(s)
         if not loc.exists and commit and loc.rel:
             wanted.setdefault(commit, set()).add(loc.rel)
+    # Without a commit, was the path ever this repository's? (check-refs asks git the same way.)
+    unversioned = sorted({rel for s in inside if not s.commit and not (loc := facts.located[s.path]).exists
+                          and (rel := loc.rel) and "\n" not in rel})
+    in_history = dict.fromkeys(unversioned, False)
+    if unversioned and facts.head:
+        in_history.update(dict.fromkeys(gitio.paths_in_history(facts.root, unversioned), True))
     renames: dict[tuple[str, str], str] = {}
     for commit, rels in wanted.items():
         for old, new in gitio.renames_between(facts.root, commit, None).items():
@@ -447,7 +456,7 @@ def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) ->
                 renames[(commit, old)] = new
     targets = {new: locator.locate(new) for new in renames.values()}
     return replace(facts, renames={k: targets[v].real or v for k, v in renames.items()
-                                   if targets[v].inside and targets[v].exists})
+                                   if targets[v].inside and targets[v].exists}, in_history=in_history)
 
 
 @dataclass(frozen=True)
@@ -491,6 +500,8 @@ def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, st
     to_hash = {target for s in inside
                if s.has_version and (loc := located[s.path]).exists
                and ((target := loc.real) in facts.files or target in texts) and not fast_path(s, facts, strict)}
+    # Rename targets too: the same blob id there is the same code (decide: file-renamed).
+    to_hash |= set(facts.renames.values()) & (set(facts.files) | set(texts))
     if strict:
         to_hash |= set(facts.files) | set(texts)
     hashing = gitio.start_hash_worktree_files(root, sorted(p for p in to_hash if p) + sorted(untracked))

@@ -37,6 +37,10 @@ REASONS: dict[str, Reason] = {
                           "`current` gives where"),
     "text-found": Reason(_S, "no version metadata; text found verbatim in the working tree",
                          "no commit or blob id, but the text is in the current file as whole lines"),
+    "file-renamed": Reason(_S, "file renamed, content identical",
+                           "the file is gone from its path, and a working-tree file has its exact content "
+                           "(the same git blob id): renamed, by git's rename detection or a plain `mv`; "
+                           "`current` points there", "file renamed"),
     "moved-elsewhere": Reason(_S, "code moved to another file, text unchanged",
                               "the symbol left its file (or the file is gone), and its exact text is "
                               "defined under the same name in another file; `current` points there"),
@@ -57,6 +61,10 @@ REASONS: dict[str, Reason] = {
                           "commit gone"),
     "file-deleted": Reason(_H, "file no longer exists",
                            "the file no longer exists in the working tree", "file deleted"),
+    "path-never-existed": Reason(_H, "no such file, now or in the snippet's version",
+                                 "the path is not in the working tree, nor in the snippet's commit (without "
+                                 "a commit: nor anywhere in HEAD's history): never there, as opposed to "
+                                 "deleted", "no such file"),
     "unknown-blob": Reason(_H, "blob id unknown to this repository; version metadata is wrong",
                            "the snippet's blob id is not its file's blob at its commit, and the repository "
                            "has no such object", "unknown blob"),
@@ -69,9 +77,10 @@ REASONS: dict[str, Reason] = {
     "too-large": Reason(_H, "file over the size cap; not read",
                         "the working-tree file is larger than `max_file_bytes` (1 MB unless configured): "
                         "it is not indexed, and it was not read, so nothing was checked", "too large"),
-    "file-renamed": Reason(_H, "file renamed",
-                           "git's rename detection (snippet commit → working tree) found the new path; "
-                           "`current` points there", "file renamed"),
+    "renamed-and-changed": Reason(_H, "file renamed and changed",
+                                  "git's rename detection (snippet commit → working tree) found the new path, "
+                                  "but its content differs from the snippet's version; `current` is the code "
+                                  "there now", "file renamed"),
     "no-version-metadata": Reason(_H, "no version metadata; text not found in the working tree",
                                   "no commit or blob id, and the text is not in the current file (or the "
                                   "snippet carries no text)"),

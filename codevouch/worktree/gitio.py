@@ -885,6 +885,20 @@ def last_commit_touching(repo: Path, path: str) -> str | None:
     return out.decode().strip() or None
 
 
+def paths_in_history(repo: Path, paths: Iterable[str]) -> set[str]:
+    """Which of `paths` HEAD's history ever had (check-refs' test of a gone path, for many):
+    one `git log -1` for a single path (it stops at the newest commit touching it), else one
+    walk of the history listing the commits' changed paths among them. Empty without commits."""
+    wanted = sorted(set(paths))
+    if len(wanted) == 1:
+        return set(wanted) if last_commit_touching(repo, wanted[0]) is not None else set()
+    if not wanted:
+        return set()
+    out = run(repo, "--literal-pathspecs", "log", *NO_PROGRAMS, "--format=", "--name-only", "-z",
+              "--no-renames", "HEAD", "--", *wanted, ok_codes=(0, 128))
+    return {p.lstrip("\n") for p in zsplit(out)} & set(wanted)
+
+
 def last_commit_mentioning(repo: Path, word: str) -> str | None:
     """The newest commit on HEAD that changed how often `word` occurs (git's pickaxe, -S)."""
     if not word or "\n" in word:

@@ -32,7 +32,7 @@ EXPECTED: dict[str, frozenset[str]] = {
     "function-removed": frozenset({"historical-only"}),
     "other-code-changed": frozenset({"historical-only"}),
     "file-deleted": frozenset({"historical-only"}),
-    "file-renamed-identical": frozenset({"historical-only"}),
+    "file-renamed-identical": frozenset({"stale-but-ok"}),
     "file-renamed-changed": frozenset({"historical-only"}),
 }
 MEANING: dict[str, str] = {
@@ -57,14 +57,16 @@ MEANING: dict[str, str] = {
     "function-removed": "a definition the snippet names no longer exists (not in the file, not moved)",
     "other-code-changed": "the snippet names no function, and its lines are no longer in the file",
     "file-deleted": "file gone, no rename detected, its code not found elsewhere",
-    "file-renamed-identical": "git -M: renamed, content identical",
+    "file-renamed-identical": "git -M: renamed, content identical (the same blob id on both sides)",
     "file-renamed-changed": "git -M: renamed and edited",
 }
 # Code the snippet shows no longer exists (as is, at its path): a fresh label here is false-fresh.
 STALE_TRUTH = frozenset({"function-changed", "function-removed", "other-code-changed", "file-deleted",
-                         "file-renamed-identical", "file-renamed-changed"})
-# The snippet's code is current: a historical-only label here is false-stale.
-FRESH_TRUTH = frozenset({"unchanged-file", "function-identical", "other-code-intact", "function-moved-to-file"})
+                         "file-renamed-changed"})
+# The snippet's code is current: a historical-only label here is false-stale. A file renamed with
+# identical content is the same code at a new path, as a function moved to another file is.
+FRESH_TRUTH = frozenset({"unchanged-file", "function-identical", "other-code-intact", "function-moved-to-file",
+                         "file-renamed-identical"})
 # Neither: reported, counted in neither rate.
 AMBIGUOUS = frozenset(EXPECTED) - STALE_TRUTH - FRESH_TRUTH
 
@@ -77,16 +79,18 @@ class FileFate:
 
 
 def file_fates(repo: Path, old: str, new: str, paths: Iterable[str]) -> dict[str, FileFate]:
-    """What happened to each path from commit `old` to `new`, by `git diff -M` (git's defaults)."""
-    fields = git(repo, "diff", "--name-status", "-z", "-M", old, new).split("\0")
+    """What happened to each path from commit `old` to `new`, by `git diff -M` (git's defaults).
+    A rename is identical when both sides have the same blob id (git's own fact, not its
+    similarity score: R100 rounds)."""
+    fields = git(repo, "diff", "--raw", "--no-abbrev", "-z", "-M", old, new).split("\0")
     renamed: dict[str, tuple[str, bool]] = {}
     changed: dict[str, str] = {}
     i = 0
     while i < len(fields) and fields[i]:
-        status = fields[i]
+        _, _, old_blob, new_blob, status = fields[i].lstrip(":").split(" ", 4)
         if status.startswith(("R", "C")):
             if status.startswith("R"):
-                renamed[fields[i + 1]] = (fields[i + 2], status == "R100")
+                renamed[fields[i + 1]] = (fields[i + 2], old_blob == new_blob)
             i += 3
         else:
             changed[fields[i + 1]] = status[0]

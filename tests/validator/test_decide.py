@@ -69,8 +69,17 @@ CASES: dict[str, tuple[Snippet, Facts]] = {
                       facts({"orders.py": ORDERS}, at={(HEAD, "orders.py"): B_NOW})),
     "commit-gone": (helper_snippet(GONE, text=None), facts({"orders.py": ORDERS}, blobs={"orders.py": B_NOW})),
     "file-deleted": (helper_snippet(), facts({}, at={(OLD, "orders.py"): B_OLD})),
-    "file-renamed": (helper_snippet(), facts({"shop/orders.py": ORDERS}, at={(OLD, "orders.py"): B_OLD},
+    # The same blob id at the new path: the same code, renamed.
+    "file-renamed": (helper_snippet(), facts({"shop/orders.py": ORDERS}, blobs={"shop/orders.py": B_OLD},
+                                             at={(OLD, "orders.py"): B_OLD},
                                              renames={(OLD, "orders.py"): "shop/orders.py"})),
+    "renamed-and-changed": (helper_snippet(), facts({"shop/orders.py": ORDERS}, blobs={"shop/orders.py": B_NOW},
+                                                    at={(OLD, "orders.py"): B_OLD},
+                                                    renames={(OLD, "orders.py"): "shop/orders.py"})),
+    # Not in the snippet's commit (nor in the working tree): a path its version never had.
+    "path-never-existed": (helper_snippet(path="retry.py"),
+                           replace(facts(), located={"retry.py": Located("retry.py", "retry.py", "retry.py",
+                                                                         None, False)})),
     "no-version-metadata": (helper_snippet(None, text="def helper(x):\n    return 'elsewhere'"),
                             facts({"orders.py": ORDERS})),
     "generated": (helper_snippet(None, path="api_pb2.py"), facts({"api_pb2.py": ORDERS})),

@@ -287,7 +287,9 @@ def test_file_renamed_committed(repo: Repo, edit: bool) -> None:
         repo.write("src/orders/orders.py", ORDERS.replace("return order\n", "return order  # done\n"))
     repo.commit("rename")
     out = one(repo, item)
-    assert (out["verdict"], out["reason"]) == ("historical-only", "file-renamed")
+    # Identical content at the new path is the same code (issue 21.3); an edit makes it history.
+    assert (out["verdict"], out["reason"]) == (("historical-only", "renamed-and-changed") if edit
+                                               else ("stale-but-ok", "file-renamed"))
     cur = out["current"]
     assert cur["path"] == "src/orders/orders.py"
     assert cur["symbol"] == "OrderService.cancel_order"
@@ -303,7 +305,8 @@ def test_file_renamed_uncommitted_git_mv(repo: Repo, edit: bool) -> None:
     if edit:
         repo.write("src/orders/orders.py", ORDERS.replace("return order\n", "return order  # done\n"))
     out = one(repo, item)
-    assert (out["verdict"], out["reason"]) == ("historical-only", "file-renamed")
+    assert (out["verdict"], out["reason"]) == (("historical-only", "renamed-and-changed") if edit
+                                               else ("stale-but-ok", "file-renamed"))
     assert out["current"]["path"] == "src/orders/orders.py"
     assert out["current"]["symbol"] == "OrderService.cancel_order"
 
@@ -312,8 +315,48 @@ def test_file_moved_without_git_found_by_content(repo: Repo) -> None:
     item = cancel(repo)
     os.rename(repo.root / PATH, repo.root / "moved.py")
     out = one(repo, item)
-    assert (out["verdict"], out["reason"]) == ("historical-only", "file-renamed")
+    assert (out["verdict"], out["reason"]) == ("stale-but-ok", "file-renamed")
     assert out["current"]["path"] == "moved.py"
+    assert (out["current"]["start_line"], out["current"]["end_line"]) == CANCEL
+    assert "check: stale-but-ok (file renamed to moved.py)" in out["citation"]
+
+
+def test_identical_rename_vouches_only_for_the_snippets_own_text(repo: Repo) -> None:
+    """Issue 21.3: the same blob id at a new path makes a rename stale-but-ok, but the snippet's
+    text is still data: forged text is text-mismatch, lines past the end vouch for nothing, and
+    a snippet without text gets its own lines in the new file."""
+    forged = {**cancel(repo), "text": "    def cancel_order(self, order_id):\n        return 'forged'"}
+    no_text = cancel(repo, text=False)
+    past = {**cancel(repo, text=False), "start_line": 40, "end_line": 45}
+    os.rename(repo.root / PATH, repo.root / "moved.py")
+    results = [to_json(r) for r in validate(repo.root, [forged, no_text, past])]
+    assert [(r["verdict"], r["reason"]) for r in results] == [
+        ("historical-only", "text-mismatch"), ("stale-but-ok", "file-renamed"),
+        ("historical-only", "lines-out-of-range")]
+    cur = results[1]["current"]
+    assert (cur["path"], cur["start_line"], cur["end_line"]) == ("moved.py", *CANCEL)
+    assert cur["text"] == lines_of(ORDERS, *CANCEL)
+
+
+def test_path_never_existed_is_not_file_deleted(repo: Repo) -> None:
+    """Issue 21.4: a path absent from the working tree and from the snippet's commit (without a
+    commit: from all of HEAD's history) never existed; a path that did exist was deleted."""
+    head = repo.head()
+    repo.write("gone.py", "def gone():\n    return 1\n")
+    repo.commit("add gone")
+    repo.git("rm", "-q", "gone.py")
+    repo.commit("remove gone")
+    items = [{"path": "src/orders/_retry.py"}, {"path": "src/orders/_retry.py", "commit": head},
+             {"path": "gone.py"}, {"path": "gone.py", "commit": head}, {"path": "README.md", "commit": head},
+             {"path": "src/orders/_retry.py", "text": "def retry():\n    pass"}]
+    (repo.root / "README.md").unlink()
+    results = [to_json(r) for r in validate(repo.root, items)]
+    assert [r["reason"] for r in results] == ["path-never-existed", "path-never-existed", "file-deleted",
+                                              "path-never-existed", "file-deleted", "path-never-existed"]
+    assert {r["verdict"] for r in results} == {"historical-only"}
+    assert "nor anywhere in HEAD's history" in results[0]["detail"]
+    assert f"nor in its commit {head[:7]}" in results[1]["detail"]
+    assert "check: historical-only (no such file, now or in the snippet's version)" in results[0]["citation"]
 
 
 def test_text_mismatch_poisoned_snippet(repo: Repo) -> None:
