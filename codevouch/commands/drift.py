@@ -50,6 +50,8 @@ def _file_lines(f: FileDrift) -> list[str]:
     head = f"{f.status} {one_line(f.old_path or '')} -> {path}" if f.status == "renamed" else f"{f.status} {path}"
     if f.note:
         head += f" ({f.note})"
+    elif f.status == "renamed" and f.first_changed_line is None:
+        head += " (content identical: the same code at a new path)"   # as validate and check-refs say
     elif f.module_changed:
         head += " (module-level code changed)"
     return [head] + [_def_line(f.path, d) for d in f.changed()]

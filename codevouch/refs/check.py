@@ -12,6 +12,7 @@ for at most MAX_HISTORY names) says whether a missing name was this repository's
 from __future__ import annotations
 
 import difflib
+import os
 import posixpath
 import re
 import unicodedata
@@ -25,6 +26,7 @@ from codevouch.refs.worktree import Definitions, WorkTree, module_of
 from codevouch.syntax.lines import split_lines
 from codevouch.validator import symbols
 from codevouch.worktree import gitio
+from codevouch.worktree.changes import untracked_copies
 from codevouch.worktree.paths import locate
 
 MAX_HISTORY = 10        # names looked up in history (one pickaxe + one grep each, ~10-50 ms)
@@ -118,8 +120,14 @@ class _Checker:
         history = self._file_history(rel)
         if history is not None:
             when, new, old = history
+            how = ""
+            if new is None and old is not None:
+                # Moved without git (a plain `mv`): an untracked file with its exact content is
+                # the same file, as the validator and drift say (file-renamed, renamed).
+                new = self._untracked_copy(old, rel)
+                how = f"; {new} is untracked, with the file's exact content" if new else ""
             if new is not None:
-                return RefResult(ref, "path-renamed", f"{rel} was renamed to {new} {when}.",
+                return RefResult(ref, "path-renamed", f"{rel} was renamed to {new} {when}{how}.",
                                  found=new, suggestion=self._now_at(ref, old, rel, new))
             return RefResult(ref, "path-deleted", f"{rel} was deleted {when}.",
                              suggestion=self._similar_path(rel))
@@ -153,11 +161,22 @@ class _Checker:
                 return f"renamed to {new}; now at {_cite(new, nearest(hits, ref.start))}"
         return f"renamed to {new}"
 
+    def _untracked_copy(self, commit: str, rel: str) -> str | None:
+        """The untracked working-tree file whose blob id is `rel`'s at `commit`, if any."""
+        found = gitio.batch_check(self.tree.root, [f"{commit}:{rel}"]).get(f"{commit}:{rel}")
+        if found is None or found[1] != "blob":
+            return None
+        return untracked_copies(self.tree.root, {rel: found[0]}).get(rel)
+
     def _similar_path(self, rel: str) -> str | None:
+        """Files in the working tree with the same name, else close names: never `rel` itself,
+        nor a file the index still lists but the working tree has lost."""
         name = rel.rsplit("/", 1)[-1]
-        same_name = [f for f in self.tree.files if f.rsplit("/", 1)[-1] == name]
-        close = same_name or difflib.get_close_matches(rel, self.tree.files, n=3, cutoff=0.75)
-        return "did you mean " + " or ".join(close[:3]) + "?" if close else None
+        present = [f for f in self.tree.files if f != rel]
+        same_name = [f for f in present if f.rsplit("/", 1)[-1] == name]
+        close = same_name or difflib.get_close_matches(rel, present, n=6, cutoff=0.75)
+        close = [f for f in close if os.path.lexists(self.tree.root / f)][:3]
+        return "did you mean " + " or ".join(close) + "?" if close else None
 
     # -- symbols ------------------------------------------------------------------------
     def _symbol(self, ref: Reference) -> RefResult:

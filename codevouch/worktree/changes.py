@@ -9,6 +9,7 @@ Working-tree files are read directly, never through a symlink.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,21 +67,39 @@ def read_worktree(root: Path, path: str) -> tuple[str | None, str | None]:
     return text_of(data)
 
 
+def untracked_copies(root: Path, lost: Mapping[str, str], untracked: Sequence[str] | None = None) -> dict[str, str]:
+    """Files moved without git (a plain `mv`): lost path -> the untracked file that has its old
+    blob id exactly (`lost`: path -> that blob id). git sees such a move as a deletion and
+    nothing more; the same blob id is the same content, so it is a rename (drift pairs them,
+    check-refs names the new path). One `hash-object` for the untracked files, when any is lost;
+    the first untracked file in path order wins for each blob."""
+    if not lost:
+        return {}
+    files = sorted(gitio.untracked_files(root) if untracked is None else untracked)
+    huge = over_cap(root, files, _MAX_PARSE_BYTES)   # never hashed (a sparse 2 GB file)
+    files = [p for p in files if p not in huge]
+    if not files:
+        return {}
+    by_blob: dict[str, list[str]] = {}
+    for path, blob in sorted(lost.items()):
+        by_blob.setdefault(blob, []).append(path)
+    found: dict[str, str] = {}
+    hashed = gitio.hash_worktree_files(root, files)
+    for path in files:
+        olds = by_blob.get(hashed.get(path, ""))
+        if olds:
+            found[olds.pop(0)] = path
+    return found
+
+
 def worktree_changes(root: Path, commit: str) -> tuple[list[FileVersions], int]:
     """Changed files from `commit` to the working tree (tracked and untracked), with the
     text of each side, and the number of the commit's files that are unchanged."""
     diff = gitio.diff_trees(root, commit, None)
     untracked = [p for p in gitio.untracked_files(root)]
     deleted = {c.old_path: c.old_blob for c in diff if c.status == "D" and c.old_path}
-    renamed_untracked: dict[str, str] = {}
-    if deleted and untracked:
-        # git sees an untracked copy of a deleted file as delete + nothing: pair exact copies.
-        by_blob = {blob: path for path, blob in deleted.items() if blob}
-        huge = over_cap(root, untracked, _MAX_PARSE_BYTES)
-        for path, blob in gitio.hash_worktree_files(root, [p for p in untracked if p not in huge]).items():
-            old = by_blob.pop(blob, None)
-            if old is not None:
-                renamed_untracked[old] = path
+    # git sees an untracked copy of a deleted file as delete + nothing: pair exact copies.
+    renamed_untracked = untracked_copies(root, {path: blob for path, blob in deleted.items() if blob}, untracked)
     old_blobs = gitio.read_blobs(root, [c.old_blob for c in diff if c.old_blob and c.status != "A"])
     changes: list[FileVersions] = []
     touched_old = 0
