@@ -24,14 +24,15 @@ MAX_RSS = 220 << 20         # a command's peak memory, well under the file's siz
 ORDERS = "def cancel(order):\n    return order.cancel()\n"
 
 
-def run(*args: str, index: Path, cwd: Path, stdin: bytes = b"") -> tuple[int, bytes, bytes, int]:
+def run(*args: str, index: Path, cwd: Path, stdin: bytes = b"",
+        env: dict[str, str] | None = None) -> tuple[int, bytes, bytes, int]:
     """(exit code, stdout, stderr, peak RSS in bytes) of one real `python -m codevouch` process,
     reaped with wait4 to read its own rusage."""
     with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         given.write(stdin)
         given.seek(0)
         proc = subprocess.Popen([sys.executable, "-m", "codevouch", *args], cwd=cwd, stdin=given, stdout=out,
-                                stderr=err, env={**os.environ, "CODEVOUCH_INDEX": str(index)})
+                                stderr=err, env={**os.environ, "CODEVOUCH_INDEX": str(index), **(env or {})})
         deadline = time.monotonic() + 180
         while (done := os.wait4(proc.pid, os.WNOHANG))[0] == 0:
             if time.monotonic() > deadline:
@@ -58,9 +59,10 @@ def sparse(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo, Path, Path]:
     return repo, index, base
 
 
-def _cli(sparse: tuple[Repo, Path, Path], *args: str, stdin: bytes = b"") -> tuple[int, bytes, bytes]:
+def _cli(sparse: tuple[Repo, Path, Path], *args: str, stdin: bytes = b"",
+         env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
     repo, index, _ = sparse
-    code, out, err, peak = run(*args, index=index, cwd=repo.root, stdin=stdin)
+    code, out, err, peak = run(*args, index=index, cwd=repo.root, stdin=stdin, env=env)
     assert b"Traceback" not in err, err[-2000:]
     assert peak < MAX_RSS, f"{args}: peak RSS {peak >> 20} MB for a {SPARSE >> 20} MB sparse file"
     return code, out, err
@@ -110,3 +112,70 @@ def test_the_cap_is_the_repository_max_file_bytes(sparse: tuple[Repo, Path, Path
     [v] = Index(small.root, tmp_path / "i").validate([{"path": "a.py", "commit": small.head(), "start_line": 1,
                                                        "end_line": 2}])
     assert v.reason == "same-commit", v.detail
+
+
+# --- huge inputs: capped, in bounded memory ----------------------------------------------------
+
+def _snippets(n: int) -> bytes:
+    return b"".join(b'{"path": "src/orders.py", "start_line": 1, "end_line": 2}\n' for _ in range(n))
+
+
+@pytest.mark.parametrize("command", ["validate", "check-refs"])
+def test_stdin_over_the_input_cap_is_refused_before_any_work(sparse: tuple[Repo, Path, Path], command: str) -> None:
+    """9 MiB on stdin, over the 8 MiB default: exit 2 naming the cap; at most cap + 1 bytes read."""
+    repo, index, _ = sparse
+    data = _snippets(160_000) if command == "validate" else b"See src/orders.py:1.\n" * 450_000
+    assert len(data) > 8 << 20
+    started = time.monotonic()
+    code, out, err = _cli(sparse, command, "-", stdin=data)
+    assert code == 2 and b"CODEVOUCH_MAX_INPUT_BYTES" in err and b"8388608 bytes" in err, (code, err[-500:])
+    assert time.monotonic() - started < 60
+
+
+def test_the_input_cap_is_configurable_and_applies_to_a_file(sparse: tuple[Repo, Path, Path], tmp_path: Path) -> None:
+    answer = tmp_path / "answer.md"
+    answer.write_text("See src/orders.py:1.\n" * 100)
+    small = {"CODEVOUCH_MAX_INPUT_BYTES": "1000"}
+    code, _, err = _cli(sparse, "check-refs", str(answer), env=small)
+    assert code == 2 and b"over the input cap of 1000 bytes" in err, err
+    code, _, err = _cli(sparse, "check-refs", str(answer), env={"CODEVOUCH_MAX_INPUT_BYTES": "100000"})
+    assert code == 0, err
+    code, _, err = _cli(sparse, "check-refs", str(answer), env={"CODEVOUCH_MAX_INPUT_BYTES": "lots"})
+    assert code == 1 and b"CODEVOUCH_MAX_INPUT_BYTES" in err, err
+
+
+@pytest.mark.parametrize("layout", ["lines", "list"])
+def test_more_snippets_than_the_cap_is_an_input_error(sparse: tuple[Repo, Path, Path], layout: str) -> None:
+    def given(n: int) -> bytes:
+        lines = _snippets(n)
+        return lines if layout == "lines" else b"[" + b",".join(lines.splitlines()) + b"]"
+    cap = {"CODEVOUCH_MAX_SNIPPETS": "5"}
+    code, _, err = _cli(sparse, "validate", "-", stdin=given(6), env=cap)
+    assert code == 2 and b"more than 5 snippets" in err and b"CODEVOUCH_MAX_SNIPPETS" in err, err
+    code, out, err = _cli(sparse, "validate", "-", "--json", stdin=given(5), env=cap)
+    assert code in (0, 3) and len(json.loads(out)) == 5, err     # 3: verdicts not all usable
+
+
+def test_the_snippet_cap_default_refuses_a_million(sparse: tuple[Repo, Path, Path]) -> None:
+    """1,000,000 small snippets fit in 8 MiB only as a list of bare paths: refused by count."""
+    data = b"[" + b",".join([b'{"path":"a"}'] * 600_000) + b"]"
+    assert len(data) < 8 << 20
+    started = time.monotonic()
+    code, _, err = _cli(sparse, "validate", "-", stdin=data)
+    assert code == 2 and b"more than 10000 snippets" in err, err[-500:]
+    assert time.monotonic() - started < 60
+
+
+def test_more_references_than_the_cap_is_an_input_error(sparse: tuple[Repo, Path, Path]) -> None:
+    from codevouch.api import Index
+    from codevouch.errors import InputError
+
+    repo, index, _ = sparse
+    text = "".join(f"See src/orders.py:{n}.\n" for n in range(1, 5))
+    code, _, err = _cli(sparse, "check-refs", "-", stdin=text.encode(), env={"CODEVOUCH_MAX_REFERENCES": "3"})
+    assert code == 2 and b"4 references, over the cap of 3" in err, err
+    code, _, err = _cli(sparse, "check-refs", "-", stdin=text.encode(), env={"CODEVOUCH_MAX_REFERENCES": "4"})
+    assert code != 2 and b"over the cap" not in err, err   # checked (lines 3 and 4 are past the end)
+    many = "".join(f"See src/orders.py:{n}.\n" for n in range(1, 5002))
+    with pytest.raises(InputError, match="CODEVOUCH_MAX_REFERENCES"):
+        Index(repo.root, index).check_refs(many)

@@ -221,16 +221,32 @@ class progress:
             self._bar.stop()
 
 
+MAX_INPUT_BYTES = 8 << 20     # validate's snippets and check-refs' text: CODEVOUCH_MAX_INPUT_BYTES
+
+
 def read_source(source: str, what: str) -> str:
-    """The text of a FILE argument, or stdin for '-'; InputError when it cannot be read."""
+    """The text of a FILE argument, or stdin for '-'; InputError when it cannot be read or is
+    over the input cap (CODEVOUCH_MAX_INPUT_BYTES): at most the cap plus one byte is read."""
+    from codevouch.worktree.config import count_from_env
+
+    cap = count_from_env("CODEVOUCH_MAX_INPUT_BYTES", MAX_INPUT_BYTES, f"the default cap ({MAX_INPUT_BYTES} bytes)")
+    name = "standard input" if source == "-" else source
     if source == "-":
+        data = sys.stdin.buffer.read(cap + 1)
+    else:
         try:
-            return sys.stdin.buffer.read().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"standard input is not UTF-8 text ({exc}); pipe UTF-8 {what}.") from exc
+            with open(source, "rb") as handle:
+                data = handle.read(cap + 1)
+        except OSError as exc:
+            raise InputError(f"cannot read {source}: {exc}; pass a readable {what} or '-' for stdin.") from exc
+    if len(data) > cap:
+        raise InputError(f"{name} is over the input cap of {cap} bytes (CODEVOUCH_MAX_INPUT_BYTES); split "
+                         f"the {what} into smaller calls, or raise the cap.")
     try:
-        return Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if source == "-":
+            raise InputError(f"standard input is not UTF-8 text ({exc}); pipe UTF-8 {what}.") from exc
         raise InputError(f"cannot read {source}: {exc}; pass a readable {what} or '-' for stdin.") from exc
 
 

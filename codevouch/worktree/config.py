@@ -71,6 +71,17 @@ def _read(root: Path, name: str) -> str | None:
         return None
 
 
+def count_from_env(name: str, default: int, unset_for: str) -> int:
+    """A positive whole number from environment variable `name`, else `default`; anything else
+    is a ConfigError that names the variable."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    if not (text.isascii() and text.isdigit() and int(text) > 0):
+        raise ConfigError(f"{name}={text[:40]!r} is not a positive whole number; unset it for {unset_for}.")
+    return int(text)
+
+
 def seconds_from_env(name: str, default: float, unset_for: str, finite: bool = True) -> float:
     """A duration from environment variable `name` (seconds, >= 0; `finite=False` also takes
     inf), else `default`; anything else is a ConfigError that names the variable."""
