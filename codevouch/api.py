@@ -54,12 +54,14 @@ class Hit:
     `verdict`, `reason`, `citation` and `current` are None when the search ran with
     validate=False. `code` is what an agent may use as current code: the working-tree text
     for usable and stale-but-ok hits, the re-read current definition for a historical hit
-    whose symbol still exists, otherwise None.
+    whose symbol still exists, otherwise None. `matched`: what found it, strongest first:
+    "definition-name" (it defines a name the query spells), "lexical", "dense".
     """
     record: ChunkRecord
     score: float
     text: str
     check: Validated | None = None
+    matched: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:
@@ -98,7 +100,7 @@ class Hit:
         from dataclasses import asdict
 
         out = asdict(self.record)
-        return {**out, "score": round(self.score, 4), "text": self.text}
+        return {**out, "score": round(self.score, 4), "matched": list(self.matched), "text": self.text}
 
     def _for_validator(self) -> Checked:
         """The hit as the validator takes it, parsed already: its JSON (passed through to the
@@ -243,15 +245,15 @@ class Index:
                             settings=self.settings, overlay=_overlay_source(self.settings) if overlay else None,
                             embed_limit=self.overlay_limit)
         if not validate:
-            return Hits([Hit(c.record, c.score, c.text) for c in candidates], candidates.overlay)
+            return Hits([Hit(c.record, c.score, c.text, matched=c.matched) for c in candidates], candidates.overlay)
         return Hits(self._checked(candidates), candidates.overlay)
 
     def _checked(self, candidates: Sequence[Candidate]) -> list[Hit]:
         from codevouch import validator
 
-        hits = [Hit(c.record, c.score, c.text) for c in candidates]
+        hits = [Hit(c.record, c.score, c.text, matched=c.matched) for c in candidates]
         results = validator.validate(self.repo, [h._for_validator() for h in hits])
-        return [Hit(h.record, h.score, h.text, v) for h, v in zip(hits, results)]
+        return [Hit(h.record, h.score, h.text, v, h.matched) for h, v in zip(hits, results)]
 
     def validate(self, snippets: Iterable[Mapping[str, Any] | Hit], strict: bool = False) -> list[Validated]:
         """A verdict for each snippet (dicts with at least `path`, or Hits), in input order.

@@ -167,7 +167,8 @@ def _hit(h: Hit) -> dict[str, Any]:
         "citation": h.citation, "verdict": h.verdict, "reason": h.reason,
         "detail": h.check.detail if h.check else None, "path": r.path, "symbol": r.symbol,
         "start_line": r.start_line, "end_line": r.end_line, "kind": r.kind, "origin": r.origin,
-        "score": round(h.score, 4), "code": h.code, "current": h.current.to_json() if h.current else None,
+        "score": round(h.score, 4), "matched": list(h.matched), "code": h.code,
+        "current": h.current.to_json() if h.current else None,
     }
     if h.verdict == Verdict.HISTORICAL_ONLY:
         out["reference_text"] = h.text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +31,25 @@ from codevouch.store import (
 )
 from codevouch.store.team import open_for_search
 from codevouch.syntax.lines import decode
+from codevouch.vocabulary import Kind
 from codevouch.worktree import gitio
 from codevouch.worktree.identity import identify, repo_id
+
+# What made a candidate: it defines a name the query spells (`definition-name`), or the lexical
+# or dense list ranked it. Candidate.matched holds those that apply, strongest first.
+DEFINITION_NAME, LEXICAL, DENSE = "definition-name", "lexical", "dense"
+MATCHES = (DEFINITION_NAME, LEXICAL, DENSE)
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One ranked chunk before any check: its record as this search cites it, its fused score and
-    its text at the indexed blob. The public hit is `codevouch.Hit` (api.py), made from this."""
+    """One ranked chunk before any check: its record as this search cites it, its fused score,
+    its text at the indexed blob, and what matched (MATCHES, strongest first). The public hit is
+    `codevouch.Hit` (api.py), made from this."""
     record: ChunkRecord
     score: float
     text: str
+    matched: tuple[str, ...] = ()
 
 
 class Results(list[Candidate]):
@@ -89,28 +97,58 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             ov = overlay(repo, state, head) if overlay is not None else None
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
+            names = lexical.query_name_keys(query) if mode != SearchMode.DENSE else []
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
                                  _query_embedder(held, state.embedder, mode), pool, settings, early,
-                                 ov if ov is not None and not ov.empty else None, embed_limit)
+                                 ov if ov is not None and not ov.empty else None, embed_limit, names)
             fused = _fuse(rankings, settings.rrf_k)
+            # A definition of a name the query spells ranks above every chunk that only uses it
+            # (in a short query: a long one names code in passing); several rank by the fused score.
+            tiered = bool(names) and len(lexical.parts(query)) <= settings.name_first_words
+            weights = _kind_weights(settings, query)
             found: list[tuple[ChunkRecord, float]] = []
+            tier: dict[str, int] = {}
             for cid, score in fused.items():
                 rec = rankings.records[cid]
                 if kinds is not None and rec.kind not in kinds:
                     continue
-                found.append((rec, score if kinds is not None else score * settings.kind_weight(rec.kind)))
+                if tiered and (cid in rankings.defining or _defines(rec, names)):
+                    tier[rec.id] = 1
+                found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
         finally:
             ledger.close()
-    found = _dedupe(sorted(found, key=lambda item: -item[1]))
+    found = _dedupe(sorted(found, key=lambda item: (-tier.get(item[0].id, 0), -item[1])))
     if settings.collapse:
         found = collapse(found)
+    matched = {rec.id: _matched(rec, rankings, names) for rec, _ in found[:k]}
     found = [(_cited(rec, state, repo), score) for rec, score in found[:k]]
     texts = ov.texts if ov is not None else {}
     blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found if rec.blob_sha not in texts])
     blobs.update((rec.blob_sha, texts[rec.blob_sha]) for rec, _ in found if rec.blob_sha in texts)
     lines: dict[str, list[str]] = {}  # a blob split once, however many of its chunks hit
-    return Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines))
+    return Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines), matched[rec.id])
                     for rec, score in found], ov)
+
+
+def _defines(rec: ChunkRecord, names: list[str]) -> bool:
+    """The chunk defines one of the names the query spells (lexical.query_name_keys)."""
+    return not set(names).isdisjoint(lexical.name_keys(rec.symbol))
+
+
+def _matched(rec: ChunkRecord, rankings: _Rankings, names: list[str]) -> tuple[str, ...]:
+    found = {label for label, ids in rankings.members.items() if rec.id in ids}
+    if names and (rec.id in rankings.defining or _defines(rec, names)):
+        found.add(DEFINITION_NAME)
+    return tuple(m for m in MATCHES if m in found)
+
+
+def _kind_weights(settings: Settings, query: str) -> dict[str, float]:
+    """The kind weights for this query: a query that names tests (lexical.TEST_WORDS) ranks test
+    chunks as source."""
+    weights = dict(settings.kind_weights)
+    if lexical.names_tests(query):
+        weights[Kind.TEST] = max(weights.get(Kind.TEST, 1.0), weights.get(Kind.SOURCE, 1.0))
+    return weights
 
 
 def _cited(rec: ChunkRecord, state: BranchState, repo: Path) -> ChunkRecord:
@@ -177,13 +215,17 @@ def _query_embedder(given: Embedder | None, built_with: str, mode: str) -> Embed
 class _Rankings:
     lists: list[tuple[float, list[str]]]   # (weight, chunk ids best first): the branch's members only
     records: dict[str, ChunkRecord]        # the branch's view of every ranked chunk
+    members: dict[str, set[str]] = field(default_factory=dict)  # DENSE / LEXICAL -> ids that list ranked
+    defining: set[str] = field(default_factory=set)  # ids that define a name the query spells
 
 
 def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
               include_history: bool, mode: str, embedder: Embedder | None, pool: ThreadPoolExecutor,
               settings: Settings, early: tuple[Embedder, Future[list[float]]] | None = None,
-              ov: live.Overlay | None = None, embed_limit: int = live.EMBED_LIMIT) -> _Rankings:
-    """(weight, ranking) of each list to fuse: dense, then lexical.
+              ov: live.Overlay | None = None, embed_limit: int = live.EMBED_LIMIT,
+              names: list[str] | None = None) -> _Rankings:
+    """(weight, ranking) of each list to fuse: dense, then lexical, then the chunks that define a
+    name the query spells (`names`, lexical.query_name_keys; the tantivy copy's name field).
 
     An embedder that says it may (`threadsafe_query`, see embedding.Embedder) embeds the query on
     `pool`'s thread while the lexical half runs on this one: the encoder's matrix products release
@@ -219,6 +261,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
                                       lambda cid: sims.get(out.records[cid].text_hash, 0.0)),
                                 live.dense_scores(ov, own, vector), depth)
         out.lists.append((1.0, dense))
+        out.members[DENSE] = set(dense)
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ov is not None and mode != SearchMode.DENSE:
         pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
@@ -229,7 +272,33 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         out.records.update((c.record.id, c.record) for c in ov.chunks)
     if ids:
         out.lists.append((settings.lexical_weight, ids))
+        out.members[LEXICAL] = set(ids)
+    if names and mode != SearchMode.DENSE:
+        defs = _name_ranking(ledger, index_dir, state, names, lexical.terms(query), depth, out.records, settings)
+        if ov is not None:
+            defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state,
+                                            lambda cid: 0.0)]
+            defs += [c.record.id for c in ov.chunks
+                     if not set(names).isdisjoint(lexical.definition_keys(c.doc, c.record.symbol))]
+        out.defining.update(defs)
+        if defs and settings.name_weight > 0:
+            out.lists.append((settings.name_weight, defs))
     return out
+
+
+def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: list[str], terms: list[str],
+                  depth: int, records: dict[str, ChunkRecord], settings: Settings) -> list[str]:
+    """The branch's chunks that define one of `names`, by the tantivy copy's name field (none
+    when the copy cannot answer: FTS5 has no such field)."""
+    assert state.space is not None
+    space = state.space
+    stamp = ledger.lexical_stamp(space)
+    if not stamp:
+        return []
+
+    def fetch(n: int) -> list[str]:
+        return [key for key, _ in lexindex.search_names(index_dir, space, stamp, names, n, terms) or []]
+    return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings)
 
 
 def _kept(ids: list[str], records: dict[str, ChunkRecord], ov: live.Overlay, include_history: bool,
@@ -276,7 +345,7 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
 
         def fetch(n: int) -> list[str]:
             nonlocal answered
-            found = lexindex.search(index_dir, space, stamp, terms, n)
+            found = lexindex.search(index_dir, space, stamp, terms, n, settings.name_boost)
             if found is None and not answered:
                 raise _NoCopy
             answered = True

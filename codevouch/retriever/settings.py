@@ -71,6 +71,14 @@ class Settings:
     # Hybrid: joined 0.666, phrase 0.655, words 0.644; lexical alone: joined 0.604, words
     # 0.609, so lexical mode keeps words only.
     lexical_pairs: str | None = "joined"
+    # The chunks that define a name the query spells (`send`, `Client.send`, "raise for status";
+    # store/lexical.query_name_keys) are a third list in the fusion, at this weight, ...
+    name_weight: float = 1.0
+    # ... and in a query of at most this many words they rank above every other chunk (0: never).
+    name_first_words: int = 4
+    # The lexical list also scores the words of what a chunk defines (its symbol) at this boost
+    # (0: only as the chunk's other terms, which hold them too).
+    name_boost: float = 0.0
     # How many times a ranking is asked again, deeper, when too few of its keys were the
     # branch's (see retriever.search._members).
     max_widenings: int = 4
@@ -91,7 +99,7 @@ class Settings:
 
     def _scalars(self) -> tuple[Any, ...]:
         return (self.merge_target, self.embed_context, self.collapse, self.lexical_weight, self.rrf_k,
-                self.lexical_pairs, self.max_widenings)
+                self.lexical_pairs, self.max_widenings, self.name_weight, self.name_first_words, self.name_boost)
 
     def build_key(self) -> tuple[int | None, str | None]:
         """The build knobs: two settings with one build key index alike (same chunks, same keys)."""

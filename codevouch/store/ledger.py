@@ -221,10 +221,12 @@ class Ledger:
             (state.coll, match, state.space, n))
         return [(_record(state, row), score) for score, *row in rows]
 
-    def lexical_docs(self, coll: str) -> Iterator[tuple[str, str]]:
-        """Every (chunk id, terms) of a collection's lexical index (to rebuild a derived one)."""
+    def lexical_docs(self, coll: str) -> Iterator[tuple[str, str, str]]:
+        """Every (lexical key, terms, symbol) of a collection's lexical index (to rebuild a derived
+        one; the chunks of one key share its path, symbol and text, see naming.lex_key)."""
         yield from self.db.execute(
-            "SELECT m.id, l.terms FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ?", (coll,))
+            "SELECT m.id, l.terms, coalesce((SELECT c.symbol FROM space_chunks c WHERE c.lex = m.rowid LIMIT 1), '') "
+            "FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ?", (coll,))
 
     # -- embedding cache (content-addressed, so safe to commit at any time) -------
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, list[float]]:

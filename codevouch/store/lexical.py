@@ -44,3 +44,93 @@ def match_query(query: str) -> str | None:
     """An FTS5 MATCH expression: any of the query's terms, each quoted (query text is data)."""
     words = list(dict.fromkeys(terms(query)))
     return " OR ".join(f'"{w}"' for w in words) if words else None
+
+
+# -- names: what a chunk defines, as a query may spell it --------------------------------------
+# A chunk's symbol is its qualified definitions, ", "-joined ("Client.send", "Headers, Headers.items");
+# "<module>" (codevouch.syntax.lines.MODULE_SYMBOL) names none.
+_MODULE = "<module>"
+_NAME_TOKEN = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
+_SQUASH = re.compile(r"[\W_]+")
+_QUERY_WORD = re.compile(r"\w+")
+# Words of a query that ask for tests: a test chunk is then not ranked below source (settings.py).
+TEST_WORDS = frozenset("test tests testing tested fixture fixtures pytest unittest unittests conftest "
+                       "spec specs mock mocks mocking".split())
+
+
+def _squashed(name: str) -> str:
+    """A name without case or separators: `raise_for_status`, `RaiseForStatus`, "raise for status"
+    all give "raiseforstatus" (marked "~" so it never meets an exact name)."""
+    return "~" + _SQUASH.sub("", name).lower()
+
+
+def _components(name: str) -> list[str]:
+    return [c for c in re.split(r"\.|::", name) if c]
+
+
+def name_keys(symbol: str) -> list[str]:
+    """What a chunk defines, as exact keys: each qualified name and each of its dotted tails
+    (`a.B.send`, `B.send`, `send`), lower case, and the last component squashed (`_squashed`)."""
+    keys: list[str] = []
+    for name in (n.strip() for n in symbol.split(",")):
+        if not name or name == _MODULE:
+            continue
+        parts = _components(name)
+        keys += [".".join(parts[i:]).lower() for i in range(len(parts))]
+        if parts:
+            keys.append(_squashed(parts[-1]))
+    return list(dict.fromkeys(k for k in keys if k and k != "~"))
+
+
+# Keywords that open a definition, in the languages the chunker knows: in a lexical document
+# (`terms`, which keeps word order and whole identifiers) the term after one is a defined name.
+_DEFINING = re.compile(r"(?:^| )(?:def|class|fn|func|function|struct|enum|trait|interface|type|macro_rules) "
+                       r"([^\W\d]\w*)")
+
+
+def definition_keys(document: str, symbol: str) -> list[str]:
+    """The exact keys of everything a chunk defines: its symbol's (`name_keys`) and the names its
+    text defines (a small class merged into one chunk carries the class's symbol only), read from
+    its lexical document, each also under the symbol's names (`response.raise_for_status`)."""
+    keys = name_keys(symbol)
+    outer = [n.strip().lower() for n in symbol.split(",") if n.strip() and n.strip() != _MODULE]
+    for name in dict.fromkeys(_DEFINING.findall(document)):
+        keys += [name, _squashed(name), *(f"{o}.{name}" for o in outer[:8] if not o.endswith("." + name))]
+    return list(dict.fromkeys(k for k in keys if k and k != "~"))
+
+
+def _identifier_shaped(token: str) -> bool:
+    """A token written as code, not as a word: `raise_for_status`, `GZipDecoder`, `Client.send`,
+    `getX` (a capital after the first letter); "Parse" or "headers" are words."""
+    return "_" in token.strip("_") or "." in token or "::" in token or any(ch.isupper() for ch in token[1:])
+
+
+def query_name_keys(query: str) -> list[str]:
+    """The names a query spells exactly, as `name_keys` writes them: the whole query when it is
+    one name (`send`, `Client.send`, `raise_for_status`) or one name's words ("raise for status"),
+    and each token of the query written as code (`raise_for_status`, `GZipDecoder`)."""
+    text = query.strip()
+    keys: list[str] = []
+    whole = _NAME_TOKEN.fullmatch(text)
+    tokens = _NAME_TOKEN.findall(text)
+    for token in tokens:
+        if whole is None and not _identifier_shaped(token):
+            continue
+        parts = _components(token)
+        keys += [".".join(parts[i:]).lower() for i in range(max(1, len(parts) - 1))]
+        if len(parts) == 1:   # `Client.send` is that method, not every `send`
+            keys.append(_squashed(token))
+    words = _QUERY_WORD.findall(text)
+    if whole is None and len(words) >= 2 and len(words) <= 8 and " ".join(words) == " ".join(text.split()):
+        keys.append(_squashed("".join(words)))
+    return list(dict.fromkeys(k for k in keys if k and k != "~"))
+
+
+def names_tests(query: str) -> bool:
+    """The query asks for tests (`test`, `fixture`, `pytest`, ... or an identifier holding one)."""
+    return any(w in TEST_WORDS for w in terms(query))
+
+
+def name_words(symbol: str) -> str:
+    """The words of what a chunk defines (`Client.raise_for_status` -> "client raise status")."""
+    return " ".join(parts(" ".join(n for n in symbol.split(",") if n.strip() != _MODULE)))

@@ -18,7 +18,11 @@ over the same terms (measured with scripts/bench_search.py and docs/BENCHMARKS.m
   (missing, locked, unreadable) it answers None and the caller falls back to FTS5.
 
 Documents are the lexical terms (codevouch.store.lexical.document) under tantivy's English stemmer,
-as FTS5 used Porter's; chunk ids are stored raw, so a chunk can be deleted by id.
+as FTS5 used Porter's; chunk ids are stored raw, so a chunk can be deleted by id. Two fields the
+ledger's FTS5 table lacks come from the chunk's symbol: `name`, the exact keys of what it defines
+(lexical.definition_keys: `client.send`, `send`, `~send`), one raw token each, and `namewords`, that
+symbol's words under the stemmer. A copy made with another SCHEMA lives at another path: an
+older copy is never read (FTS5 answers) and the next build writes the new one from the ledger.
 """
 from __future__ import annotations
 
@@ -33,6 +37,8 @@ from codevouch import caches
 from codevouch.store.indexdir import IndexDir
 
 STAMP = "codevouch-stamp"
+# The copy's fields; a new schema means a new generation name, so old copies are rebuilt, not read.
+SCHEMA = "2-names"
 WRITER_HEAP = 50_000_000   # tantivy's minimum per thread is 15 MB; 50 MB keeps large builds in few segments
 _open: dict[Path, Any] = {}  # path -> tantivy.Index, reused by warm searches in one process
 caches.register("codevouch.store.lexindex.open", _open.clear, _open.__len__)
@@ -44,7 +50,7 @@ def space_dir(index_dir: Path, space: str) -> Path:
 
 def index_path(index_dir: Path, space: str, stamp: str) -> Path:
     """The generation holding the copy for ledger state `stamp`."""
-    return space_dir(index_dir, space) / hashlib.sha256(stamp.encode()).hexdigest()[:20]
+    return space_dir(index_dir, space) / hashlib.sha256(f"{SCHEMA}\0{stamp}".encode()).hexdigest()[:20]
 
 
 def read_stamp(path: Path) -> str | None:
@@ -60,16 +66,34 @@ def _schema() -> Any:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", stored=True, tokenizer_name="raw")
     builder.add_text_field("terms", stored=False, tokenizer_name="en_stem")
+    builder.add_text_field("name", stored=False, tokenizer_name="raw")
+    builder.add_text_field("namewords", stored=False, tokenizer_name="en_stem")
     return builder.build()
 
 
+# (chunk id or lexical key, terms, symbol): one document of the copy
+Doc = tuple[str, str, str]
+
+
+def _document(doc: Doc) -> Any:
+    import tantivy
+
+    from codevouch.store import lexical
+
+    cid, terms, symbol = doc
+    out = tantivy.Document(id=cid, terms=terms, namewords=lexical.name_words(symbol))
+    for key in lexical.definition_keys(terms, symbol):
+        out.add_text("name", key)
+    return out
+
+
 def stage(index_dir: Path, space: str, previous: str | None, current: str, removed: Iterable[str],
-          added: Sequence[tuple[str, str]], all_docs: Callable[[], Iterable[tuple[str, str]]]) -> None:
+          added: Sequence[Doc], all_docs: Callable[[], Iterable[Doc]]) -> None:
     """Write the generation for state `current`, complete and stamped, before that state is visible.
 
     When the generation of `previous` (the state the build started from) is whole, copy it and
-    apply the build's changes: delete `removed` ids and (re)add `added` (id, terms). Otherwise
-    build it from `all_docs()`, every (id, terms) of the space in the ledger as the build's
+    apply the build's changes: delete `removed` ids and (re)add `added` (id, terms, symbol).
+    Otherwise build it from `all_docs()`, every (id, terms, symbol) of the space in the ledger as the build's
     transaction sees it.
     """
     import tantivy
@@ -89,12 +113,12 @@ def stage(index_dir: Path, space: str, previous: str | None, current: str, remov
         work.mkdir(parents=True)
     index = tantivy.Index(_schema(), path=str(work))
     writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
-    docs: Iterable[tuple[str, str]] = added if incremental else all_docs()
+    docs: Iterable[Doc] = added if incremental else all_docs()
     if incremental:
-        for cid in {*removed, *(cid for cid, _ in added)}:
+        for cid in {*removed, *(doc[0] for doc in added)}:
             writer.delete_documents_by_term("id", cid)
-    for cid, terms in docs:
-        writer.add_document(tantivy.Document(id=cid, terms=terms))
+    for doc in docs:
+        writer.add_document(_document(doc))
     writer.commit()
     writer.wait_merging_threads()
     del writer, index
@@ -136,16 +160,45 @@ def _searcher(path: Path) -> tuple[Any, Any]:
     return index, index.searcher()
 
 
-def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: int) -> list[tuple[str, float]] | None:
-    """(chunk id, score) best first, or None when the index cannot answer for state `current`."""
+def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: int,
+           name_boost: float = 0.0) -> list[tuple[str, float]] | None:
+    """(chunk id, score) best first, or None when the index cannot answer for state `current`.
+    `name_boost` > 0: the terms also meet the words of what a chunk defines, at that weight."""
     path = index_path(index_dir, coll, current)
     if not terms or read_stamp(path) != current:
         return None
     try:
         index, searcher = _searcher(path)
         # Terms are lower-case words and digits (codevouch.store.lexical.terms): no query syntax in them.
-        query = index.parse_query(" ".join(terms), ["terms"])
+        if name_boost > 0:
+            query = index.parse_query(" ".join(terms), ["terms", "namewords"], field_boosts={"namewords": name_boost})
+        else:
+            query = index.parse_query(" ".join(terms), ["terms"])
         hits = searcher.search(query, n).hits
+        return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+def search_names(index_dir: Path, coll: str, current: str, keys: Sequence[str], n: int,
+                 terms: Sequence[str] = ()) -> list[tuple[str, float]] | None:
+    """(chunk id, score) of the chunks that define one of `keys` (lexical.query_name_keys), ranked
+    by the query's `terms` (so several definitions of one name rank by the rest of the query), or
+    None when the index cannot answer for state `current` (as `search`)."""
+    path = index_path(index_dir, coll, current)
+    if not keys or read_stamp(path) != current:
+        return None
+    try:
+        import tantivy
+
+        index, searcher = _searcher(path)
+        schema = index.schema
+        named = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "name", key)) for key in dict.fromkeys(keys)])
+        parts = [(tantivy.Occur.Must, tantivy.Query.const_score_query(named, 1.0))]
+        if terms:
+            parts.append((tantivy.Occur.Should, index.parse_query(" ".join(terms), ["terms"])))
+        hits = searcher.search(tantivy.Query.boolean_query(parts), n).hits
         return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]
     except (OSError, ValueError, RuntimeError):
         return None

@@ -111,9 +111,10 @@ class Writer:
         lexical_docs = [(key, lexical.document(chunk_texts[r.id], r.path, r.symbol))
                         for key, r in docs.items() if key not in have]
         previous_stamp = ledger.lexical_stamp(space)
+        copy_docs = [(key, terms, docs[key].symbol) for key, terms in lexical_docs]
 
         def stage_lexical(removed: list[str], stamp: str) -> None:
-            lexindex.stage(self.index_dir, space, previous_stamp, stamp, removed, lexical_docs,
+            lexindex.stage(self.index_dir, space, previous_stamp, stamp, removed, copy_docs,
                            lambda: ledger.lexical_docs(space))
             on_phase("lexical-staged")
 

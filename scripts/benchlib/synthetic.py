@@ -102,7 +102,7 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
             files=[FileRow(path, blob, "source", None, lang, "live", None, n)
                    for (path, blob, lang), n in per_file.items()]),
             # As a build does inside its commit: the tantivy copy of the lexical index.
-            before_commit=lambda removed, stamp: lexindex.stage(index_dir, space, None, stamp, removed, docs,
+            before_commit=lambda removed, stamp: lexindex.stage(index_dir, space, None, stamp, removed, (),
                                                                 lambda: ledger.lexical_docs(space)))
     finally:
         ledger.close()

@@ -1,0 +1,192 @@
+"""Names find their definitions, words find their forms, source before tests (issue 20, 1-3).
+
+Real git repositories, a real tantivy copy and a real Chroma store; the fake embedder, so the
+dense half is noise and what is asserted is the name field, the stemmer and the kind prior.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from codevouch import Index
+from codevouch.embedding import FakeEmbedder
+from codevouch.retriever.settings import Settings
+from codevouch.store import Ledger, lexindex
+from codevouch.store.lexical import names_tests, query_name_keys
+from tests.gitrepo import Repo
+
+# Chunks that only use `raise_for_status` say it far more often than its definition does, so
+# by words alone they outrank it.
+USES = "\n\n".join(f'''def check_{i}(response):
+    response.raise_for_status()
+    response.raise_for_status()
+    if response.status_code:
+        response.raise_for_status()
+    return response.raise_for_status()
+''' for i in range(4))
+FILES = {
+    "web/models.py": '''class Response:
+    def __init__(self, status_code):
+        self.status_code = status_code
+
+    def raise_for_status(self):
+        if self.status_code >= 400:
+            raise ValueError(self.status_code)
+        return self
+''',
+    "web/checks.py": USES,
+    "web/decoders.py": '''class GZipDecoder:
+    def decode(self, data):
+        import gzip
+        return gzip.decompress(data)
+
+
+class IdentityDecoder:
+    def decode(self, data):
+        return data
+''',
+    "web/client.py": '''class Client:
+    def send_request(self, request):
+        return self.transport.handle(request)  # blocking
+''',
+    "web/aclient.py": '''class AsyncClient:
+    async def send_request(self, request):
+        return await self.transport.handle_async(request)
+''',
+    "web/transport.py": '''class Transport:
+    def __init__(self, retries=0):
+        self.retries = retries
+
+    def handle(self, request):
+        for attempt in range(self.retries + 1):
+            return self.connect(request)
+''',
+}
+
+
+def _index(repo: Repo, index_dir: Path, files: dict[str, str] = FILES, **settings: object) -> Index:
+    repo.commit_files(files)
+    idx = Index(repo.root, index_dir, embedder=FakeEmbedder(), settings=Settings(**settings))  # type: ignore[arg-type]
+    idx.build()
+    return idx
+
+
+def test_query_name_keys_spell_names_as_written() -> None:
+    assert query_name_keys("raise_for_status") == ["raise_for_status", "~raiseforstatus"]
+    assert query_name_keys("raise for status") == ["~raiseforstatus"]
+    assert query_name_keys("GZipDecoder") == ["gzipdecoder", "~gzipdecoder"]
+    assert query_name_keys("Client.send") == ["client.send"]
+    # A sentence names no definition, unless it holds a token written as code.
+    assert query_name_keys("how are redirects followed") == ["~howareredirectsfollowed"]
+    assert query_name_keys("Return the Response object") == ["~returntheresponseobject"]
+    assert query_name_keys("Like send_request, but without a body or any headers") == ["send_request", "~sendrequest"]
+    assert names_tests("the pytest fixture for the client") and not names_tests("a contest of latest attempts")
+
+
+def test_a_name_finds_its_definition_before_its_uses(repo: Repo, index_dir: Path) -> None:
+    idx = _index(repo, index_dir)
+    for query in ("raise_for_status", "Response.raise_for_status", "raise for status", "RAISE_FOR_STATUS"):
+        hits = idx.search(query, k=5, validate=False)
+        # The class is small: one chunk, whose symbol names the class only.
+        assert (hits[0].path, hits[0].symbol) == ("web/models.py", "Response"), query
+        assert hits[0].matched[0] == "definition-name", (query, hits[0].matched)
+        assert all("definition-name" not in h.matched for h in hits[1:]), query
+    # Without the name list and its tier, the chunks that use the name most win (the test can fail).
+    plain = Index(repo.root, index_dir, embedder=FakeEmbedder(), settings=Settings(name_weight=0.0, name_first_words=0))
+    assert plain.search("raise_for_status", k=1, mode="lexical", validate=False)[0].path == "web/checks.py"
+    for query in ("g zip decoder", "GZipDecoder", "gzip decoder"):
+        assert idx.search(query, k=1, validate=False)[0].symbol.startswith("GZipDecoder"), query
+
+
+def test_several_definitions_of_one_name_rank_by_the_rest_of_the_query(repo: Repo, index_dir: Path) -> None:
+    idx = _index(repo, index_dir)
+    first = idx.search("send_request async", k=2, mode="lexical", validate=False)
+    assert [h.path for h in first] == ["web/aclient.py", "web/client.py"]
+    assert all(h.matched[0] == "definition-name" for h in first)
+    first = idx.search("send_request blocking", k=2, mode="lexical", validate=False)
+    assert [h.path for h in first] == ["web/client.py", "web/aclient.py"]
+
+
+def test_words_meet_their_forms_through_the_stemmer(repo: Repo, index_dir: Path) -> None:
+    idx = _index(repo, index_dir)
+    for query in ("retrying", "retry", "retries"):
+        hits = idx.search(query, k=1, mode="lexical", validate=False)
+        assert hits and hits[0].path == "web/transport.py", query
+        assert hits[0].matched == ("lexical",), hits[0].matched
+
+
+SHARED = '''def follow_redirects(response, limit):
+    while response.is_redirect and limit:
+        response = response.next_redirect()
+        limit -= 1
+    return response
+'''
+
+
+def test_tests_rank_below_source_unless_the_query_asks_for_them(repo: Repo, index_dir: Path) -> None:
+    files = {"web/redirects.py": SHARED, "tests/test_redirects.py": SHARED.replace("follow_redirects", "follow")}
+    idx = _index(repo, index_dir, files)
+    unweighted = Index(repo.root, index_dir, embedder=FakeEmbedder(),
+                       settings=Settings(kind_weights={"source": 1.0, "test": 1.0, "docs": 1.0, "config": 1.0}))
+    query = "the next redirect of a response"
+    assert idx.search(query, k=1, validate=False)[0].path == "web/redirects.py"
+    both = unweighted.search(query, k=2, validate=False)
+    # The test chunk's lexical document is the longer match here (its path says test and redirects) ...
+    assert {h.path for h in both} == {"web/redirects.py", "tests/test_redirects.py"}
+    # ... and a query that names tests ranks the test chunk as if it were source.
+    asked = idx.search(query + " test", k=2, validate=False)
+    plain = unweighted.search(query + " test", k=2, validate=False)
+    assert [h.path for h in asked] == [h.path for h in plain]
+    assert [round(h.score, 9) for h in asked] == [round(h.score, 9) for h in plain]
+    assert idx.search(query, k=1, kinds=["test"], validate=False)[0].path == "tests/test_redirects.py"
+
+
+def test_an_older_lexical_copy_is_bypassed_then_rebuilt(repo: Repo, index_dir: Path) -> None:
+    idx = _index(repo, index_dir)
+    ledger = Ledger(index_dir)
+    try:
+        (space,) = [b.space for b in ledger.branches()]
+        assert space is not None
+        stamp = ledger.lexical_stamp(space)
+    finally:
+        ledger.close()
+    assert stamp is not None
+    current = lexindex.index_path(index_dir, space, stamp)
+    assert lexindex.read_stamp(current) == stamp
+    # The copy as the release before made it: its old path (the stamp's hash), terms only.
+    import hashlib
+
+    import tantivy
+    old = lexindex.space_dir(index_dir, space) / hashlib.sha256(stamp.encode()).hexdigest()[:20]
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("terms", stored=False, tokenizer_name="en_stem")
+    old.mkdir(parents=True)
+    tantivy.Index(builder.build(), path=str(old)).writer(heap_size=15_000_000, num_threads=1).commit()
+    (old / lexindex.STAMP).write_text(stamp)
+    shutil.rmtree(current)
+    lexindex._open.clear()
+    # Never read (it has no name field): FTS5 answers, without the name list.
+    hits = idx.search("raise_for_status", k=5, validate=False)
+    assert "web/models.py" in [h.path for h in hits]
+    idx.build()      # a no-op build writes the copy of this schema and prunes the old one
+    assert lexindex.read_stamp(current) == stamp and not old.exists()
+    hits = idx.search("raise_for_status", k=1, validate=False)
+    assert hits[0].path == "web/models.py" and hits[0].matched[0] == "definition-name"
+    assert lexindex.search_names(index_dir, space, stamp, ["raise_for_status"], 5)
+
+
+def test_search_json_says_what_matched(repo: Repo, index_dir: Path) -> None:
+    _index(repo, index_dir)
+    env = {**os.environ, "CODEVOUCH_INDEX": str(index_dir)}
+    out = subprocess.run([sys.executable, "-m", "codevouch", "search", "raise_for_status", "--json", "-k", "3",
+                          "--no-validate", "--repo", str(repo.root)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)
+    assert hits[0]["matched"][0] == "definition-name" and hits[0]["path"] == "web/models.py"
+    assert all(set(h["matched"]) <= {"definition-name", "lexical", "dense"} and h["matched"] for h in hits)
