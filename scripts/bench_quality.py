@@ -16,6 +16,14 @@ Methods, all in this one process, same model (MiniLM), queries embedded the same
 Dense baselines rank by exact cosine over all their chunks. Every method sees the same files:
 those codevouch indexed (text files, lockfiles and minified bundles left out by its rules).
 
+Identifier queries (benchlib/identifiers.py), on the same indexes: the name of a function,
+method or class defined exactly once (`raise_for_status`), and its words (`raise for status`);
+the answer is that definition. Baselines: `grep` (the definition lines of the name, in path
+order: `def NAME`, `fn NAME`, ...; names only) and `bm25`; every method scored at the line level.
+
+`--whole` indexes every file `index build` indexes (no sampling): the held-out headline. Without
+it each repository is sampled to the profile's corpus_bytes: a quick profile, labelled as such.
+
 Scoring: `overlap` = the hit is in the right file and its lines overlap the function (the same
 rule for every method); `symbol` = codevouch's hit names the function, a baseline's hit holds
 its `def`/`fn` line. Embeddings are cached by text hash in .bench-cache/embeddings.sqlite.
@@ -38,6 +46,8 @@ from benchlib.config import HELD_OUT, TUNING, Corpus, Profile
 from benchlib.doccomments import SUFFIX_LANGUAGE, strip_doc_comments
 from benchlib.docstrings import Target, strip_python
 from benchlib.embcache import CachedEmbedder
+from benchlib.identifiers import Grep, words_targets
+from benchlib.identifiers import targets as identifier_targets
 from benchlib.retrieval import (
     BM25Index,
     DenseMatrix,
@@ -71,6 +81,12 @@ CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "codevouch-dense": ({"mode": "dense"}, {}),
     "codevouch-lexical": ({"mode": "lexical"}, {}),
 }
+# The retriever before the name field was searched (issue 20): no definition-name list, no tier.
+NO_NAMES = {"name_weight": 0.0, "name_first_words": 0}
+# Rows scored on the identifier queries too (the others answer docstring queries only).
+IDENTIFIER_ROWS = ("codevouch", "codevouch-no-names", "codevouch-dense", "codevouch-lexical")
+CODEVOUCH["codevouch-no-names"] = ({}, NO_NAMES)
+IDENTIFIER_QUERIES = 150   # per corpus and form, as the measurement outside the team (issue 20)
 
 
 def _weights(docs: float, test: float) -> dict[str, Any]:
@@ -103,6 +119,12 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # index. 190 won here; on the held-out corpora it put serde_json below the 40-line windows.
     **{f"merge-{m}": ({}, {MERGE: None if m == 125 else m}) for m in (60, 125, 190, 250)},
     "merge-190-lexical-1.0": ({}, {MERGE: 190, "lexical_weight": 1.0}),
+    # Fifth round (issue 20), from the defaults: the test prior's size, the name list's weight,
+    # the words of what a chunk defines as a lexical field of their own.
+    **{f"test-{t}": ({}, _weights(0.5, t)) for t in (1.0, 0.8, 0.6, 0.4)},
+    **{f"name-weight-{w}": ({}, {"name_weight": w}) for w in (0.5, 1.0, 2.0)},
+    **{f"name-first-{n}": ({}, {"name_first_words": n}) for n in (0, 2, 4, 8)},
+    **{f"name-boost-{b}": ({}, {"name_boost": b}) for b in (0.5, 1.0, 2.0)},
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
@@ -113,11 +135,14 @@ NOT_LIBRARY = re.compile(r"(^|/)(tests?|__tests__|spec|docs?|examples?|benches|b
                          r"[^/]*\.(test|spec)\.[jt]sx?|conftest\.py)$")
 
 
-def sample_files(root: Path, budget: int, seed: int) -> dict[str, bytes]:
+def sample_files(root: Path, budget: int | None, seed: int) -> dict[str, bytes]:
     """Text files of a repository in a seeded hash order, kept while they fit `budget` bytes:
-    library code first, up to half the budget (the queries come from it), then any file."""
+    library code first, up to half the budget (the queries come from it), then any file.
+    `budget` None: every text file (the whole repository)."""
     files = {p: d for p, d in corpus.tree_files(root).items()
              if b"\0" not in d[:8000] and len(d) <= MAX_FILE_BYTES}
+    if budget is None:
+        return dict(sorted(files.items()))
     order = sorted(files, key=lambda p: hashlib.sha1(f"{seed}:{p}".encode()).hexdigest())
     kept: dict[str, bytes] = {}
     used = 0
@@ -144,11 +169,11 @@ def strip(path: str, text: str) -> tuple[str, list[Target]]:
     return text, []
 
 
-def prepare(c: Corpus, prof: Profile, repo: Path) -> tuple[dict[str, str], list[Target], dict[str, Any]]:
-    """Commit the sampled, doc-free repository; return its files, the library targets, facts."""
+def prepare(c: Corpus, prof: Profile, repo: Path, whole: bool = False) -> tuple[dict[str, str], list[Target], dict[str, Any]]:
+    """Commit the sampled (or whole), doc-free repository; return its files, the library targets, facts."""
     root = corpus.extract(c.spec)
     total = corpus.tree_files(root)
-    picked = sample_files(root, prof.corpus_bytes, prof.seed)
+    picked = sample_files(root, None if whole else prof.corpus_bytes, prof.seed)
     files: dict[str, str] = {}
     targets: list[Target] = []
     for path, data in picked.items():
@@ -181,7 +206,8 @@ def settings_of(knobs: dict[str, Any]) -> Settings:
 
 
 def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
-             rows: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+             rows: dict[str, tuple[dict[str, Any], dict[str, Any]]], whole: bool = False,
+             dense_baselines: bool = True) -> dict[str, Any]:
     from codevouch import Index
     from codevouch.store import Ledger, collection_base
     from codevouch.worktree.identity import identify
@@ -189,7 +215,7 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
     started = time.perf_counter()
     base_dir = work / c.name
     repo, index_dir = base_dir / "repo", base_dir / "index"
-    files, all_targets, facts = prepare(c, prof, repo)
+    files, all_targets, facts = prepare(c, prof, repo, whole)
     targets = pick_queries(all_targets, prof.corpus_queries, prof.seed)
     log(f"quality {c.name} ({split}): {facts['sampled_files']} of {facts['repo_files']} files, "
         f"{len(all_targets)} documented library functions, {len(targets)} queries")
@@ -223,29 +249,50 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         ranks["symbol"][method] = [rank_of(r, t, symbol_hit if symbolic else window_hit)
                                    for r, t in zip(ranked, targets)]
 
+    texts = {p: t for p, t in files.items() if p in indexed}
+    named = pick_queries(identifier_targets(texts, [p for p in texts if is_library_code(p)]),
+                         IDENTIFIER_QUERIES, prof.seed)
+    forms = {"name": named, "words": pick_queries(words_targets(named), IDENTIFIER_QUERIES, prof.seed)}
+    id_ranks: dict[str, dict[str, list[int | None]]] = {form: {} for form in forms}
+
+    def spans_of(hits: Any) -> list[Span]:
+        return [Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol) for h in hits]
+
     for method, (kwargs, knobs) in rows.items():
         setting = settings_of(knobs)
         searcher = Index(repo, index_dirs[setting.build_key()], embedder=embedder, settings=setting)
-        ranked = []
-        for t in targets:
-            hits = searcher.search(t.query, k=10, validate=False, **kwargs)
-            ranked.append([Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol) for h in hits])
+        ranked = [spans_of(searcher.search(t.query, k=10, validate=False, **kwargs)) for t in targets]
         record(method, ranked, symbolic=True)
+        if method in IDENTIFIER_ROWS or method.startswith("codevouch-tune-"):
+            for form, queries in forms.items():
+                id_ranks[form][method] = [rank_of(spans_of(searcher.search(t.query, k=10, validate=False, **kwargs)),
+                                                  t, overlap_hit) for t in queries]
 
     qvecs = [embedder.embed_query(t.query) for t in targets]
-    texts = {p: t for p, t in files.items() if p in indexed}
+    id_qvecs = {form: [embedder.embed_query(t.query) for t in queries] for form, queries in forms.items()}
     lc1000 = [s for p, t in texts.items() for s in langchain_chunks(p, t, 1000, 100)]
     for method, spans in (("langchain-1000", lc1000),
                           ("langchain-default", [s for p, t in texts.items() for s in langchain_chunks(p, t)]),
                           ("window-40", [s for p, t in texts.items() for s in line_windows(p, t)])):
+        if not dense_baselines:
+            continue
         dense = DenseMatrix(spans, embedder.embed)
         out["chunks"][method] = len(spans)
         record(method, [dense.search(q) for q in qvecs], symbolic=False)
+        for form, queries in forms.items():
+            id_ranks[form][method] = [rank_of(dense.search(q), t, overlap_hit) for q, t in zip(id_qvecs[form], queries)]
     bm25 = BM25Index(lc1000)
     out["chunks"]["bm25"] = len(lc1000)
     record("bm25", [bm25.search(t.query) for t in targets], symbolic=False)
+    grep = Grep(texts)
+    for form, queries in forms.items():
+        id_ranks[form]["bm25"] = [rank_of(bm25.search(t.query), t, overlap_hit) for t in queries]
+    id_ranks["name"]["grep"] = [rank_of(grep.search(t.query), t, overlap_hit) for t in forms["name"]]
     out["scores"] = {level: {m: scores(r) for m, r in per.items()} for level, per in ranks.items()}
     out["ranks"] = ranks  # kept so the overall figures are true micro-averages
+    out["identifier_targets"] = len(identifier_targets(texts, [p for p in texts if is_library_code(p)]))
+    out["identifiers"] = {form: {m: scores(r) for m, r in per.items()} for form, per in id_ranks.items()}
+    out["identifier_ranks"] = id_ranks
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
@@ -257,6 +304,9 @@ def overall(per_corpus: list[dict[str, Any]]) -> dict[str, Any]:
         if part:
             out[split] = {level: {m: scores([r for p in part for r in p["ranks"][level][m]])
                                   for m in part[0]["ranks"][level]} for level in ("overlap", "symbol")}
+            out[split]["identifiers"] = {
+                form: {m: scores([r for p in part for r in p["identifier_ranks"][form].get(m, [])])
+                       for m in part[0]["identifier_ranks"][form]} for form in part[0]["identifier_ranks"]}
     return out
 
 
@@ -269,6 +319,10 @@ def main() -> None:
                    help="also score the knob settings of TUNE (tuning corpora only)")
     p.add_argument("--tune-prefix", action="append",
                    help="with --tune: only the TUNE settings whose names start with this")
+    p.add_argument("--whole", action="store_true",
+                   help="index every file of each repository (no sampling): the held-out headline")
+    p.add_argument("--no-dense-baselines", action="store_true",
+                   help="leave out the LangChain and window baselines (their embeddings are most of a --whole run)")
     args = p.parse_args()
     prof = cli.profile(args)
     chosen = [(c, "tuning") for c in TUNING] * (args.split != "held-out") + \
@@ -277,25 +331,32 @@ def main() -> None:
         chosen = [(c, s) for c, s in chosen if c.name in args.corpus]
     corpus.fetch(c.spec for c, _ in chosen)
     # Runs of different splits may go side by side: each has its own scratch space.
-    work = cli.workdir(prof, "quality" if args.split == "all" and not args.tune else f"quality-{args.split}")
+    work = cli.workdir(prof, ("quality" if args.split == "all" and not args.tune else f"quality-{args.split}")
+                       + ("-whole" if args.whole else ""))
     embedder = CachedEmbedder(cli.embedder(args))
     started = time.perf_counter()
     if args.tune:
         chosen = [(c, s) for c, s in chosen if s == "tuning"]
     tune = {n: v for n, v in TUNE.items() if not args.tune_prefix or n.startswith(tuple(args.tune_prefix))}
     rows = {**CODEVOUCH, **({f"codevouch-tune-{n}": v for n, v in tune.items()} if args.tune else {})}
-    per_corpus = [evaluate(c, prof, work, embedder, split, rows) for c, split in chosen]
+    per_corpus = [evaluate(c, prof, work, embedder, split, rows, args.whole, not args.no_dense_baselines)
+                  for c, split in chosen]
     result = {"figure": "quality", "profile": prof.name, "machine": machine(), "seed": prof.seed,
+              "sampling": "whole repositories" if args.whole else f"sampled to {prof.corpus_bytes} bytes",
+              "identifier_queries_per_form": IDENTIFIER_QUERIES,
               "corpus_bytes": prof.corpus_bytes, "max_queries_per_corpus": prof.corpus_queries,
               "max_file_bytes": MAX_FILE_BYTES, "embedder": embedder.name, "texts_embedded": embedder.embedded,
               "seconds": round(time.perf_counter() - started, 1),
               "overall": overall(per_corpus), "per_corpus": per_corpus}
     for pc in per_corpus:
-        del pc["ranks"]
+        del pc["ranks"], pc["identifier_ranks"]
     if args.out:
         write_json(args.out, result)
     for split, levels in result["overall"].items():
         log(f"{split} overlap MRR@10: " + ", ".join(f"{m} {s['mrr@10']}" for m, s in levels["overlap"].items()))
+        for form, per in levels["identifiers"].items():
+            log(f"{split} {form} at rank 1 (MRR@10): " + ", ".join(
+                f"{m} {s.get('recall@1')} ({s.get('mrr@10')})" for m, s in per.items()))
     for pc in per_corpus:
         log(f"{pc['corpus']}: " + ", ".join(f"{m} {s.get('mrr@10')}" for m, s in pc["scores"]["overlap"].items()))
 

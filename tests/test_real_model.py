@@ -98,3 +98,28 @@ def test_uncommitted_function_is_found_by_its_docstring_sentence(tmp_path: Path)
     by_sentence = idx.search("reduce an order's total by the amount of a discount coupon", k=3)
     assert "shop/coupons.py" in [h.path for h in by_sentence]
     assert by_sentence.overlay is not None and by_sentence.overlay.embedded == 0   # embedded by the first query
+
+
+def test_a_name_finds_its_definition_first_with_the_real_model(tmp_path: Path) -> None:
+    """Issue 20: a definition's name, or its words, finds that definition first, above the chunks
+    that call it (the dense half alone ranks a caller that says the name as often)."""
+    from codevouch import Index
+
+    callers = "\n\n".join(f'''def check_{i}(response):
+    """Check response {i}."""
+    response.raise_for_status()
+    return response.raise_for_status()
+''' for i in range(3))
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({**FILES, "web/models.py": '''class Response:
+    def raise_for_status(self):
+        if self.status_code >= 400:
+            raise HTTPError(self.status_code)
+        return self
+''', "web/checks.py": callers, "tests/test_models.py": callers.replace("def check_", "def test_check_")})
+    idx = Index(repo.root, tmp_path / "index")
+    idx.build()
+    for query in ("raise_for_status", "raise for status", "Response.raise_for_status"):
+        hits = idx.search(query, k=3, validate=False)
+        assert hits[0].path == "web/models.py", (query, [(h.path, h.matched) for h in hits])
+        assert hits[0].matched[0] == "definition-name"
