@@ -125,6 +125,7 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     **{f"name-weight-{w}": ({}, {"name_weight": w}) for w in (0.5, 1.0, 2.0)},
     **{f"name-first-{n}": ({}, {"name_first_words": n}) for n in (0, 2, 4, 8)},
     **{f"name-boost-{b}": ({}, {"name_boost": b}) for b in (0.5, 1.0, 2.0)},
+    **{f"exact-{b}": ({}, {"exact_boost": b}) for b in (0.5, 1.0)},
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed

@@ -345,7 +345,7 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
 
         def fetch(n: int) -> list[str]:
             nonlocal answered
-            found = lexindex.search(index_dir, space, stamp, terms, n, settings.name_boost)
+            found = lexindex.search(index_dir, space, stamp, terms, n, settings.name_boost, settings.exact_boost)
             if found is None and not answered:
                 raise _NoCopy
             answered = True

@@ -79,6 +79,9 @@ class Settings:
     # The lexical list also scores the words of what a chunk defines (its symbol) at this boost
     # (0: only as the chunk's other terms, which hold them too).
     name_boost: float = 0.0
+    # The lexical list also scores the chunk's terms unstemmed, whole identifiers kept
+    # (`raise_for_status` as one token; the stemmed field splits it), at this boost (0: off).
+    exact_boost: float = 0.0
     # How many times a ranking is asked again, deeper, when too few of its keys were the
     # branch's (see retriever.search._members).
     max_widenings: int = 4
@@ -99,7 +102,8 @@ class Settings:
 
     def _scalars(self) -> tuple[Any, ...]:
         return (self.merge_target, self.embed_context, self.collapse, self.lexical_weight, self.rrf_k,
-                self.lexical_pairs, self.max_widenings, self.name_weight, self.name_first_words, self.name_boost)
+                self.lexical_pairs, self.max_widenings, self.name_weight, self.name_first_words, self.name_boost,
+                self.exact_boost)
 
     def build_key(self) -> tuple[int | None, str | None]:
         """The build knobs: two settings with one build key index alike (same chunks, same keys)."""

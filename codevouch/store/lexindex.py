@@ -38,7 +38,8 @@ from codevouch.store.indexdir import IndexDir
 
 STAMP = "codevouch-stamp"
 # The copy's fields; a new schema means a new generation name, so old copies are rebuilt, not read.
-SCHEMA = "2-names"
+SCHEMA = "3-names-exact"
+EXACT = "cv_exact"   # the `exact` field's analyzer: whitespace, lower case; registered at every open
 WRITER_HEAP = 50_000_000   # tantivy's minimum per thread is 15 MB; 50 MB keeps large builds in few segments
 _open: dict[Path, Any] = {}  # path -> tantivy.Index, reused by warm searches in one process
 caches.register("codevouch.store.lexindex.open", _open.clear, _open.__len__)
@@ -68,7 +69,17 @@ def _schema() -> Any:
     builder.add_text_field("terms", stored=False, tokenizer_name="en_stem")
     builder.add_text_field("name", stored=False, tokenizer_name="raw")
     builder.add_text_field("namewords", stored=False, tokenizer_name="en_stem")
+    builder.add_text_field("exact", stored=False, tokenizer_name=EXACT)
     return builder.build()
+
+
+def _registered(index: Any) -> Any:
+    """`index` with the `exact` field's analyzer (tantivy keeps custom analyzers out of the files)."""
+    import tantivy
+
+    index.register_tokenizer(EXACT, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
+                             .filter(tantivy.Filter.remove_long(80)).filter(tantivy.Filter.lowercase()).build())
+    return index
 
 
 # (chunk id or lexical key, terms, symbol): one document of the copy
@@ -81,7 +92,7 @@ def _document(doc: Doc) -> Any:
     from codevouch.store import lexical
 
     cid, terms, symbol = doc
-    out = tantivy.Document(id=cid, terms=terms, namewords=lexical.name_words(symbol))
+    out = tantivy.Document(id=cid, terms=terms, exact=terms, namewords=lexical.name_words(symbol))
     for key in lexical.definition_keys(terms, symbol):
         out.add_text("name", key)
     return out
@@ -111,7 +122,7 @@ def stage(index_dir: Path, space: str, previous: str | None, current: str, remov
         (work / STAMP).unlink()
     else:
         work.mkdir(parents=True)
-    index = tantivy.Index(_schema(), path=str(work))
+    index = _registered(tantivy.Index(_schema(), path=str(work)))
     writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
     docs: Iterable[Doc] = added if incremental else all_docs()
     if incremental:
@@ -155,25 +166,24 @@ def _searcher(path: Path) -> tuple[Any, Any]:
     if index is None:
         import tantivy
 
-        index = _open[path] = tantivy.Index.open(str(path))
+        index = _open[path] = _registered(tantivy.Index.open(str(path)))
     index.reload()
     return index, index.searcher()
 
 
 def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: int,
-           name_boost: float = 0.0) -> list[tuple[str, float]] | None:
+           name_boost: float = 0.0, exact_boost: float = 0.0) -> list[tuple[str, float]] | None:
     """(chunk id, score) best first, or None when the index cannot answer for state `current`.
-    `name_boost` > 0: the terms also meet the words of what a chunk defines, at that weight."""
+    `name_boost` > 0: the terms also meet the words of what a chunk defines, at that weight;
+    `exact_boost` > 0: and the chunk's terms unstemmed, whole identifiers kept (`raise_for_status`)."""
     path = index_path(index_dir, coll, current)
     if not terms or read_stamp(path) != current:
         return None
     try:
         index, searcher = _searcher(path)
         # Terms are lower-case words and digits (codevouch.store.lexical.terms): no query syntax in them.
-        if name_boost > 0:
-            query = index.parse_query(" ".join(terms), ["terms", "namewords"], field_boosts={"namewords": name_boost})
-        else:
-            query = index.parse_query(" ".join(terms), ["terms"])
+        boosts = {f: b for f, b in (("namewords", name_boost), ("exact", exact_boost)) if b > 0}
+        query = index.parse_query(" ".join(terms), ["terms", *boosts], field_boosts=boosts)
         hits = searcher.search(query, n).hits
         return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]
     except (OSError, ValueError, RuntimeError):
