@@ -347,7 +347,7 @@ def main() -> None:
                            args.id_queries) for c, split in chosen]
     result = {"figure": "quality", "profile": prof.name, "machine": machine(), "seed": prof.seed,
               "sampling": "whole repositories" if args.whole else f"sampled to {prof.corpus_bytes} bytes",
-              "identifier_queries_per_form": args.id_queries,
+              "identifier_queries_per_form": args.id_queries, "command": " ".join(["python", *sys.argv]),
               "corpus_bytes": prof.corpus_bytes, "max_queries_per_corpus": prof.corpus_queries,
               "max_file_bytes": MAX_FILE_BYTES, "embedder": embedder.name, "texts_embedded": embedder.embedded,
               "seconds": round(time.perf_counter() - started, 1),

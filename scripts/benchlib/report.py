@@ -201,6 +201,47 @@ def section_quality(q: dict[str, Any]) -> str:
                         "codevouch ÷ best baseline"], rows))
     # Written beside the figure by whoever ran it: which knobs were tried, what won and what lost.
     parts += [f"\n{note}\n" for note in q.get("notes", [])]
+    parts.append(section_identifiers(q))
+    return "\n".join(parts)
+
+
+def _identifier_rows(ids: dict[str, Any]) -> list[list[Any]]:
+    name, words = ids.get("name", {}), ids.get("words", {})
+    rows = []
+    for m in dict.fromkeys([*name, *words]):
+        n, w = name.get(m, {}), words.get(m, {})
+        rows.append([f"**{m}**" if m == "codevouch" else m, n.get("queries"), n.get("recall@1"), n.get("mrr@10"),
+                     w.get("queries"), w.get("recall@1"), w.get("mrr@10")])
+    return rows
+
+
+def section_identifiers(q: dict[str, Any]) -> str:
+    """The identifier queries (a definition's name, its words) of the quality figure's runs: this
+    one (sampled or whole, as its `sampling` says) and a whole-repository run merged in as `whole`."""
+    parts: list[str] = []
+    for label, run in (("this run", q), ("whole repositories", q.get("whole"))):
+        if not run or not any("identifiers" in v for v in run.get("overall", {}).values()):
+            continue
+        if not parts:
+            parts.append("\n### Identifier queries\n")
+            parts.append("A function, method or class whose short name the repository's parsed files define once "
+                         "(the benchmark's own parsers), asked for by its name (`raise_for_status`) and by its "
+                         "words (`raise for status`; names of two words or more); the answer is that definition, "
+                         "scored at the line level (right file, overlapping lines) for every method. `grep` is the "
+                         "definition lines of the name (`def NAME`, `fn NAME`, ...) in path order. "
+                         f"At most {run.get('identifier_queries_per_form')} queries per repository and form.\n")
+        parts.append(f"\n**{label}** ({run.get('sampling', 'sampled')}; command `{run.get('command', '')}`):\n")
+        for split in ("held-out", "tuning"):
+            ids = run["overall"].get(split, {}).get("identifiers")
+            if not ids:
+                continue
+            doc = run["overall"][split]["overlap"]
+            parts.append(f"\n{split}: docstring MRR@10 codevouch {doc['codevouch']['mrr@10']}"
+                         + (f", codevouch-no-names {doc['codevouch-no-names']['mrr@10']}" if "codevouch-no-names" in doc
+                            else "") + f" ({doc['codevouch']['queries']} queries)\n")
+            parts.append(table(["method", "name queries", "name: definition at rank 1", "name MRR@10",
+                                "words queries", "words: at rank 1", "words MRR@10"], _identifier_rows(ids)))
+    parts += [f"\n{note}\n" for note in q.get("identifier_notes", [])]
     return "\n".join(parts)
 
 
