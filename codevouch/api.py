@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codevouch.errors import InputError
+from codevouch.errors import CommitGone, InputError
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.vocabulary import CURRENT_VERDICTS, INDEXED_KINDS, Verdict
 
@@ -428,7 +428,13 @@ class Index:
         root = gitio.repo_root(self.repo)
         branch = branch or gitio.current_branch(root)
         commit = indexed_commit(self.index_dir, root, branch)
-        changes, same = worktree_changes(root, commit)
+        try:
+            changes, same = worktree_changes(root, commit)
+        except CommitGone as exc:
+            raise CommitGone(f"branch {branch!r} was indexed at commit {commit[:12]}, which is no longer in "
+                             f"{root} (history rewritten and garbage-collected), so there is nothing to "
+                             f"compare the working tree with; run `codevouch index build --repo {root} "
+                             f"--branch {branch}`.", commit=commit) from exc
         return drift(changes, same, branch=branch, commit=commit)
 
 

@@ -51,6 +51,21 @@ class UnknownRevision(GitError):
     """A branch or commit that does not exist in the repository."""
 
 
+class CommitGone(GitError):
+    """A commit codevouch was given or recorded (an index's commit, a snippet's) is no longer in the
+    repository: history rewritten (a force-push, an amend) and the old objects garbage-collected.
+    `commit` names it."""
+
+    def __init__(self, message: str, commit: str = "", **kw: object) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.commit = commit
+
+
+class FilterFailed(GitError):
+    """A `filter.<name>` driver git was let run (CODEVOUCH_RUN_GIT_FILTERS=1) is missing or failed,
+    and the repository's configuration makes it required."""
+
+
 class ConfigError(CodevouchError):
     """A bad `.codevouch.toml` or `[tool.codevouch]` section."""
 

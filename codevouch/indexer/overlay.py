@@ -23,7 +23,7 @@ from pathlib import Path
 
 from codevouch import caches
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, token_counter
-from codevouch.errors import GitError
+from codevouch.errors import CommitGone, GitError
 from codevouch.indexer import embedtext
 from codevouch.indexer.build import now_utc, text_hash
 from codevouch.indexer.chunker import chunk_text
@@ -80,7 +80,12 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     if not moved and not status.changed and not status.untracked:
         overlay.seconds = time.monotonic() - started
         return overlay
-    diff = (pending_diff or gitio.PendingDiff(root, state.commit, None)).result()
+    try:
+        diff = (pending_diff or gitio.PendingDiff(root, state.commit, None)).result()
+    except CommitGone:
+        overlay.base_gone = True
+        overlay.seconds = time.monotonic() - started
+        return overlay
     new_paths: dict[str, str] = {}      # path -> added | modified | renamed
     replaced: set[str] = set()
     deleted: set[str] = set()

@@ -69,10 +69,13 @@ class Overlay:
     unembedded: int = 0                         # chunks searched lexically only (past the limit)
     cached: int = 0                             # chunks whose vector a cache held
     seconds: float = 0.0
+    # The indexed commit is no longer in the repository (rewritten and garbage-collected): no
+    # diff against it is possible, so nothing is searched live and the note says to rebuild.
+    base_gone: bool = False
 
     @property
     def empty(self) -> bool:
-        return not self.files and not self.not_searched and not self.commits_behind
+        return not self.files and not self.not_searched and not self.commits_behind and not self.base_gone
 
     def summary(self) -> dict[str, Any]:
         """The overlay as data (`--json`'s "overlay", the MCP tools' too)."""
@@ -83,12 +86,16 @@ class Overlay:
                 "not_embedded": self.unembedded, "files_not_searched": self.not_searched,
                 "deleted": sorted(self.deleted),
                 "skipped": [{"path": f.path, "reason": f.note} for f in self.files if f.note],
-                "seconds": round(self.seconds, 3), "note": self.note()}
+                "seconds": round(self.seconds, 3), "base_gone": self.base_gone, "note": self.note()}
 
     def note(self) -> str | None:
         """One line for text output when the index is behind the working tree, else None."""
         if self.empty:
             return None
+        if self.base_gone:
+            return (f"index {self.branch}@{self.base[:7]}: that commit is no longer in the repository (history "
+                    "rewritten and garbage-collected), so the working tree is not searched live; run "
+                    "`codevouch index build`")
         behind = []
         if self.commits_behind:
             behind.append(f"{self.commits_behind} commit{'s' if self.commits_behind != 1 else ''}")

@@ -16,7 +16,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
+from codevouch.errors import (
+    CommitGone,
+    DetachedHead,
+    FilterFailed,
+    GitError,
+    NoCommits,
+    NotARepository,
+    UnknownRevision,
+)
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _OBJECT_TYPES = ("commit", "tree", "blob", "tag")
@@ -211,10 +219,27 @@ def _shown(cmd: tuple[str, ...]) -> tuple[str, ...]:
     return cmd[cmd.index("-C") + 2:] if "-C" in cmd else cmd[1:]
 
 
+_FILTER_FAILED = re.compile(r"fatal: (?P<path>.+?): (?P<side>clean|smudge) filter '(?P<name>[^']*)' failed")
+
+
+def _printable_path(path: str) -> str:
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in path)[:200]
+
+
 def _checked(cmd: tuple[str, ...], returncode: int, stdout: bytes, stderr_bytes: bytes,
              ok_codes: tuple[int, ...]) -> bytes:
     if returncode not in ok_codes:
         stderr = stderr_bytes.decode("utf-8", "replace").strip()
+        failed = _FILTER_FAILED.search(stderr)
+        if failed is not None:
+            # A filter driver the user let run (CODEVOUCH_RUN_GIT_FILTERS=1) is missing or failed:
+            # say which, and how to check without it, not git's words.
+            raise FilterFailed(
+                f"the repository's {failed['side']} filter {failed['name']!r} failed on "
+                f"{_printable_path(failed['path'])} (its program is missing or broken, and git's "
+                f"configuration makes it required), so git cannot read the working tree with it; install "
+                "the filter's program, or unset CODEVOUCH_RUN_GIT_FILTERS so codevouch checks without "
+                "running it.", cmd, returncode, stderr)
         raise GitError(
             f"git failed ({' '.join(_shown(cmd))}): exit {returncode}: {stderr or '(no output)'}",
             cmd, returncode, stderr,
@@ -616,8 +641,26 @@ def diff_trees(repo: Path, old: str, new: str | None, renames: bool = True) -> l
     with git's rename detection."""
     args = ["diff", "--raw", "-z", "--no-abbrev", *NO_PROGRAMS, *([] if new else ["--ignore-submodules=dirty"])]
     args += ["-M"] if renames else ["--no-renames"]
-    out = run(repo, *args, old, *([new] if new else []), "--")
+    try:
+        out = run(repo, *args, old, *([new] if new else []), "--")
+    except GitError as exc:
+        raise _gone_or(repo, (old, new), exc) from exc
     return _parse_raw(out)
+
+
+def _gone_or(repo: Path, commits: Iterable[str | None], exc: GitError) -> GitError:
+    """CommitGone when one of `commits` is not in the repository (what a raw `fatal: bad object`
+    from a diff means after a force-push and gc), else `exc` as it was. Asked only on failure."""
+    if exc.returncode != 128:
+        return exc
+    named = [c for c in commits if c]
+    found = batch_check(repo, named) if named else {}
+    gone = [c for c in named if c not in found]
+    if not gone:
+        return exc
+    return CommitGone(f"commit {gone[0][:12]} is no longer in the repository {repo} (history rewritten, "
+                      "by a force-push or an amend, and the old objects garbage-collected)",
+                      commit=gone[0], cmd=exc.cmd, returncode=exc.returncode, stderr=exc.stderr)
 
 
 class PendingDiff:
@@ -627,9 +670,13 @@ class PendingDiff:
         args = ["diff", "--raw", "-z", "--no-abbrev", "--no-ext-diff", "--no-textconv"]
         args += ["-M"] if renames else ["--no-renames"]
         self._pending = Pending(repo, *args, old, *([new] if new else []), "--")
+        self._repo, self._commits = repo, (old, new)
 
     def result(self) -> list[Change]:
-        return _parse_raw(self._pending.result())
+        try:
+            return _parse_raw(self._pending.result())
+        except GitError as exc:
+            raise _gone_or(self._repo, self._commits, exc) from exc
 
 
 def _parse_raw(out: bytes) -> list[Change]:
