@@ -27,7 +27,7 @@ import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 
-from codevouch.errors import IndexBusy, NotIndexed
+from codevouch.errors import IndexBusy, NotIndexed, StoreUnavailable
 from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledger import Ledger
 from codevouch.store.naming import server_url
@@ -94,6 +94,16 @@ def fetch(vectors: VectorStore, repo_id: str, cache: Path) -> Path | None:
     raise IndexBusy(f"the team index for repository {repo_id[:12]} changed three times while being read; retry.")
 
 
+def _cached_snapshot(cache: Path, repo_id: str) -> Path | None:
+    """The snapshot this index directory fetched last for `repo_id`, if it holds one."""
+    home = IndexDir(cache).team_repository(repo_id)
+    try:
+        found = [p for p in home.iterdir() if not p.name.startswith(".incoming-") and IndexDir(p).has_ledger()]
+    except OSError:
+        return None
+    return max(found, key=lambda p: p.name) if found else None
+
+
 def _install(home: Path, local: Path, data: bytes) -> None:
     """Write the snapshot so that a concurrent reader finds it whole or not at all."""
     home.mkdir(parents=True, exist_ok=True)
@@ -122,8 +132,15 @@ def open_for_search(repo_id: str, coll: str, index_dir: Path) -> tuple[Ledger, B
         if state is not None or not server_url():
             return ledger, state
         ledger.close()
-    with VectorStore(index_dir, readonly=True) as vectors:
-        snapshot = fetch(vectors, repo_id, index_dir)
+    try:
+        with VectorStore(index_dir, readonly=True) as vectors:
+            snapshot = fetch(vectors, repo_id, index_dir)
+    except StoreUnavailable:
+        # A dead or stalled server: the snapshot fetched last still answers what needs no vector
+        # (`--mode lexical`); the verdicts check every hit against the working tree anyway.
+        snapshot = _cached_snapshot(index_dir, repo_id)
+        if snapshot is None:
+            raise
     if snapshot is None:
         raise NotIndexed(
             f"nothing is indexed for this repository in {index_dir}, and the Chroma server {server_url()} has "

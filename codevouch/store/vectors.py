@@ -50,9 +50,11 @@ class VectorStore:
                 url = urlsplit(self._server)
                 if url.scheme not in ("http", "https") or not url.hostname:
                     raise CodevouchError(f"CODEVOUCH_CHROMA_URL={self._server!r} is not http(s)://HOST:PORT.")
-                self._client_obj = chromadb.HttpClient(
-                    host=url.hostname, port=url.port or (443 if url.scheme == "https" else 8000),
-                    ssl=url.scheme == "https", settings=settings)
+                # chromadb.HttpClient with every call bounded (store/chromahttp.py: CODEVOUCH_CHROMA_TIMEOUT).
+                from codevouch.store.chromahttp import timed_client
+
+                self._client_obj = timed_client(url.hostname, url.port or (443 if url.scheme == "https" else 8000),
+                                                url.scheme == "https", settings)
             else:
                 self._client_obj = chromadb.PersistentClient(path=str(self._path), settings=settings)
         return self._client_obj
@@ -186,6 +188,13 @@ class VectorStore:
 
 def _store_error(exc: Exception, server: str | None, path: Path) -> CodevouchError:
     text = f"{type(exc).__name__}: {exc}"
+    if server and _timed_out(exc):
+        from codevouch.store.chromahttp import timeout
+
+        return StoreUnavailable(
+            f"the Chroma server at CODEVOUCH_CHROMA_URL={server} did not answer within {timeout():g} s "
+            "(CODEVOUCH_CHROMA_TIMEOUT): it is stalled or overloaded; `--mode lexical` searches without it, "
+            "or raise CODEVOUCH_CHROMA_TIMEOUT for a slow server.")
     if server:
         return StoreUnavailable(
             f"the Chroma server at CODEVOUCH_CHROMA_URL={server} cannot be used ({text}); start it "
@@ -193,3 +202,15 @@ def _store_error(exc: Exception, server: str | None, path: Path) -> CodevouchErr
     return BadIndex(f"the vector store {path} cannot be used ({text}); if the index directory is read-only, "
                     "search with --mode lexical; if it is damaged, move the index directory aside and "
                     "rebuild with `codevouch index build`.")
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Whether `exc`, or what it was raised from, is an HTTP timeout (httpx's, through chromadb)."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, TimeoutError) or "Timeout" in type(seen).__name__:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

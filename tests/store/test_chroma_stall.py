@@ -1,0 +1,99 @@
+"""A stalled Chroma server (issue 19, part 4): a real `chroma run` process paused by SIGSTOP.
+
+Every call to the server gives up after CODEVOUCH_CHROMA_TIMEOUT seconds with a clear error
+(exit 6); `--mode lexical` answers from the ledger (the builder's, or a reader's last snapshot)
+without the server. Before, search and index status waited for more than 150 s."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.clihelp import FAKE
+from tests.gitrepo import Repo
+
+TIMEOUT = "2"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    if not Path(exe).exists():
+        pytest.skip("the chroma CLI is not installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
+                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.skip("the chroma server did not start")
+        yield url, proc
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def cv(*args: str, url: str, index: Path, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    env = {**os.environ, "CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_INDEX": str(index),
+           "CODEVOUCH_CHROMA_TIMEOUT": TIMEOUT}
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "-m", "codevouch", *args], cwd=cwd, env=env, capture_output=True,
+                         text=True, timeout=120)
+    return out, time.monotonic() - started
+
+
+def test_a_paused_server_times_out_and_lexical_still_answers(server: tuple[str, subprocess.Popen[bytes]],
+                                                              tmp_path: Path) -> None:
+    url, proc = server
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
+    builder, reader = tmp_path / "builder", tmp_path / "reader"
+    out, _ = cv("index", "build", "--repo", str(repo.root), *FAKE, url=url, index=builder, cwd=repo.root)
+    assert out.returncode == 0, out.stderr
+    out, _ = cv("search", "cancel_order", "--mode", "lexical", url=url, index=reader, cwd=repo.root)
+    assert out.returncode == 0 and "shop/cancel.py" in out.stdout, out.stderr   # the reader's snapshot
+
+    os.kill(proc.pid, signal.SIGSTOP)
+    for index in (builder, reader):
+        out, took = cv("search", "cancel_order", url=url, index=index, cwd=repo.root)
+        assert out.returncode == 6, (index.name, out.returncode, out.stderr, out.stdout[:300])
+        assert f"did not answer within {TIMEOUT} s (CODEVOUCH_CHROMA_TIMEOUT)" in out.stderr
+        assert "--mode lexical" in out.stderr and "Traceback" not in out.stderr
+        assert took < 60, took
+        out, took = cv("search", "cancel_order", "--mode", "lexical", "--json", url=url, index=index,
+                       cwd=repo.root)
+        assert out.returncode == 0, (index.name, out.stderr)
+        assert json.loads(out.stdout)[0]["path"] == "shop/cancel.py"
+        assert took < 60, took
+    out, took = cv("index", "status", url=url, index=builder, cwd=repo.root)
+    assert out.returncode in (0, 6) and "Traceback" not in out.stderr and took < 60, (out.stderr, took)
+
+
+def test_a_bad_timeout_names_the_variable(server: tuple[str, subprocess.Popen[bytes]], tmp_path: Path) -> None:
+    url, _ = server
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"a.py": "def a():\n    return 1\n"})
+    env = {**os.environ, "CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_INDEX": str(tmp_path / "i"),
+           "CODEVOUCH_CHROMA_TIMEOUT": "soon"}
+    out = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root), *FAKE],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "CODEVOUCH_CHROMA_TIMEOUT='soon'" in out.stderr, out.stderr
