@@ -15,6 +15,7 @@
     │                         corrupt ledger, written by a newer release)
     ├── StoreUnavailable      the vector store (a Chroma server) cannot be reached
     ├── InputError            malformed input (bad JSON, missing fields, unknown mode/kind/embedder)
+    │   └── BudgetTooSmall    a token budget that cannot hold even an empty context pack
     └── EmptyScope            a review scope with no changes in it
 """
 from __future__ import annotations
@@ -96,6 +97,18 @@ class NotIndexed(CodevouchError):
 
 class InputError(CodevouchError):
     """Malformed input: bad arguments, bad snippet JSON, unknown mode, kind or embedder."""
+
+
+class BudgetTooSmall(InputError):
+    """A token budget too small for even an empty context pack. `budget` and `needed` (tokens)
+    let each client say what to pass instead in its own terms (the CLI's --budget, MCP's
+    `budget` argument)."""
+
+    def __init__(self, budget: int, needed: int) -> None:
+        super().__init__(f"a budget of {budget} tokens cannot hold even an empty context pack "
+                         f"({needed} tokens); raise --budget or use a larger model.")
+        self.budget = budget
+        self.needed = needed
 
 
 class EmptyScope(CodevouchError):

@@ -12,8 +12,11 @@ index's writer lock like any build). Needs the optional extra: `pip install 'cod
 - Long-lived: every call opens the index afresh (a new Index; the vector store is closed
   after each search), so a build that lands while the server runs is seen by the next call.
 - Calls run one at a time (the SDK runs synchronous tools on worker threads).
-- A CodevouchError becomes a tool error with its message; a bad argument is refused by the
-  input schema; anything else is reported by the SDK as a failed call, never a crash.
+- A CodevouchError becomes a tool error with its message (a budget too small for the pack says
+  what to pass in this tool's terms); a bad argument is refused by the input schema with one
+  sentence per argument naming it and what it accepts (argument_errors); `build` without
+  --allow-build stays unlisted but says the server is read-only and how to allow builds;
+  anything else is reported by the SDK as a failed call, never a crash.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from codevouch.api import DEFAULT_EMBEDDER, KINDS, Hit, Index
-from codevouch.errors import CodevouchError, InputError
+from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
 from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
@@ -69,6 +72,11 @@ class Tools:
         with self._lock:
             try:
                 return fn(Index(self.repo, self.index_dir, embedder=self.embedder))
+            except BudgetTooSmall as exc:
+                # The CLI's words name its flag (--budget); an agent passes arguments.
+                raise ToolError(f"a budget of {exc.budget} tokens cannot hold even an empty context pack "
+                                f"({exc.needed} tokens): pass a larger `budget` (at least {exc.needed}), or "
+                                "a `model` with a larger window.") from exc
             except CodevouchError as exc:
                 raise ToolError(str(exc)) from exc
 
@@ -193,6 +201,101 @@ def _age(stamp: str | None, now: datetime) -> int | None:
         return None
 
 
+BUILD_DISABLED = ("build is disabled: this server is read-only. To let agents build the index, start it "
+                  "with `codevouch mcp --allow-build`; or run `codevouch index build` in the repository.")
+
+
+def argument_errors(tool: str, errors: list[Any], arguments: dict[str, Any], schema: dict[str, Any]) -> str:
+    """One sentence per bad argument (pydantic's `errors()`, grouped by argument), naming it and
+    what it accepts, from the tool's input schema: what an agent needs to correct the call,
+    instead of pydantic's dump with its documentation links."""
+    import json
+
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    bad: dict[str, str] = {}
+    for err in errors:
+        loc = err.get("loc") or ()
+        name = str(loc[0]) if loc else ""
+        if name in bad:
+            continue
+        if not name:
+            bad[name] = "The arguments must be a JSON object."
+            continue
+        allowed = _accepts(props.get(name, {}))
+        if err.get("type") == "missing":
+            bad[name] = f"`{name}` is required: {allowed}." if allowed else f"`{name}` is required."
+            continue
+        shown = json.dumps(arguments.get(name), ensure_ascii=True, default=str)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        bad[name] = f"`{name}` must be {allowed} (got {shown})." if allowed else \
+            f"`{name}` is not valid: {err.get('msg', 'rejected')} (got {shown})."
+    return f"Invalid arguments for {tool}: " + " ".join(bad.values())
+
+
+def _accepts(prop: dict[str, Any]) -> str:
+    """What a JSON-schema property accepts, in words ("a whole number from 1 to 50")."""
+    options = prop.get("anyOf")
+    if options:
+        words = [_accepts(o) for o in options if o.get("type") != "null"]
+        nullable = any(o.get("type") == "null" for o in options)
+        return " or ".join(w for w in words if w) + (" (or null for the default)" if nullable else "")
+    if "enum" in prop:
+        return "one of " + ", ".join(_json(v) for v in prop["enum"])
+    kind = prop.get("type")
+    if kind in ("integer", "number"):
+        what = "a whole number" if kind == "integer" else "a number"
+        low, high = prop.get("minimum"), prop.get("maximum")
+        if low is not None and high is not None:
+            return f"{what} from {low} to {high}"
+        return what + (f" of at least {low}" if low is not None else f" of at most {high}" if high is not None else "")
+    if kind == "string":
+        low, high = prop.get("minLength"), prop.get("maxLength")
+        if low and high:
+            return f"a string of {low} to {high} characters"
+        return "a string" + (f" of at most {high} characters" if high else "")
+    if kind == "boolean":
+        return "true or false"
+    if kind == "array":
+        items = prop.get("items", {})
+        inner = " of values from " + ", ".join(_json(v) for v in items["enum"]) if "enum" in items else \
+            " of objects" if items.get("type") == "object" else ""
+        low, high = prop.get("minItems"), prop.get("maxItems")
+        return f"a list{inner}" + (f" ({low} to {high} items)" if low and high else "")
+    if kind == "object":
+        return "an object"
+    return ""
+
+
+def _json(value: object) -> str:
+    import json
+    return json.dumps(value)
+
+
+def _server_class() -> type[MCPServer]:
+    """MCPServer with codevouch's answers to a call the SDK would refuse in its own words: a
+    bad argument (argument_errors), and `build` on a read-only server (BUILD_DISABLED)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    class Server(MCPServer):
+        allow_build = False
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            if name == "build" and not self.allow_build:
+                raise ToolError(BUILD_DISABLED)
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if not isinstance(cause, ValidationError):
+                    raise
+                schema = next((t.input_schema for t in await self.list_tools() if t.name == name), {})
+                raise ToolError(argument_errors(name, list(cause.errors()), arguments, schema)) from cause
+
+    return Server
+
+
 def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, allow_build: bool = False,
                   embedder: str = DEFAULT_EMBEDDER) -> MCPServer:
     """An MCP server for one repository (checked now: NotARepository if it is not one).
@@ -203,14 +306,14 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     from codevouch.worktree import gitio
 
     try:
-        from mcp.server.mcpserver import MCPServer
         from mcp.types import ToolAnnotations
+        server_class = _server_class()
     except ImportError as exc:
         raise InputError("the MCP server needs the `mcp` package: pip install 'codevouch[mcp]'.") from exc
     root = gitio.repo_root(repo)
     tools = Tools(root, Path(index_dir).expanduser().resolve() if index_dir else None, embedder)
-    server: MCPServer = MCPServer(name="codevouch", version=__version__, instructions=_INSTRUCTIONS,
-                                  log_level="WARNING")
+    server = server_class(name="codevouch", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING")
+    server.allow_build = allow_build  # type: ignore[attr-defined]  # Server's own attribute
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for fn in (tools.search, tools.context, tools.validate, tools.status, tools.health, tools.check_refs):
         server.add_tool(fn, name=fn.__name__, annotations=read_only)

@@ -98,7 +98,7 @@ def test_lists_and_calls_every_tool(repo: Repo, index_dir: Path) -> None:
         err, checked = await call(client, "validate", {"snippets": snippets})
         assert not err, checked
         assert [(r["verdict"], r["reason"]) for r in checked["results"]] == [
-            ("stale-but-ok", "text-found"), ("excluded", "outside-repo"), ("historical-only", "file-deleted")]
+            ("stale-but-ok", "text-found"), ("excluded", "outside-repo"), ("historical-only", "path-never-existed")]
 
         err, status = await call(client, "status")
         assert not err and status["indexed"]
@@ -148,6 +148,26 @@ def test_bad_arguments_get_errors_and_the_server_survives(repo: Repo, index_dir:
             err, message = await call(client, tool, args)
             assert err, (tool, args, message)
             assert word in message, (tool, args, message)
+            # Sentences for an agent, not pydantic's dump (issue 21.6).
+            assert "pydantic" not in message and "validation error" not in message, message
+        said = {tool + json.dumps(args): (await call(client, tool, args))[1] for tool, args in (
+            ("search", {"query": "x", "k": 0, "mode": "psychic"}), ("search", {}),
+            ("search", {"query": "x", "kinds": ["binary"]}), ("context", {"query": "x", "budget": -5}),
+            ("validate", {"snippets": "not a list"}), ("build", {}))}
+        assert list(said.values()) == [
+            'Invalid arguments for search: `k` must be a whole number from 1 to 50 (got 0). '
+            '`mode` must be one of "hybrid", "dense", "lexical" (got "psychic").',
+            "Invalid arguments for search: `query` is required: a string of 1 to 2000 characters.",
+            'Invalid arguments for search: `kinds` must be a list of values from "source", "test", "docs", '
+            '"config" (or null for the default) (got ["binary"]).',
+            "Invalid arguments for context: `budget` must be a whole number from 1 to 10000000 (or null for "
+            "the default) (got -5).",
+            'Invalid arguments for validate: `snippets` must be a list of objects (1 to 1000 items) (got "not a list").',
+            "build is disabled: this server is read-only. To let agents build the index, start it with "
+            "`codevouch mcp --allow-build`; or run `codevouch index build` in the repository."]
+        # Too small a budget: what to pass, in the tool's own terms (the CLI says --budget).
+        err, small = await call(client, "context", {"query": "order", "budget": 5})
+        assert err and "pass a larger `budget` (at least" in small and "--budget" not in small, small
         # A path outside the repository is refused, and nothing of it comes back.
         err, refs = await call(client, "check_refs", {"text": f"See {tmp_path / 'secret.py'}:1 and ../secret.py#L1.\n"})
         assert not err and [r["status"] for r in refs["references"]] == ["refused", "refused"]

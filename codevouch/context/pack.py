@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codevouch.context.windows import TokenCounter
-from codevouch.errors import InputError
+from codevouch.errors import BudgetTooSmall, InputError
 from codevouch.printable import visible
 from codevouch.syntax.lines import MODULE_SYMBOL
 from codevouch.validator.citation import clean, location, reread_header
@@ -381,8 +381,7 @@ def _fit(p: _Packer) -> Pack:
         elif p.listed:
             p.listed = 0     # the report's citations alone are too long: counts only
         else:
-            raise InputError(f"a budget of {p.budget} tokens cannot hold even an empty context pack "
-                             f"({tokens} tokens); raise --budget or use a larger model.")
+            raise BudgetTooSmall(p.budget, tokens)
     text, tokens = _refill(p, text, tokens)
     included = tuple(p.entry(i, None) for i in sorted(p.chosen, key=lambda i: p.place[id(i)]))
     return Pack(text, tokens, p.budget, included, tuple(sorted(p.left, key=lambda e: e.rank)), p.index,
