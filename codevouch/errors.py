@@ -5,7 +5,9 @@
     │   ├── NotARepository    the path is not inside a git work tree
     │   ├── NoCommits         the repository has no commits yet
     │   ├── DetachedHead      HEAD is detached and no --branch was given
-    │   └── UnknownRevision   a branch or commit that does not exist
+    │   ├── UnknownRevision   a branch or commit that does not exist
+    │   ├── CommitGone        a commit no longer in the repository (rewritten, then gc'd)
+    │   └── FilterFailed      a required filter driver, let run, is missing or failed
     ├── ConfigError           a bad .codevouch.toml / [tool.codevouch] section
     ├── IndexLocked           another build holds the index's writer lock
     │   └── BuilderConflict   another index directory builds this repository on the Chroma server
@@ -14,6 +16,7 @@
     ├── BadIndex              the index directory is unusable (not a directory, read-only,
     │                         corrupt ledger, written by a newer release)
     ├── StoreUnavailable      the vector store (a Chroma server) cannot be reached
+    ├── DiskFull              the disk under the index filled up during a write; nothing changed
     ├── InputError            malformed input (bad JSON, missing fields, unknown mode/kind/embedder)
     │   └── BudgetTooSmall    a token budget that cannot hold even an empty context pack
     └── EmptyScope            a review scope with no changes in it
@@ -65,6 +68,45 @@ class CommitGone(GitError):
 class FilterFailed(GitError):
     """A `filter.<name>` driver git was let run (CODEVOUCH_RUN_GIT_FILTERS=1) is missing or failed,
     and the repository's configuration makes it required."""
+
+
+class DiskFull(CodevouchError):
+    """The disk holding the index filled up while writing: the write's transaction rolled back,
+    so the index is as the last complete write left it (see disk_full)."""
+
+
+_FULL_WORDS = ("database or disk is full", "cannot rollback", "no space left on device", "disk quota exceeded")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether `exc`, or what it came from, says the disk is full: SQLite's `database or disk is
+    full` (and the `cannot rollback - no transaction is active` that follows it), Chroma's copy of
+    it, or an OSError ENOSPC / EDQUOT."""
+    import errno
+
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if any(words in str(seen).lower() for words in _FULL_WORDS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def disk_full(where: object, exc: BaseException) -> DiskFull:
+    """The DiskFull to raise for `exc` while writing under `where` (the index directory)."""
+    import shutil
+
+    try:
+        free = f"{shutil.disk_usage(str(where)).free // 1024} KiB free"
+    except OSError:
+        free = "free space unknown"
+    return DiskFull(f"disk full at {where} ({free}): nothing changed, the index is as its last complete "
+                    "build left it; free space there (or set CODEVOUCH_INDEX to a directory on another disk) "
+                    "and run the command again.")
 
 
 class ConfigError(CodevouchError):

@@ -112,6 +112,12 @@ def error_handler() -> Iterator[None]:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(EXIT_ERROR) from None
     except Exception as exc:
+        from codevouch.errors import is_disk_full
+
+        if is_disk_full(exc):   # a write that no command's own mapping caught (usage records, say)
+            typer.echo(f"codevouch: disk full ({type(exc).__name__}: {_one_line(str(exc))[:200]}): nothing "
+                       "changed; free space and run the command again.", err=True)
+            raise SystemExit(EXIT_ERROR) from None
         where = _write_crash_log(exc)
         typer.echo(f"codevouch: unexpected error: {type(exc).__name__}: {_one_line(str(exc))[:300]}; "
                    f"this is a bug. The traceback is in {where}; please include it in a report.", err=True)

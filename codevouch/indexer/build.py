@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
-from codevouch.errors import InputError
+from codevouch.errors import DiskFull, InputError, disk_full, is_disk_full
 from codevouch.indexer import Progress, embedtext
 from codevouch.indexer.branches import BranchFilter, branch_filter, select_branches
 from codevouch.indexer.chunker import Chunk, chunk_text
@@ -130,7 +130,23 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
                          "--all-branches, or name the branches with --branch.")
     patterns = branch_filter(load_repo_config(ident.root), include_branches, exclude_branches)
     names = resolve_branches(ident.root, branches, all_branches, patterns)
-    commits = {name: gitio.branch_commit(ident.root, name) for name in names}
+    for name in names:      # an unknown branch fails here, before the writer lock is waited for
+        gitio.branch_commit(ident.root, name)
+    try:
+        return _build_locked(ident, names, index_dir, embedder, wait, progress, on_phase, settings)
+    except DiskFull:
+        raise
+    except Exception as exc:
+        # SQLite's `database or disk is full` (or the failed rollback after it), Chroma's copy of it,
+        # ENOSPC: every write is a transaction, so nothing changed; say that, not a crash (exit 70).
+        if is_disk_full(exc):
+            raise disk_full(index_dir, exc) from exc
+        raise
+
+
+def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, embedder: Embedder, wait: float,
+                  progress: Progress | None, on_phase: PhaseHook | None, settings: Settings) -> list[BranchSummary]:
+    """build_index's work under the writer lock."""
     with open_writer(index_dir, wait) as writer:
         # Read the heads again once the lock is held: a build that queued behind another (a git
         # hook's, say) builds the branches as they are now, so two queued builds can never

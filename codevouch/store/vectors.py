@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from codevouch.errors import BadIndex, CodevouchError, StoreUnavailable
+from codevouch.errors import BadIndex, CodevouchError, StoreUnavailable, disk_full, is_disk_full
 from codevouch.store.indexdir import IndexDir
 from codevouch.store.locks import vector_lock
 from codevouch.store.naming import server_url
@@ -188,6 +188,8 @@ class VectorStore:
 
 def _store_error(exc: Exception, server: str | None, path: Path) -> CodevouchError:
     text = f"{type(exc).__name__}: {exc}"
+    if is_disk_full(exc):
+        return disk_full(path if not server else "the Chroma server's disk", exc)
     if server and _timed_out(exc):
         from codevouch.store.chromahttp import timeout
 
