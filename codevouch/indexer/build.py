@@ -153,7 +153,7 @@ def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, em
         # land in the wrong order and leave the older commit indexed.
         commits = {name: gitio.branch_commit(ident.root, name) for name in names}
         claim = writer.claim(ident.id, space_name(ident.id, embedder.name, settings.embed_context))
-        writer.collect_garbage()
+        writer.collect_garbage(keep_for_reuse=True)
         summaries = []
         for name in names:
             claim()  # renewed before each branch: a long build keeps its lease
@@ -163,6 +163,7 @@ def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, em
             claim()
             writer.publish(ident.id)
             claim()
+        writer.finish()
         return summaries
 
 

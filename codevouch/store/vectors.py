@@ -178,6 +178,19 @@ class VectorStore:
             col = self.collection(name, create=False)
             return [] if col is None else list(col.get(include=[])["ids"])
 
+    def existing(self, name: str, ids: Sequence[str]) -> set[str]:
+        """Which of `ids` the collection holds (no vectors fetched)."""
+        if self._absent or not ids:
+            return set()
+        found: set[str] = set()
+        with self._access(write=False):
+            col = self.collection(name, create=False)
+            if col is None:
+                return set()
+            for start in range(0, len(ids), CHROMA_BATCH):
+                found.update(col.get(ids=list(ids[start:start + CHROMA_BATCH]), include=[])["ids"])
+        return found
+
     def count(self, name: str) -> int:
         if self._absent:
             return 0

@@ -44,9 +44,16 @@ class Writer:
         self.index_dir = index_dir
         self.ledger = ledger
         self.vectors = vectors
+        # Vectors of earlier builds the ledger does not know (a killed build's uploads, a previous
+        # build's garbage), left in place until this build has used what it can: they are keyed by
+        # text hash, so each is valid whatever the ledger says, and a build that is killed again
+        # and again still makes progress (it uploaded each time what the last one had already).
+        self._leftover: dict[str, set[str]] = {}
 
-    def collect_garbage(self) -> None:
-        """Remove vectors the ledger does not know: leftovers of a killed or superseded build."""
+    def collect_garbage(self, keep_for_reuse: bool = False) -> None:
+        """Remove vectors the ledger does not know: leftovers of a killed or superseded build.
+        `keep_for_reuse` (a build's start): only note them; commit_build takes from them the texts
+        it needs instead of uploading those again, and finish() removes the rest."""
         ledger, vectors = self.ledger, self.vectors
         pending = ledger.pending()
         by_collection: dict[str, list[str]] = {}
@@ -55,9 +62,18 @@ class Writer:
         for name, ids in by_collection.items():
             known = ledger.space_texts(name, ids)
             orphans = [cid for cid in ids if cid not in known]
-            if orphans:
+            if keep_for_reuse:
+                self._leftover.setdefault(name, set()).update(orphans)
+            elif orphans:
                 vectors.delete(name, orphans)
-        ledger.clear_pending(pending)
+        if not keep_for_reuse:
+            ledger.clear_pending(pending)
+            self._leftover.clear()
+
+    def finish(self) -> None:
+        """The end of a build: leftovers it did not reuse are garbage now."""
+        if self._leftover:
+            self.collect_garbage()
 
     def claim(self, repo_id: str, space: str) -> Callable[[], None]:
         """In server mode, take the repository's builder lease (store/lease.py) before any
@@ -103,7 +119,12 @@ class Writer:
         held = ledger.space_texts(space, texts)
         new_texts = [h for h in texts if h not in held]
         ledger.add_pending([(space, h) for h in new_texts])
-        self._write_vectors(model, space, new_texts)
+        leftover = self._leftover.get(space)
+        reused = self.vectors.existing(space, [h for h in new_texts if h in leftover]) if leftover else set()
+        if reused:
+            assert leftover is not None
+            leftover.difference_update(reused)     # the ledger will know them: not garbage
+        self._write_vectors(model, space, [h for h in new_texts if h not in reused])
         on_phase("vectors-written")
 
         docs = {lex_key(r.path, r.symbol, r.text_hash): r for r in records}
