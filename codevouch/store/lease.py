@@ -12,7 +12,9 @@ code 4) until the lease lapses, $CODEVOUCH_LEASE_TTL seconds (default 36 h: a ni
 that misses one night keeps it) after the holder's last renewal. The build that takes over a
 lapsed lease removes the vectors its own ledger does not know, the previous builder's.
 
-Chroma has no compare-and-set: the claim is written, then read back, and only the builder
+Lease times come from the server's clock (its heartbeat gives its time), never from the
+builder's alone: a builder whose clock was 3 days ahead took over a lease renewed 10 minutes
+earlier. Chroma has no compare-and-set: the claim is written, then read back, and only the builder
 whose write is the one read back goes on. Two builders whose first reads both come before
 either write can both pass; that window is one round trip at the start of a build.
 """
@@ -66,8 +68,11 @@ def holder(vectors: VectorStore, repo_id: str) -> Lease | None:
 
 
 def claim(vectors: VectorStore, repo_id: str, owner: str, index_dir: Path) -> Claim:
-    """Take or renew the repository's lease for `owner`; BuilderConflict while another holds it."""
-    now = time.time()
+    """Take or renew the repository's lease for `owner`; BuilderConflict while another holds it.
+    Times are the server's (its heartbeat), so a builder whose clock is days ahead cannot take
+    over a lease renewed minutes ago, nor make its own last for days too long."""
+    server_now = vectors.server_time()
+    now = time.time() if server_now is None else server_now
     before = holder(vectors, repo_id)
     if before is not None and before.owner != owner and before.expires_at > now:
         raise BuilderConflict(_refusal(before))

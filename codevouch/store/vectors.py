@@ -178,6 +178,15 @@ class VectorStore:
             col = self.collection(name, create=False)
             return [] if col is None else list(col.get(include=[])["ids"])
 
+    def server_time(self) -> float | None:
+        """The Chroma server's clock (seconds since the epoch, from its heartbeat), None without a
+        server: times that other machines compare (the team lease) come from here, never from
+        this machine's clock alone."""
+        if not self._server:
+            return None
+        with self._access(write=False):
+            return int(self._client.heartbeat()) / 1e9
+
     def existing(self, name: str, ids: Sequence[str]) -> set[str]:
         """Which of `ids` the collection holds (no vectors fetched)."""
         if self._absent or not ids:

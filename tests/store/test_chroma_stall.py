@@ -95,5 +95,35 @@ def test_a_bad_timeout_names_the_variable(server: tuple[str, subprocess.Popen[by
     env = {**os.environ, "CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_INDEX": str(tmp_path / "i"),
            "CODEVOUCH_CHROMA_TIMEOUT": "soon"}
     out = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root), *FAKE],
-                         env=env, capture_output=True, text=True, timeout=120)
+                         env=env, cwd=repo.root, capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "CODEVOUCH_CHROMA_TIMEOUT='soon'" in out.stderr, out.stderr
+
+
+def test_lease_times_come_from_the_server_not_a_clock_ahead(server: tuple[str, subprocess.Popen[bytes]],
+                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Builder B's clock is 3 days ahead (its Python's time.time, shifted by a sitecustomize): it
+    cannot take over A's lease renewed a moment ago, and its own lease times are the server's."""
+    url, _ = server
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
+    out, _ = cv("index", "build", "--repo", str(repo.root), *FAKE, url=url, index=tmp_path / "a", cwd=repo.root)
+    assert out.returncode == 0, out.stderr
+    ahead = tmp_path / "ahead"
+    ahead.mkdir()
+    (ahead / "sitecustomize.py").write_text(
+        "import time\n_real = time.time\ntime.time = lambda: _real() + 3 * 86400\n")
+    env = {**os.environ, "CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_INDEX": str(tmp_path / "b"),
+           "CODEVOUCH_CHROMA_TIMEOUT": "10",
+           "PYTHONPATH": os.pathsep.join([str(ahead), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root), *FAKE],
+                          env=env, cwd=repo.root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 4 and "one builder per repository per server" in proc.stderr, proc.stderr
+    # A renews with the server's time: its lease lapses 36 h after the server's now, whatever A's clock.
+    from codevouch.store import VectorStore, lease
+    from codevouch.worktree.identity import identify
+
+    monkeypatch.setenv("CODEVOUCH_CHROMA_URL", url)
+    with VectorStore(tmp_path / "a") as vectors:
+        held = lease.holder(vectors, identify(repo.root).id)
+        now = vectors.server_time()
+    assert held is not None and now is not None and abs(held.renewed_at - now) < 600
