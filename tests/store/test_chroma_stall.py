@@ -37,7 +37,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
                              "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
+        for _ in range(300):     # bounded: ~60 s for the server to answer (a loaded machine is slow)
             try:
                 urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1)
                 break
