@@ -514,6 +514,16 @@ def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
     return state.commit
 
 
+def repair_vectors(index_dir: Path | str | None = None, wait: float = 0) -> tuple[Path, Any]:
+    """`index build --repair`: the embedded vector store rebuilt from the embedding cache (no
+    embedding; the damaged store moved aside). (the index directory, store.repair.Repaired)."""
+    from codevouch.store import default_index_dir
+    from codevouch.store.repair import repair
+
+    where = Path(index_dir or default_index_dir()).expanduser().resolve()
+    return where, repair(where, wait)
+
+
 def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]]:
     """`Index.status()` for every repository in an index directory."""
     from codevouch.store import default_index_dir

