@@ -113,7 +113,8 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                 if kinds is not None and rec.kind not in kinds:
                     continue
                 if tiered and (cid in rankings.defining or _defines(rec, names)):
-                    tier[rec.id] = 1
+                    # spelled with the definition's own case first: `progressbar` before `ProgressBar`
+                    tier[rec.id] = 2 if lexical.spelled_as_defined(query, rec.symbol) else 1
                 found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
         finally:
             ledger.close()

@@ -84,8 +84,25 @@ def name_keys(symbol: str) -> list[str]:
 
 # Keywords that open a definition, in the languages the chunker knows: in a lexical document
 # (`terms`, which keeps word order and whole identifiers) the term after one is a defined name.
-_DEFINING = re.compile(r"(?:^| )(?:def|class|fn|func|function|struct|enum|trait|interface|type|macro_rules) "
-                       r"([^\W\d]\w*)")
+_KEYWORDS = frozenset("def class fn func function struct enum trait interface type macro_rules".split())
+_NAME = re.compile(r"[^\W\d]\w*")
+
+
+def _defined_in(document: str) -> list[str]:
+    """The names a lexical document's text defines: the term after a keyword, unless that keyword
+    is a part of an identifier just before it (`hidden_prompt_func` is followed by its parts
+    `hidden prompt func`, and `func` there opens nothing)."""
+    tokens = document.split()
+    found = []
+    for i, token in enumerate(tokens[:-1]):
+        if token not in _KEYWORDS or not _NAME.fullmatch(tokens[i + 1]):
+            continue
+        before = tokens[max(0, i - 8):i]
+        if any(len(w) > len(token) and (token in w.split("_") or w.endswith(token) or w.startswith(token))
+               for w in before):
+            continue
+        found.append(tokens[i + 1])
+    return list(dict.fromkeys(found))
 
 
 def definition_keys(document: str, symbol: str) -> list[str]:
@@ -94,9 +111,20 @@ def definition_keys(document: str, symbol: str) -> list[str]:
     its lexical document, each also under the symbol's names (`response.raise_for_status`)."""
     keys = name_keys(symbol)
     outer = [n.strip().lower() for n in symbol.split(",") if n.strip() and n.strip() != _MODULE]
-    for name in dict.fromkeys(_DEFINING.findall(document)):
-        keys += [name, _squashed(name), *(f"{o}.{name}" for o in outer[:8] if not o.endswith("." + name))]
+    for name in _defined_in(document):
+        keys += [name, _squashed(name), *(f"{o}.{name}" for o in outer[:8] if o != name and not o.endswith("." + name))]
     return list(dict.fromkeys(k for k in keys if k and k != "~"))
+
+
+def spelled_as_defined(query: str, symbol: str) -> bool:
+    """The query is, case and all, one of the symbol's names or dotted tails (`progressbar` is
+    the function `progressbar`, not the class `ProgressBar`, though both match case-insensitively)."""
+    text = query.strip()
+    for name in (n.strip() for n in symbol.split(",")):
+        parts = _components(name)
+        if any(".".join(parts[i:]) == text for i in range(len(parts))):
+            return True
+    return False
 
 
 def _identifier_shaped(token: str) -> bool:

@@ -38,7 +38,7 @@ from codevouch.store.indexdir import IndexDir
 
 STAMP = "codevouch-stamp"
 # The copy's fields; a new schema means a new generation name, so old copies are rebuilt, not read.
-SCHEMA = "3-names-exact"
+SCHEMA = "4-names-exact"
 EXACT = "cv_exact"   # the `exact` field's analyzer: whitespace, lower case; registered at every open
 WRITER_HEAP = 50_000_000   # tantivy's minimum per thread is 15 MB; 50 MB keeps large builds in few segments
 _open: dict[Path, Any] = {}  # path -> tantivy.Index, reused by warm searches in one process

@@ -16,7 +16,7 @@ from codevouch import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.retriever.settings import Settings
 from codevouch.store import Ledger, lexindex
-from codevouch.store.lexical import names_tests, query_name_keys
+from codevouch.store.lexical import definition_keys, document, names_tests, query_name_keys
 from tests.gitrepo import Repo
 
 # Chunks that only use `raise_for_status` say it far more often than its definition does, so
@@ -190,3 +190,20 @@ def test_search_json_says_what_matched(repo: Repo, index_dir: Path) -> None:
     hits = json.loads(out.stdout)
     assert hits[0]["matched"][0] == "definition-name" and hits[0]["path"] == "web/models.py"
     assert all(set(h["matched"]) <= {"definition-name", "lexical", "dense"} and h["matched"] for h in hits)
+
+
+def test_the_definitions_own_case_comes_first_and_identifier_parts_open_nothing(repo: Repo, index_dir: Path) -> None:
+    idx = _index(repo, index_dir, {
+        "ui/bars.py": "def progressbar(items):\n    return ProgressBar(items)\n",
+        "ui/impl.py": "class ProgressBar:\n    def __init__(self, items):\n        self.items = items\n",
+        "ui/prompts.py": "def hidden_prompt_func(prompt):\n    return getpass(prompt)\n\n\n"
+                         "def prompt(text):\n    return input(text)\n",
+    })
+    assert idx.search("progressbar", k=1, validate=False)[0].path == "ui/bars.py"
+    assert idx.search("ProgressBar", k=1, validate=False)[0].path == "ui/impl.py"
+    # `func` in `hidden_prompt_func` is a part of a name, not Go's keyword: that chunk defines no `prompt`.
+    assert definition_keys(document("def hidden_prompt_func(prompt):\n    return getpass(prompt)\n", "ui/p.py",
+                                    "hidden_prompt_func"), "hidden_prompt_func") == [
+        "hidden_prompt_func", "~hiddenpromptfunc"]
+    hits = idx.search("prompt", k=3, validate=False)
+    assert "def prompt" in hits[0].text and [h.matched[0] for h in hits].count("definition-name") == 1
