@@ -97,14 +97,17 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             ov = overlay(repo, state, head) if overlay is not None else None
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
-            names = lexical.query_name_keys(query) if mode != SearchMode.DENSE else []
+            # The names a short query spells (a long one, a sentence, names code in passing: fused
+            # with them, held-out docstring queries lost 0.616 -> 0.604 MRR@10; BENCHMARKS.md).
+            short = len(lexical.parts(query)) <= settings.name_first_words
+            names = lexical.query_name_keys(query) if mode != SearchMode.DENSE and short else []
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
                                  _query_embedder(held, state.embedder, mode), pool, settings, early,
                                  ov if ov is not None and not ov.empty else None, embed_limit, names)
             fused = _fuse(rankings, settings.rrf_k)
-            # A definition of a name the query spells ranks above every chunk that only uses it
-            # (in a short query: a long one names code in passing); several rank by the fused score.
-            tiered = bool(names) and len(lexical.parts(query)) <= settings.name_first_words
+            # A definition of a name the query spells ranks above every chunk that only uses it;
+            # several rank by the fused score (the rest of the query).
+            tiered = bool(names)
             weights = _kind_weights(settings, query)
             found: list[tuple[ChunkRecord, float]] = []
             tier: dict[str, int] = {}

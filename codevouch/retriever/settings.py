@@ -71,10 +71,11 @@ class Settings:
     # Hybrid: joined 0.666, phrase 0.655, words 0.644; lexical alone: joined 0.604, words
     # 0.609, so lexical mode keeps words only.
     lexical_pairs: str | None = "joined"
-    # The chunks that define a name the query spells (`send`, `Client.send`, "raise for status";
-    # store/lexical.query_name_keys) are a third list in the fusion, at this weight, ...
+    # In a query of at most `name_first_words` words (0: never), the chunks that define a name the
+    # query spells (`send`, `Client.send`, "raise for status"; store/lexical.query_name_keys) are a
+    # third list in the fusion, at `name_weight`, and rank above every other chunk. Longer queries
+    # (sentences) are searched without them: fused with them, held-out docstring MRR@10 fell.
     name_weight: float = 1.0
-    # ... and in a query of at most this many words they rank above every other chunk (0: never).
     name_first_words: int = 4
     # The lexical list also scores the words of what a chunk defines (its symbol) at this boost
     # (0: only as the chunk's other terms, which hold them too).

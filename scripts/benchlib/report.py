@@ -1,7 +1,9 @@
 """docs/BENCHMARKS.md from the results JSON: a headline table, then one section per figure."""
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from benchlib.branches_report import section as branches_section
@@ -201,7 +203,6 @@ def section_quality(q: dict[str, Any]) -> str:
                         "codevouch ÷ best baseline"], rows))
     # Written beside the figure by whoever ran it: which knobs were tried, what won and what lost.
     parts += [f"\n{note}\n" for note in q.get("notes", [])]
-    parts.append(section_identifiers(q))
     return "\n".join(parts)
 
 
@@ -215,33 +216,42 @@ def _identifier_rows(ids: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
-def section_identifiers(q: dict[str, Any]) -> str:
-    """The identifier queries (a definition's name, its words) of the quality figure's runs: this
-    one (sampled or whole, as its `sampling` says) and a whole-repository run merged in as `whole`."""
-    parts: list[str] = []
-    for label, run in (("this run", q), ("whole repositories", q.get("whole"))):
-        if not run or not any("identifiers" in v for v in run.get("overall", {}).values()):
-            continue
-        if not parts:
-            parts.append("\n### Identifier queries\n")
-            parts.append("A function, method or class whose short name the repository's parsed files define once "
-                         "(the benchmark's own parsers), asked for by its name (`raise_for_status`) and by its "
-                         "words (`raise for status`; names of two words or more); the answer is that definition, "
-                         "scored at the line level (right file, overlapping lines) for every method. `grep` is the "
-                         "definition lines of the name (`def NAME`, `fn NAME`, ...) in path order. "
-                         f"At most {run.get('identifier_queries_per_form')} queries per repository and form.\n")
-        parts.append(f"\n**{label}** ({run.get('sampling', 'sampled')}; command `{run.get('command', '')}`):\n")
+IDENTIFIERS = Path(__file__).resolve().parents[2] / "docs" / "bench-identifiers.json"
+
+
+def section_identifiers(path: Path = IDENTIFIERS) -> str:
+    """The "Identifier queries" section, from docs/bench-identifiers.json: {"runs": [the quality
+    figure's JSON of each run, with "commit"], "notes": [...]} (scripts/bench_quality.py --out)."""
+    if not path.exists():
+        return ""
+    data = json.loads(path.read_text())
+    parts = ["## Identifier queries\n",
+             "A function, method or class whose short name the repository's parsed files define once (the "
+             "benchmark's own parsers: Python's `ast`, the tree-sitter walk of benchlib/doccomments.py; never "
+             "codevouch's), asked for by its name (`raise_for_status`) and by its words (`raise for status`; "
+             "names of two words or more). The answer is that definition, scored at the line level (right file, "
+             "overlapping lines) for every method. `grep` lists the definition lines of the name (`def NAME`, "
+             "`fn NAME`, `func (r T) NAME`, `NAME(...) {`) in path order; `bm25` is the docstring figure's. "
+             "Same corpora, same tuning / held-out split and same indexes as the docstring figure (section 3), "
+             "whose MRR@10 is given beside each split. `codevouch-no-names` is the search without the name "
+             "list (name_weight 0, name_first_words 0): the ranking before it.\n"]
+    for run in data["runs"]:
+        parts.append(f"\n**{run.get('sampling', 'sampled')}**, at {run.get('commit', '?')}, "
+                     f"{run.get('seconds')} s: `{run.get('command', '')}` "
+                     f"(at most {run.get('identifier_queries_per_form')} queries per repository and form):\n")
         for split in ("held-out", "tuning"):
             ids = run["overall"].get(split, {}).get("identifiers")
             if not ids:
                 continue
             doc = run["overall"][split]["overlap"]
-            parts.append(f"\n{split}: docstring MRR@10 codevouch {doc['codevouch']['mrr@10']}"
-                         + (f", codevouch-no-names {doc['codevouch-no-names']['mrr@10']}" if "codevouch-no-names" in doc
-                            else "") + f" ({doc['codevouch']['queries']} queries)\n")
+            others = ", ".join(f"{m} {doc[m]['mrr@10']}" for m in ("codevouch-no-names", "bm25", "window-40",
+                                                                   "langchain-1000") if m in doc)
+            parts.append(f"\n{split} ({', '.join(p['corpus'] for p in run['per_corpus'] if p['split'] == split)}): "
+                         f"docstring MRR@10 codevouch {doc['codevouch']['mrr@10']} ({others}; "
+                         f"{doc['codevouch']['queries']} queries)\n")
             parts.append(table(["method", "name queries", "name: definition at rank 1", "name MRR@10",
                                 "words queries", "words: at rank 1", "words MRR@10"], _identifier_rows(ids)))
-    parts += [f"\n{note}\n" for note in q.get("identifier_notes", [])]
+    parts += [f"\n{note}\n" for note in data.get("notes", [])]
     return "\n".join(parts)
 
 
@@ -468,5 +478,6 @@ def render(results: dict[str, Any]) -> str:
             out.append(f"\n_{fig.get('wall_seconds')} s wall for this figure._\n")
     out.append(branches_section())
     out.append(overlay_section())
+    out.append(section_identifiers())
     out.append(NOTES)
     return "\n".join(out)
