@@ -207,13 +207,16 @@ class Index:
 
     def search(self, query: str, k: int = 10, branch: str | None = None,
                kinds: Iterable[str] | None = None, include_history: bool = False, validate: bool = True,
-               mode: str = SearchMode.HYBRID, hide_excluded: bool = False, overlay: bool = True) -> Hits:
+               mode: str = SearchMode.HYBRID, hide_excluded: bool = False, overlay: bool = True,
+               paths: Sequence[str] | None = None) -> Hits:
         """The top-k chunks of a branch for `query`, each checked against the working tree.
 
         kinds: keep only these file kinds (source, test, docs, config). mode: hybrid (dense +
         lexical, fused by rank), dense or lexical. hide_excluded drops hits whose verdict is
-        `excluded`. Raises NotIndexed when the branch was never built. A validated search
-        writes a usage record (see `record`).
+        `excluded`. paths: only files these gitignore-style patterns match (`["src/",
+        "!src/vendor/"]`), filtered before ranking, so k hits come back when the files hold k
+        chunks. Raises NotIndexed when the branch was never built. A validated search writes a
+        usage record (see `record`).
 
         overlay (on by default): files that differ between the branch's indexed commit and the
         working tree (commits since the build, edits, untracked files, deletions) are searched
@@ -222,19 +225,22 @@ class Index:
         `overlay_limit` new chunks are embedded per call (the rest are ranked by words, and
         `hits.overlay.note()` says so). Only in a checkout of the branch; nothing is written.
         """
-        hits = self._search(query, k, branch, kinds, include_history, validate, mode, overlay)
+        hits = self._search(query, k, branch, kinds, include_history, validate, mode, overlay, paths)
         if validate:
             self._record("search", branch, [h.check for h in hits if h.check is not None])
         return Hits([h for h in hits if h.verdict != Verdict.EXCLUDED], hits.overlay) if hide_excluded else hits
 
     def _search(self, query: str, k: int, branch: str | None, kinds: Iterable[str] | None,
-                include_history: bool, validate: bool, mode: str, overlay: bool = True) -> Hits:
+                include_history: bool, validate: bool, mode: str, overlay: bool = True,
+                paths: Sequence[str] | None = None) -> Hits:
         from codevouch.retriever.search import search
 
         if mode not in SEARCH_MODES:
             raise InputError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}.")
         wanted = _check_kinds(kinds)
         _check_query(query)
+        if isinstance(paths, str):
+            paths = [paths]   # one pattern, not its characters
         if k < 1:
             raise InputError(f"k must be at least 1 (got {k}).")
         # The build model, given or named: the retriever starts on the query with it before the
@@ -243,7 +249,7 @@ class Index:
         candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
                             include_history=include_history, mode=mode, kinds=wanted, embedder=self._embedder,
                             settings=self.settings, overlay=_overlay_source(self.settings) if overlay else None,
-                            embed_limit=self.overlay_limit)
+                            embed_limit=self.overlay_limit, paths=paths)
         if not validate:
             return Hits([Hit(c.record, c.score, c.text, matched=c.matched) for c in candidates], candidates.overlay)
         return Hits(self._checked(candidates), candidates.overlay)
@@ -271,7 +277,8 @@ class Index:
     def context(self, query: str, k: int = 10, branch: str | None = None,
                 kinds: Iterable[str] | None = None, include_history: bool = False,
                 mode: str = SearchMode.HYBRID, budget: int | None = None, model: str | None = None,
-                reserve: float | None = None, overlay: bool = True) -> ContextPack:
+                reserve: float | None = None, overlay: bool = True,
+                paths: Sequence[str] | None = None) -> ContextPack:
         """Search, validate and pack the hits for an agent within a token budget.
 
         budget (tokens) / model (a registry name) / reserve (fraction of the window): see
@@ -279,10 +286,11 @@ class Index:
         comes first in rank order; historical text only with include_history and only while
         room remains; excluded hits never. The pack ends with a report of what was left out.
         overlay: as in `search`; the pack's report then says how far the index is behind (`live:`).
+        paths: as in `search`.
         """
         from dataclasses import replace
 
-        hits = self._search(query, k, branch, kinds, include_history, True, mode, overlay)
+        hits = self._search(query, k, branch, kinds, include_history, True, mode, overlay, paths)
         results = [h.check for h in hits if h.check is not None]
         packed = self.pack(results, budget=budget, model=model, reserve=reserve,
                            include_history=include_history, branch=branch,

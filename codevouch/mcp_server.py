@@ -48,6 +48,8 @@ History = Annotated[bool, Field(description="Also return chunks of files deleted
                                             "(always marked historical-only).")]
 Overlay = Annotated[bool, Field(description="Also search, live, the files that changed in the working tree "
                                             "since the last build (default true).")]
+Paths = Annotated[list[Annotated[str, Field(min_length=1, max_length=500)]] | None, Field(
+    max_length=50, description="Only files these gitignore-style globs match ('src/', '*.py', '!src/vendor/').")]
 Mode = Annotated[Literal["hybrid", "dense", "lexical"], Field(description="hybrid (default), dense or lexical.")]
 
 _INSTRUCTIONS = (
@@ -81,14 +83,16 @@ class Tools:
                 raise ToolError(str(exc)) from exc
 
     def search(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
-               include_history: History = False, mode: Mode = "hybrid", overlay: Overlay = True) -> dict[str, Any]:
+               include_history: History = False, mode: Mode = "hybrid", overlay: Overlay = True,
+               paths: Paths = None) -> dict[str, Any]:
         """Search the index and check every hit against the working tree. Each hit has a citation
         and a verdict; `code` is current code an agent may use (null for historical-only hits,
         whose old text is in `reference_text`, for ideas only). Excluded hits are only counted.
         Files changed since the last build are searched live; `overlay` says how far the index
         is behind the working tree (null with overlay=false)."""
         hits = self._call(lambda idx: idx.search(query, k=k, branch=branch, kinds=kinds,
-                                                 include_history=include_history, mode=mode, overlay=overlay))
+                                                 include_history=include_history, mode=mode, overlay=overlay,
+                                                 paths=paths))
         shown = [h for h in hits if h.verdict != Verdict.EXCLUDED]
         excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == Verdict.EXCLUDED]
         return {"hits": [_hit(h) for h in shown], "excluded": excluded,
@@ -102,14 +106,15 @@ class Tools:
                     "Model name from the registry: the budget is its safe input size."))] = None,
                 reserve: Annotated[float | None, Field(ge=0, le=0.99, description=(
                     "Fraction of the model's window kept free (default 0.10)."))] = None,
-                overlay: Overlay = True) -> str:
+                overlay: Overlay = True, paths: Paths = None) -> str:
         """A markdown context pack for the query that fits a token budget (`budget` tokens, or
         the safe input size of `model`): current code first with citation headers, historical
         snippets only with include_history and while room remains, never excluded code; it ends
         with a report of what was left out and why."""
         return self._call(lambda idx: idx.context(query, k=k, branch=branch, kinds=kinds,
                                                   include_history=include_history, budget=budget,
-                                                  model=model, reserve=reserve, overlay=overlay).markdown)
+                                                  model=model, reserve=reserve, overlay=overlay,
+                                                  paths=paths).markdown)
 
     def validate(self, snippets: Annotated[list[dict[str, Any]], Field(
                      min_length=1, max_length=1000,

@@ -83,6 +83,12 @@ def test_lists_and_calls_every_tool(repo: Repo, index_dir: Path) -> None:
         assert refund["verdict"] == "usable" and refund["code"] == SHOP["shop/refund.py"].rstrip("\n")
         assert refund["citation"].startswith("source: shop/refund.py#L1-L2")
 
+        # --path's patterns, as a list of gitignore-style globs, in search and context alike.
+        err, only = await call(client, "search", {"query": "cancel order", "k": 5, "paths": ["*refund.py"]})
+        assert not err and {h["path"] for h in only["hits"]} == {"shop/refund.py"}, only
+        err, pack = await call(client, "context", {"query": "cancel order", "k": 3, "paths": ["shop/refund.py"]})
+        assert not err and "source: shop/refund.py" in pack and "source: shop/cancel.py" not in pack
+
         err, pack = await call(client, "context", {"query": "refund order", "k": 3})
         assert not err, pack
         assert "source: shop/refund.py" in pack and "return order.refund()" in pack

@@ -35,6 +35,8 @@ IndexOpt = Annotated[Optional[Path], typer.Option(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 BranchOpt = Annotated[Optional[str], typer.Option("--branch", "-b", help="Branch (default: current).")]
 LimitOpt = Annotated[int, typer.Option("--limit", "-k", min=1, max=200, help="Number of hits.")]
+PathOpt = Annotated[Optional[list[str]], typer.Option(
+    "--path", help="Only files these gitignore-style globs match ('src/', '*.py', '!src/vendor/'); repeatable.")]
 NoRecordOpt = Annotated[bool, typer.Option(
     "--no-record", help="Write no usage record for this call (also: CODEVOUCH_NO_RECORD=1, "
                         "[usage] record = false).")]

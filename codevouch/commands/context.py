@@ -18,6 +18,7 @@ from codevouch.commands.common import (
     NoOverlayOpt,
     NoRecordOpt,
     OverlayLimitOpt,
+    PathOpt,
     RepoOpt,
     fail,
     open_index,
@@ -32,6 +33,7 @@ def context_cmd(
     branch: BranchOpt = None,
     limit: LimitOpt = 10,
     kind: KindOpt = None,
+    path: PathOpt = None,
     budget: BudgetOpt = None,
     model: ModelOpt = None,
     reserve: Annotated[Optional[float], typer.Option(
@@ -57,7 +59,8 @@ def context_cmd(
     try:
         idx = open_index(repo, index, no_record=no_record, overlay_limit=overlay_limit)
         pack = idx.context(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
-                           budget=budget, model=model, reserve=reserve, overlay=not no_overlay)
+                           budget=budget, model=model, reserve=reserve, overlay=not no_overlay,
+                           paths=path)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:

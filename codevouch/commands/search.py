@@ -16,6 +16,7 @@ from codevouch.commands.common import (
     NoOverlayOpt,
     NoRecordOpt,
     OverlayLimitOpt,
+    PathOpt,
     RepoOpt,
     check_format,
     fail,
@@ -36,6 +37,7 @@ def search_cmd(
     branch: BranchOpt = None,
     limit: LimitOpt = 10,
     kind: KindOpt = None,
+    path: PathOpt = None,
     include_history: Annotated[bool, typer.Option(
         "--include-history", help="Also return chunks of files deleted from the branch.")] = False,
     no_validate: Annotated[bool, typer.Option(
@@ -60,7 +62,7 @@ def search_cmd(
     try:
         idx = open_index(repo, index, no_record=no_record, overlay_limit=overlay_limit)
         hits = idx.search(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
-                          validate=not no_validate, mode=mode, overlay=not no_overlay)
+                          validate=not no_validate, mode=mode, overlay=not no_overlay, paths=path)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if fmt != "context":

@@ -3,7 +3,7 @@ at the indexed blob."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +34,7 @@ from codevouch.syntax.lines import decode
 from codevouch.vocabulary import Kind
 from codevouch.worktree import gitio
 from codevouch.worktree.identity import identify, repo_id
+from codevouch.worktree.rules import path_filter
 
 # What made a candidate: it defines a name the query spells (`definition-name`), or the lexical
 # or dense list ranked it. Candidate.matched holds those that apply, strongest first.
@@ -70,7 +71,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
            include_history: bool = False, embedder: Embedder | str | None = None,
            mode: str = SearchMode.HYBRID, kinds: frozenset[str] | None = None,
            settings: Settings = DEFAULT, overlay: OverlaySource | None = None,
-           embed_limit: int = live.EMBED_LIMIT) -> Results:
+           embed_limit: int = live.EMBED_LIMIT, paths: Sequence[str] | None = None) -> Results:
     """Top-k chunks of a branch. `mode`: hybrid (dense + lexical, fused by rank), dense or lexical.
     `kinds`: keep only chunks of these file kinds (source, test, docs, config). `embedder`: a
     model to reuse for the query, or the name of the one expected; either way the query is
@@ -79,9 +80,12 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     `overlay`: what differs from the index in the working tree, searched beside it
     (retriever/overlay.py): an index hit from a changed file gives way to the file's current
     chunks, and at most `embed_limit` new chunks are embedded (the rest are ranked by words
-    only, and the Results' overlay says how many)."""
+    only, and the Results' overlay says how many). `paths`: keep only chunks of files these
+    gitignore-style patterns match (`src/`, `*.py`, `!src/vendor/`), before ranking: each list
+    looks as deep as it must for k such chunks, and the overlay's chunks are filtered alike."""
     if mode not in SEARCH_MODES:
         raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
+    keep = path_filter(paths) if paths else None
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The held model is most often the branch's own: a model that may (see _rankings) starts
         # on the query while git and the ledger say which branch and model this search is for.
@@ -95,6 +99,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             if state is None or outdated is not None:
                 raise NotIndexed(_not_indexed(repo, branch, index_dir, outdated))
             ov = overlay(repo, state, head) if overlay is not None else None
+            searched = _within(ov, keep) if ov is not None and keep is not None else ov
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
             # The names a short query spells (a long one, a sentence, names code in passing: fused
@@ -103,7 +108,10 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             names = lexical.query_name_keys(query) if mode != SearchMode.DENSE and short else []
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
                                  _query_embedder(held, state.embedder, mode), pool, settings, early,
-                                 ov if ov is not None and not ov.empty else None, embed_limit, names)
+                                 searched if searched is not None and not searched.empty else None, embed_limit,
+                                 names, keep)
+            if ov is not None and searched is not ov and searched is not None:
+                ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
             fused = _fuse(rankings, settings.rrf_k)
             # A definition of a name the query spells ranks above every chunk that only uses it;
             # several rank by the fused score (the rest of the query).
@@ -153,6 +161,12 @@ def _kind_weights(settings: Settings, query: str) -> dict[str, float]:
     if lexical.names_tests(query):
         weights[Kind.TEST] = max(weights.get(Kind.TEST, 1.0), weights.get(Kind.SOURCE, 1.0))
     return weights
+
+
+def _within(ov: live.Overlay, keep: Callable[[str], bool]) -> live.Overlay:
+    """The overlay as a --path search sees it: only its chunks of files `keep` takes (the
+    files it replaces in the index stay replaced, whatever the filter)."""
+    return replace(ov, chunks=[c for c in ov.chunks if keep(c.record.path)])
 
 
 def _cited(rec: ChunkRecord, state: BranchState, repo: Path) -> ChunkRecord:
@@ -227,9 +241,10 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
               include_history: bool, mode: str, embedder: Embedder | None, pool: ThreadPoolExecutor,
               settings: Settings, early: tuple[Embedder, Future[list[float]]] | None = None,
               ov: live.Overlay | None = None, embed_limit: int = live.EMBED_LIMIT,
-              names: list[str] | None = None) -> _Rankings:
+              names: list[str] | None = None, keep: Callable[[str], bool] | None = None) -> _Rankings:
     """(weight, ranking) of each list to fuse: dense, then lexical, then the chunks that define a
     name the query spells (`names`, lexical.query_name_keys; the tantivy copy's name field).
+    `keep`: a --path filter, applied by each list to the branch's members (see _members).
 
     An embedder that says it may (`threadsafe_query`, see embedding.Embedder) embeds the query on
     `pool`'s thread while the lexical half runs on this one: the encoder's matrix products release
@@ -247,8 +262,8 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, query)
     lexical_records: dict[str, ChunkRecord] = {}
     lex_scores: dict[str, float] = {}
-    ids = (_lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings, lex_scores)
-           if mode != SearchMode.DENSE else [])
+    ids = (_lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings, lex_scores,
+                            keep) if mode != SearchMode.DENSE else [])
     if qvec is not None:
         vector, vectors = qvec.result(), _vector_reader(ledger, index_dir)
         sims: dict[str, float] = {}
@@ -258,7 +273,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
             sims.update(found)
             return [cid for cid, _ in found]
         dense = _members(ledger, state, depth, include_history, out.records, nearest,
-                         widenings=settings.max_widenings)
+                         widenings=settings.max_widenings, keep=keep)
         if ov is not None and embedder is not None:
             own = live.vectors_for(ov, embedder, ledger, index_dir, embed_limit)
             dense = live.merged(_kept(dense, out.records, ov, include_history, state,
@@ -278,7 +293,8 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         out.lists.append((settings.lexical_weight, ids))
         out.members[LEXICAL] = set(ids)
     if names and mode != SearchMode.DENSE:
-        defs = _name_ranking(ledger, index_dir, state, names, lexical.terms(query), depth, out.records, settings)
+        defs = _name_ranking(ledger, index_dir, state, names, lexical.terms(query), depth, out.records, settings,
+                             keep)
         if ov is not None:
             defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state,
                                             lambda cid: 0.0)]
@@ -291,7 +307,8 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
 
 
 def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: list[str], terms: list[str],
-                  depth: int, records: dict[str, ChunkRecord], settings: Settings) -> list[str]:
+                  depth: int, records: dict[str, ChunkRecord], settings: Settings,
+                  keep: Callable[[str], bool] | None = None) -> list[str]:
     """The branch's chunks that define one of `names`, by the tantivy copy's name field (none
     when the copy cannot answer: FTS5 has no such field)."""
     assert state.space is not None
@@ -302,7 +319,8 @@ def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: li
 
     def fetch(n: int) -> list[str]:
         return [key for key, _ in lexindex.search_names(index_dir, space, stamp, names, n, terms) or []]
-    return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings)
+    return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
+                    keep=keep)
 
 
 def _kept(ids: list[str], records: dict[str, ChunkRecord], ov: live.Overlay, include_history: bool,
@@ -332,7 +350,7 @@ def _start_query(pool: ThreadPoolExecutor, embedder: Embedder, query: str) -> Fu
 
 def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int, mode: str,
                      records: dict[str, ChunkRecord], settings: Settings,
-                     scores: dict[str, float] | None = None) -> list[str]:
+                     scores: dict[str, float] | None = None, keep: Callable[[str], bool] | None = None) -> list[str]:
     """The branch's chunks ranked by the lexical index (their records added to `records`, their
     scores, higher better, to `scores`)."""
     assert state.space is not None
@@ -357,7 +375,7 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
             return [key for key, _ in found or []]
         try:
             ids = _members(ledger, state, depth, False, records, fetch, by="lex_key",
-                           widenings=settings.max_widenings)
+                           widenings=settings.max_widenings, keep=keep)
         except _NoCopy:
             pass
         else:
@@ -366,9 +384,12 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
                     rec = records[cid]
                     scores[cid] = by_key.get(lex_key(rec.path, rec.symbol, rec.text_hash), 0.0)
             return ids
-    # the ledger's FTS5 table, with the branch's membership in the query
+    # the ledger's FTS5 table, with the branch's membership in the query (a --path filter after
+    # it, deeper: this is the fallback for a missing tantivy copy, not the usual path)
     match = lexical.match_query(query)
-    found = ledger.lexical_search(state, match, depth) if match else []
+    found = ledger.lexical_search(state, match, depth if keep is None else depth * 20) if match else []
+    if keep is not None:
+        found = [(rec, score) for rec, score in found if keep(rec.path)][:depth]
     records.update((rec.id, rec) for rec, _ in found if rec.id not in records)
     if scores is not None:
         scores.update((rec.id, score) for rec, score in found)
@@ -390,17 +411,20 @@ def _pairs(query: str, how: str | None = DEFAULT.lexical_pairs) -> list[str]:
 
 def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bool,
              records: dict[str, ChunkRecord], fetch: Callable[[int], list[str]], by: str = "text_hash",
-             *, widenings: int) -> list[str]:
+             *, widenings: int, keep: Callable[[str], bool] | None = None) -> list[str]:
     """The branch's best `depth` chunks (ids) from a ranking of keys over the repository's
     shared space: a vector's text hash, or a lexical row's key (by="lex_key"), which stand
     for every chunk of the branch with that text (as the branch sees it, see branch_members).
 
     No Chroma `where` filter (100-350 ms at 100k vectors): ask for depth / share results,
     where share is the branch's part of the space, keep the branch's members by the ledger,
-    and ask again, deeper, in the rare case that too few were members."""
+    and ask again, deeper, in the rare case that too few were members. `keep`: a --path filter,
+    applied to the members, whose share of the space it makes smaller (so the first ask is
+    already deep enough, on average, for `depth` members that it keeps)."""
     assert state.space is not None
     total = _space_size(ledger, state.space) + ledger.pending_count()  # a killed build's leftovers too
-    mine = ledger.branch_size(state.coll, include_history)
+    mine = (ledger.branch_size(state.coll, include_history) if keep is None
+            else _kept_size(ledger, state.coll, include_history, keep))
     if total == 0 or mine == 0:
         return []
     n = min(total, math.ceil(depth * total / mine * 1.2))
@@ -411,12 +435,18 @@ def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bo
         fresh = [k for k in keys if k not in chunks]
         found = ledger.branch_members(state, fresh, by, include_history)
         chunks.update((k, found.get(k, [])) for k in fresh)
-        members = [rec.id for key in keys for rec in chunks.get(key, ())]
+        members = [rec.id for key in keys for rec in chunks.get(key, ()) if keep is None or keep(rec.path)]
         records.update((rec.id, rec) for key in keys for rec in chunks.get(key, ()) if rec.id not in records)
         if len(members) >= min(depth, mine) or n >= total:
             break
         n = min(total, n * 4)
     return members[:depth]
+
+
+def _kept_size(ledger: Ledger, coll: str, include_history: bool, keep: Callable[[str], bool]) -> int:
+    """How many of the branch's chunks lie in files `keep` takes (live, plus history when asked)."""
+    statuses = ("live", "deleted") if include_history else ("live",)
+    return sum(row.chunks for row in ledger.files(coll).values() if row.status in statuses and keep(row.path))
 
 
 # Counting a space's chunks reads its whole index (~15 ms CPU at 100k), twice a search. Every

@@ -7,13 +7,13 @@ same rules, so a file the index leaves out is also reported as excluded when val
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
 from codevouch.caches import clearable
-from codevouch.errors import ConfigError
+from codevouch.errors import ConfigError, InputError
 from codevouch.vocabulary import EXCLUDED_KINDS, Kind
 from codevouch.worktree.config import loads
 
@@ -80,6 +80,21 @@ class Classification:
     @property
     def excluded(self) -> bool:
         return self.kind in EXCLUDED_KINDS
+
+
+def path_filter(patterns: Sequence[str]) -> Callable[[str], bool]:
+    """A test of repository paths against `patterns`, read as the lines of a .gitignore (`*.py`,
+    `src/`, `tests/**/conftest.py`, `!keep.py`): what `search --path` keeps. InputError for an
+    empty pattern or a list that only negates (it would keep nothing)."""
+    cleaned = tuple(p.strip() for p in patterns)
+    if not cleaned or any(not p or p.startswith("#") for p in cleaned):
+        raise InputError("a --path pattern is empty (or a comment); pass gitignore-style globs such as "
+                         "'src/', '*.py' or 'pkg/**/api.py'.")
+    if all(p.startswith("!") for p in cleaned):
+        raise InputError("every --path pattern negates ('!'), so none would keep a file; name what to "
+                         "keep first, e.g. --path 'src/' --path '!src/vendor/'.")
+    spec = _spec(cleaned)
+    return spec.match_file
 
 
 def matches(path: str, pattern: str) -> bool:
