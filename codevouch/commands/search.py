@@ -43,7 +43,10 @@ def search_cmd(
     no_validate: Annotated[bool, typer.Option(
         "--no-validate", help="Skip the working-tree check (hits carry no verdict).")] = False,
     fmt: Annotated[Optional[str], typer.Option(
-        "--format", help="text (the default), json or context (markdown for agents).")] = None,
+        "--format", help="text (the default), brief (one line per hit: verdict, path:start-end, symbol, "
+                         "similarity), json or context (markdown for agents).")] = None,
+    show_all: Annotated[bool, typer.Option(
+        "--all", help="Show the hits even when none is a good match (otherwise one line says so).")] = False,
     mode: Annotated[str, typer.Option(
         "--mode", help="hybrid (dense + lexical, fused by rank), dense or lexical.")] = "hybrid",
     index: IndexOpt = None,
@@ -56,7 +59,7 @@ def search_cmd(
 
     Files that changed since the last build (commits, edits, untracked files) are searched live
     beside the index, and a line says how far the index is behind; --no-overlay turns that off."""
-    fmt = check_format(fmt, as_json)
+    fmt = check_format(fmt, as_json, SEARCH_FORMATS)
     if mode not in SEARCH_MODES:
         raise usage("--mode must be hybrid, dense or lexical.")
     try:
@@ -65,29 +68,53 @@ def search_cmd(
                           validate=not no_validate, mode=mode, overlay=not no_overlay, paths=path)
     except CodevouchError as exc:
         raise fail(exc) from exc
-    if fmt != "context":
+    if fmt == "brief":
+        # One line per hit on stdout, nothing else, for pipes (the note goes to stderr).
+        note = hits.overlay.note() if hits.overlay is not None else None
+        if note:
+            typer.echo(f"note: {note}", err=True)
+    elif fmt != "context":
         overlay_note(hits.overlay, fmt == "json")
+    weak = hits.note()
+    if weak is not None and not show_all and fmt in ("text", "brief"):
+        # Ten poor hits read as ten answers: one line instead (--json keeps them, each with
+        # good_match false; --all shows them).
+        typer.echo(weak)
+        return
     if no_validate:
         _render_unvalidated([h.snippet() for h in hits], fmt)
         return
     results = [h.check for h in hits if h.check is not None]
-    shown = [r for r in results if r.verdict != Verdict.EXCLUDED] if fmt == "text" else results
+    shown = [r for r in results if r.verdict != Verdict.EXCLUDED] if fmt in ("text", "brief") else results
     try:
         note = (hits.overlay.note() or "") if hits.overlay is not None else ""
         render_results(shown, fmt, idx, include_history, live_note=note)
     except CodevouchError as exc:
         raise fail(exc) from exc
+    if weak is not None and fmt in ("text", "brief"):
+        typer.echo(weak.replace(", or --all to see the hits anyway", ""))
     if len(shown) < len(results):
         typer.echo(f"({len(results) - len(shown)} excluded hit(s) hidden; --json lists them)")
 
 
+SEARCH_FORMATS = ("text", "brief", "json", "context")
+
+
 def _render_unvalidated(snippets: list[dict], fmt: str) -> None:
+    from codevouch.printable import one_line, visible
+    from codevouch.validator import brief_line
+
     if fmt == "json":
         print_json(snippets)
         return
     for s in snippets:
-        typer.echo(f"{s['path']}#L{s['start_line']}-L{s['end_line']} ({s['symbol']}) "
-                   f"{s['branch']}@{s['commit'][:7]} score {s['score']:.3f} [{s['status']}, not validated]")
-        typer.echo(s["text"])
+        if fmt == "brief":
+            typer.echo(brief_line(None, s["path"], s["start_line"], s["end_line"], s["symbol"], s))
+            continue
+        sim = s.get("similarity")
+        shown = f"similarity {sim:.2f}" if isinstance(sim, (int, float)) else f"rank score {s['score']:.3f}"
+        typer.echo(one_line(f"{s['path']}#L{s['start_line']}-L{s['end_line']} ({s['symbol']}) "
+                            f"{s['branch']}@{s['commit'][:7]} {shown} [{s['status']}, not validated]"))
+        typer.echo(visible(s["text"]))
         typer.echo("")
     sys.stdout.flush()

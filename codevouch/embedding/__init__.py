@@ -1,4 +1,6 @@
-"""Embedding models: the packaged MiniLM (real, offline) and a deterministic fake for fast tests.
+"""Embedding models: the packaged MiniLM (real, offline), any local sentence-transformers model
+directory (`SentenceTransformerEmbedder`, named `st:<directory>`), and a deterministic fake for
+fast tests. Nothing here downloads: a model is the packaged one or a directory on disk.
 
 The real model is imported lazily: `import sentence_transformers` costs seconds, and
 commands such as `--help` or `index status` never need it. Token counting uses the model's
@@ -12,6 +14,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Protocol
 
 from codevouch.caches import clearable
@@ -27,6 +30,31 @@ CHUNK_TOKEN_BUDGET = 250  # a little below the window so nothing is ever cut
 # of the build's `Settings.embed_context` (codevouch/retriever/settings.py), which is the knob.
 EMBED_CONTEXTS = ("path-symbol", "path", "symbol", None)
 DEFAULT_EMBED_CONTEXT: str | None = "path-symbol"
+# A model by directory is named by this prefix and the directory's resolved path: the name an
+# index records (its vector space and embedding cache are the name's own), and how a search
+# finds the model again.
+DIRECTORY_PREFIX = "st:"
+DEVICES = ("auto", "cpu", "cuda", "mps")   # and cuda:N
+
+
+def check_device(device: str) -> str:
+    """`device` when it is one torch can be asked for (auto, cpu, cuda, cuda:N, mps)."""
+    from codevouch.errors import InputError
+
+    base, _, index = device.partition(":")
+    if device in DEVICES or (base == "cuda" and index.isdigit()):
+        return device
+    raise InputError(f"unknown embedding device {device!r}; use auto (CUDA when torch sees it, else the CPU), "
+                     "cpu, cuda, cuda:N or mps.")
+
+
+def resolve_device(device: str) -> str:
+    """The torch device for `device`: auto is CUDA when torch sees a GPU, else the CPU."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 class Embedder(Protocol):
@@ -60,8 +88,9 @@ class MiniLMEmbedder:
     dim = 384
     threadsafe_query = True   # the NumPy pass holds no per-thread state; torch's forward neither
 
-    def __init__(self, batch_size: int = 16) -> None:
+    def __init__(self, batch_size: int = 16, device: str = "auto") -> None:
         self.batch_size = batch_size
+        self.device = check_device(device)   # for builds; queries run in NumPy on the CPU
         self._model: Any = None     # a SentenceTransformer, loaded on first use
 
     def _load(self) -> Any:
@@ -76,7 +105,8 @@ class MiniLMEmbedder:
 
             hf_logging.disable_progress_bar()  # "Loading weights" bars would clutter stderr
 
-            self._model = SentenceTransformer(str(model_path()), device="cpu", local_files_only=True)
+            self._model = SentenceTransformer(str(model_path()), device=resolve_device(self.device),
+                                              local_files_only=True)
             self._model.max_seq_length = MAX_TOKENS
         return self._model
 
@@ -125,14 +155,102 @@ class FakeEmbedder:
         norm = math.sqrt(sum(v * v for v in vec)) or 1.0
         return [v / norm for v in vec]
 
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model in a local directory, on `device`, offline. Its name is
+    DIRECTORY_PREFIX + the directory: another model, another vector space."""
+
+    threadsafe_query = True   # torch's forward holds no per-thread state
+
+    def __init__(self, directory: Path, device: str = "auto", batch_size: int = 16) -> None:
+        self.directory = directory
+        self.name = DIRECTORY_PREFIX + str(directory)
+        self.device = check_device(device)
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._dim: int | None = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+                os.environ.setdefault(var, "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(str(self.directory), device=resolve_device(self.device),
+                                                  local_files_only=True)
+            except Exception as exc:  # a directory that is not a model: say which, and why
+                from codevouch.errors import InputError
+
+                raise InputError(f"cannot load the embedding model in {self.directory} ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]}); give a sentence-transformers model directory.") from exc
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self._load().get_sentence_embedding_dimension())
+        return self._dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self._dim = value
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = self._load().encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                      show_progress_bar=False, convert_to_numpy=True)
+        return vectors.tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed([text])[0]
 
 
-def embedder_by_name(name: str) -> Embedder:
-    """The embedder an index was built with: queries must use the same one."""
-    if name == MODEL_NAME:
-        return MiniLMEmbedder()
-    if name == FakeEmbedder.name:
-        return FakeEmbedder()
+def model_directory(value: str, base: Path | None = None) -> Path:
+    """The model directory `value` names (relative to `base`, else the current directory),
+    resolved; InputError when it is not a directory: codevouch never downloads a model."""
     from codevouch.errors import InputError
 
-    raise InputError(f"unknown embedder {name!r}; known: {MODEL_NAME}, {FakeEmbedder.name}")
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = (base or Path.cwd()) / path
+    path = path.resolve()
+    if not path.is_dir():
+        raise InputError(f"embedding model {value!r} is neither {MODEL_NAME} (the packaged default) nor a "
+                         f"directory ({path} is not one); codevouch never downloads a model: give the path of "
+                         "a local sentence-transformers model directory.")
+    if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+        raise InputError(f"{path} holds no sentence-transformers model (no modules.json or config.json).")
+    return path
+
+
+def model_name(setting: str, base: Path | None = None) -> str:
+    """The name an index records for the model a setting chooses (nothing loaded)."""
+    if setting in (MODEL_NAME, FakeEmbedder.name):
+        return setting
+    raw = setting[len(DIRECTORY_PREFIX):] if setting.startswith(DIRECTORY_PREFIX) else setting
+    return DIRECTORY_PREFIX + str(model_directory(raw, base))
+
+
+def embedder_by_name(name: str, device: str = "auto", base: Path | None = None) -> Embedder:
+    """The embedder a setting or an index's record names: the packaged MiniLM, the fake, or a
+    model directory (`st:/path`, or a plain path, relative to `base`). Queries use the one the
+    branch was built with."""
+    if name == MODEL_NAME:
+        return MiniLMEmbedder(device=device)
+    if name == FakeEmbedder.name:
+        return FakeEmbedder()
+    return SentenceTransformerEmbedder(Path(model_name(name, base)[len(DIRECTORY_PREFIX):]), device)
+
+
+def is_packaged(name: str) -> bool:
+    """Whether `name` is the packaged MiniLM, by name or by its directory."""
+    if name == MODEL_NAME:
+        return True
+    if not name.startswith(DIRECTORY_PREFIX):
+        return False
+    try:
+        return Path(name[len(DIRECTORY_PREFIX):]) == model_path().resolve()
+    except (ImportError, OSError):
+        return False

@@ -51,14 +51,19 @@ class Candidate:
     score: float
     text: str
     matched: tuple[str, ...] = ()
+    # The cosine similarity of the query's and the chunk's vectors (the model's own measure,
+    # comparable across queries, unlike `score`, a rank fusion); None in lexical mode, or
+    # when no vector of the chunk could be read.
+    similarity: float | None = None
 
 
 class Results(list[Candidate]):
     """The candidates, best first, and the working-tree overlay they were searched with (None: off)."""
 
-    def __init__(self, hits: list[Candidate], overlay: live.Overlay | None = None) -> None:
+    def __init__(self, hits: list[Candidate], overlay: live.Overlay | None = None, model: str | None = None) -> None:
         super().__init__(hits)
         self.overlay = overlay
+        self.model = model     # the model the branch was built with (whose space `similarity` is in)
 
 
 # What makes a branch's working-tree overlay: (repository root, branch state, the work tree's
@@ -133,13 +138,14 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     if settings.collapse:
         found = collapse(found)
     matched = {rec.id: _matched(rec, rankings, names) for rec, _ in found[:k]}
+    sims = rankings.similarity
     found = [(_cited(rec, state, repo), score) for rec, score in found[:k]]
     texts = ov.texts if ov is not None else {}
     blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found if rec.blob_sha not in texts])
     blobs.update((rec.blob_sha, texts[rec.blob_sha]) for rec, _ in found if rec.blob_sha in texts)
     lines: dict[str, list[str]] = {}  # a blob split once, however many of its chunks hit
-    return Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines), matched[rec.id])
-                    for rec, score in found], ov)
+    return Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines), matched[rec.id],
+                              sims.get(rec.id)) for rec, score in found], ov, state.embedder)
 
 
 def _defines(rec: ChunkRecord, names: list[str]) -> bool:
@@ -235,6 +241,7 @@ class _Rankings:
     records: dict[str, ChunkRecord]        # the branch's view of every ranked chunk
     members: dict[str, set[str]] = field(default_factory=dict)  # DENSE / LEXICAL -> ids that list ranked
     defining: set[str] = field(default_factory=set)  # ids that define a name the query spells
+    similarity: dict[str, float] = field(default_factory=dict)   # chunk id -> cosine to the query
 
 
 def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
@@ -262,6 +269,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, query)
     lexical_records: dict[str, ChunkRecord] = {}
     lex_scores: dict[str, float] = {}
+    own_vectors: dict[str, list[float]] = {}
     ids = (_lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings, lex_scores,
                             keep) if mode != SearchMode.DENSE else [])
     if qvec is not None:
@@ -281,6 +289,8 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
                                 live.dense_scores(ov, own, vector), depth)
         out.lists.append((1.0, dense))
         out.members[DENSE] = set(dense)
+        if ov is not None and embedder is not None:
+            own_vectors = own
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ov is not None and mode != SearchMode.DENSE:
         pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
@@ -303,6 +313,9 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         out.defining.update(defs)
         if defs and settings.name_weight > 0:
             out.lists.append((settings.name_weight, defs))
+    if qvec is not None and embedder is not None:
+        out.similarity = _similarities(out, vector, sims, own_vectors,
+                                       lambda hashes: ledger.cached_vectors(embedder.name, hashes))
     return out
 
 
@@ -321,6 +334,36 @@ def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: li
         return [key for key, _ in lexindex.search_names(index_dir, space, stamp, names, n, terms) or []]
     return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
                     keep=keep)
+
+
+def _similarities(rankings: _Rankings, query: Sequence[float], sims: dict[str, float],
+                  own: dict[str, list[float]],
+                  cached: Callable[[list[str]], dict[str, list[float]]]) -> dict[str, float]:
+    """chunk id -> cosine similarity to the query, for every ranked chunk: the vector store's
+    answer for the dense neighbours, else the vector from the overlay or the embedding cache
+    (a chunk only the lexical half found), whose texts were embedded by this model."""
+    import numpy as np
+
+    out: dict[str, float] = {}
+    missing: dict[str, list[str]] = {}
+    for cid in {cid for _, ranking in rankings.lists for cid in ranking}:
+        rec = rankings.records[cid]
+        if rec.origin == "index" and rec.text_hash in sims:
+            out[cid] = sims[rec.text_hash]
+        elif cid in own:
+            out[cid] = _cosine(np, query, own[cid])
+        elif rec.origin == "index":
+            missing.setdefault(rec.text_hash, []).append(cid)
+    for text_hash, vec in (cached(list(missing)) if missing else {}).items():
+        for cid in missing[text_hash]:
+            out[cid] = _cosine(np, query, vec)
+    return out
+
+
+def _cosine(np: Any, a: Sequence[float], b: Sequence[float]) -> float:
+    x, y = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    norms = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y) / norms if norms else 0.0
 
 
 def _kept(ids: list[str], records: dict[str, ChunkRecord], ov: live.Overlay, include_history: bool,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from codevouch.embedding import DEFAULT_EMBED_CONTEXT, EMBED_CONTEXTS
+from codevouch.embedding import DEFAULT_EMBED_CONTEXT, EMBED_CONTEXTS, MODEL_NAME
 from codevouch.errors import InputError
 from codevouch.vocabulary import Kind
 
@@ -36,6 +36,12 @@ LEXICAL_PAIRS = ("joined", "phrase")
 # milder of each was kept.
 KIND_WEIGHTS: Mapping[str, float] = MappingProxyType({Kind.SOURCE: 1.0, Kind.TEST: 0.8, Kind.CONFIG: 1.0,
                                                      Kind.DOCS: 0.5})
+
+
+# The best hit's similarity below which a search reports no good match, per model: measured with
+# scripts/bench_match.py (docs/SEARCH.md#scores-that-mean-something). Another model's cosines
+# sit on another scale: without a measured value (or Settings.match_threshold) nothing is judged.
+MATCH_THRESHOLDS: Mapping[str, float] = MappingProxyType({MODEL_NAME: 0.32})
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,10 @@ class Settings:
     # How many times a ranking is asked again, deeper, when too few of its keys were the
     # branch's (see retriever.search._members).
     max_widenings: int = 4
+    # A hit is a good match when its similarity (query . chunk cosine) reaches this; when no hit
+    # does, search says so instead of presenting them as answers. None: the model's measured
+    # threshold (MATCH_THRESHOLDS), or no judgement for a model that has none.
+    match_threshold: float | None = None
 
     def __post_init__(self) -> None:
         if self.embed_context not in EMBED_CONTEXTS:
@@ -104,11 +114,17 @@ class Settings:
     def _scalars(self) -> tuple[Any, ...]:
         return (self.merge_target, self.embed_context, self.collapse, self.lexical_weight, self.rrf_k,
                 self.lexical_pairs, self.max_widenings, self.name_weight, self.name_first_words, self.name_boost,
-                self.exact_boost)
+                self.exact_boost, self.match_threshold)
 
     def build_key(self) -> tuple[int | None, str | None]:
         """The build knobs: two settings with one build key index alike (same chunks, same keys)."""
         return (self.merge_target, self.embed_context)
+
+    def threshold_for(self, model: str | None) -> float | None:
+        """The similarity a good match reaches, for vectors of `model` (see match_threshold)."""
+        if self.match_threshold is not None:
+            return self.match_threshold
+        return MATCH_THRESHOLDS.get(model) if model is not None else None
 
     def kind_weight(self, kind: str) -> float:
         return self.kind_weights.get(kind, 1.0)

@@ -18,10 +18,11 @@ from codevouch.validator.facts import Facts, find_elsewhere, gather, start
 from codevouch.validator.model import REASONS, VERDICTS, Checked, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, parse_snippets
 from codevouch.validator.parsecache import CACHE as PARSES
-from codevouch.validator.render import render_text, summary, to_json
+from codevouch.validator.render import brief_line, render_brief, render_text, summary, to_json
 
 __all__ = ["REASONS", "VERDICTS", "Checked", "Current", "Decision", "Facts", "Snippet", "Validated", "clear_caches",
-           "decide", "gather", "parse_snippets", "render_text", "summary", "to_json", "validate"]
+           "brief_line", "decide", "gather", "parse_snippets", "render_brief", "render_text", "summary", "to_json",
+           "validate"]
 
 
 def clear_caches() -> None:

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from codevouch.printable import visible
+from codevouch.printable import one_line, visible
 from codevouch.syntax.extensions import FENCE_TAG_BY_EXTENSION
 from codevouch.validator.citation import clean, current_location
 from codevouch.validator.model import VERDICTS, Validated
-from codevouch.vocabulary import Verdict
+from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
 
 
 def to_json(v: Validated) -> dict[str, Any]:
@@ -38,13 +38,54 @@ def render_text(results: Sequence[Validated]) -> str:
     blocks = []
     for v in results:
         lines = [v.citation, f"reason: {v.reason}: {clean(v.detail)}"]
-        score = v.snippet.get("score")
-        if isinstance(score, (int, float)):
-            lines.append(f"score: {score:.3f}")
+        score = _score(v.snippet)
+        if score:
+            lines.append(score)
         code = _code_for_people(v)
         blocks.append("\n".join(lines) + (f"\n{code}" if code else ""))
     # Code and details come from the repository: no control character reaches a terminal raw.
     return visible("\n\n".join(blocks) + "\n\n" + summary(results) + "\n")
+
+
+def _score(snippet: Any) -> str | None:
+    """A search hit's score line: the similarity (cosine, comparable across queries) and whether
+    it is a good match; the fused rank score only when there is no similarity (lexical mode)."""
+    sim, good, score = snippet.get("similarity"), snippet.get("good_match"), snippet.get("score")
+    if isinstance(sim, (int, float)):
+        return f"similarity: {sim:.2f}" + {True: " (good match)", False: " (weak)"}.get(good, "")
+    if isinstance(score, (int, float)):
+        return f"score: {score:.3f} (rank score; no similarity in lexical mode)"
+    return None
+
+
+def brief_line(verdict: str | None, path: str, start: int, end: int, symbol: str | None, snippet: Any) -> str:
+    """One hit on one line, as grep and ripgrep users read results: verdict, path:start-end,
+    symbol, similarity (or rank score), what matched when known; escaped for a terminal."""
+    sim, score = snippet.get("similarity"), snippet.get("score")
+    shown = (f"{sim:.2f}" if isinstance(sim, (int, float))
+             else f"rank {score:.3f}" if isinstance(score, (int, float)) else "-")
+    if snippet.get("good_match") is False:
+        shown += " weak"
+    matched = snippet.get("matched")
+    if isinstance(matched, (list, tuple)):
+        matched = ",".join(map(str, matched))
+    parts = [verdict or "unchecked", f"{path}:{start}-{end}", symbol or "-", shown]
+    if matched:
+        parts.append(f"[{matched}]")
+    return one_line("  ".join(str(p) for p in parts))
+
+
+def render_brief(results: Sequence[Validated]) -> str:
+    """One line per hit (see brief_line); where the code is now when it moved."""
+    lines = []
+    for v in results:
+        where = v.current if v.current is not None and v.verdict in CURRENT_VERDICTS else None
+        s = v.snippet
+        lines.append(brief_line(v.verdict, where.path if where else v.parsed.path,
+                                where.start_line if where else int(s.get("start_line") or 0),
+                                where.end_line if where else int(s.get("end_line") or 0),
+                                s.get("symbol"), s))
+    return "".join(line + "\n" for line in lines)
 
 
 def _code_for_people(v: Validated) -> str | None:

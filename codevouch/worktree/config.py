@@ -95,3 +95,52 @@ def seconds_from_env(name: str, default: float, unset_for: str, finite: bool = T
     if not (value >= 0 and (math.isfinite(value) or not finite)):
         raise ConfigError(f"{name}={text[:40]!r} is not a number of seconds (>= 0); unset it for {unset_for}.")
     return value
+
+
+ENV_MODEL = "CODEVOUCH_EMBEDDING_MODEL"
+ENV_DEVICE = "CODEVOUCH_EMBEDDING_DEVICE"
+ENV_MATCH_THRESHOLD = "CODEVOUCH_MATCH_THRESHOLD"
+_EMBEDDING_KEYS = frozenset({"model", "device", "match_threshold"})
+
+
+@dataclass(frozen=True)
+class EmbeddingChoice:
+    """The embedding model, device and match threshold a repository's settings choose: the
+    environment over `[embedding]` in the repository config over the defaults (as `[budget]`)."""
+    model: str | None = None               # a model name or a directory as written; None: packaged
+    base: Path | None = None               # what a relative directory is relative to
+    device: str = "auto"
+    match_threshold: float | None = None   # None: the model's measured one
+    source: str = "defaults"               # where `model` came from
+
+
+def embedding_choice(cfg: RepoConfig, root: Path | None, env: dict[str, str] | None = None) -> EmbeddingChoice:
+    """`[embedding] model / device / match_threshold`, each overridden by its environment
+    variable (CODEVOUCH_EMBEDDING_MODEL, CODEVOUCH_EMBEDDING_DEVICE, CODEVOUCH_MATCH_THRESHOLD).
+    A relative model directory in the config is relative to the repository root, in the
+    environment to the current directory. ConfigError for a bad key or value."""
+    env = dict(os.environ) if env is None else env
+    section = cfg.section("embedding")
+    where = f"{cfg.source} [embedding]"
+    unknown = set(section) - _EMBEDDING_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(_EMBEDDING_KEYS)}.")
+    for key in ("model", "device"):
+        if key in section and (not isinstance(section[key], str) or not section[key].strip()):
+            raise ConfigError(f"{where} {key} must be a non-empty string.")
+    model, base, source = None, None, "defaults"
+    if env.get(ENV_MODEL, "").strip():
+        model, source = env[ENV_MODEL].strip(), ENV_MODEL
+    elif "model" in section:
+        model, base, source = section["model"].strip(), root, where
+    device = env.get(ENV_DEVICE, "").strip() or str(section.get("device", "auto")).strip()
+    threshold: Any = env.get(ENV_MATCH_THRESHOLD, "").strip() or section.get("match_threshold")
+    named = ENV_MATCH_THRESHOLD if env.get(ENV_MATCH_THRESHOLD, "").strip() else f"{where} match_threshold"
+    if threshold is not None:
+        try:
+            threshold = float(threshold)
+        except (TypeError, ValueError):
+            threshold = math.nan
+        if isinstance(threshold, bool) or not -1.0 <= threshold <= 1.0:
+            raise ConfigError(f"{named} must be a similarity between -1 and 1 (a cosine).")
+    return EmbeddingChoice(model, base, device, threshold, source)
