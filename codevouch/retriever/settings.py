@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from codevouch.embedding import DEFAULT_EMBED_CONTEXT, EMBED_CONTEXTS, MODEL_NAME
+from codevouch.embedding import DEFAULT_EMBED_CONTEXT, EMBED_CONTEXTS, MODEL_NAME, is_packaged
 from codevouch.errors import InputError
 from codevouch.vocabulary import Kind
 
@@ -103,6 +103,8 @@ class Settings:
                              f"{', '.join(map(str, EMBED_CONTEXTS))}.")
         if self.lexical_pairs is not None and self.lexical_pairs not in LEXICAL_PAIRS:
             raise InputError(f"unknown lexical_pairs {self.lexical_pairs!r}; use joined, phrase or None.")
+        if self.match_threshold is not None and not -1.0 <= self.match_threshold <= 1.0:
+            raise InputError(f"match_threshold is a cosine, between -1 and 1 (got {self.match_threshold}).")
         if self.max_widenings < 1:
             raise InputError(f"max_widenings must be at least 1 (got {self.max_widenings}).")
         # A caller's dict is copied and frozen: a setting must not change after it was made.
@@ -124,7 +126,10 @@ class Settings:
         """The similarity a good match reaches, for vectors of `model` (see match_threshold)."""
         if self.match_threshold is not None:
             return self.match_threshold
-        return MATCH_THRESHOLDS.get(model) if model is not None else None
+        if model is None:
+            return None
+        # The packaged MiniLM named by its directory is the same model, on the same scale.
+        return MATCH_THRESHOLDS.get(MODEL_NAME if is_packaged(model) else model)
 
     def kind_weight(self, kind: str) -> float:
         return self.kind_weights.get(kind, 1.0)
