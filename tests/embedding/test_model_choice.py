@@ -88,7 +88,8 @@ def test_the_configured_threshold_says_no_good_match(repo: Repo, index_dir: Path
     assert miss.returncode == 0, miss.stderr
     assert miss.stdout.startswith("no good match: the closest of") and len(miss.stdout.splitlines()) == 1
     shown = cv("search", "quantum chromodynamics lattice", "--all", "--format", "brief", cwd=repo.root, index=index_dir)
-    assert shown.stdout.splitlines()[0].endswith("weak") and shown.stdout.splitlines()[-1].startswith("no good match")
+    assert shown.stdout.splitlines()[0].endswith(" weak  [dense]"), shown.stdout   # what matched, once known
+    assert shown.stdout.splitlines()[-1].startswith("no good match")
     hit = cv("search", "cancel order", "--format", "brief", cwd=repo.root, index=index_dir)
     assert hit.stdout.startswith("usable  shop/cancel.py:1-3  cancel_order")
     # A name spelled exactly is a good match whatever its cosine; in lexical mode too.

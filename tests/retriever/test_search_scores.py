@@ -73,7 +73,7 @@ def test_brief_format_and_json_fields(repo: Repo, index_dir: Path) -> None:
     verdict, where, symbol, sim = lines[0].split("  ")[:4]
     # The hit moved two lines down: brief shows where the code is now.
     assert (verdict, where, symbol) == ("stale-but-ok", "shop/cancel.py:3-5", "cancel_order")
-    assert 0 < float(sim) < 1
+    assert 0 < float(sim) < 1 and lines[0].endswith("[definition-name,lexical,dense]"), lines[0]
     # Repository text is escaped: the bidi override cannot reorder the line.
     assert "\u202e" not in out.stdout and any("\\u202e" in line for line in lines)
     js = json.loads(cv("search", "cancel order", "--json", "-k", "2", "--no-overlay", cwd=repo.root,
