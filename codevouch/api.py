@@ -151,8 +151,7 @@ class Hits(list[Hit]):
             return None
         best = max(h.similarity or 0.0 for h in self)
         return (f"no good match: the closest of {len(self)} hit{'s' if len(self) != 1 else ''} has similarity "
-                f"{best:.2f}, below this model's threshold for a match; try other words or a name, "
-                "or --all to see the hits anyway")
+                f"{best:.2f}, below this model's threshold for a match; try other words or a name")
 
 
 @dataclass(frozen=True)
@@ -234,28 +233,30 @@ class Index:
             return model_name(choice.model or DEFAULT_EMBEDDER, choice.base)
         return self._embedder if isinstance(self._embedder, str) else self._embedder.name
 
-    def embedding_choice(self) -> EmbeddingChoice:
+    def embedding_choice(self, root: Path | None = None) -> EmbeddingChoice:
         """What the environment and the repository config say of the model, device and match
-        threshold (worktree.config.embedding_choice); the defaults outside a repository."""
+        threshold (worktree.config.embedding_choice); the defaults outside a repository.
+        `root`: the work tree's top when known (else one git process finds it)."""
         from codevouch.errors import NotARepository
         from codevouch.worktree import gitio
         from codevouch.worktree.config import RepoConfig, embedding_choice, load_repo_config
 
         if self._choice is None:
-            try:
-                root: Path | None = gitio.repo_root(self.repo)
-            except NotARepository:
-                root = None
+            if root is None:
+                try:
+                    root = gitio.repo_root(self.repo)
+                except NotARepository:
+                    root = None
             cfg = load_repo_config(root) if root is not None else RepoConfig()
             self._choice = embedding_choice(cfg, root)
         return self._choice
 
-    def _match_threshold(self, model: str | None) -> float | None:
+    def _match_threshold(self, model: str | None, root: Path | None = None) -> float | None:
         """The similarity a good match reaches: Settings.match_threshold, else the configured
         one, else the model's measured one (none for a model never measured)."""
         if self.settings.match_threshold is not None:
             return self.settings.match_threshold
-        configured = self.embedding_choice().match_threshold
+        configured = self.embedding_choice(root).match_threshold
         return configured if configured is not None else self.settings.threshold_for(model)
 
     def build(self, branches: Sequence[str] = (), all_branches: bool = False, wait: float = 0,
@@ -316,16 +317,29 @@ class Index:
         # The build model, given or named: the retriever starts on the query with it before the
         # branch is located, and keeps that when the branch was built with it. A named model no
         # branch of the index uses is not loaded. The query is always embedded by the branch's model.
-        try:
-            guess: str | Embedder = self._embedder if self._embedder is not None else self.model_name()
-        except InputError:
-            guess = DEFAULT_EMBEDDER   # a bad model setting must not stop a search of a branch built otherwise
+        # The model to start the query with, a guess (the branch's own model embeds it): the given
+        # one, else the environment's or the packaged one, without a git process to find the
+        # repository's config (a configured directory model just starts later).
+        guess: str | Embedder = self._embedder if self._embedder is not None else DEFAULT_EMBEDDER
+        if self._embedder is None:
+            import os
+
+            from codevouch.embedding import model_name
+            from codevouch.worktree.config import ENV_MODEL
+
+            try:
+                if self._choice is not None:
+                    guess = self.model_name()
+                elif os.environ.get(ENV_MODEL, "").strip():
+                    guess = model_name(os.environ[ENV_MODEL].strip())
+            except InputError:
+                pass   # a bad model setting must not stop a search of a branch built otherwise
         candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
                             include_history=include_history, mode=mode, kinds=wanted,
                             embedder=guess,
                             settings=self.settings, overlay=_overlay_source(self.settings) if overlay else None,
                             embed_limit=self.overlay_limit, paths=paths)
-        threshold = self._match_threshold(candidates.model)
+        threshold = self._match_threshold(candidates.model, candidates.root)
         hits = []
         for c in candidates:
             named = name_matches(query, c.record.symbol) or "definition-name" in c.matched

@@ -71,7 +71,7 @@ def run_corpus(c: Any, embedder: Any, work: Path, queries: int) -> dict[str, lis
             right = next((i + 1 for i, h in enumerate(hits) if h.path == target.path
                           and h.record.start_line <= target.def_line <= h.record.end_line), None)
         out[kind].append({"corpus": c.name, "query": query, "best": best, "top": hits[0].similarity if hits else None,
-                          "rank": right})
+                          "rank": right, "no_good_match": hits.no_good_match})
     for t in targets:
         ask("docstring", t.query, t)
         ask("name", t.name, t)
@@ -113,6 +113,11 @@ def main() -> None:
             found[kind] += rows
     print(f"corpora: {', '.join(c.name for c in corpora)}; {time.perf_counter() - started:.0f} s")
     print("\n".join(table(found)))
+    # What search says with the shipped threshold and the name match together.
+    for kind, rows in found.items():
+        pool = [r for r in rows if kind == "unrelated" or r["rank"] is not None]
+        said = sum(1 for r in pool if r["no_good_match"])
+        print(f"{kind}: 'no good match' for {said} of {len(pool)} queries ({said / max(len(pool), 1):.0%})")
     if args.json:
         args.json.write_text(json.dumps(found, indent=1))
 

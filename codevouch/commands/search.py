@@ -79,7 +79,7 @@ def search_cmd(
     if weak is not None and not show_all and fmt in ("text", "brief"):
         # Ten poor hits read as ten answers: one line instead (--json keeps them, each with
         # good_match false; --all shows them).
-        typer.echo(weak)
+        typer.echo(f"{weak} (--all shows the hits anyway)")
         return
     if no_validate:
         _render_unvalidated([h.snippet() for h in hits], fmt)
@@ -92,7 +92,7 @@ def search_cmd(
     except CodevouchError as exc:
         raise fail(exc) from exc
     if weak is not None and fmt in ("text", "brief"):
-        typer.echo(weak.replace(", or --all to see the hits anyway", ""))
+        typer.echo(weak)
     if len(shown) < len(results):
         typer.echo(f"({len(results) - len(shown)} excluded hit(s) hidden; --json lists them)")
 

@@ -60,10 +60,12 @@ class Candidate:
 class Results(list[Candidate]):
     """The candidates, best first, and the working-tree overlay they were searched with (None: off)."""
 
-    def __init__(self, hits: list[Candidate], overlay: live.Overlay | None = None, model: str | None = None) -> None:
+    def __init__(self, hits: list[Candidate], overlay: live.Overlay | None = None, model: str | None = None,
+                 root: Path | None = None) -> None:
         super().__init__(hits)
         self.overlay = overlay
         self.model = model     # the model the branch was built with (whose space `similarity` is in)
+        self.root = root       # the repository's work tree top
 
 
 # What makes a branch's working-tree overlay: (repository root, branch state, the work tree's
@@ -145,7 +147,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     blobs.update((rec.blob_sha, texts[rec.blob_sha]) for rec, _ in found if rec.blob_sha in texts)
     lines: dict[str, list[str]] = {}  # a blob split once, however many of its chunks hit
     return Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines), matched[rec.id],
-                              sims.get(rec.id)) for rec, score in found], ov, state.embedder)
+                              sims.get(rec.id)) for rec, score in found], ov, state.embedder, repo)
 
 
 def _defines(rec: ChunkRecord, names: list[str]) -> bool:
