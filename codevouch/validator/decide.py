@@ -64,14 +64,21 @@ def _out_of_range(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict
     not in the file vouches for nothing, whatever else matches."""
     if s.start_line is None and s.end_line is None:
         return None
+    assert loc.real is not None
     last = max(s.start_line or 0, s.end_line or 0)
-    now = line_count(work.text)
+    identical = identical_blob(s, facts, strict) is not None
+    if identical and s.text is not None:
+        # The text found as whole lines ending at or past `last`: the file has that many lines
+        # (hits number lines as line_count does), no count needed.
+        found = facts.caches.hits.get((s.text, loc.real))
+        if found is not None and any(end >= last for _, end in found[0]):
+            return None
+    now = facts.line_total(loc.real)
     old = facts.old_blob(s, loc.rel) if loc.rel else None
-    version = work.text if identical_blob(s, facts, strict) is not None else \
-        facts.blob_texts.get(old) if old else None
+    version = work.text if identical else facts.blob_texts.get(old) if old else None
     if version is not None:
         where, shown = "its version of the", version
-        if last <= line_count(version):
+        if last <= (now if identical else facts.old_line_total(old or "")):
             return None
     else:
         where, shown = "the working-tree", work.text
@@ -429,9 +436,9 @@ def _holds_its_definitions(symbol: str | None, text: str, path: str, facts: Fact
 
 def _claimed(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current | None:
     """The snippet's own line range in the (unchanged) working-tree file."""
-    if s.start_line is None or s.end_line is None or s.start_line > line_count(work.text):
+    if s.start_line is None or s.end_line is None or s.start_line > facts.line_total(real):
         return None
-    end = min(s.end_line, line_count(work.text))
+    end = min(s.end_line, facts.line_total(real))
     if s.symbol and end == s.end_line:
         return Current(real, s.start_line, end, facts.lines(real, s.start_line, end), s.symbol)
     return _current(real, s.start_line, end, work, facts, s.symbol)
@@ -444,8 +451,8 @@ def _find_symbol(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current
     if not names:
         return None
     found = None
-    if s.start_line is not None and s.start_line <= line_count(work.text):
-        near = facts.defs_near(real, s.start_line, min(s.end_line or s.start_line, line_count(work.text)))
+    if s.start_line is not None and s.start_line <= facts.line_total(real):
+        near = facts.defs_near(real, s.start_line, min(s.end_line or s.start_line, facts.line_total(real)))
         if all(symbols.resolve(near, n, real) for n in names):
             found = symbols.lookup(near, s.symbol, s.start_line, real)
     found = found or symbols.lookup(facts.defs(real), s.symbol, s.start_line, real)
