@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from codevouch.retriever.settings import Settings
     from codevouch.store import BranchState, ChunkRecord
     from codevouch.store.health import Health
+    from codevouch.validator.facts import Known
     from codevouch.validator.model import Checked, Current, Validated
     from codevouch.worktree.config import EmbeddingChoice
     from codevouch.worktree.gitio import HeadState
@@ -135,9 +136,10 @@ class Hits(list[Hit]):
     that the index did not (codevouch.retriever.overlay.Overlay; None with overlay=False):
     `overlay.note()` is the one line to show when the index is behind, `overlay.summary()` the data."""
 
-    def __init__(self, hits: Iterable[Hit], overlay: Overlay | None = None) -> None:
+    def __init__(self, hits: Iterable[Hit], overlay: Overlay | None = None, known: _Known | None = None) -> None:
         super().__init__(hits)
         self.overlay = overlay
+        self.known = known      # what the search learned from git, for the usage record (private)
 
     @property
     def no_good_match(self) -> bool:
@@ -298,7 +300,7 @@ class Index:
         """
         hits = self._search(query, k, branch, kinds, include_history, validate, mode, overlay, paths)
         if validate:
-            self._record("search", branch, [h.check for h in hits if h.check is not None])
+            self._record("search", branch, [h.check for h in hits if h.check is not None], hits.known)
         return Hits([h for h in hits if h.verdict != Verdict.EXCLUDED], hits.overlay) if hide_excluded else hits
 
     def _search(self, query: str, k: int, branch: str | None, kinds: Iterable[str] | None,
@@ -347,16 +349,18 @@ class Index:
                                        else c.similarity >= threshold)
             hits.append(Hit(c.record, c.score, c.text, matched=c.matched, similarity=c.similarity, name_match=named,
                             good_match=good))
+        known = _known(candidates)
         if not validate:
-            return Hits(hits, candidates.overlay)
-        return Hits(self._checked(hits), candidates.overlay)
+            return Hits(hits, candidates.overlay, known)
+        return Hits(self._checked(hits, known), candidates.overlay, known)
 
-    def _checked(self, hits: Sequence[Hit]) -> list[Hit]:
+    def _checked(self, hits: Sequence[Hit], known: _Known | None = None) -> list[Hit]:
         from dataclasses import replace
 
         from codevouch import validator
 
-        results = validator.validate(self.repo, [h._for_validator() for h in hits])
+        results = validator.validate(self.repo, [h._for_validator() for h in hits],
+                                     known=known.facts if known is not None else None)
         return [replace(h, check=v) for h, v in zip(hits, results)]
 
     def validate(self, snippets: Iterable[Mapping[str, Any] | Hit], strict: bool = False) -> list[Validated]:
@@ -393,7 +397,7 @@ class Index:
         packed = self.pack(results, budget=budget, model=model, reserve=reserve,
                            include_history=include_history, branch=branch,
                            live_note=(hits.overlay.note() or "") if hits.overlay is not None else "")
-        self._record("context", branch, results)
+        self._record("context", branch, results, hits.known)
         return replace(packed, overlay=hits.overlay)
 
     def pack(self, results: Sequence[Validated], budget: int | None = None, model: str | None = None,
@@ -447,8 +451,11 @@ class Index:
 
         return check_refs(self.repo, text)
 
-    def _record(self, op: str, branch: str | None, results: Sequence[Validated]) -> None:
-        """Append a usage record, unless recording is off or there is no index in the directory."""
+    def _record(self, op: str, branch: str | None, results: Sequence[Validated],
+                known: _Known | None = None) -> None:
+        """Append a usage record, unless recording is off or there is no index in the directory.
+        known: what the search of this call learned from git and the ledger (then no git process
+        runs here); else one rev-parse says the top, HEAD and branch."""
         from codevouch.errors import GitError
         from codevouch.store import IndexDir, usage
         from codevouch.worktree import gitio
@@ -456,16 +463,22 @@ class Index:
 
         if self.record is False or not IndexDir(self.index_dir).has_ledger():
             return
-        root = gitio.repo_root(self.repo)
+        head = known.head if known is not None else gitio.head_state(self.repo)
+        root = head.root if head is not None else gitio.repo_root(self.repo)
         settings = usage.settings(load_repo_config(root))
         if self.record is None and not settings.record:
             return
-        try:
-            branch = branch or gitio.current_branch(root)
-        except GitError:
-            branch = None      # detached HEAD: recorded without a branch
-        state = self._branch_state(root, branch) if branch else None
-        rec = usage.record_of(op, str(root), branch, state.commit if state else None, gitio.head_commit(root),
+        head_commit = head.commit if head is not None else gitio.head_commit(root)
+        if not branch:
+            try:
+                branch = head.branch if head is not None else gitio.current_branch(root)
+            except GitError:
+                branch = None      # detached HEAD: recorded without a branch
+        if known is not None and known.state is not None and known.state.branch == branch:
+            state: BranchState | None = known.state
+        else:
+            state = self._branch_state(root, branch) if branch else None
+        rec = usage.record_of(op, str(root), branch, state.commit if state else None, head_commit,
                               [(v.parsed.path, v.verdict, v.reason) for v in results])
         usage.UsageLog(self.index_dir).append(rec, settings.max_records)
 
@@ -594,6 +607,28 @@ def _overlay_limit(given: int | None) -> int:
     if given < 0:
         raise InputError(f"the overlay limit must be 0 or more chunks (got {given}).")
     return given
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What one search learned from git and the ledger, handed to its validation (`facts`) and
+    its usage record (`head`, `state`) so that neither asks again."""
+    head: HeadState | None
+    state: BranchState | None
+    facts: Known | None
+
+
+def _known(candidates: Any) -> _Known | None:
+    """The search's knowledge (retriever.search.Results' head, state and overlay status). The
+    validator gets it only when the search's HEAD is the work tree's: the top, HEAD's commit and
+    (when the overlay took one) the status."""
+    from codevouch.validator.facts import Known
+
+    head = getattr(candidates, "head", None)
+    state = getattr(candidates, "state", None)
+    ov = getattr(candidates, "overlay", None)
+    facts = Known(head.root, head.commit, ov.status if ov is not None else None) if head is not None else None
+    return _Known(head, state, facts)
 
 
 def _overlay_source(settings: Settings) -> Callable[[Path, BranchState, HeadState | None], Overlay]:

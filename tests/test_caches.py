@@ -46,6 +46,8 @@ FILLED_BY_USE = {
     "codevouch.indexer.overlay.cuts",
     "codevouch.retriever.overlay.tokens",
     "codevouch.store.overlaycache.memory",
+    "codevouch.worktree.gitio.private_index",
+    "codevouch.worktree.gitio.objects",
 }
 MODEL = "codevouch.embedding.numpy_minilm.numpy_minilm"
 

@@ -68,7 +68,7 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     made here (retriever/overlay.vectors_for)."""
     started = time.monotonic()
     head = head or gitio.head_commit(root)
-    pending_status = gitio.start_worktree_status(root, untracked=True)
+    pending_status = gitio.start_worktree_status(root, untracked=True, toplevel=True)
     # HEAD moved on: something differs for sure, so the diff and the count start at once.
     moved = head != state.commit
     pending_diff = gitio.PendingDiff(root, state.commit, None) if moved else None
@@ -76,7 +76,7 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
                      if moved and head else None)
     status = gitio.parse_status(pending_status.result())
     behind = _count(pending_count) if moved else 0
-    overlay = Overlay(state.branch, state.commit, head, behind)
+    overlay = Overlay(state.branch, state.commit, head, behind, status=status)
     if not moved and not status.changed and not status.untracked:
         overlay.seconds = time.monotonic() - started
         return overlay

@@ -24,6 +24,7 @@ from typing import Any
 from codevouch import caches
 from codevouch.embedding import Embedder
 from codevouch.store import ChunkRecord, Ledger, lexindex, overlaycache
+from codevouch.worktree.gitio import WorktreeStatus
 
 # New chunks embedded per call, at most: chosen by measurement (docs/OVERLAY.md): the fake
 # and MiniLM models embed ~30 chunks/s on the 2-core benchmark machine, so 64 keeps a first
@@ -72,6 +73,9 @@ class Overlay:
     # The indexed commit is no longer in the repository (rewritten and garbage-collected): no
     # diff against it is possible, so nothing is searched live and the note says to rebuild.
     base_gone: bool = False
+    # The `git status` (untracked files included) the overlay was derived from, at its moment:
+    # the validator of the same search reads it instead of asking git again. None: not taken.
+    status: WorktreeStatus | None = field(default=None, compare=False, repr=False)
 
     @property
     def empty(self) -> bool:

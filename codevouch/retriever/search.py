@@ -61,11 +61,17 @@ class Results(list[Candidate]):
     """The candidates, best first, and the working-tree overlay they were searched with (None: off)."""
 
     def __init__(self, hits: list[Candidate], overlay: live.Overlay | None = None, model: str | None = None,
-                 root: Path | None = None) -> None:
+                 root: Path | None = None, head: gitio.HeadState | None = None,
+                 state: BranchState | None = None) -> None:
         super().__init__(hits)
         self.overlay = overlay
         self.model = model     # the model the branch was built with (whose space `similarity` is in)
         self.root = root       # the repository's work tree top
+        # What the search learned from git and the ledger: the work tree's top, HEAD and branch
+        # (None when rev-parse could not say them in one go), and the branch's indexed state.
+        # The validation and the usage record of the same call read them instead of asking again.
+        self.head = head
+        self.state = state
 
 
 # What makes a branch's working-tree overlay: (repository root, branch state, the work tree's
@@ -147,7 +153,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     blobs.update((rec.blob_sha, texts[rec.blob_sha]) for rec, _ in found if rec.blob_sha in texts)
     lines: dict[str, list[str]] = {}  # a blob split once, however many of its chunks hit
     return Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines), matched[rec.id],
-                              sims.get(rec.id)) for rec, score in found], ov, state.embedder, repo)
+                              sims.get(rec.id)) for rec, score in found], ov, state.embedder, repo, head, state)
 
 
 def _defines(rec: ChunkRecord, names: list[str]) -> bool:

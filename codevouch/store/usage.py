@@ -15,9 +15,11 @@ This file's format is version 1 (`PRAGMA user_version`).
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import sqlite3
+import threading
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -26,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from codevouch import caches
 from codevouch.errors import BadIndex, ConfigError
 from codevouch.store.indexdir import IndexDir
 from codevouch.vocabulary import Verdict
@@ -103,6 +106,28 @@ def record_of(op: str, repo: str, branch: str | None, index_commit: str | None, 
                        dict(Counter(o[2] for o in outcomes)), non_usable[:MAX_PATHS])
 
 
+_WRITERS: dict[str, tuple[sqlite3.Connection, tuple[int, int]]] = {}   # usage file -> (connection, its file)
+_WRITERS_LOCK = threading.Lock()
+
+
+def _drop_writer(key: str) -> None:
+    found = _WRITERS.pop(key, None)
+    if found is not None:
+        try:
+            found[0].close()
+        except sqlite3.Error:
+            pass
+
+
+def _drop_writers() -> None:
+    for key in list(_WRITERS):
+        _drop_writer(key)
+
+
+caches.register("codevouch.store.usage.writers", _drop_writers, _WRITERS.__len__)
+atexit.register(_drop_writers)
+
+
 class UsageLog:
     """The usage records of one index directory."""
 
@@ -117,17 +142,19 @@ class UsageLog:
         if not IndexDir(self.index_dir).has_ledger():  # no ledger, no index, no record
             return False
         try:
-            db = self._open()
-            try:
-                with db:
-                    db.execute("INSERT INTO usage (time, op, repo, branch, index_commit, head, hits, verdicts, "
-                               "reasons, non_usable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                               (rec.time, rec.op, rec.repo, rec.branch, rec.index_commit, rec.head, rec.hits,
-                                json.dumps(rec.verdicts), json.dumps(rec.reasons),
-                                json.dumps([list(p) for p in rec.non_usable])))
-                    db.execute("DELETE FROM usage WHERE id <= (SELECT MAX(id) FROM usage) - ?", (max_records,))
-            finally:
-                db.close()
+            with _WRITERS_LOCK:
+                db = self._writer()
+                try:
+                    with db:
+                        db.execute("INSERT INTO usage (time, op, repo, branch, index_commit, head, hits, verdicts, "
+                                   "reasons, non_usable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                   (rec.time, rec.op, rec.repo, rec.branch, rec.index_commit, rec.head, rec.hits,
+                                    json.dumps(rec.verdicts), json.dumps(rec.reasons),
+                                    json.dumps([list(p) for p in rec.non_usable])))
+                        db.execute("DELETE FROM usage WHERE id <= (SELECT MAX(id) FROM usage) - ?", (max_records,))
+                except BaseException:
+                    _drop_writer(str(self.path))
+                    raise
         except (sqlite3.Error, OSError) as exc:
             warnings.warn(f"codevouch: usage record not written to {self.path}: {exc}", RuntimeWarning,
                           stacklevel=2)
@@ -154,9 +181,27 @@ class UsageLog:
                             tuple(tuple(p) for p in json.loads(nu)))
                 for t, op, r, b, ic, h, v, rs, nu in reversed(rows)]
 
+    def _writer(self) -> sqlite3.Connection:
+        """This process's connection to the file, opened once: closing the last connection
+        checkpoints the write-ahead log into the file, ~6 ms a search. Opened again when the file
+        is no longer the one it was opened on (removed to start over, replaced)."""
+        key = str(self.path)
+        st = os.stat(self.path) if self.path.exists() else None
+        found = _WRITERS.get(key)
+        if found is not None and st is not None and found[1] == (st.st_dev, st.st_ino):
+            return found[0]
+        _drop_writer(key)
+        db = self._open()
+        st = os.stat(self.path)
+        _WRITERS[key] = (db, (st.st_dev, st.st_ino))
+        return db
+
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30)
+        db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
+        # A record lost to a power cut costs nothing; an fsync per search cost ~10 ms. In WAL
+        # mode NORMAL still never corrupts the file.
+        db.execute("PRAGMA synchronous=NORMAL")
         if db.execute("PRAGMA user_version").fetchone()[0] == 0:
             db.executescript(_SCHEMA)
             db.execute("PRAGMA user_version = 1")

@@ -14,13 +14,13 @@ from typing import Any
 
 from codevouch.validator.citation import header, version_line
 from codevouch.validator.decide import LOST, decide, move_needle
-from codevouch.validator.facts import Facts, find_elsewhere, gather, start
+from codevouch.validator.facts import Facts, Known, find_elsewhere, gather, start
 from codevouch.validator.model import REASONS, VERDICTS, Checked, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, parse_snippets
 from codevouch.validator.parsecache import CACHE as PARSES
 from codevouch.validator.render import brief_line, render_brief, render_text, summary, to_json
 
-__all__ = ["REASONS", "VERDICTS", "Checked", "Current", "Decision", "Facts", "Snippet", "Validated", "clear_caches",
+__all__ = ["REASONS", "VERDICTS", "Checked", "Current", "Decision", "Facts", "Known", "Snippet", "Validated", "clear_caches",
            "brief_line", "decide", "gather", "parse_snippets", "render_brief", "render_text", "summary", "to_json",
            "validate"]
 
@@ -33,17 +33,19 @@ def clear_caches() -> None:
 
 
 def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any] | Checked],
-             strict: bool = False) -> list[Validated]:
+             strict: bool = False, known: Known | None = None) -> list[Validated]:
     """A verdict for each snippet (dicts as from parse_snippets or `search --json`), in input order.
     An item may come parsed already (a `Checked` pair: a search hit's JSON and its
     `Snippet.of_record`); it is not parsed again.
 
     strict=True hashes every referenced file, even those the HEAD-and-clean fast path would pass.
     Raises InputError for a malformed snippet, GitError subclasses for repository problems.
+    known: what the caller learned from git in this call (facts.Known: the root, HEAD, the
+    status), not asked again.
     """
     # git starts on the status and the root while the snippets are checked; a malformed
     # snippet still fails first (the processes are left to finish on their own).
-    started = start(repo)
+    started = start(repo, known)
     given: list[Mapping[str, Any]] = []
     parsed: list[Snippet] = []
     for number, item in enumerate(snippets, 1):

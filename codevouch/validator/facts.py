@@ -321,16 +321,32 @@ def _identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
 
 
 @dataclass(frozen=True)
+class Known:
+    """What the caller learned from git in this call already, so the validator does not ask
+    again: a search has the work tree's top and HEAD (one rev-parse) and, with the working-tree
+    overlay, the status. `status` may list untracked files (they are left out here, as the
+    validator's own status leaves them out); None: the validator runs its own."""
+    root: Path                              # the top of the work tree, as repo_root gives it
+    head: str | None                        # HEAD's commit; None without commits
+    status: gitio.WorktreeStatus | None = None
+
+
+@dataclass(frozen=True)
 class Started:
     """The first git processes of a call, started before the snippets are even checked."""
-    status: gitio.Pending
-    root: gitio.PendingRoot
+    status: gitio.Pending | None
+    root: gitio.PendingRoot | None
+    known: Known | None = None
 
 
-def start(repo: Path | str) -> Started:
+def start(repo: Path | str, known: Known | None = None) -> Started:
     """Start the work tree's status and its root. Started before the root is known: porcelain
-    status paths are relative to the root whatever the directory."""
-    return Started(gitio.start_worktree_status(Path(repo), untracked=False), gitio.PendingRoot(repo))
+    status paths are relative to the root whatever the directory. What `known` holds is not asked."""
+    if known is None:
+        return Started(gitio.start_worktree_status(Path(repo), untracked=False), gitio.PendingRoot(repo))
+    status = None if known.status is not None else \
+        gitio.start_worktree_status(known.root, untracked=False, toplevel=True)
+    return Started(status, None, known)
 
 
 def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
@@ -343,22 +359,30 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
     """
     started = started or start(repo)
     status = started.status
+    known = started.known
     # Commit names need no root either.
-    reading = gitio.PendingCommits(Path(repo), ["HEAD", *(s.commit for s in snippets if s.commit)])
-    root = started.root.result()
+    reading = gitio.PendingCommits(known.root if known else Path(repo), ["HEAD", *(s.commit for s in snippets if s.commit)],
+                                   known={"HEAD": known.head} if known and known.head else None)
+    root = known.root if known else started.root.result() if started.root else gitio.repo_root(repo)
     locator = Locator(root)
     located = {s.path: locator.locate(s.path) for s in snippets}
     inside = [s for s in snippets if located[s.path].inside]
     commits = reading.result()
-    trees = _start_blob_lookups(root, commits, located, inside)
+    trees = _start_blob_lookups(root, commits, located, inside, keep=known.head if known else None)
     rules = load_worktree_rules(root)
     texts, too_large = _read_files(root, located, rules.max_file_bytes)
     # Where each snippet's text is in its file: needed for nearly every verdict, and done
     # while git works: while it still lists the status (a clean tree), else while it hashes
     # the changed files and reads their old versions (started as soon as the status is in).
     wanted = [(s.text, real) for s in inside if s.text and (real := located[s.path].real) in texts]
-    hits = {} if status.done() else {key: find_lines_verbatim(key[0], texts[key[1]]) for key in wanted}
-    facts = _objects(root, commits, trees, located, inside, gitio.parse_status(status.result()), texts, rules)
+    hits = {} if status is None or status.done() else \
+        {key: find_lines_verbatim(key[0], texts[key[1]]) for key in wanted}
+    if status is not None:
+        worktree = gitio.parse_status(status.result())
+    else:
+        assert known is not None and known.status is not None
+        worktree = gitio.WorktreeStatus(known.status.changed, frozenset())
+    facts = _objects(root, commits, trees, located, inside, worktree, texts, rules)
     if too_large:
         facts = replace(facts, too_large=too_large)
     facts.caches.hits.update(hits)
@@ -380,20 +404,29 @@ class _Lookups:
     """Blob ids being looked up: whole trees of much-referenced commits, and single paths."""
     trees: Mapping[str, tuple[frozenset[str], gitio.Pending]]   # commit -> (paths wanted, ls-tree)
     single: Sequence[str]                                          # "<commit>:<path>"
+    kept: Mapping[str, tuple[frozenset[str], Mapping[str, str]]] = field(default_factory=dict)  # listed before
+    keep: str | None = None            # the commit whose listing is kept for the next calls
 
 
 def _start_blob_lookups(root: Path, commits: Mapping[str, tuple[str, str, str | None]],
-                        located: Mapping[str, Located], inside: Sequence[Snippet]) -> _Lookups:
+                        located: Mapping[str, Located], inside: Sequence[Snippet],
+                        keep: str | None = None) -> _Lookups:
+    """keep: a commit (HEAD, for a search) whose whole tree is listed once and kept by gitio for
+    the process, so the next calls look its paths up in memory (gitio.kept_tree)."""
     by_commit: dict[str, set[str]] = {}
     for s in inside:
         found = commits.get(s.commit) if s.commit else None
         rel = located[s.path].rel
         if found and found[1] == "commit" and rel and "\n" not in rel:
             by_commit.setdefault(found[0], set()).add(rel)
+    kept = {commit: (frozenset(rels), tree) for commit, rels in by_commit.items()
+            if (tree := gitio.kept_tree(root, commit)) is not None}
     trees = {commit: (frozenset(rels), gitio.start_tree_blobs(root, commit))
-             for commit, rels in by_commit.items() if len(rels) >= TREE_LISTING_FROM}
-    single = [f"{commit}:{rel}" for commit, rels in by_commit.items() if commit not in trees for rel in sorted(rels)]
-    return _Lookups(trees, single)
+             for commit, rels in by_commit.items()
+             if commit not in kept and (len(rels) >= TREE_LISTING_FROM or commit == keep)}
+    single = [f"{commit}:{rel}" for commit, rels in by_commit.items() if commit not in trees and commit not in kept
+              for rel in sorted(rels)]
+    return _Lookups(trees, single, kept, keep)
 
 
 def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], lookups: _Lookups,
@@ -405,8 +438,12 @@ def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], loo
     dates = {oid: date for oid, kind, date in commits.values() if date}
     objects.update(gitio.batch_check(root, lookups.single))
     for commit, (rels, pending) in lookups.trees.items():
-        blobs = gitio.parse_tree_blobs(pending.result(), rels)
+        blobs = gitio.parse_tree_blobs(pending.result(), None if commit == lookups.keep else rels)
+        if commit == lookups.keep:
+            gitio.keep_tree(root, commit, blobs)
         objects.update({f"{commit}:{rel}": (blobs[rel], "blob") for rel in rels if rel in blobs})
+    for commit, (rels, tree) in lookups.kept.items():
+        objects.update({f"{commit}:{rel}": (tree[rel], "blob") for rel in rels if rel in tree})
     # Does the repository have a snippet's blob at all? Asked only where the answer matters:
     # when the blob is not its file's at its commit (decide: unknown-blob).
     doubtful = []

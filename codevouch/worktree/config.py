@@ -7,13 +7,16 @@ names at the repository root are read, never a symlink that leaves the repositor
 """
 from __future__ import annotations
 
+import copy
 import math
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from codevouch.caches import clearable
 from codevouch.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -42,13 +45,28 @@ def load_repo_config(root: Path) -> RepoConfig:
         return RepoConfig(loads(own, ".codevouch.toml"), ".codevouch.toml")
     pyproject = _read(root, "pyproject.toml")
     if pyproject is not None:
-        table = loads(pyproject, "pyproject.toml").get("tool", {}).get("codevouch")
+        table = codevouch_table(pyproject)
         if isinstance(table, dict):
             return RepoConfig(table, "pyproject.toml [tool.codevouch]")
     return RepoConfig()
 
 
 def loads(text: str, name: str) -> dict[str, Any]:
+    """The TOML document `text` (file `name`, for the message), parsed once per text in this
+    process (a search read the repository's pyproject.toml twice, 30 ms of TOML on SQLAlchemy's):
+    each caller gets its own copy."""
+    return copy.deepcopy(_parsed(text, name))
+
+
+def codevouch_table(pyproject: str) -> Any:
+    """pyproject.toml's `[tool.codevouch]` (None when absent), a copy of it only."""
+    return copy.deepcopy(_parsed(pyproject, "pyproject.toml").get("tool", {}).get("codevouch"))
+
+
+@clearable
+@lru_cache(maxsize=16)
+def _parsed(text: str, name: str) -> dict[str, Any]:
+    # Keyed by the text itself, so an edit is never missed; never handed out (see loads).
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

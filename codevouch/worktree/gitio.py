@@ -8,14 +8,21 @@ or snippets are fed on stdin or after `--`, so they cannot be read as options.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import shutil
 import subprocess
+import tempfile
+import threading
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from codevouch import caches
 from codevouch.errors import (
     CommitGone,
     DetachedHead,
@@ -190,10 +197,21 @@ def _command(repo: Path | str, args: tuple[str, ...], extra: tuple[str, ...]) ->
     return ("git", "--no-pager", "--no-optional-locks", *safe, *extra, "-C", str(repo), *args)
 
 
+# Git processes this process started, by subcommand (tests and benchmarks read it; each start
+# counts, whether it succeeded or not).
+PROCESSES: Counter[str] = Counter()
+
+
+def _counted(cmd: tuple[str, ...]) -> None:
+    at = cmd.index("-C") + 2 if "-C" in cmd else 1
+    PROCESSES[cmd[at] if at < len(cmd) else "?"] += 1
+
+
 def _run_raw(repo: Path | str, args: tuple[str, ...], extra: tuple[str, ...],
              stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,),
              env: Mapping[str, str] | None = None) -> bytes:
     cmd = _command(repo, args, extra)
+    _counted(cmd)
     try:
         proc = subprocess.run(cmd, input=stdin, capture_output=True, env={**_env(), **(env or {})}, check=False)
     except FileNotFoundError as exc:  # git itself is missing
@@ -257,8 +275,12 @@ class Pending:
     the scheduler runs it, and it then competes for the interpreter lock.)"""
 
     def __init__(self, repo: Path | str, *args: str, stdin: bytes | None = None,
-                 ok_codes: tuple[int, ...] = (0,)) -> None:
+                 ok_codes: tuple[int, ...] = (0,), env: Mapping[str, str] | None = None,
+                 optional_locks: bool = False) -> None:
         self._cmd = git_command(repo, args)
+        if optional_locks:      # only for an index file of our own (see _private_index)
+            self._cmd = tuple(a for a in self._cmd if a != "--no-optional-locks")
+        _counted(self._cmd)
         self._ok = ok_codes
         self._error: OSError | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -272,7 +294,8 @@ class Pending:
                 _write_all(feed, stdin)
                 os.lseek(feed, 0, os.SEEK_SET)
             self._proc = subprocess.Popen(self._cmd, stdin=subprocess.DEVNULL if feed is None else feed,
-                                          stdout=self._out, stderr=self._err, env=_env())
+                                          stdout=self._out, stderr=self._err,
+                                          env={**_env(), **(env or {})})
         except OSError as exc:        # raised by result(), as `run` would raise it
             self._error = exc
         finally:
@@ -498,16 +521,64 @@ def batch_check(root: Path, exprs: Iterable[str]) -> dict[str, tuple[str, str]]:
     per question, in order.
     """
     wanted = [e for e in dict.fromkeys(exprs) if e and "\n" not in e and not e.startswith("-")]
+    found: dict[str, tuple[str, str]] = {}
+    git_dir = _object_store(root)
+    for e in wanted:
+        known = _OBJECTS.get((git_dir, e)) if git_dir and _immutable(e) else None
+        if known is not None:
+            found[e] = known
+    wanted = [e for e in wanted if e not in found]
     if not wanted:
-        return {}
+        return found
     out = run(root, "cat-file", "--batch-check=%(objectname) %(objecttype)",
                     stdin="".join(f"{e}\n" for e in wanted).encode("utf-8", "surrogateescape"))
-    found: dict[str, tuple[str, str]] = {}
     for expr, line in zip(wanted, out.decode("utf-8", "surrogateescape").split("\n")):
         parts = line.split(" ")
         if len(parts) == 2 and _OID.fullmatch(parts[0]) and parts[1] in _OBJECT_TYPES:
             found[expr] = (parts[0], parts[1])
+            if git_dir and _immutable(expr):
+                _remember(_OBJECTS, (git_dir, expr), found[expr])
     return found
+
+
+# Answers about objects that cannot change, kept for the process: a full object id, or
+# `<full commit id>:<path>` (a commit's tree is part of its id). Only what was found: a missing
+# object may arrive with the next fetch. Keyed by the repository's object store, so two clones
+# never share an answer.
+_OBJECTS: dict[tuple[str, str], tuple[str, str]] = {}
+_COMMITS: dict[tuple[str, str], tuple[str, str, str | None]] = {}
+_OBJECTS_MAX = 100_000
+_STORES: dict[str, str | None] = {}
+
+
+def _immutable(name: str) -> bool:
+    head, sep, _ = name.partition(":")
+    return bool(_OID.fullmatch(head)) and (bool(sep) or ":" not in name)
+
+
+def _remember(memo: dict[Any, Any], key: tuple[str, str], value: object) -> None:
+    if len(memo) >= _OBJECTS_MAX:
+        memo.clear()
+    memo[key] = value
+
+
+def _object_store(root: Path | str) -> str | None:
+    """A key for the repository `root` is in (its real path), None when it is not a work tree's
+    top we can tell (then nothing is kept)."""
+    key = os.path.abspath(str(root))
+    if key not in _STORES:
+        _STORES[key] = os.path.realpath(key) if os.path.exists(os.path.join(key, ".git")) else None
+    return _STORES[key]
+
+
+def _clear_objects() -> None:
+    _TREES.clear()
+    _OBJECTS.clear()
+    _COMMITS.clear()
+    _STORES.clear()
+
+
+caches.register("codevouch.worktree.gitio.objects", _clear_objects, lambda: len(_OBJECTS) + len(_COMMITS) + len(_TREES))
 
 
 def read_commits(root: Path, names: Iterable[str]) -> dict[str, tuple[str, str, str | None]]:
@@ -521,15 +592,32 @@ def read_commits(root: Path, names: Iterable[str]) -> dict[str, tuple[str, str, 
 class PendingCommits:
     """read_commits started in the background (`result()` gives what it returns)."""
 
-    def __init__(self, root: Path, names: Iterable[str]) -> None:
-        self._names = [n for n in dict.fromkeys(names) if n and "\n" not in n and " " not in n and not n.startswith("-")]
+    def __init__(self, root: Path, names: Iterable[str], known: Mapping[str, str] | None = None) -> None:
+        """known: names already resolved to a full commit id in this call (`HEAD` from the
+        search's rev-parse): read as that id, from memory once read."""
+        wanted = [n for n in dict.fromkeys(names) if n and "\n" not in n and " " not in n and not n.startswith("-")]
+        self._store = _object_store(root)
+        self._aliases = {n: (known or {}).get(n, n) for n in wanted}
+        self._found: dict[str, tuple[str, str, str | None]] = {}
+        for name, oid in self._aliases.items():
+            cached = _COMMITS.get((self._store, oid)) if self._store and _OID.fullmatch(oid) else None
+            if cached is not None:
+                self._found[name] = cached
+        self._names = list(dict.fromkeys(oid for n, oid in self._aliases.items() if n not in self._found))
         self._pending = Pending(root, "cat-file", "--batch", stdin=_batch_input(self._names)) if self._names else None
 
     def result(self) -> dict[str, tuple[str, str, str | None]]:
-        if self._pending is None:
-            return {}
-        return {name: (oid, kind, _committer_date(body) if kind == "commit" else None)
-                for name, (oid, kind, body) in _parse_batch(self._pending.result(), self._names).items()}
+        found = dict(self._found)
+        if self._pending is not None:
+            read = {name: (oid, kind, _committer_date(body) if kind == "commit" else None)
+                    for name, (oid, kind, body) in _parse_batch(self._pending.result(), self._names).items()}
+            for answer in read.values():
+                if self._store and answer[1] == "commit":
+                    _remember(_COMMITS, (self._store, answer[0]), answer)
+            for name, oid in self._aliases.items():
+                if name not in found and oid in read:
+                    found[name] = read[oid]
+        return found
 
 
 def _batch_input(names: list[str]) -> bytes:
@@ -588,6 +676,28 @@ def tree_blobs(repo: Path, commit: str) -> dict[str, str]:
 def start_tree_blobs(repo: Path, commit: str) -> Pending:
     """tree_blobs started in the background: `parse_tree_blobs(pending.result())`."""
     return Pending(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
+
+
+# Whole trees of commits (full ids), kept for the process: a long-lived searcher (the MCP server,
+# an agent's Index) looks up each hit's `<commit>:<path>` in memory, not in a git process per call.
+_TREES: dict[tuple[str, str], dict[str, str]] = {}
+_TREES_MAX = 4
+KEPT_TREE_MAX = 200_000        # files: a larger tree is not kept
+
+
+def kept_tree(root: Path, commit: str) -> dict[str, str] | None:
+    """path -> blob id of `commit` (a full id) when this process listed it already."""
+    store = _object_store(root)
+    return _TREES.get((store, commit)) if store else None
+
+
+def keep_tree(root: Path, commit: str, blobs: dict[str, str]) -> None:
+    """Keep a commit's whole tree (tree_blobs' answer) for kept_tree."""
+    store = _object_store(root)
+    if store and _OID.fullmatch(commit) and len(blobs) <= KEPT_TREE_MAX:
+        if len(_TREES) >= _TREES_MAX:
+            _TREES.pop(next(iter(_TREES)))
+        _TREES[(store, commit)] = blobs
 
 
 def parse_tree_blobs(out: bytes, only: Collection[str] | None = None) -> dict[str, str]:
@@ -717,8 +827,10 @@ class BlobReader:
     """One `git cat-file --batch` process serving any number of blob reads."""
 
     def __init__(self, repo: Path) -> None:
+        cmd = git_command(repo, ("cat-file", "--batch"))
+        _counted(cmd)
         self._proc = subprocess.Popen(
-            git_command(repo, ("cat-file", "--batch")),
+            cmd,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env())
 
     def read(self, sha: str) -> bytes | None:
@@ -793,15 +905,124 @@ class WorktreeStatus:
 STATUS_ARGS = ("status", "--porcelain=v1", "-z", "--no-renames", "--ignore-submodules=all")
 
 
-def worktree_status(repo: Path, untracked: bool = True) -> WorktreeStatus:
+def worktree_status(repo: Path, untracked: bool = True, toplevel: bool = False) -> WorktreeStatus:
     """What `git status` reports. untracked=False leaves the untracked files out (a third of
-    the cost on a large tree); a tracked file removed from the index still counts as changed."""
-    return parse_status(run(repo, *STATUS_ARGS, f"--untracked-files={'all' if untracked else 'no'}"))
+    the cost on a large tree); a tracked file removed from the index still counts as changed.
+    toplevel: `repo` is the top of its work tree (repo_root's answer), so the status may use
+    this process's refreshed copy of the index (see _private_index)."""
+    return parse_status(start_worktree_status(repo, untracked, toplevel).result())
 
 
-def start_worktree_status(repo: Path, untracked: bool = True) -> Pending:
+def start_worktree_status(repo: Path, untracked: bool = True, toplevel: bool = False) -> Pending:
     """worktree_status started in the background: `parse_status(pending.result())`."""
-    return Pending(repo, *STATUS_ARGS, f"--untracked-files={'all' if untracked else 'no'}")
+    args = (*STATUS_ARGS, f"--untracked-files={'all' if untracked else 'no'}")
+    private = _private_index(Path(repo)) if toplevel else None
+    if private is None:
+        return Pending(repo, *args)
+    # Our own copy of the index, which git may refresh (rewrite with the stat data it checked):
+    # the next status trusts the stat data instead of hashing every racily clean file again.
+    return Pending(repo, *args, env={"GIT_INDEX_FILE": private, "GIT_OPTIONAL_LOCKS": "1"}, optional_locks=True)
+
+
+# --- a private, refreshed copy of the index ------------------------------------------------------
+#
+# `git status` compares each tracked file's stat data with what the index recorded, and hashes a
+# file whose stat data differ, or that is "racily clean": modified in the same second as the
+# index was written (git's racy-git rule: then equal stat data prove nothing). A fresh clone's
+# files are all racily clean, and codevouch never writes the repository's index, so every status
+# hashed the whole tree again (55 ms per call on SQLAlchemy's 26 MB). Instead the status of a
+# toplevel we know reads a copy of the index that this process owns, in a private temporary
+# directory, and lets git refresh that copy (write it back with the stat data it verified, as a
+# `git status` in a terminal refreshes .git/index). Git's own racy-git rules decide what to
+# trust, against the copy's own time stamp: the copy keeps the original's mtime, so nothing is
+# trusted that the original would not have had rehashed, and an entry git writes back in the
+# second its file changed is smudged by git and hashed again on the next status. The copy is
+# taken again whenever the real index file changes (stat: inode, size, mtime, ctime): a `git add`,
+# a commit, a checkout. Never used with a split index (its shared part lives in the git
+# directory, which git would then write).
+
+@dataclass
+class _Copy:
+    key: tuple[int, int, int, int]     # the real index's stat when copied
+    path: str                          # the copy
+
+
+_PRIVATE: dict[str, _Copy] = {}        # the real index file -> our copy
+_PRIVATE_LOCK = threading.Lock()
+_private_dir: list[str] = []
+
+
+def _index_file(root: Path) -> str | None:
+    """The index file of the work tree whose top is `root` (a `.git` directory, or a `.git` file
+    naming one: a linked worktree or a submodule); None when it cannot be told for sure."""
+    dot_git = os.path.join(root, ".git")
+    try:
+        if os.path.isdir(dot_git):
+            git_dir = dot_git
+        else:
+            with open(dot_git, "rb") as handle:
+                first = handle.read(4096).split(b"\n", 1)[0].decode("utf-8", "surrogateescape").strip()
+            if not first.startswith("gitdir: "):
+                return None
+            git_dir = os.path.join(root, first[len("gitdir: "):])
+    except OSError:
+        return None
+    if any(name.startswith("sharedindex.") for name in _listdir(git_dir)):
+        return None       # a split index: its shared part is found (and written) in the git dir
+    index = os.path.join(git_dir, "index")
+    return index if os.path.isfile(index) else None
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def _stat4(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _private_index(root: Path) -> str | None:
+    """Our refreshed copy of the index of the work tree at `root` (its top), made or made again
+    when the real one changed; None (use the real one) when it cannot be made."""
+    real = _index_file(root)
+    key = _stat4(real) if real else None
+    if real is None or key is None:
+        return None
+    with _PRIVATE_LOCK:
+        found = _PRIVATE.get(real)
+        if found is not None and found.key == key and os.path.isfile(found.path):
+            return found.path
+        try:
+            if not _private_dir:
+                _private_dir.append(tempfile.mkdtemp(prefix="codevouch-index-"))    # mode 0700
+                atexit.register(_drop_private)
+            path = found.path if found is not None else os.path.join(_private_dir[0], f"{len(_PRIVATE)}.index")
+            tmp = path + ".new"
+            shutil.copy2(real, tmp)       # the mtime too: git judges raciness by it
+            os.replace(tmp, path)
+        except OSError:
+            return None
+        if _stat4(real) != key:           # written while we copied: use the real one this time
+            return None
+        _PRIVATE[real] = _Copy(key, path)
+        return path
+
+
+def _drop_private() -> None:
+    with _PRIVATE_LOCK:
+        _PRIVATE.clear()
+        if _private_dir:
+            shutil.rmtree(_private_dir.pop(), ignore_errors=True)
+
+
+caches.register("codevouch.worktree.gitio.private_index", _drop_private, _PRIVATE.__len__)
 
 
 def parse_status(out: bytes) -> WorktreeStatus:

@@ -15,7 +15,7 @@ from typing import Any
 from codevouch.caches import clearable
 from codevouch.errors import ConfigError, InputError
 from codevouch.vocabulary import EXCLUDED_KINDS, Kind
-from codevouch.worktree.config import loads
+from codevouch.worktree.config import codevouch_table, loads
 
 DEFAULT_PATTERNS: dict[str, tuple[str, ...]] = {
     Kind.GENERATED: (
@@ -217,7 +217,7 @@ def load_rules_text(codevouch_toml: str | None, pyproject_toml: str | None) -> R
     if codevouch_toml is not None:
         return _parse_rules(loads(codevouch_toml, ".codevouch.toml"), ".codevouch.toml")
     if pyproject_toml is not None:
-        table = loads(pyproject_toml, "pyproject.toml").get("tool", {}).get("codevouch")
+        table = codevouch_table(pyproject_toml)
         if table is not None:
             return _parse_rules(table, "pyproject.toml [tool.codevouch]")
     return Rules()
