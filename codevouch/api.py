@@ -627,7 +627,8 @@ def _known(candidates: Any) -> _Known | None:
     head = getattr(candidates, "head", None)
     state = getattr(candidates, "state", None)
     ov = getattr(candidates, "overlay", None)
-    facts = Known(head.root, head.commit, ov.status if ov is not None else None) if head is not None else None
+    facts = Known(head.root, head.commit, ov.status if ov is not None else None,
+                  ov.hashes if ov is not None else {}) if head is not None else None
     return _Known(head, state, facts)
 
 

@@ -110,6 +110,7 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     huge = over_cap(root, searched, rules.max_file_bytes)
     hashed = [p for p in searched if p not in huge] if huge else searched
     blobs = gitio.hash_worktree_files(root, hashed) if hashed else {}
+    overlay.hashes = dict(blobs)
     unchanged = {p for p in searched if p in same_as_indexed and blobs.get(p) == same_as_indexed[p]}
     if unchanged:
         searched = [p for p in searched if p not in unchanged]

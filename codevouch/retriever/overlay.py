@@ -76,6 +76,8 @@ class Overlay:
     # The `git status` (untracked files included) the overlay was derived from, at its moment:
     # the validator of the same search reads it instead of asking git again. None: not taken.
     status: WorktreeStatus | None = field(default=None, compare=False, repr=False)
+    # Blob ids of the changed files the overlay hashed (path -> id), for the same validator.
+    hashes: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def empty(self) -> bool:

@@ -329,6 +329,9 @@ class Known:
     root: Path                              # the top of the work tree, as repo_root gives it
     head: str | None                        # HEAD's commit; None without commits
     status: gitio.WorktreeStatus | None = None
+    # Blob ids of working-tree files the caller hashed in this call (the overlay hashes the
+    # files that differ from the index): repo-relative path -> id, not hashed again.
+    hashes: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -387,7 +390,7 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
         facts = replace(facts, too_large=too_large)
     facts.caches.hits.update(hits)
     facts = _trace_renames(facts, inside, locator)
-    hashing = _start_hashing(facts, inside, locator, strict)
+    hashing = _start_hashing(facts, inside, locator, strict, known.hashes if known else {})
     for text, real in wanted:
         facts.hits(text, real)
     facts, early = _finish_hashing(facts, hashing)
@@ -521,9 +524,11 @@ class _Hashing:
     texts: Mapping[str, str]             # files read beyond facts.files (rename targets)
     untracked: Mapping[str, Located]     # candidates for files moved without git
     lost_blobs: frozenset[str]
+    reused: Mapping[str, str] = field(default_factory=dict)    # blob ids the caller had (Known.hashes)
 
 
-def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, strict: bool) -> _Hashing:
+def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, strict: bool,
+                   known: Mapping[str, str]) -> _Hashing:
     """Blob ids computed (one `hash-object`) for the files the HEAD-and-clean fast path cannot
     vouch for, renamed files read, and untracked files hashed to find files moved without git.
 
@@ -558,12 +563,15 @@ def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, st
     to_hash |= set(facts.renames.values()) & (set(facts.files) | set(texts))
     if strict:
         to_hash |= set(facts.files) | set(texts)
-    hashing = gitio.start_hash_worktree_files(root, sorted(p for p in to_hash if p) + sorted(untracked))
+    reused = {p: known[p] for p in to_hash if p is not None and p in known}
+    hashing = gitio.start_hash_worktree_files(root, sorted(p for p in to_hash if p and p not in reused)
+                                              + sorted(p for p in untracked if p not in reused))
+    reused.update((p, known[p]) for p in untracked if p in known)
     early = gitio.start_read_blobs(root, sorted({
         old for s in inside if (target := located[s.path].real) is not None and target in to_hash
         and not facts.status.is_clean(target)
         and (s.text is None or symbols.symbol_names(s.symbol)) and (old := facts.old_blob(s, located[s.path].rel))}))
-    return _Hashing(hashing, early, texts, untracked, frozenset(b for b in lost_blobs if b))
+    return _Hashing(hashing, early, texts, untracked, frozenset(b for b in lost_blobs if b), reused)
 
 
 def _finish_hashing(facts: Facts, started: _Hashing) -> tuple[Facts, gitio.PendingBlobs]:
@@ -573,7 +581,7 @@ def _finish_hashing(facts: Facts, started: _Hashing) -> tuple[Facts, gitio.Pendi
     for loc in facts.located.values():     # the rules' verdict on each path
         if loc.inside:
             facts.classification(loc)
-    hashed = started.hashing.result()
+    hashed = {**started.reused, **started.hashing.result()}
     moved: dict[str, str] = {}
     for path in sorted(started.untracked):
         blob = hashed.get(path)

@@ -141,3 +141,21 @@ def test_an_edit_in_the_second_the_real_index_was_written_is_seen_in_the_copy(re
     assert gitio.worktree_status(root, untracked=False).changed == {"shop/refund.py"}   # git itself
     assert gitio.worktree_status(root, untracked=False, toplevel=True).changed == {"shop/refund.py"}
     assert gitio.worktree_status(root, untracked=False, toplevel=True).changed == {"shop/refund.py"}
+
+
+def test_the_validator_reuses_the_overlays_status_and_hashes(repo: Repo, index_dir: Path) -> None:
+    """Issue 18's warm latency: with edits in the working tree, the overlay's status and its
+    hash-object serve the validator of the same search (one of each per call, not two)."""
+    repo.commit_files(FILES)
+    index = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False)
+    index.build()
+    repo.write("shop/refund.py", FILES["shop/refund.py"].replace("order.refund()", "order.refund(all=True)"))
+    repo.write("shop/cancel.py", FILES["shop/cancel.py"] + "\n\ndef keep(order):\n    return order\n")
+    index.search("refund an order")                   # warm: the overlay's chunks and vectors
+    before = dict(gitio.PROCESSES)
+    hits = index.search("refund an order", k=5)
+    delta = {k: n - before.get(k, 0) for k, n in gitio.PROCESSES.items() if n != before.get(k, 0)}
+    assert delta.get("status") == 1 and delta.get("hash-object") == 1, delta
+    by_path = {h.path: h for h in hits}
+    assert by_path["shop/refund.py"].record.origin == "uncommitted" and by_path["shop/refund.py"].verdict == "usable"
+    assert by_path["shop/cancel.py"].verdict == "usable"
