@@ -85,6 +85,11 @@ def _overlay(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--out", str(out)] + (["--quick"] if fake else []))
 
 
+def _validated_search(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """Validated search on SQLAlchemy (cloned into the work dir; always the fake embedder: see the script)."""
+    return Run(["--work", str(work / "validated-search"), "--out", str(out)] + (["--queries", "10"] if quick else []))
+
+
 def _gitpython(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run([str(REPO_ROOT)], stdout="text")
 
@@ -100,6 +105,7 @@ FIGURES = {f.name: f for f in (
     Figure("branches", False, _branches),
     Figure("mcp", False, _mcp, needs="mcp"),
     Figure("overlay", False, _overlay),
+    Figure("validated_search", False, _validated_search),
     Figure("gitpython", False, _gitpython, needs="git"),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)

@@ -53,9 +53,15 @@ def git(repo: Path, *args: str) -> str:
 
 
 def clone(url: str, commit: str, dest: Path) -> Path:
+    """A clone of `url` at `commit` in `dest`, from a local mirror when $CODEVOUCH_BENCH_GIT_MIRRORS
+    holds one (`owner+name/repo`, as benchlib.corpus reads them)."""
     if not (dest / ".git").exists():
-        log(f"cloning {url} into {dest}")
-        subprocess.run(["git", "clone", "-q", "--no-checkout", url, str(dest)], check=True)
+        mirrors = os.environ.get(corpus.GIT_MIRRORS_ENV)
+        bare = Path(mirrors) / "+".join(url.rstrip("/").removesuffix(".git").split("/")[-2:]) / "repo" \
+            if mirrors else None
+        source = str(bare) if bare is not None and bare.exists() else url
+        log(f"cloning {source} into {dest}")
+        subprocess.run(["git", "clone", "-q", "--no-checkout", source, str(dest)], check=True)
         git(dest, "checkout", "-q", "-B", "main", commit)
     elif git(dest, "rev-parse", "HEAD").strip() != commit:
         git(dest, "checkout", "-q", "-B", "main", commit)
@@ -123,6 +129,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--repo", type=Path, help="an existing clone (else --url at --commit is cloned into --work)")
     ap.add_argument("--url", default=URL)
     ap.add_argument("--commit", default=COMMIT)
+    ap.add_argument("--name", help="what to call an existing --repo in the results (default: its path)")
     ap.add_argument("--work", type=Path, help="where to clone (with --url) and keep the index")
     ap.add_argument("--index", type=Path, help="index directory (default: <work>/index); built when missing")
     ap.add_argument("--no-racy", dest="racy", action="store_false", help="leave the clone's stat data as they are")
@@ -134,7 +141,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     work = args.work or args.repo.parent
     repo = args.repo or clone(args.url, args.commit, work / "repo")
     index_dir = args.index or work / "index"
-    report: dict[str, Any] = {"machine": machine(), "repo": args.url if args.repo is None else str(repo),
+    report: dict[str, Any] = {"machine": machine(), "repo": args.url if args.repo is None else args.name or str(repo),
                               "commit": git(repo, "rev-parse", "HEAD").strip(), "embedder": EMBEDDER,
                               "racy": args.racy, "k": 10}
     if args.racy:

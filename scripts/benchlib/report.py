@@ -9,6 +9,7 @@ from typing import Any
 from benchlib.branches_report import section as branches_section
 from benchlib.overlay_report import section as overlay_section
 from benchlib.truth import MEANING
+from benchlib.validated_search_report import section as validated_search_section
 
 VERDICTS = ("usable", "stale-but-ok", "historical-only", "excluded")
 
@@ -479,5 +480,6 @@ def render(results: dict[str, Any]) -> str:
     out.append(branches_section())
     out.append(overlay_section())
     out.append(section_identifiers())
+    out.append(validated_search_section())
     out.append(NOTES)
     return "\n".join(out)
