@@ -275,11 +275,8 @@ class Pending:
     the scheduler runs it, and it then competes for the interpreter lock.)"""
 
     def __init__(self, repo: Path | str, *args: str, stdin: bytes | None = None,
-                 ok_codes: tuple[int, ...] = (0,), env: Mapping[str, str] | None = None,
-                 optional_locks: bool = False) -> None:
+                 ok_codes: tuple[int, ...] = (0,), env: Mapping[str, str] | None = None) -> None:
         self._cmd = git_command(repo, args)
-        if optional_locks:      # only for an index file of our own (see _private_index)
-            self._cmd = tuple(a for a in self._cmd if a != "--no-optional-locks")
         _counted(self._cmd)
         self._ok = ok_codes
         self._error: OSError | None = None
@@ -919,9 +916,9 @@ def start_worktree_status(repo: Path, untracked: bool = True, toplevel: bool = F
     private = _private_index(Path(repo)) if toplevel else None
     if private is None:
         return Pending(repo, *args)
-    # Our own copy of the index, which git may refresh (rewrite with the stat data it checked):
-    # the next status trusts the stat data instead of hashing every racily clean file again.
-    return Pending(repo, *args, env={"GIT_INDEX_FILE": private, "GIT_OPTIONAL_LOCKS": "1"}, optional_locks=True)
+    # Our own copy of the index, refreshed when it was taken (see _private_index): the status
+    # trusts the stat data git verified then instead of hashing every racily clean file again.
+    return Pending(repo, *args, env={"GIT_INDEX_FILE": private})
 
 
 # --- a private, refreshed copy of the index ------------------------------------------------------
@@ -932,8 +929,8 @@ def start_worktree_status(repo: Path, untracked: bool = True, toplevel: bool = F
 # files are all racily clean, and codevouch never writes the repository's index, so every status
 # hashed the whole tree again (55 ms per call on SQLAlchemy's 26 MB). Instead the status of a
 # toplevel we know reads a copy of the index that this process owns, in a private temporary
-# directory, and lets git refresh that copy (write it back with the stat data it verified, as a
-# `git status` in a terminal refreshes .git/index). Git's own racy-git rules decide what to
+# directory, refreshed by `git update-index --refresh` when it is taken (written back with the
+# stat data git verified, as a `git status` in a terminal refreshes .git/index). Git's own racy-git rules decide what to
 # trust, against the copy's own time stamp: the copy keeps the original's mtime, so nothing is
 # trusted that the original would not have had rehashed, and an entry git writes back in the
 # second its file changed is smudged by git and hashed again on the next status. The copy is
@@ -1010,6 +1007,14 @@ def _private_index(root: Path) -> str | None:
         except OSError:
             return None
         if _stat4(real) != key:           # written while we copied: use the real one this time
+            return None
+        try:
+            # Refreshed once, here: git hashes what it cannot trust and writes the copy back with
+            # the stat data it verified (smudging, by its racy-git rule, any entry whose file
+            # changed in the second it writes: that one is hashed again by every status).
+            run(root, "-c", "core.splitIndex=false", "update-index", "-q", "--refresh", "--ignore-submodules",
+                ok_codes=(0, 1), env={"GIT_INDEX_FILE": path})
+        except GitError:
             return None
         _PRIVATE[real] = _Copy(key, path)
         return path
