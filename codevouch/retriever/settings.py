@@ -39,7 +39,7 @@ KIND_WEIGHTS: Mapping[str, float] = MappingProxyType({Kind.SOURCE: 1.0, Kind.TES
 
 
 # The best hit's similarity below which a search reports no good match, per model: measured with
-# scripts/bench_match.py (docs/SEARCH.md#scores-that-mean-something). Another model's cosines
+# scripts/measure_match.py (docs/SEARCH.md#scores-that-mean-something). Another model's cosines
 # sit on another scale: without a measured value (or Settings.match_threshold) nothing is judged.
 MATCH_THRESHOLDS: Mapping[str, float] = MappingProxyType({MODEL_NAME: 0.32})
 

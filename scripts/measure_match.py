@@ -9,7 +9,7 @@ UNRELATED below, asked of the same indexes. For each candidate threshold the tab
 share of each kind's best hit reaches it; the threshold codevouch ships
 (codevouch.retriever.settings.MATCH_THRESHOLDS) is chosen from this table.
 
-    python scripts/bench_match.py [--corpus NAME]... [--json OUT]
+    python scripts/measure_match.py [--corpus NAME]... [--json OUT]   (not a figure: bench.py does not run it)
 """
 from __future__ import annotations
 
