@@ -2,7 +2,7 @@
 whole by any command, and huge inputs are refused at a documented cap in bounded memory.
 
 Real git, real files, the real CLI in its own process, whose peak memory (ru_maxrss from
-wait4) is what is checked: before the cap every command read all of the 256 MB file (300-560 MB).
+wait4, read by a small launcher) is what is checked: before the cap every command read all of the 256 MB file (300-560 MB).
 """
 from __future__ import annotations
 
@@ -24,26 +24,40 @@ MAX_RSS = 220 << 20         # a command's peak memory, well under the file's siz
 ORDERS = "def cancel(order):\n    return order.cancel()\n"
 
 
+# The command is started by a small launcher, not by pytest: Linux carries the peak RSS of the
+# process image an exec replaces into the new one's ru_maxrss, so a command forked straight from
+# a pytest grown to 600 MB by earlier tests "peaked" at 600 MB. The launcher's own image is small.
+LAUNCHER = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run(*args: str, index: Path, cwd: Path, stdin: bytes = b"",
         env: dict[str, str] | None = None) -> tuple[int, bytes, bytes, int]:
     """(exit code, stdout, stderr, peak RSS in bytes) of one real `python -m codevouch` process,
-    reaped with wait4 to read its own rusage."""
-    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    reaped by the launcher with wait4 to read its own rusage."""
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryDirectory() as scratch:
         given.write(stdin)
         given.seek(0)
-        proc = subprocess.Popen([sys.executable, "-m", "codevouch", *args], cwd=cwd, stdin=given, stdout=out,
-                                stderr=err, env={**os.environ, "CODEVOUCH_INDEX": str(index), **(env or {})})
-        deadline = time.monotonic() + 180
-        while (done := os.wait4(proc.pid, os.WNOHANG))[0] == 0:
-            if time.monotonic() > deadline:
-                proc.kill()
-                os.wait4(proc.pid, 0)
-                raise AssertionError(f"{args} ran past 180 s")
-            time.sleep(0.02)
-        proc.returncode = os.waitstatus_to_exitcode(done[1])
+        peak_file = Path(scratch) / "peak"
+        proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(peak_file), sys.executable, "-m", "codevouch",
+                                 *args], cwd=cwd, stdin=given, stdout=out, stderr=err, start_new_session=True,
+                                env={**os.environ, "CODEVOUCH_INDEX": str(index), **(env or {})})
+        try:
+            proc.wait(timeout=180)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            raise AssertionError(f"{args} ran past 180 s") from None
         out.seek(0)
         err.seek(0)
-        return proc.returncode, out.read(), err.read(), done[2].ru_maxrss << 10
+        return proc.returncode, out.read(), err.read(), int(peak_file.read_text()) << 10
 
 
 @pytest.fixture(scope="module")
