@@ -396,6 +396,13 @@ def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, fa
     top-level block unchanged, when the snippet spells its symbol as codevouch does. Wherever
     else the code moved, the name is re-derived from the current file.
     """
+    own_lines = (s.start_line, s.end_line) if s.start_line is not None and s.end_line is not None else None
+    if identical and own_lines is not None and own_lines in hits:
+        # The file is the indexed one and the text is at the snippet's own lines: that is the
+        # chunk the index cut there, whatever repeats of its text the file holds elsewhere, so
+        # no parse is needed to tell the occurrences apart (a large file's was most of a
+        # validated search's tail).
+        hits = [own_lines]
     if len(hits) > 1 and symbols.symbol_names(s.symbol):
         defs = facts.defs(real)
         own = [h for h in hits if symbols.in_symbol(defs, s.symbol, *h, path=real)]

@@ -822,6 +822,29 @@ def test_code_in_an_unchanged_block_keeps_its_names_without_a_parse(
     assert len(parsed) == 1
 
 
+TWINS = ("class Reader:\n    def close(self):\n        return None\n\n\n"
+         "class Writer:\n    def close(self):\n        return None\n")
+
+
+def test_repeated_text_in_an_unchanged_file_is_the_snippets_own_lines_without_a_parse(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The file is the indexed one and the snippet's text is at its own lines: that is the chunk,
+    # though the same text is also Reader.close's. Telling repeats apart by parsing the file was
+    # a validated search's tail on large files; here there is nothing to tell apart.
+    repo.write("src/io.py", TWINS)
+    repo.commit("twins")
+    parsed = parses(monkeypatch)
+    out = one(repo, snippet(repo, "src/io.py", 7, 8, symbol="Writer.close"))
+    assert (out["verdict"], out["reason"]) == ("usable", "same-commit")
+    assert (out["current"]["start_line"], out["current"]["symbol"]) == (7, "Writer.close")
+    assert parsed == []
+    # Edited (a line above): the repeats are told apart by the code around them again.
+    repo.write("src/io.py", "import os\n" + TWINS)
+    out = one(repo, snippet(repo, "src/io.py", 7, 8, symbol="Writer.close"))
+    assert out["verdict"] == "stale-but-ok" and out["current"]["start_line"] == 8
+    assert out["current"]["symbol"] == "Writer.close"
+
+
 def test_the_documented_reason_table_is_the_reasons_table() -> None:
     # docs/VALIDATION.md holds the reason table (the README links to it).
     page = (Path(__file__).resolve().parents[2] / "docs" / "VALIDATION.md").read_text(encoding="utf-8")
