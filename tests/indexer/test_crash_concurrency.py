@@ -74,8 +74,13 @@ def answers(repo: Path, index: Path) -> dict[str, list[tuple[str, int, int, floa
     idx = Index(repo, index, embedder="fake-bow-64")
     # The top hit: Chroma's HNSW is approximate, and the tail of a ranking can differ between two
     # graphs holding the same vectors inserted in another order (a killed build's rewrites).
-    # The index's answers: the working tree (at the newer commit) is not overlaid.
-    return {q: [(h.record.id, h.record.start_line, h.record.end_line, round(h.score, 6))
+    # The index's answers: the working tree (at the newer commit) is not overlaid. The hit's
+    # similarity (the query's cosine with its own vector), not its fused score: the fused score
+    # follows the rank of every candidate the approximate graph returns, and since 1f030c9 a
+    # killed build's uploaded vectors stay in the store for the next build to reuse, so the
+    # graph differs from an uninterrupted build's while every chunk keeps its own vector.
+    return {q: [(h.record.id, h.record.start_line, h.record.end_line,
+                 None if h.similarity is None else round(h.similarity, 4))
                 for h in idx.search(q, k=10, validate=False, overlay=False)[:1]] for q in QUERIES}
 
 
