@@ -158,8 +158,13 @@ def test_kill_9_at_random_moments_leaves_a_readable_index_and_the_rerun_converge
         assert ledger_ids(index) == history["ids"]
         assert answers(repo.root, index) == history["after"]
         shutil.rmtree(index)
-    assert all(code == -signal.SIGKILL for _, code, _ in outcomes), outcomes
-    print("kill moments (s), exit, state seen:", outcomes)
+    print("kill moments (s), exit, state seen:", outcomes)   # shown in full when an assertion below fails
+    # A build may end on its own between the poll that saw it running and the kill (a loaded
+    # machine's scheduler decides): it then exits 0 with the new state, which was checked above
+    # like any other. Any other exit is a failure, and most moments must have killed a build.
+    assert all(code in (-signal.SIGKILL, 0) for _, code, _ in outcomes), outcomes
+    assert all(state == "new" for _, code, state in outcomes if code == 0), outcomes
+    assert sum(code == -signal.SIGKILL for _, code, _ in outcomes) >= len(outcomes) - 2, outcomes
 
 
 def test_two_builds_on_one_index_one_waits_or_exits_4(history: dict) -> None:
