@@ -3,8 +3,20 @@ left open keeps serving what it saw when it opened)."""
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+import pytest
 
 from codevouch.store import (
     BranchState,
@@ -69,3 +81,35 @@ def file_change(state: BranchState, files: dict[tuple[str, str], list[str]], hel
                     lexical_docs.append((key, lexical.document(t, path, c.record.symbol)))
         rows.append(FileRow(path, blob, "source", None, "python", "live", None, len(texts)))
     return BuildChange(state=state, chunks=chunks, lexical=list(dict(lexical_docs).items()), files=rows, **extra)
+
+
+@contextmanager
+def chroma_server(data: Path, not_started: Callable[[str], NoReturn] = pytest.fail
+                  ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A real `chroma run` on a free loopback port, storing under `data`: (its URL, its process).
+    Skips when the chroma CLI is not installed; `not_started` (fail, or skip) when it does not
+    answer its heartbeat within ~60 s (a loaded 2-core machine is slow to start it). Stopped on
+    exit, resumed first in case a test paused it (SIGSTOP)."""
+    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    if not Path(exe).exists():
+        pytest.skip("the chroma CLI is not installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([exe, "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            not_started("the chroma server did not start")
+        yield url, proc
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -3,12 +3,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,33 +14,14 @@ from codevouch.embedding import FakeEmbedder
 from codevouch.errors import NotIndexed
 from codevouch.indexer.build import build_index
 from codevouch.retriever.search import search
+from tests import storehelp
 from tests.gitrepo import Repo
 
 
 @pytest.fixture
 def chroma_server(tmp_path: Path) -> Iterator[str]:
-    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    if not Path(exe).exists():
-        pytest.skip("the chroma CLI is not installed")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
-                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):  # bounded: at most ~20 s for the server to answer
-            try:
-                urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("chroma server did not start")
+    with storehelp.chroma_server(tmp_path / "server") as (url, _):
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_build_and_search_on_a_chroma_server(chroma_server: str, repo: Repo, tmp_path: Path,

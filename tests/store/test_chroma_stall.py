@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,35 +18,15 @@ import pytest
 
 from tests.clihelp import FAKE
 from tests.gitrepo import Repo
+from tests.storehelp import chroma_server
 
 TIMEOUT = "2"
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    if not Path(exe).exists():
-        pytest.skip("the chroma CLI is not installed")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
-                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):     # bounded: ~60 s for the server to answer (a loaded machine is slow)
-            try:
-                urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.skip("the chroma server did not start")
-        yield url, proc
-    finally:
-        os.kill(proc.pid, signal.SIGCONT)
-        proc.terminate()
-        proc.wait(timeout=10)
+    with chroma_server(tmp_path / "server", not_started=pytest.skip) as running:
+        yield running
 
 
 def cv(*args: str, url: str, index: Path, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:
