@@ -12,22 +12,26 @@ from __future__ import annotations
 from enum import Enum
 
 
-class Verdict(str, Enum):
+class _Word(str, Enum):
+    """A member that is its string (Python 3.10 has no enum.StrEnum): equal to it, and printed as it."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Verdict(_Word):
     """The four verdicts. Members equal their strings: `Verdict.USABLE == "usable"`."""
     USABLE = "usable"
     STALE_BUT_OK = "stale-but-ok"
     HISTORICAL_ONLY = "historical-only"
     EXCLUDED = "excluded"
 
-    def __str__(self) -> str:
-        return self.value
-
 
 # The verdicts whose text is current code an agent may use.
 CURRENT_VERDICTS = (Verdict.USABLE, Verdict.STALE_BUT_OK)
 
 
-class Kind(str, Enum):
+class Kind(_Word):
     """A file's kind by the repository's rules. Members equal their strings: `Kind.TEST == "test"`."""
     SOURCE = "source"
     TEST = "test"
@@ -37,9 +41,6 @@ class Kind(str, Enum):
     VENDOR = "vendor"
     BACKUP = "backup"
     FIXTURE = "fixture"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 # Kinds whose files are indexed, and so the kinds a search can keep (`--kind`).
