@@ -2,9 +2,11 @@
 and the working tree, classified and chunked as a build would, at query time.
 
 What differs: commits since the build, staged and unstaged edits, untracked files git does not
-ignore, and deletions. Three git processes in all (status, diff against the working tree with
-rename detection, hash-object of the changed files), one when the tree is clean at the indexed
-commit. Each changed file is read safely (never through a symlink), skipped or excluded by the
+ignore, and deletions. A first call starts up to four git processes (status, hash-object of
+the files it names, the diff against the indexed commit with rename detection, and a count of
+the commits between), a warm one only the status: the blob ids are kept by stat data
+(gitio.PendingHashes), and the diff and the count by what decides them. A tree clean at the
+indexed commit costs the status alone. Each changed file is read safely (never through a symlink), skipped or excluded by the
 working tree's rules (worktree/rules.py, filetext.skip_reason: the build's), and chunked by the
 build's chunker with the build's embedded text, so its chunks carry the ids and text hashes the
 next build will give them (their vectors are then found in a cache, not embedded again).
@@ -16,6 +18,7 @@ Nothing is written: not the repository, not the index.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -56,6 +59,8 @@ def clear() -> None:
     """Forget every file this process chunked (a cold process, for tests and benchmarks)."""
     _CUTS.clear()
     _DATES.clear()
+    _BEHIND.clear()
+    _DIFFS.clear()
 
 
 caches.register("codevouch.indexer.overlay.cuts", _CUTS.clear, _CUTS.__len__)
@@ -69,19 +74,21 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     started = time.monotonic()
     head = head or gitio.head_commit(root)
     pending_status = gitio.start_worktree_status(root, untracked=True, toplevel=True)
-    # HEAD moved on: something differs for sure, so the diff and the count start at once.
     moved = head != state.commit
-    pending_diff = gitio.PendingDiff(root, state.commit, None) if moved else None
-    pending_count = (gitio.Pending(root, "rev-list", "--count", f"{state.commit}..{head}", ok_codes=(0, 128))
-                     if moved and head else None)
+    pending_count = _start_count(root, state.commit, head) if moved and head else None
     status = gitio.parse_status(pending_status.result())
-    behind = _count(pending_count) if moved else 0
+    behind = _count(root, state.commit, head, pending_count) if moved else 0
     overlay = Overlay(state.branch, state.commit, head, behind, status=status)
     if not moved and not status.changed and not status.untracked:
         overlay.seconds = time.monotonic() - started
         return overlay
+    rules = load_worktree_rules(root)
+    # Every file the status names is hashed first (the hashes are kept by stat: a warm call
+    # starts no process for them); with HEAD they decide the diff, which is then kept too.
+    listed, huge = _regular_files(root, sorted(status.changed | status.untracked), rules.max_file_bytes)
+    blobs = gitio.hash_worktree_files(root, [p for p in listed if p not in huge]) if listed else {}
     try:
-        diff = (pending_diff or gitio.PendingDiff(root, state.commit, None)).result()
+        diff = _diff(root, state.commit, head, status, blobs, huge & status.changed)
     except CommitGone:
         overlay.base_gone = True
         overlay.seconds = time.monotonic() - started
@@ -105,11 +112,11 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     deleted.difference_update(new_paths)
     order = sorted(new_paths)
     searched, over = order[:max(file_limit, 0)], order[max(file_limit, 0):]
-    rules = load_worktree_rules(root)
     # Files over the size cap are neither hashed nor read (git would read all of a 2 GB file).
-    huge = over_cap(root, searched, rules.max_file_bytes)
-    hashed = [p for p in searched if p not in huge] if huge else searched
-    blobs = gitio.hash_worktree_files(root, hashed) if hashed else {}
+    huge = huge | over_cap(root, [p for p in searched if p not in blobs], rules.max_file_bytes)
+    rest = [p for p in searched if p not in huge and p not in blobs]   # committed since the build
+    blobs = {**blobs, **gitio.hash_worktree_files(root, rest)} if rest else blobs
+    blobs = {p: blobs[p] for p in searched if p in blobs}
     overlay.hashes = dict(blobs)
     unchanged = {p for p in searched if p in same_as_indexed and blobs.get(p) == same_as_indexed[p]}
     if unchanged:
@@ -183,15 +190,79 @@ def _dates(root: Path, head: str) -> dict[str, str]:
     return _DATES[key]
 
 
-def _count(pending: gitio.Pending | None) -> int | None:
-    """Commits from the indexed commit to HEAD (None when git cannot say: the commit is gone)."""
+_BEHIND: dict[tuple[str, str, str], int | None] = {}   # (root, indexed commit, HEAD) -> commits between
+_DIFFS: dict[tuple[object, ...], list[gitio.Change]] = {}
+_DIFFS_MAX = 64
+
+caches.register("codevouch.indexer.overlay.behind", _BEHIND.clear, _BEHIND.__len__)
+caches.register("codevouch.indexer.overlay.diffs", _DIFFS.clear, _DIFFS.__len__)
+
+
+def _start_count(root: Path, base: str, head: str) -> gitio.Pending | None:
+    if (str(root), base, head) in _BEHIND:
+        return None
+    return gitio.Pending(root, "rev-list", "--count", f"{base}..{head}", ok_codes=(0, 128))
+
+
+def _count(root: Path, base: str, head: str | None, pending: gitio.Pending | None) -> int | None:
+    """Commits from the indexed commit to HEAD (None when git cannot say: the commit is gone).
+    Two commits always have the same count between them: kept."""
+    key = (str(root), base, head or "")
+    if key in _BEHIND:
+        return _BEHIND[key]
     if pending is None:
         return None
     try:
         out = pending.result().strip()
     except GitError:
         return None
-    return int(out) if out.isdigit() else None
+    found = int(out) if out.isdigit() else None
+    if found is not None:
+        if len(_BEHIND) > 256:
+            _BEHIND.clear()
+        _BEHIND[key] = found
+    return found
+
+
+def _regular_files(root: Path, paths: list[str], cap: int) -> tuple[list[str], frozenset[str]]:
+    """(the paths that are a file or a symlink in the working tree, those of them over `cap`
+    bytes): one lstat each. git hashes the first; a path gone, or a folder now, would fail the
+    batch, and a file over the cap is neither hashed nor read (git would read all of it)."""
+    import stat as stat_module
+
+    out, huge = [], set()
+    top = str(root)
+    for path in paths:
+        try:
+            st = os.lstat(f"{top}/{path}")
+        except (OSError, ValueError):
+            continue
+        if stat_module.S_ISREG(st.st_mode) or stat_module.S_ISLNK(st.st_mode):
+            out.append(path)
+            if st.st_size > cap:
+                huge.add(path)
+    return out, frozenset(huge)
+
+
+def _diff(root: Path, base: str, head: str | None, status: gitio.WorktreeStatus, blobs: dict[str, str],
+          huge: frozenset[str]) -> list[gitio.Change]:
+    """`git diff <indexed commit>` against the working tree, with rename detection.
+
+    Its answer is decided by the two commits and the content of the files that differ from HEAD
+    (every other file is HEAD's): the status names those, and their blob ids are the content.
+    So it is kept under that key and asked again only when one of them changed. A file git could
+    not hash, or one too large to hash, leaves the answer unkept."""
+    changed = sorted(status.changed)
+    key = (str(root), base, head, tuple(changed), tuple((p, blobs.get(p)) for p in changed))
+    keep = not huge and all(p in blobs or not os.path.lexists(os.path.join(root, p)) for p in changed)
+    if keep and key in _DIFFS:
+        return _DIFFS[key]
+    found = gitio.PendingDiff(root, base, None).result()
+    if keep:
+        if len(_DIFFS) >= _DIFFS_MAX:
+            _DIFFS.clear()
+        _DIFFS[key] = found
+    return found
 
 
 def _cut(root: Path, locator: Locator, path: str, blob: str, rules: Rules, mark: str | None,

@@ -79,6 +79,16 @@ class Overlay:
     # Blob ids of the changed files the overlay hashed (path -> id), for the same validator.
     hashes: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
+    # The chunks' ids, made once they are all there (chunk_ids); not copied by dataclasses.replace.
+    _ids: tuple[str, ...] | None = field(default=None, init=False, compare=False, repr=False)
+
+    def chunk_ids(self) -> tuple[str, ...]:
+        """The ids of the chunks, in order (the key of what warm calls keep: the same edits give
+        the same ids). Call once the overlay is made."""
+        if self._ids is None or len(self._ids) != len(self.chunks):
+            self._ids = tuple(c.record.id for c in self.chunks)
+        return self._ids
+
     @property
     def empty(self) -> bool:
         return not self.files and not self.not_searched and not self.commits_behind and not self.base_gone
@@ -124,6 +134,12 @@ def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir:
                 limit: int = EMBED_LIMIT) -> dict[str, list[float]]:
     """chunk id -> vector for the overlay's chunks: cached ones, and up to `limit` texts embedded
     now (kept in the overlay cache). Sets the overlay's embedded / cached / unembedded counts."""
+    ids = overlay.chunk_ids()
+    kept = _VECTORS.get((embedder.name, ids))
+    if kept is not None and overlaycache.holds(embedder.name, kept[0]):
+        # The same chunks as a call before, every vector in this process's memory: a warm call.
+        overlay.embedded, overlay.cached, overlay.unembedded = 0, len(ids), 0
+        return kept[1]
     by_hash: dict[str, list[OverlayChunk]] = {}
     for c in overlay.chunks:
         by_hash.setdefault(c.record.text_hash, []).append(c)
@@ -146,24 +162,97 @@ def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir:
     overlay.embedded = sum(len(by_hash[h]) for h in todo)
     overlay.cached = sum(len(by_hash[h]) for h in cached)
     overlay.unembedded = sum(len(by_hash[h]) for h in left)
-    return {c.record.id: found[h] for h, cs in by_hash.items() if h in found for c in cs}
+    result = {c.record.id: found[h] for h, cs in by_hash.items() if h in found for c in cs}
+    if not left and overlaycache.holds(embedder.name, tuple(by_hash)):
+        if len(_VECTORS) >= 8:
+            _VECTORS.clear()
+        _VECTORS[(embedder.name, ids)] = (tuple(by_hash), result)
+    return result
 
 
-def dense_scores(overlay: Overlay, vectors: dict[str, list[float]], query: Sequence[float]) -> list[tuple[str, float]]:
-    """(chunk id, cosine similarity to the query), best first: what the vector store answers."""
+# (model, overlay chunk ids) -> (their text hashes, chunk id -> vector), for warm calls
+_VECTORS: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], dict[str, list[float]]]] = {}
+caches.register("codevouch.retriever.overlay.vectors", _VECTORS.clear, _VECTORS.__len__)
+
+
+def dense_scores(overlay: Overlay, vectors: dict[str, list[float]], query: Sequence[float],
+                 limit: int | None = None) -> list[tuple[str, float]]:
+    """(chunk id, cosine similarity to the query), best first: what the vector store answers
+    (the `limit` best, when given)."""
     import numpy as np
 
-    ids = [c.record.id for c in overlay.chunks if c.record.id in vectors]
+    every = overlay.chunk_ids()
+    # vectors holds only overlay chunks (vectors_for): as many as there are chunks means all.
+    ids = every if len(vectors) == len(every) else tuple(i for i in every if i in vectors)
     if not ids:
         return []
-    mat = np.asarray([vectors[i] for i in ids], dtype=np.float32)
+    unit = _MATRICES.get(ids)
+    if unit is None:
+        # Normalised once per set of chunks: a warm call (the same edits) is one product.
+        mat = np.asarray([vectors[i] for i in ids], dtype=np.float32)
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        unit = mat / np.where(norms == 0, 1.0, norms)
+        if len(_MATRICES) >= 8:
+            _MATRICES.clear()
+        _MATRICES[ids] = unit
     q = np.asarray(query, dtype=np.float32)
-    norms = np.linalg.norm(mat, axis=1) * (float(np.linalg.norm(q)) or 1.0)
-    sims = (mat @ q) / np.where(norms == 0, 1.0, norms)
-    return sorted(zip(ids, (float(s) for s in sims)), key=lambda item: -item[1])
+    sims = (unit @ q) / (float(np.linalg.norm(q)) or 1.0)
+    order = np.argsort(-sims, kind="stable")
+    return [(ids[i], float(sims[i])) for i in order[:limit]]
+
+
+# (chunk ids with a vector) -> their vectors as unit rows; (chunk ids) -> their lexical postings
+_MATRICES: dict[tuple[str, ...], Any] = {}
+caches.register("codevouch.retriever.overlay.matrices", _MATRICES.clear, _MATRICES.__len__)
 
 
 BM25_K1, BM25_B = 1.2, 0.75   # tantivy's
+
+
+@dataclass(frozen=True)
+class _Postings:
+    """The overlay's chunks as an inverted index: a query then touches only the chunks that hold
+    one of its terms (scoring every chunk per call was most of a warm call on ~1,000 chunks)."""
+    ids: tuple[str, ...]
+    lengths: tuple[int, ...]
+    avgdl: float
+    terms: dict[str, list[tuple[int, int]]]     # token -> (chunk position, its frequency there)
+    names: dict[str, list[int]]                 # definition key -> chunk positions (lexical.definition_keys)
+
+
+_POSTINGS: dict[tuple[str, ...], _Postings] = {}
+caches.register("codevouch.retriever.overlay.postings", _POSTINGS.clear, _POSTINGS.__len__)
+
+
+def _postings(overlay: Overlay, analyse: Callable[[str], list[str]]) -> _Postings:
+    from codevouch.store import lexical
+
+    ids = overlay.chunk_ids()
+    found = _POSTINGS.get(ids)
+    if found is None:
+        terms: dict[str, list[tuple[int, int]]] = {}
+        names: dict[str, list[int]] = {}
+        lengths = []
+        for at, c in enumerate(overlay.chunks):
+            tf, dl = _tokens(c.doc, analyse)
+            lengths.append(dl)
+            for t, n in tf.items():
+                terms.setdefault(t, []).append((at, n))
+            for key in lexical.definition_keys(c.doc, c.record.symbol):
+                names.setdefault(key, []).append(at)
+        found = _Postings(ids, tuple(lengths), (sum(lengths) / len(lengths) if lengths else 0.0) or 1.0, terms, names)
+        if len(_POSTINGS) >= 8:
+            _POSTINGS.clear()
+        _POSTINGS[ids] = found
+    return found
+
+
+def defining(overlay: Overlay, names: Sequence[str]) -> list[str]:
+    """Ids of the overlay's chunks that define one of `names` (lexical.query_name_keys), in order."""
+    if not overlay.chunks or not names:
+        return []
+    post = _postings(overlay, lexindex.analyzer())
+    return [post.ids[at] for at in sorted({at for n in names for at in post.names.get(n, ())})]
 
 
 def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, space: str,
@@ -175,20 +264,19 @@ def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, spac
         return []
     analyse = lexindex.analyzer()
     qterms = list(dict.fromkeys(tok for t in terms for tok in analyse(t)))
-    docs = [(c.record.id, *_tokens(c.doc, analyse)) for c in overlay.chunks]
-    df_here = Counter(t for _, tf, _ in docs for t in qterms if t in tf)
+    post = _postings(overlay, analyse)
     stats = lexindex.stats(index_dir, space, stamp, qterms) if stamp else None
     total, df_index = stats if stats is not None else (0, {})
-    n = total + len(docs)
-    avgdl = sum(dl for _, _, dl in docs) / len(docs) or 1.0
-    idf = {t: math.log(1 + (n - (df_here[t] + df_index.get(t, 0)) + 0.5) / (df_here[t] + df_index.get(t, 0) + 0.5))
-           for t in qterms}
-    out = []
-    for cid, tf, dl in docs:
-        score = sum(idf[t] * tf[t] * (BM25_K1 + 1) / (tf[t] + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
-                    for t in qterms if t in tf)
-        if score > 0:
-            out.append((cid, score))
+    n = total + len(post.ids)
+    scored: dict[int, float] = {}
+    for t in qterms:
+        hits = post.terms.get(t, ())
+        df = len(hits) + df_index.get(t, 0)
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for at, tf in hits:
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * post.lengths[at] / post.avgdl)
+            scored[at] = scored.get(at, 0.0) + idf * tf * (BM25_K1 + 1) / (tf + norm)
+    out = [(post.ids[at], score) for at, score in sorted(scored.items()) if score > 0]
     return sorted(out, key=lambda item: -item[1])
 
 

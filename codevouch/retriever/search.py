@@ -294,7 +294,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
             own = live.vectors_for(ov, embedder, ledger, index_dir, embed_limit)
             dense = live.merged(_kept(dense, out.records, ov, include_history, state,
                                       lambda cid: sims.get(out.records[cid].text_hash, 0.0)),
-                                live.dense_scores(ov, own, vector), depth)
+                                live.dense_scores(ov, own, vector, depth), depth)
         out.lists.append((1.0, dense))
         out.members[DENSE] = set(dense)
         if ov is not None and embedder is not None:
@@ -316,8 +316,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         if ov is not None:
             defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state,
                                             lambda cid: 0.0)]
-            defs += [c.record.id for c in ov.chunks
-                     if not set(names).isdisjoint(lexical.definition_keys(c.doc, c.record.symbol))]
+            defs += live.defining(ov, names)
         out.defining.update(defs)
         if defs and settings.name_weight > 0:
             out.lists.append((settings.name_weight, defs))

@@ -116,6 +116,11 @@ def remembered(model: str, hashes: Iterable[str]) -> dict[str, list[float]]:
     return {h: _MEMORY[(model, h)] for h in hashes if (model, h) in _MEMORY}
 
 
+def holds(model: str, hashes: Iterable[str]) -> bool:
+    """Whether this process holds the vector of every one of `hashes`."""
+    return all((model, h) in _MEMORY for h in hashes)
+
+
 def remember(model: str, vectors: Mapping[str, list[float]]) -> None:
     """Hold vectors read elsewhere (the ledger's cache) for this process's next calls."""
     for h, v in vectors.items():

@@ -567,10 +567,13 @@ def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, st
     hashing = gitio.start_hash_worktree_files(root, sorted(p for p in to_hash if p and p not in reused)
                                               + sorted(p for p in untracked if p not in reused))
     reused.update((p, known[p]) for p in untracked if p in known)
+    # A file the caller already hashed to the snippet's own blob is that blob (an overlay hit, cut
+    # from the working tree): its old version is not needed.
     early = gitio.start_read_blobs(root, sorted({
         old for s in inside if (target := located[s.path].real) is not None and target in to_hash
         and not facts.status.is_clean(target)
-        and (s.text is None or symbols.symbol_names(s.symbol)) and (old := facts.old_blob(s, located[s.path].rel))}))
+        and (s.text is None or symbols.symbol_names(s.symbol)) and (old := facts.old_blob(s, located[s.path].rel))
+        and not (target in reused and same_oid(reused[target], old))}))
     return _Hashing(hashing, early, texts, untracked, frozenset(b for b in lost_blobs if b), reused)
 
 

@@ -109,6 +109,7 @@ class _Filters:
     names: tuple[str, ...]                       # filter drivers the configuration defines
     files: tuple[tuple[str, tuple[int, int, int]], ...]   # the config files read, and their stat
     env: tuple[str, ...]                         # the config-bearing environment when read
+    attributes: tuple[str, ...] = ()             # core.attributesFile, where the configuration names one
 
 
 _FILTERS: dict[str, _Filters] = {}
@@ -125,8 +126,15 @@ def _stat_key(path: str) -> tuple[int, int, int]:
 
 
 def _config_env() -> tuple[str, ...]:
-    return tuple(os.environ.get(k, "\0") for k in _CONFIG_ENV) + tuple(
-        f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("GIT_CONFIG_"))
+    """The environment that decides git's configuration: the variables above and the
+    GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n> pairs that GIT_CONFIG_COUNT says git reads (only
+    those: walking all of os.environ cost a millisecond per git call)."""
+    named = tuple(os.environ.get(k, "\0") for k in _CONFIG_ENV)
+    count = os.environ.get("GIT_CONFIG_COUNT", "").strip()
+    if not count.isdigit():
+        return named
+    return named + tuple(os.environ.get(f"GIT_CONFIG_{part}_{n}", "\0")
+                         for n in range(min(int(count), 10_000)) for part in ("KEY", "VALUE"))
 
 
 def filter_names(repo: Path | str) -> tuple[str, ...]:
@@ -145,6 +153,7 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
     except GitError:
         return ()
     names: set[str] = set()
+    attributes: list[str] = []
     files: dict[str, tuple[int, int, int]] = {}
     includes = False
     fields = out.decode("utf-8", "surrogateescape").split("\0")
@@ -155,6 +164,8 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
             names.add(rest.rsplit(".", 1)[0])
         if section.lower() in ("include", "includeif"):
             includes = True
+        if name.lower() == "core.attributesfile" and "\n" in entry:
+            attributes.append(os.path.expanduser(entry.split("\n", 1)[1]))
         if origin.startswith("file:"):
             path = origin[len("file:"):]
             full = path if os.path.isabs(path) else os.path.join(key, path)
@@ -168,7 +179,7 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
         files.setdefault(extra_file, _stat_key(extra_file))
     result = tuple(sorted(names))
     if not includes:
-        _FILTERS[key] = _Filters(result, tuple(files.items()), env)
+        _FILTERS[key] = _Filters(result, tuple(files.items()), env, tuple(attributes))
     return result
 
 
@@ -951,7 +962,25 @@ _private_dir: list[str] = []
 
 def _index_file(root: Path) -> str | None:
     """The index file of the work tree whose top is `root` (a `.git` directory, or a `.git` file
-    naming one: a linked worktree or a submodule); None when it cannot be told for sure."""
+    naming one: a linked worktree or a submodule); None when it cannot be told for sure. Kept
+    while `.git` and the git directory keep their stat data (a split index adds a file there)."""
+    dot_git = os.path.join(root, ".git")
+    key = (_stat4(dot_git), str(root))
+    kept = _INDEX_FILES.get(str(root))
+    if kept is not None and kept[0] == key and kept[2] == _stat4(kept[3]):
+        return kept[1]
+    found, git_dir = _find_index_file(root)
+    if len(_INDEX_FILES) > 256:
+        _INDEX_FILES.clear()
+    _INDEX_FILES[str(root)] = (key, found, _stat4(git_dir) if git_dir else None, git_dir or dot_git)
+    return found
+
+
+_INDEX_FILES: dict[str, tuple[object, str | None, object, str]] = {}
+caches.register("codevouch.worktree.gitio.index_files", _INDEX_FILES.clear, _INDEX_FILES.__len__)
+
+
+def _find_index_file(root: Path) -> tuple[str | None, str | None]:
     dot_git = os.path.join(root, ".git")
     try:
         if os.path.isdir(dot_git):
@@ -960,14 +989,14 @@ def _index_file(root: Path) -> str | None:
             with open(dot_git, "rb") as handle:
                 first = handle.read(4096).split(b"\n", 1)[0].decode("utf-8", "surrogateescape").strip()
             if not first.startswith("gitdir: "):
-                return None
+                return None, None
             git_dir = os.path.join(root, first[len("gitdir: "):])
     except OSError:
-        return None
+        return None, None
     if any(name.startswith("sharedindex.") for name in _listdir(git_dir)):
-        return None       # a split index: its shared part is found (and written) in the git dir
+        return None, git_dir    # a split index: its shared part is found (and written) in the git dir
     index = os.path.join(git_dir, "index")
-    return index if os.path.isfile(index) else None
+    return (index if os.path.isfile(index) else None), git_dir
 
 
 def _listdir(path: str) -> list[str]:
@@ -1050,31 +1079,140 @@ def hash_worktree_files(repo: Path, paths: Iterable[str]) -> dict[str, str]:
 
 
 class PendingHashes:
-    """hash_worktree_files started in the background (`result()` gives what it returns)."""
+    """hash_worktree_files started in the background (`result()` gives what it returns).
+
+    A file hashed before is not hashed again while its stat data, and everything else git's
+    answer depends on (see _hash_context), are unchanged: a long-lived caller (the MCP server, an
+    agent's Index) asks for the same changed files on every call."""
 
     def __init__(self, repo: Path, paths: Iterable[str]) -> None:
         self._repo = repo
         self._wanted = list(dict.fromkeys(paths))
+        self._known: dict[str, str] = {}
+        self._keys: dict[str, tuple[object, ...]] = {}     # path -> its key, to remember once hashed
+        todo = self._wanted
+        context = _hash_context(repo) if self._wanted else None
+        if context is not None:
+            todo, self._known, self._keys = _remembered_hashes(str(repo), self._wanted, context)
+        self._todo = todo
         # Paths with a newline cannot go through --stdin-paths; they are hashed one by one.
-        self._batch = [p for p in self._wanted if "\n" not in p]
+        self._batch = [p for p in todo if "\n" not in p]
         self._pending = Pending(repo, "hash-object", "--stdin-paths",
                                 stdin=("\n".join(self._batch) + "\n").encode("utf-8", "surrogateescape")) \
             if self._batch else None
 
     def result(self) -> dict[str, str]:
-        single = [p for p in self._wanted if "\n" in p]
-        result: dict[str, str] = {}
+        single = [p for p in self._todo if "\n" in p]
+        result: dict[str, str] = dict(self._known)
         if self._pending is not None:
             try:
                 result.update(zip(self._batch, self._pending.result().decode().split()))
             except GitError:
-                single = self._wanted  # one bad path fails the whole batch: fall back to one process each
+                single = self._todo  # one bad path fails the whole batch: fall back to one process each
         for path in single:
             try:
                 result[path] = run(self._repo, "hash-object", "--", path).decode().strip()
             except GitError:
                 continue
-        return result
+        root = str(self._repo)
+        if len(_HASHED) + len(self._keys) > _HASHED_MAX:
+            _HASHED.clear()
+        for path, key in self._keys.items():
+            if path in result:
+                _HASHED[(root, path)] = (key, result[path])
+        return {p: result[p] for p in self._wanted if p in result}
+
+
+# --- blob ids of working-tree files, kept by stat ------------------------------------------------
+#
+# (repo, path) -> (key, blob id). The key is the file's stat data (device, inode, mode, size,
+# mtime, ctime) with what else decides the id git computes: the configuration files (eol and
+# filter settings) and the environment that names them, the index (`text=auto` looks at the
+# indexed blob), and every attributes file that applies to the path. A file is remembered only
+# when its mtime and ctime are RACY_NS older than the moment it was hashed: a later write then
+# gives it a newer mtime and ctime, even on a file system whose clock ticks coarsely (the
+# racy-git problem, solved the way git solves it: distrust what changed too close to the look).
+# ctime cannot be set back by a user, so `touch -d` to the old time does not fool it either.
+# Nothing is kept when configured filters may run (CODEVOUCH_RUN_GIT_FILTERS=1: a program then
+# decides the id), when the configuration has include directives (filter_names reads it each
+# time), for symlinks, or for a repository whose index file cannot be found.
+_HASHED: dict[tuple[str, str], tuple[tuple[object, ...], str]] = {}
+_HASHED_MAX = 50_000
+RACY_NS = 2_000_000_000
+
+caches.register("codevouch.worktree.gitio.hashed", _HASHED.clear, _HASHED.__len__)
+
+
+def _hash_context(repo: Path | str) -> tuple[object, ...] | None:
+    """What beside a file's own bytes decides the blob id hash-object gives it, repository-wide;
+    None when that cannot be told from stat data (then every file is hashed)."""
+    if run_filters():
+        return None
+    root = os.path.abspath(str(repo))
+    filter_names(repo)
+    config = _FILTERS.get(root)
+    index = _index_file(Path(root))
+    if config is None or index is None:
+        return None
+    git_dir = os.path.dirname(index)
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), "rb") as handle:
+            common = os.path.join(git_dir, handle.read(4096).decode("utf-8", "surrogateescape").strip())
+    except OSError:
+        pass
+    home = os.environ.get("HOME") or "/"
+    attributes = [os.path.join(common, "info", "attributes"), os.path.join(git_dir, "info", "attributes"),
+                  os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git",
+                               "attributes"), *config.attributes]
+    return (config.files, config.env, _stat4(index), tuple(_stat4(a) for a in attributes))
+
+
+def _remembered_hashes(root: str, paths: list[str], context: tuple[object, ...]
+                       ) -> tuple[list[str], dict[str, str], dict[str, tuple[object, ...]]]:
+    """(paths to hash, ids still good, keys of the paths to remember once hashed)."""
+    import stat as stat_module
+    import time
+
+    now = time.time_ns()
+    folders: dict[str, tuple[object, ...]] = {}
+    todo: list[str] = []
+    known: dict[str, str] = {}
+    keys: dict[str, tuple[object, ...]] = {}
+    for path in paths:
+        try:
+            st = os.lstat(f"{root}/{path}")
+        except (OSError, ValueError):
+            todo.append(path)
+            continue
+        if stat_module.S_ISLNK(st.st_mode) or not stat_module.S_ISREG(st.st_mode):
+            todo.append(path)
+            continue
+        key = (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, context,
+               _folder_attributes(root, path, folders))
+        hit = _HASHED.get((root, path))
+        if hit is not None and hit[0] == key:
+            known[path] = hit[1]
+            continue
+        todo.append(path)
+        if max(st.st_mtime_ns, st.st_ctime_ns) < now - RACY_NS:
+            keys[path] = key
+    return todo, known, keys
+
+
+def _folder_attributes(root: str, path: str, seen: dict[str, tuple[object, ...]]) -> tuple[object, ...]:
+    """The stat data of every .gitattributes from the top of the work tree down to `path`'s folder
+    (`seen`: each folder's, for this call)."""
+    return _attributes_down_to(root, path.rpartition("/")[0], seen)
+
+
+def _attributes_down_to(root: str, folder: str, seen: dict[str, tuple[object, ...]]) -> tuple[object, ...]:
+    found = seen.get(folder)
+    if found is None:
+        own = _stat4(f"{root}/{folder}/.gitattributes" if folder else f"{root}/.gitattributes")
+        found = (own,) if not folder else (*_attributes_down_to(root, folder.rpartition("/")[0], seen), own)
+        seen[folder] = found
+    return found
 
 
 def start_hash_worktree_files(repo: Path, paths: Iterable[str]) -> PendingHashes:

@@ -49,13 +49,15 @@ def section(path: Path = RESULTS) -> str:
         out.append(f"| {r['pair']} | {meta} | " + " | ".join(_cell(s[mode][part]) for part in ("new", "changed")
                                                              for mode, _ in MODES) + f" | {ratio} |")
     out += ["", "| pair | chunks at OLD | overlay chunks | embedded by the first query | embedded in all | first query "
-            "ms | warm query ms (p50) | plain search on the clean rebuilt tree ms (p50) | warm ÷ plain |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "ms | first pass p50 ms | warm p50 / p95 ms | plain search on the clean rebuilt tree p50 / p95 ms | "
+            "warm ÷ plain (p50 / p95) |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lat, ov = r["latency_ms"], r["overlay"]
         out.append(f"| {r['pair']} | {r['chunks_old']} | {ov['last'].get('chunks', '–')} | {ov['first_query_embedded']} | "
-                   f"{ov['embedded_total']} | {lat['first']} | {lat['warm_p50']} | {lat['plain_p50']} | "
-                   f"{_ratio(lat['warm_p50'], lat['plain_p50'])} |")
+                   f"{ov['embedded_total']} | {lat['first']} | {lat['warm_p50']} | {lat.get('warm2_p50', '–')} / "
+                   f"{lat.get('warm2_p95', '–')} | {lat['plain_p50']} / {lat.get('plain_p95', '–')} | "
+                   f"{_ratio(lat.get('warm2_p50'), lat['plain_p50'])} / {_ratio(lat.get('warm2_p95'), lat.get('plain_p95'))} |")
     if data.get("notes"):
         out += ["", *[f"- {n}" for n in data["notes"]]]
     return "\n".join(out) + "\n"

@@ -11,6 +11,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from codevouch import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.store import usage
@@ -163,3 +165,30 @@ def test_the_validator_reuses_the_overlays_status_and_hashes(repo: Repo, index_d
     by_path = {h.path: h for h in hits}
     assert by_path["shop/refund.py"].record.origin == "uncommitted" and by_path["shop/refund.py"].verdict == "usable"
     assert by_path["shop/cancel.py"].verdict == "usable"
+
+
+def test_a_warm_search_over_edits_starts_only_rev_parse_and_status_and_still_sees_the_next_edit(
+        repo: Repo, index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18's warm latency: the changed files' blob ids are kept by stat data, and the diff
+    against the indexed commit by what decides it, so a warm call over the same edits asks git
+    for its status alone; an edit that keeps the size and sets the mtime back is still seen."""
+    repo.commit_files(FILES)
+    index = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False)
+    index.build()
+    edited = repo.write("shop/refund.py", FILES["shop/refund.py"].replace("order.refund()", "order.refund(all=True)"))
+    repo.write("shop/new.py", "def apply_discount_coupon(order, coupon):\n    return order.discount(coupon)\n")
+    monkeypatch.setattr(gitio, "RACY_NS", 0)      # files count as old at once (else after 2 s)
+    time.sleep(0.02)
+    index.search("refund an order")
+    before = dict(gitio.PROCESSES)
+    hits = index.search("refund an order", k=5)
+    delta = {k: n - before.get(k, 0) for k, n in gitio.PROCESSES.items() if n != before.get(k, 0)}
+    assert delta == {"rev-parse": 1, "status": 1}, delta
+    assert next(h for h in hits if h.path == "shop/refund.py").code.count("all=True") == 1
+    # Same size, mtime set back: the ctime moved, so the file is hashed again and its new text found.
+    old = edited.stat()
+    edited.write_text(edited.read_text().replace("all=True", "all=Fals"))
+    os.utime(edited, ns=(old.st_atime_ns, old.st_mtime_ns))
+    hit = next(h for h in index.search("refund an order", k=5) if h.path == "shop/refund.py")
+    assert hit.verdict == "usable" and "all=Fals" in (hit.code or "") and "all=True" not in (hit.code or "")
+    assert index.search("apply_discount_coupon")[0].path == "shop/new.py"
