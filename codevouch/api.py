@@ -165,6 +165,7 @@ class ContextPack:
     pack: Pack
     budget: Budget
     overlay: Overlay | None = None
+    no_good_match: bool = False     # the search's hits are all weak (Hits.no_good_match): the report says so
 
     @property
     def tokens(self) -> int:
@@ -174,7 +175,8 @@ class ContextPack:
         """The report as data: budget, index commit, what went in and what was left out, and why,
         and the working-tree overlay's summary (None when it was off)."""
         return {**self.pack.manifest(), "budget": self.budget.to_json(),
-                "overlay": self.overlay.summary() if self.overlay is not None else None}
+                "overlay": self.overlay.summary() if self.overlay is not None else None,
+                "no_good_match": self.no_good_match}
 
 
 class Index:
@@ -396,15 +398,17 @@ class Index:
         results = [h.check for h in hits if h.check is not None]
         packed = self.pack(results, budget=budget, model=model, reserve=reserve,
                            include_history=include_history, branch=branch,
-                           live_note=(hits.overlay.note() or "") if hits.overlay is not None else "")
+                           live_note=(hits.overlay.note() or "") if hits.overlay is not None else "",
+                           match_note=hits.note() or "")
         self._record("context", branch, results, hits.known)
-        return replace(packed, overlay=hits.overlay)
+        return replace(packed, overlay=hits.overlay, no_good_match=hits.no_good_match)
 
     def pack(self, results: Sequence[Validated], budget: int | None = None, model: str | None = None,
              reserve: float | None = None, include_history: bool = False,
-             branch: str | None = None, live_note: str = "") -> ContextPack:
+             branch: str | None = None, live_note: str = "", match_note: str = "") -> ContextPack:
         """Pack validated snippets (in rank order) within a token budget; see `context`.
-        live_note: a line for the pack's report (how far the index is behind the working tree)."""
+        live_note: a line for the pack's report (how far the index is behind the working tree);
+        match_note: one saying no hit is a good match (`Hits.note`)."""
         from codevouch.context import enclosing
         from codevouch.context.pack import pack
         from codevouch.context.windows import budget_counter, resolve_budget
@@ -414,7 +418,8 @@ class Index:
         chosen = resolve_budget(budget, model, root, reserve=reserve)
         packed = pack(results, budget_counter(chosen), chosen.tokens, include_history=include_history,
                       enclosing=enclosing.enclosing(root, results),
-                      index=self._index_label(root, branch), budget_note=chosen.describe(), live_note=live_note)
+                      index=self._index_label(root, branch), budget_note=chosen.describe(), live_note=live_note,
+                      match_note=match_note)
         return ContextPack(packed.markdown, tuple(results), packed, chosen)
 
     def _index_label(self, root: Path, branch: str | None) -> str | None:

@@ -246,6 +246,7 @@ class _Packer:
     listed: int = _REPORT_LINES            # left-out items the report names
     origin: dict[int, Item] = field(default_factory=dict)   # id(entry) -> the item it reports
     live_note: str = ""                   # how far the index is behind the working tree (the overlay)
+    match_note: str = ""                  # no hit is a good match (api.Hits.note)
 
     def entry(self, item: Item, why: str | None, note: str = "") -> Entry:
         made = Entry(item.rank, item.section, item.where, item.verdict, item.reason, self.cost[id(item)],
@@ -271,6 +272,8 @@ class _Packer:
         lines = ["## Pack report", f"index: {clean(self.index) if self.index else 'unknown'}"]
         if self.live_note:
             lines.append(f"live: {clean(self.live_note)}")
+        if self.match_note:
+            lines.append(f"match: {clean(self.match_note)}")
         if self.budget_note:
             lines.append(f"budget: {self.budget_note}")
         restored = sum(1 for i in chosen if i.signature is not None)
@@ -295,11 +298,12 @@ class _Packer:
 
 def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include_history: bool = False,
          enclosing: dict[int, Enclosing] | None = None, index: str | None = None,
-         budget_note: str = "", live_note: str = "") -> Pack:
+         budget_note: str = "", live_note: str = "", match_note: str = "") -> Pack:
     """The context pack for ranked `results` within `budget` tokens as counted by `count`.
 
     budget_note: a line for the report saying where the budget came from; live_note: one saying
-    how far the index is behind the working tree (the overlay's note). Raises InputError
+    how far the index is behind the working tree (the overlay's note); match_note: one saying
+    that no hit is a good match (the pack still holds them, ranked, for the reader to judge). Raises InputError
     when the budget cannot hold even an empty pack with its report.
     """
     if budget < 1:
@@ -309,7 +313,7 @@ def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include
     for listed in (_REPORT_LINES, 10, 5, 0):
         try:
             out = _pack_once(results, count, budget, include_history, enclosing, index, budget_note, listed,
-                             live_note)
+                             live_note, match_note)
         except InputError:
             if listed:
                 continue
@@ -322,14 +326,15 @@ def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include
 
 def _pack_once(results: Sequence[Validated], count: TokenCounter, budget: int, include_history: bool,
                enclosing: dict[int, Enclosing] | None, index: str | None, budget_note: str,
-               listed: int, live_note: str = "") -> Pack:
+               listed: int, live_note: str = "", match_note: str = "") -> Pack:
     current, history, excluded = items_of(results, enclosing)
     groups = slots(current)
     sep = count("\n\n")
     p = _Packer(count, budget, index, budget_note, [], list(excluded),
                 cost={id(i): count(i.block) + sep for i in (*(x for g in groups for x in g), *history)},
                 place={**{id(i): (0, min(x.rank for x in g)) for g in groups for i in g},
-                       **{id(i): (1, i.rank) for i in history}}, listed=listed, live_note=live_note)
+                       **{id(i): (1, i.rank) for i in history}}, listed=listed, live_note=live_note,
+                match_note=match_note)
     if not include_history:
         p.left += [p.entry(i, "historical", "ask for history (--include-history) to add it") for i in history]
     wanted = [i for g in groups for i in g] + (history if include_history else [])

@@ -57,6 +57,12 @@ def test_good_match_and_the_no_good_match_line(repo: Repo, index_dir: Path) -> N
     bad = strict.search("quantum chromodynamics lattice", k=3, overlay=False)
     assert bad and all(h.good_match is False for h in bad) and bad.no_good_match
     assert bad.note() is not None and bad.note().startswith("no good match")
+    # A context pack of weak hits says so in its report and its manifest (the hits stay, ranked).
+    weak = strict.context("quantum chromodynamics lattice", k=3, budget=4000, overlay=False)
+    assert weak.no_good_match and weak.manifest()["no_good_match"] is True
+    assert "\nmatch: no good match: the closest of" in weak.markdown
+    fine = strict.context("cancel order", k=3, budget=4000, overlay=False)
+    assert not fine.no_good_match and "\nmatch:" not in fine.markdown
     # The packaged fake has no measured threshold: no judgement unless one is set.
     plain = Index(repo.root, index_dir, embedder="fake-bow-64", record=False)
     assert all(h.good_match is None for h in plain.search("quantum chromodynamics lattice", k=3, overlay=False))
