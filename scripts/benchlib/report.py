@@ -65,12 +65,13 @@ def headline(figs: dict[str, Any]) -> str:
     if _ok(q) and "held-out" in q.get("overall", {}) and "per_corpus" in q:
         o = q["overall"]["held-out"]["overlap"]
         best = best_baseline(o)
-        rows.append(["find a function by its doc's first sentence, whole repositories, held-out: MRR@10 "
-                     "(codevouch default vs best baseline)",
+        rows.append([f"find a function by its doc's first sentence, held-out, {q.get('sampling', 'sampled')}: "
+                     "MRR@10 (codevouch default vs best baseline)",
                      f"{o['codevouch']['mrr@10']} vs {o[best]['mrr@10']} ({best}): "
                      f"x{ratio(o['codevouch'], o[best])}",
                      f"{o['codevouch']['queries']} queries in {sum(p['split'] == 'held-out' for p in q['per_corpus'])} "
                      f"repositories; R@10 {o['codevouch']['recall@10']} vs {o[best]['recall@10']}"])
+    rows += _whole_quality_rows()
     f = figs.get("freshness")
     if _ok(f) and "sources" in f:
         o, t = f["overall"]["codevouch-chunks"], f["overall"]["tool-definitions"]
@@ -258,6 +259,27 @@ def section_identifiers(path: Path = IDENTIFIERS) -> str:
 
 FRESHNESS_SOURCES = {"codevouch-chunks": "codevouch's own chunks",
                      "tool-definitions": "another tool's snippets (every definition, nested included)"}
+
+
+def _whole_quality_rows(path: Path = IDENTIFIERS) -> list[list[Any]]:
+    """Headline rows from the whole-repository quality run kept in docs/bench-identifiers.json
+    (scripts/bench_quality.py --whole; too long for a default bench.py run), when there is one."""
+    if not path.exists():
+        return []
+    runs = [r for r in json.loads(path.read_text()).get("runs", []) if r.get("sampling") == "whole repositories"]
+    held = runs[0]["overall"].get("held-out") if runs else None
+    if not held or "identifiers" not in held:
+        return []
+    o, ids = held["overlap"], held["identifiers"]
+    best = best_baseline(o)
+    n, w = ids["name"], ids["words"]
+    return [["find a function by its doc's first sentence, held-out, whole repositories: MRR@10 (codevouch vs "
+             "best baseline)", f"{o['codevouch']['mrr@10']} vs {o[best]['mrr@10']} ({best}): x{ratio(o['codevouch'], o[best])}",
+             f"{o['codevouch']['queries']} queries; {runs[0].get('commit', '?')}, `{runs[0].get('command', '')}`"],
+            ["a definition by its exact name / by its words, held-out, whole repositories: at rank 1",
+             f"{n['codevouch'].get('recall@1')} / {w['codevouch'].get('recall@1')}",
+             f"grep {n.get('grep', {}).get('recall@1')} / –; bm25 {n.get('bm25', {}).get('recall@1')} / "
+             f"{w.get('bm25', {}).get('recall@1')}; {n['codevouch'].get('queries')} / {w['codevouch'].get('queries')} queries"]]
 
 
 def section_freshness(f: dict[str, Any]) -> str:
