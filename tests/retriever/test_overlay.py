@@ -230,3 +230,37 @@ def test_a_file_rewritten_as_it_was_is_not_a_change(repo: Repo, index_dir: Path)
     assert hits.overlay is not None and [f.path for f in hits.overlay.files] == ["shop/coupon.py"]
     assert "shop/cancel.py" not in hits.overlay.replaced
     assert next(h for h in hits if h.path == "shop/cancel.py").record.origin == "index"
+
+
+def test_warm_calls_over_commits_and_edits_follow_every_change(
+        repo: Repo, index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a warm call keeps (blob ids by stat data, the diff and the commit count by what decides
+    them) never hides a change: HEAD moving on, an edit of the committed file, its removal."""
+    import time
+
+    from codevouch.worktree import gitio
+    monkeypatch.setattr(gitio, "RACY_NS", 0)     # every file old enough to be remembered at once
+    idx = built(repo, index_dir)
+    repo.write("shop/coupon.py", COUPON)
+    repo.commit("coupons")
+    time.sleep(0.02)
+    for _ in range(2):                            # the second call is the warm one
+        hits = idx.search("apply_discount_coupon", k=3)
+        assert hits[0].path == "shop/coupon.py" and hits[0].record.origin == "committed"
+        assert hits.overlay is not None and hits.overlay.commits_behind == 1
+    renamed = COUPON.replace("apply_discount_coupon", "apply_store_voucher")
+    repo.write("shop/coupon.py", renamed)
+    time.sleep(0.02)
+    for _ in range(2):
+        hits = idx.search("apply_store_voucher", k=3)
+        assert hits[0].path == "shop/coupon.py" and hits[0].record.origin == "uncommitted"
+        assert "apply_store_voucher" in (hits[0].code or "")
+        assert not any("apply_discount_coupon" in (h.code or "") for h in idx.search("apply_discount_coupon", k=5))
+    (repo.root / "shop" / "coupon.py").unlink()
+    for _ in range(2):
+        hits = idx.search("apply_store_voucher", k=5)
+        assert all(h.path != "shop/coupon.py" for h in hits)
+        assert hits.overlay is not None and "shop/coupon.py" not in {c.record.path for c in hits.overlay.chunks}
+    repo.write("shop/coupon.py", renamed)         # back, as it was a moment ago: found again
+    time.sleep(0.02)
+    assert idx.search("apply_store_voucher", k=3)[0].path == "shop/coupon.py"
