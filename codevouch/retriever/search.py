@@ -278,6 +278,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     lexical_records: dict[str, ChunkRecord] = {}
     lex_scores: dict[str, float] = {}
     own_vectors: dict[str, list[float]] = {}
+    own_sims: dict[str, float] = {}      # overlay chunk id -> cosine, as its dense list scored it
     ids = (_lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings, lex_scores,
                             keep) if mode != SearchMode.DENSE else [])
     if qvec is not None:
@@ -292,9 +293,11 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
                          widenings=settings.max_widenings, keep=keep)
         if ov is not None and embedder is not None:
             own = live.vectors_for(ov, embedder, ledger, index_dir, embed_limit)
+            own_dense = live.dense_scores(ov, own, vector, depth)
+            own_sims.update(own_dense)
             dense = live.merged(_kept(dense, out.records, ov, include_history, state,
                                       lambda cid: sims.get(out.records[cid].text_hash, 0.0)),
-                                live.dense_scores(ov, own, vector, depth), depth)
+                                own_dense, depth)
         out.lists.append((1.0, dense))
         out.members[DENSE] = set(dense)
         if ov is not None and embedder is not None:
@@ -322,7 +325,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
             out.lists.append((settings.name_weight, defs))
     if qvec is not None and embedder is not None:
         out.similarity = _similarities(out, vector, sims, own_vectors,
-                                       lambda hashes: ledger.cached_vectors(embedder.name, hashes))
+                                       lambda hashes: ledger.cached_vectors(embedder.name, hashes), own_sims)
     return out
 
 
@@ -345,7 +348,8 @@ def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: li
 
 def _similarities(rankings: _Rankings, query: Sequence[float], sims: dict[str, float],
                   own: dict[str, list[float]],
-                  cached: Callable[[list[str]], dict[str, list[float]]]) -> dict[str, float]:
+                  cached: Callable[[list[str]], dict[str, list[float]]],
+                  own_sims: dict[str, float] | None = None) -> dict[str, float]:
     """chunk id -> cosine similarity to the query, for every ranked chunk: the vector store's
     answer for the dense neighbours, else the vector from the overlay or the embedding cache
     (a chunk only the lexical half found), whose texts were embedded by this model."""
@@ -357,6 +361,8 @@ def _similarities(rankings: _Rankings, query: Sequence[float], sims: dict[str, f
         rec = rankings.records[cid]
         if rec.origin == "index" and rec.text_hash in sims:
             out[cid] = sims[rec.text_hash]
+        elif own_sims and cid in own_sims:
+            out[cid] = own_sims[cid]
         elif cid in own:
             out[cid] = _cosine(np, query, own[cid])
         elif rec.origin == "index":

@@ -1082,7 +1082,7 @@ class PendingHashes:
     """hash_worktree_files started in the background (`result()` gives what it returns).
 
     A file hashed before is not hashed again while its stat data, and everything else git's
-    answer depends on (see _hash_context), are unchanged: a long-lived caller (the MCP server, an
+    answer depends on (see hash_context), are unchanged: a long-lived caller (the MCP server, an
     agent's Index) asks for the same changed files on every call."""
 
     def __init__(self, repo: Path, paths: Iterable[str]) -> None:
@@ -1091,7 +1091,7 @@ class PendingHashes:
         self._known: dict[str, str] = {}
         self._keys: dict[str, tuple[object, ...]] = {}     # path -> its key, to remember once hashed
         todo = self._wanted
-        context = _hash_context(repo) if self._wanted else None
+        context = hash_context(repo) if self._wanted else None
         if context is not None:
             todo, self._known, self._keys = _remembered_hashes(str(repo), self._wanted, context)
         self._todo = todo
@@ -1143,7 +1143,7 @@ RACY_NS = 2_000_000_000
 caches.register("codevouch.worktree.gitio.hashed", _HASHED.clear, _HASHED.__len__)
 
 
-def _hash_context(repo: Path | str) -> tuple[object, ...] | None:
+def hash_context(repo: Path | str) -> tuple[object, ...] | None:
     """What beside a file's own bytes decides the blob id hash-object gives it, repository-wide;
     None when that cannot be told from stat data (then every file is hashed)."""
     if run_filters():
@@ -1189,7 +1189,7 @@ def _remembered_hashes(root: str, paths: list[str], context: tuple[object, ...]
             todo.append(path)
             continue
         key = (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, context,
-               _folder_attributes(root, path, folders))
+               folder_attributes(root, path, folders))
         hit = _HASHED.get((root, path))
         if hit is not None and hit[0] == key:
             known[path] = hit[1]
@@ -1200,7 +1200,7 @@ def _remembered_hashes(root: str, paths: list[str], context: tuple[object, ...]
     return todo, known, keys
 
 
-def _folder_attributes(root: str, path: str, seen: dict[str, tuple[object, ...]]) -> tuple[object, ...]:
+def folder_attributes(root: str, path: str, seen: dict[str, tuple[object, ...]]) -> tuple[object, ...]:
     """The stat data of every .gitattributes from the top of the work tree down to `path`'s folder
     (`seen`: each folder's, for this call)."""
     return _attributes_down_to(root, path.rpartition("/")[0], seen)
