@@ -121,7 +121,7 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "merge-190-lexical-1.0": ({}, {MERGE: 190, "lexical_weight": 1.0}),
     # Fifth round (issue 20), from the defaults: the test prior's size, the name list's weight,
     # the words of what a chunk defines as a lexical field of their own.
-    **{f"test-{t}": ({}, _weights(0.5, t)) for t in (1.0, 0.6, 0.4)},
+    **{f"test-{t}": ({}, _weights(0.5, t)) for t in (1.0, 0.6, 0.4, 0.2)},
     **{f"name-weight-{w}": ({}, {"name_weight": w}) for w in (0.5, 2.0)},
     **{f"name-first-{n}": ({}, {"name_first_words": n}) for n in (0, 8)},
     **{f"name-boost-{b}": ({}, {"name_boost": b}) for b in (1.0,)},
