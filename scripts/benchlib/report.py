@@ -146,7 +146,27 @@ def section_search(s: dict[str, Any]) -> str:
                         "fill process peak RSS MiB", "index dir MiB"], lib) if lib else "")
             + "\nWhat every cold process pays before codevouch runs (`python -c ...`, medians):\n\n"
             + table(["probe", "p50", "p95", "runs"], frows)
+            + _cold_ratio(s)
             + "".join(f"\n{note}\n" for note in s.get("notes", [])))
+
+
+def _cold_ratio(s: dict[str, Any]) -> str:
+    """The cold CLI against its floor (issue 22's target: at most 1.3x `import chromadb` plus the
+    query encoder's load), from the same run's medians."""
+    floor = s["import_floor"]
+    chroma, encoder = floor.get("import_chromadb", {}), floor.get("load_numpy_query_encoder", {})
+    if "p50" not in chroma or "p50" not in encoder:
+        return ""
+    base = chroma["p50"] + encoder["p50"]
+    parts = []
+    for size, r in s["sizes"].items():
+        c = r["cold"]
+        cells = [f"{label} {c[key]['p50'] / base:.2f}x" for key, label in
+                 (("cli_search_no_validate", "--no-validate"), ("cli_search_validated", "validated"))
+                 if key in c and "p50" in c[key]]
+        parts.append(f"{int(size):,} chunks: " + ", ".join(cells))
+    return (f"\nCold CLI against its floor, `import chromadb` + the query encoder's load "
+            f"({ms(chroma)} + {ms(encoder)} = {base:.0f} ms; target at most 1.3x): " + "; ".join(parts) + ".\n")
 
 
 BASELINE_NAMES = ("langchain-1000", "langchain-default", "window-40", "bm25")
