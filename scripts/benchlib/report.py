@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib.branches_report import section as branches_section
+from benchlib.large_report import section as large_section
 from benchlib.overlay_report import section as overlay_section
 from benchlib.truth import MEANING
 from benchlib.validated_search_report import section as validated_search_section
@@ -523,5 +524,6 @@ def render(results: dict[str, Any]) -> str:
     out.append(overlay_section())
     out.append(section_identifiers())
     out.append(validated_search_section())
+    out.append(large_section())
     out.append(NOTES)
     return "\n".join(out)
