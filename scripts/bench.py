@@ -90,6 +90,11 @@ def _validated_search(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--work", str(work / "validated-search"), "--out", str(out)] + (["--queries", "10"] if quick else []))
 
 
+def _large(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """The large-repository build with the real model (SQLAlchemy cloned into the work dir; 30-40 min)."""
+    return Run(["--work", str(work / "large"), "--out", str(out)])
+
+
 def _gitpython(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run([str(REPO_ROOT)], stdout="text")
 
@@ -106,6 +111,7 @@ FIGURES = {f.name: f for f in (
     Figure("mcp", False, _mcp, needs="mcp"),
     Figure("overlay", False, _overlay),
     Figure("validated_search", False, _validated_search),
+    Figure("large", False, _large),
     Figure("gitpython", False, _gitpython, needs="git"),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)
