@@ -62,7 +62,7 @@ def _loaded_embedder(fake: bool) -> tuple[TimedEmbedder, float]:
 def worker_build(repo: Path, index_dir: Path, branch: str, fake: bool, bare: bool) -> dict[str, Any]:
     """One build; with `bare`, then the bare loop over exactly the texts the build embedded,
     same order, same batches, same process: on a shared CPU, the closest the two can be."""
-    from codevouch.indexer.build import EMBED_BATCH, build_index
+    from codevouch.indexer.build import build_index
 
     emb, load = _loaded_embedder(fake)
     start = time.perf_counter()
@@ -73,12 +73,19 @@ def worker_build(repo: Path, index_dir: Path, branch: str, fake: bool, bare: boo
            "reused": summary.reused, "indexed_files": summary.indexed_files, "noop": summary.noop,
            "peak_rss_mib": peak_rss_mib(), "load_avg_1m": round(os.getloadavg()[0], 2)}
     if bare:
-        start = time.perf_counter()
-        for i in range(0, len(emb.texts), EMBED_BATCH):
-            emb.inner.embed(emb.texts[i:i + EMBED_BATCH])
-        out["bare"] = {"seconds": round(time.perf_counter() - start, 3), "texts": len(emb.texts),
+        out["bare"] = {"seconds": round(bare_loop(emb, emb.texts), 3), "texts": len(emb.texts),
                        "load_avg_1m": round(os.getloadavg()[0], 2)}
     return out
+
+
+def bare_loop(emb: TimedEmbedder, texts: Sequence[str]) -> float:
+    """Seconds the model alone takes on `texts`, in the build's batches (indexer.build.EMBED_BATCH)."""
+    from codevouch.indexer.build import EMBED_BATCH
+
+    start = time.perf_counter()
+    for i in range(0, len(texts), EMBED_BATCH):
+        emb.inner.embed(texts[i:i + EMBED_BATCH])
+    return time.perf_counter() - start
 
 
 def measure(repo: Path, index_dir: Path, branch: str, fake: bool, bare: bool = False) -> dict[str, Any]:
@@ -161,12 +168,8 @@ def run_figure(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    p = cli.parser(__doc__ or "")
-    p.add_argument("--worker", action="store_true", help="internal: one measurement, JSON on stdout")
+    p = cli.worker_args(cli.parser(__doc__ or ""))
     p.add_argument("--bare", action="store_true", help="internal: the bare loop after the build")
-    p.add_argument("--repo", type=Path)
-    p.add_argument("--index", type=Path)
-    p.add_argument("--branch", default="main")
     args = p.parse_args()
     if args.worker:
         print(json.dumps(worker_build(args.repo, args.index, args.branch, args.fake, args.bare)))

@@ -34,6 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_validated_search import clone, git  # noqa: E402
+from benchlib import cli  # noqa: E402
 from benchlib.common import CACHE, REPO_ROOT, log, machine, run_json_worker, write_json  # noqa: E402
 
 if str(REPO_ROOT) not in sys.path:
@@ -88,7 +89,7 @@ def worker(repo: Path, index_dir: Path, branch: str, bare_every: int) -> dict[st
     the bare loop over every bare_every-th text the build embedded, same order, same batches."""
     import bench_build
 
-    from codevouch.indexer.build import EMBED_BATCH, build_index
+    from codevouch.indexer.build import build_index
 
     sampler = _Sampler()
     emb, load = bench_build._loaded_embedder(False)
@@ -114,10 +115,7 @@ def worker(repo: Path, index_dir: Path, branch: str, bare_every: int) -> dict[st
     if bare_every > 0 and emb.texts:
         sampler.phase = "bare loop"
         texts = emb.texts[::bare_every]
-        start = time.perf_counter()
-        for i in range(0, len(texts), EMBED_BATCH):
-            emb.inner.embed(texts[i:i + EMBED_BATCH])
-        bare = time.perf_counter() - start
+        bare = bench_build.bare_loop(emb, texts)
         out["bare"] = {"seconds": round(bare, 1), "texts": len(texts), "every": bare_every,
                        "chunks_per_second": round(len(texts) / bare, 2)}
     out["rss_peaks_by_phase_mib"] = sampler.stop()
@@ -141,11 +139,7 @@ def main() -> None:
     ap.add_argument("--bare-every", type=int, default=10)
     ap.add_argument("--branches", type=int, default=0, help="also build the N most recent other branches")
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--worker", action="store_true", help="internal: one build, JSON on stdout")
-    ap.add_argument("--repo", type=Path)
-    ap.add_argument("--index", type=Path)
-    ap.add_argument("--branch", default="main")
-    args = ap.parse_args()
+    args = cli.worker_args(ap).parse_args()
     if args.worker:
         print(json.dumps(worker(args.repo, args.index, args.branch, args.bare_every)))
         return

@@ -19,6 +19,16 @@ def parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
+def worker_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The arguments of a build script's worker mode: one build of --branch of --repo into --index,
+    in a process of its own (so its peak memory is that build's alone), JSON on stdout."""
+    p.add_argument("--worker", action="store_true", help="internal: one measurement, JSON on stdout")
+    p.add_argument("--repo", type=Path)
+    p.add_argument("--index", type=Path)
+    p.add_argument("--branch", default="main")
+    return p
+
+
 def embedder(args: argparse.Namespace) -> Any:
     from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
 
