@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat as stat_module
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -224,9 +225,8 @@ def _made_key(root: Path, state: BranchState, head: str | None, behind: int | No
         except (OSError, ValueError):
             stats.append((path, None))
             continue
-        stats.append((path, (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns),
-                      gitio.folder_attributes(top, path, folders)))
-        settled = settled and max(st.st_mtime_ns, st.st_ctime_ns) < now - gitio.RACY_NS
+        stats.append((path, gitio.stat_key(st), gitio.folder_attributes(top, path, folders)))
+        settled = settled and gitio.settled(st, now)
     key = (state.commit, state.space, head, behind, raw_status, tuple(stats), context,
            json.dumps(rules.to_json(), sort_keys=True), repr(settings.build_key()), file_limit)
     return (top, state.branch), key, settled
@@ -285,8 +285,6 @@ def _regular_files(root: Path, paths: list[str], cap: int) -> tuple[list[str], f
     """(the paths that are a file or a symlink in the working tree, those of them over `cap`
     bytes): one lstat each. git hashes the first; a path gone, or a folder now, would fail the
     batch, and a file over the cap is neither hashed nor read (git would read all of it)."""
-    import stat as stat_module
-
     out, huge = [], set()
     top = str(root)
     for path in paths:

@@ -12,9 +12,11 @@ import atexit
 import os
 import re
 import shutil
+import stat as stat_module
 import subprocess
 import tempfile
 import threading
+import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -1171,9 +1173,6 @@ def hash_context(repo: Path | str) -> tuple[object, ...] | None:
 def _remembered_hashes(root: str, paths: list[str], context: tuple[object, ...]
                        ) -> tuple[list[str], dict[str, str], dict[str, tuple[object, ...]]]:
     """(paths to hash, ids still good, keys of the paths to remember once hashed)."""
-    import stat as stat_module
-    import time
-
     now = time.time_ns()
     folders: dict[str, tuple[object, ...]] = {}
     todo: list[str] = []
@@ -1185,19 +1184,29 @@ def _remembered_hashes(root: str, paths: list[str], context: tuple[object, ...]
         except (OSError, ValueError):
             todo.append(path)
             continue
-        if stat_module.S_ISLNK(st.st_mode) or not stat_module.S_ISREG(st.st_mode):
+        if not stat_module.S_ISREG(st.st_mode):
             todo.append(path)
             continue
-        key = (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, context,
-               folder_attributes(root, path, folders))
+        key = (*stat_key(st), context, folder_attributes(root, path, folders))
         hit = _HASHED.get((root, path))
         if hit is not None and hit[0] == key:
             known[path] = hit[1]
             continue
         todo.append(path)
-        if max(st.st_mtime_ns, st.st_ctime_ns) < now - RACY_NS:
+        if settled(st, now):
             keys[path] = key
     return todo, known, keys
+
+
+def stat_key(st: os.stat_result) -> tuple[int, ...]:
+    """What of a file's stat data says it was not written since: device, inode, mode, size,
+    mtime and ctime (ctime cannot be set back by a user)."""
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled(st: os.stat_result, now_ns: int) -> bool:
+    """The file was last written RACY_NS before `now_ns`: any later write shows in stat_key."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) < now_ns - RACY_NS
 
 
 def folder_attributes(root: str, path: str, seen: dict[str, tuple[object, ...]]) -> tuple[object, ...]:
