@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -487,8 +488,19 @@ def test_clean_filter_blob_ids_match_git(repo: Repo, monkeypatch: pytest.MonkeyP
     assert repo.show("HEAD", PATH) == ORDERS          # the blob is the cleaned text
     item = cancel(repo)
     assert "order   " not in item["text"] and "order   " in repo.read(PATH)
-    # The repository's filter is a program its config names: not run unless the user opts in,
-    # and the verdict says why it cannot vouch for the file (README, "Security").
+    # git's index records the file as unchanged since the user's git cleaned it: git's own word,
+    # from stat data, with nothing hashed. The file is settled first (written well before the
+    # index), or git would rehash it as racily clean, and that without the filter, at the whim
+    # of the clock: the verdict must not depend on which second the commit fell in.
+    old = time.time_ns() - 10 * 10**9
+    os.utime(repo.root / PATH, ns=(old, old))
+    repo.git("update-index", "-q", "--refresh")
+    out = one(repo, item)
+    assert (out["verdict"], out["reason"]) == ("usable", "same-commit"), out
+    # An edit that only the filter would undo: git itself cannot tell it from a change without
+    # running the repository's program, and neither does codevouch; the verdict says why it
+    # cannot vouch (README, "Security").
+    repo.write(PATH, ORDERS.replace("return order\n", "return order      \n"))
     out = one(repo, item)
     assert out["verdict"] != "usable" and "filter 'strip' is not run" in out["detail"], out
     monkeypatch.setenv("CODEVOUCH_RUN_GIT_FILTERS", "1")
