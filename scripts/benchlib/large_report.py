@@ -14,6 +14,19 @@ def _peaks(run: dict[str, Any]) -> str:
     return ", ".join(f"{phase} {mib:.0f}" for phase, mib in peaks.items())
 
 
+def headline(path: Path = RESULTS) -> list[list[Any]]:
+    """The headline table's row for the large build, when it was run."""
+    if not path.exists():
+        return []
+    d: dict[str, Any] = json.loads(path.read_text())
+    full = d["full_build"]
+    return [[f"build of a large real repository ({full['chunks']:,} chunks, real model): time / peak RSS",
+             f"{full['seconds'] / 60:.1f} min / {full['peak_rss_mib']:,.0f} MiB",
+             f"overhead x{d['pipeline_overhead_ratio']}; no-op {d['noop_rebuild']['seconds']} s, one day "
+             f"({len(d['day_commits'])} commits) {d['one_day']['seconds']} s; {d['repository'].rsplit('/', 1)[-1]} "
+             f"at {d['full_build_commit'][:10]}"]]
+
+
 def section(path: Path = RESULTS) -> str:
     if not path.exists():
         return ""

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib.branches_report import section as branches_section
+from benchlib.large_report import headline as large_headline
 from benchlib.large_report import section as large_section
 from benchlib.overlay_report import section as overlay_section
 from benchlib.truth import MEANING
@@ -54,6 +55,7 @@ def headline(figs: dict[str, Any]) -> str:
                      f"{pct(b['noop_rebuild']['fraction_of_full'])} / {pct(b['one_file_change']['fraction_of_full'])}"
                      f" / {pct(b['second_branch']['fraction_of_full'])}",
                      f"full build {b['full_build']['seconds']} s, {b['full_build']['chunks']} chunks"])
+    rows += large_headline()
     s = figs.get("search")
     if _ok(s):
         for size, r in s["sizes"].items():
