@@ -198,20 +198,22 @@ def run_figure(prof: Profile, fake: bool, store_sizes: tuple[int, ...] | None = 
         index_dir = work / f"index-{size}"
         stored = {**marker, "size": size, "repo_made": read_json(work / "repo.json")}
         fill: float | None = None
+        phases: dict[str, float] = {}
         if not (reuse and _reusable(work / f"index-{size}.json", stored)):
             shutil.rmtree(index_dir, ignore_errors=True)
             start = time.perf_counter()
             if fake:
                 from codevouch.embedding import FakeEmbedder
                 build_synthetic_index(repo, index_dir, size, prof.seed, embedder=FakeEmbedder.name,
-                                      dim=FakeEmbedder.dim)
+                                      dim=FakeEmbedder.dim, phases=phases)
             else:
-                build_synthetic_index(repo, index_dir, size, prof.seed)
+                build_synthetic_index(repo, index_dir, size, prof.seed, phases=phases)
             fill = time.perf_counter() - start
             write_json(work / f"index-{size}.json", stored)
         log(f"search: {size} synthetic chunks " + (f"stored in {fill:.1f} s" if fill is not None else "reused") +
             "; warm and cold queries next")
         sizes[str(size)] = {"fill_seconds": round(fill, 1) if fill is not None else "reused",
+                            **({"fill_phases_seconds": phases} if phases else {}),
                             # the filling process's peak so far (it only grows: read with the size order)
                             "fill_process_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                                                                / 1024, 1) if fill is not None else None,

@@ -9,6 +9,8 @@ from typing import Any
 from benchlib.branches_report import section as branches_section
 from benchlib.large_report import headline as large_headline
 from benchlib.large_report import section as large_section
+from benchlib.million_report import headline as million_headline
+from benchlib.million_report import section as million_section
 from benchlib.overlay_report import section as overlay_section
 from benchlib.truth import MEANING
 from benchlib.validated_search_report import section as validated_search_section
@@ -64,6 +66,7 @@ def headline(figs: dict[str, Any]) -> str:
                          f"{ms(r['warm']['search_ms'])} / {ms(cold.get('cli_search_no_validate'))}"
                          + (f" ({ms(cold['cli_search_validated'])} validated)" if "cli_search_validated" in cold else ""),
                          f"floor: import chromadb {ms(s['import_floor']['import_chromadb'])}"])
+    rows += million_headline(ms)
     q = figs.get("quality")
     if _ok(q) and "held-out" in q.get("overall", {}) and "per_corpus" in q:
         o = q["overall"]["held-out"]["overlap"]
@@ -527,5 +530,6 @@ def render(results: dict[str, Any]) -> str:
     out.append(section_identifiers())
     out.append(validated_search_section())
     out.append(large_section())
+    out.append(million_section(section_search))
     out.append(NOTES)
     return "\n".join(out)

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from benchlib.common import log
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, MODEL_NAME, token_counter
 from codevouch.indexer.build import text_hash
 from codevouch.indexer.chunker import chunk_text
@@ -54,10 +55,18 @@ def real_records(repo: Path, branch: str = "main") -> list[tuple[ChunkRecord, st
 
 
 def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, branch: str = "main",
-                          embedder: str = MODEL_NAME, dim: int = DIM) -> int:
+                          embedder: str = MODEL_NAME, dim: int = DIM,
+                          phases: dict[str, float] | None = None) -> int:
     """Fill a fresh index with `size` live records of `branch` (vectors, records and the lexical
-    index, as a build writes them); returns the number written."""
+    index, as a build writes them); returns the number written. `phases` gets the seconds of
+    each part (records, vectors, lexical documents, the ledger's commit with the tantivy copy),
+    and the vectors' progress is logged: at a million chunks the fill takes long."""
+    import time
+
     import numpy as np
+
+    phases = {} if phases is None else phases
+    began = time.perf_counter()
 
     ident = identify(repo)
     repo = ident.root
@@ -85,15 +94,25 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
     # One vector per distinct text, as a build writes them: chunks of equal text (two files
     # holding the same code) share one, and Chroma refuses an id twice in one upsert.
     hashes = list(dict.fromkeys(r.text_hash for r in records))
+    phases["records"] = round(time.perf_counter() - began, 1)
+    began = last = time.perf_counter()
     for start in range(0, len(hashes), step):
         vecs = rng.standard_normal((min(step, len(hashes) - start), dim)).astype("float32")
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         store.upsert(space, hashes[start:start + step], vecs.tolist())
+        if (start // step) % 25 == 24:
+            now = time.perf_counter()
+            log(f"synthetic fill: {start + step:,} vectors, the last {25 * step:,} in {now - last:.1f} s")
+            last = now
+    phases["vectors"] = round(time.perf_counter() - began, 1)
+    began = time.perf_counter()
     per_file = Counter((r.path, r.blob_sha, r.language) for r in records)
     ledger = Ledger(index_dir)
     try:
         docs = list({lex_key(r.path, r.symbol, r.text_hash): lexical.document(t, r.path, r.symbol)
                      for r, t in pairs}.items())
+        phases["lexical_documents"] = round(time.perf_counter() - began, 1)
+        began = time.perf_counter()
         ledger.commit(BuildChange(
             state=BranchState(collection_base(ident.id, branch), str(repo), branch, records[0].commit,
                               records[0].commit_date, "2024-01-01T00:00:00Z", embedder, "{}", ident.id,
@@ -106,4 +125,5 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
                                                                 lambda: ledger.lexical_docs(space)))
     finally:
         ledger.close()
+    phases["ledger_commit_and_tantivy"] = round(time.perf_counter() - began, 1)
     return size
