@@ -119,7 +119,23 @@ def cold(repo: Path, index_dir: Path, queries: list[str], repeats: int, validate
         for name, extra in order:
             times[name].append(run_timed([PY, "-m", "codevouch", "search", queries[i % len(queries)],
                                           "--repo", str(repo), "--index", str(index_dir), "--json", *extra])[0])
-    return {name: summary(t) for name, t in times.items()}
+    out = {name: summary(t) for name, t in times.items()}
+    out["bare_chroma_open_and_query"] = summary([run_timed([PY, "-c", CHROMA_PROBE, str(index_dir / "chroma")])[0]
+                                                 for _ in range(repeats)])
+    return out
+
+
+# What Chroma alone pays to answer from this store in a new process: import, open the client and
+# the largest collection (its HNSW graph is read here), one query. The part of a cold search that
+# grows with the store and that no code of ours runs.
+CHROMA_PROBE = """
+import sys
+import chromadb
+from chromadb.config import Settings
+client = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))
+col = max(client.list_collections(), key=lambda c: c.count())
+col.query(query_embeddings=[[1.0] + [0.0] * 383], n_results=10, include=["distances"])
+"""
 
 
 # The probe's own peak is VmHWM, its address space's high-water mark: getrusage's ru_maxrss
