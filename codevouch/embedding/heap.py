@@ -14,7 +14,10 @@ import ctypes.util
 from functools import lru_cache
 from typing import Any
 
+from codevouch.caches import clearable
 
+
+@clearable
 @lru_cache(maxsize=1)
 def _trim() -> Any:
     try:
