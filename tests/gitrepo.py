@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 GIT_ENV = {
@@ -58,6 +59,17 @@ class Repo:
         self.git("add", "-A", *paths)
         self.git("commit", "-q", "--allow-empty", "-m", message)
         return self.head()
+
+    def settle(self, *paths: str, seconds_ago: int = 30) -> int:
+        """Give `paths` an mtime in a whole second `seconds_ago`, and refresh the index (this
+        git, with whatever filters the repository configures): their stat data in the index are
+        then trusted, not racily clean, whichever second the test runs in. The second, to set
+        other times relative to it."""
+        second = int(time.time()) - seconds_ago
+        for path in paths:
+            os.utime(self.root / path, ns=(second * 10**9, second * 10**9))
+        self.git("update-index", "-q", "--refresh")
+        return second
 
     def head(self) -> str:
         return self.git("rev-parse", "HEAD").strip()

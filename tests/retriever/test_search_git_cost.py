@@ -89,10 +89,7 @@ def test_racily_clean_files_are_hashed_once_not_on_every_status(repo: Repo) -> N
     would be flaky; instead, the copy git rewrote carries the files' stat data)."""
     repo.commit_files(FILES)
     root = Path(gitio.repo_root(repo.root))
-    second = int(time.time()) - 30
-    for rel in FILES:
-        os.utime(root / rel, ns=(second * 10**9, second * 10**9))
-    repo.git("update-index", "-q", "--refresh")
+    second = repo.settle(*FILES)
     real = root / ".git" / "index"
     os.utime(real, ns=(second * 10**9 + 5 * 10**8,) * 2)        # racy: the same second
     real_bytes = real.read_bytes()
@@ -136,10 +133,7 @@ def test_an_edit_in_the_second_the_real_index_was_written_is_seen_in_the_copy(re
     repo.commit_files(FILES)
     repo.git("config", "core.trustctime", "false")
     root = Path(gitio.repo_root(repo.root))
-    second = int(time.time()) - 30
-    for rel in FILES:
-        os.utime(root / rel, ns=(second * 10**9, second * 10**9))
-    repo.git("update-index", "-q", "--refresh")
+    second = repo.settle(*FILES)
     os.utime(root / ".git" / "index", ns=(second * 10**9 + 5 * 10**8,) * 2)
     path = root / "shop" / "refund.py"
     path.write_text(FILES["shop/refund.py"].replace("Refund", "Refand"))       # same size

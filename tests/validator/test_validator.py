@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -492,9 +491,7 @@ def test_clean_filter_blob_ids_match_git(repo: Repo, monkeypatch: pytest.MonkeyP
     # from stat data, with nothing hashed. The file is settled first (written well before the
     # index), or git would rehash it as racily clean, and that without the filter, at the whim
     # of the clock: the verdict must not depend on which second the commit fell in.
-    old = time.time_ns() - 10 * 10**9
-    os.utime(repo.root / PATH, ns=(old, old))
-    repo.git("update-index", "-q", "--refresh")
+    repo.settle(PATH)
     out = one(repo, item)
     assert (out["verdict"], out["reason"]) == ("usable", "same-commit"), out
     # An edit that only the filter would undo: git itself cannot tell it from a change without
