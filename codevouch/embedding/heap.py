@@ -10,7 +10,6 @@ it stays at 0.55 GiB, at the same speed (scripts/bench_large.py, docs/BENCHMARKS
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 from functools import lru_cache
 from typing import Any
 
@@ -20,9 +19,11 @@ from codevouch.caches import clearable
 @clearable
 @lru_cache(maxsize=1)
 def _trim() -> Any:
+    # The symbols this process already has (CDLL(None)), not ctypes.util.find_library("c"):
+    # that one runs ldconfig or a compiler to find the library, and codevouch runs no program
+    # but git.
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim
+        return ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return None
 
