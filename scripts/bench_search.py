@@ -134,7 +134,9 @@ import chromadb
 from chromadb.config import Settings
 client = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))
 col = max(client.list_collections(), key=lambda c: c.count())
-col.query(query_embeddings=[[1.0] + [0.0] * 383], n_results=10, include=["distances"])
+# A stored vector as the query: the store's own dimension, whatever the model (--fake: 64).
+col.query(query_embeddings=col.get(limit=1, include=["embeddings"])["embeddings"], n_results=10,
+          include=["distances"])
 """
 
 
