@@ -6,6 +6,7 @@ vectors. Vectors are random unit vectors: the ranking is meaningless, the cost i
 """
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -61,8 +62,6 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
     index, as a build writes them); returns the number written. `phases` gets the seconds of
     each part (records, vectors, lexical documents, the ledger's commit with the tantivy copy),
     and the vectors' progress is logged: at a million chunks the fill takes long."""
-    import time
-
     import numpy as np
 
     phases = {} if phases is None else phases
