@@ -88,10 +88,12 @@ _KEYWORDS = frozenset("def class fn func function struct enum trait interface ty
 _NAME = re.compile(r"[^\W\d]\w*")
 
 
-def _defined_in(document: str) -> list[str]:
+def _defined_in(document: str, methods: frozenset[str] = frozenset()) -> list[str]:
     """The names a lexical document's text defines: the term after a keyword, unless that keyword
     is a part of an identifier just before it (`hidden_prompt_func` is followed by its parts
-    `hidden prompt func`, and `func` there opens nothing)."""
+    `hidden prompt func`, and `func` there opens nothing), or the term is a Go method's receiver:
+    `func (c *Command) Execute` reads `func c command execute`, and `c` is no definition when
+    `command.execute` is one of `methods` (the chunk's own qualified names, lower case)."""
     tokens = document.split()
     found = []
     for i, token in enumerate(tokens[:-1]):
@@ -100,6 +102,9 @@ def _defined_in(document: str) -> list[str]:
         before = tokens[max(0, i - 8):i]
         if any(len(w) > len(token) and (token in w.split("_") or w.endswith(token) or w.startswith(token))
                for w in before):
+            continue
+        if token == "func" and ".".join(tokens[i + 2:i + 4]) in methods:
+            found.append(tokens[i + 3])
             continue
         found.append(tokens[i + 1])
     return list(dict.fromkeys(found))
@@ -111,7 +116,7 @@ def definition_keys(document: str, symbol: str) -> list[str]:
     its lexical document, each also under the symbol's names (`response.raise_for_status`)."""
     keys = name_keys(symbol)
     outer = [n.strip().lower() for n in symbol.split(",") if n.strip() and n.strip() != _MODULE]
-    for name in _defined_in(document):
+    for name in _defined_in(document, frozenset(".".join(_components(o)[-2:]) for o in outer)):
         keys += [name, _squashed(name), *(f"{o}.{name}" for o in outer[:8] if o != name and not o.endswith("." + name))]
     return list(dict.fromkeys(k for k in keys if k and k != "~"))
 

@@ -207,3 +207,25 @@ def test_the_definitions_own_case_comes_first_and_identifier_parts_open_nothing(
         "hidden_prompt_func", "~hiddenpromptfunc"]
     hits = idx.search("prompt", k=3, validate=False)
     assert "def prompt" in hits[0].text and [h.matched[0] for h in hits].count("definition-name") == 1
+
+
+def test_a_go_methods_receiver_is_no_definition(repo: Repo, index_dir: Path) -> None:
+    methods = "\n".join(f'''// {name} runs the command's {name} step.
+func (cmd *Command) {name}() error {{
+\tif cmd.parent != nil {{
+\t\treturn cmd.parent.{name}()
+\t}}
+\treturn nil
+}}
+''' for name in ("Execute", "Validate", "Prepare"))
+    idx = _index(repo, index_dir, {
+        "cli/command.go": f"package cli\n\ntype Command struct {{\n\tparent *Command\n}}\n\n{methods}",
+        "cli/run.go": "package cli\n\nfunc cmd(args []string) *Command {\n\treturn &Command{}\n}\n",
+    })
+    hits = idx.search("cmd", k=5, validate=False)
+    assert hits[0].path == "cli/run.go" and hits[0].matched[0] == "definition-name"
+    # Every method chunk says `cmd` more often than run.go does; none of them defines it.
+    assert [h.path for h in hits if "definition-name" in h.matched] == ["cli/run.go"]
+    assert any(h.path == "cli/command.go" for h in hits)
+    assert definition_keys(document("func (cmd *Command) Execute() error {", "cli/command.go", "Command.Execute"),
+                           "Command.Execute") == ["command.execute", "execute", "~execute"]
