@@ -5,8 +5,9 @@ For each pair (OLD, NEW) of commits of a real history, fixed below by name and c
 committed and indexed, the working tree is set to NEW and left uncommitted (edits, new files,
 deletions). Queries are the first doc-comment sentence of every function that is new or
 changed from OLD to NEW; doc comments are blanked in both versions, so a query cannot meet its
-own words. Ground truth comes from the benchmark's own parser (benchlib/doccomments.py, its own
-tree-sitter walk), never from codevouch's chunker. A hit counts when the code it hands over as
+own words. Ground truth comes from the benchmark's own parsers (Python's `ast` in
+benchlib/docstrings.py, its own tree-sitter walk in benchlib/doccomments.py), never from
+codevouch's chunker. A hit counts when the code it hands over as
 current (its `code`: the working-tree text of a usable hit, or the re-read `current` of a
 changed one) overlaps the function in the working tree.
 
@@ -41,9 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import corpus
 from benchlib.common import CACHE, log, machine, write_json
 from benchlib.doccomments import strip_doc_comments
+from benchlib.docstrings import strip_python
 from benchlib.retrieval import scores
 
-# (name, GitHub owner/name, OLD, NEW, source directory, suffix): 80 commits apart, but rxjs.
+# (name, GitHub owner/name, OLD, NEW, source directory, suffix): 80 first-parent commits apart, but rxjs.
 PAIRS = [
     ("axios", "axios/axios", "9917e67cbb6c157382863bad8c741de58e3f3c2b", "4f99675fe7eae503422f932b9407242dbc1b7d55",
      "lib", ".js"),
@@ -56,6 +58,12 @@ PAIRS = [
     # 160 commits apart (to 7.8.1): the pair with more than 100 changed files, for the latency target.
     ("rxjs", "ReactiveX/rxjs", "e02670370b9f4485253d9890e2ffaefba4f12ea4", "72bc92191ab959e27a969dc4476e14d95416573f",
      "src", ".ts"),
+    # Python, docstrings by `ast`: httpx from Sept to Nov 2020 (to 0.16.1), flask's 80 first-parent
+    # commits (187 in all) to 2.0.0rc2.
+    ("httpx", "encode/httpx", "46b9282c6e32c6b374009fa65d5dd13b62b1c25a", "16f41a2baa6339748c86390b3223302a4a3ff033",
+     "httpx", ".py"),
+    ("flask", "pallets/flask", "aa0c9493c67a878b4e67dbe620e0d780cf961d56", "2c88e8a0aa7ee724b844cbe48013a1e7314e9049",
+     "src/flask", ".py"),
 ]
 OUT = Path(__file__).resolve().parents[1] / "docs" / "bench-overlay.json"   # rendered into docs/BENCHMARKS.md
 QUICK_OUT = CACHE / "results" / "overlay-quick.json"
@@ -81,7 +89,7 @@ def targets(files: dict[str, str]) -> tuple[dict[str, str], dict[tuple[str, str]
     """Blanked files, and (path, qualname) -> target."""
     blanked, found = {}, {}
     for path, text in files.items():
-        stripped, ts = strip_doc_comments(text, path)
+        stripped, ts = (strip_python if path.endswith(".py") else strip_doc_comments)(text, path)
         blanked[path] = stripped
         for t in ts:
             found[(path, t.qualname)] = t

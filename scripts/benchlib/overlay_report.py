@@ -20,6 +20,22 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}×" if a is not None and b else "–"
 
 
+def headline(path: Path = RESULTS) -> list[list[Any]]:
+    """The headline table's row for the overlay, when it was run."""
+    if not path.exists():
+        return []
+    data: dict[str, Any] = json.loads(path.read_text())
+    new = {mode: data["overall"][mode]["new"]["mrr@10"] for mode, _ in MODES}
+    ratios = [r["latency_ms"]["warm2_p50"] / r["latency_ms"]["plain_p50"] for r in data["pairs"]
+              if r["latency_ms"].get("warm2_p50") and r["latency_ms"].get("plain_p50")]
+    every = data["overall"]["overlay"]["all"]["mrr@10"] / data["overall"]["rebuilt"]["all"]["mrr@10"]
+    return [["code written after the build (working-tree overlay): new functions' MRR@10, no overlay / overlay / "
+             "rebuilt; warm search ÷ plain search",
+             f"{new['no_overlay']} / {new['overlay']} / {new['rebuilt']}; {min(ratios):.2f}-{max(ratios):.2f}×",
+             f"all queries overlay ÷ rebuilt {every:.2f}×; {len(data['pairs'])} pairs, "
+             f"{data['overall']['overlay']['all']['queries']} queries; `python scripts/bench_overlay.py`"]]
+
+
 def section(path: Path = RESULTS) -> str:
     if not path.exists():
         return ""
@@ -33,7 +49,8 @@ def section(path: Path = RESULTS) -> str:
            "committed and indexed, the working tree set to NEW and left uncommitted; queries are the first "
            "doc-comment sentence of each function new or changed since OLD, doc comments blanked in both versions; "
            "a hit counts when the code it hands over as current overlaps the function in the working tree (ground "
-           "truth from the benchmark's own tree-sitter walk). Cells: MRR@10 / R@10.\n",
+           "truth from the benchmark's own parsers: Python's `ast`, a tree-sitter walk for the other languages). "
+           "Files changed: changed, added or deleted, of the files at NEW. Cells: MRR@10 / R@10.\n",
            "| pair | files changed | queries (new) | new: no overlay | new: overlay | new: rebuilt | changed: no "
            "overlay | changed: overlay | changed: rebuilt | all: overlay ÷ rebuilt (MRR) |",
            "|---|---|---|---|---|---|---|---|---|---|"]

@@ -11,6 +11,7 @@ from benchlib.large_report import headline as large_headline
 from benchlib.large_report import section as large_section
 from benchlib.million_report import headline as million_headline
 from benchlib.million_report import section as million_section
+from benchlib.overlay_report import headline as overlay_headline
 from benchlib.overlay_report import section as overlay_section
 from benchlib.truth import MEANING
 from benchlib.validated_search_report import section as validated_search_section
@@ -67,6 +68,7 @@ def headline(figs: dict[str, Any]) -> str:
                          + (f" ({ms(cold['cli_search_validated'])} validated)" if "cli_search_validated" in cold else ""),
                          f"floor: import chromadb {ms(s['import_floor']['import_chromadb'])}"])
     rows += million_headline(ms)
+    rows += overlay_headline()
     q = figs.get("quality")
     if _ok(q) and "held-out" in q.get("overall", {}) and "per_corpus" in q:
         o = q["overall"]["held-out"]["overlap"]
