@@ -30,6 +30,7 @@ from codevouch.store import (
     models_in_use,
 )
 from codevouch.store.team import open_for_search
+from codevouch.syntax.extensions import is_declaration_file
 from codevouch.syntax.lines import decode
 from codevouch.vocabulary import Kind
 from codevouch.worktree import gitio
@@ -131,14 +132,17 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             tiered = bool(names)
             weights = _kind_weights(settings, query)
             found: list[tuple[ChunkRecord, float]] = []
-            tier: dict[str, int] = {}
+            tier: dict[str, float] = {}
             for cid, score in fused.items():
                 rec = rankings.records[cid]
                 if kinds is not None and rec.kind not in kinds:
                     continue
                 if tiered and (cid in rankings.defining or _defines(rec, names)):
-                    # spelled with the definition's own case first: `progressbar` before `ProgressBar`
-                    tier[rec.id] = 2 if lexical.spelled_as_defined(query, rec.symbol) else 1
+                    # spelled with the definition's own case first: `progressbar` before `ProgressBar`;
+                    # then an implementation before its declaration (lib/option.js before
+                    # typings/index.d.ts, whose chunks hold a dozen signatures and win on words)
+                    tier[rec.id] = ((2.0 if lexical.spelled_as_defined(query, rec.symbol) else 1.0)
+                                    - (0.5 if is_declaration_file(rec.path) else 0.0))
                 found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
         finally:
             ledger.close()

@@ -28,3 +28,11 @@ LANGUAGE_BY_EXTENSION: Mapping[str, str] = {ext: grammar for ext, (_, grammar) i
                                             if grammar is not None}
 # Extension -> a code fence's language tag (validator/render.py).
 FENCE_TAG_BY_EXTENSION: Mapping[str, str] = {ext: tag for ext, (tag, _) in _BY_EXTENSION.items()}
+
+# Files that declare what another file implements: TypeScript declarations and Python stubs. A
+# name defined in both is asked for as its implementation (retriever/search.py ranks it first).
+DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts", ".pyi")
+
+
+def is_declaration_file(path: str) -> bool:
+    return path.lower().endswith(DECLARATION_SUFFIXES)

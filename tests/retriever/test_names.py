@@ -229,3 +229,24 @@ func (cmd *Command) {name}() error {{
     assert any(h.path == "cli/command.go" for h in hits)
     assert definition_keys(document("func (cmd *Command) Execute() error {", "cli/command.go", "Command.Execute"),
                            "Command.Execute") == ["command.execute", "execute", "~execute"]
+
+
+def test_an_implementation_ranks_before_its_declaration(repo: Repo, index_dir: Path) -> None:
+    # The declaration file says `hideHelp` in every line of its doc comment: by words it wins.
+    idx = _index(repo, index_dir, {
+        "lib/option.js": "function hideHelp(option, hide = true) {\n  option.hidden = !!hide;\n  return option;\n}\n\n"
+                         "module.exports = { hideHelp };\n",
+        "typings/index.d.ts": "/**\n * hideHelp: hide the option in help.\n * hideHelp(option) hides it,\n"
+                              " * hideHelp(option, false) shows it again.\n */\n"
+                              "export function hideHelp(option: Option, hide?: boolean): Option;\n",
+        "lib/stubs.pyi": "def hide_help(option: Option, hide: bool = ...) -> Option:\n    '''hide_help hides; hide_help "
+                         "shows.'''\n    ...\n",
+        "lib/options.py": "def hide_help(option, hide=True):\n    option.hidden = bool(hide)\n    return option\n",
+    })
+    for query, implementation, declaration in (("hideHelp", "lib/option.js", "typings/index.d.ts"),
+                                               ("hide_help", "lib/options.py", "lib/stubs.pyi")):
+        hits = idx.search(query, k=3, mode="lexical", validate=False)
+        assert [h.path for h in hits[:2]] == [implementation, declaration], query
+        assert all(h.matched[0] == "definition-name" for h in hits[:2]), query
+        # The declaration's words score higher; the rule, not the score, puts it second.
+        assert hits[1].score > hits[0].score, query
