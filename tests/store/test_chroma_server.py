@@ -166,3 +166,42 @@ def test_index_status_on_a_team_reader_lists_the_snapshot(chroma_server: str, re
     proc = subprocess.run([sys.executable, "-m", "codevouch", "index", "status", "--index", str(reader), "--json"],
                           env=env, cwd=clone, capture_output=True, text=True)
     assert json.loads(proc.stdout)["branches"] == []
+
+
+def test_a_team_readers_overlay_is_local_and_writes_nothing_to_the_server(
+        chroma_server: str, repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18: a reader's uncommitted edit is searched live, and the server (its collections and
+    what they hold) and the downloaded snapshot are as they were."""
+    import hashlib
+    from urllib.parse import urlparse
+
+    import chromadb
+
+    from codevouch import Index
+
+    monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
+    repo.commit(**{"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
+    build_index(repo.root, tmp_path / "A", FakeEmbedder())
+    clone, dir_b = tmp_path / "laptop" / "clone", tmp_path / "B"
+    subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
+    dir_b.mkdir()
+    reader = Index(clone, dir_b, embedder=FakeEmbedder())
+    assert reader.search("cancel_order", k=1, validate=False)[0].path == "shop/cancel.py"
+    url = urlparse(chroma_server)
+    server = chromadb.HttpClient(host=url.hostname or "127.0.0.1", port=url.port or 8000)
+
+    def server_state() -> dict[str, int]:
+        return {c.name: server.get_collection(c.name).count() for c in server.list_collections()}
+
+    def snapshot() -> dict[str, str]:
+        return {str(p.relative_to(dir_b)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in (dir_b / "team").rglob("*") if p.is_file()}
+
+    before, files_before = server_state(), snapshot()
+    assert before and files_before
+    (clone / "shop" / "coupon.py").write_text("def apply_discount_coupon(order, code):\n    return order.discount(code)\n")
+    hits = reader.search("apply_discount_coupon", k=3)
+    assert hits[0].path == "shop/coupon.py" and hits[0].verdict == "usable"
+    assert hits.overlay is not None and hits.overlay.summary()["files_searched"] == 1
+    assert "working tree" in hits[0].citation
+    assert server_state() == before and snapshot() == files_before
