@@ -116,10 +116,13 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             searched = _within(ov, keep) if ov is not None and keep is not None else ov
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
-            # The names a short query spells (a long one, a sentence, names code in passing: fused
-            # with them, held-out docstring queries lost 0.616 -> 0.604 MRR@10; BENCHMARKS.md).
+            # The names a short query spells. A longer one, a sentence, names code in passing (fused
+            # with them, held-out docstring queries lost 0.616 -> 0.604 MRR@10; BENCHMARKS.md), so
+            # it counts only when it is one name as a whole: `test_find_bridge_pyo3_feature` (six
+            # parts) or "write binding wheel abi 3", which no sentence spells.
             short = len(lexical.parts(query)) <= settings.name_first_words
-            names = lexical.query_name_keys(query) if mode != SearchMode.DENSE and short else []
+            names = (lexical.query_name_keys(query, whole_only=not short)
+                     if mode != SearchMode.DENSE and settings.name_first_words > 0 else [])
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
                                  _query_embedder(held, state.embedder, mode), pool, settings, early,
                                  searched if searched is not None and not searched.empty else None, embed_limit,

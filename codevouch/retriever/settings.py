@@ -81,8 +81,9 @@ class Settings:
     lexical_pairs: str | None = "joined"
     # In a query of at most `name_first_words` words (0: never), the chunks that define a name the
     # query spells (`send`, `Client.send`, "raise for status"; store/lexical.query_name_keys) are a
-    # third list in the fusion, at `name_weight`, and rank above every other chunk. Longer queries
-    # (sentences) are searched without them: fused with them, held-out docstring MRR@10 fell.
+    # third list in the fusion, at `name_weight`, and rank above every other chunk. In longer
+    # queries (sentences) only a name the whole query spells counts (`a_name_of_six_parts`, or
+    # its words): fused with the names a sentence mentions, held-out docstring MRR@10 fell.
     name_weight: float = 1.0
     name_first_words: int = 4
     # The lexical list also scores the words of what a chunk defines (its symbol) at this boost

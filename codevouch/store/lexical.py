@@ -138,16 +138,17 @@ def _identifier_shaped(token: str) -> bool:
     return "_" in token.strip("_") or "." in token or "::" in token or any(ch.isupper() for ch in token[1:])
 
 
-def query_name_keys(query: str) -> list[str]:
+def query_name_keys(query: str, whole_only: bool = False) -> list[str]:
     """The names a query spells exactly, as `name_keys` writes them: the whole query when it is
     one name (`send`, `Client.send`, `raise_for_status`) or one name's words ("raise for status"),
-    and each token of the query written as code (`raise_for_status`, `GZipDecoder`)."""
+    and, unless `whole_only`, each token of the query written as code (`raise_for_status`,
+    `GZipDecoder`)."""
     text = query.strip()
     keys: list[str] = []
     whole = _NAME_TOKEN.fullmatch(text)
     tokens = _NAME_TOKEN.findall(text)
     for token in tokens:
-        if whole is None and not _identifier_shaped(token):
+        if whole is None and (whole_only or not _identifier_shaped(token)):
             continue
         parts = _components(token)
         keys += [".".join(parts[i:]).lower() for i in range(max(1, len(parts) - 1))]

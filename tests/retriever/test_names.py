@@ -250,3 +250,24 @@ def test_an_implementation_ranks_before_its_declaration(repo: Repo, index_dir: P
         assert all(h.matched[0] == "definition-name" for h in hits[:2]), query
         # The declaration's words score higher; the rule, not the score, puts it second.
         assert hits[1].score > hits[0].score, query
+
+
+def test_a_long_name_and_its_words_find_the_definition(repo: Repo, index_dir: Path) -> None:
+    # Six parts: more than a short query's four words, yet one name as a whole. The callers say
+    # it far more often than the definition does.
+    calls = "\n\n".join(f"def release_{i}(ctx):\n    build_wheel_for_abi3_target(ctx)\n    "
+                        f"build_wheel_for_abi3_target(ctx)\n    return build_wheel_for_abi3_target(ctx)\n"
+                        for i in range(4))
+    idx = _index(repo, index_dir, {
+        "build/wheels.py": "def build_wheel_for_abi3_target(ctx):\n    return ctx.compile(abi='abi3')\n",
+        "build/release.py": calls,
+    })
+    for query in ("build_wheel_for_abi3_target", "build wheel for abi 3 target", "BuildWheelForAbi3Target"):
+        hits = idx.search(query, k=3, validate=False)
+        assert hits[0].path == "build/wheels.py" and hits[0].matched[0] == "definition-name", query
+        assert all("definition-name" not in h.matched for h in hits[1:]), query
+    # A sentence still names nothing by the code it mentions in passing (only its squashed whole,
+    # which no definition is called).
+    sentence = "call build_wheel_for_abi3_target once per release"
+    assert "build_wheel_for_abi3_target" in query_name_keys(sentence)
+    assert query_name_keys(sentence, whole_only=True) == ["~callbuildwheelforabi3targetonceperrelease"]
