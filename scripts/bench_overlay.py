@@ -41,8 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib import corpus
 from benchlib.common import CACHE, log, machine, write_json
-from benchlib.doccomments import strip_doc_comments
-from benchlib.docstrings import strip_python
+from benchlib.doccomments import strip_docs
 from benchlib.retrieval import scores
 
 # (name, GitHub owner/name, OLD, NEW, source directory, suffix): 80 first-parent commits apart, but rxjs.
@@ -89,7 +88,7 @@ def targets(files: dict[str, str]) -> tuple[dict[str, str], dict[tuple[str, str]
     """Blanked files, and (path, qualname) -> target."""
     blanked, found = {}, {}
     for path, text in files.items():
-        stripped, ts = (strip_python if path.endswith(".py") else strip_doc_comments)(text, path)
+        stripped, ts = strip_docs(path, text)
         blanked[path] = stripped
         for t in ts:
             found[(path, t.qualname)] = t

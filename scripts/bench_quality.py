@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import cli, corpus
 from benchlib.common import log, machine, write_json
 from benchlib.config import HELD_OUT, TUNING, Corpus, Profile
-from benchlib.doccomments import SUFFIX_LANGUAGE, strip_doc_comments
-from benchlib.docstrings import Target, strip_python
+from benchlib.doccomments import SUFFIX_LANGUAGE, strip_docs
+from benchlib.docstrings import Target
 from benchlib.embcache import CachedEmbedder
 from benchlib.identifiers import Grep, words_targets
 from benchlib.identifiers import targets as identifier_targets
@@ -162,14 +162,6 @@ def is_library_code(path: str) -> bool:
     return (path.endswith(".py") or Path(path).suffix in SUFFIX_LANGUAGE) and not NOT_LIBRARY.search(path)
 
 
-def strip(path: str, text: str) -> tuple[str, list[Target]]:
-    if path.endswith(".py"):
-        return strip_python(text, path)
-    if Path(path).suffix in SUFFIX_LANGUAGE:
-        return strip_doc_comments(text, path)
-    return text, []
-
-
 def prepare(c: Corpus, prof: Profile, repo: Path, whole: bool = False) -> tuple[dict[str, str], list[Target], dict[str, Any]]:
     """Commit the sampled (or whole), doc-free repository; return its files, the library targets, facts."""
     root = corpus.extract(c.spec)
@@ -178,7 +170,7 @@ def prepare(c: Corpus, prof: Profile, repo: Path, whole: bool = False) -> tuple[
     files: dict[str, str] = {}
     targets: list[Target] = []
     for path, data in picked.items():
-        text, found = strip(path, data.decode("utf-8", "replace"))
+        text, found = strip_docs(path, data.decode("utf-8", "replace"))
         files[path] = text
         targets += [t for t in found if is_library_code(path)]
     corpus.repo_from_files(repo, {p: t.encode() for p, t in files.items()}, f"{c.spec} without docs")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from benchlib.docstrings import MIN_WORDS, Target, first_sentence
+from benchlib.docstrings import MIN_WORDS, Target, first_sentence, strip_python
 
 SUFFIX_LANGUAGE = {".rs": "rust", ".go": "go", ".js": "javascript", ".mjs": "javascript",
                    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
@@ -229,3 +229,9 @@ def strip_doc_comments(text: str, path: str) -> tuple[str, list[Target]]:
                 out[i] = 0x20
     lines = [line.rstrip() if not line.strip() else line for line in out.decode("utf-8", "replace").split("\n")]
     return "\n".join(lines), targets
+
+
+def strip_docs(path: str, text: str) -> tuple[str, list[Target]]:
+    """Any file the benchmarks parse, docs blanked, and its targets: Python's docstrings by `ast`,
+    the doc comments of the other languages by the walk above; other files as they are."""
+    return strip_python(text, path) if path.endswith(".py") else strip_doc_comments(text, path)
