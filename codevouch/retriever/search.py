@@ -135,7 +135,8 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             tiered = bool(names)
             weights = _kind_weights(settings, query)
             found: list[tuple[ChunkRecord, float]] = []
-            tier: dict[str, float] = {}
+            # a definition's rank key, before the fused score: (defines, own case, implementation)
+            tier: dict[str, tuple[bool, bool, bool]] = {}
             for cid, score in fused.items():
                 rec = rankings.records[cid]
                 if kinds is not None and rec.kind not in kinds:
@@ -144,12 +145,12 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                     # spelled with the definition's own case first: `progressbar` before `ProgressBar`;
                     # then an implementation before its declaration (lib/option.js before
                     # typings/index.d.ts, whose chunks hold a dozen signatures and win on words)
-                    tier[rec.id] = ((2.0 if lexical.spelled_as_defined(query, rec.symbol) else 1.0)
-                                    - (0.5 if is_declaration_file(rec.path) else 0.0))
+                    tier[rec.id] = (True, lexical.spelled_as_defined(query, rec.symbol),
+                                    not is_declaration_file(rec.path))
                 found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
         finally:
             ledger.close()
-    found = _dedupe(sorted(found, key=lambda item: (-tier.get(item[0].id, 0), -item[1])))
+    found = _dedupe(sorted(found, key=lambda item: (tier.get(item[0].id, _NOT_A_DEFINITION), item[1]), reverse=True))
     if settings.collapse:
         found = collapse(found)
     matched = {rec.id: _matched(rec, rankings, names) for rec, _ in found[:k]}
@@ -161,6 +162,9 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     lines: dict[str, list[str]] = {}  # a blob split once, however many of its chunks hit
     return Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines), matched[rec.id],
                               sims.get(rec.id)) for rec, score in found], ov, state.embedder, repo, head, state)
+
+
+_NOT_A_DEFINITION = (False, False, False)
 
 
 def _defines(rec: ChunkRecord, names: list[str]) -> bool:
