@@ -1,15 +1,19 @@
 """The same index code against a Chroma server (`chroma run`, on loopback), chosen by configuration."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlparse
 
+import chromadb
 import pytest
 
+from codevouch import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.errors import NotIndexed
 from codevouch.indexer.build import build_index
@@ -172,13 +176,6 @@ def test_a_team_readers_overlay_is_local_and_writes_nothing_to_the_server(
         chroma_server: str, repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 18: a reader's uncommitted edit is searched live, and the server (its collections and
     what they hold) and the downloaded snapshot are as they were."""
-    import hashlib
-    from urllib.parse import urlparse
-
-    import chromadb
-
-    from codevouch import Index
-
     monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
     repo.commit(**{"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
     build_index(repo.root, tmp_path / "A", FakeEmbedder())
@@ -191,7 +188,7 @@ def test_a_team_readers_overlay_is_local_and_writes_nothing_to_the_server(
     server = chromadb.HttpClient(host=url.hostname or "127.0.0.1", port=url.port or 8000)
 
     def server_state() -> dict[str, int]:
-        return {c.name: server.get_collection(c.name).count() for c in server.list_collections()}
+        return {c.name: c.count() for c in server.list_collections()}
 
     def snapshot() -> dict[str, str]:
         return {str(p.relative_to(dir_b)): hashlib.sha256(p.read_bytes()).hexdigest()
