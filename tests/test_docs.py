@@ -1,5 +1,6 @@
-"""The README and docs/ held to the repository: links that land, exit codes and check-refs reasons
-that exist, a short README. (docs/VALIDATION.md's reason table: tests/validator/test_validator.py.)"""
+"""The README, SECURITY.md, CONTRIBUTING.md and docs/ held to the repository: links that land, exit
+codes and check-refs reasons that exist, a short README, no internal issue numbers.
+(docs/VALIDATION.md's reason table: tests/validator/test_validator.py.)"""
 from __future__ import annotations
 
 import enum
@@ -13,7 +14,9 @@ from codevouch.refs.model import REASONS as REF_REASONS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+TOP_PAGES = [ROOT / "SECURITY.md", ROOT / "CONTRIBUTING.md"]
+DOC_PAGES = sorted((ROOT / "docs").glob("*.md"))
+PAGES = [README, *TOP_PAGES, *DOC_PAGES]
 
 
 def _slug(heading: str) -> str:
@@ -74,8 +77,50 @@ def test_the_readme_lists_every_exit_code_the_cli_has_and_no_other() -> None:
 def test_the_readme_stays_short_and_links_every_page() -> None:
     text = README.read_text(encoding="utf-8")
     assert len(text.split("\n")) < 250
-    for page in PAGES[1:]:
+    for page in DOC_PAGES:
         assert f"(docs/{page.name})" in text, page.name
+    for page in TOP_PAGES:
+        assert f"({page.name})" in text, page.name
+
+
+def test_the_readme_keeps_a_summary_of_security_and_links_the_page() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Security\n", 1)[1].split("\n## ", 1)[0]
+    assert "(SECURITY.md)" in section
+    assert len(section.strip().split("\n")) <= 6, "the details belong in SECURITY.md"
+    security = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
+    for point in ("never runs a program a repository configures", "never writes into a repository",
+                  "never prints repository text raw", "bounded work on hostile input"):
+        assert point in security, point
+
+
+# A tracker's number means nothing to a reader: "issue 22.1", "(issue 18)", "issues 3 and 4",
+# "PR 7", "#12". Not a link's anchor ("BENCHMARKS.md#3-retrieval", "](#12-foo)") or a word.
+ISSUE_NUMBER = re.compile(
+    r"\b(?:issues?|tickets?|pull requests?)\s*(?:no\.\s*)?#?\d+(?:\.\d+)*"
+    r"|\bPRs?\s*#?\d+"
+    r"|(?<![\w/#])(?<!\]\()#\d+(?![\w-]|\.\d)",
+    re.IGNORECASE,
+)
+
+
+def test_the_pattern_for_issue_numbers_hits_them_and_nothing_else() -> None:
+    for text in ("issue 22.1", "(issue 18)", "Issues 3 and 4", "see #12.", "(#12)", "issue #5",
+                 "ticket 9", "PR 7", "pull request 40"):
+        assert ISSUE_NUMBER.search(text), text
+    for text in ("[x](BENCHMARKS.md#3-retrieval-quality)", "[x](#12-notes)", "# 1. Heading",
+                 "the issues with it", "p95 #", "a #fff colour", "C# 12", "PRs", "issue tracker"):
+        assert not ISSUE_NUMBER.search(text), text
+
+
+def test_no_page_names_an_internal_issue_number() -> None:
+    found = []
+    for page in PAGES:
+        for number, line in enumerate(page.read_text(encoding="utf-8").split("\n"), 1):
+            for hit in ISSUE_NUMBER.finditer(line):
+                around = line[max(0, hit.start() - 40):hit.end() + 40].strip()
+                found.append(f"{page.relative_to(ROOT)}:{number}: {hit.group(0)!r} in ...{around}...")
+    assert found == [], "say what the issue was about instead of its number:\n" + "\n".join(found)
 
 
 def test_the_check_refs_page_gives_every_reason_its_status() -> None:

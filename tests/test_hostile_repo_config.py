@@ -302,7 +302,7 @@ def test_a_file_whose_filter_is_not_run_says_it_cannot_be_verified(tmp_path: Pat
     assert repo.git("show", "HEAD:a.py") == "DEF FINE():\n    RETURN 1\n"
     # As after a fresh clone or a touch: git's stat data no longer vouch for the file, so it is
     # hashed (without the filter). Else the verdict would hang on the clock: a file that git's
-    # index records as clean is vouched for on git's word (README, "Security"), one written in
+    # index records as clean is vouched for on git's word (SECURITY.md), one written in
     # the index's own second is rehashed as racily clean.
     restat_file(repo.root / "a.py")
     [v] = Index(repo.root, tmp_path / "i").validate([

@@ -496,7 +496,7 @@ def test_clean_filter_blob_ids_match_git(repo: Repo, monkeypatch: pytest.MonkeyP
     assert (out["verdict"], out["reason"]) == ("usable", "same-commit"), out
     # An edit that only the filter would undo: git itself cannot tell it from a change without
     # running the repository's program, and neither does codevouch; the verdict says why it
-    # cannot vouch (README, "Security").
+    # cannot vouch (SECURITY.md).
     repo.write(PATH, ORDERS.replace("return order\n", "return order      \n"))
     out = one(repo, item)
     assert out["verdict"] != "usable" and "filter 'strip' is not run" in out["detail"], out
