@@ -68,12 +68,16 @@ def exit_code(exc: CodevouchError) -> int:
 
 def fail(exc: CodevouchError) -> typer.Exit:
     """Print the error's one-line message and return the Exit carrying its code."""
-    typer.echo(f"codevouch: {_one_line(str(exc))}", err=True)
+    typer.echo(f"codevouch: {message_line(str(exc))}", err=True)
     return typer.Exit(exit_code(exc))
 
 
-def _one_line(text: str) -> str:
-    # Messages quote user input (paths, queries); control characters must not reach the terminal.
+def message_line(text: str) -> str:
+    """An error or status message on one line: every character `str.isprintable` rejects shown as
+    its Python escape (`\\n`, `\\t`, `\\x1b`, `\\xa0`, `\\u200b`). Messages quote user
+    input (paths, queries), so control characters must not reach the terminal. Stricter than
+    `printable.one_line`, which repository text goes through: this also escapes non-ASCII spaces
+    and format characters, and writes a newline `\\n` where that writes `\\x0a`."""
     return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
 
 
@@ -101,7 +105,7 @@ def error_handler() -> Iterator[None]:
     try:
         yield
     except CodevouchError as exc:  # raised outside a command's own mapping (while rendering, say)
-        typer.echo(f"codevouch: {_one_line(str(exc))}", err=True)
+        typer.echo(f"codevouch: {message_line(str(exc))}", err=True)
         raise SystemExit(exit_code(exc)) from None
     except KeyboardInterrupt:
         _interrupted()
@@ -117,11 +121,11 @@ def error_handler() -> Iterator[None]:
         from codevouch.errors import is_disk_full
 
         if is_disk_full(exc):   # a write that no command's own mapping caught (usage records, say)
-            typer.echo(f"codevouch: disk full ({type(exc).__name__}: {_one_line(str(exc))[:200]}): nothing "
+            typer.echo(f"codevouch: disk full ({type(exc).__name__}: {message_line(str(exc))[:200]}): nothing "
                        "changed; free space and run the command again.", err=True)
             raise SystemExit(EXIT_ERROR) from None
         where = _write_crash_log(exc)
-        typer.echo(f"codevouch: unexpected error: {type(exc).__name__}: {_one_line(str(exc))[:300]}; "
+        typer.echo(f"codevouch: unexpected error: {type(exc).__name__}: {message_line(str(exc))[:300]}; "
                    f"this is a bug. The traceback is in {where}; please include it in a report.", err=True)
         raise SystemExit(EXIT_CRASH) from None
 
@@ -263,8 +267,3 @@ def read_source(source: str, what: str) -> str:
 def crash_logged(exc: BaseException) -> str:
     """Write a bug's traceback to the crash log (as the outermost frame does); where it went."""
     return _write_crash_log(exc)
-
-
-def one_line(text: str) -> str:
-    """`text` on one line, control characters escaped (messages quote user input)."""
-    return _one_line(text)

@@ -14,7 +14,7 @@ from codevouch.commands.common import (
     crash_logged,
     exit_code,
     fail,
-    one_line,
+    message_line,
     open_index,
     print_json,
     progress,
@@ -187,7 +187,7 @@ def _outcome_code(outcome: RepoOutcome) -> int:
 
 
 def _echo_outcome(outcome: RepoOutcome, code: int, crash_log: str | None) -> None:
-    name = one_line(str(outcome.spec.path))
+    name = message_line(str(outcome.spec.path))
     if outcome.error is None:
         typer.echo(f"== {name}: {len(outcome.branches)} branch(es), {outcome.seconds:.1f}s")
         for s in outcome.branches:
@@ -195,9 +195,9 @@ def _echo_outcome(outcome: RepoOutcome, code: int, crash_log: str | None) -> Non
         return
     err = outcome.error
     if crash_log is None:
-        message = one_line(str(err))
+        message = message_line(str(err))
     else:
-        message = (f"unexpected error: {type(err).__name__}: {one_line(str(err))[:300]}; this is a bug. "
+        message = (f"unexpected error: {type(err).__name__}: {message_line(str(err))[:300]}; this is a bug. "
                    f"The traceback is in {crash_log}; please include it in a report.")
     typer.echo(f"== {name}: failed (exit {code})")
     typer.echo(f"codevouch: {name}: {message}", err=True)
