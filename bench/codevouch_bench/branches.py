@@ -1,7 +1,7 @@
 """Many branches of one real repository: storage, build time per extra branch, query latency,
 before (an older codevouch release, given as a git revision of codevouch) and after (this tree).
 
-    python scripts/bench_branches.py SOURCE COMMIT [--branches 23] [--before REV] [--out FILE]
+    python -m codevouch_bench.branches SOURCE COMMIT [--branches 23] [--before REV] [--out FILE]
 
 SOURCE is a path or URL of a git repository; COMMIT is the commit its `main` is built at.
 The other branches are the repository's own branches (refs/heads/*), then its pull-request
@@ -29,10 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-CODEVOUCH = HERE.parent
+HERE = Path(__file__).resolve().parent     # bench/codevouch_bench
+CODEVOUCH = HERE.parents[1]                # the repository: its codevouch/ is the "after" side
 CACHE = CODEVOUCH / ".bench-cache"
-DEFAULT_OUT = CODEVOUCH / "docs" / "bench-branches.json"
+DEFAULT_OUT = HERE.parent / "results" / "bench-branches.json"
 
 
 def git(repo: Path, *args: str) -> str:
@@ -120,7 +120,7 @@ def ledger_tables(ledger: Path) -> dict[str, int]:
 
 def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake: bool = False,
            seed: str | None = None, fake_dim: int = 0, save: str | None = None) -> dict[str, object]:
-    """Runs with whichever codevouch is first on sys.path (the release under test)."""
+    """Runs with whichever codevouch is first on the import path (PYTHONPATH) (the release under test)."""
     from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
     from codevouch.indexer.build import build_index
     from codevouch.retriever.search import search
@@ -178,12 +178,15 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake
 def run_side(code: Path, repo: Path, branches: list[str], qs: list[str], fake: bool,
              seed: Path | None = None, fake_dim: int = 0, save: Path | None = None) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="cv-branches-") as tmp:
-        spec = json.dumps({"repo": str(repo), "index": str(Path(tmp) / "index"), "branches": branches, "queries": qs,
-                           "fake": fake, "seed": str(seed) if seed else None, "fake_dim": fake_dim,
+        spec = json.dumps({"repo": str(repo.resolve()), "index": str(Path(tmp) / "index"), "branches": branches,
+                           "queries": qs, "fake": fake, "seed": str(seed.resolve()) if seed else None, "fake_dim": fake_dim,
                            "save": str(save) if save else None})
-        env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "CODEVOUCH_CHROMA_URL": ""}
-        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", spec], env=env,
-                              capture_output=True, text=True)
+        # The release under test first on the path, then this package (its worker mode); run in
+        # the temp dir, since `python -m` puts the working directory ahead of PYTHONPATH.
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(HERE.parent)]), "HF_HUB_OFFLINE": "1",
+               "CODEVOUCH_CHROMA_URL": ""}
+        proc = subprocess.run([sys.executable, "-m", "codevouch_bench.branches", "--worker", spec], env=env,
+                              cwd=tmp, capture_output=True, text=True)
         if proc.returncode != 0:
             raise SystemExit(f"worker with {code} failed:\n{proc.stderr[-3000:]}")
         return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -247,14 +250,13 @@ def main() -> None:
     qs = queries(repo, args.commit)
     print(f"{len(chosen)} branches in {repo}:", ", ".join(f"{n}@{s[:8]}" for n, s in chosen), file=sys.stderr)
     result: dict[str, object] = {
-        "command": " ".join(["python scripts/bench_branches.py", *sys.argv[1:]]), "source": args.source,
+        "command": " ".join(["python -m codevouch_bench.branches", *sys.argv[1:]]), "source": args.source,
         "source_label": args.label or args.source, "commit": args.commit, "branches": chosen, "queries": qs,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "load_avg_1m_at_start": round(os.getloadavg()[0], 2)}
     sides = [] if args.no_after else [("after", CODEVOUCH)]
     if args.before:
-        sys.path.insert(0, str(HERE))
-        from make_old_index import export_release
+        from codevouch_bench.make_old_index import export_release
 
         old = Path(tempfile.mkdtemp(prefix="cv-before-"))
         export_release(CODEVOUCH, args.before, old)
@@ -283,7 +285,7 @@ def main() -> None:
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
     if args.out == DEFAULT_OUT:  # the section of docs/BENCHMARKS.md, with the other figures
-        subprocess.run([sys.executable, str(HERE / "bench.py"), "--render"], check=True)
+        subprocess.run([sys.executable, "-m", "codevouch_bench", "--render"], check=True)
 
 
 def run_sides(sides: list[tuple[str, Path]], repo: Path, names: list[str], qs: list[str], fake: bool,

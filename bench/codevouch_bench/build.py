@@ -15,19 +15,16 @@ import json
 import os
 import shutil
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from codevouch_bench.lib import cli, corpus
+from codevouch_bench.lib.common import PY, log, machine, peak_rss_mib, run_json_worker, run_timed, write_json
+from codevouch_bench.lib.edits import commit_edits, python_files
 
-from benchlib import cli, corpus
-from benchlib.common import PY, log, machine, peak_rss_mib, run_json_worker, run_timed, write_json
-from benchlib.edits import commit_edits, python_files
-
-SCRIPT = Path(__file__).resolve()
+SCRIPT = "codevouch_bench.build"   # its worker mode: python -m codevouch_bench.build --worker
 BRANCH_EDITED_FILES = 3
 
 

@@ -2,14 +2,14 @@
 """Drift speed: `Index.drift()` on a repository of --files files with --modified edited ones.
 
 A temporary git repository of real Python files (the standard library, copied and cycled
-to reach --files, as scripts/bench_validate.py does) is
+to reach --files, as codevouch_bench.validate does) is
 committed once and registered in a fresh index as the branch's indexed commit (only the
 branch row: drift reads nothing else from the index). Then --modified files get edits that
 touch definitions (a body line changed, a signature changed, a function added and one
 removed), and `Index.drift()` is timed: the first call (tree-sitter grammars load) and the
 median of --repeat warm calls. The target of issue 10 is <= 1 s for 1,000 files / 50 modified.
 
-    python scripts/bench_drift.py [--files 1000] [--modified 50] [--repeat 5] [--json PATH]
+    python -m codevouch_bench.drift [--files 1000] [--modified 50] [--repeat 5] [--json PATH]
 """
 from __future__ import annotations
 
@@ -20,22 +20,15 @@ import platform
 import random
 import re
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_validate import git, make_repo  # noqa: E402
-from benchlib.common import cpu_model  # noqa: E402
-
-from codevouch import Index  # noqa: E402
-from codevouch.store import BranchState, BuildChange, Ledger, collection_base, space_name  # noqa: E402
-from codevouch.worktree.identity import identify  # noqa: E402
+from codevouch import Index
+from codevouch.store import BranchState, BuildChange, Ledger, collection_base, space_name
+from codevouch.worktree.identity import identify
+from codevouch_bench.lib.common import cpu_model
+from codevouch_bench.validate import git, make_repo
 
 SEED = 20261130
 DEF = re.compile(r"^(\s*)def (\w+)\((.*)$", re.M)

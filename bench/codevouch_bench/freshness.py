@@ -3,7 +3,7 @@
 
 For each pair of releases (N, N+1) of a package: N on a branch, N+1 on main, the working
 tree at main. Every chunk the index holds for N is validated as if a search had returned it,
-and each verdict is compared with the ground-truth class (benchlib/truth.py), alongside the
+and each verdict is compared with the ground-truth class (codevouch_bench/lib/truth.py), alongside the
 check most teams write: "file exists and its hash equals the indexed hash".
 
 The index is built with the fake embedder: verdicts never look at vectors, and this figure
@@ -11,19 +11,16 @@ needs every chunk, not the nearest ones, so embedding cost would buy nothing her
 """
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from benchlib import cli, corpus
-from benchlib.common import log, machine, write_json
-from benchlib.index import branch_records, snippets
-from benchlib.toolsnippets import tool_snippets
-from benchlib.truth import (
+from codevouch_bench.lib import cli, corpus
+from codevouch_bench.lib.common import log, machine, write_json
+from codevouch_bench.lib.index import branch_records, snippets
+from codevouch_bench.lib.toolsnippets import tool_snippets
+from codevouch_bench.lib.truth import (
     AMBIGUOUS,
     EXPECTED,
     FRESH,

@@ -1,5 +1,5 @@
 """GitPython vs codevouch's git plumbing on one repository (issue 11 part 3): `pip install GitPython`, then
-    python scripts/bench_gitpython.py REPO
+    python -m codevouch_bench.gitpython REPO
 GitPython is not a dependency: these figures are why (see notes)."""
 import sys
 import time

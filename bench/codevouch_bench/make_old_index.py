@@ -1,6 +1,6 @@
 """Build an index with an older release of codevouch, to test that this release upgrades it.
 
-    python scripts/make_old_index.py REV REPO INDEX_DIR [--codevouch-git DIR | --archive FILE]
+    python -m codevouch_bench.make_old_index REV REPO INDEX_DIR [--codevouch-git DIR | --archive FILE]
 
 REV is a commit of the codevouch repository (the release whose index format is wanted);
 its `codevouch/` package is exported with `git archive` into a temporary directory and run
@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("rev")
     parser.add_argument("repo", type=Path)
     parser.add_argument("index_dir", type=Path)
-    parser.add_argument("--codevouch-git", type=Path, default=Path(__file__).resolve().parents[1])
+    parser.add_argument("--codevouch-git", type=Path, default=Path(__file__).resolve().parents[2])
     parser.add_argument("--archive", type=Path, help="the release's codevouch/ package as a tarball")
     args = parser.parse_args()
     build_with_release(args.codevouch_git, args.rev, args.repo, args.index_dir, args.archive)

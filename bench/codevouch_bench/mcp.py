@@ -1,6 +1,6 @@
 """Latency of `codevouch mcp` as an agent sees it: the server as a subprocess, the SDK's stdio client.
 
-    python scripts/bench_mcp.py --repo PATH --index DIR --query "..." [--answer FILE] [--rounds 5]
+    python -m codevouch_bench.mcp --repo PATH --index DIR --query "..." [--answer FILE] [--rounds 5]
 
 Reports the time to start and initialize the server, then per tool the first call and the
 median of the following ones (milliseconds). The index must already be built (any model).

@@ -9,24 +9,21 @@ UNRELATED below, asked of the same indexes. For each candidate threshold the tab
 share of each kind's best hit reaches it; the threshold codevouch ships
 (codevouch.retriever.settings.MATCH_THRESHOLDS) is chosen from this table.
 
-    python scripts/measure_match.py [--corpus NAME]... [--json OUT]   (not a figure: bench.py does not run it)
+    python -m codevouch_bench.measure_match [--corpus NAME]... [--json OUT]   (not a figure: the runner does not run it)
 """
 from __future__ import annotations
 
 import argparse
 import json
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_quality import pick_queries, prepare
-from benchlib.common import CACHE, log
-from benchlib.config import HELD_OUT, PROFILES, TUNING
-from benchlib.embcache import CachedEmbedder
+from codevouch_bench.lib.common import CACHE, log
+from codevouch_bench.lib.config import HELD_OUT, PROFILES, TUNING
+from codevouch_bench.lib.embcache import CachedEmbedder
+from codevouch_bench.quality import pick_queries, prepare
 
 # Questions a user of some other project would ask: code-shaped, but about nothing these
 # libraries do (and a few about nothing code at all).

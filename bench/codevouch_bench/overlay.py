@@ -6,7 +6,7 @@ committed and indexed, the working tree is set to NEW and left uncommitted (edit
 deletions). Queries are the first doc-comment sentence of every function that is new or
 changed from OLD to NEW; doc comments are blanked in both versions, so a query cannot meet its
 own words. Ground truth comes from the benchmark's own parsers (Python's `ast` in
-benchlib/docstrings.py, its own tree-sitter walk in benchlib/doccomments.py), never from
+codevouch_bench/lib/docstrings.py, its own tree-sitter walk in codevouch_bench/lib/doccomments.py), never from
 codevouch's chunker. A hit counts when the code it hands over as
 current (its `code`: the working-tree text of a usable hit, or the re-read `current` of a
 changed one) overlaps the function in the working tree.
@@ -18,11 +18,11 @@ first pass (each call embeds up to the bound until the overlay is all embedded) 
 pass of the same queries (warm: everything derived and embedded), against plain search on a
 clean tree (the rebuilt index, nothing changed); and the chunks the overlay embedded.
 
-    python scripts/bench_overlay.py                 # MiniLM (the shipped model), all pairs
-    python scripts/bench_overlay.py --quick         # the fake embedder: a smoke run, minutes less
+    python -m codevouch_bench.overlay                 # MiniLM (the shipped model), all pairs
+    python -m codevouch_bench.overlay --quick         # the fake embedder: a smoke run, minutes less
 
 Commits come from $CODEVOUCH_BENCH_GIT_MIRRORS (`owner+name/repo` bare clones) or a clone
-(benchlib/corpus.git_checkout). Only each pair's source directory is indexed, to keep the run
+(codevouch_bench/lib/corpus.git_checkout). Only each pair's source directory is indexed, to keep the run
 to minutes on a 2-core machine (MiniLM embeds ~30 chunks/s there).
 """
 from __future__ import annotations
@@ -37,12 +37,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from benchlib import corpus
-from benchlib.common import CACHE, log, machine, write_json
-from benchlib.doccomments import strip_docs
-from benchlib.retrieval import scores
+from codevouch_bench.lib import corpus
+from codevouch_bench.lib.common import CACHE, log, machine, write_json
+from codevouch_bench.lib.doccomments import strip_docs
+from codevouch_bench.lib.retrieval import scores
 
 # (name, GitHub owner/name, OLD, NEW, source directory, suffix): 80 first-parent commits apart, but rxjs.
 PAIRS = [
@@ -64,7 +62,7 @@ PAIRS = [
     ("flask", "pallets/flask", "aa0c9493c67a878b4e67dbe620e0d780cf961d56", "2c88e8a0aa7ee724b844cbe48013a1e7314e9049",
      "src/flask", ".py"),
 ]
-OUT = Path(__file__).resolve().parents[1] / "docs" / "bench-overlay.json"   # rendered into docs/BENCHMARKS.md
+OUT = Path(__file__).resolve().parents[1] / "results" / "bench-overlay.json"   # rendered into docs/BENCHMARKS.md
 QUICK_OUT = CACHE / "results" / "overlay-quick.json"
 GIT = ("git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "-c", "user.name=bench",
        "-c", "user.email=bench@example.com")
@@ -233,7 +231,7 @@ def main() -> None:
                 f"{s['overlay']['all'].get('mrr@10')} rebuilt {s['rebuilt']['all'].get('mrr@10')}; "
                 f"new {s['no_overlay']['new'].get('mrr@10')} / {s['overlay']['new'].get('mrr@10')} / "
                 f"{s['rebuilt']['new'].get('mrr@10')}; latency {row['latency_ms']}")
-    command = " ".join(["python", "scripts/bench_overlay.py", *sys.argv[1:]])
+    command = " ".join(["python", "-m", "codevouch_bench.overlay", *sys.argv[1:]])
     result = {"command": command, "machine": started, "embedder": embedder, "pairs": rows,
               "overall": _overall(rows)}
     write_json(args.out, result)

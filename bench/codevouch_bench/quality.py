@@ -2,10 +2,10 @@
 """Figure 3: find a function by the first sentence of its doc, in a whole repository.
 
 Each corpus is a whole repository as a user clones it (package, tests, docs, examples), pinned
-by version or commit (benchlib/config.py), with every docstring / doc comment removed from the
+by version or commit (codevouch_bench/lib/config.py), with every docstring / doc comment removed from the
 code. Queries are the first sentences of those docs; the function they documented is the
 answer. Ground truth comes from the benchmark's own parsing (Python's `ast`, tree-sitter
-walks in benchlib/doccomments.py), never from codevouch.
+walks in codevouch_bench/lib/doccomments.py), never from codevouch.
 
 Methods, all in this one process, same model (MiniLM), queries embedded the same way:
   codevouch*        codevouch.Index over the repository: the default search and its variants
@@ -16,7 +16,7 @@ Methods, all in this one process, same model (MiniLM), queries embedded the same
 Dense baselines rank by exact cosine over all their chunks. Every method sees the same files:
 those codevouch indexed (text files, lockfiles and minified bundles left out by its rules).
 
-Identifier queries (benchlib/identifiers.py), on the same indexes: the name of a function,
+Identifier queries (codevouch_bench/lib/identifiers.py), on the same indexes: the name of a function,
 method or class defined exactly once (`raise_for_status`), and its words (`raise for status`);
 the answer is that definition. Baselines: `grep` (the definition lines of the name, in path
 order: `def NAME`, `fn NAME`, ...; names only) and `bm25`; every method scored at the line level.
@@ -38,17 +38,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from benchlib import cli, corpus
-from benchlib.common import log, machine, write_json
-from benchlib.config import HELD_OUT, TUNING, Corpus, Profile
-from benchlib.doccomments import SUFFIX_LANGUAGE, strip_docs
-from benchlib.docstrings import Target
-from benchlib.embcache import CachedEmbedder
-from benchlib.identifiers import Grep, words_targets
-from benchlib.identifiers import targets as identifier_targets
-from benchlib.retrieval import (
+from codevouch_bench.lib import cli, corpus
+from codevouch_bench.lib.common import log, machine, write_json
+from codevouch_bench.lib.config import HELD_OUT, TUNING, Corpus, Profile
+from codevouch_bench.lib.doccomments import SUFFIX_LANGUAGE, strip_docs
+from codevouch_bench.lib.docstrings import Target
+from codevouch_bench.lib.embcache import CachedEmbedder
+from codevouch_bench.lib.identifiers import Grep, words_targets
+from codevouch_bench.lib.identifiers import targets as identifier_targets
+from codevouch_bench.lib.retrieval import (
     BM25Index,
     DenseMatrix,
     Span,

@@ -1,12 +1,12 @@
 #!/usr/bin/env python
 """Run the benchmark figures, side by side, and write JSON plus docs/BENCHMARKS.md.
 
-    python scripts/bench.py --quick     # minutes: docs/benchmarks-quick.json (+ .bench-cache/BENCHMARKS-quick.md)
-    python scripts/bench.py             # full: docs/benchmarks.json and docs/BENCHMARKS.md
-    python scripts/bench.py --only mcp  # one figure (any in FIGURES); the others are kept from the JSON
-    python scripts/bench.py --render    # re-render the markdown from the JSON, run nothing
+    python -m codevouch_bench --quick     # minutes: bench/results/benchmarks-quick.json (+ .bench-cache/BENCHMARKS-quick.md)
+    python -m codevouch_bench             # full: bench/results/benchmarks.json and docs/BENCHMARKS.md
+    python -m codevouch_bench --only mcp  # one figure (any in FIGURES); the others are kept from the JSON
+    python -m codevouch_bench --render    # re-render the markdown from the JSON, run nothing
 
-Each figure runs as its own process (scripts/bench_<figure>.py), so one figure's memory or
+Each figure runs as its own process (python -m codevouch_bench.<figure>), so one figure's memory or
 failure never bleeds into another's; a failed figure is recorded and the others still run.
 A run without --only runs the DEFAULT figures; the others (FIGURES) need something a plain
 run does not have (a repository with branches, the `mcp` extra, GitPython) or take long, and
@@ -24,19 +24,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from codevouch_bench.lib import corpus
+from codevouch_bench.lib.common import (
+    CACHE,
+    DOCS,
+    PY,
+    REPO_ROOT,
+    RESULTS,
+    log,
+    machine,
+    read_json,
+    run_streaming,
+    run_timed,
+    write_json,
+)
+from codevouch_bench.lib.config import PROFILES
+from codevouch_bench.lib.report import render
 
-from benchlib import corpus
-from benchlib.common import CACHE, DOCS, PY, REPO_ROOT, log, machine, read_json, run_streaming, run_timed, write_json
-from benchlib.config import PROFILES
-from benchlib.report import render
-
-SCRIPTS = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent   # one module per figure: codevouch_bench/<figure>.py
 
 
 @dataclass(frozen=True)
 class Run:
-    """How bench.py runs one figure this time: its arguments after the script, and where its
+    """How the runner runs one figure this time: its arguments after the module, and where its
     results come out (`--out FILE` JSON, or its stdout: "json" parsed, "text" kept as lines)."""
     args: list[str]
     stdout: str | None = None   # None: the script writes `out` itself
@@ -44,7 +54,7 @@ class Run:
 
 @dataclass(frozen=True)
 class Figure:
-    name: str                   # scripts/bench_<name>.py
+    name: str                   # python -m codevouch_bench.<name>
     default: bool               # in a run without --only
     # (quick, fake, out, work) -> how to run it, or a string: why it cannot run here (skipped)
     plan: Callable[[bool, bool, Path, Path], Run | str]
@@ -52,7 +62,7 @@ class Figure:
 
 
 def _standard(quick: bool, fake: bool, out: Path, work: Path) -> Run:
-    """The figure scripts on benchlib/cli.py's arguments (--out, --quick, --fake)."""
+    """The figure modules on lib/cli.py's arguments (--out, --quick, --fake)."""
     return Run(["--out", str(out)] + (["--quick"] if quick else []) + (["--fake"] if fake else []))
 
 
@@ -61,7 +71,7 @@ def _drift(quick: bool, fake: bool, out: Path, work: Path) -> Run:
 
 
 def _branches(quick: bool, fake: bool, out: Path, work: Path) -> Run:
-    """This repository's own branches at its HEAD (bench_branches.py SOURCE COMMIT for others)."""
+    """This repository's own branches at its HEAD (codevouch_bench.branches SOURCE COMMIT for others)."""
     _, head = run_timed(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"])
     return Run([str(REPO_ROOT), head.stdout.strip(), "--label", "codevouch (this repository)",
                 "--work", str(work / "branches"), "--out", str(out)]
@@ -99,7 +109,7 @@ def _gitpython(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run([str(REPO_ROOT)], stdout="text")
 
 
-# Every figure script, in report order. The first five (and drift: seconds) make a default run.
+# Every figure module, in report order. The first five (and drift: seconds) make a default run.
 FIGURES = {f.name: f for f in (
     Figure("build", True, _standard),
     Figure("search", True, _standard),
@@ -115,30 +125,30 @@ FIGURES = {f.name: f for f in (
     Figure("gitpython", False, _gitpython, needs="git"),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)
-# The figures that read the profile's downloaded corpora (benchlib/config.py): only they wait for pip.
+# The figures that read the profile's downloaded corpora (codevouch_bench/lib/config.py): only they wait for pip.
 CORPUS_FIGURES = {"build", "search", "quality", "freshness"}
 
 
 def outputs(quick: bool) -> tuple[Path, Path]:
     if quick:  # a quick run never overwrites the committed full results
-        return DOCS / "benchmarks-quick.json", CACHE / "BENCHMARKS-quick.md"
-    return DOCS / "benchmarks.json", DOCS / "BENCHMARKS.md"
+        return RESULTS / "benchmarks-quick.json", CACHE / "BENCHMARKS-quick.md"
+    return RESULTS / "benchmarks.json", DOCS / "BENCHMARKS.md"
 
 
 def run_figure(figure: str, quick: bool, fake: bool, results: Path) -> dict[str, Any]:
     spec = FIGURES[figure]
-    script = SCRIPTS / f"bench_{figure}.py"
+    module = HERE / f"{figure}.py"
     out = results / f"{figure}.json"
     out.unlink(missing_ok=True)
-    if not script.exists():
-        return {"figure": figure, "skipped": f"{script.name} does not exist yet"}
+    if not module.exists():
+        return {"figure": figure, "skipped": f"{module.name} does not exist yet"}
     if spec.needs and importlib.util.find_spec(spec.needs) is None:
         return {"figure": figure, "skipped": f"it needs the {spec.needs!r} package, which is not installed"}
     plan = spec.plan(quick, fake, out, results / "work")
     if isinstance(plan, str):
         return {"figure": figure, "skipped": plan}
-    args = [PY, str(script), *plan.args]
-    log(f"figure {figure}: {' '.join(args[1:])}")
+    args = [PY, "-m", f"codevouch_bench.{figure}", *plan.args]
+    log(f"figure {figure}: {' '.join(args[2:])}")
     stdout = results / f"{figure}.stdout" if plan.stdout else None
     seconds, code, stderr = run_streaming(args, stdout=stdout)
     if code == 0 and stdout is not None:
@@ -181,7 +191,7 @@ def main() -> None:
         for figure in chosen:
             figures[figure] = run_figure(figure, args.quick, args.fake, results)
         total = time.perf_counter() - started
-        command = " ".join(["python scripts/bench.py", *sys.argv[1:]])
+        command = " ".join(["python -m codevouch_bench", *sys.argv[1:]])
         if args.only and "machine" in previous:  # the whole run's stay; the rerun is recorded beside them
             meta = {k: previous[k] for k in ("machine", "wall_seconds", "command") if k in previous}
             meta["reruns"] = previous.get("reruns", []) + [{"command": command, "wall_seconds": round(total, 1),

@@ -2,7 +2,7 @@
 """Figure 2: search latency, warm (library, one process) and cold (the CLI as a process).
 
 Stores of 10k / 100k chunks hold real records with synthetic random vectors (see
-benchlib/synthetic.py): the store's cost is measured, not the ranking. Queries are real
+codevouch_bench/lib/synthetic.py): the store's cost is measured, not the ranking. Queries are real
 (first sentences of docstrings of the same code) and embedded by the real model.
 Cold CLI times sit beside bare `import chromadb` and `import sentence_transformers`
 processes, the part of a cold start no code of ours can remove.
@@ -14,18 +14,15 @@ import os
 import random
 import resource
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from benchlib import cli, corpus
-from benchlib.common import PY, REPO_ROOT, log, machine, read_json, run_timed, summary, write_json
-from benchlib.config import Profile
-from benchlib.docstrings import strip_python
-from benchlib.synthetic import build_synthetic_index
+from codevouch_bench.lib import cli, corpus
+from codevouch_bench.lib.common import PY, REPO_ROOT, log, machine, read_json, run_timed, summary, write_json
+from codevouch_bench.lib.config import Profile
+from codevouch_bench.lib.docstrings import strip_python
+from codevouch_bench.lib.synthetic import build_synthetic_index
 
 
 def queries_from(root: Path, n: int, seed: int) -> list[str]:
@@ -183,7 +180,7 @@ def import_floor(repeats: int) -> dict[str, Any]:
 # code: the hash of the files that decide what a store holds (below). Search code may differ, so
 # a change to ranking or reading can be measured again in minutes. Default: fill afresh.
 REUSE_ENV = "CODEVOUCH_BENCH_REUSE_STORES"
-STORE_CODE = ("codevouch/store", "codevouch/indexer", "codevouch/syntax", "scripts/benchlib/synthetic.py")
+STORE_CODE = ("codevouch/store", "codevouch/indexer", "codevouch/syntax", "bench/codevouch_bench/lib/synthetic.py")
 
 
 def store_code_hash() -> str:

@@ -29,14 +29,14 @@ counts git processes and gives the verdicts):
 
 and report naive / codevouch. Usage:
 
-    python scripts/bench_validate.py [--files 3000] [--snippets 1000] [--repeat 5]
+    python -m codevouch_bench.validate [--files 3000] [--snippets 1000] [--repeat 5]
                                      [--budget 70] [--dirty 100] [--quick] [--json PATH]
                                      [--save-verdicts PATH] [--compare-verdicts PATH]
 
 --save-verdicts with one version of codevouch and --compare-verdicts with another show that a
 speed-up changed no verdict (reason, detail, citation and current code of every snippet).
 
-`main(argv) -> dict` returns the same data that --json writes, for use from other scripts.
+`main(argv) -> dict` returns the same data that --json writes, for use from other modules.
 """
 from __future__ import annotations
 
@@ -48,7 +48,6 @@ import random
 import shutil
 import statistics
 import subprocess
-import sys
 import sysconfig
 import tempfile
 import time
@@ -59,16 +58,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib.common import REPO_ROOT, log, machine, timed_cpu  # noqa: E402
-
-# Import the working copy of codevouch, not whatever version happens to be installed.
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from codevouch.embedding import CHUNK_TOKEN_BUDGET  # noqa: E402
-from codevouch.indexer.chunker import Chunk, chunk_text  # noqa: E402
-from codevouch.validator import VERDICTS, clear_caches, validate  # noqa: E402
+from codevouch.embedding import CHUNK_TOKEN_BUDGET
+from codevouch.indexer.chunker import Chunk, chunk_text
+from codevouch.validator import VERDICTS, clear_caches, validate
+from codevouch_bench.lib.common import log, machine, timed_cpu
 
 SEED = 20240611                      # fixed: the same files, snippets and edits on every run
 QUICK_REPEAT = 2
@@ -428,9 +421,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         f"(at least {MIN_ROUNDS}) when --repeat would overrun it; 0 for no limit")
     p.add_argument("--dirty", type=int, default=100, help="files edited in the dirty scenario")
     p.add_argument("--quick", action="store_true", help=f"{QUICK_REPEAT} timed runs instead of --repeat")
-    # --out and --fake as every figure script has them (benchlib/cli.py), so bench.py runs this one alike.
+    # --out and --fake as every figure script has them (codevouch_bench/lib/cli.py), so the runner runs this one alike.
     p.add_argument("--json", "--out", dest="json", type=Path, help="also write the results as JSON to this path")
-    p.add_argument("--fake", action="store_true", help="accepted for bench.py; the validator uses no model")
+    p.add_argument("--fake", action="store_true", help="accepted for the runner; the validator uses no model")
     p.add_argument("--save-verdicts", type=Path,
                    help="write every snippet's reason, detail, citation and current code (JSON) here")
     p.add_argument("--compare-verdicts", type=Path,

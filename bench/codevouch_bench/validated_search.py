@@ -19,8 +19,8 @@ Queries: the first sentences of 40 docstrings of the repository's Python files (
 Each query runs without validation and with it (the default), interleaved, after a warm-up;
 reported: p50 / p95 of each and git processes per call (codevouch's own count, gitio.PROCESSES).
 
-    python scripts/bench_validated_search.py --work /tmp/sqla [--url URL --commit SHA] [--out PATH]
-    python scripts/bench_validated_search.py --repo PATH --index DIR
+    python -m codevouch_bench.validated_search --work /tmp/sqla [--url URL --commit SHA] [--out PATH]
+    python -m codevouch_bench.validated_search --repo PATH --index DIR
 """
 from __future__ import annotations
 
@@ -28,18 +28,13 @@ import argparse
 import os
 import random
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import corpus  # noqa: E402
-from benchlib.common import REPO_ROOT, log, machine, summary, write_json  # noqa: E402
-from benchlib.docstrings import strip_python  # noqa: E402
-
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from codevouch_bench.lib import corpus
+from codevouch_bench.lib.common import log, machine, summary, write_json
+from codevouch_bench.lib.docstrings import strip_python
 
 URL = "https://github.com/sqlalchemy/sqlalchemy"
 COMMIT = "f35da7e2b9349a08b8de1f6bd3b07c8bf8616790"     # main, 2026-08-21
@@ -54,7 +49,7 @@ def git(repo: Path, *args: str) -> str:
 
 def clone(url: str, commit: str, dest: Path) -> Path:
     """A clone of `url` at `commit` in `dest`, from a local mirror when $CODEVOUCH_BENCH_GIT_MIRRORS
-    holds one (`owner+name/repo`, as benchlib.corpus reads them)."""
+    holds one (`owner+name/repo`, as codevouch_bench.lib.corpus reads them)."""
     if not (dest / ".git").exists():
         mirrors = os.environ.get(corpus.GIT_MIRRORS_ENV)
         bare = Path(mirrors) / "+".join(url.rstrip("/").removesuffix(".git").split("/")[-2:]) / "repo" \

@@ -1,7 +1,7 @@
-"""The "Many branches" section of docs/BENCHMARKS.md, from docs/bench-branches.json
-(rendered by scripts/bench.py with the other figures).
+"""The "Many branches" section of docs/BENCHMARKS.md, from bench/results/bench-branches.json
+(rendered by the runner (python -m codevouch_bench) with the other figures).
 
-The JSON holds the results of scripts/bench_branches.py runs, each as that script wrote it
+The JSON holds the results of codevouch_bench.branches runs, each as that script wrote it
 (its command, time, load and both sides), under `runs`: `storage` (both sides unseeded, the
 fake embedder at the real model's width: the same bytes per vector, cache row and chunk),
 `time` (the real model, both sides seeded with the same embedding cache, so builds compare
@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parents[2] / "docs" / "bench-branches.json"
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-branches.json"
 
 
 def section(path: Path = RESULTS) -> str:

@@ -1,4 +1,4 @@
-"""Arguments shared by the figure scripts, so each can run alone or from scripts/bench.py."""
+"""Arguments shared by the figure scripts, so each can run alone or from the runner (python -m codevouch_bench)."""
 from __future__ import annotations
 
 import argparse
@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from benchlib.common import CACHE
-from benchlib.config import PROFILES, Profile
+from codevouch_bench.lib.common import CACHE
+from codevouch_bench.lib.config import PROFILES, Profile
 
 
 def parser(description: str) -> argparse.ArgumentParser:

@@ -15,9 +15,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+# bench/ (this project, installed editable: `pip install -e bench/`) sits in codevouch's repository.
+BENCH = Path(__file__).resolve().parents[2]
+REPO_ROOT = BENCH.parent
 CACHE = REPO_ROOT / ".bench-cache"
 DOCS = REPO_ROOT / "docs"
+RESULTS = BENCH / "results"   # the committed results JSON, rendered into docs/BENCHMARKS.md
 PY = sys.executable
 T = TypeVar("T")
 
@@ -100,12 +103,13 @@ def run_streaming(cmd: Sequence[str], stdout: Path | None = None) -> tuple[float
     return time.perf_counter() - start, code, "".join(tail)
 
 
-def run_json_worker(script: Path, args: Sequence[str]) -> dict[str, Any]:
-    """Run a worker mode of a figure script in its own process and read its JSON (last stdout line).
+def run_json_worker(module: str, args: Sequence[str]) -> dict[str, Any]:
+    """Run a worker mode of a figure module (`python -m MODULE`) in its own process and read its
+    JSON (last stdout line).
 
     One process per measurement, so each peak-memory figure is that measurement's alone.
     """
-    _, proc = run_timed([PY, str(script), *args])
+    _, proc = run_timed([PY, "-m", module, *args])
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

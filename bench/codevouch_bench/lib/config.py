@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchlib.corpus import Source
+from codevouch_bench.lib.corpus import Source
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchlib.common import CACHE, PY, log
+from codevouch_bench.lib.common import CACHE, PY, log
 
 SDISTS = CACHE / "sdist"
 EXTRACTED = CACHE / "src"

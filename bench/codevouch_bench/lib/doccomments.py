@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from benchlib.docstrings import MIN_WORDS, Target, first_sentence, strip_python
+from codevouch_bench.lib.docstrings import MIN_WORDS, Target, first_sentence, strip_python
 
 SUFFIX_LANGUAGE = {".rs": "rust", ".go": "go", ".js": "javascript", ".mjs": "javascript",
                    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",

@@ -2,7 +2,7 @@
 
 Python: `ast` finds every docstring (module, class, function); its lines become blank, or
 `pass` when the docstring was the whole body, so every line number stays valid.
-Other languages: benchlib/doccomments.py (tree-sitter walks of the benchmark's own).
+Other languages: codevouch_bench/lib/doccomments.py (tree-sitter walks of the benchmark's own).
 """
 from __future__ import annotations
 

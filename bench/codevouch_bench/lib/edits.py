@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchlib.corpus import commit_all, git
+from codevouch_bench.lib.corpus import commit_all, git
 
 
 def python_files(repo: Path) -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchlib.common import CACHE
+from codevouch_bench.lib.common import CACHE
 
 
 def _key(text: str) -> str:

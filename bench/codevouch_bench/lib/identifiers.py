@@ -1,7 +1,7 @@
 """Identifier queries for the quality figure: a definition's name, and its words.
 
-Ground truth is the benchmark's own parsing (Python's `ast` through benchlib/docstrings.py, the
-tree-sitter walk of benchlib/doccomments.py for Rust, Go, JavaScript and TypeScript), never
+Ground truth is the benchmark's own parsing (Python's `ast` through codevouch_bench/lib/docstrings.py, the
+tree-sitter walk of codevouch_bench/lib/doccomments.py for Rust, Go, JavaScript and TypeScript), never
 codevouch's chunker. A target is a function, method or class whose short name is defined exactly
 once in the repository's parsed files; its queries are the name as written (`raise_for_status`,
 `GZipDecoder`) and its words (`raise for status`, `g zip decoder`: snake and camel case split,
@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchlib.doccomments import SUFFIX_LANGUAGE, _definitions, _parser
-from benchlib.docstrings import Target, _defs
-from benchlib.retrieval import Span
+from codevouch_bench.lib.doccomments import SUFFIX_LANGUAGE, _definitions, _parser
+from codevouch_bench.lib.docstrings import Target, _defs
+from codevouch_bench.lib.retrieval import Span
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 MIN_NAME = 4   # `get`, `run`: too short to be a name one searches for

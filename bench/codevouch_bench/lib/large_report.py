@@ -1,12 +1,12 @@
-"""The "Build of a large real repository" section of docs/BENCHMARKS.md, from docs/bench-large.json
-(scripts/bench_large.py's results, with "notes"; rendered by scripts/bench.py with the other figures)."""
+"""The "Build of a large real repository" section of docs/BENCHMARKS.md, from bench/results/bench-large.json
+(codevouch_bench.large's results, with "notes"; rendered by the runner (python -m codevouch_bench) with the other figures)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parents[2] / "docs" / "bench-large.json"
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-large.json"
 
 
 def _peaks(run: dict[str, Any]) -> str:

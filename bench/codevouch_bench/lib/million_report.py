@@ -1,5 +1,5 @@
-"""The "Search at a million chunks" section of docs/BENCHMARKS.md, from docs/bench-search-1m.json
-(`python scripts/bench_search.py --sizes 1000000 --out docs/bench-search-1m.json`: figure 2's
+"""The "Search at a million chunks" section of docs/BENCHMARKS.md, from bench/results/bench-search-1m.json
+(`python -m codevouch_bench.search --sizes 1000000 --out bench/results/bench-search-1m.json`: figure 2's
 method at one size, kept in a file of its own because its fill takes half an hour here)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parents[2] / "docs" / "bench-search-1m.json"
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-search-1m.json"
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -40,6 +40,6 @@ def section(render: Callable[[dict[str, Any]], str], path: Path = RESULTS) -> st
                                                             for k, v in r.get("fill_phases_seconds", {}).items())
                        for size, r in d["sizes"].items())
     return ("\n## Search at a million chunks (issue 22.2)\n\n"
-            f"`python scripts/bench_search.py --sizes 1000000 --out docs/bench-search-1m.json` at {m.get('date')} "
+            f"`python -m codevouch_bench.search --sizes 1000000 --out bench/results/bench-search-1m.json` at {m.get('date')} "
             f"(load average {m.get('load_avg_1m_at_start')} at its start), figure 2's method. "
             f"Fill by part: {phases}.\n\n" + render(d))

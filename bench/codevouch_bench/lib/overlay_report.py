@@ -1,12 +1,12 @@
-"""The "Working-tree overlay" section of docs/BENCHMARKS.md, from docs/bench-overlay.json (what
-scripts/bench_overlay.py writes; rendered by scripts/bench.py with the other figures)."""
+"""The "Working-tree overlay" section of docs/BENCHMARKS.md, from bench/results/bench-overlay.json (what
+codevouch_bench.overlay writes; rendered by the runner (python -m codevouch_bench) with the other figures)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parents[2] / "docs" / "bench-overlay.json"
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-overlay.json"
 MODES = (("no_overlay", "no overlay"), ("overlay", "overlay"), ("rebuilt", "rebuilt"))
 
 
@@ -33,7 +33,7 @@ def headline(path: Path = RESULTS) -> list[list[Any]]:
              "rebuilt; warm search ÷ plain search",
              f"{new['no_overlay']} / {new['overlay']} / {new['rebuilt']}; {min(ratios):.2f}-{max(ratios):.2f}×",
              f"all queries overlay ÷ rebuilt {every:.2f}×; {len(data['pairs'])} pairs, "
-             f"{data['overall']['overlay']['all']['queries']} queries; `python scripts/bench_overlay.py`"]]
+             f"{data['overall']['overlay']['all']['queries']} queries; `python -m codevouch_bench.overlay`"]]
 
 
 def section(path: Path = RESULTS) -> str:
@@ -43,7 +43,7 @@ def section(path: Path = RESULTS) -> str:
     rows = data["pairs"]
     m = data["machine"]
     out = ["\n## Working-tree overlay: what changed since the build, searched live\n",
-           f"`{data.get('command', 'python scripts/bench_overlay.py')}` at {m.get('date')} (load average "
+           f"`{data.get('command', 'python -m codevouch_bench.overlay')}` at {m.get('date')} (load average "
            f"{m.get('load_avg_1m_at_start')} at its start; a 2-core machine shared with other work, so latencies are "
            f"noisy and the ratios compare runs of the same minutes), embedder `{data['embedder']}`. Per pair: OLD "
            "committed and indexed, the working tree set to NEW and left uncommitted; queries are the first "

@@ -6,15 +6,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchlib.branches_report import section as branches_section
-from benchlib.large_report import headline as large_headline
-from benchlib.large_report import section as large_section
-from benchlib.million_report import headline as million_headline
-from benchlib.million_report import section as million_section
-from benchlib.overlay_report import headline as overlay_headline
-from benchlib.overlay_report import section as overlay_section
-from benchlib.truth import MEANING
-from benchlib.validated_search_report import section as validated_search_section
+from codevouch_bench.lib.branches_report import section as branches_section
+from codevouch_bench.lib.large_report import headline as large_headline
+from codevouch_bench.lib.large_report import section as large_section
+from codevouch_bench.lib.million_report import headline as million_headline
+from codevouch_bench.lib.million_report import section as million_section
+from codevouch_bench.lib.overlay_report import headline as overlay_headline
+from codevouch_bench.lib.overlay_report import section as overlay_section
+from codevouch_bench.lib.truth import MEANING
+from codevouch_bench.lib.validated_search_report import section as validated_search_section
 
 VERDICTS = ("usable", "stale-but-ok", "historical-only", "excluded")
 
@@ -252,18 +252,18 @@ def _identifier_rows(ids: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
-IDENTIFIERS = Path(__file__).resolve().parents[2] / "docs" / "bench-identifiers.json"
+IDENTIFIERS = Path(__file__).resolve().parents[2] / "results" / "bench-identifiers.json"
 
 
 def section_identifiers(path: Path = IDENTIFIERS) -> str:
-    """The "Identifier queries" section, from docs/bench-identifiers.json: {"runs": [the quality
-    figure's JSON of each run, with "commit"], "notes": [...]} (scripts/bench_quality.py --out)."""
+    """The "Identifier queries" section, from bench/results/bench-identifiers.json: {"runs": [the quality
+    figure's JSON of each run, with "commit"], "notes": [...]} (codevouch_bench.quality --out)."""
     if not path.exists():
         return ""
     data = json.loads(path.read_text())
     parts = ["## Identifier queries\n",
              "A function, method or class whose short name the repository's parsed files define once (the "
-             "benchmark's own parsers: Python's `ast`, the tree-sitter walk of benchlib/doccomments.py; never "
+             "benchmark's own parsers: Python's `ast`, the tree-sitter walk of codevouch_bench/lib/doccomments.py; never "
              "codevouch's), asked for by its name (`raise_for_status`) and by its words (`raise for status`; "
              "names of two words or more). The answer is that definition, scored at the line level (right file, "
              "overlapping lines) for every method. `grep` lists the definition lines of the name (`def NAME`, "
@@ -296,8 +296,8 @@ FRESHNESS_SOURCES = {"codevouch-chunks": "codevouch's own chunks",
 
 
 def _whole_quality_rows(path: Path = IDENTIFIERS) -> list[list[Any]]:
-    """Headline rows from the whole-repository quality run kept in docs/bench-identifiers.json
-    (scripts/bench_quality.py --whole; too long for a default bench.py run), when there is one."""
+    """Headline rows from the whole-repository quality run kept in bench/results/bench-identifiers.json
+    (codevouch_bench.quality --whole; too long for a default run), when there is one."""
     if not path.exists():
         return []
     runs = [r for r in json.loads(path.read_text()).get("runs", []) if r.get("sampling") == "whole repositories"]
@@ -318,7 +318,7 @@ def _whole_quality_rows(path: Path = IDENTIFIERS) -> list[list[Any]]:
 
 def section_freshness(f: dict[str, Any]) -> str:
     if "sources" not in f:
-        return "(an older freshness result without snippet sources; rerun bench_freshness.py)\n"
+        return "(an older freshness result without snippet sources; rerun codevouch_bench.freshness)\n"
     classes = list(f["expected"])
     meaning = table(["class", "what happened (ground truth)", "expected verdict"],
                     [[c, MEANING[c], " or ".join(f["expected"][c])] for c in classes])
@@ -336,7 +336,7 @@ def section_freshness(f: dict[str, Any]) -> str:
            + "; ".join(f"**{k}**: {v}" for k, v in f["sources"].items())
            + f". Index embedder: {f['index_embedder']}. Ground truth: `git diff -M` between the releases and "
            "the benchmark's own parsers on both versions (Python's `ast`, a tree-sitter query for Rust: "
-           "benchlib/tooldefs.py, benchlib/truth.py), never the validator or codevouch's chunker. "
+           "codevouch_bench/lib/tooldefs.py, codevouch_bench/lib/truth.py), never the validator or codevouch's chunker. "
            f"False-fresh counts snippets whose code is gone or changed ({', '.join(f['stale_truth'])}) "
            f"labelled usable or stale-but-ok; false-stale counts snippets whose code is current "
            f"({', '.join(f['fresh_truth'])}) labelled historical-only; "
@@ -380,7 +380,7 @@ def section_validate(v: dict[str, Any]) -> str:
                  ", ".join(f"{k} {n}" for k, n in sc["verdicts"].items())]
                 for name, sc in v["scenarios"].items()]
         m = v.get("machine", {})
-        out = (f"From `scripts/bench_validate.py` (written with the validator; run by bench.py): `validate()` on "
+        out = (f"From `codevouch_bench.validate` (written with the validator; run by the runner): `validate()` on "
                f"{v.get('snippets')} snippets over a {v.get('files')}-file repository (stdlib copies), against a "
                f"naive per-snippet check (`git rev-parse HEAD` + a SHA-1 of the file per snippet). Median of up to "
                f"{v.get('repeat')} runs; load average at its start {m.get('load_avg_1m_at_start')}.\n\n"
@@ -417,7 +417,7 @@ def section_validate(v: dict[str, Any]) -> str:
         elif not isinstance(val, list) or len(val) <= 6:
             rows.append([prefix, val])
     flat("", body)
-    return "From `scripts/bench_validate.py` (written with the validator), run by bench.py:\n\n" + \
+    return "From `codevouch_bench.validate` (written with the validator), run by the runner:\n\n" + \
         table(["key", "value"], rows[:80])
 
 
@@ -428,7 +428,7 @@ SECTIONS = (("build", "1. Index build", section_build), ("search", "2. Search la
 
 
 def section_drift(d: dict[str, Any]) -> str:
-    return ("From `scripts/bench_drift.py`: `Index.drift()` on a repository of stdlib copies with some files "
+    return ("From `codevouch_bench.drift`: `Index.drift()` on a repository of stdlib copies with some files "
             "edited (definitions changed, added, removed).\n\n"
             + table(["files", "modified", "first call", "warm median", "warm CPU median", "load avg (1 min)"],
                     [[d.get("files"), d.get("modified"), f"{d.get('first_call_s')} s", f"{d.get('warm_median_s')} s",
@@ -440,7 +440,7 @@ def section_mcp(m: dict[str, Any]) -> str:
     import json
 
     shown = {k: v for k, v in m.items() if k != "wall_seconds"}
-    return ("From `scripts/bench_mcp.py`: `codevouch mcp` as a subprocess, called through the MCP SDK's stdio "
+    return ("From `codevouch_bench.mcp`: `codevouch mcp` as a subprocess, called through the MCP SDK's stdio "
             "client (milliseconds; first call and median of the rest), over this repository's index.\n\n"
             f"```json\n{json.dumps(shown, indent=1)}\n```\n")
 
@@ -456,10 +456,10 @@ def section_branches_run(b: dict[str, Any]) -> str:
             f"\n\n```\n{sides}\n```\n")
 
 
-# Figures a default run leaves out (bench.py --only NAME): a section only once they ran, so a
+# Figures a default run leaves out (--only NAME): a section only once they ran, so a
 # results file without them renders as before.
 OPTIONAL_SECTIONS = (("drift", "6. Drift speed", section_drift),
-                     ("branches", "7. Many branches (bench.py --only branches)", section_branches_run),
+                     ("branches", "7. Many branches (--only branches)", section_branches_run),
                      ("mcp", "8. MCP server latency", section_mcp),
                      ("gitpython", "9. GitPython against codevouch's git plumbing", section_output))
 
@@ -485,7 +485,7 @@ NOTES = """
 - **Quality.** Whole repositories, pinned by version (PyPI sdists: package, tests, docs, examples) or by
   commit (`git:URL@COMMIT`, read from a bare clone or from `$CODEVOUCH_BENCH_GIT_MIRRORS`). Docstrings
   removed with `ast` (lines kept: blanked, or `pass` when the docstring was the whole body); `///`, `/** */`
-  and Go doc comments blanked by the benchmark's own tree-sitter walk (benchlib/doccomments.py), never by
+  and Go doc comments blanked by the benchmark's own tree-sitter walk (codevouch_bench/lib/doccomments.py), never by
   codevouch's chunker. Query = the doc's first sentence (>= 4 words; a Go doc's leading function name
   dropped). Targets are library functions (not under tests/, docs/, examples/); the rest of the repository
   stays in every index as distractors. **overlap**: a hit counts when it is in the function's file and its
@@ -494,9 +494,9 @@ NOTES = """
   than MiniLM's 256-token window: the model reads their start only, which is what a user of the defaults
   gets. BM25 (bm25s) runs over the LangChain 1000/100 chunks with identifiers split on snake_case and
   camelCase. Dense baselines rank by exact cosine. The corpora are split into tuning and held-out sets by
-  name in benchlib/config.py; codevouch's knobs were set on the tuning set only.
+  name in codevouch_bench/lib/config.py; codevouch's knobs were set on the tuning set only.
 - **Freshness.** The index for this figure is built with the fake embedder (verdicts never read vectors;
-  every chunk is validated, not the nearest ones). Ground truth is computed by `benchlib/truth.py` from
+  every chunk is validated, not the nearest ones). Ground truth is computed by `codevouch_bench/lib/truth.py` from
   `git diff -M` and `ast`, independently of the validator.
 - **Noise.** The machine's 2 cores are shared with other work; load averages are recorded. Compare
   ratios measured in the same run, not absolute times across runs.
@@ -506,8 +506,8 @@ NOTES = """
 def render(results: dict[str, Any]) -> str:
     figs = results["figures"]
     out = ["# codevouch benchmarks\n",
-           "Generated by `python scripts/bench.py` (full profile) into `docs/benchmarks.json` and this file. "
-           "`python scripts/bench.py --quick` (a few minutes) writes `docs/benchmarks-quick.json` and "
+           "Generated by `python -m codevouch_bench` (full profile) into `docs/benchmarks.json` and this file. "
+           "`python -m codevouch_bench --quick` (a few minutes) writes `docs/benchmarks-quick.json` and "
            "`.bench-cache/BENCHMARKS-quick.md` instead, so a quick run never overwrites these results; "
            "`--render` re-renders this file from the JSON. Sources are downloaded once with `pip download "
            "--no-deps --no-binary :all:` into `.bench-cache/` (git-ignored). Timings are medians of repeated "
@@ -531,7 +531,7 @@ def render(results: dict[str, Any]) -> str:
                 out.append(fn(fig))
             except KeyError as missing:  # kept from an older run's JSON, written before a key existed
                 out.append(f"Recorded by an older version of the benchmark (no {missing} in its results): rerun "
-                           f"`python scripts/bench.py --only {key}` (with --quick for the quick results) to render it.\n")
+                           f"`python -m codevouch_bench --only {key}` (with --quick for the quick results) to render it.\n")
             out.append(f"\n_{fig.get('wall_seconds')} s wall for this figure._\n")
     out.append(branches_section())
     out.append(overlay_section())

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchlib.docstrings import Target
+from codevouch_bench.lib.docstrings import Target
 
 WINDOW_LINES = 40
 

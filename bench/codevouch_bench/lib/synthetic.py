@@ -11,7 +11,6 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from benchlib.common import log
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, MODEL_NAME, token_counter
 from codevouch.indexer.build import text_hash
 from codevouch.indexer.chunker import chunk_text
@@ -32,6 +31,7 @@ from codevouch.store import (
 )
 from codevouch.worktree import gitio
 from codevouch.worktree.identity import identify
+from codevouch_bench.lib.common import log
 
 DIM = 384
 

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from benchlib.corpus import git
-from benchlib.tooldefs import Def, definitions
+from codevouch_bench.lib.corpus import git
+from codevouch_bench.lib.tooldefs import Def, definitions
 
 
 def tool_snippets(repo: Path, commit: str, branch: str, paths: Iterable[str]) -> list[tuple[Def, dict[str, Any]]]:

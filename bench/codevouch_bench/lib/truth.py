@@ -1,5 +1,5 @@
 """Ground truth for freshness, computed without the validator: git's own rename detection on
-the two releases, and the benchmark's own parsers (benchlib/tooldefs.py: Python's `ast`, a
+the two releases, and the benchmark's own parsers (codevouch_bench/lib/tooldefs.py: Python's `ast`, a
 tree-sitter query for Rust) on both versions of each changed file.
 
 Each snippet of release N (a codevouch chunk, or a whole definition as another tool hands it
@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchlib.corpus import git
-from benchlib.tooldefs import Def, by_name, definitions
+from codevouch_bench.lib.corpus import git
+from codevouch_bench.lib.tooldefs import Def, by_name, definitions
 
 FRESH = ("usable", "stale-but-ok")
 

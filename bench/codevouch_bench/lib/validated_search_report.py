@@ -1,13 +1,13 @@
 """The "Validated search on a large real repository" section of docs/BENCHMARKS.md, from
-docs/bench-validated-search.json (scripts/bench_validated_search.py's results, one run per
-version of codevouch measured; rendered by scripts/bench.py with the other figures)."""
+bench/results/bench-validated-search.json (codevouch_bench.validated_search's results, one run per
+version of codevouch measured; rendered by the runner (python -m codevouch_bench) with the other figures)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parents[2] / "docs" / "bench-validated-search.json"
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-validated-search.json"
 
 
 def section(path: Path = RESULTS) -> str:
