@@ -28,6 +28,8 @@ def section(path: Path = RESULTS) -> str:
         return ""
     names = [n for n, _ in first["branches"]]
     out = ["\n## Many branches\n",
+           "Rerun: `python -m codevouch_bench.branches SOURCE COMMIT --out FILE` (each run below with its own "
+           "arguments; this repository's own branches: `python -m codevouch_bench --only branches`).\n",
            f"Source `{first['source_label']}` at `{first['commit'][:12]}`; {len(names)} branches: `main`, the "
            "repository's other branches, then its newest pull-request heads not newer than the commit and sharing "
            "history with it (" + ", ".join(f"`{n}`@{s[:8]}" for n, s in first["branches"][1:]) + "). Each side: a "

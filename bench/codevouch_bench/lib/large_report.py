@@ -45,7 +45,9 @@ def section(path: Path = RESULTS) -> str:
         *((f"branch {b['branch']}", b["seconds"], b["chunks"], b["embedded"], None, b["peak_rss_mib"], "")
           for b in d.get("branches", [])),
     ]
-    out = ["\n## Build of a large real repository (issue 22.2)\n",
+    out = ["\n## Build of a large real repository\n",
+           "Rerun: `python -m codevouch_bench.large --work DIR --out bench/results/bench-large.json` (30-40 minutes "
+           "on 2 cores).\n",
            f"`{d['command']}` at {m.get('date')} (load average {m.get('load_avg_1m_at_start')} at its start): "
            f"{d['repository']}, the full build at {d['full_build_commit'][:10]}, embedder {d['embedder']}. Each build "
            "runs in its own worker process with the model loaded first; peak RSS is that worker's "

@@ -39,7 +39,8 @@ def section(render: Callable[[dict[str, Any]], str], path: Path = RESULTS) -> st
     phases = "; ".join(f"{int(size):,} chunks: " + ", ".join(f"{k.replace('_', ' ')} {v} s"
                                                             for k, v in r.get("fill_phases_seconds", {}).items())
                        for size, r in d["sizes"].items())
-    return ("\n## Search at a million chunks (issue 22.2)\n\n"
+    return ("\n## Search at a million chunks\n\n"
+            "Rerun: `python -m codevouch_bench.search --sizes 1000000 --out bench/results/bench-search-1m.json`.\n\n"
             f"`python -m codevouch_bench.search --sizes 1000000 --out bench/results/bench-search-1m.json` at {m.get('date')} "
             f"(load average {m.get('load_avg_1m_at_start')} at its start), figure 2's method. "
             f"Fill by part: {phases}.\n\n" + render(d))

@@ -43,6 +43,7 @@ def section(path: Path = RESULTS) -> str:
     rows = data["pairs"]
     m = data["machine"]
     out = ["\n## Working-tree overlay: what changed since the build, searched live\n",
+           "Rerun: `python -m codevouch_bench.overlay` (writes bench/results/bench-overlay.json).\n",
            f"`{data.get('command', 'python -m codevouch_bench.overlay')}` at {m.get('date')} (load average "
            f"{m.get('load_avg_1m_at_start')} at its start; a 2-core machine shared with other work, so latencies are "
            f"noisy and the ratios compare runs of the same minutes), embedder `{data['embedder']}`. Per pair: OLD "

@@ -16,7 +16,9 @@ def section(path: Path = RESULTS) -> str:
     data: dict[str, Any] = json.loads(path.read_text())
     runs = data["runs"]
     first = runs[0]
-    out = ["\n## Validated search on a large real repository (issue 22.1)\n",
+    out = ["\n## Validated search on a large real repository\n",
+           "Rerun: `python -m codevouch_bench.validated_search --work DIR --out FILE` (each run is one entry of "
+           "bench/results/bench-validated-search.json's `runs`).\n",
            f"`{data['command']}`: library `Index.search`, k=10, {first['queries']} queries (first docstring "
            f"sentences, fixed seed), each without and with validation, interleaved. Repository "
            f"{first['repo']} at {first['commit'][:10]} (929 files, 45,362 chunks). Vectors are fake "
