@@ -1,1 +1,1 @@
-"""Shared helpers of the benchmark scripts (codevouch_bench/*.py): data, timing, baselines, report."""
+"""Shared helpers of the figure modules (codevouch_bench/*.py): data, timing, baselines, report."""

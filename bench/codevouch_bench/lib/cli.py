@@ -1,4 +1,4 @@
-"""Arguments shared by the figure scripts, so each can run alone or from the runner (python -m codevouch_bench)."""
+"""Arguments shared by the figure modules, so each can run alone or from the runner (python -m codevouch_bench)."""
 from __future__ import annotations
 
 import argparse
