@@ -1,7 +1,7 @@
-"""Fast checks of the benchmark harness's own logic (scripts/benchlib): no model, no network.
+"""Fast checks of the benchmark harness's own logic (bench/codevouch_bench): no model, no network.
 
 The figures are only as good as their ground truth and scoring, so those are pinned here on
-hand-made inputs; the end-to-end run is `python scripts/bench.py --quick`.
+hand-made inputs; the end-to-end run is `python -m codevouch_bench --quick`.
 """
 from __future__ import annotations
 
@@ -10,12 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-
-from benchlib import corpus  # noqa: E402
-from benchlib.docstrings import Target, first_sentence, strip_python  # noqa: E402
-from benchlib.retrieval import (  # noqa: E402
+from codevouch_bench.lib import corpus
+from codevouch_bench.lib.docstrings import Target, first_sentence, strip_python
+from codevouch_bench.lib.retrieval import (
     BM25Index,
     Span,
     code_tokens,
@@ -26,8 +23,8 @@ from benchlib.retrieval import (  # noqa: E402
     symbol_hit,
     window_hit,
 )
-from benchlib.tooldefs import definitions  # noqa: E402
-from benchlib.truth import NewRelease, chunk_class, file_fates  # noqa: E402
+from codevouch_bench.lib.tooldefs import definitions
+from codevouch_bench.lib.truth import NewRelease, chunk_class, file_fates
 
 SOURCE = '''"""Module doc."""
 import os
@@ -136,7 +133,7 @@ def test_ground_truth_for_renames_is_git_blob_equality_and_agrees_with_the_valid
     """Issue 21.3: a rename with identical content (the same blob id, git's fact) is the same code,
     fresh truth, which codevouch calls stale-but-ok (file-renamed); one edited line makes it a
     changed rename, stale truth (renamed-and-changed)."""
-    from benchlib.truth import EXPECTED, FRESH_TRUTH, STALE_TRUTH
+    from codevouch_bench.lib.truth import EXPECTED, FRESH_TRUTH, STALE_TRUTH
 
     from codevouch.validator import validate
 
@@ -196,7 +193,7 @@ def test_ground_truth_for_code_moved_to_another_file(tmp_path: Path) -> None:
 
 
 def test_doc_comments_stripped_and_targets_found_per_language() -> None:
-    from benchlib.doccomments import strip_doc_comments
+    from codevouch_bench.lib.doccomments import strip_doc_comments
 
     cases = {
         "a.rs": ("/// Build the wheel for the given target now.\n#[inline]\nfn build(x: u8) -> u8 {\n    x\n}\n"
@@ -220,8 +217,7 @@ def test_doc_comments_stripped_and_targets_found_per_language() -> None:
 
 
 def test_sampling_is_deterministic_library_first_and_skips_binaries(tmp_path: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    from bench_quality import is_library_code, sample_files
+    from codevouch_bench.quality import is_library_code, sample_files
 
     for i in range(30):
         (tmp_path / "pkg").mkdir(exist_ok=True)
@@ -242,7 +238,7 @@ def test_every_quality_row_is_a_settings_of_codevouch() -> None:
     """The quality figure's rows change codevouch's knobs by passing Settings (no module globals
     patched): each row's fields are real ones, the shipped row is the defaults, and the rows that
     change what is indexed are told apart by their build key."""
-    from bench_quality import BEFORE, BUILD_KNOBS, CODEVOUCH, TUNE, settings_of
+    from codevouch_bench.quality import BEFORE, BUILD_KNOBS, CODEVOUCH, TUNE, settings_of
 
     from codevouch.retriever.settings import Settings
 
@@ -261,7 +257,7 @@ def test_every_quality_row_is_a_settings_of_codevouch() -> None:
 
 def test_bench_branches_runs_end_to_end_with_the_fake_embedder(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """scripts/bench_branches.py on a small real repository: branches chosen, built, measured."""
+    """codevouch_bench.branches on a small real repository: branches chosen, built, measured."""
     import json
     import subprocess
 
@@ -282,8 +278,7 @@ def test_bench_branches_runs_end_to_end_with_the_fake_embedder(tmp_path: Path,
     repo.git("checkout", "-q", "main")
     commit = repo.commit(**{"pkg/d.py": "Y = 2\n"})
     out = tmp_path / "result.json"
-    script = Path(__file__).resolve().parents[1] / "scripts" / "bench_branches.py"
-    proc = subprocess.run([sys.executable, str(script), str(repo.root), commit, "--branches", "3", "--fake",
+    proc = subprocess.run([sys.executable, "-m", "codevouch_bench.branches", str(repo.root), commit, "--branches", "3", "--fake",
                            "--work", str(tmp_path / "work"), "--out", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
@@ -295,9 +290,9 @@ def test_bench_branches_runs_end_to_end_with_the_fake_embedder(tmp_path: Path,
 
 
 def test_synthetic_index_with_repeated_texts_is_searchable(tmp_path: Path) -> None:
-    """The search figure's store (benchlib/synthetic.py): chunks of equal text share one vector,
+    """The search figure's store (codevouch_bench/lib/synthetic.py): chunks of equal text share one vector,
     as a build stores them, and the filled index answers a search."""
-    from benchlib.synthetic import build_synthetic_index
+    from codevouch_bench.lib.synthetic import build_synthetic_index
 
     from codevouch.embedding import FakeEmbedder
     from codevouch.retriever.search import search
@@ -317,7 +312,7 @@ def test_embedding_cache_serves_a_search_that_embeds_its_query_on_a_worker_threa
     opened on the main one (it raised sqlite3.ProgrammingError before)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from benchlib.embcache import CachedEmbedder
+    from codevouch_bench.lib.embcache import CachedEmbedder
 
     from codevouch.embedding import FakeEmbedder
 
@@ -333,12 +328,13 @@ def test_embedding_cache_serves_a_search_that_embeds_its_query_on_a_worker_threa
 
 
 def test_bench_py_knows_every_figure_script() -> None:
-    """scripts/bench.py runs any figure script by name (--only NAME); a default run keeps the
-    figures it always ran, plus drift (seconds)."""
-    import bench
+    """The runner (python -m codevouch_bench) runs any figure module by name (--only NAME); a
+    default run keeps the figures it always ran, plus drift (seconds)."""
+    from codevouch_bench import runner as bench
 
-    scripts = Path(__file__).resolve().parents[1] / "scripts"
-    assert set(bench.FIGURES) == {p.stem.removeprefix("bench_") for p in scripts.glob("bench_*.py")}
+    modules = {p.stem for p in bench.HERE.glob("*.py")} - {"__init__", "__main__", "runner", "make_old_index",
+                                                          "measure_match"}
+    assert set(bench.FIGURES) == modules
     assert bench.DEFAULT == ("build", "search", "quality", "freshness", "validate", "drift")
     out, work = Path("/tmp/out.json"), Path("/tmp/work")
     for name in ("build", "search", "quality", "freshness", "validate"):
@@ -350,7 +346,7 @@ def test_bench_py_knows_every_figure_script() -> None:
 
 
 def test_bench_py_records_a_figure_it_cannot_run_as_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import bench
+    from codevouch_bench import runner as bench
 
     monkeypatch.setitem(bench.FIGURES, "gitpython", bench.Figure("gitpython", False, bench._gitpython,
                                                                  needs="no_such_module_for_codevouch"))
@@ -360,15 +356,15 @@ def test_bench_py_records_a_figure_it_cannot_run_as_skipped(tmp_path: Path, monk
 
 
 def test_bench_py_keeps_a_figures_printed_output(tmp_path: Path) -> None:
-    """A figure that prints its results (bench_gitpython.py) has them kept as lines, and the
+    """A figure that prints its results (codevouch_bench.gitpython) has them kept as lines, and the
     report shows them in a section of their own, which a results file without it lacks."""
     pytest.importorskip("git")
-    import bench
-    from benchlib.report import render
+    from codevouch_bench import runner as bench
+    from codevouch_bench.lib.report import render
 
     result = bench.run_figure("gitpython", quick=True, fake=True, results=tmp_path)
     assert result["output"][0].startswith("files ") and any("GitPython" in line for line in result["output"])
-    from benchlib.common import machine
+    from codevouch_bench.lib.common import machine
 
     rendered = render({"profile": "quick", "machine": machine(), "figures": {"gitpython": result}})
     assert "9. GitPython" in rendered and result["output"][0] in rendered
@@ -376,10 +372,10 @@ def test_bench_py_keeps_a_figures_printed_output(tmp_path: Path) -> None:
 
 
 def test_bench_validate_is_on_benchlib() -> None:
-    """bench_validate.py logs, times and describes the machine with benchlib's helpers, and
-    takes --out / --fake as every figure script does."""
-    import bench_validate
-    from benchlib import common
+    """codevouch_bench.validate logs, times and describes the machine with the lib's helpers, and
+    takes --out / --fake as every figure module does."""
+    from codevouch_bench import validate as bench_validate
+    from codevouch_bench.lib import common
 
     assert bench_validate.log is common.log and bench_validate.timed_cpu is common.timed_cpu
     assert bench_validate.machine is common.machine
@@ -394,8 +390,8 @@ def test_bench_validate_is_on_benchlib() -> None:
 def test_report_renders_a_figure_kept_from_an_older_results_schema() -> None:
     """A --only rerun keeps the other figures from the JSON; one written before a key existed (the
     quality figure's old per_source) is named as such instead of crashing the whole report."""
-    from benchlib.common import machine
-    from benchlib.report import render
+    from codevouch_bench.lib.common import machine
+    from codevouch_bench.lib.report import render
 
     old_quality = {"figure": "quality", "per_source": [], "overall": {"held-out": {}}, "wall_seconds": 1.0}
     rendered = render({"profile": "quick", "machine": machine(), "figures": {"quality": old_quality}})

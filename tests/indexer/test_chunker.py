@@ -867,7 +867,7 @@ def test_real_tokenizer_keeps_realistic_files_within_budget() -> None:
 
 def test_chunking_asyncio_package_covers_it_within_budget() -> None:
     # A real package, chunked whole: every chunk fits the model's window and every non-blank
-    # line lands in a chunk. (Chunking speed is measured by scripts/bench.py, not asserted.)
+    # line lands in a chunk. (Chunking speed is measured by the benchmarks in bench/, not asserted.)
     import asyncio
 
     count = minilm_counter()

@@ -14,9 +14,8 @@ from codevouch.store import Ledger, migrations
 from tests.gitrepo import Repo
 from tests.storehelp import collection_names, vector_count
 
-CODEVOUCH_GIT = Path(__file__).resolve().parents[2]
-# Each older release's codevouch/ package as `git archive` wrote it (scripts/make_old_index.py says
-# how to add one): the tests run the real old code with no need for this repository's history.
+# Each older release's codevouch/ package as `git archive` wrote it (codevouch_bench.make_old_index,
+# in bench/, says how to add one): the tests run the real old code with no need for this repository's history.
 RELEASES = Path(__file__).resolve().parent / "releases"
 # The last commit before the migrations framework: its ledger has meta.schema = 1 and no
 # _migrations table, and it refused any other schema number with "build a new index".
@@ -34,8 +33,8 @@ SHOP = {
 def old_index(repo: Repo, index_dir: Path, release: str = PREVIOUS_RELEASE) -> None:
     """Build the repository's current branch into `index_dir` with an older release."""
     archive = RELEASES / f"{release}.tar.xz"
-    assert archive.is_file(), f"{archive} is missing: the release's package, made as scripts/make_old_index.py says"
-    subprocess.run([sys.executable, str(CODEVOUCH_GIT / "scripts" / "make_old_index.py"), release,
+    assert archive.is_file(), f"{archive} is missing: the release's package, made as codevouch_bench.make_old_index says"
+    subprocess.run([sys.executable, "-m", "codevouch_bench.make_old_index", release,
                     str(repo.root), str(index_dir), "--archive", str(archive)], check=True)
 
 

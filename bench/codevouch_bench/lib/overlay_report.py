@@ -1,0 +1,81 @@
+"""The "Working-tree overlay" section of docs/BENCHMARKS.md, from bench/results/bench-overlay.json (what
+codevouch_bench.overlay writes; rendered by the runner (python -m codevouch_bench) with the other figures)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-overlay.json"
+MODES = (("no_overlay", "no overlay"), ("overlay", "overlay"), ("rebuilt", "rebuilt"))
+
+
+def _cell(s: dict[str, Any]) -> str:
+    if not s.get("queries"):
+        return "–"
+    return f"{s['mrr@10']:.3f} / {s['recall@10']:.3f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}×" if a is not None and b else "–"
+
+
+def headline(path: Path = RESULTS) -> list[list[Any]]:
+    """The headline table's row for the overlay, when it was run."""
+    if not path.exists():
+        return []
+    data: dict[str, Any] = json.loads(path.read_text())
+    new = {mode: data["overall"][mode]["new"]["mrr@10"] for mode, _ in MODES}
+    ratios = [r["latency_ms"]["warm2_p50"] / r["latency_ms"]["plain_p50"] for r in data["pairs"]
+              if r["latency_ms"].get("warm2_p50") and r["latency_ms"].get("plain_p50")]
+    every = data["overall"]["overlay"]["all"]["mrr@10"] / data["overall"]["rebuilt"]["all"]["mrr@10"]
+    return [["code written after the build (working-tree overlay): new functions' MRR@10, no overlay / overlay / "
+             "rebuilt; warm search ÷ plain search",
+             f"{new['no_overlay']} / {new['overlay']} / {new['rebuilt']}; {min(ratios):.2f}-{max(ratios):.2f}×",
+             f"all queries overlay ÷ rebuilt {every:.2f}×; {len(data['pairs'])} pairs, "
+             f"{data['overall']['overlay']['all']['queries']} queries; `python -m codevouch_bench.overlay`"]]
+
+
+def section(path: Path = RESULTS) -> str:
+    if not path.exists():
+        return ""
+    data: dict[str, Any] = json.loads(path.read_text())
+    rows = data["pairs"]
+    m = data["machine"]
+    out = ["\n## Working-tree overlay: what changed since the build, searched live\n",
+           "Rerun: `python -m codevouch_bench.overlay` (writes bench/results/bench-overlay.json).\n",
+           f"`{data.get('command', 'python -m codevouch_bench.overlay')}` at {m.get('date')} (load average "
+           f"{m.get('load_avg_1m_at_start')} at its start; a 2-core machine shared with other work, so latencies are "
+           f"noisy and the ratios compare runs of the same minutes), embedder `{data['embedder']}`. Per pair: OLD "
+           "committed and indexed, the working tree set to NEW and left uncommitted; queries are the first "
+           "doc-comment sentence of each function new or changed since OLD, doc comments blanked in both versions; "
+           "a hit counts when the code it hands over as current overlaps the function in the working tree (ground "
+           "truth from the benchmark's own parsers: Python's `ast`, a tree-sitter walk for the other languages). "
+           "Files changed: changed, added or deleted, of the files at NEW. Cells: MRR@10 / R@10.\n",
+           "| pair | files changed | queries (new) | new: no overlay | new: overlay | new: rebuilt | changed: no "
+           "overlay | changed: overlay | changed: rebuilt | all: overlay ÷ rebuilt (MRR) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in [*rows, {"pair": "**all**", "scores": data["overall"], "overall": True}]:
+        s = r["scores"]
+        ratio = _ratio(s["overlay"]["all"].get("mrr@10"), s["rebuilt"]["all"].get("mrr@10"))
+        if r.get("overall"):
+            meta = (f"{sum(x['changed_files'] for x in rows)} | {sum(x['queries'] for x in rows)} "
+                    f"({sum(x['new_functions'] for x in rows)})")
+        else:
+            meta = (f"{r['changed_files']} of {r['files_new']} ({r['repo']} `{r['subdir']}` "
+                    f"{r['old'][:8]}→{r['new'][:8]}) | {r['queries']} ({r['new_functions']})")
+        out.append(f"| {r['pair']} | {meta} | " + " | ".join(_cell(s[mode][part]) for part in ("new", "changed")
+                                                             for mode, _ in MODES) + f" | {ratio} |")
+    out += ["", "| pair | chunks at OLD | overlay chunks | embedded by the first query | embedded in all | first query "
+            "ms | first pass p50 ms | warm p50 / p95 ms | plain search on the clean rebuilt tree p50 / p95 ms | "
+            "warm ÷ plain (p50 / p95) |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lat, ov = r["latency_ms"], r["overlay"]
+        out.append(f"| {r['pair']} | {r['chunks_old']} | {ov['last'].get('chunks', '–')} | {ov['first_query_embedded']} | "
+                   f"{ov['embedded_total']} | {lat['first']} | {lat['warm_p50']} | {lat.get('warm2_p50', '–')} / "
+                   f"{lat.get('warm2_p95', '–')} | {lat['plain_p50']} / {lat.get('plain_p95', '–')} | "
+                   f"{_ratio(lat.get('warm2_p50'), lat['plain_p50'])} / {_ratio(lat.get('warm2_p95'), lat.get('plain_p95'))} |")
+    if data.get("notes"):
+        out += ["", *[f"- {n}" for n in data["notes"]]]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,359 @@
+#!/usr/bin/env python
+"""Figure 3: find a function by the first sentence of its doc, in a whole repository.
+
+Each corpus is a whole repository as a user clones it (package, tests, docs, examples), pinned
+by version or commit (codevouch_bench/lib/config.py), with every docstring / doc comment removed from the
+code. Queries are the first sentences of those docs; the function they documented is the
+answer. Ground truth comes from the benchmark's own parsing (Python's `ast`, tree-sitter
+walks in codevouch_bench/lib/doccomments.py), never from codevouch.
+
+Methods, all in this one process, same model (MiniLM), queries embedded the same way:
+  codevouch*        codevouch.Index over the repository: the default search and its variants
+  langchain-1000    RecursiveCharacterTextSplitter.from_language, chunk_size=1000, overlap=100
+  langchain-default the same splitter at its defaults (4000/200), as most tutorials leave it
+  window-40         fixed 40-line windows
+  bm25              bm25s over the langchain-1000 chunks, identifiers split (snake, camel)
+Dense baselines rank by exact cosine over all their chunks. Every method sees the same files:
+those codevouch indexed (text files, lockfiles and minified bundles left out by its rules).
+
+Identifier queries (codevouch_bench/lib/identifiers.py), on the same indexes: the name of a function,
+method or class defined exactly once (`raise_for_status`), and its words (`raise for status`);
+the answer is that definition. Baselines: `grep` (the definition lines of the name, in path
+order: `def NAME`, `fn NAME`, ...; names only) and `bm25`; every method scored at the line level.
+
+`--whole` indexes every file `index build` indexes (no sampling): the held-out headline. Without
+it each repository is sampled to the profile's corpus_bytes: a quick profile, labelled as such.
+
+Scoring: `overlap` = the hit is in the right file and its lines overlap the function (the same
+rule for every method); `symbol` = codevouch's hit names the function, a baseline's hit holds
+its `def`/`fn` line. Embeddings are cached by text hash in .bench-cache/embeddings.sqlite.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codevouch_bench.lib import cli, corpus
+from codevouch_bench.lib.common import log, machine, write_json
+from codevouch_bench.lib.config import HELD_OUT, TUNING, Corpus, Profile
+from codevouch_bench.lib.doccomments import SUFFIX_LANGUAGE, strip_docs
+from codevouch_bench.lib.docstrings import Target
+from codevouch_bench.lib.embcache import CachedEmbedder
+from codevouch_bench.lib.identifiers import Grep, words_targets
+from codevouch_bench.lib.identifiers import targets as identifier_targets
+from codevouch_bench.lib.retrieval import (
+    BM25Index,
+    DenseMatrix,
+    Span,
+    langchain_chunks,
+    line_windows,
+    overlap_hit,
+    rank_of,
+    scores,
+    symbol_hit,
+    window_hit,
+)
+
+if TYPE_CHECKING:
+    from codevouch.retriever.settings import Settings
+
+ALL_KINDS = ("source", "test", "docs", "config")
+# Knobs are fields of codevouch.retriever.settings.Settings; a row names the ones it changes
+# from the defaults (see settings_of).
+UNWEIGHTED = {"kind_weights": {k: 1.0 for k in ALL_KINDS}}
+CONTEXT, MERGE = "embed_context", "merge_target"
+# The retriever as it was before this figure's tuning: every kind alike, no collapsing, equal lists.
+BEFORE = {**UNWEIGHTED, "collapse": False, "lexical_weight": 1.0, "rrf_k": 60, "lexical_pairs": None,
+          CONTEXT: None, MERGE: None}
+# codevouch rows: name -> (Index.search keyword arguments, Settings fields changed for the row).
+# "codevouch" is the library as shipped: its defaults, nothing overridden.
+CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "codevouch": ({}, {}),
+    "codevouch-before-tuning": ({}, BEFORE),
+    "codevouch-source-only": ({"kinds": ("source",)}, {}),
+    "codevouch-dense": ({"mode": "dense"}, {}),
+    "codevouch-lexical": ({"mode": "lexical"}, {}),
+}
+# The retriever before the name field was searched (issue 20): no definition-name list, no tier.
+NO_NAMES = {"name_weight": 0.0, "name_first_words": 0}
+# Rows scored on the identifier queries too (the others answer docstring queries only).
+IDENTIFIER_ROWS = ("codevouch", "codevouch-no-names", "codevouch-dense", "codevouch-lexical")
+CODEVOUCH["codevouch-no-names"] = ({}, NO_NAMES)
+IDENTIFIER_QUERIES = 150   # per corpus and form, as the measurement outside the team (issue 20)
+
+
+def _weights(docs: float, test: float) -> dict[str, Any]:
+    return {"kind_weights": {"source": 1.0, "config": 1.0, "docs": docs, "test": test}}
+
+
+# --tune: knob settings tried on the tuning corpora only (the winner becomes the default).
+TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "collapse-only": ({}, {**BEFORE, "collapse": True}),
+    **{f"docs-{d}-test-{t}-collapse-{c}": ({}, {**BEFORE, **_weights(d, t), "collapse": c})
+       for d in (1.0, 0.5, 0.3) for t in (1.0, 0.8, 0.6) for c in (False, True)},
+    **{f"docs-0.5-test-0.8-lexical-{w}": ({}, {**BEFORE, **_weights(0.5, 0.8), "collapse": True, "lexical_weight": w})
+       for w in (0.5, 0.75, 1.5)},
+    **{f"docs-0.5-test-0.8-rrf-{k}": ({}, {**BEFORE, **_weights(0.5, 0.8), "collapse": True, "rrf_k": k})
+       for k in (10, 30)},
+    # Second round, from the defaults of the first: identifier-aware query terms.
+    **{f"pairs-{p}": ({}, {"lexical_pairs": p, CONTEXT: None, "lexical_weight": 0.75, MERGE: None})
+       for p in ("phrase", "joined", None)},
+    # Third round, from the defaults of the second (chunks embedded as their text alone, lexical
+    # weight 0.75, merged up to half the budget): what the embedded text carries above the chunk
+    # (each needs its own index) ...
+    **{f"context-{c}{m}": ({"mode": "dense"} if m else {}, {CONTEXT: c, "lexical_weight": 0.75, MERGE: None})
+       for c in ("path", "symbol", "path-symbol") for m in ("", "-dense")},
+    # ... then, with path and symbol, the fusion again.
+    **{f"context-lexical-{w}-rrf-{k}": ({}, {"lexical_weight": w, "rrf_k": k, MERGE: None})
+       for w in (0.5, 0.6, 0.75, 1.0, 1.25) for k in (20, 40, 60, 100) if k == 60 or w in (0.75, 1.0, 1.25)},
+    # Fourth round, from the defaults (path and symbol, lexical weight 0.75: 1.0 lost on the
+    # held-out corpora): how far small neighbouring definitions merge into one chunk (tokens of
+    # the 250-token budget; 125, half the budget, is the chunker's default). Each needs its own
+    # index. 190 won here; on the held-out corpora it put serde_json below the 40-line windows.
+    **{f"merge-{m}": ({}, {MERGE: None if m == 125 else m}) for m in (60, 125, 190, 250)},
+    "merge-190-lexical-1.0": ({}, {MERGE: 190, "lexical_weight": 1.0}),
+    # Fifth round (issue 20), from the defaults: the test prior's size, the name list's weight,
+    # the words of what a chunk defines as a lexical field of their own.
+    **{f"test-{t}": ({}, _weights(0.5, t)) for t in (1.0, 0.6, 0.4, 0.2)},
+    **{f"name-weight-{w}": ({}, {"name_weight": w}) for w in (0.5, 2.0)},
+    **{f"name-first-{n}": ({}, {"name_first_words": n}) for n in (0, 8)},
+    **{f"name-boost-{b}": ({}, {"name_boost": b}) for b in (1.0,)},
+    **{f"exact-{b}": ({}, {"exact_boost": b}) for b in (0.5,)},
+}
+BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
+MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
+# Queries target library code; a function in tests/, docs/ or examples/ is not what a
+# "where is the code that does X" question asks for (those files stay in the index).
+NOT_LIBRARY = re.compile(r"(^|/)(tests?|__tests__|spec|docs?|examples?|benches|benchmarks?|website|"
+                         r"perf-testing|__performance_tests__)/|(^|/)(test_[^/]*\.py|[^/]*_test\.(py|go)|"
+                         r"[^/]*\.(test|spec)\.[jt]sx?|conftest\.py)$")
+
+
+def sample_files(root: Path, budget: int | None, seed: int) -> dict[str, bytes]:
+    """Text files of a repository in a seeded hash order, kept while they fit `budget` bytes:
+    library code first, up to half the budget (the queries come from it), then any file.
+    `budget` None: every text file (the whole repository)."""
+    files = {p: d for p, d in corpus.tree_files(root).items()
+             if b"\0" not in d[:8000] and len(d) <= MAX_FILE_BYTES}
+    if budget is None:
+        return dict(sorted(files.items()))
+    order = sorted(files, key=lambda p: hashlib.sha1(f"{seed}:{p}".encode()).hexdigest())
+    kept: dict[str, bytes] = {}
+    used = 0
+    library = [p for p in order if is_library_code(p)]
+    for pass_paths, limit in ((library, budget // 2), (order, budget)):
+        for path in pass_paths:
+            # The first library file always goes in, so a repository whose code lives in one
+            # big file (commander's lib/command.js) still yields queries.
+            if path not in kept and (used + len(files[path]) <= limit or not kept):
+                kept[path] = files[path]
+                used += len(files[path])
+    return dict(sorted(kept.items()))
+
+
+def is_library_code(path: str) -> bool:
+    return (path.endswith(".py") or Path(path).suffix in SUFFIX_LANGUAGE) and not NOT_LIBRARY.search(path)
+
+
+def prepare(c: Corpus, prof: Profile, repo: Path, whole: bool = False) -> tuple[dict[str, str], list[Target], dict[str, Any]]:
+    """Commit the sampled (or whole), doc-free repository; return its files, the library targets, facts."""
+    root = corpus.extract(c.spec)
+    total = corpus.tree_files(root)
+    picked = sample_files(root, None if whole else prof.corpus_bytes, prof.seed)
+    files: dict[str, str] = {}
+    targets: list[Target] = []
+    for path, data in picked.items():
+        text, found = strip_docs(path, data.decode("utf-8", "replace"))
+        files[path] = text
+        targets += [t for t in found if is_library_code(path)]
+    corpus.repo_from_files(repo, {p: t.encode() for p, t in files.items()}, f"{c.spec} without docs")
+    facts = {"repo_files": len(total), "repo_bytes": sum(len(d) for d in total.values()),
+             "sampled_files": len(files), "sampled_bytes": sum(len(d) for d in picked.values()),
+             "documented_functions": len(targets)}
+    return files, targets, facts
+
+
+def pick_queries(targets: list[Target], limit: int, seed: int) -> list[Target]:
+    if len(targets) <= limit:
+        return targets
+    return [targets[i] for i in sorted(random.Random(seed).sample(range(len(targets)), limit))]
+
+
+# Knobs that change what gets indexed (chunking): rows that set them search an index built with
+# them; every other knob only changes how one index is searched.
+BUILD_KNOBS = (MERGE, CONTEXT)
+
+
+def settings_of(knobs: dict[str, Any]) -> Settings:
+    """The Settings of a row: the defaults with the row's fields changed."""
+    from codevouch.retriever.settings import Settings
+
+    return Settings(**knobs)
+
+
+def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
+             rows: dict[str, tuple[dict[str, Any], dict[str, Any]]], whole: bool = False,
+             dense_baselines: bool = True, id_queries: int = IDENTIFIER_QUERIES) -> dict[str, Any]:
+    from codevouch import Index
+    from codevouch.store import Ledger, collection_base
+    from codevouch.worktree.identity import identify
+
+    started = time.perf_counter()
+    base_dir = work / c.name
+    repo, index_dir = base_dir / "repo", base_dir / "index"
+    files, all_targets, facts = prepare(c, prof, repo, whole)
+    targets = pick_queries(all_targets, prof.corpus_queries, prof.seed)
+    log(f"quality {c.name} ({split}): {facts['sampled_files']} of {facts['repo_files']} files, "
+        f"{len(all_targets)} documented library functions, {len(targets)} queries")
+    (summary,) = Index(repo, index_dir, embedder=embedder).build()
+    # One index per build key (Settings.build_key: the knobs that change what is indexed); rows
+    # that share one search it, each with its own search knobs.
+    default_key = settings_of({}).build_key()
+    index_dirs, chunks_of = {default_key: index_dir}, {default_key: summary.chunks}
+    built_chunks: dict[str, int] = {}
+    for method, (_, knobs) in rows.items():
+        key = settings_of(knobs).build_key()
+        if key not in index_dirs:
+            index_dirs[key] = base_dir / f"index-{len(index_dirs)}"
+            (other,) = Index(repo, index_dirs[key], embedder=embedder, settings=settings_of(knobs)).build()
+            chunks_of[key] = other.chunks
+        if any(k in BUILD_KNOBS for k in knobs):
+            built_chunks[method] = chunks_of[key]
+    ledger = Ledger(index_dir)
+    try:
+        indexed = {p for p, f in ledger.files(collection_base(identify(repo).id, "main")).items()
+                   if f.status == "live"}
+    finally:
+        ledger.close()
+    out: dict[str, Any] = {"corpus": c.name, "spec": c.spec, "language": c.language, "split": split, **facts,
+                           "queries": len(targets), "indexed_files": len(indexed),
+                           "chunks": {"codevouch": summary.chunks, **built_chunks}}
+    ranks: dict[str, dict[str, list[int | None]]] = {"overlap": {}, "symbol": {}}
+
+    def record(method: str, ranked: list[list[Span]], symbolic: bool) -> None:
+        ranks["overlap"][method] = [rank_of(r, t, overlap_hit) for r, t in zip(ranked, targets)]
+        ranks["symbol"][method] = [rank_of(r, t, symbol_hit if symbolic else window_hit)
+                                   for r, t in zip(ranked, targets)]
+
+    texts = {p: t for p, t in files.items() if p in indexed}
+    named = pick_queries(identifier_targets(texts, [p for p in texts if is_library_code(p)]),
+                         id_queries, prof.seed)
+    forms = {"name": named, "words": pick_queries(words_targets(named), id_queries, prof.seed)}
+    id_ranks: dict[str, dict[str, list[int | None]]] = {form: {} for form in forms}
+
+    def spans_of(hits: Any) -> list[Span]:
+        return [Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol) for h in hits]
+
+    for method, (kwargs, knobs) in rows.items():
+        setting = settings_of(knobs)
+        searcher = Index(repo, index_dirs[setting.build_key()], embedder=embedder, settings=setting)
+        ranked = [spans_of(searcher.search(t.query, k=10, validate=False, **kwargs)) for t in targets]
+        record(method, ranked, symbolic=True)
+        log(f"quality {c.name}: {method}")
+        if method in IDENTIFIER_ROWS or method.startswith("codevouch-tune-"):
+            for form, queries in forms.items():
+                id_ranks[form][method] = [rank_of(spans_of(searcher.search(t.query, k=10, validate=False, **kwargs)),
+                                                  t, overlap_hit) for t in queries]
+
+    qvecs = [embedder.embed_query(t.query) for t in targets]
+    id_qvecs = {form: [embedder.embed_query(t.query) for t in queries] for form, queries in forms.items()}
+    lc1000 = [s for p, t in texts.items() for s in langchain_chunks(p, t, 1000, 100)]
+    for method, spans in (("langchain-1000", lc1000),
+                          ("langchain-default", [s for p, t in texts.items() for s in langchain_chunks(p, t)]),
+                          ("window-40", [s for p, t in texts.items() for s in line_windows(p, t)])):
+        if not dense_baselines:
+            continue
+        dense = DenseMatrix(spans, embedder.embed)
+        out["chunks"][method] = len(spans)
+        record(method, [dense.search(q) for q in qvecs], symbolic=False)
+        for form, queries in forms.items():
+            id_ranks[form][method] = [rank_of(dense.search(q), t, overlap_hit) for q, t in zip(id_qvecs[form], queries)]
+    bm25 = BM25Index(lc1000)
+    out["chunks"]["bm25"] = len(lc1000)
+    record("bm25", [bm25.search(t.query) for t in targets], symbolic=False)
+    grep = Grep(texts)
+    for form, queries in forms.items():
+        id_ranks[form]["bm25"] = [rank_of(bm25.search(t.query), t, overlap_hit) for t in queries]
+    id_ranks["name"]["grep"] = [rank_of(grep.search(t.query), t, overlap_hit) for t in forms["name"]]
+    out["scores"] = {level: {m: scores(r) for m, r in per.items()} for level, per in ranks.items()}
+    out["ranks"] = ranks  # kept so the overall figures are true micro-averages
+    out["identifier_targets"] = len(identifier_targets(texts, [p for p in texts if is_library_code(p)]))
+    out["identifiers"] = {form: {m: scores(r) for m, r in per.items()} for form, per in id_ranks.items()}
+    out["identifier_ranks"] = id_ranks
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def overall(per_corpus: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for split in ("held-out", "tuning"):
+        part = [p for p in per_corpus if p["split"] == split]
+        if part:
+            out[split] = {level: {m: scores([r for p in part for r in p["ranks"][level][m]])
+                                  for m in part[0]["ranks"][level]} for level in ("overlap", "symbol")}
+            out[split]["identifiers"] = {
+                form: {m: scores([r for p in part for r in p["identifier_ranks"][form].get(m, [])])
+                       for m in part[0]["identifier_ranks"][form]} for form in part[0]["identifier_ranks"]}
+    return out
+
+
+def main() -> None:
+    p = cli.parser(__doc__ or "")
+    p.add_argument("--split", choices=("all", "tuning", "held-out"), default="all",
+                   help="which corpora to run (tune on `tuning` only)")
+    p.add_argument("--corpus", action="append", help="only these corpora (by name)")
+    p.add_argument("--tune", action="store_true",
+                   help="also score the knob settings of TUNE (tuning corpora only)")
+    p.add_argument("--tune-prefix", action="append",
+                   help="with --tune: only the TUNE settings whose names start with this")
+    p.add_argument("--whole", action="store_true",
+                   help="index every file of each repository (no sampling): the held-out headline")
+    p.add_argument("--id-queries", type=int, default=IDENTIFIER_QUERIES,
+                   help="identifier queries per corpus and form (default %(default)s)")
+    p.add_argument("--no-dense-baselines", action="store_true",
+                   help="leave out the LangChain and window baselines (their embeddings are most of a --whole run)")
+    args = p.parse_args()
+    prof = cli.profile(args)
+    chosen = [(c, "tuning") for c in TUNING] * (args.split != "held-out") + \
+             [(c, "held-out") for c in HELD_OUT] * (args.split != "tuning")
+    if args.corpus:
+        chosen = [(c, s) for c, s in chosen if c.name in args.corpus]
+    corpus.fetch(c.spec for c, _ in chosen)
+    # Runs of different splits may go side by side: each has its own scratch space.
+    work = cli.workdir(prof, ("quality" if args.split == "all" and not args.tune else f"quality-{args.split}")
+                       + ("-whole" if args.whole else ""))
+    embedder = CachedEmbedder(cli.embedder(args))
+    started = time.perf_counter()
+    if args.tune:
+        chosen = [(c, s) for c, s in chosen if s == "tuning"]
+    tune = {n: v for n, v in TUNE.items() if not args.tune_prefix or n.startswith(tuple(args.tune_prefix))}
+    rows = {**CODEVOUCH, **({f"codevouch-tune-{n}": v for n, v in tune.items()} if args.tune else {})}
+    per_corpus = [evaluate(c, prof, work, embedder, split, rows, args.whole, not args.no_dense_baselines,
+                           args.id_queries) for c, split in chosen]
+    result = {"figure": "quality", "profile": prof.name, "machine": machine(), "seed": prof.seed,
+              "sampling": "whole repositories" if args.whole else f"sampled to {prof.corpus_bytes} bytes",
+              "identifier_queries_per_form": args.id_queries, "command": " ".join(["python", *sys.argv]),
+              "corpus_bytes": prof.corpus_bytes, "max_queries_per_corpus": prof.corpus_queries,
+              "max_file_bytes": MAX_FILE_BYTES, "embedder": embedder.name, "texts_embedded": embedder.embedded,
+              "seconds": round(time.perf_counter() - started, 1),
+              "overall": overall(per_corpus), "per_corpus": per_corpus}
+    for pc in per_corpus:
+        del pc["ranks"], pc["identifier_ranks"]
+    if args.out:
+        write_json(args.out, result)
+    for split, levels in result["overall"].items():
+        log(f"{split} overlap MRR@10: " + ", ".join(f"{m} {s['mrr@10']}" for m, s in levels["overlap"].items()))
+        for form, per in levels["identifiers"].items():
+            log(f"{split} {form} at rank 1 (MRR@10): " + ", ".join(
+                f"{m} {s.get('recall@1')} ({s.get('mrr@10')})" for m, s in per.items()))
+    for pc in per_corpus:
+        log(f"{pc['corpus']}: " + ", ".join(f"{m} {s.get('mrr@10')}" for m, s in pc["scores"]["overlap"].items()))
+
+
+if __name__ == "__main__":
+    main()
