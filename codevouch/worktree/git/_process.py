@@ -44,7 +44,7 @@ def no_git_env(environ: Mapping[str, str]) -> dict[str, str]:
 # diff.<x>.textconv and diff.<x>.command (diff, log -p, log -S, grep), core.pager, gpg.program
 # (log.showSignature), credential helpers. codevouch reads repositories it did not write, so every
 # git process it starts turns all of them off (README, "Security"): the `-c` settings below, the
-# filter drivers named in the configuration (filter_overrides), `--no-pager`,
+# filter drivers named in the configuration (filters.filter_overrides), `--no-pager`,
 # `--no-optional-locks`, and `--no-textconv --no-ext-diff` on every command that diffs.
 
 # Settings given to every git process (`-c` beats every configuration file).
@@ -107,6 +107,8 @@ def _counted(cmd: tuple[str, ...]) -> None:
 def _run_raw(repo: Path | str, args: tuple[str, ...], extra: tuple[str, ...],
              stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,),
              env: Mapping[str, str] | None = None) -> bytes:
+    # `extra`: the filter guard's `-c` settings (runner.run), or none for the one command that
+    # reads the configuration to find them (filters: `git config` runs no filter).
     cmd = _command(repo, args, extra)
     _counted(cmd)
     try:
