@@ -91,24 +91,29 @@ def _join(base: str, name: str) -> str:
 
 def _locate(root: Path, root_real: str, given: str,
             resolve: Callable[[str], tuple[str, os.stat_result | None]]) -> Located:
-    def outside(why: str) -> Located:
-        return Located(given, None, None, why)
+    # In order: what the path's text says (no file is touched), where its symlinks lead (one
+    # resolve), then what is there (one stat, unless the resolve had it).
+    rel, problem = _normalized(root, root_real, given)
+    if problem is not None:
+        return Located(given, None, None, problem)
+    real_abs, info = resolve(rel)
+    real, problem = _followed(root_real, real_abs)
+    if problem is not None:
+        return Located(given, None, None, problem)
+    return _found(given, rel, real, real_abs, info)
 
+
+def _normalized(root: Path, root_real: str, given: str) -> tuple[str, str | None]:
+    """(the repo-relative path `given` names, why it is outside the repository by its text
+    alone, else None)."""
     if "\0" in given:
-        return outside("the path contains a NUL byte")
+        return "", "the path contains a NUL byte"
     path = given
     if path.startswith("/"):
-        # An absolute path is accepted only when it names a file under this repository
-        # (tools other than codevouch often emit absolute paths); anything else is outside.
-        for prefix in dict.fromkeys((root_real, str(root))):
-            if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
-                path = path[len(prefix):]
-                break
-        else:
-            inner = _under_linked_root(path, root_real)
-            if inner is None:
-                return outside("the path is absolute and not under the repository root")
-            path = inner
+        inner = _relative_to_root(root, root_real, path)
+        if inner is None:
+            return "", "the path is absolute and not under the repository root"
+        path = inner
     parts = path.split("/")
     if "" in parts or "." in parts:
         parts = [p for p in parts if p not in ("", ".")]
@@ -116,19 +121,39 @@ def _locate(root: Path, root_real: str, given: str,
     else:
         rel = path           # already normal: most paths are (no join needed)
     if ".." in parts:
-        return outside("the path has '..' components")
+        return rel, "the path has '..' components"
     if not parts:
-        return outside("the path names the repository root, not a file in it")
+        return rel, "the path names the repository root, not a file in it"
     if parts[0] == ".git":
-        return outside("the path is inside .git, not in the working tree")
-    real_abs, info = resolve(rel)
+        return rel, "the path is inside .git, not in the working tree"
+    return rel, None
+
+
+def _relative_to_root(root: Path, root_real: str, path: str) -> str | None:
+    """What follows the repository root in the absolute `path`, None when it is not under it.
+    An absolute path is accepted only when it names a file under this repository (tools other
+    than codevouch often emit absolute paths); anything else is outside."""
+    for prefix in dict.fromkeys((root_real, str(root))):
+        if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+            return path[len(prefix):]
+    return _under_linked_root(path, root_real)
+
+
+def _followed(root_real: str, real_abs: str) -> tuple[str, str | None]:
+    """(the repo-relative path that the resolved `real_abs` is, why symlinks took it outside the
+    working tree, else None)."""
     prefix = root_real if root_real.endswith("/") else root_real + "/"
     if real_abs != root_real and not real_abs.startswith(prefix):
-        return outside("a symlink along the path leads outside the repository")
+        return "", "a symlink along the path leads outside the repository"
     # realpath gives a normal absolute path: what follows the root's prefix is the relative path.
     real = "." if real_abs == root_real else real_abs[len(prefix):]
     if real == "." or real == ".git" or real.startswith(".git/"):
-        return outside("a symlink along the path leads into .git or to the root")
+        return real, "a symlink along the path leads into .git or to the root"
+    return real, None
+
+
+def _found(given: str, rel: str, real: str, real_abs: str, info: os.stat_result | None) -> Located:
+    """A path inside the working tree, with what is there (`info`: its stat, when known)."""
     try:
         mode = (info or os.stat(real_abs)).st_mode
     except FileNotFoundError:

@@ -238,8 +238,8 @@ def test_warm_calls_over_commits_and_edits_follow_every_change(
     them) never hides a change: HEAD moving on, an edit of the committed file, its removal."""
     import time
 
-    from codevouch.worktree import gitio
-    monkeypatch.setattr(gitio, "RACY_NS", 0)     # every file old enough to be remembered at once
+    from codevouch.worktree.git import hashing
+    monkeypatch.setattr(hashing, "RACY_NS", 0)     # every file old enough to be remembered at once
     idx = built(repo, index_dir)
     repo.write("shop/coupon.py", COUPON)
     repo.commit("coupons")

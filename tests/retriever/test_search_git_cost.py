@@ -18,6 +18,7 @@ from codevouch.embedding import FakeEmbedder
 from codevouch.store import usage
 from codevouch.worktree import gitio
 from codevouch.worktree.config import load_repo_config
+from codevouch.worktree.git import hashing, status
 from tests.gitrepo import Repo
 
 FILES = {
@@ -71,7 +72,7 @@ def test_a_same_second_same_size_edit_is_never_called_unchanged(repo: Repo) -> N
     soon = (int(time.time()) + 30) * 10**9
     os.utime(path, ns=(soon, soon))
     assert gitio.worktree_status(root, untracked=False, toplevel=True).changed == frozenset()
-    copy = gitio._private_index(root)
+    copy = status._private_index(root)
     assert copy is not None and not copy.startswith(str(root))     # outside the repository
     st = path.stat()
     path.write_text(FILES["shop/cancel.py"].replace("Cancel", "Cancal"))   # same size
@@ -94,7 +95,7 @@ def test_racily_clean_files_are_hashed_once_not_on_every_status(repo: Repo) -> N
     os.utime(real, ns=(second * 10**9 + 5 * 10**8,) * 2)        # racy: the same second
     real_bytes = real.read_bytes()
     assert gitio.worktree_status(root, toplevel=True).changed == frozenset()
-    copy = Path(gitio._private_index(root) or "")
+    copy = Path(status._private_index(root) or "")
     assert copy.is_file() and copy.stat().st_mtime_ns > real.stat().st_mtime_ns   # git refreshed it
     assert gitio.worktree_status(root, toplevel=True).changed == frozenset()
     assert real.read_bytes() == real_bytes and real.stat().st_mtime_ns == second * 10**9 + 5 * 10**8
@@ -171,7 +172,7 @@ def test_a_warm_search_over_edits_starts_only_rev_parse_and_status_and_still_see
     index.build()
     edited = repo.write("shop/refund.py", FILES["shop/refund.py"].replace("order.refund()", "order.refund(all=True)"))
     repo.write("shop/new.py", "def apply_discount_coupon(order, coupon):\n    return order.discount(coupon)\n")
-    monkeypatch.setattr(gitio, "RACY_NS", 0)      # files count as old at once (else after 2 s)
+    monkeypatch.setattr(hashing, "RACY_NS", 0)      # files count as old at once (else after 2 s)
     time.sleep(0.02)
     index.search("refund an order")
     before = dict(gitio.PROCESSES)

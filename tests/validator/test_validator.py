@@ -77,7 +77,7 @@ class GitCounter:
                 outer.calls.append(tuple(cmd))
                 super().__init__(cmd, *a, **k)
 
-        monkeypatch.setattr(gitio.subprocess, "Popen", Popen)
+        monkeypatch.setattr(subprocess, "Popen", Popen)
 
     def commands(self) -> list[str]:
         # ("git", <safety options>, "-C", root, <command>, ...)

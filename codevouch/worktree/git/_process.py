@@ -1,0 +1,197 @@
+"""Starting one git process that runs nothing the repository or the environment chose.
+
+Every git process codevouch starts is assembled here: the `-c` settings, `--no-pager` and
+`--no-optional-locks` (`_command`), an environment without the variables that would point git
+at another repository or make it run a program (`_env`), a count by subcommand (PROCESSES), and
+one way of saying a failure (`_checked`). Arguments go as lists, never through a shell.
+
+The filter drivers a repository's configuration names are turned off a layer up (`filters`),
+because finding them takes a git process of its own, started with `_run_raw`; `runner` joins
+the two into the `run` and `Pending` every other module calls.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+from codevouch.errors import FilterFailed, GitError
+
+# Variables that tell git which repository, index or object store to use. Git sets them for
+# hooks (GIT_DIR, GIT_INDEX_FILE ...), and a user may have them exported: left in place they
+# would make `git -C <repo>` read a different repository than the one we were asked about.
+REPO_LOCATING_VARS = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+)
+
+
+def no_git_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` without the repository-locating variables (pre-commit's `no_git_env`, narrowed
+    to those: configuration such as GIT_CONFIG_GLOBAL or GIT_SSH_COMMAND is the user's and stays)."""
+    return {k: v for k, v in environ.items() if k not in REPO_LOCATING_VARS}
+
+
+# --- no program from a repository's configuration runs ------------------------------------------
+#
+# A repository's own config (.git/config, config.worktree, files it includes) can name programs
+# that git runs as a side effect of read-only commands: core.fsmonitor (status, diff, ls-files),
+# filter.<x>.clean / smudge / process (hash-object, status, diff of the working tree), hooks
+# (post-index-change when an index is written, our temporary read-tree index included),
+# diff.<x>.textconv and diff.<x>.command (diff, log -p, log -S, grep), core.pager, gpg.program
+# (log.showSignature), credential helpers. codevouch reads repositories it did not write, so every
+# git process it starts turns all of them off (README, "Security"): the `-c` settings below, the
+# filter drivers named in the configuration (filters.filter_overrides), `--no-pager`,
+# `--no-optional-locks`, and `--no-textconv --no-ext-diff` on every command that diffs.
+
+# Settings given to every git process (`-c` beats every configuration file).
+SAFE_CONFIG: tuple[str, ...] = (
+    "core.fsmonitor=false",         # no fsmonitor hook or daemon
+    "core.hooksPath=/dev/null",     # no hook of any name (a directory that holds nothing)
+    "credential.helper=",           # an empty value clears the list of helpers
+    "core.pager=cat",               # --no-pager too; belt and braces
+    "log.showSignature=false",      # no gpg.program from `log` / `show`
+    "gc.auto=0", "maintenance.auto=false",     # no background work started by git itself
+    "core.untrackedCache=false",    # nothing to write back into the index
+    "diff.autoRefreshIndex=false",  # `git diff` rewrites .git/index (whatever --no-optional-locks
+                                    # says, git 2.39) when it met files whose stat data was stale
+)
+
+# Opt-in, from the environment only (never from a repository): run the filter drivers that the
+# configuration names (git-lfs, git-crypt ...), so hashes of working-tree files match what `git
+# add` would store. Off by default: a filter is a program the repository's config chose.
+RUN_FILTERS_VAR = "CODEVOUCH_RUN_GIT_FILTERS"
+
+# Environment variables that make git run a program, dropped; the pager ones are set to `cat`.
+_PROGRAM_VARS = ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EDITOR")
+
+
+def run_filters() -> bool:
+    """Whether the user opted in (CODEVOUCH_RUN_GIT_FILTERS=1) to running configured filters."""
+    return os.environ.get(RUN_FILTERS_VAR, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _env() -> dict[str, str]:
+    # Read per call, not at import, so a changed environment (HOME in tests) reaches git.
+    env = {k: v for k, v in no_git_env(os.environ).items() if k not in _PROGRAM_VARS}
+    return {
+        **env,
+        "LC_ALL": "C",
+        # `git status` refreshes the index as a side effect; a read-only tool must not write.
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_PAGER": "cat", "PAGER": "cat",
+    }
+
+
+def _command(repo: Path | str, args: tuple[str, ...], extra: tuple[str, ...]) -> tuple[str, ...]:
+    safe: list[str] = []
+    for setting in SAFE_CONFIG:
+        safe += ["-c", setting]
+    return ("git", "--no-pager", "--no-optional-locks", *safe, *extra, "-C", str(repo), *args)
+
+
+# Git processes this process started, by subcommand (tests and benchmarks read it; each start
+# counts, whether it succeeded or not).
+PROCESSES: Counter[str] = Counter()
+
+
+def _counted(cmd: tuple[str, ...]) -> None:
+    at = cmd.index("-C") + 2 if "-C" in cmd else 1
+    PROCESSES[cmd[at] if at < len(cmd) else "?"] += 1
+
+
+def _run_raw(repo: Path | str, args: tuple[str, ...], extra: tuple[str, ...],
+             stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,),
+             env: Mapping[str, str] | None = None) -> bytes:
+    # `extra`: the filter guard's `-c` settings (runner.run), or none for the one command that
+    # reads the configuration to find them (filters: `git config` runs no filter).
+    cmd = _command(repo, args, extra)
+    _counted(cmd)
+    try:
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, env={**_env(), **(env or {})}, check=False)
+    except FileNotFoundError as exc:  # git itself is missing
+        raise _missing_git(cmd) from exc
+    return _checked(cmd, proc.returncode, proc.stdout, proc.stderr, ok_codes)
+
+
+# Options for every command that can diff (diff, log, show): no textconv, no external diff.
+NO_PROGRAMS = ("--no-textconv", "--no-ext-diff")
+
+
+def _missing_git(cmd: tuple[str, ...]) -> GitError:
+    return GitError("git is not installed or not on PATH; install git and retry.", cmd)
+
+
+def _shown(cmd: tuple[str, ...]) -> tuple[str, ...]:
+    """The part of a git argv a message shows: what follows `-C <repo>`."""
+    return cmd[cmd.index("-C") + 2:] if "-C" in cmd else cmd[1:]
+
+
+_FILTER_FAILED = re.compile(r"fatal: (?P<path>.+?): (?P<side>clean|smudge) filter '(?P<name>[^']*)' failed")
+
+
+def _printable_path(path: str) -> str:
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in path)[:200]
+
+
+def _checked(cmd: tuple[str, ...], returncode: int, stdout: bytes, stderr_bytes: bytes,
+             ok_codes: tuple[int, ...]) -> bytes:
+    if returncode not in ok_codes:
+        stderr = stderr_bytes.decode("utf-8", "replace").strip()
+        failed = _FILTER_FAILED.search(stderr)
+        if failed is not None:
+            # A filter driver the user let run (CODEVOUCH_RUN_GIT_FILTERS=1) is missing or failed:
+            # say which, and how to check without it, not git's words.
+            raise FilterFailed(
+                f"the repository's {failed['side']} filter {failed['name']!r} failed on "
+                f"{_printable_path(failed['path'])} (its program is missing or broken, and git's "
+                f"configuration makes it required), so git cannot read the working tree with it; install "
+                "the filter's program, or unset CODEVOUCH_RUN_GIT_FILTERS so codevouch checks without "
+                "running it.", cmd, returncode, stderr)
+        raise GitError(
+            f"git failed ({' '.join(_shown(cmd))}): exit {returncode}: {stderr or '(no output)'}",
+            cmd, returncode, stderr,
+        )
+    return stdout
+
+
+def _anonymous_file() -> int:
+    """A file descriptor of a new file with no name (memory-backed on Linux), closed on exec."""
+    if hasattr(os, "memfd_create"):
+        try:
+            return os.memfd_create("codevouch-git", os.MFD_CLOEXEC)
+        except OSError:
+            pass
+    import tempfile
+    handle = tempfile.TemporaryFile()
+    fd = os.dup(handle.fileno())
+    handle.close()
+    os.set_inheritable(fd, False)
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_all(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = [os.read(fd, size)] if size else []
+    got = len(chunks[0]) if chunks else 0
+    while got < size:
+        chunks.append(os.read(fd, size - got))
+        if not chunks[-1]:
+            break
+        got += len(chunks[-1])
+    return b"".join(chunks)
+
+
+def zsplit(out: bytes) -> list[str]:
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]

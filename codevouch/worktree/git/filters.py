@@ -1,0 +1,109 @@
+"""The filter drivers git's configuration defines in a repository, and the `-c` settings that
+stop every one of them from running.
+
+A filter (`filter.<name>.clean` / `smudge` / `process`) is a program the repository's
+configuration chose, which git runs from hash-object, status and diffs of the working tree.
+The names are read with one `git config --list` (which runs nothing), started by `_process`
+below the runner that adds these settings to every other command, and kept while the files
+that configuration came from are unchanged.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from codevouch.errors import GitError
+from codevouch.worktree.git._process import _run_raw, run_filters
+
+
+@dataclass(frozen=True)
+class _Filters:
+    names: tuple[str, ...]                       # filter drivers the configuration defines
+    files: tuple[tuple[str, tuple[int, int, int]], ...]   # the config files read, and their stat
+    env: tuple[str, ...]                         # the config-bearing environment when read
+    attributes: tuple[str, ...] = ()             # core.attributesFile, where the configuration names one
+
+
+_FILTERS: dict[str, _Filters] = {}
+_CONFIG_ENV = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+               "GIT_CONFIG_NOSYSTEM", "HOME", "XDG_CONFIG_HOME")
+
+
+def _stat_key(path: str) -> tuple[int, int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, 0, 0)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _config_env() -> tuple[str, ...]:
+    """The environment that decides git's configuration: the variables above and the
+    GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n> pairs that GIT_CONFIG_COUNT says git reads (only
+    those: walking all of os.environ cost a millisecond per git call)."""
+    named = tuple(os.environ.get(k, "\0") for k in _CONFIG_ENV)
+    count = os.environ.get("GIT_CONFIG_COUNT", "").strip()
+    if not count.isdigit():
+        return named
+    return named + tuple(os.environ.get(f"GIT_CONFIG_{part}_{n}", "\0")
+                         for n in range(min(int(count), 10_000)) for part in ("KEY", "VALUE"))
+
+
+def filter_names(repo: Path | str) -> tuple[str, ...]:
+    """The filter drivers (`filter.<name>.*`) that git's configuration defines in `repo`.
+
+    Read with `git config --list` (which runs nothing) and kept while none of the files it read
+    changes; a configuration with include directives (an `includeIf` can depend on the branch),
+    or whose files cannot all be found again, is read again each time."""
+    key = os.path.abspath(str(repo))
+    cached = _FILTERS.get(key)
+    env = _config_env()
+    if cached is not None and cached.env == env and all(_stat_key(f) == st for f, st in cached.files):
+        return cached.names
+    try:
+        out = _run_raw(repo, ("config", "--list", "--show-origin", "-z"), extra=())
+    except GitError:
+        return ()
+    names: set[str] = set()
+    attributes: list[str] = []
+    files: dict[str, tuple[int, int, int]] = {}
+    includes = False
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    for origin, entry in zip(fields[0::2], fields[1::2]):
+        name = entry.split("\n", 1)[0]
+        section, _, rest = name.partition(".")
+        if section.lower() == "filter" and "." in rest:
+            names.add(rest.rsplit(".", 1)[0])
+        if section.lower() in ("include", "includeif"):
+            includes = True
+        if name.lower() == "core.attributesfile" and "\n" in entry:
+            attributes.append(os.path.expanduser(entry.split("\n", 1)[1]))
+        if origin.startswith("file:"):
+            path = origin[len("file:"):]
+            full = path if os.path.isabs(path) else os.path.join(key, path)
+            files.setdefault(full, _stat_key(full))
+            # Relative origins are relative to the top of the work tree, which `repo` may not
+            # be: a file that cannot be found is a file whose changes we could not see.
+            includes = includes or files[full] == (0, 0, 0)
+    home = os.environ.get("HOME")
+    for extra_file in ([os.path.join(home, ".gitconfig")] if home else []) + [
+            os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home or "/", ".config"), "git", "config")]:
+        files.setdefault(extra_file, _stat_key(extra_file))
+    result = tuple(sorted(names))
+    if not includes:
+        _FILTERS[key] = _Filters(result, tuple(files.items()), env, tuple(attributes))
+    return result
+
+
+def filter_overrides(repo: Path | str) -> tuple[str, ...]:
+    """`-c` settings that stop every configured filter driver from running (an empty command is
+    no command; `required=false` keeps git from failing the path for it). Empty when the user
+    opted in with CODEVOUCH_RUN_GIT_FILTERS=1."""
+    if run_filters():
+        return ()
+    args: list[str] = []
+    for name in filter_names(repo):
+        for setting in ("clean=", "smudge=", "process=", "required=false"):
+            args += ["-c", f"filter.{name}.{setting}"]
+    return tuple(args)

@@ -1,0 +1,71 @@
+"""Words and whole lines looked up across the working tree (or a commit's tree) with one
+`git grep` per call: the reference checker and the validator ask about many names at once.
+
+A needle goes after `-e` or on stdin, so git never reads one as an option; `--no-textconv`
+keeps the repository's textconv programs from running.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from codevouch.errors import UnknownRevision
+from codevouch.worktree.git.objects import _OID
+from codevouch.worktree.git.runner import run
+
+
+def grep_words(repo: Path, words: Iterable[str], rev: str | None = None) -> dict[str, set[str]]:
+    """word -> the files that contain it as a whole word, in one process.
+
+    rev=None searches the working tree (tracked and untracked files, not ignored ones: the
+    working tree is the truth); a rev (a full commit id) searches that commit's tree. Binary
+    files are skipped.
+    """
+    if rev is not None and not _OID.fullmatch(rev):
+        raise UnknownRevision(f"grep_words needs a full commit id, not {rev!r}.")
+    wanted = [w for w in dict.fromkeys(words) if w and "\n" not in w]
+    if not wanted:
+        return {}
+    args = ["grep", "-z", "-o", "-w", "-F", "-I", "--no-color", "--no-textconv"]
+    args += ["--untracked"] if rev is None else []
+    for w in wanted:
+        args += ["-e", w]
+    # Exit 1 means "no match". git grep has no --end-of-options; the rev is a checked object id.
+    out = run(repo, *args, *([rev] if rev else []), "--", ok_codes=(0, 1))
+    found: dict[str, set[str]] = {}
+    prefix = f"{rev}:" if rev else ""
+    for path, word in _grep_records(out):
+        if word in wanted:
+            found.setdefault(word, set()).add(path[len(prefix):] if path.startswith(prefix) else path)
+    return found
+
+
+def _grep_records(out: bytes) -> Iterator[tuple[str, str]]:
+    """(path, text) of each `git grep -z` record, `path NUL text LF`. A path may hold a newline
+    (it ends at the NUL); the text never does (a match or a line), so it ends at the first LF."""
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    path = fields[0]
+    for field in fields[1:]:
+        text, sep, following = field.partition("\n")
+        yield path, text
+        path = following if sep else ""
+
+
+def grep_lines(repo: Path, needles: Iterable[str]) -> dict[str, list[str]]:
+    """Working-tree files (tracked and untracked, not ignored) holding each needle as a whole
+    line, leading and trailing whitespace aside: needle -> repo-relative paths, in one process.
+
+    Needles go on stdin (`-f -`), so none is ever read as an option.
+    """
+    wanted = {n.strip() for n in needles if n.strip() and "\n" not in n and "\0" not in n}
+    if not wanted:
+        return {}
+    out = run(repo, "grep", "-I", "-z", "-F", "--untracked", "--no-color", "--no-textconv", "-f", "-",
+              stdin="".join(f"{n}\n" for n in sorted(wanted)).encode("utf-8", "surrogateescape"),
+              ok_codes=(0, 1))
+    found: dict[str, list[str]] = {}
+    for path, content in _grep_records(out):
+        key = content.strip()
+        if key in wanted and path not in found.get(key, ()):
+            found.setdefault(key, []).append(path)
+    return found

@@ -1,0 +1,54 @@
+"""The work tree's top, HEAD, branches and revisions."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from codevouch.errors import DetachedHead, NoCommits, NotARepository, UnknownRevision
+from codevouch.worktree import gitio
+from tests.gitrepo import Repo
+
+
+def test_branch_errors_say_what_to_do(repo: Repo, tmp_path: Path) -> None:
+    with pytest.raises(NoCommits):
+        gitio.current_branch(repo.root)
+    first = repo.commit(**{"a.py": "A = 1\n"})
+    assert gitio.current_branch(repo.root) == "main"
+    assert gitio.branch_commit(repo.root, "main") == first
+    with pytest.raises(UnknownRevision, match="git branch"):
+        gitio.branch_commit(repo.root, "nope")
+    with pytest.raises(UnknownRevision):
+        gitio.resolve_commit(repo.root, "--output=/tmp/x")
+    repo.checkout("--detach", first)
+    with pytest.raises(DetachedHead, match="--branch"):
+        gitio.current_branch(repo.root)
+
+
+def test_head_state_agrees_with_the_separate_calls(repo: Repo, tmp_path: Path) -> None:
+    assert gitio.head_state(repo.root) is None  # no commits yet: the separate calls say so
+    first = repo.commit(**{"pkg/a.py": "A = 1\n"})
+    repo.git("checkout", "-q", "-b", "feature/x")
+    state = gitio.head_state(repo.root / "pkg")
+    assert state == gitio.HeadState(gitio.repo_root(repo.root / "pkg"), first, "feature/x")
+    assert state.branch == gitio.current_branch(repo.root) and state.commit == gitio.head_commit(repo.root)
+    repo.checkout("--detach", first)
+    assert gitio.head_state(repo.root) == gitio.HeadState(gitio.repo_root(repo.root), first, None)
+    (tmp_path / "plain").mkdir()
+    assert gitio.head_state(tmp_path / "plain") is None
+    assert gitio.head_state(tmp_path / "missing") is None
+
+
+def test_the_root_asked_in_the_background_is_repo_root_s_answer(repo: Repo, tmp_path: Path) -> None:
+    repo.commit(**{"pkg/a.py": "A = 1\n"})
+    assert gitio.PendingRoot(repo.root / "pkg").result() == gitio.repo_root(repo.root) == repo.root.resolve()
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "bare")], check=True)
+    (tmp_path / "plain").mkdir()
+    for where in (tmp_path / "missing", tmp_path / "plain", tmp_path / "bare"):
+        with pytest.raises(NotARepository) as background:
+            gitio.PendingRoot(where).result()
+        with pytest.raises(NotARepository) as foreground:
+            gitio.repo_root(where)
+        assert str(background.value) == str(foreground.value)
+        assert ("bare git repository" in str(background.value)) == (where.name == "bare")
