@@ -48,7 +48,7 @@ MATCHES = (DEFINITION_NAME, LEXICAL, DENSE)
 class Candidate:
     """One ranked chunk before any check: its record as this search cites it, its fused score,
     its text at the indexed blob, and what matched (MATCHES, strongest first). The public hit is
-    `codevouch.Hit` (api.py), made from this."""
+    `codevouch.Hit` (results.py), made from this."""
     record: ChunkRecord
     score: float
     text: str
