@@ -17,8 +17,9 @@ retriever. Every failure raises a `codevouch.errors.CodevouchError` subclass.
 Imports: at the top, what `import codevouch` may load (pure modules, the standard library).
 Inside the methods that need them, the heavy paths: the store (sqlite3, and chromadb behind
 VectorStore), the retriever and its settings (the store, the embedding package), the
-embedding model, the indexer (the tree-sitter chunker and the store) and the tree-sitter
-enclosing-definition reader; so `codevouch --help` or a validation never pays for them.
+embedding model, the indexer (the tree-sitter chunker and the store; `import codevouch`
+loads none of it, tests/syntax/test_syntax.py) and the tree-sitter enclosing-definition
+reader; so `codevouch --help` or a validation never pays for them.
 """
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ from codevouch.context.pack import pack
 from codevouch.context.windows import budget_counter, resolve_budget
 from codevouch.drift import Drift, drift, with_drift
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
-from codevouch.indexer import hooks
 from codevouch.refs.check import check_refs
 from codevouch.results import ContextPack, Hit, Hits, Learned
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
@@ -387,10 +387,14 @@ class Index:
         another build (the one write codevouch makes into a repository; see docs/NIGHTLY.md).
         Existing hooks are chained; HooksRefused (a ConfigError), with nothing written, when a
         hook cannot be installed safely."""
+        from codevouch.indexer import hooks  # `import codevouch` loads no part of the indexer
+
         return hooks.install(self.repo, self.index_dir, self.model_name(), wait)
 
     def uninstall_hooks(self) -> HooksReport:
         """Remove the hooks `install_hooks` wrote and put back exactly what was there."""
+        from codevouch.indexer import hooks  # `import codevouch` loads no part of the indexer
+
         return hooks.uninstall(self.repo)
 
     def status(self) -> list[dict[str, Any]]:
