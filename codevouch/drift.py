@@ -16,6 +16,9 @@ changed method shows up as that method, not also as its class. The first diverge
 first definition in file order that is not `same` (module-level code when no definition
 differs), per file and overall (files in path order; a changed definition before a file
 whose definitions are not known).
+
+`with_drift` adds a drift to each row of `codevouch index status`; the working tree's changes
+come from the caller (`changes_of`), so this module reads nothing itself.
 """
 from __future__ import annotations
 
@@ -23,8 +26,10 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
+from codevouch.errors import CodevouchError
 from codevouch.syntax.outline import Definition
 from codevouch.worktree.changes import FileVersions
 
@@ -32,6 +37,9 @@ _FILE_STATES = ("modified", "added", "removed", "renamed")
 _DEF_STATES = ("same", "content_changed", "signature_changed", "moved", "added", "removed")
 
 Outline = Callable[[str, str], "list[Definition] | None"]
+# (work tree top, branch, indexed commit) -> (changed files, unchanged count) between the commit
+# and the working tree, or None when the working tree is not a checkout of the branch.
+ChangesOf = Callable[[Path, str, str], "tuple[list[FileVersions], int] | None"]
 
 
 @dataclass(frozen=True)
@@ -366,3 +374,27 @@ def drift(changes: Iterable[FileVersions], same_files: int, outline: Outline | N
         outline = default_outline
     files = [_file_drift(c, outline) for c in sorted(changes, key=lambda c: c.path)]
     return Drift(tuple(_cross_file_moves(files)), same_files, branch, commit)
+
+
+def with_drift(rows: list[dict[str, Any]], changes_of: ChangesOf, file_limit: int,
+               embed_limit: Callable[[], int]) -> list[dict[str, Any]]:
+    """Add `drift` to each status row of a checked-out branch: the working tree against the
+    indexed commit ({"summary", "changed_definitions", "changed_files"}), else None; and
+    `overlay`, how far a search's working-tree overlay reaches there ({"changed_files",
+    "searched_live", "file_limit", "embed_limit"}), else None. `embed_limit` is asked only for
+    a row that has a drift."""
+    for row in rows:
+        row["drift"] = None
+        row["overlay"] = None
+        try:
+            changes = changes_of(Path(row["repo"]), row["branch"], row["commit"])
+            if changes is None:
+                continue
+            report = drift(*changes)
+        except CodevouchError:
+            continue   # a repository gone or in an odd state: status still lists the branch
+        row["drift"] = {"summary": report.summary(), "changed_definitions": report.changed_definitions(),
+                        "changed_files": len(report.files)}
+        row["overlay"] = {"changed_files": len(report.files), "searched_live": min(len(report.files), file_limit),
+                          "file_limit": file_limit, "embed_limit": embed_limit()}
+    return rows

@@ -252,28 +252,42 @@ def _accepts(prop: dict[str, Any]) -> str:
     if "enum" in prop:
         return "one of " + ", ".join(_json(v) for v in prop["enum"])
     kind = prop.get("type")
-    if kind in ("integer", "number"):
-        what = "a whole number" if kind == "integer" else "a number"
-        low, high = prop.get("minimum"), prop.get("maximum")
-        if low is not None and high is not None:
-            return f"{what} from {low} to {high}"
-        return what + (f" of at least {low}" if low is not None else f" of at most {high}" if high is not None else "")
-    if kind == "string":
-        low, high = prop.get("minLength"), prop.get("maxLength")
-        if low and high:
-            return f"a string of {low} to {high} characters"
-        return "a string" + (f" of at most {high} characters" if high else "")
-    if kind == "boolean":
-        return "true or false"
-    if kind == "array":
-        items = prop.get("items", {})
-        inner = " of values from " + ", ".join(_json(v) for v in items["enum"]) if "enum" in items else \
-            " of objects" if items.get("type") == "object" else ""
-        low, high = prop.get("minItems"), prop.get("maxItems")
-        return f"a list{inner}" + (f" ({low} to {high} items)" if low and high else "")
-    if kind == "object":
-        return "an object"
-    return ""
+    words_for = _ACCEPTS_BY_TYPE.get(kind) if isinstance(kind, str) else None
+    return words_for(prop) if words_for is not None else ""
+
+
+def _accepts_number(prop: dict[str, Any]) -> str:
+    what = "a whole number" if prop.get("type") == "integer" else "a number"
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if low is not None and high is not None:
+        return f"{what} from {low} to {high}"
+    return what + (f" of at least {low}" if low is not None else f" of at most {high}" if high is not None else "")
+
+
+def _accepts_string(prop: dict[str, Any]) -> str:
+    low, high = prop.get("minLength"), prop.get("maxLength")
+    if low and high:
+        return f"a string of {low} to {high} characters"
+    return "a string" + (f" of at most {high} characters" if high else "")
+
+
+def _accepts_array(prop: dict[str, Any]) -> str:
+    items = prop.get("items", {})
+    inner = " of values from " + ", ".join(_json(v) for v in items["enum"]) if "enum" in items else \
+        " of objects" if items.get("type") == "object" else ""
+    low, high = prop.get("minItems"), prop.get("maxItems")
+    return f"a list{inner}" + (f" ({low} to {high} items)" if low and high else "")
+
+
+# A JSON-schema type -> what a property of that type accepts, in words.
+_ACCEPTS_BY_TYPE: dict[str, Callable[[dict[str, Any]], str]] = {
+    "integer": _accepts_number,
+    "number": _accepts_number,
+    "string": _accepts_string,
+    "boolean": lambda prop: "true or false",
+    "array": _accepts_array,
+    "object": lambda prop: "an object",
+}
 
 
 def _json(value: object) -> str:

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from codevouch import Index, NotIndexed
 from codevouch.cli import app
-from codevouch.drift import FileVersions, drift, lcs
+from codevouch.drift import FileVersions, drift, lcs, with_drift
+from codevouch.errors import GitError
 from codevouch.syntax.outline import outline
 from tests.gitrepo import Repo
 
@@ -415,3 +416,31 @@ def test_a_deleted_file_is_one_line_and_json_keeps_the_detail(repo: Repo, index_
     [gone] = [f for f in data["files"] if f["path"] == "shop/legacy.py"]
     assert gone["status"] == "removed" and len(gone["definitions"]) == 6
     assert sorted(d["state"] for d in gone["definitions"]) == ["moved"] + ["removed"] * 5
+
+
+def test_with_drift_fills_each_status_row_from_the_changes_it_is_given() -> None:
+    old, new = "def a():\n    return 1\n", "def a():\n    return 2\n"
+    asked: list[tuple[Path, str, str]] = []
+
+    def changes_of(root: Path, branch: str, commit: str) -> tuple[list[FileVersions], int] | None:
+        asked.append((root, branch, commit))
+        if branch == "gone":
+            raise GitError("no such repository")
+        return ([FileVersions("modified", "a.py", "a.py", old, new)], 3) if branch == "main" else None
+
+    limits: list[int] = []
+
+    def embed_limit() -> int:
+        limits.append(1)
+        return 7
+
+    rows = [{"repo": "/r", "branch": "main", "commit": "c1"}, {"repo": "/r", "branch": "other", "commit": "c2"},
+            {"repo": "/r", "branch": "gone", "commit": "c3"}]
+    assert with_drift(rows, changes_of, 1, embed_limit) is rows
+    assert asked == [(Path("/r"), "main", "c1"), (Path("/r"), "other", "c2"), (Path("/r"), "gone", "c3")]
+    assert rows[0]["drift"] == {"summary": "1 definition changed since the index (1 file changed)",
+                                "changed_definitions": 1, "changed_files": 1}
+    assert rows[0]["overlay"] == {"changed_files": 1, "searched_live": 1, "file_limit": 1, "embed_limit": 7}
+    # not a checkout of the branch, or a repository in an odd state: listed without a drift
+    assert [(r["drift"], r["overlay"]) for r in rows[1:]] == [(None, None), (None, None)]
+    assert limits == [1]     # the embed limit is read only for a row with a drift

@@ -246,7 +246,7 @@ class _Packer:
     listed: int = _REPORT_LINES            # left-out items the report names
     origin: dict[int, Item] = field(default_factory=dict)   # id(entry) -> the item it reports
     live_note: str = ""                   # how far the index is behind the working tree (the overlay)
-    match_note: str = ""                  # no hit is a good match (api.Hits.note)
+    match_note: str = ""                  # no hit is a good match (results.Hits.note)
 
     def entry(self, item: Item, why: str | None, note: str = "") -> Entry:
         made = Entry(item.rank, item.section, item.where, item.verdict, item.reason, self.cost[id(item)],
@@ -345,29 +345,41 @@ def _pack_once(results: Sequence[Validated], count: TokenCounter, budget: int, i
         worst += count(_HISTORY_HEADING) + sep
     room = budget - worst
     for g in groups:
-        # The most complete piece that fits; then any other slice it does not cover, if it fits.
-        placed = next((alt for alt in g if p.covered(alt) is None and p.cost[id(alt)] <= room), None)
-        for n, alt in enumerate(g):
-            cover = p.covered(alt)
-            if alt.joins and alt is not placed:
-                continue    # a whole definition put together here, not retrieved: its slices report
-            if cover is not None:
-                p.left.append(p.entry(alt, "duplicate", f"the pack holds {cover.where}"))
-            elif p.cost[id(alt)] <= room and (placed is None or n >= g.index(placed)):
-                p.chosen.append(alt)
-                room -= p.cost[id(alt)]
-            elif placed is not None and n < g.index(placed):     # more complete, but too big
-                p.left.append(p.entry(alt, "budget", f"a smaller slice is in the pack: {placed.where}"))
-            else:
-                p.left.append(p.entry(alt, "budget"))
+        room = _place_group(p, g, room)
     if include_history:
-        for item in history:
-            if p.cost[id(item)] <= room:
-                p.chosen.append(item)
-                room -= p.cost[id(item)]
-            else:
-                p.left.append(p.entry(item, "budget"))
+        _place_history(p, history, room)
     return _fit(p)
+
+
+def _place_group(p: _Packer, g: Sequence[Item], room: int) -> int:
+    """One slot's pieces, most complete first: the most complete piece that fits goes in; then
+    any other slice it does not cover, if it fits. Returns the room left."""
+    placed = next((alt for alt in g if p.covered(alt) is None and p.cost[id(alt)] <= room), None)
+    for n, alt in enumerate(g):
+        cover = p.covered(alt)
+        if alt.joins and alt is not placed:
+            continue    # a whole definition put together here, not retrieved: its slices report
+        if cover is not None:
+            p.left.append(p.entry(alt, "duplicate", f"the pack holds {cover.where}"))
+        elif p.cost[id(alt)] <= room and (placed is None or n >= g.index(placed)):
+            p.chosen.append(alt)
+            room -= p.cost[id(alt)]
+        elif placed is not None and n < g.index(placed):     # more complete, but too big
+            p.left.append(p.entry(alt, "budget", f"a smaller slice is in the pack: {placed.where}"))
+        else:
+            p.left.append(p.entry(alt, "budget"))
+    return room
+
+
+def _place_history(p: _Packer, history: Sequence[Item], room: int) -> int:
+    """The historical items, in rank order, while they fit. Returns the room left."""
+    for item in history:
+        if p.cost[id(item)] <= room:
+            p.chosen.append(item)
+            room -= p.cost[id(item)]
+        else:
+            p.left.append(p.entry(item, "budget"))
+    return room
 
 
 def _fit(p: _Packer) -> Pack:

@@ -95,60 +95,86 @@ class Extracted:
 
 def extract(text: str) -> Extracted:
     """Every code reference in an agent's answer, deduplicated (first occurrence kept)."""
-    refs: list[Reference] = []
-    added: set[str] = set()
-    deleted: set[str] = set()
+    scan = _Scan(text.split("\n"))
+    for n, raw in enumerate(scan.lines, 1):
+        scan.read(raw.rstrip("\r"), n)
+    return Extracted(tuple(_dedupe(scan.refs)), frozenset(scan.added), frozenset(scan.deleted))
+
+
+@dataclass
+class _Scan:
+    """One answer's scan, line by line: the references so far, what a patch adds and deletes,
+    and where the scan is (inside a code fence, inside a patch section)."""
+    lines: list[str]
+    refs: list[Reference] = field(default_factory=list)
+    added: set[str] = field(default_factory=set)
+    deleted: set[str] = field(default_factory=set)
     fence: str | None = None
-    fence_lang = ""
+    fence_lang: str = ""
     patch_file: str | None = None      # old side of the current patch section
     new_file: str | None = None        # new side (for imports added by the patch)
-    lines = text.split("\n")
-    for n, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r")
+
+    def read(self, line: str, n: int) -> None:
+        """Line `n` (1-based): a fence, a patch's header, hunk or body, code, or prose."""
+        if self._fence(line) or self._patch_header(line, n) or self._patch_body(line, n):
+            return
+        if self.fence is not None:
+            if self.fence_lang not in _NON_PY_FENCES:
+                self.refs += _imports(line, n)
+            self.refs += _paths(line, n, code=True)
+            return
+        self.refs += _paths(line, n, code=False)
+        self.refs += _backticked(line, n)
+
+    def _fence(self, line: str) -> bool:
+        """A code fence opening or closing (it ends any patch section)."""
         opened = _FENCE.match(line)
-        if opened and (fence is None or opened.group(1).startswith(fence)):
-            if fence is None:
-                fence, fence_lang = opened.group(1), opened.group(2).lower()
-            else:
-                fence, fence_lang = None, ""
-            patch_file = new_file = None
-            continue
+        if not (opened and (self.fence is None or opened.group(1).startswith(self.fence))):
+            return False
+        if self.fence is None:
+            self.fence, self.fence_lang = opened.group(1), opened.group(2).lower()
+        else:
+            self.fence, self.fence_lang = None, ""
+        self.patch_file = self.new_file = None
+        return True
+
+    def _patch_header(self, line: str, n: int) -> bool:
+        """`diff --git` (a new section), or a `---`/`+++` pair: the section's old and new files."""
         if line.startswith("diff --git "):
-            patch_file = new_file = None
-            continue
-        if line.startswith("--- ") and n < len(lines) and lines[n].startswith("+++ "):
-            old, new = _patch_path(line[4:]), _patch_path(lines[n][4:])
-            patch_file, new_file = old, new
-            if old is not None:
-                refs.append(Reference("path", line, n, path=old, source="patch-header"))
-            if old is None and new is not None:
-                added.add(new)
-            if new is None and old is not None:
-                deleted.add(old)
-            continue
-        if line.startswith("+++ ") and (patch_file is not None or new_file is not None):
-            continue
-        if patch_file is not None or new_file is not None:
-            hunk = HUNK_HEADER.match(line)
-            if hunk:
-                start, count = int(hunk["old_start"]), int(hunk["old_count"] or 1)
-                if patch_file is not None and count > 0:
-                    refs.append(Reference("path", line, n, path=patch_file, start=start,
-                                          end=start + count - 1, source="hunk"))
-                continue
-            if line.startswith(("+", "-", " ", "\\")) or not line:
-                if line.startswith("+"):
-                    refs += _imports(line[1:], n, base=new_file)
-                continue
-            patch_file = new_file = None
-        if fence is not None:
-            if fence_lang not in _NON_PY_FENCES:
-                refs += _imports(line, n)
-            refs += _paths(line, n, code=True)
-            continue
-        refs += _paths(line, n, code=False)
-        refs += _backticked(line, n)
-    return Extracted(tuple(_dedupe(refs)), frozenset(added), frozenset(deleted))
+            self.patch_file = self.new_file = None
+            return True
+        if not (line.startswith("--- ") and n < len(self.lines) and self.lines[n].startswith("+++ ")):
+            return False
+        old, new = _patch_path(line[4:]), _patch_path(self.lines[n][4:])
+        self.patch_file, self.new_file = old, new
+        if old is not None:
+            self.refs.append(Reference("path", line, n, path=old, source="patch-header"))
+        if old is None and new is not None:
+            self.added.add(new)
+        if new is None and old is not None:
+            self.deleted.add(old)
+        return True
+
+    def _patch_body(self, line: str, n: int) -> bool:
+        """Inside a patch section: the `+++` line, a hunk header (its old line range must exist)
+        or a hunk line (an added line's imports). Anything else ends the section."""
+        if self.patch_file is None and self.new_file is None:
+            return False
+        if line.startswith("+++ "):
+            return True
+        hunk = HUNK_HEADER.match(line)
+        if hunk:
+            start, count = int(hunk["old_start"]), int(hunk["old_count"] or 1)
+            if self.patch_file is not None and count > 0:
+                self.refs.append(Reference("path", line, n, path=self.patch_file, start=start,
+                                           end=start + count - 1, source="hunk"))
+            return True
+        if line.startswith(("+", "-", " ", "\\")) or not line:
+            if line.startswith("+"):
+                self.refs += _imports(line[1:], n, base=self.new_file)
+            return True
+        self.patch_file = self.new_file = None
+        return False
 
 
 def _patch_path(field_: str) -> str | None:

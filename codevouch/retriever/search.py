@@ -15,6 +15,7 @@ from codevouch.errors import InputError, NotIndexed
 from codevouch.retriever import blobcache
 from codevouch.retriever import overlay as live
 from codevouch.retriever.collapse import collapse
+from codevouch.retriever.matching import DEFINITION_NAME
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import (
@@ -39,7 +40,7 @@ from codevouch.worktree.rules import path_filter
 
 # What made a candidate: it defines a name the query spells (`definition-name`), or the lexical
 # or dense list ranked it. Candidate.matched holds those that apply, strongest first.
-DEFINITION_NAME, LEXICAL, DENSE = "definition-name", "lexical", "dense"
+LEXICAL, DENSE = "lexical", "dense"
 MATCHES = (DEFINITION_NAME, LEXICAL, DENSE)
 
 
@@ -47,7 +48,7 @@ MATCHES = (DEFINITION_NAME, LEXICAL, DENSE)
 class Candidate:
     """One ranked chunk before any check: its record as this search cites it, its fused score,
     its text at the indexed blob, and what matched (MATCHES, strongest first). The public hit is
-    `codevouch.Hit` (api.py), made from this."""
+    `codevouch.Hit` (results.py), made from this."""
     record: ChunkRecord
     score: float
     text: str
@@ -101,11 +102,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
         raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
     keep = path_filter(paths) if paths else None
     with ThreadPoolExecutor(max_workers=1) as pool:
-        # The held model is most often the branch's own: a model that may (see _rankings) starts
-        # on the query while git and the ledger say which branch and model this search is for.
-        held = _held_model(embedder, index_dir) if mode != SearchMode.LEXICAL else None
-        early = ((held, _start_query(pool, held, query))
-                 if held is not None and getattr(held, "threadsafe_query", False) else None)
+        held, early = _early_query(pool, embedder, index_dir, mode, query)
         repo, repo_id, branch, head = _locate(repo_path, branch)
         ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
         try:
@@ -116,46 +113,76 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             searched = _within(ov, keep) if ov is not None and keep is not None else ov
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
-            # The names a short query spells. A longer one, a sentence, names code in passing (fused
-            # with them, held-out docstring queries lost 0.616 -> 0.604 MRR@10; BENCHMARKS.md), so
-            # it counts only when it is one name as a whole: `test_find_bridge_pyo3_feature` (six
-            # parts) or "write binding wheel abi 3", which no sentence spells.
-            short = len(lexical.parts(query)) <= settings.name_first_words
-            names = (lexical.query_name_keys(query, whole_only=not short)
-                     if mode != SearchMode.DENSE and settings.name_first_words > 0 else [])
+            names = _query_names(query, mode, settings)
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
                                  _query_embedder(held, state.embedder, mode), pool, settings, early,
                                  searched if searched is not None and not searched.empty else None, embed_limit,
                                  names, keep)
             if ov is not None and searched is not ov and searched is not None:
                 ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
-            fused = _fuse(rankings, settings.rrf_k)
-            # A definition of a name the query spells ranks above every chunk that only uses it;
-            # several rank by the fused score (the rest of the query).
-            tiered = bool(names)
-            weights = _kind_weights(settings, query)
-            found: list[tuple[ChunkRecord, float]] = []
-            # a definition's rank key, before the fused score: (defines, own case, implementation)
-            tier: dict[str, tuple[bool, bool, bool]] = {}
-            for cid, score in fused.items():
-                rec = rankings.records[cid]
-                if kinds is not None and rec.kind not in kinds:
-                    continue
-                if tiered and (cid in rankings.defining or _defines(rec, names)):
-                    # spelled with the definition's own case first: `progressbar` before `ProgressBar`;
-                    # then an implementation before its declaration (lib/option.js before
-                    # typings/index.d.ts, whose chunks hold a dozen signatures and win on words)
-                    tier[rec.id] = (True, lexical.spelled_as_defined(query, rec.symbol),
-                                    not is_declaration_file(rec.path))
-                found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
+            found, tier = _scored(rankings, settings, query, kinds, names)
         finally:
             ledger.close()
     found = _dedupe(sorted(found, key=lambda item: (tier.get(item[0].id, _NOT_A_DEFINITION), item[1]), reverse=True))
     if settings.collapse:
         found = collapse(found)
-    matched = {rec.id: _matched(rec, rankings, names) for rec, _ in found[:k]}
+    return _results(found[:k], rankings, names, state, repo, head, ov)
+
+
+def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, index_dir: Path, mode: str,
+                 query: str) -> tuple[Embedder | None, tuple[Embedder, Future[list[float]]] | None]:
+    """The model the caller holds (None in lexical mode), and, for one that may (see _rankings),
+    its embedding of the query started on `pool`'s thread: the held model is most often the
+    branch's own, so it starts while git and the ledger say which branch and model this is for."""
+    held = _held_model(embedder, index_dir) if mode != SearchMode.LEXICAL else None
+    early = ((held, _start_query(pool, held, query))
+             if held is not None and getattr(held, "threadsafe_query", False) else None)
+    return held, early
+
+
+def _query_names(query: str, mode: str, settings: Settings) -> list[str]:
+    """The names a short query spells. A longer one, a sentence, names code in passing (fused
+    with them, held-out docstring queries lost 0.616 -> 0.604 MRR@10; BENCHMARKS.md), so it
+    counts only when it is one name as a whole: `test_find_bridge_pyo3_feature` (six parts) or
+    "write binding wheel abi 3", which no sentence spells."""
+    short = len(lexical.parts(query)) <= settings.name_first_words
+    return (lexical.query_name_keys(query, whole_only=not short)
+            if mode != SearchMode.DENSE and settings.name_first_words > 0 else [])
+
+
+def _scored(rankings: _Rankings, settings: Settings, query: str, kinds: frozenset[str] | None,
+            names: list[str]) -> tuple[list[tuple[ChunkRecord, float]], dict[str, tuple[bool, bool, bool]]]:
+    """The fused candidates of the kinds asked for, each with its score (weighted by kind when
+    no kind filter is given), and each definition's rank key, which sorts before the score: a
+    definition of a name the query spells ranks above every chunk that only uses it; several
+    rank by the fused score (the rest of the query)."""
+    fused = _fuse(rankings, settings.rrf_k)
+    tiered = bool(names)
+    weights = _kind_weights(settings, query)
+    found: list[tuple[ChunkRecord, float]] = []
+    # a definition's rank key, before the fused score: (defines, own case, implementation)
+    tier: dict[str, tuple[bool, bool, bool]] = {}
+    for cid, score in fused.items():
+        rec = rankings.records[cid]
+        if kinds is not None and rec.kind not in kinds:
+            continue
+        if tiered and (cid in rankings.defining or _defines(rec, names)):
+            # spelled with the definition's own case first: `progressbar` before `ProgressBar`;
+            # then an implementation before its declaration (lib/option.js before
+            # typings/index.d.ts, whose chunks hold a dozen signatures and win on words)
+            tier[rec.id] = (True, lexical.spelled_as_defined(query, rec.symbol),
+                            not is_declaration_file(rec.path))
+        found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
+    return found, tier
+
+
+def _results(top: list[tuple[ChunkRecord, float]], rankings: _Rankings, names: list[str], state: BranchState,
+             repo: Path, head: gitio.HeadState | None, ov: live.Overlay | None) -> Results:
+    """The top candidates as cited, with their text at the indexed blob (an overlay chunk's
+    from the overlay), what matched each and its similarity."""
+    matched = {rec.id: _matched(rec, rankings, names) for rec, _ in top}
     sims = rankings.similarity
-    found = [(_cited(rec, state, repo), score) for rec, score in found[:k]]
+    found = [(_cited(rec, state, repo), score) for rec, score in top]
     texts = ov.texts if ov is not None else {}
     blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found if rec.blob_sha not in texts])
     blobs.update((rec.blob_sha, texts[rec.blob_sha]) for rec, _ in found if rec.blob_sha in texts)
@@ -288,31 +315,14 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, query)
     lexical_records: dict[str, ChunkRecord] = {}
     lex_scores: dict[str, float] = {}
-    own_vectors: dict[str, list[float]] = {}
-    own_sims: dict[str, float] = {}      # overlay chunk id -> cosine, as its dense list scored it
     ids = (_lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings, lex_scores,
                             keep) if mode != SearchMode.DENSE else [])
+    dense: _Dense | None = None
     if qvec is not None:
-        vector, vectors = qvec.result(), _vector_reader(ledger, index_dir)
-        sims: dict[str, float] = {}
-
-        def nearest(n: int) -> list[str]:
-            found = vectors.query(space, vector, n)
-            sims.update(found)
-            return [cid for cid, _ in found]
-        dense = _members(ledger, state, depth, include_history, out.records, nearest,
-                         widenings=settings.max_widenings, keep=keep)
-        if ov is not None and embedder is not None:
-            own = live.vectors_for(ov, embedder, ledger, index_dir, embed_limit)
-            own_dense = live.dense_scores(ov, own, vector, depth)
-            own_sims.update(own_dense)
-            dense = live.merged(_kept(dense, out.records, ov, include_history, state,
-                                      lambda cid: sims.get(out.records[cid].text_hash, 0.0)),
-                                own_dense, depth)
-        out.lists.append((1.0, dense))
-        out.members[DENSE] = set(dense)
-        if ov is not None and embedder is not None:
-            own_vectors = own
+        dense = _dense_ranking(ledger, index_dir, state, qvec.result(), depth, include_history, settings, out.records,
+                               embedder, ov, embed_limit, keep)
+        out.lists.append((1.0, dense.ids))
+        out.members[DENSE] = set(dense.ids)
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ov is not None and mode != SearchMode.DENSE:
         pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
@@ -325,19 +335,65 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         out.lists.append((settings.lexical_weight, ids))
         out.members[LEXICAL] = set(ids)
     if names and mode != SearchMode.DENSE:
-        defs = _name_ranking(ledger, index_dir, state, names, lexical.terms(query), depth, out.records, settings,
-                             keep)
-        if ov is not None:
-            defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state,
-                                            lambda cid: 0.0)]
-            defs += live.defining(ov, names)
-        out.defining.update(defs)
-        if defs and settings.name_weight > 0:
-            out.lists.append((settings.name_weight, defs))
-    if qvec is not None and embedder is not None:
-        out.similarity = _similarities(out, vector, sims, own_vectors,
-                                       lambda hashes: ledger.cached_vectors(embedder.name, hashes), own_sims)
+        _add_definitions(out, ledger, index_dir, state, query, names, depth, settings, ov, include_history, keep)
+    if dense is not None and embedder is not None:
+        out.similarity = _similarities(out, dense.vector, dense.sims, dense.own_vectors,
+                                       lambda hashes: ledger.cached_vectors(embedder.name, hashes), dense.own_sims)
     return out
+
+
+@dataclass
+class _Dense:
+    """The dense list and what its similarities are read from."""
+    ids: list[str]                    # chunk ids best first: the branch's members, merged with the overlay's
+    vector: list[float]               # the query's
+    sims: dict[str, float]            # text hash -> cosine, as the vector store answered
+    own_vectors: dict[str, list[float]] = field(default_factory=dict)   # overlay chunk id -> its vector
+    own_sims: dict[str, float] = field(default_factory=dict)     # overlay chunk id -> cosine, as its list scored it
+
+
+def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: list[float], depth: int,
+                   include_history: bool, settings: Settings, records: dict[str, ChunkRecord],
+                   embedder: Embedder | None, ov: live.Overlay | None, embed_limit: int,
+                   keep: Callable[[str], bool] | None) -> _Dense:
+    """The branch's nearest chunks to the query's vector (their records added to `records`);
+    with the overlay and the model to embed its chunks, merged by cosine with the overlay's."""
+    assert state.space is not None
+    space = state.space
+    vectors = _vector_reader(ledger, index_dir)
+    out = _Dense([], vector, {})
+
+    def nearest(n: int) -> list[str]:
+        found = vectors.query(space, vector, n)
+        out.sims.update(found)
+        return [cid for cid, _ in found]
+    out.ids = _members(ledger, state, depth, include_history, records, nearest,
+                       widenings=settings.max_widenings, keep=keep)
+    if ov is not None and embedder is not None:
+        own = live.vectors_for(ov, embedder, ledger, index_dir, embed_limit)
+        own_dense = live.dense_scores(ov, own, vector, depth)
+        out.own_sims.update(own_dense)
+        out.ids = live.merged(_kept(out.ids, records, ov, include_history, state,
+                                    lambda cid: out.sims.get(records[cid].text_hash, 0.0)),
+                              own_dense, depth)
+        out.own_vectors = own
+    return out
+
+
+def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, query: str,
+                     names: list[str], depth: int, settings: Settings, ov: live.Overlay | None,
+                     include_history: bool, keep: Callable[[str], bool] | None) -> None:
+    """The chunks that define a name the query spells (the overlay's replacing the index's for
+    the files it holds): `out.defining`, and a list to fuse when they weigh something."""
+    defs = _name_ranking(ledger, index_dir, state, names, lexical.terms(query), depth, out.records, settings,
+                         keep)
+    if ov is not None:
+        defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state,
+                                        lambda cid: 0.0)]
+        defs += live.defining(ov, names)
+    out.defining.update(defs)
+    if defs and settings.name_weight > 0:
+        out.lists.append((settings.name_weight, defs))
 
 
 def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: list[str], terms: list[str],

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codevouch.errors import CodevouchError
+from codevouch.results import Hit
 from codevouch.retriever.mode import SearchMode
 from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
-    from codevouch.api import Hit, Index
+    from codevouch.api import Index
     from codevouch.drift import DefinitionDrift
     from codevouch.validator.model import Validated
 
@@ -114,15 +115,8 @@ class Finder:
     def related(self, w: Wanted) -> list[Related]:
         """Callers, callees and the previous version of one changed definition, checked
         against the working tree in one validation call."""
-        from codevouch.api import Hit
-
         name = _short_name(w.d.name)
-        found: list[tuple[str, Hit]] = []
-        callers = [h for h in self._search(name)
-                   if _calls(h.text, name) and not (_defines(h.symbol, name) and h.path in _paths(w.d))]
-        found += [("caller", h) for h in callers[:_MAX_CALLERS * 2]]
-        for callee in _calls_in(w.new_code or "", name)[:_MAX_CALLEES]:
-            found += [("callee", h) for h in self._search(callee) if _defines(h.symbol, callee)][:1]
+        found = self._found(w, name)
         old = w.d.old if w.old_code is not None and w.d.state in _PREVIOUS_STATES else None
         snippets: list[Any] = [h for _, h in found]
         if old is not None:
@@ -131,27 +125,45 @@ class Finder:
         if not snippets:
             return []
         checks = self.index.validate(snippets)
-        out: list[Related] = []
-        counts: dict[str, int] = {}
-        seen: set[tuple[str, int]] = set()
-        for (kind, h), check in zip(found, checks):
-            code = Hit(h.record, h.score, h.text, check).code
-            if code is None or check.verdict == Verdict.EXCLUDED:
-                continue
-            if kind == "caller" and not _calls(code, name):
-                continue        # the re-read current code no longer calls it
-            where = check.current or h.record
-            if (where.path, where.start_line) in seen or counts.get(kind, 0) >= (
-                    _MAX_CALLERS if kind == "caller" else _MAX_CALLEES):
-                continue
-            seen.add((where.path, where.start_line))
-            counts[kind] = counts.get(kind, 0) + 1
-            out.append(Related(kind, w.d.name, _citation(check), code, _language(where.path),
-                               where.path, where.start_line, where.end_line))
+        out = _current(found, checks, name, w.d.name)
         if old is not None:
             out.append(Related("previous version", w.d.name, checks[-1].citation, w.old_code or "",
                                _language(old.path), old.path, old.start, old.end))
         return out
+
+    def _found(self, w: Wanted, name: str) -> list[tuple[str, Hit]]:
+        """The index's candidates, as (kind, hit): the chunks that call `name` (not its own
+        definition), then the definition of each name its current code calls."""
+        found: list[tuple[str, Hit]] = []
+        callers = [h for h in self._search(name)
+                   if _calls(h.text, name) and not (_defines(h.symbol, name) and h.path in _paths(w.d))]
+        found += [("caller", h) for h in callers[:_MAX_CALLERS * 2]]
+        for callee in _calls_in(w.new_code or "", name)[:_MAX_CALLEES]:
+            found += [("callee", h) for h in self._search(callee) if _defines(h.symbol, callee)][:1]
+        return found
+
+
+def _current(found: list[tuple[str, Hit]], checks: list[Validated], name: str, target: str) -> list[Related]:
+    """The candidates whose checks give current code (a caller's re-read code must still call
+    `name`), each place once, at most _MAX_CALLERS callers and _MAX_CALLEES callees."""
+    out: list[Related] = []
+    counts: dict[str, int] = {}
+    seen: set[tuple[str, int]] = set()
+    for (kind, h), check in zip(found, checks):
+        code = Hit(h.record, h.score, h.text, check).code
+        if code is None or check.verdict == Verdict.EXCLUDED:
+            continue
+        if kind == "caller" and not _calls(code, name):
+            continue        # the re-read current code no longer calls it
+        where = check.current or h.record
+        if (where.path, where.start_line) in seen or counts.get(kind, 0) >= (
+                _MAX_CALLERS if kind == "caller" else _MAX_CALLEES):
+            continue
+        seen.add((where.path, where.start_line))
+        counts[kind] = counts.get(kind, 0) + 1
+        out.append(Related(kind, target, _citation(check), code, _language(where.path),
+                           where.path, where.start_line, where.end_line))
+    return out
 
 
 def _citation(check: Validated) -> str:
