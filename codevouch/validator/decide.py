@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from codevouch.validator import moves, symbols
-from codevouch.validator.facts import Facts, WorkFile, fast_path, identical_blob, same_oid
+from codevouch.validator.gathered import Facts, WorkFile, fast_path, identical_blob, same_oid
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
 from codevouch.validator.text import find_lines, line_count, nearest, slice_lines
 from codevouch.vocabulary import Kind
