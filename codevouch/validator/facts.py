@@ -154,24 +154,8 @@ def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], loo
     snippets' commits and blob ids."""
     objects: dict[str, tuple[str, str]] = {name: (oid, kind) for name, (oid, kind, _) in commits.items()}
     dates = {oid: date for oid, kind, date in commits.values() if date}
-    objects.update(gitio.batch_check(root, lookups.single))
-    for commit, (rels, pending) in lookups.trees.items():
-        blobs = gitio.parse_tree_blobs(pending.result(), None if commit == lookups.keep else rels)
-        if commit == lookups.keep:
-            gitio.keep_tree(root, commit, blobs)
-        objects.update({f"{commit}:{rel}": (blobs[rel], "blob") for rel in rels if rel in blobs})
-    for commit, (rels, tree) in lookups.kept.items():
-        objects.update({f"{commit}:{rel}": (tree[rel], "blob") for rel in rels if rel in tree})
-    # Does the repository have a snippet's blob at all? Asked only where the answer matters:
-    # when the blob is not its file's at its commit (decide: unknown-blob).
-    doubtful = []
-    for s in inside:
-        found = objects.get(s.commit) if s.commit and s.blob_sha else None
-        if found and found[1] == "commit":
-            at = objects.get(f"{found[0]}:{located[s.path].rel}")
-            if at is not None and s.blob_sha and at[0] != s.blob_sha:
-                doubtful.append(s.blob_sha)
-    objects.update(gitio.batch_check(root, doubtful))
+    objects.update(_looked_up(root, lookups))
+    objects.update(gitio.batch_check(root, _doubtful_blobs(objects, located, inside)))
     head_obj = objects.get("HEAD")
     head = head_obj[0] if head_obj and head_obj[1] == "commit" else None
     inside_rels = [loc.rel for loc in located.values() if loc.inside and loc.rel]
@@ -180,6 +164,36 @@ def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], loo
     return Facts(root, head, status, rules, located,
                  {real: WorkFile(text) for real, text in texts.items()}, objects, commit_dates=dates,
                  marks=gitio.marks_of(attributes), unrun_filters=gitio.unrun_filters(root, attributes))
+
+
+def _looked_up(root: Path, lookups: _Lookups) -> dict[str, tuple[str, str]]:
+    """"<commit>:<path>" -> (blob id, "blob") for the lookups: the single ones asked now (one
+    `cat-file --batch-check`), the listed trees collected (the kept commit's kept for the next
+    calls), the trees listed before looked up in memory."""
+    objects = gitio.batch_check(root, lookups.single)
+    for commit, (rels, pending) in lookups.trees.items():
+        blobs = gitio.parse_tree_blobs(pending.result(), None if commit == lookups.keep else rels)
+        if commit == lookups.keep:
+            gitio.keep_tree(root, commit, blobs)
+        objects.update({f"{commit}:{rel}": (blobs[rel], "blob") for rel in rels if rel in blobs})
+    for commit, (rels, tree) in lookups.kept.items():
+        objects.update({f"{commit}:{rel}": (tree[rel], "blob") for rel in rels if rel in tree})
+    return objects
+
+
+def _doubtful_blobs(objects: Mapping[str, tuple[str, str]], located: Mapping[str, Located],
+                    inside: Sequence[Snippet]) -> list[str]:
+    """The snippets' blob ids to ask the repository about (no I/O). Does it have a snippet's blob
+    at all? Asked only where the answer matters: when the blob is not its file's at its commit
+    (decide: unknown-blob)."""
+    doubtful = []
+    for s in inside:
+        found = objects.get(s.commit) if s.commit and s.blob_sha else None
+        if found and found[1] == "commit":
+            at = objects.get(f"{found[0]}:{located[s.path].rel}")
+            if at is not None and s.blob_sha and at[0] != s.blob_sha:
+                doubtful.append(s.blob_sha)
+    return doubtful
 
 
 def _has_gitattributes(root: Path, rels: Sequence[str]) -> bool:
@@ -249,47 +263,82 @@ def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, st
 
     While git hashes, the old versions of the files it says changed are already being read
     (their snippets will need them: see _read_old_blobs)."""
-    root, located = facts.root, facts.located
-    # Files moved without git (plain `mv`): an untracked file with the old blob's exact content.
-    lost_blobs = {facts.old_blob(s, located[s.path].rel) for s in inside
-                  if not located[s.path].exists
-                  and (facts.commit_of(s), located[s.path].rel) not in facts.renames}
-    lost_blobs.discard(None)
-    untracked: dict[str, Located] = {}
-    if lost_blobs:
-        # Listed only now: most calls lose no file, and listing costs a walk of the tree.
-        listed = sorted(gitio.untracked_files(root))[:MAX_UNTRACKED_HASHED]
-        huge = over_cap(root, listed, facts.rules.max_file_bytes)
-        for path in listed:
-            if path in huge:
-                continue        # never hashed: git would read all of it
-            loc = locator.locate(path)
-            if loc.inside and loc.exists and loc.real:
-                untracked[loc.real] = loc
-
-    texts: dict[str, str] = {}     # files read now, beyond facts.files
-    for real in sorted(set(facts.renames.values()) - set(facts.files)):
-        if isinstance(text := read_text(root, real, facts.rules.max_file_bytes), str):
-            texts[real] = text
-    to_hash = {target for s in inside
-               if s.has_version and (loc := located[s.path]).exists
-               and ((target := loc.real) in facts.files or target in texts) and not fast_path(s, facts, strict)}
-    # Rename targets too: the same blob id there is the same code (decide: file-renamed).
-    to_hash |= set(facts.renames.values()) & (set(facts.files) | set(texts))
-    if strict:
-        to_hash |= set(facts.files) | set(texts)
+    root = facts.root
+    lost_blobs = _lost_blobs(facts, inside)
+    # Listed only when a file is lost: most calls lose none, and listing costs a walk of the tree.
+    untracked = _untracked_candidates(root, locator, facts.rules.max_file_bytes) if lost_blobs else {}
+    texts = _read_rename_targets(facts)
+    to_hash = _to_hash(facts, inside, texts, strict)
     reused = {p: known[p] for p in to_hash if p is not None and p in known}
     hashing = gitio.start_hash_worktree_files(root, sorted(p for p in to_hash if p and p not in reused)
                                               + sorted(p for p in untracked if p not in reused))
     reused.update((p, known[p]) for p in untracked if p in known)
-    # A file the caller already hashed to the snippet's own blob is that blob (an overlay hit, cut
-    # from the working tree): its old version is not needed.
-    early = gitio.start_read_blobs(root, sorted({
+    early = gitio.start_read_blobs(root, _early_old_blobs(facts, inside, to_hash, reused))
+    return _Hashing(hashing, early, texts, untracked, frozenset(b for b in lost_blobs if b), reused)
+
+
+def _lost_blobs(facts: Facts, inside: Sequence[Snippet]) -> set[str]:
+    """The old blobs of the snippets whose file is gone and not renamed by git (no I/O): a file
+    moved without git (plain `mv`) is an untracked file with the old blob's exact content."""
+    located = facts.located
+    lost: set[str | None] = {facts.old_blob(s, located[s.path].rel) for s in inside
+                             if not located[s.path].exists
+                             and (facts.commit_of(s), located[s.path].rel) not in facts.renames}
+    lost.discard(None)
+    return {b for b in lost if b is not None}
+
+
+def _untracked_candidates(root: Path, locator: Locator, cap: int) -> dict[str, Located]:
+    """The untracked files (at most MAX_UNTRACKED_HASHED) that may be a lost file moved without
+    git, by real path; those over the size cap are left out: never hashed (git would read all of
+    them)."""
+    untracked: dict[str, Located] = {}
+    listed = sorted(gitio.untracked_files(root))[:MAX_UNTRACKED_HASHED]
+    huge = over_cap(root, listed, cap)
+    for path in listed:
+        if path in huge:
+            continue
+        loc = locator.locate(path)
+        if loc.inside and loc.exists and loc.real:
+            untracked[loc.real] = loc
+    return untracked
+
+
+def _read_rename_targets(facts: Facts) -> dict[str, str]:
+    """The files git says the snippets' files were renamed to, read (those not read already)."""
+    texts: dict[str, str] = {}
+    for real in sorted(set(facts.renames.values()) - set(facts.files)):
+        if isinstance(text := read_text(facts.root, real, facts.rules.max_file_bytes), str):
+            texts[real] = text
+    return texts
+
+
+def _to_hash(facts: Facts, inside: Sequence[Snippet], texts: Mapping[str, str], strict: bool) -> set[str | None]:
+    """The read files whose blob id a decision needs (no I/O): a versioned snippet's file the fast
+    path cannot vouch for, every rename target (the same blob id there is the same code: decide,
+    file-renamed), and with `strict` every file."""
+    located = facts.located
+    to_hash = {target for s in inside
+               if s.has_version and (loc := located[s.path]).exists
+               and ((target := loc.real) in facts.files or target in texts) and not fast_path(s, facts, strict)}
+    to_hash |= set(facts.renames.values()) & (set(facts.files) | set(texts))
+    if strict:
+        to_hash |= set(facts.files) | set(texts)
+    return to_hash
+
+
+def _early_old_blobs(facts: Facts, inside: Sequence[Snippet], to_hash: set[str | None],
+                     reused: Mapping[str, str]) -> list[str]:
+    """The old blobs to read while git hashes (no I/O): those of snippets whose file is to be
+    hashed and git says changed, where a decision will compare with the old text (no text of its
+    own, or a symbol to look for). A file the caller already hashed to the snippet's own blob is
+    that blob (an overlay hit, cut from the working tree): its old version is not needed."""
+    located = facts.located
+    return sorted({
         old for s in inside if (target := located[s.path].real) is not None and target in to_hash
         and not facts.status.is_clean(target)
         and (s.text is None or symbols.symbol_names(s.symbol)) and (old := facts.old_blob(s, located[s.path].rel))
-        and not (target in reused and same_oid(reused[target], old))}))
-    return _Hashing(hashing, early, texts, untracked, frozenset(b for b in lost_blobs if b), reused)
+        and not (target in reused and same_oid(reused[target], old))})
 
 
 def _finish_hashing(facts: Facts, started: _Hashing) -> tuple[Facts, gitio.PendingBlobs]:
