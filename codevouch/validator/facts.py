@@ -7,9 +7,9 @@ one `ls-tree` per much-referenced commit or one `cat-file --batch-check`, blob i
 working-tree files from one `hash-object --stdin-paths`, old blob texts from one
 `cat-file --batch`; rename detection costs one `diff` per distinct commit, and only for
 snippets whose file is gone. The slow ones run in the background (gitio.Pending) while the
-files are located, read and searched. The facts themselves, and the answers worked out from
-them, are gathered.py's Facts. Decisions are made afterwards, without I/O, in
-decide.py; `find_elsewhere` adds one `git grep` when symbols left their file.
+files are located, read and searched. What is gathered is a Facts (gathered.py, with the
+answers worked out from it); decisions are made afterwards, without I/O, in decide.py;
+`find_elsewhere` adds one `git grep` when symbols left their file.
 """
 from __future__ import annotations
 
