@@ -30,6 +30,7 @@ from codevouch.store import (
     FileRow,
     Ledger,
     NewChunk,
+    Outdated,
     chunk_id,
     collection_base,
     server_url,
@@ -218,17 +219,11 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
 
     with gitio.blob_reader(repo) as reader:
         rules = rules_at(reader, tree)
-        attr_files = sorted((p, e.blob_sha) for p, e in tree.items() if p.rsplit("/", 1)[-1] == ".gitattributes")
-        # .gitattributes are rules too: when they change, every file is classified again.
-        rules_json = json.dumps({**rules.to_json(), **({"gitattributes": attr_files} if attr_files else {})},
-                                sort_keys=True)
-        # A branch in another space (another model, another embedded text, or an older release's
-        # keying) is read again: its chunks come from the new space or are made anew, their
-        # vectors from the cache when it holds their embedded text.
-        full = (state is None or state.rules_json != rules_json or state.embedder != embedder.name
-                or state.space != target.space)
+        attr_files = _attribute_files(tree)
+        rules_json = _rules_json(rules, attr_files)
+        full = _reads_all(state, rules_json, embedder.name, target.space)
         old_files = ledger.files(target.base)
-        if state is not None and not full and state.commit == commit and outdated is None:
+        if _up_to_date(state, full, commit, outdated):
             writer.sync_lexical(target.space)
             return _summary(target, tree, others, old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
@@ -240,10 +235,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
     on_phase("planned")
 
     new_chunks = [NewChunk(ordinal, c.record) for res in results for ordinal, c in enumerate(res.chunks)]
-    texts = {c.record.text_hash: c.embedded for res in results for c in res.chunks}
-    known = ledger.cached_hashes(embedder.name, texts)
-    known |= _from_overlay_cache(ledger, embedder.name, [h for h in texts if h not in known])
-    embedded = _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
+    embedded = _embed_new(ledger, embedder, results, progress)
 
     writer.commit_build(BuildChange(
         state=BranchState(target.base, target.repo, branch, commit, target.commit_date, target.indexed_at,
@@ -259,6 +251,39 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
                     reused=len(new_chunks) - embedded + sum(res.shared for res in results),
                     deleted=len(plan.to_history) + len(plan.drop),
                     indexed=len(results), noop=False, seconds=time.monotonic() - started)
+
+
+def _attribute_files(tree: dict[str, gitio.TreeEntry]) -> list[tuple[str, str]]:
+    """(path, blob id) of every .gitattributes in the tree, in path order."""
+    return sorted((p, e.blob_sha) for p, e in tree.items() if p.rsplit("/", 1)[-1] == ".gitattributes")
+
+
+def _rules_json(rules: Rules, attr_files: list[tuple[str, str]]) -> str:
+    """The branch's rules as its state records them. .gitattributes are rules too: when they
+    change, every file is classified again."""
+    return json.dumps({**rules.to_json(), **({"gitattributes": attr_files} if attr_files else {})}, sort_keys=True)
+
+
+def _reads_all(state: BranchState | None, rules_json: str, embedder: str, space: str) -> bool:
+    """Whether every file of the branch is read again (no I/O). A branch in another space
+    (another model, another embedded text, or an older release's keying) is: its chunks come
+    from the new space or are made anew, their vectors from the cache when it holds their
+    embedded text. So is one whose rules changed."""
+    return state is None or state.rules_json != rules_json or state.embedder != embedder or state.space != space
+
+
+def _up_to_date(state: BranchState | None, full: bool, commit: str, outdated: Outdated | None) -> bool:
+    """Whether the branch's index is already what a build would make (no I/O): its commit, in
+    its space, under its rules, laid out by this release."""
+    return state is not None and not full and state.commit == commit and outdated is None
+
+
+def _embed_new(ledger: Ledger, embedder: Embedder, results: list[_FileResult], progress: Progress | None) -> int:
+    """Embed the chunk texts no cache holds (the ledger's, then the overlay's); how many were."""
+    texts = {c.record.text_hash: c.embedded for res in results for c in res.chunks}
+    known = ledger.cached_hashes(embedder.name, texts)
+    known |= _from_overlay_cache(ledger, embedder.name, [h for h in texts if h not in known])
+    return _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
 
 
 def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str, gitio.TreeEntry],

@@ -21,7 +21,7 @@ import json
 import os
 import stat as stat_module
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -89,10 +89,9 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     # The same status, the same stat data of every file it names and the same rules make the same
     # overlay: a warm call over unchanged edits takes the last one whole (see _Made).
     made_key = _made_key(root, state, head, behind, raw_status, status, rules, file_limit, settings)
-    made = _MADE.get(made_key[0]) if made_key is not None else None
-    if made is not None and made_key is not None and made.key == made_key[1]:
-        return replace(made.overlay, status=status, embedded=0, cached=0, unembedded=0,
-                       seconds=time.monotonic() - started)
+    made = _made_before(made_key)
+    if made is not None:
+        return replace(made, status=status, embedded=0, cached=0, unembedded=0, seconds=time.monotonic() - started)
     # Every file the status names is hashed first (the hashes are kept by stat: a warm call
     # starts no process for them); with HEAD they decide the diff, which is then kept too.
     listed, huge = _regular_files(root, sorted(status.changed | status.untracked), rules.max_file_bytes)
@@ -103,11 +102,42 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
         overlay.base_gone = True
         overlay.seconds = time.monotonic() - started
         return overlay
-    new_paths: dict[str, str] = {}      # path -> added | modified | renamed
+    changes = _changes(diff, status.untracked)
+    scope = _scope(root, changes, file_limit, blobs, huge, rules.max_file_bytes)
+    overlay.hashes = dict(scope.blobs)
+    rules_key = _rules_key(root, rules, settings)
+    marks = _new_marks(root, scope, rules_key)
+    dates = _dates(root, head) if head and any(status.is_clean(p) for p in scope.searched) else {}
+    chunking = _Chunking(root, state.branch, rules, rules_key, marks, settings)
+    for path in scope.searched:
+        _add_file(overlay, chunking, path, changes.new_paths[path], scope, _provenance(path, head, status, dates))
+    for path in sorted(changes.deleted):
+        overlay.files.append(OverlayFile(path, "removed", "removed"))
+    overlay.replaced = frozenset(changes.replaced - scope.unchanged - set(scope.over))
+    overlay.deleted = changes.deleted
+    overlay.not_searched = len(scope.over)
+    overlay.seconds = time.monotonic() - started
+    _keep_made(made_key, overlay)
+    return overlay
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """What differs from the indexed commit, by path, as the diff and the status say."""
+    new_paths: dict[str, str]        # path -> added | modified | renamed
+    replaced: frozenset[str]         # the paths whose indexed chunks the overlay stands for
+    deleted: frozenset[str]          # the indexed paths gone from the working tree
+    # path -> its indexed blob id, for a file the diff says was modified (or changed type)
+    same_as_indexed: dict[str, str]
+
+
+def _changes(diff: list[gitio.Change], untracked: Iterable[str]) -> _Changes:
+    """The diff and the untracked files, classified (no I/O)."""
+    new_paths: dict[str, str] = {}
     replaced: set[str] = set()
     deleted: set[str] = set()
     # A file git lists only because its stat data changed (touched, rewritten as it was) is not a
-    # change: its working-tree blob id is the indexed one (hashed below with the others).
+    # change: its working-tree blob id is the indexed one (hashed with the others: _scope).
     same_as_indexed = {c.new_path: c.old_blob for c in diff if c.status in ("M", "T") and c.new_path and c.old_blob}
     for c in diff:
         if c.old_path and c.status not in ("A", "C"):
@@ -116,77 +146,129 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
                 deleted.add(c.old_path)
         if c.new_path and c.status != "D":
             new_paths[c.new_path] = {"A": "added", "C": "added", "R": "renamed"}.get(c.status, "modified")
-    for path in sorted(status.untracked):
+    for path in sorted(untracked):
         new_paths.setdefault(path, "added")
     replaced.update(new_paths)
     deleted.difference_update(new_paths)
-    order = sorted(new_paths)
+    return _Changes(new_paths, frozenset(replaced), frozenset(deleted), same_as_indexed)
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """The files one overlay reads, and their blob ids."""
+    searched: list[str]        # in path order, at most file_limit of them, less those unchanged
+    over: list[str]            # the new paths past file_limit: counted, neither hashed nor read
+    blobs: dict[str, str]      # path -> working-tree blob id, for the new paths within file_limit
+    huge: frozenset[str]       # paths over the size cap: neither hashed nor read
+    unchanged: frozenset[str]  # listed by git, yet their blob id is the indexed one
+
+
+def _scope(root: Path, changes: _Changes, file_limit: int, blobs: dict[str, str], huge: frozenset[str],
+           cap: int) -> _Scope:
+    """The new paths within `file_limit`, hashed: those the status named are in `blobs` already,
+    those committed since the build are hashed here (one process, none when there are none)."""
+    order = sorted(changes.new_paths)
     searched, over = order[:max(file_limit, 0)], order[max(file_limit, 0):]
     # Files over the size cap are neither hashed nor read (git would read all of a 2 GB file).
-    huge = huge | over_cap(root, [p for p in searched if p not in blobs], rules.max_file_bytes)
+    huge = huge | over_cap(root, [p for p in searched if p not in blobs], cap)
     rest = [p for p in searched if p not in huge and p not in blobs]   # committed since the build
     blobs = {**blobs, **gitio.hash_worktree_files(root, rest)} if rest else blobs
     blobs = {p: blobs[p] for p in searched if p in blobs}
-    overlay.hashes = dict(blobs)
-    unchanged = {p for p in searched if p in same_as_indexed and blobs.get(p) == same_as_indexed[p]}
+    same = changes.same_as_indexed
+    unchanged = frozenset(p for p in searched if p in same and blobs.get(p) == same[p])
     if unchanged:
         searched = [p for p in searched if p not in unchanged]
-        replaced -= unchanged
-    # .gitattributes mark files generated or vendored: a change to the top one re-derives every file.
+    return _Scope(searched, over, blobs, huge, unchanged)
+
+
+def _rules_key(root: Path, rules: Rules, settings: Settings) -> str:
+    """What a file's chunks depend on besides its content: the rules, the build knobs and the top
+    .gitattributes (it marks files generated or vendored: a change to it re-derives every file)."""
     attributes = read_bytes(root, ".gitattributes")
-    rules_key = json.dumps([rules.to_json(), (attributes if isinstance(attributes, bytes) else b"").decode("latin-1"),
-                            repr(settings.build_key())], sort_keys=True)
-    missing = [p for p in searched if p in blobs and (str(root), p, blobs[p], rules_key) not in _CUTS]
-    marks = gitio.linguist_marks(root, missing) if missing else {}
-    dates = _dates(root, head) if head and any(status.is_clean(p) for p in searched) else {}
-    locator = Locator(root)
-    count_tokens: list[Callable[[str], int]] = []
-    for path in searched:
-        committed = head is not None and status.is_clean(path)
-        origin = "committed" if committed else "uncommitted"
-        blob = blobs.get(path)
-        if path in huge:
-            overlay.files.append(OverlayFile(path, new_paths[path], origin, 0,
-                                             f"skipped: huge (>{rules.max_file_bytes} bytes)"))
-            continue
-        if blob is None:
-            overlay.files.append(OverlayFile(path, new_paths[path], origin, 0, "unreadable (git could not hash it)"))
-            continue
-        key = (str(root), path, blob, rules_key)
+    return json.dumps([rules.to_json(), (attributes if isinstance(attributes, bytes) else b"").decode("latin-1"),
+                       repr(settings.build_key())], sort_keys=True)
+
+
+def _new_marks(root: Path, scope: _Scope, rules_key: str) -> dict[str, str]:
+    """The linguist marks of the files to cut (one `check-attr`; none when every one is kept)."""
+    missing = [p for p in scope.searched if p in scope.blobs and (str(root), p, scope.blobs[p], rules_key) not in _CUTS]
+    return gitio.linguist_marks(root, missing) if missing else {}
+
+
+@dataclass(frozen=True)
+class _Provenance:
+    """Where a file's chunks say they come from."""
+    origin: str      # committed (since the build) | uncommitted
+    commit: str      # HEAD, for a committed file
+    date: str        # HEAD's committer date, for a committed file
+
+
+def _provenance(path: str, head: str | None, status: gitio.WorktreeStatus, dates: dict[str, str]) -> _Provenance:
+    """A file the status does not name is HEAD's: committed since the build."""
+    if head is not None and status.is_clean(path):
+        return _Provenance("committed", head, dates.get(head, ""))
+    return _Provenance("uncommitted", "", "")
+
+
+class _Chunking:
+    """What every file of one derive is cut with; a file's cut is kept in _CUTS."""
+
+    def __init__(self, root: Path, branch: str, rules: Rules, rules_key: str, marks: dict[str, str],
+                 settings: Settings) -> None:
+        self.root = root
+        self.branch = branch
+        self.rules = rules
+        self.rules_key = rules_key
+        self.marks = marks
+        self.settings = settings
+        self.locator = Locator(root)
+        self._count_tokens: Callable[[str], int] | None = None   # loaded at the first file cut
+
+    def cut(self, path: str, blob: str) -> _Cut:
+        """The file's cut as kept, or read and chunked now (and kept)."""
+        key = (str(self.root), path, blob, self.rules_key)
         cut = _CUTS.get(key)
         if cut is None:
-            if not count_tokens:
-                count_tokens.append(token_counter())
-            cut = replace(_cut(root, locator, path, blob, rules, marks.get(path), count_tokens[0], state.branch,
-                               settings), cut_at=now_utc())
+            if self._count_tokens is None:
+                self._count_tokens = token_counter()
+            cut = replace(_cut(self.root, self.locator, path, blob, self.rules, self.marks.get(path),
+                               self._count_tokens, self.branch, self.settings), cut_at=now_utc())
             if len(_CUTS) >= _CUTS_MAX:
                 _CUTS.clear()
             _CUTS[key] = cut
-        commit, date = (head or "", dates.get(head or "", "")) if committed else ("", "")
-        variant = (state.branch, commit, date, origin)
+        return cut
+
+    def cited(self, cut: _Cut, where: _Provenance) -> list[OverlayChunk]:
+        """The cut's chunks as cited from this branch and `where` (made once per variant)."""
+        variant = (self.branch, where.commit, where.date, where.origin)
         chunks = cut.cited.get(variant)
         if chunks is None:
             if len(cut.cited) > 8:
                 cut.cited.clear()
             chunks = cut.cited[variant] = [
-                OverlayChunk(replace(c.record, repo=str(root), branch=state.branch, commit=commit, commit_date=date,
-                                     indexed_at=cut.cut_at, origin=origin), c.text, c.embedded, c.doc)
+                OverlayChunk(replace(c.record, repo=str(self.root), branch=self.branch, commit=where.commit,
+                                     commit_date=where.date, indexed_at=cut.cut_at, origin=where.origin),
+                             c.text, c.embedded, c.doc)
                 for c in cut.chunks]
-        overlay.chunks.extend(chunks)
-        if cut.data is not None and chunks:
-            overlay.texts[blob] = cut.data
-        overlay.files.append(OverlayFile(path, new_paths[path], origin, len(chunks), cut.note))
-    for path in sorted(deleted):
-        overlay.files.append(OverlayFile(path, "removed", "removed"))
-    overlay.replaced = frozenset(replaced - set(over))
-    overlay.deleted = frozenset(deleted)
-    overlay.not_searched = len(over)
-    overlay.seconds = time.monotonic() - started
-    if made_key is not None and made_key[2]:
-        if len(_MADE) >= 16:
-            _MADE.clear()
-        _MADE[made_key[0]] = _Made(made_key[1], overlay)
-    return overlay
+        return chunks
+
+
+def _add_file(overlay: Overlay, chunking: _Chunking, path: str, change: str, scope: _Scope, where: _Provenance) -> None:
+    """One new or changed file into `overlay`: its chunks, or why it has none."""
+    if path in scope.huge:
+        overlay.files.append(OverlayFile(path, change, where.origin, 0,
+                                         f"skipped: huge (>{chunking.rules.max_file_bytes} bytes)"))
+        return
+    blob = scope.blobs.get(path)
+    if blob is None:
+        overlay.files.append(OverlayFile(path, change, where.origin, 0, "unreadable (git could not hash it)"))
+        return
+    cut = chunking.cut(path, blob)
+    chunks = chunking.cited(cut, where)
+    overlay.chunks.extend(chunks)
+    if cut.data is not None and chunks:
+        overlay.texts[blob] = cut.data
+    overlay.files.append(OverlayFile(path, change, where.origin, len(chunks), cut.note))
 
 
 @dataclass(frozen=True)
@@ -198,6 +280,22 @@ class _Made:
 
 _MADE: dict[tuple[str, str], _Made] = {}    # (root, branch) -> the last overlay made there
 caches.register("codevouch.indexer.overlay.made", _MADE.clear, _MADE.__len__)
+
+
+def _made_before(made_key: tuple[tuple[str, str], tuple[object, ...], bool] | None) -> Overlay | None:
+    """The overlay made last from what `made_key` says, if it was kept."""
+    made = _MADE.get(made_key[0]) if made_key is not None else None
+    if made is not None and made_key is not None and made.key == made_key[1]:
+        return made.overlay
+    return None
+
+
+def _keep_made(made_key: tuple[tuple[str, str], tuple[object, ...], bool] | None, overlay: Overlay) -> None:
+    """Keep `overlay` for the next call, when what it was made from may be kept (_made_key)."""
+    if made_key is not None and made_key[2]:
+        if len(_MADE) >= 16:
+            _MADE.clear()
+        _MADE[made_key[0]] = _Made(made_key[1], overlay)
 
 
 def _made_key(root: Path, state: BranchState, head: str | None, behind: int | None, raw_status: bytes,

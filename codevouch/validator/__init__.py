@@ -14,7 +14,8 @@ from typing import Any
 
 from codevouch.validator.citation import header, version_line
 from codevouch.validator.decide import LOST, decide, move_needle
-from codevouch.validator.facts import Facts, Known, find_elsewhere, gather, start
+from codevouch.validator.facts import Known, find_elsewhere, gather, start
+from codevouch.validator.gathered import Facts
 from codevouch.validator.model import REASONS, VERDICTS, Checked, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, parse_snippets
 from codevouch.validator.parsecache import CACHE as PARSES

@@ -13,10 +13,10 @@ says "unchanged" but whose text is not in the file gets `text-mismatch`.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from codevouch.validator import moves, symbols
-from codevouch.validator.facts import Facts, WorkFile, fast_path, identical_blob, same_oid
+from codevouch.validator.gathered import Facts, WorkFile, fast_path, identical_blob, same_oid
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
 from codevouch.validator.text import find_lines, line_count, nearest, slice_lines
 from codevouch.vocabulary import Kind
@@ -67,33 +67,54 @@ def _out_of_range(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict
     assert loc.real is not None
     last = max(s.start_line or 0, s.end_line or 0)
     identical = identical_blob(s, facts, strict) is not None
-    if identical and s.text is not None:
-        # The text found as whole lines ending at or past `last`: the file has that many lines
-        # (hits number lines as line_count does), no count needed.
-        found = facts.caches.hits.get((s.text, loc.real))
-        if found is not None and any(end >= last for _, end in found[0]):
-            return None
-    now = facts.line_total(loc.real)
-    old = facts.old_blob(s, loc.rel) if loc.rel else None
-    version = work.text if identical else facts.blob_texts.get(old) if old else None
-    if version is not None:
-        where, shown = "its version of the", version
-        if last <= (now if identical else facts.old_line_total(old or "")):
-            return None
-    else:
-        where, shown = "the working-tree", work.text
-        vouched = decided.verdict in ("usable", "stale-but-ok")
-        pointed = decided.current is not None and (decided.current.path != loc.real
-                                                    or decided.current.end_line <= now)
-        if last <= now or not vouched or pointed:
-            return None
+    if identical and s.text is not None and _found_through(facts, s.text, loc.real, last):
+        return None
+    past = _past_end(s, loc, work, facts, identical, last, decided)
+    if past is None:
+        return None
     current = _find_symbol(s, loc.real, work, facts) if loc.real else None
     first, end = s.start_line or s.end_line, s.end_line or s.start_line
     hint = f"; the current {current.symbol} is at lines {current.start_line}-{current.end_line}" if current else ""
     return Decision("lines-out-of-range",
-                    f"Lines {first}-{end} are past the end of {where} file {loc.rel} "
-                    f"({shown.count(chr(10)) + (not shown.endswith(chr(10)))} lines): "
+                    f"Lines {first}-{end} are past the end of {past.where} file {loc.rel} "
+                    f"({past.text.count(chr(10)) + (not past.text.endswith(chr(10)))} lines): "
                     f"nothing there to vouch for{hint}.", current)
+
+
+def _found_through(facts: Facts, text: str, real: str, last: int) -> bool:
+    """Whether the text was found (already: no search here) as whole lines ending at or past line
+    `last`: then the file has that many lines (hits number lines as line_count does), no count
+    needed."""
+    found = facts.caches.hits.get((text, real))
+    return found is not None and any(end >= last for _, end in found[0])
+
+
+@dataclass(frozen=True)
+class _Past:
+    """The version of a file a snippet's lines lie past the end of."""
+    where: str     # how the message names it: "its version of the" | "the working-tree"
+    text: str      # its text (the message counts its lines)
+
+
+def _past_end(s: Snippet, loc: Located, work: WorkFile, facts: Facts, identical: bool, last: int,
+              decided: Decision) -> _Past | None:
+    """The version line `last` lies past the end of: the snippet's own version when at hand,
+    else the working-tree file, but only while `decided` vouches for the lines and points at
+    nothing in range; None when the lines are in range (or nothing would be vouched for)."""
+    assert loc.real is not None
+    now = facts.line_total(loc.real)
+    old = facts.old_blob(s, loc.rel) if loc.rel else None
+    version = work.text if identical else facts.blob_texts.get(old) if old else None
+    if version is not None:
+        if last <= (now if identical else facts.old_line_total(old or "")):
+            return None
+        return _Past("its version of the", version)
+    vouched = decided.verdict in ("usable", "stale-but-ok")
+    pointed = decided.current is not None and (decided.current.path != loc.real
+                                                or decided.current.end_line <= now)
+    if last <= now or not vouched or pointed:
+        return None
+    return _Past("the working-tree", work.text)
 
 
 _KIND_WORDS: dict[str, str] = {Kind.GENERATED: "generated code", Kind.VENDOR: "vendored third-party code",
@@ -211,61 +232,93 @@ def _unversioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts) -> Deci
 
 
 def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: bool) -> Decision:
+    """The verdict for a snippet with a commit or a blob id, in this order: the working-tree file
+    provably its version, a blob id its commit never had, its text found in the changed file,
+    then what changed."""
     assert loc.real is not None
     commit = facts.commit_of(s)
+    same = identical_blob(s, facts, strict)
+    if same is not None:
+        return _unchanged(s, loc, work, facts, strict, commit, same)
+    wrong = _unknown_blob(s, loc, work, facts, commit)
+    if wrong is not None:
+        return wrong
+    gone = bool(s.commit) and commit is None
+    old_text = _old_text(s, loc, facts)
+    if old_text is not None:
+        current = _find_text(s, old_text, loc.real, work, facts)
+        if current is not None:
+            return _text_kept(s, loc, facts, current)
+    return _changed(s, loc, work, facts, gone and old_text is None)
+
+
+def _unchanged(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: bool, commit: str | None,
+               same: str) -> Decision:
+    """The working-tree file is provably the snippet's version (blob `same`): its text, where it
+    has one, must still be in it (it is data, never trusted), and at the snippet's lines."""
+    assert loc.real is not None
     at_head = commit is not None and commit == facts.head
     # Cut from the working tree at query time (the overlay): no older version to speak of.
     worktree = s.origin == "uncommitted" and not s.commit
-    same = identical_blob(s, facts, strict)
-    if same is not None:
-        reason = "same-commit" if at_head or worktree else "same-content"
-        basis = ("Indexed at HEAD and the file is unchanged in the working tree"
-                 if at_head and fast_path(s, facts, strict) else
-                 "Cut from the working tree, and the file is unchanged since" if worktree else
-                 "The working-tree file has the same git blob id as the indexed one")
-        if s.text is None:
-            current = _claimed(s, loc.real, work, facts) or _find_symbol(s, loc.real, work, facts)
+    reason = "same-commit" if at_head or worktree else "same-content"
+    basis = ("Indexed at HEAD and the file is unchanged in the working tree"
+             if at_head and fast_path(s, facts, strict) else
+             "Cut from the working tree, and the file is unchanged since" if worktree else
+             "The working-tree file has the same git blob id as the indexed one")
+    if s.text is None:
+        current = _claimed(s, loc.real, work, facts) or _find_symbol(s, loc.real, work, facts)
+        return Decision(reason, f"{basis}.", current)
+    hits = facts.hits(s.text, loc.real)
+    if not hits and same in facts.blob_texts and find_lines(s.text, facts.blob_texts[same]):
+        # A clean filter changes the working-tree bytes but git sees the same content.
+        current = _claimed(s, loc.real, work, facts)
+        return Decision(reason, f"{basis} (compared after git's filters).", current)
+    if hits:
+        current = _pick(s, hits, loc.real, work, facts, identical=True, needle=s.text)
+        if s.start_line is None or current.start_line == s.start_line:
             return Decision(reason, f"{basis}.", current)
-        hits = facts.hits(s.text, loc.real)
-        if not hits and same in facts.blob_texts and find_lines(s.text, facts.blob_texts[same]):
-            # A clean filter changes the working-tree bytes but git sees the same content.
-            current = _claimed(s, loc.real, work, facts)
-            return Decision(reason, f"{basis} (compared after git's filters).", current)
-        if hits:
-            current = _pick(s, hits, loc.real, work, facts, identical=True, needle=s.text)
-            if s.start_line is None or current.start_line == s.start_line:
-                return Decision(reason, f"{basis}.", current)
-            return Decision("chunk-moved",
-                            f"The file is unchanged but the snippet's line numbers are not where its text "
-                            f"is: use lines {current.start_line}-{current.end_line}.", current)
-        current = _find_symbol(s, loc.real, work, facts) or _claimed(s, loc.real, work, facts)
-        return Decision("text-mismatch",
-                        "The version metadata says the file is unchanged, but the snippet's text is not "
-                        "in it: the text was altered after indexing and must not be trusted.", current)
+        return Decision("chunk-moved",
+                        f"The file is unchanged but the snippet's line numbers are not where its text "
+                        f"is: use lines {current.start_line}-{current.end_line}.", current)
+    current = _find_symbol(s, loc.real, work, facts) or _claimed(s, loc.real, work, facts)
+    return Decision("text-mismatch",
+                    "The version metadata says the file is unchanged, but the snippet's text is not "
+                    "in it: the text was altered after indexing and must not be trusted.", current)
 
+
+def _unknown_blob(s: Snippet, loc: Located, work: WorkFile, facts: Facts, commit: str | None) -> Decision | None:
+    """unknown-blob, or None. Not "the file changed": the snippet names a blob its own commit
+    never had, and that the repository has never seen. Its version metadata is wrong, whatever
+    the text says."""
+    assert loc.real is not None
     if s.blob_sha and commit is not None and s.blob_sha not in facts.objects \
             and facts.blob_at(commit, loc.rel) not in (None, s.blob_sha):
-        # Not "the file changed": the snippet names a blob its own commit never had, and that
-        # the repository has never seen. Its version metadata is wrong, whatever the text says.
         current = _find_symbol(s, loc.real, work, facts)
         return Decision("unknown-blob",
                         f"The snippet's blob id {s.blob_sha[:12]} is not {loc.rel} at its commit "
                         f"{commit[:7]}, and this repository has no such object: its version metadata "
                         "is wrong, so nothing ties it to a version.", current)
-    gone = bool(s.commit) and commit is None
-    old_text = _old_text(s, loc, facts)
-    if old_text is not None:
-        current = _find_text(s, old_text, loc.real, work, facts)
-        if current is not None and _symbol_gone(s, loc, facts, current):
-            return _renamed_around(s, loc, current)
-        if current is not None:
-            same_place = s.start_line == current.start_line
-            return Decision("chunk-moved",
-                            "The file changed since it was indexed, but the chunk's text is unchanged "
-                            + ("at the same lines." if same_place else
-                               f"and now at lines {current.start_line}-{current.end_line}."), current)
+    return None
+
+
+def _text_kept(s: Snippet, loc: Located, facts: Facts, current: Current) -> Decision:
+    """The file changed, but the snippet's text was found in it (at `current`): the chunk moved,
+    unless a definition it names is gone from around it."""
+    if _symbol_gone(s, loc, facts, current):
+        return _renamed_around(s, loc, current)
+    same_place = s.start_line == current.start_line
+    return Decision("chunk-moved",
+                    "The file changed since it was indexed, but the chunk's text is unchanged "
+                    + ("at the same lines." if same_place else
+                       f"and now at lines {current.start_line}-{current.end_line}."), current)
+
+
+def _changed(s: Snippet, loc: Located, work: WorkFile, facts: Facts, nothing_to_compare: bool) -> Decision:
+    """The snippet's text is not in the changed file (or there was none to look for): where its
+    symbol is now, or that it is gone (from this file, or moved to another)."""
+    assert loc.real is not None
     current = _find_symbol(s, loc.real, work, facts)
-    if old_text is None and gone:
+    if nothing_to_compare:
         # Nothing to compare: no blob id, no text, and the commit is gone (force-pushed).
         hint = f"; the current {current.symbol} is given instead" if current else ""
         return Decision("commit-gone",

@@ -7,317 +7,32 @@ one `ls-tree` per much-referenced commit or one `cat-file --batch-check`, blob i
 working-tree files from one `hash-object --stdin-paths`, old blob texts from one
 `cat-file --batch`; rename detection costs one `diff` per distinct commit, and only for
 snippets whose file is gone. The slow ones run in the background (gitio.Pending) while the
-files are located, read and searched. Decisions are made afterwards, without I/O, in
-decide.py; `find_elsewhere` adds one `git grep` when symbols left their file.
+files are located, read and searched. What is gathered is a Facts (gathered.py, with the
+answers worked out from it); decisions are made afterwards, without I/O, in decide.py;
+`find_elsewhere` adds one `git grep` when symbols left their file.
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from codevouch.syntax.lines import decode, split_lines
-from codevouch.syntax.region import region_context, top_level_region
+from codevouch.syntax.lines import decode
 from codevouch.validator import symbols
+from codevouch.validator.gathered import Facts, WorkFile, fast_path, identical_blob, same_oid
 from codevouch.validator.model import Snippet
-from codevouch.validator.text import find_lines_verbatim, line_count
+from codevouch.validator.text import find_lines_verbatim
 from codevouch.worktree import gitio
 from codevouch.worktree.files import TooLarge, load_worktree_rules, over_cap, read_text
 from codevouch.worktree.paths import Located, Locator, locate
-from codevouch.worktree.rules import Classification, Rules, classifier
+from codevouch.worktree.rules import Rules
 
 # Untracked files hashed to find a file that was moved without `git mv` (exact content only).
 MAX_UNTRACKED_HASHED = 5000
 # Files read per definition line when looking for code moved to another file: a line found in
 # more files than this is too common to say where the code went.
 MAX_MOVE_CANDIDATES = 20
-
-
-@dataclass(frozen=True)
-class WorkFile:
-    text: str                 # decoded working-tree content (utf-8, else latin-1)
-    blob: str | None = None   # its blob id as git computes it; None when not hashed
-
-
-Defs = dict[str, list[tuple[int, int]]]
-# What an answer about a snippet depends on (hashing a whole Snippet, its text and all, cost
-# more than the check itself): path, commit, blob_sha, strict.
-SnippetKey = tuple[str, str | None, str | None, bool]
-
-
-@dataclass
-class FactCaches:
-    """The answers of one validate() call, each worked out once from its Facts: gathering and
-    deciding ask the same questions. Mutable on purpose, and kept apart from the facts they
-    are worked out from (which are frozen). The Facts a call derives by `replace` only add
-    files and blob texts, so they share one FactCaches; `after_hashing` starts `same` afresh
-    when the files get their blob ids. Per call, never process-wide (see codevouch/caches.py)."""
-    # Parse results, filled on first use: tree-sitter is pure CPU work, and most calls never
-    # need it, so it is not done up front. Keyed by working-tree path, by blob id, and by
-    # (path, text) for a snippet's own text; `pieces` by (path, first, last) of a top-level block.
-    defs: dict[str, Defs] = field(default_factory=dict)
-    old_defs: dict[str, Defs] = field(default_factory=dict)
-    text_defs: dict[tuple[str, str], Defs] = field(default_factory=dict)
-    pieces: dict[tuple[str, int, int], Defs | None] = field(default_factory=dict)
-    split: dict[str, list[str]] = field(default_factory=dict)        # working-tree path -> its lines
-    old_split: dict[str, list[str]] = field(default_factory=dict)    # blob id -> its lines
-    kinds: dict[str, Classification] = field(default_factory=dict)   # rel path -> the rules' verdict
-    hits: dict[tuple[str, str], tuple[list[tuple[int, int]], bool]] = field(default_factory=dict)
-    line_totals: dict[str, int] = field(default_factory=dict)       # working-tree path -> its lines
-    old_line_totals: dict[str, int] = field(default_factory=dict)   # blob id -> its lines
-    fast: dict[SnippetKey, bool] = field(default_factory=dict)       # fast_path's answers
-    # identical_blob's answers, by the same key; only once the files are hashed.
-    same: dict[SnippetKey, str | None] = field(default_factory=dict)
-    classifier: Callable[[str, str, str | None], Classification] | None = None
-
-    def after_hashing(self) -> FactCaches:
-        """The same caches, but for identical_blob's answers: those change with the blob ids."""
-        return replace(self, same={})
-
-
-@dataclass(frozen=True)
-class Facts:
-    root: Path
-    head: str | None                               # HEAD's commit; None without commits
-    status: gitio.WorktreeStatus
-    rules: Rules
-    located: Mapping[str, Located]                 # given path -> where it lies
-    files: Mapping[str, WorkFile]                  # real repo-relative path -> content
-    objects: Mapping[str, tuple[str, str]]         # "<commit>" / "<commit>:<path>" -> (id, type)
-    renames: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (commit, old) -> new
-    moved: Mapping[str, str] = field(default_factory=dict)   # old blob -> untracked path with it
-    blob_texts: Mapping[str, str] = field(default_factory=dict)           # blob id -> text
-    commit_dates: Mapping[str, str] = field(default_factory=dict)
-    marks: Mapping[str, str] = field(default_factory=dict)   # rel path -> .gitattributes linguist mark
-    # rel path -> the filter driver its `filter` attribute names, which codevouch does not run
-    # (README, "Security"): its working-tree hash may differ from what `git add` would store.
-    unrun_filters: Mapping[str, str] = field(default_factory=dict)
-    # Definition lines of snippets that lost their symbol -> working-tree files holding that
-    # line (gathered in a second pass, only for those: see `elsewhere`).
-    elsewhere: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # real path -> the working-tree file's size, over the rules' max_file_bytes: not read (too-large)
-    too_large: Mapping[str, TooLarge] = field(default_factory=dict)
-    # Lost paths of snippets without a commit -> whether HEAD's history ever had them (one git
-    # log for all, only for those: decide tells file-deleted from path-never-existed by it).
-    in_history: Mapping[str, bool] = field(default_factory=dict)
-    # Answers worked out from these facts, once each per call (see FactCaches): not facts,
-    # never compared, shared by the Facts that replace() derives from one another.
-    caches: FactCaches = field(default_factory=FactCaches, compare=False, repr=False)
-
-    def hits(self, text: str, real: str) -> list[tuple[int, int]]:
-        """Where `text` occurs as whole lines in a working-tree file (text.find_lines), each
-        search done once per call: gathering and deciding ask the same questions."""
-        key = (text, real)
-        found = self.caches.hits.get(key)
-        if found is None:
-            found = self.caches.hits[key] = find_lines_verbatim(text, self.files[real].text)
-        return found[0]
-
-    def verbatim(self, text: str, real: str) -> bool:
-        """Whether `hits(text, real)` found the text verbatim (not only with CRLF taken as LF)."""
-        found = self.caches.hits.get((text, real))
-        if found is None:
-            self.hits(text, real)
-            found = self.caches.hits[(text, real)]
-        return found[1]
-
-    def line_total(self, real: str) -> int:
-        """text.line_count of a working-tree file, counted once per call (a file many snippets
-        share was counted once per snippet, twice: 30 ms of a 1,000-snippet call)."""
-        found = self.caches.line_totals.get(real)
-        if found is None:
-            found = self.caches.line_totals[real] = line_count(self.files[real].text)
-        return found
-
-    def old_line_total(self, blob: str) -> int:
-        """text.line_count of an old blob's text (in blob_texts), counted once per call."""
-        found = self.caches.old_line_totals.get(blob)
-        if found is None:
-            found = self.caches.old_line_totals[blob] = line_count(self.blob_texts[blob])
-        return found
-
-    def commit_of(self, s: Snippet) -> str | None:
-        """The snippet's commit as a full id, if it names a commit that exists here."""
-        found = self.objects.get(s.commit) if s.commit else None
-        return found[0] if found and found[1] == "commit" else None
-
-    def blob_at(self, commit: str | None, rel: str | None) -> str | None:
-        if not commit or rel is None:
-            return None
-        found = self.objects.get(f"{commit}:{rel}")
-        return found[0] if found and found[1] == "blob" else None
-
-    def old_blob(self, s: Snippet, rel: str | None) -> str | None:
-        """The blob the snippet was taken from: its blob_sha, else its path at its commit."""
-        return s.blob_sha or self.blob_at(self.commit_of(s), rel)
-
-    def defs(self, real: str) -> dict[str, list[tuple[int, int]]]:
-        """Definitions in the working-tree file."""
-        defs = self.caches.defs
-        if real not in defs:
-            work = self.files.get(real)
-            defs[real] = symbols.definitions(work.text, real) if work else {}
-        return defs[real]
-
-    def lines(self, real: str, start: int, end: int) -> str:
-        """Lines start..end of a working-tree file (each file split once per call)."""
-        return "\n".join(self._lines(real)[start - 1:end])
-
-    def classification(self, loc: Located) -> Classification:
-        """The exclusion rules' verdict on a path inside the repository (and on its first
-        lines, for generated-code markers); once per path and call."""
-        assert loc.rel is not None
-        found = self.caches.kinds.get(loc.rel)
-        if found is None:
-            if self.caches.classifier is None:
-                self.caches.classifier = classifier(self.rules)
-            work = self.files.get(loc.real) if loc.exists and loc.real else None
-            found = self.caches.kinds[loc.rel] = self.caches.classifier(loc.rel, work.text if work else "",
-                                                                        self.marks.get(loc.rel))
-        return found
-
-    def defs_near(self, real: str, start: int, end: int) -> dict[str, list[tuple[int, int]]]:
-        """Definitions of the top-level block around lines start..end of a working-tree file,
-        with the file's line numbers: enough to name the code there, at a fraction of a
-        whole-file parse (syntax.region); the whole file when the block does not parse alone."""
-        pieces = self.caches.pieces
-        if real in self.caches.defs or real not in self.files:
-            return self.defs(real)
-        lines = self._lines(real)
-        first, last = top_level_region(lines, start - 1, end - 1)
-        key = (real, first, last)
-        if key not in pieces:
-            if last - first + 1 >= len(lines):
-                return self.defs(real)     # the whole file anyway
-            pieces[key] = symbols.piece_definitions("\n".join(lines[first:last + 1]), real)
-        piece = pieces[key]
-        if piece is None:
-            return self.defs(real)
-        return {name: [(a + first, b + first) for a, b in ranges] for name, ranges in piece.items()}
-
-    def parsed_near(self, real: str, start: int, end: int) -> dict[str, list[tuple[int, int]]] | None:
-        """defs_near, if what it needs is parsed already (else None: no parse here)."""
-        if real in self.caches.defs:
-            return self.caches.defs[real]
-        lines = self.caches.split.get(real)
-        if lines is None:
-            return None
-        first, last = top_level_region(lines, start - 1, end - 1)
-        if self.caches.pieces.get((real, first, last)) is None:
-            return None
-        return self.defs_near(real, start, end)
-
-    def intact_block(self, s: Snippet, real: str, start: int, end: int) -> bool:
-        """Whether lines start..end of a working-tree file are the snippet's own lines of its
-        version, moved or not, with the whole top-level block around them (syntax.region)
-        unchanged: then the definitions that enclose those lines, and their names, are as they
-        were, with no parse (a block names its definitions by itself: see syntax.region)."""
-        if s.start_line is None or s.end_line is None or end - start != s.end_line - s.start_line:
-            return False
-        old = self.old_blob(s, self.located[s.path].rel)
-        before = self.blob_texts.get(old) if old else None
-        if before is None or old is None or real not in self.files:
-            return False
-        if old not in self.caches.old_split:
-            self.caches.old_split[old] = split_lines(before)
-        was, now = self.caches.old_split[old], self._lines(real)
-        if s.end_line > len(was) or end > len(now):
-            return False
-        # The block around the lines now and the rows that decided its bounds, equal to the
-        # same rows shifted back in the old version (ends of file included): there the old
-        # version has the same block.
-        _, _, lo, hi = region_context(now, start - 1, end - 1)
-        shift = start - s.start_line
-        if lo - shift < 0 or hi - shift > len(was) or (lo == 0) != (lo - shift == 0) \
-                or (hi == len(now)) != (hi - shift == len(was)):
-            return False
-        return now[lo:hi] == was[lo - shift:hi - shift]
-
-    def _lines(self, real: str) -> list[str]:
-        split = self.caches.split
-        if real not in split:
-            split[real] = split_lines(self.files[real].text)
-        return split[real]
-
-    def unchanged_through(self, s: Snippet, real: str, end: int) -> bool:
-        """Whether the working-tree file equals the snippet's own version of it from the top
-        through line `end`: then everything that encloses those lines, and the names they have,
-        is as it was (what follows cannot change what came before), with no parse at all."""
-        loc = self.located[s.path]
-        old = self.old_blob(s, loc.rel)
-        before = self.blob_texts.get(old) if old else None
-        if before is None or real not in self.files:
-            return False
-        lines = self._lines(real)
-        if end > len(lines):
-            return False
-        head = "\n".join(lines[:end])
-        return before.startswith(head) and (len(before) == len(head) or before[len(head)] == "\n")
-
-    def old_defs(self, s: Snippet, rel: str | None) -> dict[str, list[tuple[int, int]]] | None:
-        """Definitions in the snippet's own version of its file; None when git no longer has it
-        (or it was not read: see gather)."""
-        old = self.old_blob(s, rel)
-        text = self.blob_texts.get(old) if old else None
-        if old is None or text is None or rel is None:
-            return None
-        if old not in self.caches.old_defs:
-            self.caches.old_defs[old] = symbols.definitions(text, rel)
-        return self.caches.old_defs[old]
-
-    def text_defs(self, text: str, path: str) -> dict[str, list[tuple[int, int]]]:
-        """Definitions in a snippet's own text (lines relative to the text)."""
-        key = (path, text)
-        if key not in self.caches.text_defs:
-            self.caches.text_defs[key] = symbols.text_definitions(text, path)
-        return self.caches.text_defs[key]
-
-
-def fast_path(s: Snippet, facts: Facts, strict: bool) -> bool:
-    """Rule 4: the snippet is from HEAD and git says its file is unchanged: no hashing needed.
-    (Tracked at HEAD is checked too: an ignored file is 'clean' to `git status` as well.)"""
-    key = (s.path, s.commit, s.blob_sha, strict)
-    found = facts.caches.fast.get(key)
-    if found is None:
-        found = facts.caches.fast[key] = _fast_path(s, facts, strict)
-    return found
-
-
-def _fast_path(s: Snippet, facts: Facts, strict: bool) -> bool:
-    loc = facts.located[s.path]
-    commit = facts.commit_of(s)
-    at_head = facts.blob_at(commit, loc.rel)
-    # A blob_sha that disagrees with HEAD's blob makes the snippet inconsistent: no shortcut,
-    # let the hash decide.
-    return (not strict and loc.exists and commit is not None and commit == facts.head
-            and facts.status.is_clean(loc.real or "") and at_head is not None
-            and (s.blob_sha is None or same_oid(s.blob_sha, at_head)))
-
-
-def same_oid(a: str | None, b: str | None) -> bool:
-    """Equal object ids; a snippet may give an abbreviated one (7+ hex digits, checked by parse)."""
-    if not a or not b:
-        return False
-    return a.startswith(b) or b.startswith(a)
-
-
-def identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
-    """The blob id the working-tree file provably equals (fast path or same hash), else None."""
-    key = (s.path, s.commit, s.blob_sha, strict)
-    if key in facts.caches.same:
-        return facts.caches.same[key]
-    found = facts.caches.same[key] = _identical_blob(s, facts, strict)
-    return found
-
-
-def _identical_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
-    loc = facts.located[s.path]
-    if fast_path(s, facts, strict):
-        return facts.blob_at(facts.head, loc.rel)
-    work = facts.files.get(loc.real or "") if loc.exists else None
-    old = facts.old_blob(s, loc.rel)
-    return old if work is not None and same_oid(work.blob, old) else None
 
 
 @dataclass(frozen=True)
@@ -439,24 +154,8 @@ def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], loo
     snippets' commits and blob ids."""
     objects: dict[str, tuple[str, str]] = {name: (oid, kind) for name, (oid, kind, _) in commits.items()}
     dates = {oid: date for oid, kind, date in commits.values() if date}
-    objects.update(gitio.batch_check(root, lookups.single))
-    for commit, (rels, pending) in lookups.trees.items():
-        blobs = gitio.parse_tree_blobs(pending.result(), None if commit == lookups.keep else rels)
-        if commit == lookups.keep:
-            gitio.keep_tree(root, commit, blobs)
-        objects.update({f"{commit}:{rel}": (blobs[rel], "blob") for rel in rels if rel in blobs})
-    for commit, (rels, tree) in lookups.kept.items():
-        objects.update({f"{commit}:{rel}": (tree[rel], "blob") for rel in rels if rel in tree})
-    # Does the repository have a snippet's blob at all? Asked only where the answer matters:
-    # when the blob is not its file's at its commit (decide: unknown-blob).
-    doubtful = []
-    for s in inside:
-        found = objects.get(s.commit) if s.commit and s.blob_sha else None
-        if found and found[1] == "commit":
-            at = objects.get(f"{found[0]}:{located[s.path].rel}")
-            if at is not None and s.blob_sha and at[0] != s.blob_sha:
-                doubtful.append(s.blob_sha)
-    objects.update(gitio.batch_check(root, doubtful))
+    objects.update(_looked_up(root, lookups))
+    objects.update(gitio.batch_check(root, _doubtful_blobs(objects, located, inside)))
     head_obj = objects.get("HEAD")
     head = head_obj[0] if head_obj and head_obj[1] == "commit" else None
     inside_rels = [loc.rel for loc in located.values() if loc.inside and loc.rel]
@@ -465,6 +164,36 @@ def _objects(root: Path, commits: Mapping[str, tuple[str, str, str | None]], loo
     return Facts(root, head, status, rules, located,
                  {real: WorkFile(text) for real, text in texts.items()}, objects, commit_dates=dates,
                  marks=gitio.marks_of(attributes), unrun_filters=gitio.unrun_filters(root, attributes))
+
+
+def _looked_up(root: Path, lookups: _Lookups) -> dict[str, tuple[str, str]]:
+    """"<commit>:<path>" -> (blob id, "blob") for the lookups: the single ones asked now (one
+    `cat-file --batch-check`), the listed trees collected (the kept commit's kept for the next
+    calls), the trees listed before looked up in memory."""
+    objects = gitio.batch_check(root, lookups.single)
+    for commit, (rels, pending) in lookups.trees.items():
+        blobs = gitio.parse_tree_blobs(pending.result(), None if commit == lookups.keep else rels)
+        if commit == lookups.keep:
+            gitio.keep_tree(root, commit, blobs)
+        objects.update({f"{commit}:{rel}": (blobs[rel], "blob") for rel in rels if rel in blobs})
+    for commit, (rels, tree) in lookups.kept.items():
+        objects.update({f"{commit}:{rel}": (tree[rel], "blob") for rel in rels if rel in tree})
+    return objects
+
+
+def _doubtful_blobs(objects: Mapping[str, tuple[str, str]], located: Mapping[str, Located],
+                    inside: Sequence[Snippet]) -> list[str]:
+    """The snippets' blob ids to ask the repository about (no I/O). Does it have a snippet's blob
+    at all? Asked only where the answer matters: when the blob is not its file's at its commit
+    (decide: unknown-blob)."""
+    doubtful = []
+    for s in inside:
+        found = objects.get(s.commit) if s.commit and s.blob_sha else None
+        if found and found[1] == "commit":
+            at = objects.get(f"{found[0]}:{located[s.path].rel}")
+            if at is not None and s.blob_sha and at[0] != s.blob_sha:
+                doubtful.append(s.blob_sha)
+    return doubtful
 
 
 def _has_gitattributes(root: Path, rels: Sequence[str]) -> bool:
@@ -534,47 +263,82 @@ def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, st
 
     While git hashes, the old versions of the files it says changed are already being read
     (their snippets will need them: see _read_old_blobs)."""
-    root, located = facts.root, facts.located
-    # Files moved without git (plain `mv`): an untracked file with the old blob's exact content.
-    lost_blobs = {facts.old_blob(s, located[s.path].rel) for s in inside
-                  if not located[s.path].exists
-                  and (facts.commit_of(s), located[s.path].rel) not in facts.renames}
-    lost_blobs.discard(None)
-    untracked: dict[str, Located] = {}
-    if lost_blobs:
-        # Listed only now: most calls lose no file, and listing costs a walk of the tree.
-        listed = sorted(gitio.untracked_files(root))[:MAX_UNTRACKED_HASHED]
-        huge = over_cap(root, listed, facts.rules.max_file_bytes)
-        for path in listed:
-            if path in huge:
-                continue        # never hashed: git would read all of it
-            loc = locator.locate(path)
-            if loc.inside and loc.exists and loc.real:
-                untracked[loc.real] = loc
-
-    texts: dict[str, str] = {}     # files read now, beyond facts.files
-    for real in sorted(set(facts.renames.values()) - set(facts.files)):
-        if isinstance(text := read_text(root, real, facts.rules.max_file_bytes), str):
-            texts[real] = text
-    to_hash = {target for s in inside
-               if s.has_version and (loc := located[s.path]).exists
-               and ((target := loc.real) in facts.files or target in texts) and not fast_path(s, facts, strict)}
-    # Rename targets too: the same blob id there is the same code (decide: file-renamed).
-    to_hash |= set(facts.renames.values()) & (set(facts.files) | set(texts))
-    if strict:
-        to_hash |= set(facts.files) | set(texts)
+    root = facts.root
+    lost_blobs = _lost_blobs(facts, inside)
+    # Listed only when a file is lost: most calls lose none, and listing costs a walk of the tree.
+    untracked = _untracked_candidates(root, locator, facts.rules.max_file_bytes) if lost_blobs else {}
+    texts = _read_rename_targets(facts)
+    to_hash = _to_hash(facts, inside, texts, strict)
     reused = {p: known[p] for p in to_hash if p is not None and p in known}
     hashing = gitio.start_hash_worktree_files(root, sorted(p for p in to_hash if p and p not in reused)
                                               + sorted(p for p in untracked if p not in reused))
     reused.update((p, known[p]) for p in untracked if p in known)
-    # A file the caller already hashed to the snippet's own blob is that blob (an overlay hit, cut
-    # from the working tree): its old version is not needed.
-    early = gitio.start_read_blobs(root, sorted({
+    early = gitio.start_read_blobs(root, _early_old_blobs(facts, inside, to_hash, reused))
+    return _Hashing(hashing, early, texts, untracked, frozenset(b for b in lost_blobs if b), reused)
+
+
+def _lost_blobs(facts: Facts, inside: Sequence[Snippet]) -> set[str]:
+    """The old blobs of the snippets whose file is gone and not renamed by git (no I/O): a file
+    moved without git (plain `mv`) is an untracked file with the old blob's exact content."""
+    located = facts.located
+    lost: set[str | None] = {facts.old_blob(s, located[s.path].rel) for s in inside
+                             if not located[s.path].exists
+                             and (facts.commit_of(s), located[s.path].rel) not in facts.renames}
+    lost.discard(None)
+    return {b for b in lost if b is not None}
+
+
+def _untracked_candidates(root: Path, locator: Locator, cap: int) -> dict[str, Located]:
+    """The untracked files (at most MAX_UNTRACKED_HASHED) that may be a lost file moved without
+    git, by real path; those over the size cap are left out: never hashed (git would read all of
+    them)."""
+    untracked: dict[str, Located] = {}
+    listed = sorted(gitio.untracked_files(root))[:MAX_UNTRACKED_HASHED]
+    huge = over_cap(root, listed, cap)
+    for path in listed:
+        if path in huge:
+            continue
+        loc = locator.locate(path)
+        if loc.inside and loc.exists and loc.real:
+            untracked[loc.real] = loc
+    return untracked
+
+
+def _read_rename_targets(facts: Facts) -> dict[str, str]:
+    """The files git says the snippets' files were renamed to, read (those not read already)."""
+    texts: dict[str, str] = {}
+    for real in sorted(set(facts.renames.values()) - set(facts.files)):
+        if isinstance(text := read_text(facts.root, real, facts.rules.max_file_bytes), str):
+            texts[real] = text
+    return texts
+
+
+def _to_hash(facts: Facts, inside: Sequence[Snippet], texts: Mapping[str, str], strict: bool) -> set[str | None]:
+    """The read files whose blob id a decision needs (no I/O): a versioned snippet's file the fast
+    path cannot vouch for, every rename target (the same blob id there is the same code: decide,
+    file-renamed), and with `strict` every file."""
+    located = facts.located
+    to_hash = {target for s in inside
+               if s.has_version and (loc := located[s.path]).exists
+               and ((target := loc.real) in facts.files or target in texts) and not fast_path(s, facts, strict)}
+    to_hash |= set(facts.renames.values()) & (set(facts.files) | set(texts))
+    if strict:
+        to_hash |= set(facts.files) | set(texts)
+    return to_hash
+
+
+def _early_old_blobs(facts: Facts, inside: Sequence[Snippet], to_hash: set[str | None],
+                     reused: Mapping[str, str]) -> list[str]:
+    """The old blobs to read while git hashes (no I/O): those of snippets whose file is to be
+    hashed and git says changed, where a decision will compare with the old text (no text of its
+    own, or a symbol to look for). A file the caller already hashed to the snippet's own blob is
+    that blob (an overlay hit, cut from the working tree): its old version is not needed."""
+    located = facts.located
+    return sorted({
         old for s in inside if (target := located[s.path].real) is not None and target in to_hash
         and not facts.status.is_clean(target)
         and (s.text is None or symbols.symbol_names(s.symbol)) and (old := facts.old_blob(s, located[s.path].rel))
-        and not (target in reused and same_oid(reused[target], old))}))
-    return _Hashing(hashing, early, texts, untracked, frozenset(b for b in lost_blobs if b), reused)
+        and not (target in reused and same_oid(reused[target], old))})
 
 
 def _finish_hashing(facts: Facts, started: _Hashing) -> tuple[Facts, gitio.PendingBlobs]:

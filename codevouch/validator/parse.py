@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from codevouch.errors import InputError
@@ -98,11 +98,27 @@ def _line_in(text: str, stripped: str, pos: int) -> int:
 
 
 def check_snippet(item: Any, where: str) -> Snippet:
-    """The validated, normalized view of one snippet; InputError says what is wrong and where."""
+    """The validated, normalized view of one snippet; InputError says what is wrong and where.
+
+    The checks run in a fixed order (the object, "path", the string fields, the object ids, the
+    line numbers, their order), so a snippet with several faults always reports the same one."""
     if type(item) is not dict and not isinstance(item, Mapping):   # the ABC check is the slow one
         raise InputError(f"{where}: expected a JSON object, got {_kind(item)}; {_FIX}.")
     get = item.get
-    path = get("path")
+    path = _checked_path(get("path"), where)
+    values = _checked_strings(get, where)
+    start, end = _checked_line(get("start_line"), "start_line", where), _checked_line(get("end_line"), "end_line", where)
+    if start is not None and end is not None and end < start:
+        raise InputError(f"{where}: \"end_line\" ({end}) is before \"start_line\" ({start}).")
+    text, start, end = _span(values["text"], start, end)
+    return Snippet(path=path, commit=_lower(values["commit"]), blob_sha=_lower(values["blob_sha"]),
+                   text=text, symbol=values["symbol"], start_line=start, end_line=end,
+                   branch=values["branch"], commit_date=values["commit_date"],
+                   indexed_at=values["indexed_at"], origin=values["origin"])
+
+
+def _checked_path(path: Any, where: str) -> str:
+    """"path": a string, not empty nor only white space."""
     if type(path) is not str:
         if path is None:
             raise InputError(f"{where}: missing \"path\"; {_FIX}.")
@@ -110,6 +126,11 @@ def check_snippet(item: Any, where: str) -> Snippet:
             raise InputError(f"{where}: \"path\" must be a string, got {_kind(path)}; {_FIX}.")
     if not path or path.isspace():      # `not path.strip()`, without building the stripped copy
         raise InputError(f"{where}: \"path\" is empty; {_FIX}.")
+    return path
+
+
+def _checked_strings(get: Callable[[str], Any], where: str) -> dict[str, str | None]:
+    """The string fields (_STR_FIELDS), "" as None; then commit and blob_sha must be object ids."""
     values: dict[str, Any] = {}
     for key in _STR_FIELDS:
         value = get(key)
@@ -121,34 +142,34 @@ def check_snippet(item: Any, where: str) -> Snippet:
         if value is not None and not _HEX.fullmatch(value):
             raise InputError(f"{where}: \"{key}\" must be a hexadecimal object id (7-64 hex digits), "
                              f"got {value[:80]!r}; drop the field if it is unknown.")
-    lines: dict[str, int | None] = {}
-    for key in ("start_line", "end_line"):
-        value = get(key)
-        if value is not None and (type(value) is not int or value < 1) \
-                and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise InputError(f"{where}: \"{key}\" must be a positive integer (1-based) or null, "
-                             f"got {value!r}.")
-        if value is not None and value > MAX_LINE:
-            raise InputError(f"{where}: \"{key}\" ({str(value)[:30]}{'...' if len(str(value)) > 30 else ''}) is "
-                             f"beyond any file's length (at most {MAX_LINE}); line numbers are 1-based.")
-        lines[key] = value
-    start, end = lines["start_line"], lines["end_line"]
-    if start is not None and end is not None and end < start:
-        raise InputError(f"{where}: \"end_line\" ({end}) is before \"start_line\" ({start}).")
-    text = values["text"]
+    return values
+
+
+def _checked_line(value: Any, key: str, where: str) -> int | None:
+    """A line number: a positive integer (a bool is not one) no larger than MAX_LINE, or None."""
+    if value is not None and (type(value) is not int or value < 1) \
+            and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InputError(f"{where}: \"{key}\" must be a positive integer (1-based) or null, "
+                         f"got {value!r}.")
+    if value is not None and value > MAX_LINE:
+        raise InputError(f"{where}: \"{key}\" ({str(value)[:30]}{'...' if len(str(value)) > 30 else ''}) is "
+                         f"beyond any file's length (at most {MAX_LINE}); line numbers are 1-based.")
+    return value
+
+
+def _span(text: str | None, start: int | None, end: int | None) -> tuple[str | None, int | None, int | None]:
+    """(text, start, end) with the text's final "\\n" dropped where the lines say it only ends the
+    last line, and a missing end (or start) told from the other and the text's lines (no I/O)."""
     if text is not None and text.endswith("\n") and start is not None and end is not None \
             and end - start + 1 == text.count("\n"):
         # Lines say the final "\n" only terminates the last line (other tools' style), not an
         # empty last line as in a codevouch chunk: match without it.
-        values["text"] = text[:-1]
+        text = text[:-1]
     if start is not None and end is None:
-        end = start if values["text"] is None else start + values["text"].count("\n")
+        end = start if text is None else start + text.count("\n")
     if end is not None and start is None:
-        start = end if values["text"] is None else max(1, end - values["text"].count("\n"))
-    return Snippet(path=path, commit=_lower(values["commit"]), blob_sha=_lower(values["blob_sha"]),
-                   text=values["text"], symbol=values["symbol"], start_line=start, end_line=end,
-                   branch=values["branch"], commit_date=values["commit_date"],
-                   indexed_at=values["indexed_at"], origin=values["origin"])
+        start = end if text is None else max(1, end - text.count("\n"))
+    return text, start, end
 
 
 def _lower(value: str | None) -> str | None:
