@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from codevouch.context.windows import Budget
     from codevouch.drift import Drift
     from codevouch.embedding import Embedder
+    from codevouch.health.assess import Health
     from codevouch.indexer import Progress
     from codevouch.indexer.build import BranchSummary
     from codevouch.indexer.hooks import HooksReport
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from codevouch.retriever.overlay import Overlay
     from codevouch.retriever.settings import Settings
     from codevouch.store import BranchState, ChunkRecord
-    from codevouch.store.health import Health
     from codevouch.validator.facts import Known
     from codevouch.validator.model import Checked, Current, Validated
     from codevouch.worktree.config import EmbeddingChoice
@@ -462,6 +462,7 @@ class Index:
         known: what the search of this call learned from git and the ledger (then no git process
         runs here); else one rev-parse says the top, HEAD and branch."""
         from codevouch.errors import GitError
+        from codevouch.health.usage import record_of
         from codevouch.store import IndexDir, usage
         from codevouch.worktree import gitio
         from codevouch.worktree.config import load_repo_config
@@ -483,7 +484,7 @@ class Index:
             state: BranchState | None = known.state
         else:
             state = self._branch_state(root, branch) if branch else None
-        rec = usage.record_of(op, str(root), branch, state.commit if state else None, head_commit,
+        rec = record_of(op, str(root), branch, state.commit if state else None, head_commit,
                               [(v.parsed.path, v.verdict, v.reason) for v in results])
         usage.UsageLog(self.index_dir).append(rec, settings.max_records)
 
@@ -494,7 +495,8 @@ class Index:
         calls come from `[health]` in the repository config (recent: override the count)."""
         from dataclasses import replace
 
-        from codevouch.store import health, usage
+        from codevouch.health import assess as health
+        from codevouch.store import usage
         from codevouch.store.status import head_and_behind
         from codevouch.worktree import gitio
         from codevouch.worktree.config import load_repo_config
