@@ -496,8 +496,8 @@ class Index:
         from dataclasses import replace
 
         from codevouch.health import assess as health
+        from codevouch.health.status import head_and_behind
         from codevouch.store import usage
-        from codevouch.store.status import head_and_behind
         from codevouch.worktree import gitio
         from codevouch.worktree.config import load_repo_config
 
@@ -539,7 +539,7 @@ class Index:
     def status(self) -> list[dict[str, Any]]:
         """Per indexed branch of this repository: indexed commit and date, head, commits behind,
         when built, files and chunks by kind, the exclusion rules. [] when nothing is indexed."""
-        from codevouch.store.status import index_status
+        from codevouch.health.status import index_status
 
         return with_drift(index_status(self.index_dir, self.repo))
 
@@ -680,8 +680,8 @@ def repair_vectors(index_dir: Path | str | None = None, wait: float = 0) -> tupl
 
 def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]]:
     """`Index.status()` for every repository in an index directory."""
+    from codevouch.health.status import index_status
     from codevouch.store import default_index_dir
-    from codevouch.store.status import index_status
 
     return with_drift(index_status(Path(index_dir or default_index_dir()).expanduser().resolve(), None))
 
