@@ -26,12 +26,15 @@ older copy is never read (FTS5 answers) and the next build writes the new one fr
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
+import json
+import math
 import os
 import shutil
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from codevouch import caches
 from codevouch.store.indexdir import IndexDir
@@ -214,7 +217,7 @@ def search_names(index_dir: Path, coll: str, current: str, keys: Sequence[str], 
         return None
 
 
-_ANALYZER: list[Callable[[str], list[str]]] = []
+_ANALYZER: list[Callable[[str], Any]] = []   # [analyze, pre-tokenize]
 caches.register("codevouch.store.lexindex.analyzer", _ANALYZER.clear, _ANALYZER.__len__)
 
 
@@ -231,14 +234,127 @@ def analyzer() -> Callable[[str], list[str]]:
     return _ANALYZER[0]
 
 
-def stats(index_dir: Path, space: str, current: str, tokens: Sequence[str]) -> tuple[int, dict[str, int]] | None:
-    """(documents, token -> documents holding it) of the copy for state `current`, or None when
-    it cannot answer (as `search`)."""
+# -- BM25 as this index scores, for text outside it (the working-tree overlay) --------------------
+# tantivy's Bm25Weight: idf = ln(1 + (N - df + 0.5) / (df + 0.5)); a clause scores
+# idf * (K1 + 1) * tf / (tf + K1 * (1 - B + B * dl / avgdl)), where dl is the field's length as its
+# one-byte field norm decodes it (FIELD_NORMS below), N and df count deleted documents until a
+# merge drops them, and avgdl is the field's tokens over N. A query term of several tokens
+# (`raise_for_status`, a quoted pair) is a phrase: its idf is the sum of its tokens', its tf the
+# phrase's occurrences. A boolean query's clauses add up.
+BM25_K1, BM25_B = 1.2, 0.75
+
+
+def _field_norms() -> tuple[int, ...]:
+    """tantivy's FIELD_NORMS_TABLE (Lucene's SmallFloat.byte4ToInt): the 256 lengths a field norm
+    byte decodes to; a length is stored as the largest of them not above it."""
+    out = []
+    for i in range(256):
+        j = i - 24
+        out.append(i if j < 0 else 24 + ((j & 7) if j < 8 else ((j & 7) | 8) << ((j >> 3) - 1)))
+    return tuple(out)
+
+
+FIELD_NORMS = _field_norms()
+
+
+def field_norm(length: int) -> int:
+    """A field's length as tantivy's BM25 sees it (FIELD_NORMS)."""
+    return FIELD_NORMS[bisect.bisect_right(FIELD_NORMS, length) - 1]
+
+
+def idf(df: int, docs: int) -> float:
+    return math.log(1 + (docs - df + 0.5) / (df + 0.5))
+
+
+def bm25(idf_sum: float, tf: int, length: int, avgdl: float) -> float:
+    """One clause's score in a document of `length` tokens holding it `tf` times."""
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * field_norm(length) / avgdl)
+    return idf_sum * (BM25_K1 + 1) * tf / (tf + norm)
+
+
+def clauses(terms: Sequence[str]) -> list[tuple[tuple[str, int], ...]]:
+    """The query's clauses as `search` parses `terms` on the `terms` field: per term its tokens
+    under en_stem with their offsets, one (a term) or several (a phrase); none when it has none."""
+    analyse = _pretokenizer()
+    out = []
+    for term in terms:
+        tokens = analyse(term)
+        if tokens:
+            first = tokens[0][1]
+            out.append(tuple((text, at - first) for text, at in tokens))
+    return out
+
+
+def positions(text: str) -> dict[str, list[int]]:
+    """Token -> its positions in `text` under en_stem (a phrase's tf is read from them)."""
+    out: dict[str, list[int]] = {}
+    for token, at in _pretokenizer()(text):
+        out.setdefault(token, []).append(at)
+    return out
+
+
+def _pretokenizer() -> Callable[[str], list[tuple[str, int]]]:
+    if len(_ANALYZER) < 2:
+        analyzer()
+        import tantivy
+
+        built = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
+                 .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.stemmer("english")).build())
+        _ANALYZER.append(lambda text: [(t.text, t.position) for t in built.pre_tokenize(text).tokens])
+    return _ANALYZER[1]
+
+
+class Stats(NamedTuple):
+    """What BM25 counts in the copy: documents (N), tokens of the `terms` field (None: unknown),
+    and documents holding each token (df)."""
+    docs: int
+    tokens: float | None
+    df: dict[str, int]
+
+
+_CORPUS: dict[Path, tuple[int, float | None]] = {}   # generation -> (N, tokens); a stamped copy never changes
+caches.register("codevouch.store.lexindex.corpus", _CORPUS.clear, _CORPUS.__len__)
+
+
+def stats(index_dir: Path, space: str, current: str, tokens: Sequence[str]) -> Stats | None:
+    """BM25's counts in the copy for state `current`, or None when it cannot answer (as `search`)."""
     path = index_path(index_dir, space, current)
     if read_stamp(path) != current:
         return None
     try:
-        _, searcher = _searcher(path)
-        return searcher.num_docs, {t: int(searcher.doc_freq("terms", t)) for t in dict.fromkeys(tokens)}
+        index, searcher = _searcher(path)
+        df = {t: int(searcher.doc_freq("terms", t)) for t in dict.fromkeys(tokens)}
+        corpus = _CORPUS.get(path)
+        if corpus is None:
+            corpus = _CORPUS[path] = _corpus(index, searcher, [t for t, n in df.items() if n])
+        return Stats(corpus[0], corpus[1], df)
     except (OSError, ValueError, RuntimeError):
         return None
+
+
+def _corpus(index: Any, searcher: Any, present: list[str]) -> tuple[int, float | None]:
+    """(N, tokens of `terms`) as tantivy's BM25 counts them, which the bindings do not expose: read
+    from the explanation of one hit of a term (a query's, else one of the commonest)."""
+    import tantivy
+
+    if not searcher.num_docs:
+        return 0, 0.0
+    for term in [*present[:4], *(t for t, _ in searcher.terms_with_prefix("terms", "", limit=8))]:
+        query = tantivy.Query.term_query(index.schema, "terms", term)
+        hits = searcher.search(query, 1).hits
+        if hits:
+            found = _explained(json.loads(query.explain(searcher, hits[0][1]).to_json()))
+            if "N" in found and "avgdl" in found:
+                return int(found["N"]), found["avgdl"] * found["N"]
+    return searcher.num_docs, None
+
+
+def _explained(node: dict[str, Any], found: dict[str, float] | None = None) -> dict[str, float]:
+    """N and avgdl from a BM25 explanation (tantivy's descriptions: "N, total number of docs", "avgdl, ...")."""
+    found = {} if found is None else found
+    key = str(node.get("description", "")).split(",", 1)[0]
+    if key in ("N", "avgdl"):
+        found[key] = float(node["value"])
+    for child in node.get("details", ()):
+        _explained(child, found)
+    return found
