@@ -10,19 +10,20 @@ over the same terms (measured with scripts/bench_search.py and docs/BENCHMARKS.m
 - A build writes the new generation *inside* the ledger's transaction, before COMMIT (see
   Ledger.commit's `before_commit`): when the commit makes a state visible, its copy is already
   complete. A build killed before COMMIT leaves a generation no state names (pruned later); one
-  killed after it leaves the copy readers need. So readers never fall back to FTS5 because of a
-  kill, and FTS5 (which ranks a little differently) cannot change an answer for the same state.
+  killed after it leaves the copy readers need.
 - A new generation starts from a copy of the previous one plus the build's changes, or is
   rebuilt from the ledger when the previous one is missing (an older codevouch, a lost copy).
 - A search uses a generation only when its stamp equals the ledger's current state; otherwise
-  (missing, locked, unreadable) it answers None and the caller falls back to FTS5.
+  (missing, locked, unreadable) it answers None and the caller writes it again (`ensure`, from
+  the ledger's rows; in memory where the directory cannot be written). FTS5 never ranks. An
+  index made before the copy is stamped and given its copies by its upgrade (migration m006).
 
 Documents are the lexical terms (codevouch.store.lexical.document) under tantivy's English stemmer,
 as FTS5 used Porter's; chunk ids are stored raw, so a chunk can be deleted by id. Two fields the
 ledger's FTS5 table lacks come from the chunk's symbol: `name`, the exact keys of what it defines
 (lexical.definition_keys: `client.send`, `send`, `~send`), one raw token each, and `namewords`, that
 symbol's words under the stemmer. A copy made with another SCHEMA lives at another path: an
-older copy is never read (FTS5 answers) and the next build writes the new one from the ledger.
+older copy is never read: the first search or build writes the new one from the ledger.
 """
 from __future__ import annotations
 
@@ -102,18 +103,18 @@ def _document(doc: Doc) -> Any:
 
 
 def stage(index_dir: Path, space: str, previous: str | None, current: str, removed: Iterable[str],
-          added: Sequence[Doc], all_docs: Callable[[], Iterable[Doc]]) -> None:
+          added: Sequence[Doc], all_docs: Callable[[], Iterable[Doc]], rewrite: bool = False) -> None:
     """Write the generation for state `current`, complete and stamped, before that state is visible.
 
     When the generation of `previous` (the state the build started from) is whole, copy it and
     apply the build's changes: delete `removed` ids and (re)add `added` (id, terms, symbol).
     Otherwise build it from `all_docs()`, every (id, terms, symbol) of the space in the ledger as the build's
-    transaction sees it.
+    transaction sees it. `rewrite`: even when a generation stamped `current` is there (it cannot be opened).
     """
     import tantivy
 
     target = index_path(index_dir, space, current)
-    if read_stamp(target) == current:
+    if read_stamp(target) == current and not rewrite:
         return
     source = index_path(index_dir, space, previous) if previous is not None else None
     incremental = source is not None and read_stamp(source) == previous
@@ -142,6 +143,46 @@ def stage(index_dir: Path, space: str, previous: str | None, current: str, remov
     os.replace(work, target)
 
 
+_memory: dict[Path, Any] = {}   # generation path -> its copy in this process's memory (unwritable directory)
+caches.register("codevouch.store.lexindex.memory", _memory.clear, _memory.__len__)
+
+
+def ensure(index_dir: Path, space: str, current: str, all_docs: Callable[[], Iterable[Doc]]) -> bool:
+    """Give state `current` a copy when it has none that opens (an index an older codevouch made,
+    a copy of an older SCHEMA, a lost or damaged one, a team snapshot's space): written from
+    `all_docs()` (the ledger's lexical rows, the truth) beside the others, or, where the index
+    directory cannot be written, held in this process's memory. False when neither can be made.
+    Readers rank with the copy only: FTS5 is the store of the terms, never a ranking."""
+    target = index_path(index_dir, space, current)
+    if target in _memory:
+        return True
+    try:
+        stage(index_dir, space, None, current, (), (), all_docs, rewrite=True)
+        return True
+    except OSError:
+        pass
+    try:
+        import tantivy
+
+        index = _registered(tantivy.Index(_schema()))
+        writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        for doc in all_docs():
+            writer.add_document(_document(doc))
+        writer.commit()
+        writer.wait_merging_threads()
+        if len(_memory) >= 4:
+            _memory.clear()
+        _memory[target] = index
+        return True
+    except (OSError, ValueError, RuntimeError):
+        return False
+
+
+def _answers(path: Path, current: str) -> bool:
+    """The copy at `path` is state `current`'s (stamped so, or made in memory for it)."""
+    return path in _memory or read_stamp(path) == current
+
+
 def prune(index_dir: Path, space: str, keep: Collection[str | None]) -> None:
     """Remove every generation but those of the `keep` states (a reader that read the ledger
     just before the last commit may still be opening the previous one), and leftovers of
@@ -165,7 +206,7 @@ def prune(index_dir: Path, space: str, keep: Collection[str | None]) -> None:
 def _searcher(path: Path) -> tuple[Any, Any]:
     """(index, searcher) of the copy at `path`, the index opened once per process and reloaded
     (a build may have replaced it since)."""
-    index = _open.get(path)
+    index = _memory.get(path) or _open.get(path)
     if index is None:
         import tantivy
 
@@ -180,7 +221,7 @@ def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: in
     `name_boost` > 0: the terms also meet the words of what a chunk defines, at that weight;
     `exact_boost` > 0: and the chunk's terms unstemmed, whole identifiers kept (`raise_for_status`)."""
     path = index_path(index_dir, coll, current)
-    if not terms or read_stamp(path) != current:
+    if not terms or not _answers(path, current):
         return None
     try:
         index, searcher = _searcher(path)
@@ -199,7 +240,7 @@ def search_names(index_dir: Path, coll: str, current: str, keys: Sequence[str], 
     by the query's `terms` (so several definitions of one name rank by the rest of the query), or
     None when the index cannot answer for state `current` (as `search`)."""
     path = index_path(index_dir, coll, current)
-    if not keys or read_stamp(path) != current:
+    if not keys or not _answers(path, current):
         return None
     try:
         import tantivy
@@ -319,7 +360,7 @@ caches.register("codevouch.store.lexindex.corpus", _CORPUS.clear, _CORPUS.__len_
 def stats(index_dir: Path, space: str, current: str, tokens: Sequence[str]) -> Stats | None:
     """BM25's counts in the copy for state `current`, or None when it cannot answer (as `search`)."""
     path = index_path(index_dir, space, current)
-    if read_stamp(path) != current:
+    if not _answers(path, current):
         return None
     try:
         index, searcher = _searcher(path)
