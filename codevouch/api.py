@@ -44,6 +44,7 @@ from codevouch.worktree.identity import identify
 
 if TYPE_CHECKING:
     from codevouch.embedding import Embedder
+    from codevouch.health.assess import Health
     from codevouch.indexer import Progress
     from codevouch.indexer.build import BranchSummary
     from codevouch.indexer.hooks import HooksReport
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
     from codevouch.retriever.overlay import Overlay
     from codevouch.retriever.settings import Settings
     from codevouch.store import BranchState
-    from codevouch.store.health import Health
     from codevouch.worktree.config import EmbeddingChoice
     from codevouch.worktree.gitio import HeadState
 
@@ -325,6 +325,7 @@ class Index:
         known: what the search of this call learned from git and the ledger (then no git process
         runs here); else one rev-parse says the top, HEAD and branch."""
         from codevouch.errors import GitError
+        from codevouch.health.usage import record_of
         from codevouch.store import IndexDir, usage
         from codevouch.worktree import gitio
         from codevouch.worktree.config import load_repo_config
@@ -346,7 +347,7 @@ class Index:
             state: BranchState | None = known.state
         else:
             state = self._branch_state(root, branch) if branch else None
-        rec = usage.record_of(op, str(root), branch, state.commit if state else None, head_commit,
+        rec = record_of(op, str(root), branch, state.commit if state else None, head_commit,
                               [(v.parsed.path, v.verdict, v.reason) for v in results])
         usage.UsageLog(self.index_dir).append(rec, settings.max_records)
 
@@ -357,8 +358,9 @@ class Index:
         calls come from `[health]` in the repository config (recent: override the count)."""
         from dataclasses import replace
 
-        from codevouch.store import health, usage
-        from codevouch.store.status import head_and_behind
+        from codevouch.health import assess as health
+        from codevouch.health.status import head_and_behind
+        from codevouch.store import usage
         from codevouch.worktree import gitio
         from codevouch.worktree.config import load_repo_config
 
@@ -400,7 +402,7 @@ class Index:
     def status(self) -> list[dict[str, Any]]:
         """Per indexed branch of this repository: indexed commit and date, head, commits behind,
         when built, files and chunks by kind, the exclusion rules. [] when nothing is indexed."""
-        from codevouch.store.status import index_status  # heavy: the store
+        from codevouch.health.status import index_status  # heavy: the store
 
         return _with_drift(index_status(self.index_dir, self.repo))
 
@@ -511,7 +513,7 @@ def repair_vectors(index_dir: Path | str | None = None, wait: float = 0) -> tupl
 
 def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]]:
     """`Index.status()` for every repository in an index directory."""
-    from codevouch.store.status import index_status  # heavy: the store
+    from codevouch.health.status import index_status  # heavy: the store
 
     return _with_drift(index_status(_index_dir(index_dir), None))
 

@@ -23,7 +23,7 @@ def index_health(
     """Stale ratio over recent search and context calls and its trend, split by cause (the index
     behind HEAD, or the working tree differing from HEAD), the paths most often stale, commits
     behind, and a rebuild recommendation only when a rebuild would help (thresholds: [health] config)."""
-    from codevouch.store.health import render
+    from codevouch.health.render import render
 
     try:
         report = open_index(repo, index).health(branch=branch, recent=recent)

@@ -4,8 +4,8 @@ commit and the working tree, chunked, embedded within a bound, and ranked beside
 The overlay is made by codevouch/indexer/overlay.py (the git side, the rules and the chunker:
 the same as a build's); this module holds its data, finds or makes its vectors, and scores
 its chunks so that they merge into the index's two rankings (dense: cosine similarity, as the
-vector store answers; lexical: BM25 over the same terms, analysed like the lexical index and
-weighted by its document frequencies), before the usual rank fusion (search._fuse).
+vector store answers; lexical: BM25 as the lexical index scores, lexindex.bm25, over its
+statistics plus the overlay's), before the usual rank fusion (search._fuse).
 
 Vectors: looked up by embedded-text hash in the ledger's embedding cache (read-only), then in
 the overlay's own cache (store/overlaycache.py, which says why it is a separate file); only
@@ -14,7 +14,6 @@ lexically only, and the summary says how many chunks that is.
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -206,9 +205,6 @@ _MATRICES: dict[tuple[str, ...], Any] = {}
 caches.register("codevouch.retriever.overlay.matrices", _MATRICES.clear, _MATRICES.__len__)
 
 
-BM25_K1, BM25_B = 1.2, 0.75   # tantivy's
-
-
 @dataclass(frozen=True)
 class _Postings:
     """The overlay's chunks as an inverted index: a query then touches only the chunks that hold
@@ -257,27 +253,55 @@ def defining(overlay: Overlay, names: Sequence[str]) -> list[str]:
 
 def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, space: str,
                    stamp: str | None) -> list[tuple[str, float]]:
-    """(chunk id, BM25) of the overlay's chunks that hold a query term, best first: tantivy's
-    formula over the lexical index's analysis of the terms (en_stem), with document counts and
-    frequencies of the index plus the overlay, so the scores sit on the index's scale."""
+    """(chunk id, BM25) of the overlay's chunks that hold a query term, best first: the lexical
+    index's own scoring (lexindex.bm25: its analysis, clauses and field norms) with its document
+    count, tokens and frequencies plus the overlay's, so a chunk scores here as it will in the
+    index once built there."""
     if not overlay.chunks or not terms:
         return []
-    analyse = lexindex.analyzer()
-    qterms = list(dict.fromkeys(tok for t in terms for tok in analyse(t)))
-    post = _postings(overlay, analyse)
-    stats = lexindex.stats(index_dir, space, stamp, qterms) if stamp else None
-    total, df_index = stats if stats is not None else (0, {})
+    post = _postings(overlay, lexindex.analyzer())
+    clauses = lexindex.clauses(terms)
+    stats = lexindex.stats(index_dir, space, stamp, [t for c in clauses for t, _ in c]) if stamp else None
+    total, tokens, df_index = stats if stats is not None else (0, None, {})
     n = total + len(post.ids)
+    avgdl = (tokens + sum(post.lengths)) / n if tokens is not None else post.avgdl
     scored: dict[int, float] = {}
-    for t in qterms:
-        hits = post.terms.get(t, ())
-        df = len(hits) + df_index.get(t, 0)
-        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        for at, tf in hits:
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * post.lengths[at] / post.avgdl)
-            scored[at] = scored.get(at, 0.0) + idf * tf * (BM25_K1 + 1) / (tf + norm)
+    for clause in clauses:
+        idf = sum(lexindex.idf(len(post.terms.get(t, ())) + df_index.get(t, 0), n) for t, _ in clause)
+        for at, tf in _clause_hits(overlay, post, clause):
+            scored[at] = scored.get(at, 0.0) + lexindex.bm25(idf, tf, post.lengths[at], avgdl)
     out = [(post.ids[at], score) for at, score in sorted(scored.items()) if score > 0]
     return sorted(out, key=lambda item: -item[1])
+
+
+def _clause_hits(overlay: Overlay, post: _Postings, clause: tuple[tuple[str, int], ...]) -> list[tuple[int, int]]:
+    """(chunk position, tf) of the chunks a clause matches: a term's postings, or a phrase's
+    occurrences read from the positions of the chunks holding all its tokens."""
+    if len(clause) == 1:
+        return list(post.terms.get(clause[0][0], ()))
+    held = [{at for at, _ in post.terms.get(t, ())} for t, _ in clause]
+    out = []
+    for at in sorted(set.intersection(*held)):
+        where = _positions(overlay.chunks[at].doc)
+        (first, base), rest = clause[0], clause[1:]
+        tf = sum(1 for p in where[first] if all(p - base + off in where[t] for t, off in rest))
+        if tf:
+            out.append((at, tf))
+    return out
+
+
+# a chunk's lexical document -> its tokens' positions (for phrases; kept for warm calls)
+_POSITIONS: dict[str, dict[str, frozenset[int]]] = {}
+caches.register("codevouch.retriever.overlay.positions", _POSITIONS.clear, _POSITIONS.__len__)
+
+
+def _positions(doc: str) -> dict[str, frozenset[int]]:
+    found = _POSITIONS.get(doc)
+    if found is None:
+        if len(_POSITIONS) > 50_000:
+            _POSITIONS.clear()
+        found = _POSITIONS[doc] = {t: frozenset(at) for t, at in lexindex.positions(doc).items()}
+    return found
 
 
 # a chunk's lexical document -> its analysed tokens and their number (kept for warm calls)

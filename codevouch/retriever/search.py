@@ -11,7 +11,7 @@ from typing import Any
 
 from codevouch import caches
 from codevouch.embedding import Embedder, embedder_by_name
-from codevouch.errors import InputError, NotIndexed
+from codevouch.errors import BadIndex, InputError, NotIndexed
 from codevouch.retriever import blobcache
 from codevouch.retriever import overlay as live
 from codevouch.retriever.collapse import collapse
@@ -400,7 +400,7 @@ def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: li
                   depth: int, records: dict[str, ChunkRecord], settings: Settings,
                   keep: Callable[[str], bool] | None = None) -> list[str]:
     """The branch's chunks that define one of `names`, by the tantivy copy's name field (none
-    when the copy cannot answer: FTS5 has no such field)."""
+    when the copy cannot answer)."""
     assert state.space is not None
     space = state.space
     stamp = ledger.lexical_stamp(space)
@@ -481,46 +481,36 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
     pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
     terms = list(dict.fromkeys(lexical.terms(query) + pairs))
     stamp = ledger.lexical_stamp(space)
-    if stamp and terms:
-        # The tantivy copy of the space's lexical index (see lexindex.py), when it can answer for
-        # this state: the ranking's first search tells (None: missing, stale or unreadable), before
-        # anything was taken from it. A later, deeper search that fails adds nothing.
-        answered = False
-        by_key: dict[str, float] = {}
+    if not terms:
+        return []
+    if stamp is None:
+        raise BadIndex(f"the lexical index of branch {state.branch} has no state stamp; run `codevouch index build`.")
+    # The tantivy copy of the space's lexical index (see lexindex.py): the ranking's first search
+    # tells whether it can answer for this state (None: missing, stale or unreadable), and then it is
+    # written from the ledger's rows before anything is taken from it. A later, deeper search that
+    # fails adds nothing.
+    answered = False
+    by_key: dict[str, float] = {}
 
-        def fetch(n: int) -> list[str]:
-            nonlocal answered
+    def fetch(n: int) -> list[str]:
+        nonlocal answered
+        found = lexindex.search(index_dir, space, stamp, terms, n, settings.name_boost, settings.exact_boost)
+        if found is None and not answered:
+            lexindex.ensure(index_dir, space, stamp, lambda: ledger.lexical_docs(space))
             found = lexindex.search(index_dir, space, stamp, terms, n, settings.name_boost, settings.exact_boost)
-            if found is None and not answered:
-                raise _NoCopy
-            answered = True
-            by_key.update(found or [])
-            return [key for key, _ in found or []]
-        try:
-            ids = _members(ledger, state, depth, False, records, fetch, by="lex_key",
-                           widenings=settings.max_widenings, keep=keep)
-        except _NoCopy:
-            pass
-        else:
-            if scores is not None:
-                for cid in ids:
-                    rec = records[cid]
-                    scores[cid] = by_key.get(lex_key(rec.path, rec.symbol, rec.text_hash), 0.0)
-            return ids
-    # the ledger's FTS5 table, with the branch's membership in the query (a --path filter after
-    # it, deeper: this is the fallback for a missing tantivy copy, not the usual path)
-    match = lexical.match_query(query)
-    found = ledger.lexical_search(state, match, depth if keep is None else depth * 20) if match else []
-    if keep is not None:
-        found = [(rec, score) for rec, score in found if keep(rec.path)][:depth]
-    records.update((rec.id, rec) for rec, _ in found if rec.id not in records)
+            if found is None:
+                raise BadIndex(f"the lexical index of branch {state.branch} in {index_dir} cannot be read or "
+                               "written again; run `codevouch index build`.")
+        answered = True
+        by_key.update(found or [])
+        return [key for key, _ in found or []]
+    ids = _members(ledger, state, depth, False, records, fetch, by="lex_key",
+                   widenings=settings.max_widenings, keep=keep)
     if scores is not None:
-        scores.update((rec.id, score) for rec, score in found)
-    return [rec.id for rec, _ in found]
-
-
-class _NoCopy(Exception):
-    """The tantivy copy cannot answer for the ledger's state (lexindex.search said None)."""
+        for cid in ids:
+            rec = records[cid]
+            scores[cid] = by_key.get(lex_key(rec.path, rec.symbol, rec.text_hash), 0.0)
+    return ids
 
 
 def _pairs(query: str, how: str | None = DEFAULT.lexical_pairs) -> list[str]:

@@ -73,7 +73,7 @@ class Settings:
     lexical_weight: float = 0.75
     # Reciprocal rank fusion's usual constant: ranks matter, raw scores do not.
     rrf_k: int = 60
-    # Identifier-aware query terms (the tantivy copy only; FTS5, the fallback, gets words): each
+    # Identifier-aware query terms (clauses of the tantivy copy's query): each
     # two adjacent query words also as one term, so "cookie jar" meets `CookieJar` as a unit.
     # "joined": the term "cookiejar"; "phrase": a phrase query "cookie jar"; None: words only.
     # Hybrid: joined 0.666, phrase 0.655, words 0.644; lexical alone: joined 0.604, words

@@ -12,7 +12,8 @@ The modules, one concept each:
     vectors     VectorStore: the Chroma half (embedded in chroma/, or a server)
     locks       write.lock (one build at a time) and vectors.lock (writes versus readers)
     writer      Writer: the storage protocol of a build, in its order (below)
-    lexical, lexindex, team, lease, usage, health, status: as their docstrings say
+    lexical, lexindex, team, lease, usage, status: as their docstrings say (health, the
+                analysis and rendering of usage records, is codevouch/health/, above the store)
 Chroma: per (repository, embedding model) one collection of vectors, keyed by text hash and
 shared by every branch (see "Many branches"). With CODEVOUCH_CHROMA_URL=http://HOST:PORT the
 vectors live on a Chroma server (`chroma run`) instead of chroma/; the ledger stays in the

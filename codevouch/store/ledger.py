@@ -14,7 +14,7 @@ from typing import Any
 
 from codevouch.errors import BadIndex, CodevouchError
 from codevouch.store.indexdir import IndexDir
-from codevouch.store.ledgerfile import connect, open_for_read, quote_path, sqlite_errors, upgrade
+from codevouch.store.ledgerfile import connect, lexical_docs, open_for_read, quote_path, sqlite_errors, upgrade
 from codevouch.store.naming import chunk_id, lex_key
 from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed, FileRow, NewChunk, Outdated
 
@@ -193,6 +193,9 @@ class Ledger:
             db.execute("INSERT INTO lexmap SELECT * FROM src.lexmap WHERE coll IN (SELECT space FROM branches)")
             db.execute("INSERT INTO lexicon (rowid, terms) SELECT rowid, terms FROM src.lexicon "
                        "WHERE rowid IN (SELECT rowid FROM lexmap)")
+            # The spaces' lexical stamps: a reader writes its tantivy copy of each under them.
+            db.execute("INSERT OR REPLACE INTO meta SELECT * FROM src.meta "
+                       "WHERE key IN (SELECT 'lexical:' || space FROM branches)")
             # Same content, same bytes: a build that changed nothing publishes nothing new.
             db.execute("UPDATE _migrations SET applied_at = 'snapshot'")
             db.execute("COMMIT")
@@ -211,7 +214,9 @@ class Ledger:
         return {k: int(n) for k, n in rows}
 
     def lexical_search(self, state: BranchState, match: str, n: int) -> list[tuple[ChunkRecord, float]]:
-        """(record, bm25 score, higher is better) of the branch's live chunks whose terms match, best first."""
+        """(record, bm25 score, higher is better) of the branch's live chunks whose terms match, best
+        first, by the FTS5 table itself: a check of the stored terms; searches rank with the
+        tantivy copy only (store/lexindex.py)."""
         rows = self.db.execute(
             f"SELECT -bm25(lexicon) AS score, {_RECORD_COLUMNS} FROM lexicon JOIN lexmap m ON m.rowid = lexicon.rowid "
             "JOIN space_chunks c ON c.lex = m.rowid JOIN space_blobs sb ON sb.id = c.blob "
@@ -224,9 +229,7 @@ class Ledger:
     def lexical_docs(self, coll: str) -> Iterator[tuple[str, str, str]]:
         """Every (lexical key, terms, symbol) of a collection's lexical index (to rebuild a derived
         one; the chunks of one key share its path, symbol and text, see naming.lex_key)."""
-        yield from self.db.execute(
-            "SELECT m.id, l.terms, coalesce((SELECT c.symbol FROM space_chunks c WHERE c.lex = m.rowid LIMIT 1), '') "
-            "FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ?", (coll,))
+        yield from lexical_docs(self.db, coll)
 
     # -- embedding cache (content-addressed, so safe to commit at any time) -------
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, list[float]]:

@@ -2,15 +2,16 @@
 read-only mount), SQLite's failures as messages that say what to do, and upgrades in place."""
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
 from codevouch.errors import BadIndex, IndexBusy, NotIndexed
-from codevouch.store import migrations
+from codevouch.store import lexindex, migrations
 from codevouch.store.indexdir import IndexDir
 
 
@@ -90,6 +91,7 @@ def upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool)
             return
         if not readonly:
             migrations.migrate(db)
+            _lexical_copies(db, index_dir, todo)
             return
         try:
             writer = sqlite3.connect(f"file:{quote_path(path)}?mode=rw", uri=True, timeout=30, isolation_level=None)
@@ -102,3 +104,22 @@ def upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool)
                 f"the index at {index_dir} was made by an older codevouch and must be upgraded in place once, "
                 f"which needs write access ({exc}); run `codevouch index build --index {index_dir}` as a user "
                 "who can write it.") from exc
+        _lexical_copies(db, index_dir, todo)
+
+
+def _lexical_copies(db: sqlite3.Connection, index_dir: Path, applied: list[migrations.Migration]) -> None:
+    """When this upgrade stamped the spaces (migrations.LEXICAL_COPIES), write their tantivy
+    copies from the ledger's FTS5 rows, so the first search of an older index ranks with the copy."""
+    if not any(m.name == migrations.LEXICAL_COPIES for m in applied):
+        return
+    for key, stamp in db.execute("SELECT key, value FROM meta WHERE key LIKE 'lexical:%'").fetchall():
+        space = key.removeprefix("lexical:")
+        lexindex.ensure(index_dir, space, stamp, functools.partial(lexical_docs, db, space))
+
+
+def lexical_docs(db: sqlite3.Connection, coll: str) -> Iterable[tuple[str, str, str]]:
+    """Every (lexical key, terms, symbol) of a collection's lexical index (to rebuild a derived
+    one; the chunks of one key share its path, symbol and text, see naming.lex_key)."""
+    return db.execute(
+        "SELECT m.id, l.terms, coalesce((SELECT c.symbol FROM space_chunks c WHERE c.lex = m.rowid LIMIT 1), '') "
+        "FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ?", (coll,))

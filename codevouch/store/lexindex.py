@@ -10,28 +10,32 @@ over the same terms (measured with scripts/bench_search.py and docs/BENCHMARKS.m
 - A build writes the new generation *inside* the ledger's transaction, before COMMIT (see
   Ledger.commit's `before_commit`): when the commit makes a state visible, its copy is already
   complete. A build killed before COMMIT leaves a generation no state names (pruned later); one
-  killed after it leaves the copy readers need. So readers never fall back to FTS5 because of a
-  kill, and FTS5 (which ranks a little differently) cannot change an answer for the same state.
+  killed after it leaves the copy readers need.
 - A new generation starts from a copy of the previous one plus the build's changes, or is
   rebuilt from the ledger when the previous one is missing (an older codevouch, a lost copy).
 - A search uses a generation only when its stamp equals the ledger's current state; otherwise
-  (missing, locked, unreadable) it answers None and the caller falls back to FTS5.
+  (missing, locked, unreadable) it answers None and the caller writes it again (`ensure`, from
+  the ledger's rows; in memory where the directory cannot be written). FTS5 never ranks. An
+  index made before the copy is stamped and given its copies by its upgrade (migration m006).
 
 Documents are the lexical terms (codevouch.store.lexical.document) under tantivy's English stemmer,
 as FTS5 used Porter's; chunk ids are stored raw, so a chunk can be deleted by id. Two fields the
 ledger's FTS5 table lacks come from the chunk's symbol: `name`, the exact keys of what it defines
 (lexical.definition_keys: `client.send`, `send`, `~send`), one raw token each, and `namewords`, that
 symbol's words under the stemmer. A copy made with another SCHEMA lives at another path: an
-older copy is never read (FTS5 answers) and the next build writes the new one from the ledger.
+older copy is never read: the first search or build writes the new one from the ledger.
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
+import json
+import math
 import os
 import shutil
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from codevouch import caches
 from codevouch.store.indexdir import IndexDir
@@ -99,18 +103,18 @@ def _document(doc: Doc) -> Any:
 
 
 def stage(index_dir: Path, space: str, previous: str | None, current: str, removed: Iterable[str],
-          added: Sequence[Doc], all_docs: Callable[[], Iterable[Doc]]) -> None:
+          added: Sequence[Doc], all_docs: Callable[[], Iterable[Doc]], rewrite: bool = False) -> None:
     """Write the generation for state `current`, complete and stamped, before that state is visible.
 
     When the generation of `previous` (the state the build started from) is whole, copy it and
     apply the build's changes: delete `removed` ids and (re)add `added` (id, terms, symbol).
     Otherwise build it from `all_docs()`, every (id, terms, symbol) of the space in the ledger as the build's
-    transaction sees it.
+    transaction sees it. `rewrite`: even when a generation stamped `current` is there (it cannot be opened).
     """
     import tantivy
 
     target = index_path(index_dir, space, current)
-    if read_stamp(target) == current:
+    if read_stamp(target) == current and not rewrite:
         return
     source = index_path(index_dir, space, previous) if previous is not None else None
     incremental = source is not None and read_stamp(source) == previous
@@ -139,6 +143,46 @@ def stage(index_dir: Path, space: str, previous: str | None, current: str, remov
     os.replace(work, target)
 
 
+_memory: dict[Path, Any] = {}   # generation path -> its copy in this process's memory (unwritable directory)
+caches.register("codevouch.store.lexindex.memory", _memory.clear, _memory.__len__)
+
+
+def ensure(index_dir: Path, space: str, current: str, all_docs: Callable[[], Iterable[Doc]]) -> bool:
+    """Give state `current` a copy when it has none that opens (an index an older codevouch made,
+    a copy of an older SCHEMA, a lost or damaged one, a team snapshot's space): written from
+    `all_docs()` (the ledger's lexical rows, the truth) beside the others, or, where the index
+    directory cannot be written, held in this process's memory. False when neither can be made.
+    Readers rank with the copy only: FTS5 is the store of the terms, never a ranking."""
+    target = index_path(index_dir, space, current)
+    if target in _memory:
+        return True
+    try:
+        stage(index_dir, space, None, current, (), (), all_docs, rewrite=True)
+        return True
+    except OSError:
+        pass
+    try:
+        import tantivy
+
+        index = _registered(tantivy.Index(_schema()))
+        writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        for doc in all_docs():
+            writer.add_document(_document(doc))
+        writer.commit()
+        writer.wait_merging_threads()
+        if len(_memory) >= 4:
+            _memory.clear()
+        _memory[target] = index
+        return True
+    except (OSError, ValueError, RuntimeError):
+        return False
+
+
+def _answers(path: Path, current: str) -> bool:
+    """The copy at `path` is state `current`'s (stamped so, or made in memory for it)."""
+    return path in _memory or read_stamp(path) == current
+
+
 def prune(index_dir: Path, space: str, keep: Collection[str | None]) -> None:
     """Remove every generation but those of the `keep` states (a reader that read the ledger
     just before the last commit may still be opening the previous one), and leftovers of
@@ -162,7 +206,7 @@ def prune(index_dir: Path, space: str, keep: Collection[str | None]) -> None:
 def _searcher(path: Path) -> tuple[Any, Any]:
     """(index, searcher) of the copy at `path`, the index opened once per process and reloaded
     (a build may have replaced it since)."""
-    index = _open.get(path)
+    index = _memory.get(path) or _open.get(path)
     if index is None:
         import tantivy
 
@@ -177,7 +221,7 @@ def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: in
     `name_boost` > 0: the terms also meet the words of what a chunk defines, at that weight;
     `exact_boost` > 0: and the chunk's terms unstemmed, whole identifiers kept (`raise_for_status`)."""
     path = index_path(index_dir, coll, current)
-    if not terms or read_stamp(path) != current:
+    if not terms or not _answers(path, current):
         return None
     try:
         index, searcher = _searcher(path)
@@ -196,7 +240,7 @@ def search_names(index_dir: Path, coll: str, current: str, keys: Sequence[str], 
     by the query's `terms` (so several definitions of one name rank by the rest of the query), or
     None when the index cannot answer for state `current` (as `search`)."""
     path = index_path(index_dir, coll, current)
-    if not keys or read_stamp(path) != current:
+    if not keys or not _answers(path, current):
         return None
     try:
         import tantivy
@@ -214,7 +258,7 @@ def search_names(index_dir: Path, coll: str, current: str, keys: Sequence[str], 
         return None
 
 
-_ANALYZER: list[Callable[[str], list[str]]] = []
+_ANALYZER: list[Callable[[str], Any]] = []   # [analyze, pre-tokenize]
 caches.register("codevouch.store.lexindex.analyzer", _ANALYZER.clear, _ANALYZER.__len__)
 
 
@@ -231,14 +275,127 @@ def analyzer() -> Callable[[str], list[str]]:
     return _ANALYZER[0]
 
 
-def stats(index_dir: Path, space: str, current: str, tokens: Sequence[str]) -> tuple[int, dict[str, int]] | None:
-    """(documents, token -> documents holding it) of the copy for state `current`, or None when
-    it cannot answer (as `search`)."""
+# -- BM25 as this index scores, for text outside it (the working-tree overlay) --------------------
+# tantivy's Bm25Weight: idf = ln(1 + (N - df + 0.5) / (df + 0.5)); a clause scores
+# idf * (K1 + 1) * tf / (tf + K1 * (1 - B + B * dl / avgdl)), where dl is the field's length as its
+# one-byte field norm decodes it (FIELD_NORMS below), N and df count deleted documents until a
+# merge drops them, and avgdl is the field's tokens over N. A query term of several tokens
+# (`raise_for_status`, a quoted pair) is a phrase: its idf is the sum of its tokens', its tf the
+# phrase's occurrences. A boolean query's clauses add up.
+BM25_K1, BM25_B = 1.2, 0.75
+
+
+def _field_norms() -> tuple[int, ...]:
+    """tantivy's FIELD_NORMS_TABLE (Lucene's SmallFloat.byte4ToInt): the 256 lengths a field norm
+    byte decodes to; a length is stored as the largest of them not above it."""
+    out = []
+    for i in range(256):
+        j = i - 24
+        out.append(i if j < 0 else 24 + ((j & 7) if j < 8 else ((j & 7) | 8) << ((j >> 3) - 1)))
+    return tuple(out)
+
+
+FIELD_NORMS = _field_norms()
+
+
+def field_norm(length: int) -> int:
+    """A field's length as tantivy's BM25 sees it (FIELD_NORMS)."""
+    return FIELD_NORMS[bisect.bisect_right(FIELD_NORMS, length) - 1]
+
+
+def idf(df: int, docs: int) -> float:
+    return math.log(1 + (docs - df + 0.5) / (df + 0.5))
+
+
+def bm25(idf_sum: float, tf: int, length: int, avgdl: float) -> float:
+    """One clause's score in a document of `length` tokens holding it `tf` times."""
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * field_norm(length) / avgdl)
+    return idf_sum * (BM25_K1 + 1) * tf / (tf + norm)
+
+
+def clauses(terms: Sequence[str]) -> list[tuple[tuple[str, int], ...]]:
+    """The query's clauses as `search` parses `terms` on the `terms` field: per term its tokens
+    under en_stem with their offsets, one (a term) or several (a phrase); none when it has none."""
+    analyse = _pretokenizer()
+    out = []
+    for term in terms:
+        tokens = analyse(term)
+        if tokens:
+            first = tokens[0][1]
+            out.append(tuple((text, at - first) for text, at in tokens))
+    return out
+
+
+def positions(text: str) -> dict[str, list[int]]:
+    """Token -> its positions in `text` under en_stem (a phrase's tf is read from them)."""
+    out: dict[str, list[int]] = {}
+    for token, at in _pretokenizer()(text):
+        out.setdefault(token, []).append(at)
+    return out
+
+
+def _pretokenizer() -> Callable[[str], list[tuple[str, int]]]:
+    if len(_ANALYZER) < 2:
+        analyzer()
+        import tantivy
+
+        built = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
+                 .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.stemmer("english")).build())
+        _ANALYZER.append(lambda text: [(t.text, t.position) for t in built.pre_tokenize(text).tokens])
+    return _ANALYZER[1]
+
+
+class Stats(NamedTuple):
+    """What BM25 counts in the copy: documents (N), tokens of the `terms` field (None: unknown),
+    and documents holding each token (df)."""
+    docs: int
+    tokens: float | None
+    df: dict[str, int]
+
+
+_CORPUS: dict[Path, tuple[int, float | None]] = {}   # generation -> (N, tokens); a stamped copy never changes
+caches.register("codevouch.store.lexindex.corpus", _CORPUS.clear, _CORPUS.__len__)
+
+
+def stats(index_dir: Path, space: str, current: str, tokens: Sequence[str]) -> Stats | None:
+    """BM25's counts in the copy for state `current`, or None when it cannot answer (as `search`)."""
     path = index_path(index_dir, space, current)
-    if read_stamp(path) != current:
+    if not _answers(path, current):
         return None
     try:
-        _, searcher = _searcher(path)
-        return searcher.num_docs, {t: int(searcher.doc_freq("terms", t)) for t in dict.fromkeys(tokens)}
+        index, searcher = _searcher(path)
+        df = {t: int(searcher.doc_freq("terms", t)) for t in dict.fromkeys(tokens)}
+        corpus = _CORPUS.get(path)
+        if corpus is None:
+            corpus = _CORPUS[path] = _corpus(index, searcher, [t for t, n in df.items() if n])
+        return Stats(corpus[0], corpus[1], df)
     except (OSError, ValueError, RuntimeError):
         return None
+
+
+def _corpus(index: Any, searcher: Any, present: list[str]) -> tuple[int, float | None]:
+    """(N, tokens of `terms`) as tantivy's BM25 counts them, which the bindings do not expose: read
+    from the explanation of one hit of a term (a query's, else one of the commonest)."""
+    import tantivy
+
+    if not searcher.num_docs:
+        return 0, 0.0
+    for term in [*present[:4], *(t for t, _ in searcher.terms_with_prefix("terms", "", limit=8))]:
+        query = tantivy.Query.term_query(index.schema, "terms", term)
+        hits = searcher.search(query, 1).hits
+        if hits:
+            found = _explained(json.loads(query.explain(searcher, hits[0][1]).to_json()))
+            if "N" in found and "avgdl" in found:
+                return int(found["N"]), found["avgdl"] * found["N"]
+    return searcher.num_docs, None
+
+
+def _explained(node: dict[str, Any], found: dict[str, float] | None = None) -> dict[str, float]:
+    """N and avgdl from a BM25 explanation (tantivy's descriptions: "N, total number of docs", "avgdl, ...")."""
+    found = {} if found is None else found
+    key = str(node.get("description", "")).split(",", 1)[0]
+    if key in ("N", "avgdl"):
+        found[key] = float(node["value"])
+    for child in node.get("details", ()):
+        _explained(child, found)
+    return found

@@ -18,6 +18,7 @@ release's indexes open here.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -237,3 +238,20 @@ def m005_older_layouts_become_data(db: sqlite3.Connection) -> None:
         db.execute("DELETE FROM meta WHERE key=?", (f"lexical:{name}",))
     db.execute("DROP TABLE chunks")
     db.execute("DROP TABLE shared_chunks")
+
+
+LEXICAL_COPIES = "m006_every_space_has_a_lexical_stamp"
+
+
+@migration
+def m006_every_space_has_a_lexical_stamp(db: sqlite3.Connection) -> None:
+    """Every space a branch searches has a lexical stamp (`meta` `lexical:<space>`), the state its
+    tantivy copy is named and stamped after (store/lexindex.py): searches rank with that copy only,
+    never with the ledger's FTS5 table, which stays the store of the terms. A release before the
+    copy stamped nothing. The copies themselves are files beside the ledger: the upgrade that
+    applies this step writes them from the FTS5 rows (ledgerfile.upgrade, LEXICAL_COPIES)."""
+    rows = db.execute("SELECT DISTINCT space FROM branches WHERE space IS NOT NULL "
+                      "AND coll NOT IN (SELECT coll FROM outdated)").fetchall()
+    for (space,) in rows:
+        db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                   (f"lexical:{space}", f"m006 {datetime.now(timezone.utc).isoformat()} {os.urandom(4).hex()}"))

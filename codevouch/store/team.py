@@ -6,8 +6,9 @@ builder's ledger; after each build the builder publishes that part of it, for on
 repository, as an immutable *snapshot* on the server, then flips one `HEAD` record to name
 it. A reader whose own index directory does not hold the branch reads `HEAD`, downloads
 that snapshot once (cached by generation in its index directory, under `team/`), and
-searches it locally: membership and the lexical half (SQLite FTS5; Chroma's sparse/BM25
-index exists only in distributed Chroma) need nothing else from the server.
+searches it locally: membership and the lexical half (the reader's tantivy copy, written from
+the snapshot's lexical rows; Chroma's sparse/BM25 index exists only in distributed Chroma) need
+nothing else from the server.
 
 Atomic for readers: vectors are written before the snapshot, the snapshot's parts before
 `HEAD`, and one record's upsert is atomic in Chroma, so a reader sees the previous build or

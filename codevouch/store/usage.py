@@ -21,17 +21,14 @@ import os
 import sqlite3
 import threading
 import warnings
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from codevouch import caches
 from codevouch.errors import BadIndex, ConfigError
 from codevouch.store.indexdir import IndexDir
-from codevouch.vocabulary import Verdict
 from codevouch.worktree.config import RepoConfig
 
 ENV_NO_RECORD = "CODEVOUCH_NO_RECORD"
@@ -94,16 +91,6 @@ def settings(config: RepoConfig, env: Mapping[str, str] | None = None) -> UsageS
     if env.get(ENV_NO_RECORD, "") not in ("", "0"):
         record = False
     return UsageSettings(record, keep)
-
-
-def record_of(op: str, repo: str, branch: str | None, index_commit: str | None, head: str | None,
-              outcomes: Sequence[tuple[str, str, str]], now: datetime | None = None) -> UsageRecord:
-    """The record of one call's validated results, each as (path, verdict, reason) (pure)."""
-    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    non_usable = tuple(o for o in outcomes if o[1] != Verdict.USABLE)
-    return UsageRecord(moment.isoformat(timespec="seconds").replace("+00:00", "Z"), op, repo, branch,
-                       index_commit, head, dict(Counter(o[1] for o in outcomes)),
-                       dict(Counter(o[2] for o in outcomes)), non_usable[:MAX_PATHS])
 
 
 _WRITERS: dict[str, tuple[sqlite3.Connection, tuple[int, int]]] = {}   # usage file -> (connection, its file)

@@ -170,7 +170,7 @@ def test_an_older_lexical_copy_is_bypassed_then_rebuilt(repo: Repo, index_dir: P
     (old / lexindex.STAMP).write_text(stamp)
     shutil.rmtree(current)
     lexindex._open.clear()
-    # Never read (it has no name field): FTS5 answers, without the name list.
+    # Never read (it has no name field): the search writes the copy of this schema.
     hits = idx.search("raise_for_status", k=5, validate=False)
     assert "web/models.py" in [h.path for h in hits]
     idx.build()      # a no-op build writes the copy of this schema and prunes the old one

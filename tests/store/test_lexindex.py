@@ -50,7 +50,7 @@ def test_builds_keep_the_copy_in_step_and_a_stale_copy_is_never_used(repo: Repo,
     assert _tantivy(index_dir, repo, "void") == ["shop/orders.py"]
     assert _tantivy(index_dir, repo, "cancel") == []
 
-    # A copy that does not match the ledger's state is ignored (FTS5 answers the same) ...
+    # A copy that does not match the ledger's state is never read (a search writes it again) ...
     space = space_name(identify(repo.root).id, "fake-bow-64")
     ledger = Ledger(index_dir)
     current = ledger.lexical_stamp(space) or ""
@@ -145,10 +145,11 @@ def test_adjacent_query_words_meet_a_camel_case_identifier_as_a_unit(repo: Repo,
     assert _tantivy(index_dir, repo, "the cookie jar", _pairs("the cookie jar")) == ["web/jar.js", "web/misc.js"]
 
 
-def test_a_lexical_half_searches_the_copy_once_and_falls_back_to_fts5_when_it_cannot(
+def test_a_lexical_half_searches_the_copy_once_and_writes_it_again_when_it_cannot(
         repo: Repo, index_dir: Path, monkeypatch) -> None:
     """One tantivy search per lexical half (no probe before the real one); a copy that is
-    missing or cannot be opened is answered by the ledger's FTS5 table, with the same hits."""
+    missing or cannot be opened is written again from the ledger's rows and answers, with the
+    same hits: the ledger's FTS5 table never ranks."""
     repo.commit_files(FILES)
     idx = Index(repo.root, index_dir, embedder="fake-bow-64")
     idx.build()
@@ -180,13 +181,29 @@ def test_a_lexical_half_searches_the_copy_once_and_falls_back_to_fts5_when_it_ca
 
     space = space_name(identify(repo.root).id, "fake-bow-64")
     copy = lexindex.index_path(index_dir, space, _stamp(index_dir, space))
-    shutil.rmtree(lexindex.space_dir(index_dir, space))          # missing
-    paths, tantivy_answered, fts5 = searched("refunds payment", "lexical")
-    assert (paths, tantivy_answered, len(fts5)) == (fresh["lexical"][0], [False], 1)
-    assert searched("refunds payment", "hybrid")[1:] == ([False], fts5)
-
-    idx.build()                                                   # a no-op build writes it again
+    shutil.rmtree(lexindex.space_dir(index_dir, space))          # missing: written by the search
+    assert searched("refunds payment", "lexical") == (fresh["lexical"][0], [False, True], [])
     assert lexindex.read_stamp(copy) == _stamp(index_dir, space)
+    assert searched("refunds payment", "hybrid")[1:] == ([True], [])
+
     (copy / "meta.json").write_text("not json")                  # stamped right, cannot be opened
-    paths, tantivy_answered, fts5 = searched("refunds payment", "lexical")
-    assert (paths, tantivy_answered, len(fts5)) == (fresh["lexical"][0], [False], 1)
+    assert searched("refunds payment", "lexical") == (fresh["lexical"][0], [False, True], [])
+    assert searched("refunds payment", "lexical")[1:] == ([True], [])
+
+
+def test_a_copy_that_cannot_be_written_is_made_in_memory(repo: Repo, index_dir: Path, monkeypatch) -> None:
+    """An index directory a reader cannot write (a read-only mount): the lost copy is made in
+    this process's memory from the ledger's rows, and answers as the written one did."""
+    repo.commit_files(FILES)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    idx.build()
+    before = [h.path for h in idx.search("refunds payment", k=5, mode="lexical", validate=False)]
+    space = space_name(identify(repo.root).id, "fake-bow-64")
+    shutil.rmtree(lexindex.space_dir(index_dir, space))
+
+    def unwritable(*args, **kwargs):
+        raise PermissionError("read-only file system")
+    monkeypatch.setattr(lexindex, "stage", unwritable)
+    assert [h.path for h in idx.search("refunds payment", k=5, mode="lexical", validate=False)] == before
+    assert not lexindex.space_dir(index_dir, space).exists()
+    assert lexindex.index_path(index_dir, space, _stamp(index_dir, space)) in lexindex._memory

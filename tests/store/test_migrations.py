@@ -198,3 +198,47 @@ def test_a_failing_migration_leaves_the_ledger_as_it_was(index_dir: Path, monkey
     assert db.execute("SELECT 1 FROM sqlite_master WHERE name='half_done'").fetchone() is None
     assert "m900" not in [n for (n,) in db.execute("SELECT name FROM _migrations")]
     db.close()
+
+
+def test_an_index_without_lexical_copies_gets_them_from_the_upgrade_and_fts5_never_ranks(
+        repo: Repo, index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """m006: an index as a release before the tantivy copy left it (FTS5 rows, no lexical stamps,
+    no lexical/ directory) is stamped by the upgrade, which writes each space's copy; searches
+    rank with the copy, even with the ledger's FTS5 table emptied, and never call FTS5."""
+    import shutil
+
+    from codevouch.store import IndexDir, lexindex
+
+    repo.commit_files(SHOP)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", record=False)
+    idx.build()
+    fresh = [(h.path, h.symbol) for h in idx.search("cancel order", k=5, mode="lexical", validate=False)]
+    assert fresh and fresh[0][0] == "shop/cancel.py"
+    raw = sqlite3.connect(index_dir / "state.sqlite")
+    with raw:
+        raw.execute("DELETE FROM meta WHERE key LIKE 'lexical:%'")
+        raw.execute("DELETE FROM _migrations WHERE name = ?", (migrations.LEXICAL_COPIES,))
+    raw.close()
+    shutil.rmtree(IndexDir(index_dir).lexical)
+    lexindex._open.clear()
+
+    def no_fts5(*args: object, **kwargs: object) -> None:
+        raise AssertionError("FTS5 ranked a search")
+    monkeypatch.setattr(Ledger, "lexical_search", no_fts5)
+
+    ledger = Ledger(index_dir, readonly=True)            # a reader's open upgrades it in place
+    try:
+        [state] = ledger.branches()
+        assert state.space is not None
+        stamp = ledger.lexical_stamp(state.space)
+    finally:
+        ledger.close()
+    assert stamp is not None and stamp.startswith("m006 ")
+    assert lexindex.read_stamp(lexindex.index_path(index_dir, state.space, stamp)) == stamp
+    assert schema_of(index_dir)[1] == [m.name for m in migrations.MIGRATIONS]
+    raw = sqlite3.connect(index_dir / "state.sqlite")
+    with raw:
+        raw.execute("DELETE FROM lexicon")                # the FTS5 rows: nothing left to rank with
+    raw.close()
+    assert [(h.path, h.symbol) for h in idx.search("cancel order", k=5, mode="lexical", validate=False)] == fresh
+    assert idx.search("cancel order", k=5, validate=False)[0].path == "shop/cancel.py"   # hybrid

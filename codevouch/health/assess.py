@@ -125,14 +125,8 @@ def _ratio(records: Sequence[UsageRecord]) -> float | None:
     return stale / counted if counted else None
 
 
-def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_commit: str | None,
-           head: str | None, commits_behind: int | None, limits: Thresholds,
-           dirty: Collection[str] = frozenset()) -> Health:
-    """Health over `records` (oldest first), the branch's distance from HEAD, and the paths that
-    differ from HEAD in the working tree now (`dirty`: changed and untracked files)."""
-    not_counted = dict(Counter(r.op for r in records if r.op not in COUNTED_OPS))
-    records = [r for r in records if r.op in COUNTED_OPS]
-    ratio = _ratio(records)
+def _trend(records: Sequence[UsageRecord]) -> tuple[float | None, float | None, str]:
+    """(older half's ratio, newer half's, the direction between them) of `records`, oldest first."""
     half = len(records) // 2
     older = _ratio(records[:half]) if len(records) >= MIN_TREND_CALLS else None
     newer = _ratio(records[half:]) if len(records) >= MIN_TREND_CALLS else None
@@ -144,6 +138,30 @@ def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_
         trend = "falling"
     else:
         trend = "steady"
+    return older, newer, trend
+
+
+def _because(behind: float | None, calls: int, commits_behind: int | None, limits: Thresholds) -> list[str]:
+    """Why a rebuild would help: the index-behind share (`behind`) over `calls` calls, or the
+    commits behind, at or over their thresholds; [] when neither is."""
+    because = []
+    if behind is not None and behind >= limits.stale_ratio:
+        because.append(f"stale ratio {behind:.0%} from the index behind HEAD, over the last {calls} calls "
+                       f">= {limits.stale_ratio:.0%}")
+    if commits_behind is not None and commits_behind >= limits.commits_behind:
+        because.append(f"{commits_behind} commits behind HEAD >= {limits.commits_behind}")
+    return because
+
+
+def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_commit: str | None,
+           head: str | None, commits_behind: int | None, limits: Thresholds,
+           dirty: Collection[str] = frozenset()) -> Health:
+    """Health over `records` (oldest first), the branch's distance from HEAD, and the paths that
+    differ from HEAD in the working tree now (`dirty`: changed and untracked files)."""
+    not_counted = dict(Counter(r.op for r in records if r.op not in COUNTED_OPS))
+    records = [r for r in records if r.op in COUNTED_OPS]
+    ratio = _ratio(records)
+    older, newer, trend = _trend(records)
     stale = [p for r in records for p, verdict, _ in r.non_usable if verdict in STALE]
     paths = Counter(stale)
     dirs = Counter(str(PurePosixPath(p).parent) + "/" if "/" in p else "./" for p in paths.elements())
@@ -152,45 +170,8 @@ def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_
     excluded = sum(r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
     counted = sum(r.hits for r in records) - excluded
     behind = causes["index-behind"] / counted if counted else None
-    because = []
-    if behind is not None and behind >= limits.stale_ratio:
-        because.append(f"stale ratio {behind:.0%} from the index behind HEAD, over the last {len(records)} calls "
-                       f">= {limits.stale_ratio:.0%}")
-    if commits_behind is not None and commits_behind >= limits.commits_behind:
-        because.append(f"{commits_behind} commits behind HEAD >= {limits.commits_behind}")
+    because = _because(behind, len(records), commits_behind, limits)
     return Health(repo, branch, len(records), sum(r.hits for r in records), excluded, ratio,
                   {c: causes[c] for c in CAUSES}, older, newer, trend,
                   dict(Counter(r.op for r in records)), not_counted, paths.most_common(TOP), dirs.most_common(TOP),
                   index_commit, head, commits_behind, bool(because), because, limits)
-
-
-def render(h: Health) -> str:
-    """For a terminal."""
-    def pct(x: float | None) -> str:
-        return "n/a" if x is None else f"{x:.0%}"
-
-    lines = [f"{h.repo} {h.branch or '(detached)'}: index {h.index_commit[:12] if h.index_commit else 'not built'}"
-             f", HEAD {h.head[:12] if h.head else 'unknown'}, "
-             f"{'unknown' if h.commits_behind is None else h.commits_behind} commit(s) behind"]
-    if not h.calls:
-        lines.append("usage: no records yet (search, validate and context calls write them unless "
-                     "--no-record, CODEVOUCH_NO_RECORD=1 or [usage] record = false)")
-    else:
-        ops = ", ".join(f"{op} {n}" for op, n in sorted(h.by_op.items()))
-        lines.append(f"usage: {h.calls} recent search/context call(s) ({ops}), {h.hits} hit(s)")
-        if h.not_counted:
-            lines.append("not counted: " + ", ".join(f"{op} {n}" for op, n in sorted(h.not_counted.items()))
-                         + " (snippets given by the caller, not hits from the index)")
-        lines.append(f"stale ratio: {pct(h.stale_ratio)} (older half {pct(h.older_ratio)}, newer half "
-                     f"{pct(h.newer_ratio)}: {h.trend})")
-        if any(h.causes.values()):
-            lines.append(f"  index behind HEAD: {pct(h.share('index-behind'))} (a rebuild makes these current)")
-            lines.append(f"  working tree differs from HEAD: {pct(h.share('worktree'))} (uncommitted edits: a "
-                         "rebuild cannot help)")
-            if h.causes.get("since-fixed"):
-                lines.append(f"  since fixed: {pct(h.share('since-fixed'))} (the index and the files are at HEAD now)")
-        if h.stale_dirs:
-            lines.append("most often stale: " + ", ".join(f"{d} ({n})" for d, n in h.stale_dirs[:5]))
-            lines += [f"  {p} ({n})" for p, n in h.stale_paths]
-    lines.append(f"recommendation: {h.recommendation}")
-    return "\n".join(lines) + "\n"

@@ -1,0 +1,36 @@
+"""`codevouch index status`: what the index holds per repository and branch (store/status.py),
+and how far behind each branch is, counted in git here."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from codevouch.errors import GitError, NoCommits
+from codevouch.store.status import branch_rows
+from codevouch.worktree import gitio
+from codevouch.worktree.identity import identify
+
+
+def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, Any]]:
+    """Per branch: its state and how far behind it is. With `repo`, only that repository's
+    branches (found by root commit, so from any clone), counted in that clone; else each
+    branch is counted in the clone it was built from (store/status.py says which rows)."""
+    try:
+        ident = identify(repo) if repo is not None else None
+    except NoCommits:
+        return []  # nothing committed: nothing of it can be indexed
+    rows = branch_rows(index_dir, (ident.id, ident.root) if ident is not None else None)
+    for row in rows:
+        where = ident.root if ident is not None else Path(row["repo"])
+        row["head"], row["commits_behind"] = head_and_behind(where, row["branch"], row["commit"])
+    return rows
+
+
+def head_and_behind(repo: Path, branch: str, indexed: str) -> tuple[str | None, int | None]:
+    """The branch's current head and how many commits the index lacks (None if unknown)."""
+    try:
+        head = gitio.branch_commit(repo, branch)
+        out = gitio.run(repo, "rev-list", "--count", f"{indexed}..{head}", ok_codes=(0, 128))
+        return head, int(out.decode().strip()) if out.strip() else None
+    except GitError:
+        return None, None

@@ -1,0 +1,81 @@
+"""The overlay's lexical scores are the index's: a working-tree chunk scores as the same chunk does
+once committed and built into the tantivy copy (a real git repository, a real index)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codevouch import Index
+from codevouch.indexer import overlay as derived
+from codevouch.retriever import overlay as live
+from codevouch.retriever.search import _pairs
+from codevouch.store import Ledger, lex_key, lexical, lexindex, overlaycache
+from codevouch.store.records import BranchState
+from tests.gitrepo import Repo
+
+SHOP = {
+    "shop/__init__.py": "",
+    "shop/cancel.py": "def cancel_order(order):\n    \"\"\"Cancel an order.\"\"\"\n    order.cancel()\n"
+                      "    return order\n",
+    "shop/refund.py": "def refund_order(order):\n    \"\"\"Refund an order and its discount.\"\"\"\n"
+                      "    return order.refund()\n",
+    "shop/legacy.py": "def legacy_invoice(order):\n    \"\"\"Print a legacy invoice.\"\"\"\n    return str(order)\n",
+}
+COUPON = ("def apply_discount_coupon(order, coupon):\n    \"\"\"Apply a discount coupon to an order.\"\"\"\n"
+          "    order.total -= coupon.amount\n    return order\n")
+BOOK = ("class CouponBook:\n    \"\"\"Coupons by code; a discounted order keeps its coupons.\"\"\"\n\n"
+        "    def redeem(self, code, order):\n        coupon = self.coupons.pop(code)\n"
+        "        return apply_discount_coupon(order, coupon)\n")
+QUERIES = ["apply discount coupon", "apply_discount_coupon", "discounts discounted order", "redeem a coupon code",
+           "CouponBook redeem", "order total amount"]
+
+
+@pytest.fixture(autouse=True)
+def cold() -> None:
+    derived.clear()
+    overlaycache.forget_memory()
+
+
+def _main(index_dir: Path) -> tuple[BranchState, str]:
+    ledger = Ledger(index_dir, readonly=True)
+    try:
+        state = next(s for s in ledger.branches() if s.branch == "main")
+        assert state.space is not None
+        stamp = ledger.lexical_stamp(state.space)
+    finally:
+        ledger.close()
+    assert stamp is not None
+    return state, stamp
+
+
+def _terms(query: str) -> list[str]:
+    """The lexical terms a hybrid search sends (search._lexical_ranking)."""
+    return list(dict.fromkeys(lexical.terms(query) + _pairs(query)))
+
+
+def test_an_overlay_chunk_scores_as_it_will_once_built(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(SHOP)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", record=False)
+    idx.build()
+    repo.write("shop/coupon.py", COUPON)              # uncommitted: searched through the overlay
+    repo.write("shop/book.py", BOOK)
+    state, stamp = _main(index_dir)
+    assert state.space is not None
+    ov = derived.derive(repo.root, state)
+    assert {c.record.path for c in ov.chunks} == {"shop/coupon.py", "shop/book.py"}
+    key = {c.record.id: lex_key(c.record.path, c.record.symbol, c.record.text_hash) for c in ov.chunks}
+    before = {q: {key[cid]: s for cid, s in live.lexical_scores(ov, _terms(q), index_dir, state.space, stamp)}
+              for q in QUERIES}
+    repo.commit("coupons")
+    idx.build()
+    state, stamp = _main(index_dir)
+    assert state.space is not None
+    for q in QUERIES:
+        found = lexindex.search(index_dir, state.space, stamp, _terms(q), 100)
+        assert found is not None
+        after = {k: s for k, s in found if k in key.values()}
+        assert before[q], q
+        assert set(before[q]) == set(after), q
+        for k, score in before[q].items():
+            assert score == pytest.approx(after[k], rel=1e-5), (q, k)
