@@ -326,16 +326,14 @@ class Index:
         # repository's config (a configured directory model just starts later).
         guess: str | Embedder = self._embedder if self._embedder is not None else DEFAULT_EMBEDDER
         if self._embedder is None:
-            import os
-
+            from codevouch import environment
             from codevouch.embedding import model_name
-            from codevouch.worktree.config import ENV_MODEL
 
             try:
                 if self._choice is not None:
                     guess = self.model_name()
-                elif os.environ.get(ENV_MODEL, "").strip():
-                    guess = model_name(os.environ[ENV_MODEL].strip())
+                elif (configured := environment.current().embedding_model) is not None:
+                    guess = model_name(configured)
             except InputError:
                 pass   # a bad model setting must not stop a search of a branch built otherwise
         candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
@@ -599,16 +597,10 @@ def load_repos(path: Path | str) -> list[RepoSpec]:
 
 
 def _overlay_limit(given: int | None) -> int:
-    import os
-
-    from codevouch.retriever.overlay import EMBED_LIMIT
+    from codevouch import environment
 
     if given is None:
-        raw = os.environ.get("CODEVOUCH_OVERLAY_LIMIT", "").strip()
-        try:
-            given = int(raw) if raw else EMBED_LIMIT
-        except ValueError:
-            raise InputError(f"CODEVOUCH_OVERLAY_LIMIT must be a whole number of chunks (got {raw!r}).") from None
+        given = environment.current().overlay_limit     # unset: retriever.overlay.EMBED_LIMIT
     if given < 0:
         raise InputError(f"the overlay limit must be 0 or more chunks (got {given}).")
     return given
