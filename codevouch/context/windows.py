@@ -208,17 +208,18 @@ class _Level:
 
 def resolve_budget(budget: int | None, model: str | None, repo: Path | None,
                    reserve: float | None = None,
-                   env: Mapping[str, str] | environment.Environment | None = None) -> Budget:
+                   env: Mapping[str, str] | environment.Environment | None = None,
+                   config: RepoConfig | None = None) -> Budget:
     """The safe input budget: caller's budget/model > environment > repository config > default.
 
     repo: the repository root whose `.codevouch.toml` / pyproject.toml may set `[budget]` and
     `[models]` (None: no repository config). reserve: the fraction of the window kept free
     (default: CODEVOUCH_RESERVE, else `[budget] reserve`, else 10%). Raises InputError for an
     unknown model or a budget below 1, ConfigError for bad settings. env: the variables (None:
-    as set now).
+    as set now). config: `repo`'s config when the call loaded it already.
     """
     vars_ = environment.of(env)
-    repo_cfg = _repo_config(repo)
+    repo_cfg = config if config is not None else _repo_config(repo)
     section = repo_cfg.section("budget")
     where = f"{repo_cfg.source} [budget]"
     unknown = set(section) - _BUDGET_KEYS

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import math
 import sys
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -39,8 +40,16 @@ class RepoConfig:
         return value
 
 
+# Loads of the repository's settings in this process, by loader ("config": load_repo_config,
+# "rules": files.load_worktree_rules), for tests and benchmarks (as gitio.PROCESSES counts git):
+# one call (a search, a context pack) loads each at most once (files.CallSettings).
+LOADS: Counter[str] = Counter()
+
+
 def load_repo_config(root: Path) -> RepoConfig:
-    """The settings of the work tree at `root` (its top directory)."""
+    """The settings of the work tree at `root` (its top directory). One call loads them once and
+    hands them down (files.CallSettings)."""
+    LOADS["config"] += 1
     own = _read(root, ".codevouch.toml")
     if own is not None:
         return RepoConfig(loads(own, ".codevouch.toml"), ".codevouch.toml")
