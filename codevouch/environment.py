@@ -8,17 +8,20 @@ This is the only module of codevouch that reads a CODEVOUCH_* variable from `os.
 (tests/test_environment.py holds the others to that), and the table of variables in
 docs/CONFIGURATION.md is `doc_table()` of the declarations below (the same test checks it).
 
-Why `current()` rather than one snapshot at start-up: a process lives long (the MCP server, an
-agent's `Index`, a test run) and the variables may change between its calls (tests set them with
-monkeypatch; a host may too); every call has always seen the values of the moment. So
-`current()` answers the Environment of the values set now, memoized on those raw values (one
-`os.environ.get` per declared variable, a few microseconds; cleared by codevouch.clear_caches()):
-reading is cheap and nothing is ever stale. A caller that reads several variables, or hands
-them down, takes one `current()` and uses it throughout.
+Why `current()` is a view of os.environ and not a snapshot taken once: a process lives long (the
+MCP server, an agent's `Index`, a test run) and the variables may change between its calls
+(tests set them with monkeypatch; a host may too), and every read has always seen the value of
+the moment. A snapshot of all the variables memoized on their raw values would cost 55 us per
+`current()` (18 `os.environ.get`s, each unset one a KeyError raised and caught inside os), 20
+times gitio's check of CODEVOUCH_RUN_GIT_FILTERS, which runs for every git process. So
+`current()` is one Environment over os.environ itself: reading an attribute reads that one
+variable now (one `get`, as before) and parses its text once per distinct text (`_parse`,
+memoized, cleared by codevouch.clear_caches()). `of(mapping)` is the same over a mapping of
+one's own (tests, or a caller that fixes the variables for a call).
 
-Errors stay lazy, where they were before: a value is parsed when its attribute is first read,
-so a bad variable fails only the calls that use it (a bad CODEVOUCH_BUSY_TIMEOUT fails what
-waits on the embedded store, nothing else). The parsed value is kept on the (frozen) Environment.
+Errors stay lazy, where they were before: a value is parsed when its attribute is read, so a
+bad variable fails only the calls that use it (a bad CODEVOUCH_BUSY_TIMEOUT fails what waits on
+the embedded store, nothing else), and fails again each time (a failed parse is not kept).
 
 A leaf above `errors`: it imports nothing of codevouch but errors and caches.
 """
@@ -28,7 +31,7 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from codevouch.caches import clearable
@@ -201,90 +204,90 @@ OTHERS: tuple[Variable, ...] = (PART, PARTS, BENCH_GIT_MIRRORS, BENCH_REUSE_STOR
 
 @dataclass(frozen=True, eq=False)
 class Environment:
-    """The CODEVOUCH_* variables of one moment (`current()`, or `of(mapping)`), each parsed
-    when first read: a bad one raises only where it is used."""
-    raw: Mapping[str, str] = field(default_factory=dict)   # the declared variables that are set
+    """The CODEVOUCH_* variables of `raw` (os.environ for `current()`), each read and parsed
+    when its attribute is read: a bad one raises only where it is used."""
+    raw: Mapping[str, str] = field(default_factory=dict)
 
     def value(self, var: Variable) -> Any:
         text = self.raw.get(var.name)
         if text is None or var.empty(text) or var.parse is None:
             return var.default
-        return var.parse(text)
+        return _parse(var, text)
 
     def is_set(self, var: Variable) -> bool:
         """Whether `var` is set to something that is not unset (empty, or blank where blanks are)."""
         text = self.raw.get(var.name)
         return text is not None and not var.empty(text)
 
-    @cached_property
+    @property
     def index(self) -> str | None:
         return self.value(INDEX)
 
-    @cached_property
+    @property
     def chroma_url(self) -> str | None:
         return self.value(CHROMA_URL)
 
-    @cached_property
+    @property
     def chroma_timeout(self) -> float:
         return self.value(CHROMA_TIMEOUT)
 
-    @cached_property
+    @property
     def lease_ttl(self) -> float:
         return self.value(LEASE_TTL)
 
-    @cached_property
+    @property
     def busy_timeout(self) -> float:
         return self.value(BUSY_TIMEOUT)
 
-    @cached_property
+    @property
     def budget(self) -> int | None:
         return self.value(BUDGET)
 
-    @cached_property
+    @property
     def model(self) -> str | None:
         return self.value(MODEL)
 
-    @cached_property
+    @property
     def reserve(self) -> str | None:
         return self.value(RESERVE)
 
-    @cached_property
+    @property
     def embedding_model(self) -> str | None:
         return self.value(EMBEDDING_MODEL)
 
-    @cached_property
+    @property
     def embedding_device(self) -> str | None:
         return self.value(EMBEDDING_DEVICE)
 
-    @cached_property
+    @property
     def match_threshold(self) -> float | None:
         return self.value(MATCH_THRESHOLD)
 
-    @cached_property
+    @property
     def no_record(self) -> bool:
         return self.value(NO_RECORD)
 
-    @cached_property
+    @property
     def progress_seconds(self) -> float:
         return self.value(PROGRESS_SECONDS)
 
-    @cached_property
+    @property
     def max_input_bytes(self) -> int:
         return self.value(MAX_INPUT_BYTES)
 
-    @cached_property
+    @property
     def max_snippets(self) -> int:
         return self.value(MAX_SNIPPETS)
 
-    @cached_property
+    @property
     def max_references(self) -> int:
         return self.value(MAX_REFERENCES)
 
-    @cached_property
+    @property
     def overlay_limit(self) -> int:
         return self.value(OVERLAY_LIMIT)
 
-    @cached_property
+    @property
     def run_git_filters(self) -> bool:
         """CODEVOUCH_RUN_GIT_FILTERS: whether git may run configured filter drivers (gitio's run_filters)."""
         return self.value(RUN_GIT_FILTERS)
@@ -299,15 +302,19 @@ def of(env: Mapping[str, str] | Environment | None) -> Environment:
     return Environment({v.name: env[v.name] for v in VARIABLES if v.name in env})
 
 
+_CURRENT = Environment(os.environ)
+
+
 def current() -> Environment:
-    """The CODEVOUCH_* variables as they are set now (see the module's docstring)."""
-    return _parsed(tuple(os.environ.get(v.name) for v in VARIABLES))
+    """The CODEVOUCH_* variables as they are set at each read (see the module's docstring)."""
+    return _CURRENT
 
 
 @clearable
-@lru_cache(maxsize=8)
-def _parsed(values: tuple[str | None, ...]) -> Environment:
-    return Environment({v.name: text for v, text in zip(VARIABLES, values) if text is not None})
+@lru_cache(maxsize=64)
+def _parse(var: Variable, text: str) -> Any:
+    # Keyed by the text itself, so a change is never missed; an exception is not kept.
+    return var.parse(text) if var.parse is not None else var.default
 
 
 def doc_table() -> str:

@@ -101,11 +101,23 @@ def test_current_follows_the_environment_between_calls(monkeypatch: pytest.Monke
     assert environment.current().busy_timeout == 20.0
     monkeypatch.setenv("CODEVOUCH_BUSY_TIMEOUT", "0.3")
     assert environment.current().busy_timeout == 0.3
-    assert environment.current() is environment.current()      # memoized on the raw values
+    assert environment.current() is environment.current()      # one view of os.environ
     monkeypatch.setenv("CODEVOUCH_BUSY_TIMEOUT", "")
     assert environment.current().busy_timeout == 20.0
     codevouch.clear_caches()
     assert environment.current().busy_timeout == 20.0
+
+
+def test_a_text_is_parsed_once_and_a_failure_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    codevouch.clear_caches()
+    monkeypatch.setenv("CODEVOUCH_MAX_REFERENCES", "7")
+    assert environment.current().max_references == environment.current().max_references == 7
+    assert environment._parse.cache_info().currsize == 1
+    monkeypatch.setenv("CODEVOUCH_MAX_REFERENCES", "seven")
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="CODEVOUCH_MAX_REFERENCES='seven'"):
+            _ = environment.current().max_references
+    assert environment._parse.cache_info().currsize == 1
 
 
 def test_a_bad_variable_fails_only_where_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
