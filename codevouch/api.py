@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from codevouch.retriever.settings import Settings
     from codevouch.store import BranchState
     from codevouch.worktree.config import EmbeddingChoice
+    from codevouch.worktree.files import CallSettings
     from codevouch.worktree.gitio import HeadState
 
 KINDS: tuple[str, ...] = tuple(k.value for k in INDEXED_KINDS)   # the kinds a search can keep
@@ -117,10 +118,11 @@ class Index:
             return model_name(choice.model or DEFAULT_EMBEDDER, choice.base)
         return self._embedder if isinstance(self._embedder, str) else self._embedder.name
 
-    def embedding_choice(self, root: Path | None = None) -> EmbeddingChoice:
+    def embedding_choice(self, root: Path | None = None, call: CallSettings | None = None) -> EmbeddingChoice:
         """What the environment and the repository config say of the model, device and match
         threshold (worktree.config.embedding_choice); the defaults outside a repository.
-        `root`: the work tree's top when known (else one git process finds it)."""
+        `root`: the work tree's top when known (else one git process finds it); `call`: the
+        settings this call loaded (else the config is loaded here)."""
         from codevouch.errors import NotARepository
         from codevouch.worktree import gitio
         from codevouch.worktree.config import RepoConfig, embedding_choice, load_repo_config
@@ -131,16 +133,17 @@ class Index:
                     root = gitio.repo_root(self.repo)
                 except NotARepository:
                     root = None
-            cfg = load_repo_config(root) if root is not None else RepoConfig()
+            cfg = RepoConfig() if root is None else call.config(root) if call is not None else load_repo_config(root)
             self._choice = embedding_choice(cfg, root)
         return self._choice
 
-    def _match_threshold(self, model: str | None, root: Path | None = None) -> float | None:
+    def _match_threshold(self, model: str | None, root: Path | None = None,
+                         call: CallSettings | None = None) -> float | None:
         """The similarity a good match reaches: Settings.match_threshold, else the configured
         one, else the model's measured one (none for a model never measured)."""
         if self.settings.match_threshold is not None:
             return self.settings.match_threshold
-        configured = self.embedding_choice(root).match_threshold
+        configured = self.embedding_choice(root, call).match_threshold
         return configured if configured is not None else self.settings.threshold_for(model)
 
     def build(self, branches: Sequence[str] = (), all_branches: bool = False, wait: float = 0,
@@ -190,7 +193,9 @@ class Index:
                 paths: Sequence[str] | None = None) -> Hits:
         from codevouch.retriever import matching  # heavy: the store's lexical module
         from codevouch.retriever.search import search  # heavy: the store, the model
+        from codevouch.worktree.files import CallSettings
 
+        call = CallSettings()      # the repository's config and rules, loaded once for this call
         if mode not in SEARCH_MODES:
             raise InputError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}.")
         wanted = _check_kinds(kinds)
@@ -207,30 +212,28 @@ class Index:
         # repository's config (a configured directory model just starts later).
         guess: str | Embedder = self._embedder if self._embedder is not None else DEFAULT_EMBEDDER
         if self._embedder is None:
-            import os
-
+            from codevouch import environment
             from codevouch.embedding import model_name
-            from codevouch.worktree.config import ENV_MODEL
 
             try:
                 if self._choice is not None:
                     guess = self.model_name()
-                elif os.environ.get(ENV_MODEL, "").strip():
-                    guess = model_name(os.environ[ENV_MODEL].strip())
+                elif (configured := environment.current().embedding_model) is not None:
+                    guess = model_name(configured)
             except InputError:
                 pass   # a bad model setting must not stop a search of a branch built otherwise
         candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
                             include_history=include_history, mode=mode, kinds=wanted,
                             embedder=guess,
-                            settings=self.settings, overlay=_overlay_source(self.settings) if overlay else None,
+                            settings=self.settings, overlay=_overlay_source(self.settings, call) if overlay else None,
                             embed_limit=self.overlay_limit, paths=paths)
-        threshold = self._match_threshold(candidates.model, candidates.root)
+        threshold = self._match_threshold(candidates.model, candidates.root, call)
         hits = []
         for c in candidates:
             named = matching.matches_by_name(query, c.record.symbol, c.matched)
             hits.append(Hit(c.record, c.score, c.text, matched=c.matched, similarity=c.similarity, name_match=named,
                             good_match=matching.good_match(named, c.similarity, threshold)))
-        known = Learned.of(candidates)
+        known = Learned.of(candidates, call)
         if not validate:
             return Hits(hits, candidates.overlay, known)
         return Hits(self._checked(hits, known), candidates.overlay, known)
@@ -267,10 +270,10 @@ class Index:
         """
         hits = self._search(query, k, branch, kinds, include_history, True, mode, overlay, paths)
         results = [h.check for h in hits if h.check is not None]
-        packed = self.pack(results, budget=budget, model=model, reserve=reserve,
-                           include_history=include_history, branch=branch,
-                           live_note=(hits.overlay.note() or "") if hits.overlay is not None else "",
-                           match_note=hits.note() or "")
+        packed = self._pack(results, budget=budget, model=model, reserve=reserve,
+                            include_history=include_history, branch=branch,
+                            live_note=(hits.overlay.note() or "") if hits.overlay is not None else "",
+                            match_note=hits.note() or "", call=hits.known.call if hits.known is not None else None)
         self._record("context", branch, results, hits.known)
         return replace(packed, overlay=hits.overlay, no_good_match=hits.no_good_match)
 
@@ -280,12 +283,20 @@ class Index:
         """Pack validated snippets (in rank order) within a token budget; see `context`.
         live_note: a line for the pack's report (how far the index is behind the working tree);
         match_note: one saying no hit is a good match (`Hits.note`)."""
+        return self._pack(results, budget, model, reserve, include_history, branch, live_note, match_note)
+
+    def _pack(self, results: Sequence[Validated], budget: int | None = None, model: str | None = None,
+              reserve: float | None = None, include_history: bool = False, branch: str | None = None,
+              live_note: str = "", match_note: str = "", call: CallSettings | None = None) -> ContextPack:
+        """`pack`, with the settings the call loaded already (`call`; None: loaded here)."""
         from codevouch.context import enclosing  # heavy: tree-sitter
+        from codevouch.worktree.files import CallSettings
 
         root = gitio.repo_root(self.repo)
-        chosen = resolve_budget(budget, model, root, reserve=reserve)
+        call = call if call is not None else CallSettings()
+        chosen = resolve_budget(budget, model, root, reserve=reserve, config=call.config(root))
         packed = pack(results, budget_counter(chosen), chosen.tokens, include_history=include_history,
-                      enclosing=enclosing.enclosing(root, results),
+                      enclosing=enclosing.enclosing(root, results, call.rules),
                       index=self._index_label(root, branch), budget_note=chosen.describe(), live_note=live_note,
                       match_note=match_note)
         return ContextPack(packed.markdown, tuple(results), packed, chosen)
@@ -334,7 +345,7 @@ class Index:
             return
         head = known.head if known is not None else gitio.head_state(self.repo)
         root = head.root if head is not None else gitio.repo_root(self.repo)
-        settings = usage.settings(load_repo_config(root))
+        settings = usage.settings(known.call.config(root) if known is not None else load_repo_config(root))
         if self.record is None and not settings.record:
             return
         head_commit = head.commit if head is not None else gitio.head_commit(root)
@@ -460,22 +471,16 @@ def load_repos(path: Path | str) -> list[RepoSpec]:
 
 
 def _overlay_limit(given: int | None) -> int:
-    import os
-
-    from codevouch.retriever.overlay import EMBED_LIMIT
+    from codevouch import environment
 
     if given is None:
-        raw = os.environ.get("CODEVOUCH_OVERLAY_LIMIT", "").strip()
-        try:
-            given = int(raw) if raw else EMBED_LIMIT
-        except ValueError:
-            raise InputError(f"CODEVOUCH_OVERLAY_LIMIT must be a whole number of chunks (got {raw!r}).") from None
+        given = environment.current().overlay_limit     # unset: retriever.overlay.EMBED_LIMIT
     if given < 0:
         raise InputError(f"the overlay limit must be 0 or more chunks (got {given}).")
     return given
 
 
-def _overlay_source(settings: Settings) -> Callable[[Path, BranchState, HeadState | None], Overlay]:
+def _overlay_source(settings: Settings, call: CallSettings) -> Callable[[Path, BranchState, HeadState | None], Overlay]:
     """What makes the working-tree overlay for a search: the branch's, when the working tree is
     a checkout of it (a search of another branch has no working tree to overlay)."""
     from codevouch.indexer.overlay import derive  # heavy: the chunker (tree-sitter)
@@ -484,7 +489,7 @@ def _overlay_source(settings: Settings) -> Callable[[Path, BranchState, HeadStat
     def source(root: Path, state: BranchState, head: HeadState | None) -> Overlay:
         if head is None or head.branch != state.branch:
             return Overlay(state.branch, state.commit, None, None)
-        return derive(root, state, head=head.commit, settings=settings)
+        return derive(root, state, head=head.commit, settings=settings, rules_of=call.rules)
     return source
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from codevouch.retriever.overlay import Overlay
     from codevouch.retriever.search import Results
     from codevouch.store import BranchState, ChunkRecord
+    from codevouch.worktree.files import CallSettings
     from codevouch.worktree.gitio import HeadState
 
 
@@ -109,16 +110,17 @@ class Learned:
     head: HeadState | None
     state: BranchState | None
     facts: Known | None
+    call: CallSettings                  # the repository's config and rules, loaded once for the call
 
     @classmethod
-    def of(cls, candidates: Results) -> Learned:
+    def of(cls, candidates: Results, call: CallSettings) -> Learned:
         """The search's knowledge (its head, state and overlay status). The validator gets it
         only when the search's HEAD is the work tree's: the top, HEAD's commit and (when the
         overlay took one) the status."""
         head, ov = candidates.head, candidates.overlay
         facts = Known(head.root, head.commit, ov.status if ov is not None else None,
-                      ov.hashes if ov is not None else {}) if head is not None else None
-        return cls(head, candidates.state, facts)
+                      ov.hashes if ov is not None else {}, rules_of=call.rules) if head is not None else None
+        return cls(head, candidates.state, facts, call)
 
 
 class Hits(list[Hit]):

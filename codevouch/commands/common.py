@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 
+from codevouch import environment
 from codevouch.commands.exits import (
     EXIT_CRASH,
     EXIT_ERROR,
@@ -235,15 +236,13 @@ class progress:
             self._bar.stop()
 
 
-MAX_INPUT_BYTES = 8 << 20     # validate's snippets and check-refs' text: CODEVOUCH_MAX_INPUT_BYTES
+MAX_INPUT_BYTES: int = environment.MAX_INPUT_BYTES.default   # validate's snippets and check-refs' text
 
 
 def read_source(source: str, what: str) -> str:
     """The text of a FILE argument, or stdin for '-'; InputError when it cannot be read or is
     over the input cap (CODEVOUCH_MAX_INPUT_BYTES): at most the cap plus one byte is read."""
-    from codevouch.worktree.config import count_from_env
-
-    cap = count_from_env("CODEVOUCH_MAX_INPUT_BYTES", MAX_INPUT_BYTES, f"the default cap ({MAX_INPUT_BYTES} bytes)")
+    cap = environment.current().max_input_bytes
     name = "standard input" if source == "-" else source
     if source == "-":
         data = sys.stdin.buffer.read(cap + 1)

@@ -15,16 +15,16 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from codevouch.worktree.config import seconds_from_env
+from codevouch import environment
 
-EVERY = 10.0            # seconds between lines (CODEVOUCH_PROGRESS_SECONDS overrides; 0: every step)
+EVERY: float = environment.PROGRESS_SECONDS.default   # seconds between lines (CODEVOUCH_PROGRESS_SECONDS; 0: every step)
 STEP = 0.05             # or each 5% of a phase
-ENV_EVERY = "CODEVOUCH_PROGRESS_SECONDS"
+ENV_EVERY = environment.PROGRESS_SECONDS.name
 _UNITS = {"chunking": "files", "embedding": "chunks"}
 
 
 def every_from_env() -> float:
-    return seconds_from_env(ENV_EVERY, EVERY, f"{EVERY:g} s")
+    return environment.current().progress_seconds
 
 
 class ProgressLines:

@@ -13,12 +13,15 @@ from codevouch.validator.model import Validated
 from codevouch.vocabulary import CURRENT_VERDICTS
 from codevouch.worktree.files import load_worktree_rules, read_text
 from codevouch.worktree.paths import locate
+from codevouch.worktree.rules import Rules
 
 
-def enclosing(root: Path, results: Sequence[Validated]) -> dict[int, Enclosing]:
+def enclosing(root: Path, results: Sequence[Validated],
+              rules_of: Callable[[Path], Rules] = load_worktree_rules) -> dict[int, Enclosing]:
     """rank (1-based, as pack.items_of counts) -> the definition a current-code snippet lies
     in, when the snippet is only part of it. Files outside the repository, unreadable files, files over the size cap
-    and unsupported languages give nothing."""
+    and unsupported languages give nothing. rules_of: the working tree's rules (the call's
+    CallSettings.rules), asked for the size cap when a file is first read."""
     from codevouch.syntax.signature import finder
 
     texts: dict[str, str | None] = {}
@@ -36,7 +39,7 @@ def enclosing(root: Path, results: Sequence[Validated]) -> dict[int, Enclosing]:
         if path not in texts:     # each file read and parsed once, however many snippets it has
             loc = locate(root, path)
             if not limit:
-                limit.append(load_worktree_rules(root).max_file_bytes)
+                limit.append(rules_of(root).max_file_bytes)
             read_ = read_text(root, loc.real, limit[0]) if loc.inside and loc.exists and loc.real else None
             file_text = texts[path] = read_ if isinstance(read_, str) else None     # over the cap: nothing
             finders[path] = finder(file_text, path) if file_text is not None else None

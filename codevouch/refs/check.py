@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 
+from codevouch import environment
 from codevouch.errors import InputError
 from codevouch.refs.extract import JS_EXTENSIONS, Extracted, Reference, extract
 from codevouch.refs.model import RefReport, RefResult
@@ -28,7 +29,6 @@ from codevouch.syntax.lines import split_lines
 from codevouch.validator import symbols
 from codevouch.worktree import gitio
 from codevouch.worktree.changes import untracked_copies
-from codevouch.worktree.config import count_from_env
 from codevouch.worktree.paths import locate
 
 MAX_HISTORY = 10        # names looked up in history (one pickaxe + one grep each, ~10-50 ms)
@@ -36,7 +36,7 @@ MAX_HOME_FILES = 200    # files parsed to say where a member is really defined (
 
 
 # References checked per call (60,000 in a 2 MB answer took 76 s): CODEVOUCH_MAX_REFERENCES.
-MAX_REFERENCES = 5_000
+MAX_REFERENCES: int = environment.MAX_REFERENCES.default
 
 
 def check_refs(repo: Path | str, text: str) -> RefReport:
@@ -45,7 +45,7 @@ def check_refs(repo: Path | str, text: str) -> RefReport:
     # NFC, so a path spelled with combining marks (NFD) is read whole; _path finds the file
     # under whichever form git stores.
     extracted = extract(unicodedata.normalize("NFC", text))
-    cap = count_from_env("CODEVOUCH_MAX_REFERENCES", MAX_REFERENCES, f"the default cap ({MAX_REFERENCES})")
+    cap = environment.current().max_references
     if len(extracted.refs) > cap:
         raise InputError(f"the text cites {len(extracted.refs)} references, over the cap of {cap} "
                          "(CODEVOUCH_MAX_REFERENCES); check it in parts, or raise the cap.")

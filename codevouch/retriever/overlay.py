@@ -20,15 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codevouch import caches
+from codevouch import caches, environment
 from codevouch.embedding import Embedder
 from codevouch.store import ChunkRecord, Ledger, lexindex, overlaycache
 from codevouch.worktree.gitio import WorktreeStatus
 
 # New chunks embedded per call, at most: chosen by measurement (docs/OVERLAY.md): the fake
 # and MiniLM models embed ~30 chunks/s on the 2-core benchmark machine, so 64 keeps a first
-# query after a large edit within ~2 s; a typical edit (one to five files) is 5-40 chunks.
-EMBED_LIMIT = 64
+# query after a large edit within ~2 s; a typical edit (one to five files) is 5-40 chunks. The
+# figure (64) is declared as the default of CODEVOUCH_OVERLAY_LIMIT (codevouch/environment.py).
+EMBED_LIMIT: int = environment.OVERLAY_LIMIT.default
 # Changed files read and chunked per call, at most (the rest are named in the summary, not
 # searched): chunking runs at ~150 files/s, so a tree 10,000 files away still answers in seconds.
 FILE_LIMIT = 500

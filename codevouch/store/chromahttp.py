@@ -12,14 +12,14 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from codevouch.worktree.config import seconds_from_env
+from codevouch import environment
 
-DEFAULT_TIMEOUT = 5.0
+DEFAULT_TIMEOUT: float = environment.CHROMA_TIMEOUT.default
 
 
 def timeout() -> float:
     """Seconds one call to the Chroma server may take (connect, send, wait for the answer)."""
-    return seconds_from_env("CODEVOUCH_CHROMA_TIMEOUT", DEFAULT_TIMEOUT, f"the default ({DEFAULT_TIMEOUT:g} s)")
+    return environment.current().chroma_timeout
 
 
 def timed_client(host: str, port: int, ssl: bool, settings: Any) -> Any:

@@ -26,13 +26,13 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from codevouch import environment
 from codevouch.errors import BuilderConflict
 from codevouch.store.naming import server_url
 from codevouch.store.team import LEASE, snapshot_collection
 from codevouch.store.vectors import VectorStore
-from codevouch.worktree.config import seconds_from_env
 
-DEFAULT_TTL_S = 36 * 3600.0
+DEFAULT_TTL_S: float = environment.LEASE_TTL.default
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class Claim:
 
 
 def ttl() -> float:
-    return seconds_from_env("CODEVOUCH_LEASE_TTL", DEFAULT_TTL_S, "36 h", finite=False)   # inf: never lapses
+    return environment.current().lease_ttl   # inf: never lapses
 
 
 def holder(vectors: VectorStore, repo_id: str) -> Lease | None:

@@ -8,17 +8,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from codevouch import environment
 from codevouch.errors import BadIndex, IndexBusy, IndexLocked
 from codevouch.store.indexdir import IndexDir
-from codevouch.worktree.config import seconds_from_env
 
 # How long a read waits for a build's write to the embedded Chroma store to finish.
-BUSY_TIMEOUT_S = 20.0
+BUSY_TIMEOUT_S: float = environment.BUSY_TIMEOUT.default
 
 
 def busy_timeout() -> float:
     """CODEVOUCH_BUSY_TIMEOUT (seconds a reader waits for a writer), else BUSY_TIMEOUT_S."""
-    return seconds_from_env("CODEVOUCH_BUSY_TIMEOUT", BUSY_TIMEOUT_S, f"{BUSY_TIMEOUT_S:g} s")
+    return environment.current().busy_timeout
 
 
 @contextmanager

@@ -9,17 +9,17 @@ import hashlib
 import os
 from pathlib import Path
 
-from codevouch import embedding
+from codevouch import embedding, environment
 
 
 def server_url() -> str | None:
     """CODEVOUCH_CHROMA_URL when set: vectors (and team snapshots) live on that server."""
-    return os.environ.get("CODEVOUCH_CHROMA_URL") or None
+    return environment.current().chroma_url
 
 
 def default_index_dir() -> Path:
     """--index, else $CODEVOUCH_INDEX, else $XDG_DATA_HOME/codevouch (~/.local/share/codevouch)."""
-    env = os.environ.get("CODEVOUCH_INDEX")
+    env = environment.current().index
     if env:
         return Path(env).expanduser()
     base = os.path.expanduser(os.environ.get("XDG_DATA_HOME") or "")

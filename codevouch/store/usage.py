@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codevouch import caches
+from codevouch import caches, environment
 from codevouch.errors import BadIndex, ConfigError
 from codevouch.store.indexdir import IndexDir
 from codevouch.worktree.config import RepoConfig
 
-ENV_NO_RECORD = "CODEVOUCH_NO_RECORD"
+ENV_NO_RECORD = environment.NO_RECORD.name
 DEFAULT_MAX_RECORDS = 5000
 MAX_PATHS = 50
 _USAGE_KEYS = {"record", "max_records"}
@@ -74,9 +74,9 @@ class UsageSettings:
     max_records: int = DEFAULT_MAX_RECORDS
 
 
-def settings(config: RepoConfig, env: Mapping[str, str] | None = None) -> UsageSettings:
-    """`[usage]` from the repository config; CODEVOUCH_NO_RECORD (any value but "" or 0) wins."""
-    env = os.environ if env is None else env
+def settings(config: RepoConfig, env: Mapping[str, str] | environment.Environment | None = None) -> UsageSettings:
+    """`[usage]` from the repository config; CODEVOUCH_NO_RECORD (any value but "" or 0) wins.
+    env: the variables (None: as set now)."""
     section = config.section("usage")
     where = f"{config.source} [usage]"
     unknown = set(section) - _USAGE_KEYS
@@ -88,7 +88,7 @@ def settings(config: RepoConfig, env: Mapping[str, str] | None = None) -> UsageS
         raise ConfigError(f"{where} record must be true or false.")
     if not isinstance(keep, int) or isinstance(keep, bool) or keep < 1:
         raise ConfigError(f"{where} max_records must be a positive integer.")
-    if env.get(ENV_NO_RECORD, "") not in ("", "0"):
+    if environment.of(env).no_record:
         record = False
     return UsageSettings(record, keep)
 

@@ -14,7 +14,7 @@ answers worked out from it); decisions are made afterwards, without I/O, in deci
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -47,6 +47,9 @@ class Known:
     # Blob ids of working-tree files the caller hashed in this call (the overlay hashes the
     # files that differ from the index): repo-relative path -> id, not hashed again.
     hashes: Mapping[str, str] = field(default_factory=dict)
+    # The working tree's exclusion rules as the call loads them (its CallSettings.rules, once
+    # per call); None: loaded here.
+    rules_of: Callable[[Path], Rules] | None = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
     inside = [s for s in snippets if located[s.path].inside]
     commits = reading.result()
     trees = _start_blob_lookups(root, commits, located, inside, keep=known.head if known else None)
-    rules = load_worktree_rules(root)
+    rules = (known.rules_of if known and known.rules_of else load_worktree_rules)(root)
     texts, too_large = _read_files(root, located, rules.max_file_bytes)
     # Where each snippet's text is in its file: needed for nearly every verdict, and done
     # while git works: while it still lists the status (a clean tree), else while it hashes

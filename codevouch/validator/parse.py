@@ -6,9 +6,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from codevouch import environment
 from codevouch.errors import InputError
 from codevouch.validator.model import Snippet
-from codevouch.worktree.config import count_from_env
 
 _HEX = re.compile(r"[0-9a-fA-F]{7,64}")   # git abbreviates to 7 at least
 _STR_FIELDS = ("commit", "blob_sha", "text", "symbol", "branch", "commit_date", "indexed_at", "origin")
@@ -24,7 +24,7 @@ def parse_snippets(text: str) -> list[dict[str, Any]]:
     stripped = text.strip()
     if not stripped:
         return []
-    cap = count_from_env("CODEVOUCH_MAX_SNIPPETS", MAX_SNIPPETS, f"the default cap ({MAX_SNIPPETS})")
+    cap = environment.current().max_snippets
     if stripped.startswith("{"):
         # One (possibly pretty-printed) object; if that fails it is JSON lines, parsed below.
         try:
@@ -65,7 +65,7 @@ def parse_snippets(text: str) -> list[dict[str, Any]]:
     return [item for _, item in items]
 
 
-MAX_SNIPPETS = 100_000    # per validate call from the CLI (~6 s): CODEVOUCH_MAX_SNIPPETS
+MAX_SNIPPETS: int = environment.MAX_SNIPPETS.default    # per validate call from the CLI (~6 s): CODEVOUCH_MAX_SNIPPETS
 
 
 def _at_most(count: int, cap: int) -> None:

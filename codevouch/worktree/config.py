@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 import sys
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from codevouch import environment
 from codevouch.caches import clearable
 from codevouch.errors import ConfigError
 
@@ -38,8 +40,16 @@ class RepoConfig:
         return value
 
 
+# Loads of the repository's settings in this process, by loader ("config": load_repo_config,
+# "rules": files.load_worktree_rules), for tests and benchmarks (as gitio.PROCESSES counts git):
+# one call (a search, a context pack) loads each at most once (files.CallSettings).
+LOADS: Counter[str] = Counter()
+
+
 def load_repo_config(root: Path) -> RepoConfig:
-    """The settings of the work tree at `root` (its top directory)."""
+    """The settings of the work tree at `root` (its top directory). One call loads them once and
+    hands them down (files.CallSettings)."""
+    LOADS["config"] += 1
     own = _read(root, ".codevouch.toml")
     if own is not None:
         return RepoConfig(loads(own, ".codevouch.toml"), ".codevouch.toml")
@@ -89,35 +99,15 @@ def _read(root: Path, name: str) -> str | None:
         return None
 
 
-def count_from_env(name: str, default: int, unset_for: str) -> int:
-    """A positive whole number from environment variable `name`, else `default`; anything else
-    is a ConfigError that names the variable."""
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    if not (text.isascii() and text.isdigit() and int(text) > 0):
-        raise ConfigError(f"{name}={text[:40]!r} is not a positive whole number; unset it for {unset_for}.")
-    return int(text)
+# The readers of any one variable by name (tests/worktree/test_config_env.py); the CODEVOUCH_*
+# variables themselves are declared, and read, in codevouch/environment.py.
+count_from_env = environment.count_from_env
+seconds_from_env = environment.seconds_from_env
 
 
-def seconds_from_env(name: str, default: float, unset_for: str, finite: bool = True) -> float:
-    """A duration from environment variable `name` (seconds, >= 0; `finite=False` also takes
-    inf), else `default`; anything else is a ConfigError that names the variable."""
-    text = os.environ.get(name, "")
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not (value >= 0 and (math.isfinite(value) or not finite)):
-        raise ConfigError(f"{name}={text[:40]!r} is not a number of seconds (>= 0); unset it for {unset_for}.")
-    return value
-
-
-ENV_MODEL = "CODEVOUCH_EMBEDDING_MODEL"
-ENV_DEVICE = "CODEVOUCH_EMBEDDING_DEVICE"
-ENV_MATCH_THRESHOLD = "CODEVOUCH_MATCH_THRESHOLD"
+ENV_MODEL = environment.EMBEDDING_MODEL.name
+ENV_DEVICE = environment.EMBEDDING_DEVICE.name
+ENV_MATCH_THRESHOLD = environment.MATCH_THRESHOLD.name
 _EMBEDDING_KEYS = frozenset({"model", "device", "match_threshold"})
 
 
@@ -132,12 +122,14 @@ class EmbeddingChoice:
     source: str = "defaults"               # where `model` came from
 
 
-def embedding_choice(cfg: RepoConfig, root: Path | None, env: dict[str, str] | None = None) -> EmbeddingChoice:
+def embedding_choice(cfg: RepoConfig, root: Path | None,
+                     env: Mapping[str, str] | environment.Environment | None = None) -> EmbeddingChoice:
     """`[embedding] model / device / match_threshold`, each overridden by its environment
     variable (CODEVOUCH_EMBEDDING_MODEL, CODEVOUCH_EMBEDDING_DEVICE, CODEVOUCH_MATCH_THRESHOLD).
     A relative model directory in the config is relative to the repository root, in the
-    environment to the current directory. ConfigError for a bad key or value."""
-    env = dict(os.environ) if env is None else env
+    environment to the current directory. ConfigError for a bad key or value. env: the
+    variables (None: as set now)."""
+    vars_ = environment.of(env)
     section = cfg.section("embedding")
     where = f"{cfg.source} [embedding]"
     unknown = set(section) - _EMBEDDING_KEYS
@@ -147,13 +139,15 @@ def embedding_choice(cfg: RepoConfig, root: Path | None, env: dict[str, str] | N
         if key in section and (not isinstance(section[key], str) or not section[key].strip()):
             raise ConfigError(f"{where} {key} must be a non-empty string.")
     model, base, source = None, None, "defaults"
-    if env.get(ENV_MODEL, "").strip():
-        model, source = env[ENV_MODEL].strip(), ENV_MODEL
+    if vars_.embedding_model is not None:
+        model, source = vars_.embedding_model, ENV_MODEL
     elif "model" in section:
         model, base, source = section["model"].strip(), root, where
-    device = env.get(ENV_DEVICE, "").strip() or str(section.get("device", "auto")).strip()
-    threshold: Any = env.get(ENV_MATCH_THRESHOLD, "").strip() or section.get("match_threshold")
-    named = ENV_MATCH_THRESHOLD if env.get(ENV_MATCH_THRESHOLD, "").strip() else f"{where} match_threshold"
+    device = vars_.embedding_device or str(section.get("device", "auto")).strip()
+    if vars_.is_set(environment.MATCH_THRESHOLD):     # the variable wins; its own error names it
+        return EmbeddingChoice(model, base, device, vars_.match_threshold, source)
+    threshold: Any = section.get("match_threshold")
+    named = f"{where} match_threshold"
     if threshold is not None:
         try:
             threshold = float(threshold)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch.syntax.lines import decode
+from codevouch.worktree.config import LOADS, RepoConfig, load_repo_config
 from codevouch.worktree.paths import locate
 from codevouch.worktree.rules import MAX_FILE_BYTES, Rules, load_rules_text
 
@@ -80,9 +81,43 @@ def over_cap(root: Path | str, paths: Iterable[str], limit: int = MAX_FILE_BYTES
 
 
 def load_worktree_rules(root: Path) -> Rules:
-    """The exclusion rules as they are in the working tree (.codevouch.toml or pyproject.toml)."""
+    """The exclusion rules as they are in the working tree (.codevouch.toml or pyproject.toml).
+    One call loads them once and hands them down (CallSettings)."""
+    LOADS["rules"] += 1
     def text(name: str) -> str | None:
         loc = locate(root, name)
         found = read_text(root, loc.real) if loc.inside and loc.exists and loc.real else None
         return found if isinstance(found, str) else None
     return load_rules_text(text(".codevouch.toml"), text("pyproject.toml"))
+
+
+class CallSettings:
+    """The repository's settings for one call (a search, a context pack): its RepoConfig
+    (`[embedding]`, `[usage]`, `[budget]`...) and its working-tree exclusion rules, each loaded
+    at most once per work-tree root and handed to every part of the call that reads them (a
+    search loaded the config twice and the rules twice, a context pack three times each).
+
+    Each is loaded when first asked, where the call asked before, so a bad config still fails
+    the step that reads it and nothing earlier; a load that fails is not kept (the next ask
+    raises again, as a second load did). The rules keep their own reader (paths.locate and
+    read_text, under the size cap) and the config its own (config._read): the two read the
+    same two files, but not always alike (a file over 1,000,000 bytes, text not UTF-8), so one
+    is not made from the other's reading."""
+
+    def __init__(self) -> None:
+        self._configs: dict[Path, RepoConfig] = {}
+        self._rules: dict[Path, Rules] = {}
+
+    def config(self, root: Path | str) -> RepoConfig:
+        key = Path(root)
+        found = self._configs.get(key)
+        if found is None:
+            found = self._configs[key] = load_repo_config(key)
+        return found
+
+    def rules(self, root: Path | str) -> Rules:
+        key = Path(root)
+        found = self._rules.get(key)
+        if found is None:
+            found = self._rules[key] = load_worktree_rules(key)
+        return found

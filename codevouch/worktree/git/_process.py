@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
+from codevouch import environment
 from codevouch.errors import FilterFailed, GitError
 
 # Variables that tell git which repository, index or object store to use. Git sets them for
@@ -63,7 +64,7 @@ SAFE_CONFIG: tuple[str, ...] = (
 # Opt-in, from the environment only (never from a repository): run the filter drivers that the
 # configuration names (git-lfs, git-crypt ...), so hashes of working-tree files match what `git
 # add` would store. Off by default: a filter is a program the repository's config chose.
-RUN_FILTERS_VAR = "CODEVOUCH_RUN_GIT_FILTERS"
+RUN_FILTERS_VAR = environment.RUN_GIT_FILTERS.name
 
 # Environment variables that make git run a program, dropped; the pager ones are set to `cat`.
 _PROGRAM_VARS = ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EDITOR")
@@ -71,7 +72,7 @@ _PROGRAM_VARS = ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "GIT_ASKPASS", "SSH_
 
 def run_filters() -> bool:
     """Whether the user opted in (CODEVOUCH_RUN_GIT_FILTERS=1) to running configured filters."""
-    return os.environ.get(RUN_FILTERS_VAR, "").strip().lower() in ("1", "true", "yes", "on")
+    return environment.current().run_git_filters
 
 
 def _env() -> dict[str, str]:

@@ -1,0 +1,324 @@
+"""Every CODEVOUCH_* environment variable, declared once: its name, what it means, its default,
+how its text is read and the error a bad value gets.
+
+    from codevouch import environment
+    environment.current().busy_timeout        # seconds; ConfigError naming the variable if bad
+
+This is the only module of codevouch that reads a CODEVOUCH_* variable from `os.environ`
+(tests/test_environment.py holds the others to that), and the table of variables in
+docs/CONFIGURATION.md is `doc_table()` of the declarations below (the same test checks it).
+
+Why `current()` is a view of os.environ and not a snapshot taken once: a process lives long (the
+MCP server, an agent's `Index`, a test run) and the variables may change between its calls
+(tests set them with monkeypatch; a host may too), and every read has always seen the value of
+the moment. A snapshot of all the variables memoized on their raw values would cost 55 us per
+`current()` (18 `os.environ.get`s, each unset one a KeyError raised and caught inside os), 20
+times gitio's check of CODEVOUCH_RUN_GIT_FILTERS, which runs for every git process. So
+`current()` is one Environment over os.environ itself: reading an attribute reads that one
+variable now (one `get`, as before) and parses its text once per distinct text (`_parse`,
+memoized, cleared by codevouch.clear_caches()). `of(mapping)` is the same over a mapping of
+one's own (tests, or a caller that fixes the variables for a call).
+
+Errors stay lazy, where they were before: a value is parsed when its attribute is read, so a
+bad variable fails only the calls that use it (a bad CODEVOUCH_BUSY_TIMEOUT fails what waits on
+the embedded store, nothing else), and fails again each time (a failed parse is not kept).
+
+A leaf above `errors`: it imports nothing of codevouch but errors and caches.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from codevouch.caches import clearable
+from codevouch.errors import ConfigError, InputError
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One variable: `parse` turns its text (set and not empty) into the value, or raises the
+    error that names it; unset (or empty) is `default`. `shown` is the default as the
+    documentation says it, `doc` what the variable sets (one line of the table)."""
+    name: str
+    kind: str                                  # what the value is, for the table: seconds, count, path...
+    default: Any
+    shown: str
+    doc: str
+    parse: Callable[[str], Any] | None = None  # None: codevouch itself never reads it (see OTHERS)
+    empty: Callable[[str], bool] = field(default=lambda text: not text)   # when the text counts as unset
+
+
+def _blank(text: str) -> bool:
+    return not text.strip()
+
+
+# The readers: each keeps the exact reading (and message) of the code it replaced.
+
+def count(name: str, text: str, default: int, unset_for: str) -> int:
+    """A positive whole number (surrounding blanks allowed); ConfigError naming `name` otherwise."""
+    text = text.strip()
+    if not text:
+        return default
+    if not (text.isascii() and text.isdigit() and int(text) > 0):
+        raise ConfigError(f"{name}={text[:40]!r} is not a positive whole number; unset it for {unset_for}.")
+    return int(text)
+
+
+def seconds(name: str, text: str, default: float, unset_for: str, finite: bool = True) -> float:
+    """A duration (seconds, >= 0; `finite=False` also takes inf); ConfigError naming `name` otherwise."""
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (value >= 0 and (math.isfinite(value) or not finite)):
+        raise ConfigError(f"{name}={text[:40]!r} is not a number of seconds (>= 0); unset it for {unset_for}.")
+    return value
+
+
+def count_from_env(name: str, default: int, unset_for: str) -> int:
+    """`count` of environment variable `name` as it is set now (any name: tests use their own)."""
+    return count(name, os.environ.get(name, ""), default, unset_for)
+
+
+def seconds_from_env(name: str, default: float, unset_for: str, finite: bool = True) -> float:
+    """`seconds` of environment variable `name` as it is set now (any name: tests use their own)."""
+    return seconds(name, os.environ.get(name, ""), default, unset_for, finite)
+
+
+def _seconds(name: str, default: float, shown: str, unset_for: str, doc: str, finite: bool = True) -> Variable:
+    return Variable(name, "seconds", default, shown, doc,
+                    lambda text: seconds(name, text, default, unset_for, finite))
+
+
+def _count(name: str, default: int, shown: str, unset_for: str, doc: str) -> Variable:
+    return Variable(name, "count", default, shown, doc, lambda text: count(name, text, default, unset_for),
+                    empty=_blank)
+
+
+def _text(name: str, kind: str, shown: str, doc: str, strip: bool = False) -> Variable:
+    """A text taken as it is (stripped when `strip`); unset or empty (blank when `strip`) is None."""
+    if strip:
+        return Variable(name, kind, None, shown, doc, str.strip, empty=_blank)
+    return Variable(name, kind, None, shown, doc, str)
+
+
+def _budget(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"{BUDGET.name}={text!r} is not a whole number of tokens.") from None
+
+
+def _overlay_limit(text: str) -> int:
+    raw = text.strip()
+    try:
+        return int(raw)
+    except ValueError:
+        raise InputError(f"{OVERLAY_LIMIT.name} must be a whole number of chunks (got {raw!r}).") from None
+
+
+def _threshold(text: str) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = math.nan
+    if not -1.0 <= value <= 1.0:
+        raise ConfigError(f"{MATCH_THRESHOLD.name} must be a similarity between -1 and 1 (a cosine).")
+    return value
+
+
+_TEAM = "([TEAM_INDEX.md](TEAM_INDEX.md))"
+
+INDEX = _text("CODEVOUCH_INDEX", "path", "`$XDG_DATA_HOME/codevouch`, `~/.local/share/codevouch`",
+              "the index directory (`--index` wins)")
+CHROMA_URL = _text("CODEVOUCH_CHROMA_URL", "url", "the embedded store",
+                   f"vectors on a Chroma server (`http://HOST:PORT`) instead of the embedded store {_TEAM}")
+CHROMA_TIMEOUT = _seconds("CODEVOUCH_CHROMA_TIMEOUT", 5.0, "5", "the default (5 s)",
+                          f"seconds one call to the Chroma server may take before exit 6 (`0`: no limit) {_TEAM}")
+LEASE_TTL = _seconds("CODEVOUCH_LEASE_TTL", 36 * 3600.0, "36 h", "36 h",
+                     "seconds a team builder's lease outlives its last build (`inf`: never lapses)", finite=False)
+BUSY_TIMEOUT = _seconds("CODEVOUCH_BUSY_TIMEOUT", 20.0, "20", "20 s",
+                        "seconds a reader waits for a build's write batch on the embedded store before `IndexBusy`")
+BUDGET = Variable("CODEVOUCH_BUDGET", "tokens", None, "`[budget] tokens`, else 16000",
+                  "the context budget in tokens ([BUDGETS.md](BUDGETS.md))", _budget)
+MODEL = _text("CODEVOUCH_MODEL", "model", "`[budget] model`",
+              "the model whose window sets the context budget ([BUDGETS.md](BUDGETS.md))")
+# The reserve's text: context/windows.py reads it as it reads `[budget] reserve`.
+RESERVE = _text("CODEVOUCH_RESERVE", "fraction", "`[budget] reserve`, else 0.1",
+                "the fraction of the model's window kept free ([BUDGETS.md](BUDGETS.md))")
+EMBEDDING_MODEL = _text("CODEVOUCH_EMBEDDING_MODEL", "model", "`[embedding] model`, else the packaged MiniLM",
+                        "the embedding model: a model directory, relative to the current directory (below)", strip=True)
+EMBEDDING_DEVICE = _text("CODEVOUCH_EMBEDDING_DEVICE", "device", "`[embedding] device`, else auto",
+                         "where builds run the embedding model (below)", strip=True)
+MATCH_THRESHOLD = Variable("CODEVOUCH_MATCH_THRESHOLD", "similarity", None,
+                           "`[embedding] match_threshold`, else the model's measured one",
+                           "the similarity from which a hit counts as a good match (below)", _threshold, empty=_blank)
+NO_RECORD = Variable("CODEVOUCH_NO_RECORD", "flag", False, "unset",
+                     "any value but `0`: write no usage records (below)", lambda text: text != "0")
+PROGRESS_SECONDS = _seconds("CODEVOUCH_PROGRESS_SECONDS", 10.0, "10", "10 s",
+                            "when stderr is not a terminal, seconds between `index build`'s progress lines (the "
+                            "first comes after as long, so quick builds stay quiet; `0`: a line each 5%)")
+MAX_INPUT_BYTES = _count("CODEVOUCH_MAX_INPUT_BYTES", 8 << 20, "8388608 (8 MiB)", f"the default cap ({8 << 20} bytes)",
+                         "the most bytes `validate` and `check-refs` read from their FILE or stdin; at most one "
+                         "byte more is read, and over it the command stops with exit 2 before any work")
+MAX_SNIPPETS = _count("CODEVOUCH_MAX_SNIPPETS", 100_000, "100000", "the default cap (100000)",
+                      "the most snippets one `validate` call takes (about 6 s; 1,000,000 took 63 s and 4.6 GB); "
+                      "more is exit 2: validate in batches. The MCP tool takes 1000")
+MAX_REFERENCES = _count("CODEVOUCH_MAX_REFERENCES", 5_000, "5000", "the default cap (5000)",
+                        "the most references one `check-refs` call checks, CLI, MCP or library (60,000 took 76 s); "
+                        "more is an input error (exit 2): check the text in parts")
+OVERLAY_LIMIT = Variable("CODEVOUCH_OVERLAY_LIMIT", "count", 64, "64",
+                         "the most new working-tree chunks one search embeds (`--overlay-limit` and "
+                         "`Index(overlay_limit=N)` win); the rest are searched by words ([OVERLAY.md](OVERLAY.md))",
+                         _overlay_limit, empty=_blank)
+RUN_GIT_FILTERS = Variable("CODEVOUCH_RUN_GIT_FILTERS", "flag", False, "off",
+                           "`1` (or true, yes, on): run the `filter.<name>` drivers git's configuration names "
+                           "(git-lfs, git-crypt) when hashing working-tree files; never settable from a repository "
+                           "(README, \"Security\")",
+                           lambda text: text.strip().lower() in ("1", "true", "yes", "on"))
+
+# What codevouch reads, in the order of the table.
+VARIABLES: tuple[Variable, ...] = (
+    INDEX, CHROMA_URL, CHROMA_TIMEOUT, LEASE_TTL, BUSY_TIMEOUT, BUDGET, MODEL, RESERVE, EMBEDDING_MODEL,
+    EMBEDDING_DEVICE, MATCH_THRESHOLD, NO_RECORD, PROGRESS_SECONDS, MAX_INPUT_BYTES, MAX_SNIPPETS,
+    MAX_REFERENCES, OVERLAY_LIMIT, RUN_GIT_FILTERS,
+)
+
+# Named for the table only: codevouch sets these for a child, or its scripts read them.
+PART = Variable("CODEVOUCH_PART", "count", None, "set by `review --exec`",
+                "the part a `review --exec` reviewer is given ([REVIEW.md](REVIEW.md))")
+PARTS = Variable("CODEVOUCH_PARTS", "count", None, "set by `review --exec`",
+                 "how many parts the review has ([REVIEW.md](REVIEW.md))")
+BENCH_GIT_MIRRORS = Variable("CODEVOUCH_BENCH_GIT_MIRRORS", "path", None, "unset",
+                             "the benchmarks' bare clones ([BENCHMARKING.md](BENCHMARKING.md))")
+BENCH_REUSE_STORES = Variable("CODEVOUCH_BENCH_REUSE_STORES", "flag", None, "unset",
+                              "`1`: the benchmarks keep the last run's stores ([BENCHMARKING.md](BENCHMARKING.md))")
+OTHERS: tuple[Variable, ...] = (PART, PARTS, BENCH_GIT_MIRRORS, BENCH_REUSE_STORES)
+
+
+@dataclass(frozen=True, eq=False)
+class Environment:
+    """The CODEVOUCH_* variables of `raw` (os.environ for `current()`), each read and parsed
+    when its attribute is read: a bad one raises only where it is used."""
+    raw: Mapping[str, str] = field(default_factory=dict)
+
+    def value(self, var: Variable) -> Any:
+        text = self.raw.get(var.name)
+        if text is None or var.empty(text) or var.parse is None:
+            return var.default
+        return _parse(var, text)
+
+    def is_set(self, var: Variable) -> bool:
+        """Whether `var` is set to something that is not unset (empty, or blank where blanks are)."""
+        text = self.raw.get(var.name)
+        return text is not None and not var.empty(text)
+
+    @property
+    def index(self) -> str | None:
+        return self.value(INDEX)
+
+    @property
+    def chroma_url(self) -> str | None:
+        return self.value(CHROMA_URL)
+
+    @property
+    def chroma_timeout(self) -> float:
+        return self.value(CHROMA_TIMEOUT)
+
+    @property
+    def lease_ttl(self) -> float:
+        return self.value(LEASE_TTL)
+
+    @property
+    def busy_timeout(self) -> float:
+        return self.value(BUSY_TIMEOUT)
+
+    @property
+    def budget(self) -> int | None:
+        return self.value(BUDGET)
+
+    @property
+    def model(self) -> str | None:
+        return self.value(MODEL)
+
+    @property
+    def reserve(self) -> str | None:
+        return self.value(RESERVE)
+
+    @property
+    def embedding_model(self) -> str | None:
+        return self.value(EMBEDDING_MODEL)
+
+    @property
+    def embedding_device(self) -> str | None:
+        return self.value(EMBEDDING_DEVICE)
+
+    @property
+    def match_threshold(self) -> float | None:
+        return self.value(MATCH_THRESHOLD)
+
+    @property
+    def no_record(self) -> bool:
+        return self.value(NO_RECORD)
+
+    @property
+    def progress_seconds(self) -> float:
+        return self.value(PROGRESS_SECONDS)
+
+    @property
+    def max_input_bytes(self) -> int:
+        return self.value(MAX_INPUT_BYTES)
+
+    @property
+    def max_snippets(self) -> int:
+        return self.value(MAX_SNIPPETS)
+
+    @property
+    def max_references(self) -> int:
+        return self.value(MAX_REFERENCES)
+
+    @property
+    def overlay_limit(self) -> int:
+        return self.value(OVERLAY_LIMIT)
+
+    @property
+    def run_git_filters(self) -> bool:
+        """CODEVOUCH_RUN_GIT_FILTERS: whether git may run configured filter drivers (gitio's run_filters)."""
+        return self.value(RUN_GIT_FILTERS)
+
+
+def of(env: Mapping[str, str] | Environment | None) -> Environment:
+    """An Environment: `env` itself, the declared variables of a mapping, or `current()` for None."""
+    if env is None:
+        return current()
+    if isinstance(env, Environment):
+        return env
+    return Environment({v.name: env[v.name] for v in VARIABLES if v.name in env})
+
+
+_CURRENT = Environment(os.environ)
+
+
+def current() -> Environment:
+    """The CODEVOUCH_* variables as they are set at each read (see the module's docstring)."""
+    return _CURRENT
+
+
+@clearable
+@lru_cache(maxsize=64)
+def _parse(var: Variable, text: str) -> Any:
+    # Keyed by the text itself, so a change is never missed; an exception is not kept.
+    return var.parse(text) if var.parse is not None else var.default
+
+
+def doc_table() -> str:
+    """The table of docs/CONFIGURATION.md, "Environment variables"."""
+    rows = ["| variable | default | what it sets |", "|---|---|---|"]
+    rows += [f"| `{v.name}` | {v.shown} | {v.doc} |" for v in (*VARIABLES, *OTHERS)]
+    return "\n".join(rows) + "\n"
