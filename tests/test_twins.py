@@ -27,7 +27,8 @@ def twin(module: Path) -> Path:
     if parts[-1] == "__init__.py":
         folders = parts[:-1]
         return Path("tests", *folders, f"test_{folders[-1] if folders else 'codevouch'}.py")
-    return Path("tests", *parts[:-1], f"test_{parts[-1]}")
+    # a private module (`_process.py`) is tested under its plain name (`test_process.py`)
+    return Path("tests", *parts[:-1], f"test_{parts[-1].lstrip('_')}")
 
 
 def modules() -> list[Path]:

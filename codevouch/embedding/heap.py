@@ -4,7 +4,7 @@ glibc's malloc keeps freed memory in its heap, and torch's CPU tensors grow with
 a build embeds its texts shortest first (little padding), so every batch asks for larger blocks
 than the freed ones before it, and the heap only grows. On SQLAlchemy (45k chunks) the
 embedding loop alone went from 0.5 to 1.47 GiB resident; with `malloc_trim(0)` after each batch
-it stays at 0.55 GiB, at the same speed (scripts/bench_large.py, docs/BENCHMARKS.md).
+it stays at 0.55 GiB, at the same speed (python -m codevouch_bench.large, docs/BENCHMARKS.md).
 `malloc_trim` is glibc's; elsewhere (musl, macOS) this does nothing.
 """
 from __future__ import annotations

@@ -12,7 +12,7 @@ and a renamed file's chunks are embedded again. The form is part of the vector s
 (store.space_name), so an index embedded another way (releases before embedded the text alone)
 moves to a new space on its next build, embedding each chunk once more.
 
-Chosen on the quality figure's tuning corpora (scripts/bench_quality.py --tune, rows
+Chosen on the quality figure's tuning corpora (python -m codevouch_bench.quality --tune, rows
 `context-*`): dense MRR@10 0.564 -> 0.599 (path), 0.630 (symbol), 0.648 (both); hybrid 0.666
 -> 0.679 with both. Held-out corpora: hybrid 0.576 -> 0.616. Pure function.
 """

@@ -3,7 +3,7 @@
     Index(repo, settings=Settings(collapse=False))    # build and search with one knob changed
 
 `Settings()` is codevouch as shipped: each default below is the value its comment says was
-chosen, on the quality figure's tuning corpora (scripts/bench_quality.py --tune), which passes
+chosen, on the quality figure's tuning corpora (python -m codevouch_bench.quality --tune), which passes
 other settings to score the alternatives. Two kinds of knob:
 
 - build knobs (`merge_target`, `embed_context`) change what is chunked and embedded, so the
@@ -41,7 +41,7 @@ KIND_WEIGHTS: Mapping[str, float] = MappingProxyType({Kind.SOURCE: 1.0, Kind.TES
 
 
 # The best hit's similarity below which a search reports no good match, per model: measured with
-# scripts/measure_match.py (docs/SEARCH.md#scores-that-mean-something). Another model's cosines
+# python -m codevouch_bench.measure_match (docs/SEARCH.md#scores-that-mean-something). Another model's cosines
 # sit on another scale: without a measured value (or Settings.match_threshold) nothing is judged.
 MATCH_THRESHOLDS: Mapping[str, float] = MappingProxyType({MODEL_NAME: 0.32})
 

@@ -2,7 +2,7 @@
 
 SQLite FTS5 scores every chunk that shares a word with the query (bm25() per matching row):
 87 ms at 100k chunks, 379 ms on a busy machine, against ~1-2 ms for tantivy's top-k search
-over the same terms (measured with scripts/bench_search.py and docs/BENCHMARKS.md). So:
+over the same terms (measured with python -m codevouch_bench.search and docs/BENCHMARKS.md). So:
 
 - The ledger's FTS5 table stays the truth, written in the build's one transaction.
 - This index is a copy of it, one generation per ledger state: `lexical/<space>/<generation>`,

@@ -75,7 +75,7 @@ class Facts:
     commit_dates: Mapping[str, str] = field(default_factory=dict)
     marks: Mapping[str, str] = field(default_factory=dict)   # rel path -> .gitattributes linguist mark
     # rel path -> the filter driver its `filter` attribute names, which codevouch does not run
-    # (README, "Security"): its working-tree hash may differ from what `git add` would store.
+    # (SECURITY.md): its working-tree hash may differ from what `git add` would store.
     unrun_filters: Mapping[str, str] = field(default_factory=dict)
     # Definition lines of snippets that lost their symbol -> working-tree files holding that
     # line (gathered in a second pass, only for those: see `elsewhere`).

@@ -44,7 +44,7 @@ def no_git_env(environ: Mapping[str, str]) -> dict[str, str]:
 # (post-index-change when an index is written, our temporary read-tree index included),
 # diff.<x>.textconv and diff.<x>.command (diff, log -p, log -S, grep), core.pager, gpg.program
 # (log.showSignature), credential helpers. codevouch reads repositories it did not write, so every
-# git process it starts turns all of them off (README, "Security"): the `-c` settings below, the
+# git process it starts turns all of them off (SECURITY.md): the `-c` settings below, the
 # filter drivers named in the configuration (filters.filter_overrides), `--no-pager`,
 # `--no-optional-locks`, and `--no-textconv --no-ext-diff` on every command that diffs.
 
