@@ -70,6 +70,11 @@ def start(repo: Path | str, known: Known | None = None) -> Started:
     return Started(status, None, known)
 
 
+def _worktree_rules(root: Path, known: Known | None) -> Rules:
+    """The working tree's exclusion rules: as the call loaded them (`known.rules_of`), else read here."""
+    return (known.rules_of if known is not None and known.rules_of is not None else load_worktree_rules)(root)
+
+
 def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
            started: Started | None = None) -> Facts:
     """Everything decide() needs for these snippets, in a handful of git processes.
@@ -90,7 +95,7 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
     inside = [s for s in snippets if located[s.path].inside]
     commits = reading.result()
     trees = _start_blob_lookups(root, commits, located, inside, keep=known.head if known else None)
-    rules = (known.rules_of if known and known.rules_of else load_worktree_rules)(root)
+    rules = _worktree_rules(root, known)
     texts, too_large = _read_files(root, located, rules.max_file_bytes)
     # Where each snippet's text is in its file: needed for nearly every verdict, and done
     # while git works: while it still lists the status (a clean tree), else while it hashes
