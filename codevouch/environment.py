@@ -180,7 +180,7 @@ OVERLAY_LIMIT = Variable("CODEVOUCH_OVERLAY_LIMIT", "count", 64, "64",
 RUN_GIT_FILTERS = Variable("CODEVOUCH_RUN_GIT_FILTERS", "flag", False, "off",
                            "`1` (or true, yes, on): run the `filter.<name>` drivers git's configuration names "
                            "(git-lfs, git-crypt) when hashing working-tree files; never settable from a repository "
-                           "(README, \"Security\")",
+                           "(SECURITY.md)",
                            lambda text: text.strip().lower() in ("1", "true", "yes", "on"))
 
 # What codevouch reads, in the order of the table.
