@@ -81,11 +81,6 @@ def seconds(name: str, text: str, default: float, unset_for: str, finite: bool =
     return value
 
 
-def count_from_env(name: str, default: int, unset_for: str) -> int:
-    """`count` of environment variable `name` as it is set now (any name: tests use their own)."""
-    return count(name, os.environ.get(name, ""), default, unset_for)
-
-
 def seconds_from_env(name: str, default: float, unset_for: str, finite: bool = True) -> float:
     """`seconds` of environment variable `name` as it is set now (any name: tests use their own)."""
     return seconds(name, os.environ.get(name, ""), default, unset_for, finite)
@@ -123,14 +118,20 @@ def _overlay_limit(text: str) -> int:
         raise InputError(f"{OVERLAY_LIMIT.name} must be a whole number of chunks (got {raw!r}).") from None
 
 
-def _threshold(text: str) -> float:
+def similarity(named: str, value: Any) -> float:
+    """A match threshold: a cosine in [-1, 1] (a number or its text), else a ConfigError naming
+    where it was set (`named`): the variable's and `[embedding]`'s one rule."""
     try:
-        value = float(text.strip())
-    except ValueError:
-        value = math.nan
-    if not -1.0 <= value <= 1.0:
-        raise ConfigError(f"{MATCH_THRESHOLD.name} must be a similarity between -1 and 1 (a cosine).")
-    return value
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not -1.0 <= number <= 1.0:
+        raise ConfigError(f"{named} must be a similarity between -1 and 1 (a cosine).")
+    return number
+
+
+def _threshold(text: str) -> float:
+    return similarity(MATCH_THRESHOLD.name, text.strip())
 
 
 _TEAM = "([TEAM_INDEX.md](TEAM_INDEX.md))"

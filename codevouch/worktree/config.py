@@ -8,7 +8,6 @@ names at the repository root are read, never a symlink that leaves the repositor
 from __future__ import annotations
 
 import copy
-import math
 import sys
 from collections import Counter
 from collections.abc import Mapping
@@ -99,9 +98,8 @@ def _read(root: Path, name: str) -> str | None:
         return None
 
 
-# The readers of any one variable by name (tests/worktree/test_config_env.py); the CODEVOUCH_*
-# variables themselves are declared, and read, in codevouch/environment.py.
-count_from_env = environment.count_from_env
+# The reader of any one duration variable by name (tests/worktree/test_config_env.py); the
+# CODEVOUCH_* variables themselves are declared, and read, in codevouch/environment.py.
 seconds_from_env = environment.seconds_from_env
 
 
@@ -146,13 +144,6 @@ def embedding_choice(cfg: RepoConfig, root: Path | None,
     device = vars_.embedding_device or str(section.get("device", "auto")).strip()
     if vars_.is_set(environment.MATCH_THRESHOLD):     # the variable wins; its own error names it
         return EmbeddingChoice(model, base, device, vars_.match_threshold, source)
-    threshold: Any = section.get("match_threshold")
-    named = f"{where} match_threshold"
-    if threshold is not None:
-        try:
-            threshold = float(threshold)
-        except (TypeError, ValueError):
-            threshold = math.nan
-        if isinstance(threshold, bool) or not -1.0 <= threshold <= 1.0:
-            raise ConfigError(f"{named} must be a similarity between -1 and 1 (a cosine).")
+    given = section.get("match_threshold")
+    threshold = None if given is None else environment.similarity(f"{where} match_threshold", given)
     return EmbeddingChoice(model, base, device, threshold, source)
