@@ -48,8 +48,8 @@ class Known:
     # files that differ from the index): repo-relative path -> id, not hashed again.
     hashes: Mapping[str, str] = field(default_factory=dict)
     # The working tree's exclusion rules as the call loads them (its CallSettings.rules, once
-    # per call); None: loaded here.
-    rules_of: Callable[[Path], Rules] | None = None
+    # per call); by default read here.
+    rules_of: Callable[[Path], Rules] = load_worktree_rules
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,6 @@ def start(repo: Path | str, known: Known | None = None) -> Started:
     status = None if known.status is not None else \
         gitio.start_worktree_status(known.root, untracked=False, toplevel=True)
     return Started(status, None, known)
-
-
-def _worktree_rules(root: Path, known: Known | None) -> Rules:
-    """The working tree's exclusion rules: as the call loaded them (`known.rules_of`), else read here."""
-    return (known.rules_of if known is not None and known.rules_of is not None else load_worktree_rules)(root)
 
 
 def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
@@ -95,7 +90,7 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
     inside = [s for s in snippets if located[s.path].inside]
     commits = reading.result()
     trees = _start_blob_lookups(root, commits, located, inside, keep=known.head if known else None)
-    rules = _worktree_rules(root, known)
+    rules = (known.rules_of if known else load_worktree_rules)(root)
     texts, too_large = _read_files(root, located, rules.max_file_bytes)
     # Where each snippet's text is in its file: needed for nearly every verdict, and done
     # while git works: while it still lists the status (a clean tree), else while it hashes
@@ -282,18 +277,16 @@ def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, st
                                               + sorted(p for p in untracked if p not in reused))
     reused.update((p, known[p]) for p in untracked if p in known)
     early = gitio.start_read_blobs(root, _early_old_blobs(facts, inside, to_hash, reused))
-    return _Hashing(hashing, early, texts, untracked, frozenset(b for b in lost_blobs if b), reused)
+    return _Hashing(hashing, early, texts, untracked, frozenset(lost_blobs), reused)
 
 
 def _lost_blobs(facts: Facts, inside: Sequence[Snippet]) -> set[str]:
     """The old blobs of the snippets whose file is gone and not renamed by git (no I/O): a file
     moved without git (plain `mv`) is an untracked file with the old blob's exact content."""
     located = facts.located
-    lost: set[str | None] = {facts.old_blob(s, located[s.path].rel) for s in inside
-                             if not located[s.path].exists
-                             and (facts.commit_of(s), located[s.path].rel) not in facts.renames}
-    lost.discard(None)
-    return {b for b in lost if b is not None}
+    lost = (facts.old_blob(s, located[s.path].rel) for s in inside
+            if not located[s.path].exists and (facts.commit_of(s), located[s.path].rel) not in facts.renames)
+    return {b for b in lost if b}
 
 
 def _untracked_candidates(root: Path, locator: Locator, cap: int) -> dict[str, Located]:
