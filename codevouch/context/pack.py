@@ -371,15 +371,15 @@ def _place_group(p: _Packer, g: Sequence[Item], room: int) -> int:
     return room
 
 
-def _place_history(p: _Packer, history: Sequence[Item], room: int) -> int:
-    """The historical items, in rank order, while they fit. Returns the room left."""
+def _place_history(p: _Packer, history: Sequence[Item], room: int) -> None:
+    """The historical items, in rank order, while they fit (the last placement: `_fit` then
+    counts the real text, so the room left is not needed)."""
     for item in history:
         if p.cost[id(item)] <= room:
             p.chosen.append(item)
             room -= p.cost[id(item)]
         else:
             p.left.append(p.entry(item, "budget"))
-    return room
 
 
 def _fit(p: _Packer) -> Pack:
