@@ -309,7 +309,7 @@ def _made_key(root: Path, state: BranchState, head: str | None, behind: int | No
     decided by the two commits, the status, the content of the files it names (their stat data,
     and everything that decides their blob ids: configuration, index, attributes files), the
     rules and the build knobs. It may be kept only when every named file was last written
-    gitio.RACY_NS before now: a later write then always shows in its stat data."""
+    git.hashing.RACY_NS before now: a later write then always shows in its stat data."""
     context = gitio.hash_context(root)
     if context is None:
         return None

@@ -2,28 +2,23 @@
 
 The functions live in the package's modules, one concept each (see its docstring). Patch
 behaviour where it lives (e.g. `git.hashing.RACY_NS`): a name rebound here reaches no caller
-inside the package.
+inside the package. It re-exports only what callers outside the package use: a git command
+line is never assembled outside it (`runner.git_command`, `_process`).
 """
 from __future__ import annotations
 
 from codevouch.errors import (
-    CommitGone,
     DetachedHead,
-    FilterFailed,
     GitError,
     NoCommits,
     NotARepository,
     UnknownRevision,
 )
 from codevouch.worktree.git._process import (
-    NO_PROGRAMS,
     PROCESSES,
     REPO_LOCATING_VARS,
     RUN_FILTERS_VAR,
-    SAFE_CONFIG,
     no_git_env,
-    run_filters,
-    zsplit,
 )
 from codevouch.worktree.git.attributes import (
     LINGUIST_ATTRIBUTES,
@@ -33,10 +28,8 @@ from codevouch.worktree.git.attributes import (
     unrun_filters,
 )
 from codevouch.worktree.git.diffs import Change, PendingDiff, diff_patch, diff_trees, renames_between
-from codevouch.worktree.git.filters import filter_names, filter_overrides
 from codevouch.worktree.git.grep import grep_lines, grep_words
 from codevouch.worktree.git.hashing import (
-    RACY_NS,
     PendingHashes,
     folder_attributes,
     hash_context,
@@ -52,7 +45,6 @@ from codevouch.worktree.git.history import (
     paths_in_history,
 )
 from codevouch.worktree.git.objects import (
-    KEPT_TREE_MAX,
     BlobReader,
     PendingBlobs,
     PendingCommits,
@@ -85,9 +77,8 @@ from codevouch.worktree.git.refs import (
     resolve_commit,
     root_commit,
 )
-from codevouch.worktree.git.runner import Pending, git_command, run
+from codevouch.worktree.git.runner import Pending, run
 from codevouch.worktree.git.status import (
-    STATUS_ARGS,
     WorktreeStatus,
     parse_status,
     start_worktree_status,
@@ -98,24 +89,24 @@ from codevouch.worktree.git.status import (
 
 __all__ = [
     # errors the git layer raises
-    "CommitGone", "DetachedHead", "FilterFailed", "GitError", "NoCommits", "NotARepository", "UnknownRevision",
+    "DetachedHead", "GitError", "NoCommits", "NotARepository", "UnknownRevision",
     # _process, filters, runner: starting git
-    "NO_PROGRAMS", "PROCESSES", "REPO_LOCATING_VARS", "RUN_FILTERS_VAR", "SAFE_CONFIG", "no_git_env", "run_filters",
-    "zsplit", "filter_names", "filter_overrides", "Pending", "git_command", "run",
+    "PROCESSES", "REPO_LOCATING_VARS", "RUN_FILTERS_VAR", "no_git_env",
+    "Pending", "run",
     # refs
     "HeadState", "PendingRoot", "branch_commit", "current_branch", "head_commit", "head_state", "local_branches",
     "merge_base", "remote_url", "repo_root", "resolve_commit", "root_commit",
     # objects
-    "KEPT_TREE_MAX", "BlobReader", "PendingBlobs", "PendingCommits", "TreeEntry", "batch_check", "blob_reader",
+    "BlobReader", "PendingBlobs", "PendingCommits", "TreeEntry", "batch_check", "blob_reader",
     "commit_dates", "keep_tree", "kept_tree", "ls_tree", "parse_tree_blobs", "read_blobs", "read_commits",
     "start_read_blobs", "start_tree_blobs", "tree_blobs", "tree_entries",
     # diffs
     "Change", "PendingDiff", "diff_patch", "diff_trees", "renames_between",
     # status
-    "STATUS_ARGS", "WorktreeStatus", "parse_status", "start_worktree_status", "untracked_files", "worktree_files",
+    "WorktreeStatus", "parse_status", "start_worktree_status", "untracked_files", "worktree_files",
     "worktree_status",
     # hashing
-    "RACY_NS", "PendingHashes", "folder_attributes", "hash_context", "hash_worktree_files", "settled",
+    "PendingHashes", "folder_attributes", "hash_context", "hash_worktree_files", "settled",
     "start_hash_worktree_files", "stat_key",
     # history, grep, attributes
     "last_commit_mentioning", "last_commit_touching", "parent_commit", "paths_in_history", "grep_lines",
