@@ -154,8 +154,8 @@ def ensure(index_dir: Path, space: str, current: str, all_docs: Callable[[], Ite
     directory cannot be written, held in this process's memory. False when neither can be made.
     Readers rank with the copy only: FTS5 is the store of the terms, never a ranking."""
     target = index_path(index_dir, space, current)
-    if target in _memory:
-        return True
+    if target in _memory or _opens(target, current):
+        return True     # an upgrade of an index that had its copy: nothing to write again
     try:
         stage(index_dir, space, None, current, (), (), all_docs, rewrite=True)
         return True
@@ -173,6 +173,17 @@ def ensure(index_dir: Path, space: str, current: str, all_docs: Callable[[], Ite
         if len(_memory) >= 4:
             _memory.clear()
         _memory[target] = index
+        return True
+    except (OSError, ValueError, RuntimeError):
+        return False
+
+
+def _opens(path: Path, current: str) -> bool:
+    """The copy at `path` is state `current`'s and tantivy opens it."""
+    if read_stamp(path) != current:
+        return False
+    try:
+        _searcher(path)
         return True
     except (OSError, ValueError, RuntimeError):
         return False

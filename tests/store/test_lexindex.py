@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from codevouch import Index
+from codevouch import Index, clear_caches
 from codevouch.retriever.search import _pairs
 from codevouch.store import Ledger, collection_base, lexical, lexindex, space_name
 from codevouch.worktree.identity import identify
@@ -207,3 +207,27 @@ def test_a_copy_that_cannot_be_written_is_made_in_memory(repo: Repo, index_dir: 
     assert [h.path for h in idx.search("refunds payment", k=5, mode="lexical", validate=False)] == before
     assert not lexindex.space_dir(index_dir, space).exists()
     assert lexindex.index_path(index_dir, space, _stamp(index_dir, space)) in lexindex._memory
+
+
+def test_ensure_leaves_a_copy_that_opens_as_it_is(repo: Repo, index_dir: Path) -> None:
+    """An upgrade calls ensure for every stamped space: a copy that is already the state's and
+    opens is kept (the same files), and one that does not open is written again."""
+    repo.commit_files(FILES)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    idx.build()
+    space = space_name(identify(repo.root).id, "fake-bow-64")
+    stamp = _stamp(index_dir, space)
+    path = lexindex.index_path(index_dir, space, stamp)
+    before = {p.name: p.stat().st_ino for p in path.iterdir()}
+    ledger = Ledger(index_dir)
+    try:
+        assert lexindex.ensure(index_dir, space, stamp, lambda: ledger.lexical_docs(space))
+        assert {p.name: p.stat().st_ino for p in path.iterdir()} == before
+        clear_caches()     # the damaged copy is opened anew, as a new process would
+        for meta in path.glob("meta.json"):
+            meta.write_text("not json")
+        assert lexindex.ensure(index_dir, space, stamp, lambda: ledger.lexical_docs(space))
+        assert (path / "meta.json").read_text() != "not json"
+    finally:
+        ledger.close()
+    assert _paths(idx, "refunds payment")[0] == "shop/refund.py"
