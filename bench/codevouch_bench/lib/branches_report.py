@@ -11,17 +11,18 @@ older layouts, as text.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from codevouch_bench.lib.common import read_json_if_exists
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-branches.json"
 
 
 def section(path: Path = RESULTS) -> str:
-    if not path.exists():
+    data = read_json_if_exists(path)
+    if data is None:
         return ""
-    data: dict[str, Any] = json.loads(path.read_text())
     runs: dict[str, Any] = data.get("runs", {})
     first = next(iter(runs.values()), None)
     if first is None:

@@ -163,3 +163,8 @@ def write_json(path: Path, data: Any) -> None:
 
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text())
+
+
+def read_json_if_exists(path: Path) -> Any:
+    """A results file's JSON, or None when that figure was never run."""
+    return read_json(path) if path.exists() else None

@@ -2,9 +2,10 @@
 (codevouch_bench.large's results, with "notes"; rendered by the runner (python -m codevouch_bench) with the other figures)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from codevouch_bench.lib.common import read_json_if_exists
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-large.json"
 
@@ -16,9 +17,9 @@ def _peaks(run: dict[str, Any]) -> str:
 
 def headline(path: Path = RESULTS) -> list[list[Any]]:
     """The headline table's row for the large build, when it was run."""
-    if not path.exists():
+    d = read_json_if_exists(path)
+    if d is None:
         return []
-    d: dict[str, Any] = json.loads(path.read_text())
     full = d["full_build"]
     return [[f"build of a large real repository ({full['chunks']:,} chunks, real model): time / peak RSS",
              f"{full['seconds'] / 60:.1f} min / {full['peak_rss_mib']:,.0f} MiB",
@@ -28,9 +29,9 @@ def headline(path: Path = RESULTS) -> list[list[Any]]:
 
 
 def section(path: Path = RESULTS) -> str:
-    if not path.exists():
+    d = read_json_if_exists(path)
+    if d is None:
         return ""
-    d: dict[str, Any] = json.loads(path.read_text())
     full, bare = d["full_build"], d["full_build"].get("bare") or {}
     m = d["machine"]
     rows = [

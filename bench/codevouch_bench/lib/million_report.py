@@ -3,20 +3,17 @@
 method at one size, kept in a file of its own because its fill takes half an hour here)."""
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from codevouch_bench.lib.common import read_json_if_exists
+
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-search-1m.json"
 
 
-def _load(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text()) if path.exists() else None
-
-
 def headline(ms: Callable[..., str], path: Path = RESULTS) -> list[list[Any]]:
-    d = _load(path)
+    d = read_json_if_exists(path)
     if d is None:
         return []
     rows = []
@@ -32,7 +29,7 @@ def headline(ms: Callable[..., str], path: Path = RESULTS) -> list[list[Any]]:
 
 def section(render: Callable[[dict[str, Any]], str], path: Path = RESULTS) -> str:
     """`render` is figure 2's section renderer (report.section_search): the same table."""
-    d = _load(path)
+    d = read_json_if_exists(path)
     if d is None:
         return ""
     m = d["machine"]

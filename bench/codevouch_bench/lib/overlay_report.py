@@ -2,9 +2,10 @@
 codevouch_bench.overlay writes; rendered by the runner (python -m codevouch_bench) with the other figures)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from codevouch_bench.lib.common import read_json_if_exists
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-overlay.json"
 MODES = (("no_overlay", "no overlay"), ("overlay", "overlay"), ("rebuilt", "rebuilt"))
@@ -22,9 +23,9 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 def headline(path: Path = RESULTS) -> list[list[Any]]:
     """The headline table's row for the overlay, when it was run."""
-    if not path.exists():
+    data = read_json_if_exists(path)
+    if data is None:
         return []
-    data: dict[str, Any] = json.loads(path.read_text())
     new = {mode: data["overall"][mode]["new"]["mrr@10"] for mode, _ in MODES}
     ratios = [r["latency_ms"]["warm2_p50"] / r["latency_ms"]["plain_p50"] for r in data["pairs"]
               if r["latency_ms"].get("warm2_p50") and r["latency_ms"].get("plain_p50")]
@@ -37,9 +38,9 @@ def headline(path: Path = RESULTS) -> list[list[Any]]:
 
 
 def section(path: Path = RESULTS) -> str:
-    if not path.exists():
+    data = read_json_if_exists(path)
+    if data is None:
         return ""
-    data: dict[str, Any] = json.loads(path.read_text())
     rows = data["pairs"]
     m = data["machine"]
     out = ["\n## Working-tree overlay: what changed since the build, searched live\n",

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from codevouch_bench.lib.branches_report import section as branches_section
+from codevouch_bench.lib.common import read_json_if_exists
 from codevouch_bench.lib.large_report import headline as large_headline
 from codevouch_bench.lib.large_report import section as large_section
 from codevouch_bench.lib.million_report import headline as million_headline
@@ -259,9 +260,9 @@ IDENTIFIERS = Path(__file__).resolve().parents[2] / "results" / "bench-identifie
 def section_identifiers(path: Path = IDENTIFIERS) -> str:
     """The "Identifier queries" section, from bench/results/bench-identifiers.json: {"runs": [the quality
     figure's JSON of each run, with "commit"], "notes": [...]} (codevouch_bench.quality --out)."""
-    if not path.exists():
+    data = read_json_if_exists(path)
+    if data is None:
         return ""
-    data = json.loads(path.read_text())
     parts = ["## Identifier queries\n",
              "Rerun: `python -m codevouch_bench.quality --split held-out --whole --out FILE` (its JSON, with "
              "\"commit\", is one of bench/results/bench-identifiers.json's `runs`).\n",
@@ -301,9 +302,10 @@ FRESHNESS_SOURCES = {"codevouch-chunks": "codevouch's own chunks",
 def _whole_quality_rows(path: Path = IDENTIFIERS) -> list[list[Any]]:
     """Headline rows from the whole-repository quality run kept in bench/results/bench-identifiers.json
     (codevouch_bench.quality --whole; too long for a default run), when there is one."""
-    if not path.exists():
+    data = read_json_if_exists(path)
+    if data is None:
         return []
-    runs = [r for r in json.loads(path.read_text()).get("runs", []) if r.get("sampling") == "whole repositories"]
+    runs = [r for r in data.get("runs", []) if r.get("sampling") == "whole repositories"]
     held = runs[0]["overall"].get("held-out") if runs else None
     if not held or "identifiers" not in held:
         return []
@@ -440,7 +442,6 @@ def section_drift(d: dict[str, Any]) -> str:
 
 
 def section_mcp(m: dict[str, Any]) -> str:
-    import json
 
     shown = {k: v for k, v in m.items() if k != "wall_seconds"}
     return ("From `codevouch_bench.mcp`: `codevouch mcp` as a subprocess, called through the MCP SDK's stdio "

@@ -3,17 +3,17 @@ bench/results/bench-validated-search.json (codevouch_bench.validated_search's re
 version of codevouch measured; rendered by the runner (python -m codevouch_bench) with the other figures)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
+
+from codevouch_bench.lib.common import read_json_if_exists
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-validated-search.json"
 
 
 def section(path: Path = RESULTS) -> str:
-    if not path.exists():
+    data = read_json_if_exists(path)
+    if data is None:
         return ""
-    data: dict[str, Any] = json.loads(path.read_text())
     runs = data["runs"]
     first = runs[0]
     out = ["\n## Validated search on a large real repository\n",
