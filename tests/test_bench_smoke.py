@@ -130,7 +130,7 @@ LONG = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(12))
 
 
 def test_ground_truth_for_renames_is_git_blob_equality_and_agrees_with_the_validator(tmp_path: Path) -> None:
-    """Issue 21.3: a rename with identical content (the same blob id, git's fact) is the same code,
+    """A rename with identical content (the same blob id, git's fact) is the same code,
     fresh truth, which codevouch calls stale-but-ok (file-renamed); one edited line makes it a
     changed rename, stale truth (renamed-and-changed)."""
     from codevouch_bench.lib.truth import EXPECTED, FRESH_TRUTH, STALE_TRUTH

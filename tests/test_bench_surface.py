@@ -20,7 +20,6 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 # "module:name" for `from module import name`, "module" for `import module`.
 DECLARED = {
     # The public package, reached through the module that defines it.
-    "codevouch.api:Index": "figure 2 builds and searches through the same Index the package exports",
     # Models and the chunker's budget: every figure embeds or chunks as a build does.
     "codevouch.embedding:FakeEmbedder": "the --fake plumbing runs, and freshness (verdicts never read vectors)",
     "codevouch.embedding:MiniLMEmbedder": "the shipped model, loaded once and timed apart from the build",

@@ -7,7 +7,7 @@ committed once and registered in a fresh index as the branch's indexed commit (o
 branch row: drift reads nothing else from the index). Then --modified files get edits that
 touch definitions (a body line changed, a signature changed, a function added and one
 removed), and `Index.drift()` is timed: the first call (tree-sitter grammars load) and the
-median of --repeat warm calls. The target of issue 10 is <= 1 s for 1,000 files / 50 modified.
+median of --repeat warm calls. The target is <= 1 s for 1,000 files / 50 modified.
 
     python -m codevouch_bench.drift [--files 1000] [--modified 50] [--repeat 5] [--json PATH]
 """

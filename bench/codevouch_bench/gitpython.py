@@ -1,4 +1,4 @@
-"""GitPython vs codevouch's git plumbing on one repository (issue 11 part 3): `pip install GitPython`, then
+"""GitPython vs codevouch's git plumbing on one repository: `pip install GitPython`, then
     python -m codevouch_bench.gitpython REPO
 GitPython is not a dependency: these figures are why (see notes)."""
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The large-repository build figure (issue 22.2): a real repository of 40k+ chunks, the real model.
+"""The large-repository build figure: a real repository of 40k+ chunks, the real model.
 
 A clone of `--url` (SQLAlchemy by default) is built with the packaged MiniLM, each build in its
 own worker process (codevouch_bench.build's), so each peak-memory figure is that build's own:

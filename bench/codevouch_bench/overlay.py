@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The working-tree overlay figure: what changed since the build, searched live (issue 18).
+"""The working-tree overlay figure: what changed since the build, searched live.
 
 For each pair (OLD, NEW) of commits of a real history, fixed below by name and commit: OLD is
 committed and indexed, the working tree is set to NEW and left uncommitted (edits, new files,

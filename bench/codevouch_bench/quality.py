@@ -79,12 +79,12 @@ CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "codevouch-dense": ({"mode": "dense"}, {}),
     "codevouch-lexical": ({"mode": "lexical"}, {}),
 }
-# The retriever before the name field was searched (issue 20): no definition-name list, no tier.
+# The retriever before the name field was searched: no definition-name list, no tier.
 NO_NAMES = {"name_weight": 0.0, "name_first_words": 0}
 # Rows scored on the identifier queries too (the others answer docstring queries only).
 IDENTIFIER_ROWS = ("codevouch", "codevouch-no-names", "codevouch-dense", "codevouch-lexical")
 CODEVOUCH["codevouch-no-names"] = ({}, NO_NAMES)
-IDENTIFIER_QUERIES = 150   # per corpus and form, as the measurement outside the team (issue 20)
+IDENTIFIER_QUERIES = 150   # per corpus and form, as the measurement outside the team
 
 
 def _weights(docs: float, test: float) -> dict[str, Any]:
@@ -117,7 +117,7 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # index. 190 won here; on the held-out corpora it put serde_json below the 40-line windows.
     **{f"merge-{m}": ({}, {MERGE: None if m == 125 else m}) for m in (60, 125, 190, 250)},
     "merge-190-lexical-1.0": ({}, {MERGE: 190, "lexical_weight": 1.0}),
-    # Fifth round (issue 20), from the defaults: the test prior's size, the name list's weight,
+    # Fifth round, from the defaults: the test prior's size, the name list's weight,
     # the words of what a chunk defines as a lexical field of their own.
     **{f"test-{t}": ({}, _weights(0.5, t)) for t in (1.0, 0.6, 0.4, 0.2)},
     **{f"name-weight-{w}": ({}, {"name_weight": w}) for w in (0.5, 2.0)},

@@ -80,10 +80,8 @@ def warm(repo: Path, index_dir: Path, queries: list[str], fake: bool) -> dict[st
 def _index_search(repo: Path, index_dir: Path, queries: list[str], emb: Any) -> dict[str, Any]:
     """What a library user runs: Index.search (k=10, overlay on), with the validator (the
     default) and without; the two interleaved per query so neither gets a quieter moment."""
-    try:
-        from codevouch.api import Index
-    except ImportError:  # an older codevouch without the front door
-        return {}
+    from codevouch import Index
+
     index = Index(repo, index_dir, embedder=emb, record=False)
     index.search(queries[0], k=10)  # warm-up: its caches and the lexical copy opened
     times: dict[str, list[float]] = {"index_search_validated_ms": [], "index_search_no_validate_ms": []}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Validated search on a large real repository (issue 22.1): library `Index.search`, k=10.
+"""Validated search on a large real repository: library `Index.search`, k=10.
 
 The repository is a clone of `--url` at `--commit` (SQLAlchemy's main by default: 929 files,
 ~45k chunks), or an existing clone given with `--repo`. The index is built once into `--index`
