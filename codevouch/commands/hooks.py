@@ -37,9 +37,10 @@ def hooks_install(
     if as_json:
         print_json(report.to_json())
         return
-    typer.echo(f"hooks in {report.hooks_dir} ({report.source}); builds log to {report.log}")
+    typer.echo(f"hooks in {message_line(str(report.hooks_dir))} ({report.source}); builds log to "
+               f"{message_line(str(report.log))}")
     for h in report.hooks:
-        extra = f" (the hook that was there runs after it: {h.chained.name})" if h.chained else ""
+        extra = f" (the hook that was there runs after it: {message_line(h.chained.name)})" if h.chained else ""
         typer.echo(f"  {h.name}: {h.action}{extra}")
 
 
@@ -53,7 +54,7 @@ def hooks_uninstall(repo: RepoOpt = Path("."), as_json: JsonOpt = False) -> None
     if as_json:
         print_json(report.to_json())
         return
-    typer.echo(f"hooks in {report.hooks_dir}:")
+    typer.echo(f"hooks in {message_line(str(report.hooks_dir))}:")
     for h in report.hooks:
         typer.echo(f"  {h.name}: {h.action}" + (f" ({message_line(h.note)})" if h.note else ""))
 

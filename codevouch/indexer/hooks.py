@@ -200,6 +200,10 @@ def install(repo: Path | str, index_dir: Path, embedder: str, wait: float = DEFA
     if place.hooks_dir.exists() and not place.hooks_dir.is_dir():
         raise HooksRefused(f"{place.hooks_dir} (from {place.source}) is not a directory; git cannot run hooks "
                            "from it. Fix it, then run `codevouch hooks install` again.")
+    kept = place.common_dir / hookfiles.RECORD
+    if os.path.lexists(kept) and hookfiles.read_regular(kept) is None:
+        raise HooksRefused(f"{kept}, where codevouch records what it installs, is not a regular file (or is over "
+                           f"{hookfiles.MAX_HOOK_BYTES} bytes); nothing is written. Move it aside, then run again.")
     record = _record(place)
     plan = [(name, *_plan_install(name, place, record)) for name in HOOKS]
     IndexDir(index_dir).ensure()

@@ -388,3 +388,15 @@ def test_a_hook_builds_the_branch_it_fired_on_not_the_one_checked_out_since(shop
     assert indexed(shop, index_dir, "main") == main
     [fired] = [line for line in outcomes(index_dir) if " post-commit " in line]
     assert f"topic@{topic[:12]}" in fired, outcomes(index_dir)
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_an_install_record_that_is_not_a_file_is_refused_unread(shop: Repo, index_dir: Path, kind: str) -> None:
+    record = shop.root / ".git" / "codevouch-hooks.json"
+    record.mkdir() if kind == "directory" else os.mkfifo(record)
+    before = snapshot(shop.root / ".git" / "hooks")
+    out = cv("hooks", "install", "--repo", str(shop.root), "--index", str(index_dir), *FAKE)
+    assert out.returncode == 2 and "not a regular file" in out.stderr, out.stderr
+    assert snapshot(shop.root / ".git" / "hooks") == before
+    out = cv("hooks", "uninstall", "--repo", str(shop.root), "--json")     # nothing recorded: nothing restored
+    assert out.returncode == 0 and snapshot(shop.root / ".git" / "hooks") == before, out.stderr
