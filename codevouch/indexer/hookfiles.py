@@ -84,7 +84,7 @@ def script(name: str, common_dir: Path, index_dir: Path, log: Path, embedder: st
         f"#!/bin/sh\n# codevouch-hook v{_VERSION}: {name}",
         f"{_FOR}{json.dumps(str(common_dir))}",
         "# Written by `codevouch hooks install`; `codevouch hooks uninstall` puts back what was here.",
-        "# Starts an incremental build of the branch git is on now, in the background; never delays or fails git.",
+        "# Starts, in the background, an incremental build of the branch git is on as it fires; never delays or fails git.",
         f"# Log: {json.dumps(str(log))}",
         "# On a detached HEAD (a rebase picking commits) there is no branch to build: nothing is started.",
         "cv_branch=$(git symbolic-ref -q --short HEAD 2>/dev/null) || cv_branch=",
