@@ -400,9 +400,9 @@ class Index:
 
     def install_hooks(self, wait: float = 3600) -> HooksReport:
         """Write post-commit, post-merge and post-checkout hooks into the repository that build its
-        current branch into this index in the background, queued up to `wait` seconds behind
+        branch (the one each hook fired on) into this index in the background, queued up to `wait` seconds behind
         another build (the one write codevouch makes into a repository; see docs/NIGHTLY.md).
-        Existing hooks are chained; HooksRefused (a ConfigError), with nothing written, when a
+        Existing hooks are chained; HooksRefused (an InputError, exit 2), with nothing written, when a
         hook cannot be installed safely."""
         from codevouch.indexer import hooks  # `import codevouch` loads no part of the indexer
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import configparser
 import json
+import os
 import re
 import shlex
 import shutil
@@ -143,3 +144,40 @@ def test_the_github_workflow_parses_and_builds_into_the_team_server() -> None:
     assert {str(s.path.relative_to(Path.cwd())) for s in specs} == checked_out
     assert all(step["with"].get("fetch-depth") == 0 for step in job["steps"]
                if step.get("uses", "").startswith("actions/checkout"))
+
+
+def test_the_crontab_line_logs_each_failed_repository_with_its_list_file_and_line(tmp_path: Path) -> None:
+    """The crontab's own command, run as cron runs it (sh; the JSON to one file, stderr appended to
+    the log), on three repositories of which one is missing; only the paths and the model differ."""
+    from tests.gitrepo import Repo
+
+    [job] = [line for line in (EXAMPLES / "crontab").read_text().splitlines() if line[:1].isdigit()]
+    command = job.split(None, 5)[5]
+    nightly = tmp_path / "nightly"
+    nightly.mkdir()
+    for name in ("alpha", "beta"):
+        Repo(tmp_path / name).commit(**{f"{name}.py": f"def {name}():\n    return 1\n"})
+    listing = nightly / "repos.toml"
+    listing.write_text('[[repo]]\npath = "../alpha"\n\n[[repo]]\npath = "../chi"\n\n[[repo]]\npath = "../beta"\n')
+    log, summary = tmp_path / "nightly.log", tmp_path / "nightly.json"
+    log.write_text("an earlier night\n")
+    for real, here in ((REAL_BUILDER + " index build", f"{shlex.quote(sys.executable)} -m codevouch index build "
+                        + " ".join(FAKE)), ("/etc/codevouch/repos.toml", str(listing)),
+                       ("/var/lib/codevouch/nightly.json", str(summary)), ("/var/log/codevouch/nightly.log", str(log))):
+        assert real in command, real
+        command = command.replace(real, here)
+    proc = subprocess.run(["/bin/sh", "-c", command], env={**os.environ, "CODEVOUCH_INDEX": str(tmp_path / "index")},
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 23, log.read_text()
+    assert proc.stdout == proc.stderr == ""         # cron mails nothing
+    report = json.loads(summary.read_text())
+    chi = str(tmp_path / "chi")
+    assert [r["repo"] for r in report["repos"]] == [str(tmp_path / "alpha"), chi, str(tmp_path / "beta")]
+    failed = report["repos"][1]
+    assert failed["listed_at"] == {"file": str(listing), "line": 4, "entry": 2}
+    assert f"{listing} line 4" in failed["error"]["message"] and "--repo" not in failed["error"]["message"]
+    lines = log.read_text().splitlines()
+    assert lines[0] == "an earlier night"
+    [line] = [ln for ln in lines if "failed" in ln]
+    assert line.startswith(f"codevouch: {chi}") and "NotARepository" in line and "does not exist" in line
+    assert f"{listing} line 4" in line and "fix its path, or remove the entry" in line and "--repo" not in line

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from codevouch.api import DEFAULT_EMBEDDER
-from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
+from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, message_line, open_index, print_json
 from codevouch.errors import CodevouchError
 
 WaitOpt = Annotated[float, typer.Option(
@@ -37,14 +37,16 @@ def hooks_install(
     if as_json:
         print_json(report.to_json())
         return
-    typer.echo(f"hooks in {report.hooks_dir} ({report.source}); builds log to {report.log}")
+    typer.echo(f"hooks in {message_line(str(report.hooks_dir))} ({report.source}); builds log to "
+               f"{message_line(str(report.log))}")
     for h in report.hooks:
-        extra = f" (the hook that was there runs after it: {h.chained.name})" if h.chained else ""
+        extra = f" (the hook that was there runs after it: {message_line(h.chained.name)})" if h.chained else ""
         typer.echo(f"  {h.name}: {h.action}{extra}")
 
 
 def hooks_uninstall(repo: RepoOpt = Path("."), as_json: JsonOpt = False) -> None:
-    """Remove codevouch's hooks and put back exactly the hooks that were there before."""
+    """Remove codevouch's hooks and put back exactly the hooks that were there before (lines you
+    added to codevouch's hooks are kept; it refuses, changing nothing, when it cannot tell them apart)."""
     try:
         report = open_index(repo, None).uninstall_hooks()
     except CodevouchError as exc:
@@ -52,9 +54,9 @@ def hooks_uninstall(repo: RepoOpt = Path("."), as_json: JsonOpt = False) -> None
     if as_json:
         print_json(report.to_json())
         return
-    typer.echo(f"hooks in {report.hooks_dir}:")
+    typer.echo(f"hooks in {message_line(str(report.hooks_dir))}:")
     for h in report.hooks:
-        typer.echo(f"  {h.name}: {h.action}")
+        typer.echo(f"  {h.name}: {h.action}" + (f" ({message_line(h.note)})" if h.note else ""))
 
 
 def hooks_run(
@@ -65,6 +67,10 @@ def hooks_run(
     index: IndexOpt = None,
     wait: WaitOpt = 3600.0,
     embedder: Annotated[str, typer.Option("--embedder")] = DEFAULT_EMBEDDER,
+    branch: Annotated[Optional[str], typer.Option(
+        "--branch", help="The branch git was on when the hook fired (default: HEAD's branch now).")] = None,
+    commit: Annotated[Optional[str], typer.Option("--commit", help="The commit git was on when the hook fired.")]
+    = None,
 ) -> None:
     """What an installed hook starts in the background (not for people): build, log, exit 0."""
     from codevouch.indexer import hooks
@@ -75,5 +81,6 @@ def hooks_run(
     except OSError:   # already a group leader (a shell with job control started it)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
     index_dir = Path(index or default_index_dir()).expanduser().resolve()
-    hooks.run_hook(hook, list(args or ()), installed_for, index_dir, embedder, wait)
+    fired = hooks.Fired(branch or None, commit or None)
+    hooks.run_hook(hook, list(args or ()), installed_for, index_dir, embedder, wait, fired=fired)
     raise typer.Exit(0)

@@ -154,7 +154,9 @@ def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder
         if outcome.error is not None and codes[id(outcome)] == EXIT_CRASH:
             crashes[id(outcome)] = crash_logged(outcome.error)
         if not as_json:
-            _echo_outcome(outcome, codes[id(outcome)], crashes.get(id(outcome)))
+            _echo_outcome(outcome, codes[id(outcome)])
+        if outcome.error is not None:   # with --json too: the night's log must say what failed
+            _echo_failure(outcome, codes[id(outcome)], crashes.get(id(outcome)))
 
     terminal = sys.stderr.isatty()
     with progress(enabled=not as_json and terminal) as bar:
@@ -186,21 +188,33 @@ def _outcome_code(outcome: RepoOutcome) -> int:
     return EXIT_CRASH
 
 
-def _echo_outcome(outcome: RepoOutcome, code: int, crash_log: str | None) -> None:
-    name = message_line(str(outcome.spec.path))
+def _echo_outcome(outcome: RepoOutcome, code: int) -> None:
+    from codevouch.indexer.many import normalised
+
+    name = message_line(normalised(outcome.spec.path))
     if outcome.error is None:
         typer.echo(f"== {name}: {len(outcome.branches)} branch(es), {outcome.seconds:.1f}s")
         for s in outcome.branches:
             _echo_summary(s)
         return
+    typer.echo(f"== {name}: failed (exit {code})")
+
+
+def _echo_failure(outcome: RepoOutcome, code: int, crash_log: str | None) -> None:
+    """One line on stderr for a repository that failed: its path, where it is listed, the
+    error, and (in the error's message) what to do."""
+    from codevouch.indexer.many import normalised
+
     err = outcome.error
     if crash_log is None:
         message = message_line(str(err))
     else:
         message = (f"unexpected error: {type(err).__name__}: {message_line(str(err))[:300]}; this is a bug. "
                    f"The traceback is in {crash_log}; please include it in a report.")
-    typer.echo(f"== {name}: failed (exit {code})")
-    typer.echo(f"codevouch: {name}: {message}", err=True)
+    listed = outcome.spec.listed_at
+    where = f" (listed at {message_line(str(listed))})" if listed is not None and str(listed) not in str(err) else ""
+    typer.echo(f"codevouch: {message_line(normalised(outcome.spec.path))}{where}: failed (exit {code}): "
+               f"{type(err).__name__}: {message}", err=True)
 
 
 def _echo_summary(s: BranchSummary) -> None:

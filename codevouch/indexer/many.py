@@ -15,9 +15,17 @@ A repositories file is TOML, one `[[repo]]` table per repository:
 Each repository is built in turn into the same index; one that fails (gone, not a git
 repository, corrupt, its index or server lease held by another writer) is reported and the next
 one is built. Only an interrupt (Ctrl-C) stops the loop.
+
+The file is read only when it is a regular file of at most MAX_REPOS_FILE_BYTES (opened
+non-blocking: a FIFO or a device such as /dev/zero is refused at once, never read). Each entry
+keeps the line its `[[repo]]` table starts on, so a failure names the file and line to fix;
+paths are made absolute and normalised (`conf/../shop` is `shop`).
 """
 from __future__ import annotations
 
+import os
+import re
+import stat
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -26,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from codevouch.embedding import Embedder
-from codevouch.errors import InputError
+from codevouch.errors import InputError, NotARepository
 from codevouch.indexer.build import BranchSummary, PhaseHook, Progress, build_index
 from codevouch.retriever.settings import DEFAULT, Settings
 
@@ -36,6 +44,22 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 _ENTRY_KEYS = ("path", "branches", "all_branches", "include_branches", "exclude_branches")
+MAX_REPOS_FILE_BYTES = 1 << 20     # a list of repositories; anything larger is not one
+_TABLE = re.compile(r"^[ \t]*\[\[[ \t]*repo[ \t]*\]\]", re.M)
+
+
+@dataclass(frozen=True)
+class ListedAt:
+    """Where a repository is listed: the repositories file and the line of its `[[repo]]` table."""
+    file: str
+    line: int | None    # None when the table's line cannot be told (an inline table)
+    entry: int          # its number among the file's [[repo]] tables, from 1
+
+    def __str__(self) -> str:
+        return f"{self.file} line {self.line}" if self.line else f"{self.file}, [[repo]] #{self.entry}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "entry": self.entry}
 
 
 @dataclass(frozen=True)
@@ -46,6 +70,7 @@ class RepoSpec:
     all_branches: bool = False
     include_branches: tuple[str, ...] = ()
     exclude_branches: tuple[str, ...] = ()
+    listed_at: ListedAt | None = field(default=None, compare=False)   # None: given as --repo
 
 
 @dataclass
@@ -63,8 +88,10 @@ class RepoOutcome:
     def to_json(self) -> dict[str, Any]:
         from dataclasses import asdict
 
-        out: dict[str, Any] = {"repo": str(self.spec.path), "status": "ok" if self.ok else "failed",
+        out: dict[str, Any] = {"repo": normalised(self.spec.path), "status": "ok" if self.ok else "failed",
                                "branches": [asdict(s) for s in self.branches], "seconds": round(self.seconds, 3)}
+        if self.spec.listed_at is not None:
+            out["listed_at"] = self.spec.listed_at.to_json()
         if self.error is not None:
             out["error"] = {"type": type(self.error).__name__, "message": str(self.error)}
         return out
@@ -76,10 +103,39 @@ def load_repos_file(path: Path | str) -> list[RepoSpec]:
     a misspelt key must not silently build the wrong branches)."""
     source = Path(path).expanduser()
     try:
-        text = source.read_text(encoding="utf-8")
+        text = _read_bounded(source).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the repositories file {source}: {exc}; pass a readable TOML file.") from exc
     return parse_repos(text, str(source), base=source.resolve().parent)
+
+
+def normalised(path: Path | str) -> str:
+    """`path` absolute and without `.` or `..` parts (links are not resolved: the path a person wrote)."""
+    return os.path.normpath(os.path.abspath(os.fspath(path)))
+
+
+def _read_bounded(source: Path) -> bytes:
+    """The file's bytes; InputError when it is not a regular file or is over the cap, before
+    reading any of it (a FIFO would block, /dev/zero never ends)."""
+    fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"the repositories file {source} is not a regular file (a FIFO, a device or a "
+                             "directory); pass a TOML file listing [[repo]] tables.")
+        data = os.read(fd, MAX_REPOS_FILE_BYTES + 1)
+        if info.st_size > MAX_REPOS_FILE_BYTES or len(data) > MAX_REPOS_FILE_BYTES:
+            raise InputError(f"the repositories file {source} is {max(info.st_size, len(data))} bytes, over the "
+                             f"{MAX_REPOS_FILE_BYTES}-byte cap for a list of repositories; pass the TOML file "
+                             "that lists them.")
+        while chunk := os.read(fd, MAX_REPOS_FILE_BYTES + 1 - len(data)):   # a short read before the end
+            data += chunk
+            if len(data) > MAX_REPOS_FILE_BYTES:
+                raise InputError(f"the repositories file {source} grew past the {MAX_REPOS_FILE_BYTES}-byte cap "
+                                 "while it was read; pass the TOML file that lists the repositories.")
+        return data
+    finally:
+        os.close(fd)
 
 
 def parse_repos(text: str, source: str = "<repos>", base: Path | None = None) -> list[RepoSpec]:
@@ -94,10 +150,14 @@ def parse_repos(text: str, source: str = "<repos>", base: Path | None = None) ->
     entries = table.get("repo")
     if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
         raise InputError(f'{source}: no repositories; add one or more [[repo]] tables with path = "...".')
-    return [_spec(entry, f"{source}: [[repo]] #{n}", base or Path.cwd()) for n, entry in enumerate(entries, 1)]
+    lines = [text.count("\n", 0, m.start()) + 1 for m in _TABLE.finditer(text)]
+    listed = [ListedAt(source, lines[n - 1] if len(lines) == len(entries) else None, n)
+              for n in range(1, len(entries) + 1)]
+    return [_spec(entry, f"{source}: [[repo]] #{n}", base or Path.cwd(), listed[n - 1])
+            for n, entry in enumerate(entries, 1)]
 
 
-def _spec(entry: dict[str, Any], where: str, base: Path) -> RepoSpec:
+def _spec(entry: dict[str, Any], where: str, base: Path, listed_at: ListedAt) -> RepoSpec:
     unknown = sorted(set(entry) - set(_ENTRY_KEYS))
     if unknown:
         raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}; a repository takes "
@@ -116,7 +176,8 @@ def _spec(entry: dict[str, Any], where: str, base: Path) -> RepoSpec:
         raise InputError(f"{where}: `include_branches` and `exclude_branches` choose among all branches; "
                          "add `all_branches = true`, or name the branches with `branches`.")
     where_to = Path(path).expanduser()
-    return RepoSpec(where_to if where_to.is_absolute() else base / where_to, branches, all_branches, include, exclude)
+    full = Path(normalised(where_to if where_to.is_absolute() else base / where_to))
+    return RepoSpec(full, branches, all_branches, include, exclude, listed_at)
 
 
 def _names(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -146,9 +207,19 @@ def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder, 
                                            on_phase=on_phase, include_branches=spec.include_branches or None,
                                            exclude_branches=spec.exclude_branches or None, settings=settings)
         except Exception as exc:  # a CodevouchError, or a bug: either way the next repository is built
-            outcome.error = exc
+            outcome.error = _where_listed(exc, spec)
         outcome.seconds = time.monotonic() - started
         outcomes.append(outcome)
         if on_repo is not None:
             on_repo(outcome)
     return outcomes
+
+
+def _where_listed(exc: Exception, spec: RepoSpec) -> Exception:
+    """A repository that is not one, said for a repositories file: the advice a single build
+    gives ("pass --repo ...") points at the entry to fix instead."""
+    if spec.listed_at is None or not isinstance(exc, NotARepository):
+        return exc
+    fact = str(exc).split("; ", 1)[0].rstrip(".")
+    return NotARepository(f"{fact}: the [[repo]] entry at {spec.listed_at}; fix its path, or remove the entry, "
+                          "then run again.", exc.cmd, exc.returncode, exc.stderr)

@@ -44,6 +44,7 @@ from codevouch.worktree.git.history import (
     parent_commit,
     paths_in_history,
 )
+from codevouch.worktree.git.layout import config_values, git_dirs
 from codevouch.worktree.git.objects import (
     BlobReader,
     PendingBlobs,
@@ -96,6 +97,8 @@ __all__ = [
     # refs
     "HeadState", "PendingRoot", "branch_commit", "current_branch", "head_commit", "head_state", "local_branches",
     "merge_base", "remote_url", "repo_root", "resolve_commit", "root_commit",
+    # layout: git directories and where a config value came from
+    "config_values", "git_dirs",
     # objects
     "BlobReader", "PendingBlobs", "PendingCommits", "TreeEntry", "batch_check", "blob_reader",
     "commit_dates", "keep_tree", "kept_tree", "ls_tree", "parse_tree_blobs", "read_blobs", "read_commits",

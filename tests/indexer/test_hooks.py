@@ -172,9 +172,9 @@ def test_a_hooks_path_in_the_repositorys_own_config_is_refused_and_nothing_runs(
         shop.git("config", key, f"touch {marker}")
     before = snapshot(shop.root / ".git" / "hooks")
     out = cv("hooks", "install", "--repo", str(shop.root), "--index", str(index_dir), *FAKE)
-    assert out.returncode == 1 and "own git config" in out.stderr and "--global" in out.stderr
+    assert out.returncode == 2 and "own git config" in out.stderr and "--global" in out.stderr
     assert list(elsewhere.iterdir()) == [] and snapshot(shop.root / ".git" / "hooks") == before
-    assert cv("hooks", "uninstall", "--repo", str(shop.root)).returncode == 1
+    assert cv("hooks", "uninstall", "--repo", str(shop.root)).returncode == 2
     assert not marker.exists()
 
 
@@ -192,7 +192,7 @@ def test_a_hooks_path_in_the_users_global_config_is_honoured_and_guarded(shop: R
     other = Repo(tmp_path / "other")
     other.commit(**{"o.py": "O = 1\n"})
     refused = cv("hooks", "install", "--repo", str(other.root), "--index", str(index_dir), *FAKE)
-    assert refused.returncode == 1 and "another repository" in refused.stderr
+    assert refused.returncode == 2 and "another repository" in refused.stderr
     other.write("p.py", "P = 2\n")
     other.git("add", "p.py")
     user_git(other, "commit", "-q", "-m", "p", env={"GIT_CONFIG_GLOBAL": str(config)})
@@ -212,5 +212,191 @@ def test_a_hook_kept_aside_but_replaced_is_never_overwritten(shop: Repo, index_d
     for command in ("install", "uninstall"):
         out = cv("hooks", command, "--repo", str(shop.root), "--index", str(index_dir), *FAKE) if command == "install" \
             else cv("hooks", command, "--repo", str(shop.root))
-        assert out.returncode == 1 and "nothing is changed" in out.stderr, out.stderr
+        assert out.returncode == 2 and "nothing is changed" in out.stderr, out.stderr
         assert snapshot(hooks_dir) == before
+
+
+def outcomes(index_dir: Path) -> list[str]:
+    """The hooks log's outcome lines (one per background build: built, failed or skipped)."""
+    return [line for line in log_text(index_dir).splitlines()
+            if any(f": {word}" in line for word in ("built ", "failed", "skipped"))]
+
+
+def sh_runs(hook: Path) -> None:
+    assert subprocess.run(["sh", "-n", str(hook)], capture_output=True, check=False).returncode == 0
+
+
+# -- where hooks go ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["commondir", "gitfile"])
+def test_a_git_directory_pointing_at_another_repository_gets_no_hooks(shop: Repo, tmp_path: Path, index_dir: Path,
+                                                                     how: str) -> None:
+    victim = Repo(tmp_path / "victim")
+    victim.commit(**{"v.py": "V = 1\n"})
+    before = snapshot(victim.root / ".git" / "hooks")
+    if how == "commondir":      # shop's own .git says its refs, objects and hooks live in the victim's
+        (shop.root / ".git" / "commondir").write_text(f"{victim.root / '.git'}\n")
+        target = shop.root
+    else:                       # a `.git` file naming the victim's git directory
+        target = tmp_path / "handed"
+        target.mkdir()
+        (target / ".git").write_text(f"gitdir: {victim.root / '.git'}\n")
+    out = cv("hooks", "install", "--repo", str(target), "--index", str(index_dir), *FAKE)
+    assert out.returncode == 2 and "outside" in out.stderr and "nothing is written" in out.stderr, out.stderr
+    assert snapshot(victim.root / ".git" / "hooks") == before
+    assert not (victim.root / ".git" / "codevouch-hooks.json").exists()
+    assert cv("hooks", "uninstall", "--repo", str(target)).returncode == 2
+    assert snapshot(victim.root / ".git" / "hooks") == before
+
+
+def test_a_linked_worktree_installs_into_its_repositorys_hooks_and_builds_its_branch(shop: Repo, tmp_path: Path,
+                                                                                     index_dir: Path) -> None:
+    linked = tmp_path / "linked"
+    shop.git("worktree", "add", "-q", "-b", "side", str(linked))
+    side = Repo.__new__(Repo)     # the linked worktree, without `git init`
+    side.root = linked
+    report = install(side, index_dir)
+    assert Path(report["hooks_dir"]) == (shop.root / ".git" / "hooks").resolve()
+    side.write("s.py", "S = 1\n")
+    user_git(side, "add", "s.py")
+    user_git(side, "commit", "-q", "-m", "s")
+    head = side.git("rev-parse", "HEAD").strip()
+    until(lambda: indexed(side, index_dir, "side") == head, "the linked worktree's branch build")
+    assert cv("hooks", "uninstall", "--repo", str(linked)).returncode == 0
+
+
+def test_a_hooks_path_set_through_an_include_is_seen_and_refused(shop: Repo, tmp_path: Path, index_dir: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (shop.root / ".git" / "more-config").write_text(f"[core]\n\thooksPath = {elsewhere}\n")
+    shop.git("config", "include.path", "more-config")    # relative to .git/config's directory
+    before = snapshot(shop.root / ".git" / "hooks")
+    out = cv("hooks", "install", "--repo", str(shop.root), "--index", str(index_dir), *FAKE)
+    assert out.returncode == 2 and "include.path" in out.stderr and str(elsewhere) in out.stderr, out.stderr
+    assert list(elsewhere.iterdir()) == [] and snapshot(shop.root / ".git" / "hooks") == before
+
+
+def test_an_index_path_that_holds_shell_runs_nothing_when_the_hook_fires(shop: Repo, tmp_path: Path) -> None:
+    marker, other = tmp_path / "pwned", tmp_path / "pwned-too"
+    odd = tmp_path / f"idx'$(touch {other})'\ntouch {marker}\n#"
+    report = install(shop, odd)
+    for hook in HOOKS:
+        sh_runs(shop.root / ".git" / "hooks" / hook)
+    assert report["log"] == str(odd / "hooks.log")
+    shop.write("refund.py", "def refund():\n    return 2\n")
+    shop.git("add", "refund.py")
+    user_git(shop, "commit", "-q", "-m", "refund")
+    head = shop.head()
+    until(lambda: any(f"main@{head[:12]}" in line for line in outcomes(odd)), "the hook's build in the odd directory")
+    assert indexed(shop, odd, "main") == head
+    assert not marker.exists() and not other.exists()
+
+
+# -- what uninstall puts back ---------------------------------------------------------------
+
+def test_a_chained_hook_planted_by_someone_else_is_never_restored(shop: Repo, index_dir: Path) -> None:
+    hooks_dir = shop.root / ".git" / "hooks"
+    planted = hooks_dir / "post-commit.codevouch-chained"
+    planted.write_text("#!/bin/sh\ntouch /tmp/never\n")
+    planted.chmod(0o755)
+    out = cv("hooks", "uninstall", "--repo", str(shop.root), "--json")   # never installed
+    assert out.returncode == 0, out.stderr
+    [commit] = [h for h in json.loads(out.stdout)["hooks"] if h["name"] == "post-commit"]
+    assert commit["action"] == "absent" and "not put aside by codevouch" in commit["note"]
+    assert not (hooks_dir / "post-commit").exists() and planted.exists()
+    planted.unlink()
+    install(shop, index_dir)                      # installed with no hook there: nothing was put aside ...
+    planted.write_text("#!/bin/sh\ntouch /tmp/never\n")   # ... then one appears beside it
+    out = cv("hooks", "uninstall", "--repo", str(shop.root), "--json")
+    assert out.returncode == 0, out.stderr
+    assert [h["action"] for h in json.loads(out.stdout)["hooks"]] == ["removed"] * 3
+    assert not (hooks_dir / "post-commit").exists() and planted.exists()
+
+
+def test_a_chained_hook_changed_since_install_is_not_put_back(shop: Repo, index_dir: Path) -> None:
+    hooks_dir = shop.root / ".git" / "hooks"
+    (hooks_dir / "post-commit").write_text("#!/bin/sh\necho mine\n")
+    (hooks_dir / "post-commit").chmod(0o755)
+    install(shop, index_dir)
+    (hooks_dir / "post-commit.codevouch-chained").write_text("#!/bin/sh\necho swapped\n")
+    before = snapshot(hooks_dir)
+    out = cv("hooks", "uninstall", "--repo", str(shop.root))
+    assert out.returncode == 2 and "not the hook codevouch put aside" in out.stderr, out.stderr
+    assert snapshot(hooks_dir) == before
+
+
+def test_lines_a_user_added_to_a_codevouch_hook_are_kept(shop: Repo, tmp_path: Path, index_dir: Path) -> None:
+    hooks_dir = shop.root / ".git" / "hooks"
+    ran = tmp_path / "ran.txt"
+    install(shop, index_dir)
+    commit_hook, merge_hook = hooks_dir / "post-commit", hooks_dir / "post-merge"
+    commit_hook.write_text(commit_hook.read_text() + f"echo appended >> {ran}\n")      # a line appended
+    lines = merge_hook.read_text().splitlines(keepends=True)
+    merge_hook.write_text(lines[0] + f"echo mine >> {ran}\n" + "".join(lines[1:]))    # a command inserted
+    out = cv("hooks", "uninstall", "--repo", str(shop.root), "--json")
+    assert out.returncode == 0, out.stderr
+    assert [h["action"] for h in json.loads(out.stdout)["hooks"]] == ["kept-yours", "kept-yours", "removed"]
+    assert commit_hook.read_text() == f"#!/bin/sh\necho appended >> {ran}\n"
+    assert merge_hook.read_text() == f"#!/bin/sh\necho mine >> {ran}\n"
+    assert os.access(commit_hook, os.X_OK) and not (hooks_dir / "post-checkout").exists()
+    shop.write("c.py", "C = 1\n")
+    shop.git("add", "c.py")
+    user_git(shop, "commit", "-q", "-m", "c")          # the user's line runs; codevouch's do not
+    assert ran.read_text() == "appended\n"
+    assert not (index_dir / "state.sqlite").exists()
+
+
+def test_uninstall_refuses_when_it_cannot_keep_both_or_tell_lines_apart(shop: Repo, index_dir: Path) -> None:
+    hooks_dir = shop.root / ".git" / "hooks"
+    (hooks_dir / "post-commit").write_text("#!/bin/sh\necho mine\n")
+    (hooks_dir / "post-commit").chmod(0o755)
+    install(shop, index_dir)
+    hook = hooks_dir / "post-commit"
+    ours = hook.read_text()
+    hook.write_text(ours + "echo added\n")       # added to a hook that chains one: both cannot be put back
+    before = snapshot(hooks_dir)
+    out = cv("hooks", "uninstall", "--repo", str(shop.root))
+    assert out.returncode == 2 and "line(s) you added" in out.stderr and "nothing" in out.stderr, out.stderr
+    assert snapshot(hooks_dir) == before
+    again = cv("hooks", "install", "--repo", str(shop.root), "--index", str(index_dir), *FAKE)
+    assert again.returncode == 2 and "changed since codevouch wrote it" in again.stderr, again.stderr
+    assert snapshot(hooks_dir) == before
+    hook.write_text(ours.replace("--wait 3600", "--wait 5"))     # one of codevouch's lines changed
+    before = snapshot(hooks_dir)
+    out = cv("hooks", "uninstall", "--repo", str(shop.root))
+    assert out.returncode == 2 and "cannot be told apart" in out.stderr, out.stderr
+    assert snapshot(hooks_dir) == before
+    hook.write_text(ours)
+    assert cv("hooks", "uninstall", "--repo", str(shop.root)).returncode == 0
+    assert hook.read_text() == "#!/bin/sh\necho mine\n"
+
+
+# -- which branch a hook builds ---------------------------------------------------------------
+
+def test_a_hook_builds_the_branch_it_fired_on_not_the_one_checked_out_since(shop: Repo, index_dir: Path) -> None:
+    shop.git("checkout", "-q", "-b", "topic")
+    install(shop, index_dir)
+    shop.write("topic.py", "def topic():\n    return 4\n")
+    shop.git("add", "topic.py")
+    user_git(shop, "commit", "-q", "-m", "topic")            # post-commit on topic ...
+    topic = shop.head()
+    user_git(shop, "checkout", "-q", "main")                 # ... then, at once, back to main
+    user_git(shop, "merge", "-q", "--no-ff", "--no-edit", "topic")
+    main = shop.head()
+    until(lambda: len(outcomes(index_dir)) >= 3, "the three hooks' builds")
+    assert indexed(shop, index_dir, "topic") == topic
+    assert indexed(shop, index_dir, "main") == main
+    [fired] = [line for line in outcomes(index_dir) if " post-commit " in line]
+    assert f"topic@{topic[:12]}" in fired, outcomes(index_dir)
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_an_install_record_that_is_not_a_file_is_refused_unread(shop: Repo, index_dir: Path, kind: str) -> None:
+    record = shop.root / ".git" / "codevouch-hooks.json"
+    record.mkdir() if kind == "directory" else os.mkfifo(record)
+    before = snapshot(shop.root / ".git" / "hooks")
+    out = cv("hooks", "install", "--repo", str(shop.root), "--index", str(index_dir), *FAKE)
+    assert out.returncode == 2 and "not a regular file" in out.stderr, out.stderr
+    assert snapshot(shop.root / ".git" / "hooks") == before
+    out = cv("hooks", "uninstall", "--repo", str(shop.root), "--json")     # nothing recorded: nothing restored
+    assert out.returncode == 0 and snapshot(shop.root / ".git" / "hooks") == before, out.stderr

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -161,3 +162,22 @@ def test_a_queued_build_builds_the_head_it_finds_once_it_holds_the_lock(tmp_path
         newer = shop.commit(**{"later.py": "def later():\n    return 2\n"})
     waiting.join(timeout=120)
     assert [s.commit for s in outcome[0]] == [newer]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "oversized"])
+def test_a_repositories_file_that_is_not_a_small_regular_file_is_refused_unread(tmp_path: Path, kind: str) -> None:
+    listing = tmp_path / "repos.toml"
+    if kind == "fifo":
+        os.mkfifo(listing)                       # opened non-blocking: refused at once, never waited on
+    elif kind == "device":
+        listing.symlink_to("/dev/zero")           # never ends: refused before a byte is read
+    elif kind == "directory":
+        listing.mkdir()
+    else:
+        with listing.open("wb") as sparse:        # 64 MB of nothing: over the cap by its size alone
+            sparse.truncate(64 << 20)
+    out = cv("index", "build", "--repos", str(listing), *FAKE, index=tmp_path / "index")
+    assert out.returncode == 2, out.stderr
+    says = "over the 1048576-byte cap" if kind == "oversized" else "is not a regular file"
+    assert says in out.stderr and str(listing) in out.stderr and "Traceback" not in out.stderr
+
