@@ -395,8 +395,24 @@ class Index:
         if checked_out is not None and checked_out.branch == branch:
             status = gitio.worktree_status(root)
             dirty = status.changed | status.untracked
+        changed = len(gitio.diff_trees(root, state.commit, head)) if state and head and behind else None
         return health.assess(str(root), branch, records, state.commit if state else None, head, behind, limits,
-                             dirty=dirty)
+                             dirty=dirty, changed_files=changed,
+                             chunks_per_file=self._chunks_per_file(state) if changed else 8.0)
+
+    def _chunks_per_file(self, state: BranchState | None) -> float:
+        """The branch's live chunks per live file (8 when it has none), for a rebuild's estimate."""
+        from codevouch.store import Ledger  # heavy: the store
+
+        if state is None:
+            return 8.0
+        ledger = Ledger(self.index_dir, readonly=True)
+        try:
+            files = sum(1 for f in ledger.files(state.coll).values() if f.status != "deleted")
+            chunks = sum(ledger.chunk_counts(state.coll).values())
+        finally:
+            ledger.close()
+        return chunks / files if files else 8.0
 
     def install_hooks(self, wait: float = 3600) -> HooksReport:
         """Write post-commit, post-merge and post-checkout hooks into the repository that build its

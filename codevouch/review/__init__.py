@@ -125,7 +125,7 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
     count = budget_counter(resolved)
     patches, notes = read_patches(root, scope)
     if not patches:
-        raise EmptyScope(f"nothing to review: {scope.description} has no changes.")
+        raise EmptyScope(f"nothing to review: no changes in the scope ({scope.description}).")
     old_texts, new_texts = _texts(root, scope, patches, notes)
     rules = load_worktree_rules(root)
     left_out = {}
