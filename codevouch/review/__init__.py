@@ -158,34 +158,13 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
 
 def _related_branch(index: Index, root: Path, base: str | None) -> tuple[str | None, str | None]:
     """(the branch whose index related code comes from, the checked-out branch when that is
-    another one). A feature branch not built yet borrows its base's index: the --base branch,
-    else main, master, trunk or develop, else any indexed branch of the repository. Its hits
-    are validated against the working tree like any other, so what it lacks or has changed is
-    re-read or left out, never shown as current."""
-    from codevouch.api import indexed_commit
-    from codevouch.errors import CodevouchError, NotIndexed
-
+    another one): `Index.stand_in_branch`, the rule drift follows too. Its hits are validated
+    against the working tree like any other, so what it lacks or has changed is re-read or
+    left out, never shown as current."""
     current = _branch(root)
     if current is None:
         return None, None
-
-    def indexed(branch: str) -> bool:
-        try:
-            indexed_commit(index.index_dir, root, branch)
-        except NotIndexed:
-            return False
-        return True
-
-    try:
-        if indexed(current):
-            return current, None
-        for candidate in dict.fromkeys(b for b in (base, "main", "master", "trunk", "develop") if b):
-            if candidate != current and indexed(candidate):
-                return candidate, current
-        others = [row["branch"] for row in index.status() if row["branch"] != current]
-    except CodevouchError:
-        return current, None      # an index that cannot be read: the search says why
-    return (others[0], current) if others else (current, None)
+    return index.stand_in_branch(current, base)
 
 
 def _branch(root: Path) -> str | None:
