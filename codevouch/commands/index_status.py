@@ -19,7 +19,7 @@ def _team_rows(here: Any) -> list[dict[str, Any]]:
 
 
 def index_status(
-    repo: Annotated[Optional[Path], typer.Option("--repo", help="Only this repository.")] = None,
+    repo: Annotated[Optional[Path], typer.Option("--repo", metavar="PATH", help="Only this repository.")] = None,
     index: IndexOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -24,14 +24,14 @@ def review_cmd(
     all_local: Annotated[bool, typer.Option("--all", help="Every local change (the default).")] = False,
     base: Annotated[Optional[str], typer.Option(
         "--base", help="The working tree against its merge-base with BRANCH.", metavar="BRANCH")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help="Tokens per part.")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Fit parts to this model's window.")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", metavar="TOKENS", help="Tokens per part.")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", metavar="NAME", help="Fit parts to this model's window.")] = None,
     no_related: Annotated[bool, typer.Option("--no-related", help="No related code from the index.")] = False,
     out: Annotated[Optional[Path], typer.Option(
-        "--out", help="Write part-NNN.md files and manifest.json into this directory.")] = None,
+        "--out", metavar="DIR", help="Write part-NNN.md files and manifest.json into this directory.")] = None,
     command: Annotated[Optional[str], typer.Option(
         "--exec", help="Run this reviewer once per part, the part on stdin (no shell).", metavar="CMD")] = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per part for --exec.")] = 600.0,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Seconds per part for --exec.")] = 600.0,
     repo: RepoOpt = Path("."),
     index: IndexOpt = None,
     as_json: JsonOpt = False,

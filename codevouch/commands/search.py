@@ -43,12 +43,12 @@ def search_cmd(
     no_validate: Annotated[bool, typer.Option(
         "--no-validate", help="Skip the working-tree check (hits carry no verdict).")] = False,
     fmt: Annotated[Optional[str], typer.Option(
-        "--format", help="text (the default), brief (one line per hit: verdict, path:start-end, symbol, "
+        "--format", metavar="FORMAT", help="text (the default), brief (one line per hit: verdict, path:start-end, symbol, "
                          "similarity), json or context (markdown for agents).")] = None,
     show_all: Annotated[bool, typer.Option(
         "--all", help="Show the hits even when none is a good match (otherwise one line says so).")] = False,
     mode: Annotated[str, typer.Option(
-        "--mode", help="hybrid (dense + lexical, fused by rank), dense or lexical.")] = "hybrid",
+        "--mode", metavar="MODE", help="hybrid (dense + lexical, fused by rank), dense or lexical.")] = "hybrid",
     index: IndexOpt = None,
     no_record: NoRecordOpt = False,
     as_json: JsonOpt = False,
