@@ -23,6 +23,7 @@ from codevouch.commands.common import (
 from codevouch.commands.exits import EXIT_CRASH, EXIT_OK, EXIT_REPOS_FAILED
 from codevouch.commands.progress import ProgressLines
 from codevouch.errors import CodevouchError
+from codevouch.printable import plural
 
 if TYPE_CHECKING:
     from codevouch.indexer.build import BranchSummary
@@ -81,10 +82,10 @@ def _repair(index: Path | None, wait: float, as_json: bool) -> None:
     if as_json:
         print_json(asdict(done))
         return
-    typer.echo(f"repaired {index_dir}: {done.vectors} vectors in {done.spaces} space(s) written from the "
+    typer.echo(f"repaired {index_dir}: {plural(done.vectors, 'vector')} in {plural(done.spaces, 'space')} written from the "
                f"embedding cache, 0 embedded" + (f"; the damaged store is at {done.aside}" if done.aside else ""))
     if done.missing:
-        typer.echo(f"codevouch: {done.missing} text(s) had no cached vector: dense search will not find them "
+        typer.echo(f"codevouch: {plural(done.missing, 'text')} had no cached vector: dense search will not find them "
                    "until their files change; move the index directory aside and build again to embed all.",
                    err=True)
 

@@ -10,7 +10,7 @@ import typer
 from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
 from codevouch.commands.exits import EXIT_EMPTY_SCOPE, EXIT_ERROR, EXIT_REVIEW_FAILED, EXIT_UNKNOWN_REVISION
 from codevouch.errors import CodevouchError, EmptyScope, UnknownRevision
-from codevouch.printable import visible
+from codevouch.printable import plural, visible
 
 if TYPE_CHECKING:
     from codevouch.review import Review
@@ -100,7 +100,7 @@ def _print_results(review: Review) -> None:
 def summary(review: Review) -> str:
     cov = review.plan.coverage()["totals"]
     largest = max((p.tokens for p in review.parts), default=0)
-    text = (f"review: {len(review.parts)} part(s), largest {largest} of {review.budget.tokens} tokens; "
+    text = (f"review: {plural(len(review.parts), 'part')}, largest {largest} of {review.budget.tokens} tokens; "
             f"files: {cov['files_included']} included, {cov['files_truncated']} truncated, "
             f"{cov['files_left_out']} left out; hunks: {cov['hunks_included']} included, "
             f"{cov['hunks_truncated']} truncated, {cov['hunks_left_out']} left out; "
@@ -109,6 +109,6 @@ def summary(review: Review) -> str:
         text += f" ({review.related['reason']})"
     if review.results:
         failed = review.failed()
-        text += (f"; reviewer: {len(review.results) - len(failed)} part(s) ok, {len(failed)} failed"
+        text += (f"; reviewer: {plural(len(review.results) - len(failed), 'part')} ok, {len(failed)} failed"
                  + (f" (parts {', '.join(map(str, failed))})" if failed else ""))
     return text

@@ -27,6 +27,7 @@ from codevouch.commands.common import (
     usage,
 )
 from codevouch.errors import CodevouchError
+from codevouch.printable import plural
 from codevouch.retriever.mode import SEARCH_MODES
 from codevouch.vocabulary import Verdict
 
@@ -94,7 +95,7 @@ def search_cmd(
     if weak is not None and fmt in ("text", "brief"):
         typer.echo(weak)
     if len(shown) < len(results):
-        typer.echo(f"({len(results) - len(shown)} excluded hit(s) hidden; --json lists them)")
+        typer.echo(f"({plural(len(results) - len(shown), 'excluded hit')} hidden; --json lists them)")
 
 
 SEARCH_FORMATS = ("text", "brief", "json", "context")

@@ -25,6 +25,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from codevouch.errors import ConfigError
+from codevouch.printable import plural
 from codevouch.store.usage import UsageRecord
 from codevouch.vocabulary import Verdict
 from codevouch.worktree.config import RepoConfig
@@ -126,11 +127,6 @@ class Health:
                 "rebuild_seconds": rebuild_seconds(self.changed_files, self.chunks_per_file),
                 "thresholds": {"recent": self.thresholds.recent, "stale_ratio": self.thresholds.stale_ratio,
                                "commits_behind": self.thresholds.commits_behind}}
-
-
-def plural(n: int, word: str) -> str:
-    """`1 commit`, `2 commits`: a count with its noun in agreement."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def rebuild_seconds(changed_files: int | None, chunks_per_file: float) -> float | None:

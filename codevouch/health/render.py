@@ -1,7 +1,8 @@
 """`codevouch index health` for a terminal: the Health report (health/assess.py) as lines of text."""
 from __future__ import annotations
 
-from codevouch.health.assess import Health, plural
+from codevouch.health.assess import Health
+from codevouch.printable import plural
 
 
 def render(h: Health) -> str:
