@@ -1,6 +1,7 @@
 """`codevouch search`: search a branch and check every hit against the working tree."""
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -84,6 +85,10 @@ def search_cmd(
         return
     if no_validate:
         _render_unvalidated([h.snippet() for h in hits], fmt)
+        return
+    if path and not len(hits) and fmt in ("text", "brief"):
+        # Empty because of the filter, not the query: say so rather than print nothing.
+        typer.echo("no indexed file matches " + " ".join(f"--path {shlex.quote(p)}" for p in path))
         return
     results = [h.check for h in hits if h.check is not None]
     shown = [r for r in results if r.verdict != Verdict.EXCLUDED] if fmt in ("text", "brief") else results
