@@ -395,8 +395,24 @@ class Index:
         if checked_out is not None and checked_out.branch == branch:
             status = gitio.worktree_status(root)
             dirty = status.changed | status.untracked
+        changed = len(gitio.diff_trees(root, state.commit, head)) if state and head and behind else None
         return health.assess(str(root), branch, records, state.commit if state else None, head, behind, limits,
-                             dirty=dirty)
+                             dirty=dirty, changed_files=changed,
+                             chunks_per_file=self._chunks_per_file(state) if changed else 8.0)
+
+    def _chunks_per_file(self, state: BranchState | None) -> float:
+        """The branch's live chunks per live file (8 when it has none), for a rebuild's estimate."""
+        from codevouch.store import Ledger  # heavy: the store
+
+        if state is None:
+            return 8.0
+        ledger = Ledger(self.index_dir, readonly=True)
+        try:
+            files = sum(1 for f in ledger.files(state.coll).values() if f.status != "deleted")
+            chunks = sum(ledger.chunk_counts(state.coll).values())
+        finally:
+            ledger.close()
+        return chunks / files if files else 8.0
 
     def install_hooks(self, wait: float = 3600) -> HooksReport:
         """Write post-commit, post-merge and post-checkout hooks into the repository that build its
@@ -421,14 +437,44 @@ class Index:
 
         return _with_drift(index_status(self.index_dir, self.repo))
 
+    def stand_in_branch(self, current: str, base: str | None = None) -> tuple[str, str | None]:
+        """The branch whose index answers for the checked-out branch `current`, and `current`
+        when that is another one (else None). The one rule drift and review share: `current`
+        when it is indexed; else its base: `base`, then main, master, trunk or develop, then any
+        indexed branch of the repository; `current` when none is (the caller's NotIndexed then
+        says what to build). An index that cannot be read answers `current` (the read says why)."""
+        root = gitio.repo_root(self.repo)
+
+        def indexed(name: str) -> bool:
+            try:
+                indexed_commit(self.index_dir, root, name)
+            except NotIndexed:
+                return False
+            return True
+
+        try:
+            if indexed(current):
+                return current, None
+            for candidate in dict.fromkeys(b for b in (base, "main", "master", "trunk", "develop") if b):
+                if candidate != current and indexed(candidate):
+                    return candidate, current
+            others = [row["branch"] for row in self.status() if row["branch"] != current]
+        except CodevouchError:
+            return current, None
+        return (others[0], current) if others else (current, None)
+
     def drift(self, branch: str | None = None) -> Drift:
         """Files and definitions that changed between the branch's indexed commit and the
-        working tree (default branch: the current one). Raises NotIndexed."""
+        working tree. A branch named here must be indexed (NotIndexed); without one, the
+        checked-out branch, or its base's index when it is not built yet (`stand_in_branch`,
+        the rule review follows too; the report's `instead_of` says so)."""
         from codevouch.drift import drift  # local, as worktree_changes: only drift and status read them
         from codevouch.worktree.changes import worktree_changes
 
         root = gitio.repo_root(self.repo)
-        branch = branch or gitio.current_branch(root)
+        instead_of = None
+        if branch is None:
+            branch, instead_of = self.stand_in_branch(gitio.current_branch(root))
         commit = indexed_commit(self.index_dir, root, branch)
         try:
             changes, same = worktree_changes(root, commit)
@@ -437,7 +483,7 @@ class Index:
                              f"{root} (history rewritten and garbage-collected), so there is nothing to "
                              f"compare the working tree with; run `codevouch index build --repo {root} "
                              f"--branch {branch}`.", commit=commit) from exc
-        return drift(changes, same, branch=branch, commit=commit)
+        return drift(changes, same, branch=branch, commit=commit, instead_of=instead_of)
 
 
 def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,

@@ -128,6 +128,7 @@ class Drift:
     same_files: int
     branch: str | None = None      # what the old side is: the branch's indexed commit
     commit: str | None = None
+    instead_of: str | None = None  # the checked-out branch, when it is not indexed and `branch` stands in
 
     def definition_counts(self) -> dict[str, int]:
         # A definition moved between files is listed in both; count it once.
@@ -157,7 +158,7 @@ class Drift:
 
     def to_json(self) -> dict[str, Any]:
         first = self.first_divergence()
-        return {"branch": self.branch, "commit": self.commit,
+        return {"branch": self.branch, "commit": self.commit, "instead_of": self.instead_of,
                 "summary": self.summary(), "files_by_state": self.file_counts(),
                 "definitions_by_state": self.definition_counts(),
                 "first_divergence": first.to_json() if first else None,
@@ -333,8 +334,13 @@ def _file_drift(change: FileVersions, outline: Outline) -> FileDrift:
     old_own, old_module = _own_texts(old_defs, old_lines) if old_lines else ([], "")
     new_own, new_module = _own_texts(new_defs, new_lines) if new_lines else ([], "")
     entries = align(old_own, new_own, change.old_path or path, change.new_path or path)
+    # Blank lines are not module code: appending a function adds the blank lines before it.
     return FileDrift(change.status, path, change.old_path, tuple(entries),
-                     old_module != new_module, first_line, change.note)
+                     _code_lines(old_module) != _code_lines(new_module), first_line, change.note)
+
+
+def _code_lines(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line.strip()]
 
 
 def _cross_file_moves(files: list[FileDrift]) -> list[FileDrift]:
@@ -367,13 +373,13 @@ def _cross_file_moves(files: list[FileDrift]) -> list[FileDrift]:
 
 
 def drift(changes: Iterable[FileVersions], same_files: int, outline: Outline | None = None,
-          branch: str | None = None, commit: str | None = None) -> Drift:
+          branch: str | None = None, commit: str | None = None, instead_of: str | None = None) -> Drift:
     """Both layers for a set of changed files (parsed here; no I/O)."""
     if outline is None:
         from codevouch.syntax.outline import outline as default_outline
         outline = default_outline
     files = [_file_drift(c, outline) for c in sorted(changes, key=lambda c: c.path)]
-    return Drift(tuple(_cross_file_moves(files)), same_files, branch, commit)
+    return Drift(tuple(_cross_file_moves(files)), same_files, branch, commit, instead_of)
 
 
 def with_drift(rows: list[dict[str, Any]], changes_of: ChangesOf, file_limit: int,

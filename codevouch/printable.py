@@ -53,3 +53,8 @@ def json_text(dumped: str) -> str:
     """JSON text (`json.dumps(..., ensure_ascii=False)`) with the characters JSON leaves raw but a
     terminal acts on written as `\\uXXXX` escapes: the same JSON value, exact text and all."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`1 commit`, `2 commits`: a count with its noun in agreement (`many` for an irregular plural)."""
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"

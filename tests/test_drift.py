@@ -444,3 +444,35 @@ def test_with_drift_fills_each_status_row_from_the_changes_it_is_given() -> None
     # not a checkout of the branch, or a repository in an odd state: listed without a drift
     assert [(r["drift"], r["overlay"]) for r in rows[1:]] == [(None, None), (None, None)]
     assert limits == [1]     # the embed limit is read only for a row with a drift
+
+
+def test_appending_a_function_is_not_module_code_changed(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files({"a.py": "import os\n\n\ndef f():\n    return 1\n"})
+    _index(repo, index_dir)
+    repo.write("a.py", "import os\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    a = next(f for f in Index(repo.root, index_dir).drift().files if f.path == "a.py")
+    assert not a.module_changed and [d.state for d in a.changed()] == ["added"]
+    text = CliRunner().invoke(app, ["drift", "--repo", str(repo.root), "--index", str(index_dir)]).output
+    assert "modified a.py\n" in text and "module-level" not in text
+
+
+def test_drift_and_review_take_the_same_stand_in_on_an_unindexed_branch(repo: Repo, index_dir: Path) -> None:
+    """review borrowed the base branch's index for a branch not built yet and said so; drift
+    exited 5. Both follow one rule now (Index.stand_in_branch)."""
+    from codevouch.review import review as review_change
+
+    repo.commit_files({"a.py": "def f():\n    return 1\n"})
+    _index(repo, index_dir)
+    repo.checkout("-b", "topic")
+    repo.write("a.py", "def f():\n    return 2\n")
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64")
+    report = idx.drift()
+    assert (report.branch, report.instead_of) == ("main", "topic")
+    assert [d.state for f in report.files for d in f.changed()] == ["content_changed"]
+    reviewed = review_change(idx)
+    assert reviewed.manifest()["related"]["index_branch"] == report.branch
+    args = ["drift", "--repo", str(repo.root), "--index", str(index_dir)]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0 and "topic is not indexed: compared with the index of main" in out.output
+    assert json.loads(CliRunner().invoke(app, [*args, "--json"]).output)["instead_of"] == "topic"
+    assert CliRunner().invoke(app, [*args, "--branch", "topic"]).exit_code == 5   # named: used as named

@@ -9,7 +9,7 @@ import typer
 from codevouch.commands.common import JsonOpt, RepoOpt, fail, open_index, print_json, read_source
 from codevouch.commands.exits import EXIT_MISSING
 from codevouch.errors import CodevouchError
-from codevouch.printable import one_line
+from codevouch.printable import one_line, plural
 
 
 def check_refs_cmd(
@@ -40,6 +40,6 @@ def check_refs_cmd(
             typer.echo(one_line(f"line {r.ref.line}: {r.status} ({r.reason}): {r.detail}"
                                 + (f" -> {r.suggestion}" if r.suggestion else "")))
         counts = report.counts()
-        typer.echo(f"{len(report.results)} reference(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+        typer.echo(f"{plural(len(report.results), 'reference')}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     if not report.passed(strict):
         raise typer.Exit(EXIT_MISSING)

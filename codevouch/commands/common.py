@@ -30,14 +30,14 @@ if TYPE_CHECKING:
     from codevouch.validator.model import Validated
 
 
-RepoOpt = Annotated[Path, typer.Option("--repo", help="Repository path (default: the current directory).")]
+RepoOpt = Annotated[Path, typer.Option("--repo", metavar="PATH", help="Repository path (default: the current directory).")]
 IndexOpt = Annotated[Optional[Path], typer.Option(
-    "--index", help="Index directory (default: $CODEVOUCH_INDEX, else ~/.local/share/codevouch).")]
+    "--index", metavar="DIR", help="Index directory (default: $CODEVOUCH_INDEX, else ~/.local/share/codevouch).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-BranchOpt = Annotated[Optional[str], typer.Option("--branch", "-b", help="Branch (default: current).")]
-LimitOpt = Annotated[int, typer.Option("--limit", "-k", min=1, max=200, help="Number of hits.")]
+BranchOpt = Annotated[Optional[str], typer.Option("--branch", "-b", metavar="BRANCH", help="Branch (default: current).")]
+LimitOpt = Annotated[int, typer.Option("--limit", "-k", metavar="N", min=1, max=200, help="Number of hits.")]
 PathOpt = Annotated[Optional[list[str]], typer.Option(
-    "--path", help="Only files these gitignore-style globs match ('src/', '*.py', '!src/vendor/'); repeatable.")]
+    "--path", metavar="GLOB", help="Only files these gitignore-style globs match ('src/', '*.py', '!src/vendor/'); repeatable.")]
 NoRecordOpt = Annotated[bool, typer.Option(
     "--no-record", help="Write no usage record for this call (also: CODEVOUCH_NO_RECORD=1, "
                         "[usage] record = false).")]
@@ -45,15 +45,15 @@ NoOverlayOpt = Annotated[bool, typer.Option(
     "--no-overlay", help="Search the index only: not the files that changed in the working tree since "
                          "the last build (searched live by default).")]
 OverlayLimitOpt = Annotated[Optional[int], typer.Option(
-    "--overlay-limit", min=0, help="Most new working-tree chunks to embed for this search (default: "
+    "--overlay-limit", metavar="N", min=0, help="Most new working-tree chunks to embed for this search (default: "
                                    "$CODEVOUCH_OVERLAY_LIMIT, else 64); the rest are searched by words.")]
 BudgetOpt = Annotated[Optional[int], typer.Option(
-    "--budget", min=1, help="Token budget for the pack (default: $CODEVOUCH_BUDGET, the repository's "
+    "--budget", metavar="TOKENS", min=1, help="Token budget for the pack (default: $CODEVOUCH_BUDGET, the repository's "
                             "[budget], else 16000).")]
 ModelOpt = Annotated[Optional[str], typer.Option(
-    "--model", help="Fit the pack to this model's window (window - output - reserve); see docs/BUDGETS.md.")]
+    "--model", metavar="NAME", help="Fit the pack to this model's window (window - output - reserve); see docs/BUDGETS.md.")]
 KindOpt = Annotated[Optional[list[str]], typer.Option(
-    "--kind", help="Only hits of this file kind: source, test, docs or config (repeatable). "
+    "--kind", metavar="KIND", help="Only hits of this file kind: source, test, docs or config (repeatable). "
                    "Default: every kind, docs and test hits ranked lower.")]
 FORMATS = ("text", "json", "context")
 

@@ -37,7 +37,7 @@ def context_cmd(
     budget: BudgetOpt = None,
     model: ModelOpt = None,
     reserve: Annotated[Optional[float], typer.Option(
-        "--reserve", min=0.0, max=0.99,
+        "--reserve", metavar="FRACTION", min=0.0, max=0.99,
         help="Fraction of the model's window kept free (default: $CODEVOUCH_RESERVE, [budget] reserve, "
              "else 0.10).")] = None,
     include_history: Annotated[bool, typer.Option(

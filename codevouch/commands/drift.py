@@ -31,6 +31,9 @@ def drift_cmd(repo: RepoOpt = Path("."), branch: BranchOpt = None, index: IndexO
 def render(report: Drift) -> str:
     short = (report.commit or "?")[:7]
     lines = [f"{report.branch}@{short} (indexed) -> working tree: {report.summary()}"]
+    if report.instead_of is not None:
+        lines.append(f"{one_line(report.instead_of)} is not indexed: compared with the index of "
+                     f"{one_line(report.branch or '?')}, its base (build it with `codevouch index build`)")
     first = report.first_divergence()
     if first is not None:
         what = first.name if first.name else "outside any definition"

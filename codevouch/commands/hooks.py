@@ -16,7 +16,7 @@ from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, message_
 from codevouch.errors import CodevouchError
 
 WaitOpt = Annotated[float, typer.Option(
-    "--wait", help="Seconds a hook's build waits for another build on the index (default: an hour).")]
+    "--wait", metavar="SECONDS", help="Seconds a hook's build waits for another build on the index (default: an hour).")]
 
 
 def hooks_install(
@@ -24,7 +24,7 @@ def hooks_install(
     index: IndexOpt = None,
     wait: WaitOpt = 3600.0,
     embedder: Annotated[Optional[str], typer.Option(
-        "--embedder", hidden=True, help="Embedding model (tests use 'fake-bow-64'; default: the configured one).")
+        "--embedder", metavar="NAME", hidden=True, help="Embedding model (tests use 'fake-bow-64'; default: the configured one).")
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -62,14 +62,15 @@ def hooks_uninstall(repo: RepoOpt = Path("."), as_json: JsonOpt = False) -> None
 def hooks_run(
     hook: Annotated[str, typer.Argument(help="The hook git ran.")],
     args: Annotated[Optional[list[str]], typer.Argument(help="git's arguments to the hook.")] = None,
-    installed_for: Annotated[Path, typer.Option("--for", help="The git directory the hooks were installed for.")]
+    installed_for: Annotated[Path, typer.Option(
+        "--for", metavar="GITDIR", help="The git directory the hooks were installed for.")]
     = Path("."),
     index: IndexOpt = None,
     wait: WaitOpt = 3600.0,
-    embedder: Annotated[str, typer.Option("--embedder")] = DEFAULT_EMBEDDER,
+    embedder: Annotated[str, typer.Option("--embedder", metavar="NAME")] = DEFAULT_EMBEDDER,
     branch: Annotated[Optional[str], typer.Option(
-        "--branch", help="The branch git was on when the hook fired (default: HEAD's branch now).")] = None,
-    commit: Annotated[Optional[str], typer.Option("--commit", help="The commit git was on when the hook fired.")]
+        "--branch", metavar="BRANCH", help="The branch git was on when the hook fired (default: HEAD's branch now).")] = None,
+    commit: Annotated[Optional[str], typer.Option("--commit", metavar="COMMIT", help="The commit git was on when the hook fired.")]
     = None,
 ) -> None:
     """What an installed hook starts in the background (not for people): build, log, exit 0."""

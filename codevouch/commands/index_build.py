@@ -23,6 +23,7 @@ from codevouch.commands.common import (
 from codevouch.commands.exits import EXIT_CRASH, EXIT_OK, EXIT_REPOS_FAILED
 from codevouch.commands.progress import ProgressLines
 from codevouch.errors import CodevouchError
+from codevouch.printable import plural
 
 if TYPE_CHECKING:
     from codevouch.indexer.build import BranchSummary
@@ -31,25 +32,25 @@ if TYPE_CHECKING:
 
 def index_build(
     repo: Annotated[Optional[list[Path]], typer.Option(
-        "--repo", help="Repository path (default: the current directory). Repeat it to build several "
+        "--repo", metavar="PATH", help="Repository path (default: the current directory). Repeat it to build several "
         "repositories in one run: each gets the branch flags below.")] = None,
     repos: Annotated[Optional[Path], typer.Option(
-        "--repos", help="A TOML file listing repositories, each with its own branches ([[repo]] tables "
+        "--repos", metavar="FILE", help="A TOML file listing repositories, each with its own branches ([[repo]] tables "
         "with path, branches or all_branches, include_branches, exclude_branches; see docs/NIGHTLY.md).")] = None,
     branch: Annotated[Optional[list[str]], typer.Option(
-        "--branch", "-b", help="Branch to index (repeatable; default: the current branch).")] = None,
+        "--branch", "-b", metavar="BRANCH", help="Branch to index (repeatable; default: the current branch).")] = None,
     all_branches: Annotated[bool, typer.Option("--all-branches", help="Index every local branch.")] = False,
     include_branch: Annotated[Optional[list[str]], typer.Option(
-        "--include-branch", help="With --all-branches: only branches matching this glob (repeatable; "
+        "--include-branch", metavar="GLOB", help="With --all-branches: only branches matching this glob (repeatable; "
         "replaces the config's [branches] include).")] = None,
     exclude_branch: Annotated[Optional[list[str]], typer.Option(
-        "--exclude-branch", help="With --all-branches: skip branches matching this glob (repeatable; "
+        "--exclude-branch", metavar="GLOB", help="With --all-branches: skip branches matching this glob (repeatable; "
         "replaces the config's [branches] exclude).")] = None,
     index: IndexOpt = None,
     wait: Annotated[float, typer.Option(
-        "--wait", help="Seconds to wait for another build on the same index to finish (per repository).")] = 0,
+        "--wait", metavar="SECONDS", help="Seconds to wait for another build on the same index to finish (per repository).")] = 0,
     embedder: Annotated[Optional[str], typer.Option(
-        "--embedder", hidden=True, help="Embedding model (tests use 'fake-bow-64'; default: "
+        "--embedder", metavar="NAME", hidden=True, help="Embedding model (tests use 'fake-bow-64'; default: "
                                         "$CODEVOUCH_EMBEDDING_MODEL, [embedding] model, else the packaged MiniLM).")] = None,
     as_json: JsonOpt = False,
     repair: Annotated[bool, typer.Option(
@@ -81,10 +82,10 @@ def _repair(index: Path | None, wait: float, as_json: bool) -> None:
     if as_json:
         print_json(asdict(done))
         return
-    typer.echo(f"repaired {index_dir}: {done.vectors} vectors in {done.spaces} space(s) written from the "
+    typer.echo(f"repaired {index_dir}: {plural(done.vectors, 'vector')} in {plural(done.spaces, 'space')} written from the "
                f"embedding cache, 0 embedded" + (f"; the damaged store is at {done.aside}" if done.aside else ""))
     if done.missing:
-        typer.echo(f"codevouch: {done.missing} text(s) had no cached vector: dense search will not find them "
+        typer.echo(f"codevouch: {plural(done.missing, 'text')} had no cached vector: dense search will not find them "
                    "until their files change; move the index directory aside and build again to embed all.",
                    err=True)
 

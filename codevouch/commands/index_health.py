@@ -16,7 +16,7 @@ def index_health(
     repo: RepoOpt = Path("."),
     branch: BranchOpt = None,
     recent: Annotated[Optional[int], typer.Option(
-        "--recent", min=1, help="How many recent calls to look at (default: [health] recent, else 200).")] = None,
+        "--recent", metavar="N", min=1, help="How many recent calls to look at (default: [health] recent, else 200).")] = None,
     index: IndexOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -8,6 +8,7 @@ import typer
 
 from codevouch.commands.common import IndexOpt, JsonOpt, fail, open_index, print_json
 from codevouch.errors import CodevouchError, GitError
+from codevouch.printable import plural
 
 
 def _team_rows(here: Any) -> list[dict[str, Any]]:
@@ -19,7 +20,7 @@ def _team_rows(here: Any) -> list[dict[str, Any]]:
 
 
 def index_status(
-    repo: Annotated[Optional[Path], typer.Option("--repo", help="Only this repository.")] = None,
+    repo: Annotated[Optional[Path], typer.Option("--repo", metavar="PATH", help="Only this repository.")] = None,
     index: IndexOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -44,9 +45,9 @@ def index_status(
     if not rows:
         typer.echo(f"nothing indexed in {index_dir}; run `codevouch index build`.")
     for r in rows:
-        behind = "?" if r["commits_behind"] is None else r["commits_behind"]
+        behind = "? commits" if r["commits_behind"] is None else plural(r["commits_behind"], "commit")
         typer.echo(f"{r['repo']} {r['branch']}: indexed {r['commit'][:7]} ({r['commit_date']}), "
-                   f"head {(r['head'] or '?')[:7]}, {behind} commits behind, built {r['built_at']}")
+                   f"head {(r['head'] or '?')[:7]}, {behind} behind, built {r['built_at']}")
         typer.echo("  files: " + ", ".join(f"{k} {v}" for k, v in sorted(r["files_by_kind"].items())))
         typer.echo("  chunks: " + ", ".join(f"{k} {v}" for k, v in sorted(r["chunks_by_kind"].items())))
         typer.echo(f"  model: {r['embedder']}")
@@ -61,7 +62,7 @@ def index_status(
         ov = r.get("overlay")
         if ov and ov["changed_files"]:
             over = ov["changed_files"] - ov["searched_live"]
-            typer.echo(f"  overlay: searches {ov['searched_live']} changed file(s) live beside the index"
+            typer.echo(f"  overlay: searches {plural(ov['searched_live'], 'changed file')} live beside the index"
                        + (f" ({over} over its limit of {ov['file_limit']}: not searched)" if over else "")
-                       + f"; embeds at most {ov['embed_limit']} new chunks per search"
+                       + f"; embeds at most {plural(ov['embed_limit'], 'new chunk')} per search"
                        + (" (`codevouch index build` catches up)" if over else ""))

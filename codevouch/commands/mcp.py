@@ -16,7 +16,7 @@ def mcp_cmd(
     allow_build: Annotated[bool, typer.Option(
         "--allow-build", help="Add a `build` tool (takes the index's writer lock like any build).")] = False,
     embedder: Annotated[Optional[str], typer.Option(
-        "--embedder", hidden=True, help="Build model for --allow-build (tests use 'fake-bow-64'; default: the "
+        "--embedder", metavar="NAME", hidden=True, help="Build model for --allow-build (tests use 'fake-bow-64'; default: the "
                                         "configured one).")
     ] = None,
 ) -> None:

@@ -10,7 +10,7 @@ import typer
 from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
 from codevouch.commands.exits import EXIT_EMPTY_SCOPE, EXIT_ERROR, EXIT_REVIEW_FAILED, EXIT_UNKNOWN_REVISION
 from codevouch.errors import CodevouchError, EmptyScope, UnknownRevision
-from codevouch.printable import visible
+from codevouch.printable import plural, visible
 
 if TYPE_CHECKING:
     from codevouch.review import Review
@@ -24,14 +24,14 @@ def review_cmd(
     all_local: Annotated[bool, typer.Option("--all", help="Every local change (the default).")] = False,
     base: Annotated[Optional[str], typer.Option(
         "--base", help="The working tree against its merge-base with BRANCH.", metavar="BRANCH")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help="Tokens per part.")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Fit parts to this model's window.")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", metavar="TOKENS", help="Tokens per part.")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", metavar="NAME", help="Fit parts to this model's window.")] = None,
     no_related: Annotated[bool, typer.Option("--no-related", help="No related code from the index.")] = False,
     out: Annotated[Optional[Path], typer.Option(
-        "--out", help="Write part-NNN.md files and manifest.json into this directory.")] = None,
+        "--out", metavar="DIR", help="Write part-NNN.md files and manifest.json into this directory.")] = None,
     command: Annotated[Optional[str], typer.Option(
         "--exec", help="Run this reviewer once per part, the part on stdin (no shell).", metavar="CMD")] = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per part for --exec.")] = 600.0,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Seconds per part for --exec.")] = 600.0,
     repo: RepoOpt = Path("."),
     index: IndexOpt = None,
     as_json: JsonOpt = False,
@@ -100,7 +100,7 @@ def _print_results(review: Review) -> None:
 def summary(review: Review) -> str:
     cov = review.plan.coverage()["totals"]
     largest = max((p.tokens for p in review.parts), default=0)
-    text = (f"review: {len(review.parts)} part(s), largest {largest} of {review.budget.tokens} tokens; "
+    text = (f"review: {plural(len(review.parts), 'part')}, largest {largest} of {review.budget.tokens} tokens; "
             f"files: {cov['files_included']} included, {cov['files_truncated']} truncated, "
             f"{cov['files_left_out']} left out; hunks: {cov['hunks_included']} included, "
             f"{cov['hunks_truncated']} truncated, {cov['hunks_left_out']} left out; "
@@ -109,6 +109,6 @@ def summary(review: Review) -> str:
         text += f" ({review.related['reason']})"
     if review.results:
         failed = review.failed()
-        text += (f"; reviewer: {len(review.results) - len(failed)} part(s) ok, {len(failed)} failed"
+        text += (f"; reviewer: {plural(len(review.results) - len(failed), 'part')} ok, {len(failed)} failed"
                  + (f" (parts {', '.join(map(str, failed))})" if failed else ""))
     return text

@@ -1,6 +1,7 @@
 """`codevouch search`: search a branch and check every hit against the working tree."""
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -27,6 +28,7 @@ from codevouch.commands.common import (
     usage,
 )
 from codevouch.errors import CodevouchError
+from codevouch.printable import plural
 from codevouch.retriever.mode import SEARCH_MODES
 from codevouch.vocabulary import Verdict
 
@@ -43,12 +45,12 @@ def search_cmd(
     no_validate: Annotated[bool, typer.Option(
         "--no-validate", help="Skip the working-tree check (hits carry no verdict).")] = False,
     fmt: Annotated[Optional[str], typer.Option(
-        "--format", help="text (the default), brief (one line per hit: verdict, path:start-end, symbol, "
+        "--format", metavar="FORMAT", help="text (the default), brief (one line per hit: verdict, path:start-end, symbol, "
                          "similarity), json or context (markdown for agents).")] = None,
     show_all: Annotated[bool, typer.Option(
         "--all", help="Show the hits even when none is a good match (otherwise one line says so).")] = False,
     mode: Annotated[str, typer.Option(
-        "--mode", help="hybrid (dense + lexical, fused by rank), dense or lexical.")] = "hybrid",
+        "--mode", metavar="MODE", help="hybrid (dense + lexical, fused by rank), dense or lexical.")] = "hybrid",
     index: IndexOpt = None,
     no_record: NoRecordOpt = False,
     as_json: JsonOpt = False,
@@ -84,6 +86,10 @@ def search_cmd(
     if no_validate:
         _render_unvalidated([h.snippet() for h in hits], fmt)
         return
+    if path and not len(hits) and fmt in ("text", "brief"):
+        # Empty because of the filter, not the query: say so rather than print nothing.
+        typer.echo("no indexed file matches " + " ".join(f"--path {shlex.quote(p)}" for p in path))
+        return
     results = [h.check for h in hits if h.check is not None]
     shown = [r for r in results if r.verdict != Verdict.EXCLUDED] if fmt in ("text", "brief") else results
     try:
@@ -94,7 +100,7 @@ def search_cmd(
     if weak is not None and fmt in ("text", "brief"):
         typer.echo(weak)
     if len(shown) < len(results):
-        typer.echo(f"({len(results) - len(shown)} excluded hit(s) hidden; --json lists them)")
+        typer.echo(f"({plural(len(results) - len(shown), 'excluded hit')} hidden; --json lists them)")
 
 
 SEARCH_FORMATS = ("text", "brief", "json", "context")

@@ -25,11 +25,11 @@ def validate_cmd(
     source: Annotated[str, typer.Argument(help="JSON list or JSON lines of snippets; '-' for stdin.")] = "-",
     repo: RepoOpt = Path("."),
     index: Annotated[Optional[Path], typer.Option(
-        "--index", help="Index directory: where this call's usage record goes (validation itself "
+        "--index", metavar="DIR", help="Index directory: where this call's usage record goes (validation itself "
                         "needs only the snippets and the repository).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Re-hash every file, even on the fast path.")] = False,
     fmt: Annotated[Optional[str], typer.Option(
-        "--format", help="text (the default), json or context (markdown for agents).")] = None,
+        "--format", metavar="FORMAT", help="text (the default), json or context (markdown for agents).")] = None,
     no_record: NoRecordOpt = False,
     as_json: JsonOpt = False,
 ) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from codevouch.context.windows import TokenCounter
 from codevouch.errors import BudgetTooSmall, InputError
-from codevouch.printable import visible
+from codevouch.printable import plural, visible
 from codevouch.syntax.lines import MODULE_SYMBOL
 from codevouch.validator.citation import clean, location, reread_header
 from codevouch.validator.model import VERDICTS, Validated
@@ -277,7 +277,7 @@ class _Packer:
         if self.budget_note:
             lines.append(f"budget: {self.budget_note}")
         restored = sum(1 for i in chosen if i.signature is not None)
-        lines.append(f"included: {len(chosen)} snippet(s), {sum(self.cost[id(i)] for i in chosen)} tokens"
+        lines.append(f"included: {plural(len(chosen), 'snippet')}, {plural(sum(self.cost[id(i)] for i in chosen), 'token')}"
                      + (f", {restored} with a restored signature" if restored else ""))
         if not left:
             lines.append("left out: nothing")

@@ -11,7 +11,10 @@ Each stale hit has one cause, read against the repository as it is now:
   built from commits, so a rebuild cannot change these;
 - since-fixed: its file is as HEAD has it and the index is at HEAD (rebuilt since, or the edit
   undone): nothing to do.
-A rebuild is recommended only for what it would change: the index-behind share, or commits behind.
+A rebuild is recommended only for what it would change: the index-behind share, commits behind,
+or (with the index behind HEAD at all) an index-behind share that rises between the older and the
+newer half of the calls. Every recommendation says why on the same line, and a rebuild says what
+it would cost (`rebuild_seconds`).
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from codevouch.errors import ConfigError
+from codevouch.printable import plural
 from codevouch.store.usage import UsageRecord
 from codevouch.vocabulary import Verdict
 from codevouch.worktree.config import RepoConfig
@@ -33,6 +37,11 @@ TREND_STEP = 0.05        # a change of the ratio between halves below this is "s
 MIN_TREND_CALLS = 4
 TOP = 10
 _HEALTH_KEYS = {"recent", "stale_ratio", "commits_behind"}
+# What an incremental build costs, for the estimate a rebuild recommendation quotes: starting the
+# process and opening the store, then embedding the changed files' chunks with the packaged model
+# (measured on 2 cores: about 1 s to start and 30-40 chunks/s; docs/BENCHMARKS.md, the build figure).
+BUILD_START_S = 1.0
+EMBED_CHUNKS_PER_S = 35.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,8 @@ class Health:
     rebuild: bool
     because: list[str]
     thresholds: Thresholds
+    changed_files: int | None = None     # files changed between the indexed commit and HEAD
+    chunks_per_file: float = 8.0         # the index's own average, for the cost estimate
 
     def share(self, cause: str) -> float | None:
         """Stale hits of one cause as a fraction of the counted hits."""
@@ -75,7 +86,8 @@ class Health:
     def recommendation(self) -> str:
         if self.rebuild:
             where = f" --branch {self.branch}" if self.branch else ""
-            return (f"rebuild the index ({'; '.join(self.because)}): "
+            cost = rebuild_cost(self.changed_files, self.chunks_per_file)
+            return (f"rebuild the index ({'; '.join(self.because)}{'; ' + cost if cost else ''}): "
                     f"codevouch index build --repo {self.repo}{where}")
         worktree = self.share("worktree") or 0.0
         if worktree >= self.thresholds.stale_ratio:
@@ -83,7 +95,22 @@ class Health:
                     "HEAD in the working tree (uncommitted edits); the index is built from commits, so a "
                     "rebuild cannot change that (once the edits are committed, a rebuild brings those files up "
                     "to date)")
-        return "no rebuild needed"
+        return f"no rebuild needed: {self._calm_reason()}"
+
+    def _calm_reason(self) -> str:
+        """Why no rebuild would help, for the recommendation's line."""
+        if self.index_commit is None:
+            return "the branch is not indexed"
+        if self.commits_behind == 0:
+            return "the index is at HEAD"
+        behind = ("an unknown number of commits behind" if self.commits_behind is None
+                  else f"{plural(self.commits_behind, 'commit')} behind HEAD "
+                       f"(under {self.thresholds.commits_behind})")
+        share = self.share("index-behind")
+        if share is None:
+            return f"no search or context hits recorded yet, and the index is {behind}"
+        return (f"{share:.0%} of hits were stale from the index behind HEAD (under "
+                f"{self.thresholds.stale_ratio:.0%}, not rising), and the index is {behind}")
 
     def to_json(self) -> dict[str, Any]:
         return {"repo": self.repo, "branch": self.branch, "calls": self.calls, "hits": self.hits,
@@ -96,8 +123,26 @@ class Health:
                 "stale_dirs": [{"dir": d, "count": n} for d, n in self.stale_dirs],
                 "index_commit": self.index_commit, "head": self.head, "commits_behind": self.commits_behind,
                 "rebuild": self.rebuild, "because": self.because, "recommendation": self.recommendation,
+                "changed_files": self.changed_files,
+                "rebuild_seconds": rebuild_seconds(self.changed_files, self.chunks_per_file),
                 "thresholds": {"recent": self.thresholds.recent, "stale_ratio": self.thresholds.stale_ratio,
                                "commits_behind": self.thresholds.commits_behind}}
+
+
+def rebuild_seconds(changed_files: int | None, chunks_per_file: float) -> float | None:
+    """About how long an incremental build of `changed_files` files takes (None: not known)."""
+    if changed_files is None:
+        return None
+    return round(BUILD_START_S + changed_files * chunks_per_file / EMBED_CHUNKS_PER_S, 1)
+
+
+def rebuild_cost(changed_files: int | None, chunks_per_file: float) -> str:
+    """`about 1 s: 3 files changed`, or "" when the changed files are not known."""
+    seconds = rebuild_seconds(changed_files, chunks_per_file)
+    if seconds is None or changed_files is None:
+        return ""
+    shown = f"{seconds:.0f} s" if seconds >= 1.5 else "1 s"
+    return f"about {shown}: {plural(changed_files, 'file')} changed"
 
 
 def thresholds(config: RepoConfig) -> Thresholds:
@@ -141,23 +186,52 @@ def _trend(records: Sequence[UsageRecord]) -> tuple[float | None, float | None, 
     return older, newer, trend
 
 
-def _because(behind: float | None, calls: int, commits_behind: int | None, limits: Thresholds) -> list[str]:
+def _behind_share(records: Sequence[UsageRecord], at_head: bool, dirty: Collection[str]) -> float | None:
+    """The share of `records`' countable hits that were stale because the index is behind HEAD."""
+    if at_head:
+        return 0.0 if records else None
+    stale = sum(1 for r in records for p, verdict, _ in r.non_usable if verdict in STALE and p not in dirty)
+    counted = sum(r.hits - r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
+    return stale / counted if counted else None
+
+
+def _behind_rising(records: Sequence[UsageRecord], at_head: bool, dirty: Collection[str]) -> tuple[float, float] | None:
+    """(older half's, newer half's) index-behind share when it rises by TREND_STEP or more."""
+    if len(records) < MIN_TREND_CALLS:
+        return None
+    half = len(records) // 2
+    older, newer = _behind_share(records[:half], at_head, dirty), _behind_share(records[half:], at_head, dirty)
+    if older is None or newer is None or newer - older < TREND_STEP:
+        return None
+    return older, newer
+
+
+def _because(behind: float | None, calls: int, commits_behind: int | None, limits: Thresholds,
+             rising: tuple[float, float] | None = None) -> list[str]:
     """Why a rebuild would help: the index-behind share (`behind`) over `calls` calls, or the
-    commits behind, at or over their thresholds; [] when neither is."""
+    commits behind, at or over their thresholds, or (the index behind HEAD) the index-behind share
+    rising between the halves of the calls (`rising`); [] when none is."""
     because = []
     if behind is not None and behind >= limits.stale_ratio:
         because.append(f"stale ratio {behind:.0%} from the index behind HEAD, over the last {calls} calls "
                        f">= {limits.stale_ratio:.0%}")
+    elif rising is not None and commits_behind:
+        because.append(f"hits stale from the index behind HEAD rising from {rising[0]:.0%} to {rising[1]:.0%} "
+                       f"of the older and newer half of the last {calls} calls, with the index "
+                       f"{plural(commits_behind, 'commit')} behind")
     if commits_behind is not None and commits_behind >= limits.commits_behind:
-        because.append(f"{commits_behind} commits behind HEAD >= {limits.commits_behind}")
+        because.append(f"{plural(commits_behind, 'commit')} behind HEAD >= {limits.commits_behind}")
     return because
 
 
 def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_commit: str | None,
            head: str | None, commits_behind: int | None, limits: Thresholds,
-           dirty: Collection[str] = frozenset()) -> Health:
+           dirty: Collection[str] = frozenset(), changed_files: int | None = None,
+           chunks_per_file: float = 8.0) -> Health:
     """Health over `records` (oldest first), the branch's distance from HEAD, and the paths that
-    differ from HEAD in the working tree now (`dirty`: changed and untracked files)."""
+    differ from HEAD in the working tree now (`dirty`: changed and untracked files);
+    `changed_files` between the indexed commit and HEAD, and the index's chunks per file, give a
+    rebuild's cost."""
     not_counted = dict(Counter(r.op for r in records if r.op not in COUNTED_OPS))
     records = [r for r in records if r.op in COUNTED_OPS]
     ratio = _ratio(records)
@@ -170,8 +244,9 @@ def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_
     excluded = sum(r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
     counted = sum(r.hits for r in records) - excluded
     behind = causes["index-behind"] / counted if counted else None
-    because = _because(behind, len(records), commits_behind, limits)
+    because = _because(behind, len(records), commits_behind, limits, _behind_rising(records, at_head, dirty))
     return Health(repo, branch, len(records), sum(r.hits for r in records), excluded, ratio,
                   {c: causes[c] for c in CAUSES}, older, newer, trend,
                   dict(Counter(r.op for r in records)), not_counted, paths.most_common(TOP), dirs.most_common(TOP),
-                  index_commit, head, commits_behind, bool(because), because, limits)
+                  index_commit, head, commits_behind, bool(because), because, limits,
+                  changed_files, chunks_per_file)

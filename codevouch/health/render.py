@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from codevouch.health.assess import Health
+from codevouch.printable import plural
 
 
 def render(h: Health) -> str:
@@ -11,13 +12,13 @@ def render(h: Health) -> str:
 
     lines = [f"{h.repo} {h.branch or '(detached)'}: index {h.index_commit[:12] if h.index_commit else 'not built'}"
              f", HEAD {h.head[:12] if h.head else 'unknown'}, "
-             f"{'unknown' if h.commits_behind is None else h.commits_behind} commit(s) behind"]
+             f"{'unknown commits' if h.commits_behind is None else plural(h.commits_behind, 'commit')} behind"]
     if not h.calls:
         lines.append("usage: no records yet (search, validate and context calls write them unless "
                      "--no-record, CODEVOUCH_NO_RECORD=1 or [usage] record = false)")
     else:
         ops = ", ".join(f"{op} {n}" for op, n in sorted(h.by_op.items()))
-        lines.append(f"usage: {h.calls} recent search/context call(s) ({ops}), {h.hits} hit(s)")
+        lines.append(f"usage: {plural(h.calls, 'recent search/context call')} ({ops}), {plural(h.hits, 'hit')}")
         if h.not_counted:
             lines.append("not counted: " + ", ".join(f"{op} {n}" for op, n in sorted(h.not_counted.items()))
                          + " (snippets given by the caller, not hits from the index)")

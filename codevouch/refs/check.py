@@ -22,6 +22,7 @@ from pathlib import Path
 
 from codevouch import environment
 from codevouch.errors import InputError
+from codevouch.printable import plural
 from codevouch.refs.extract import JS_EXTENSIONS, Extracted, Reference, extract
 from codevouch.refs.model import RefReport, RefResult
 from codevouch.refs.worktree import Definitions, WorkTree, module_of
@@ -219,7 +220,7 @@ class _Checker:
         if mentioned:
             return RefResult(ref, "symbol-mentioned",
                              f"{name} is not defined in this repository; {_last(name)} occurs in "
-                             f"{len(mentioned)} file(s), e.g. {mentioned[0]}.", found=mentioned[0])
+                             f"{plural(len(mentioned), 'file')}, e.g. {mentioned[0]}.", found=mentioned[0])
         return RefResult(ref, "symbol-unknown",
                          f"{name} is not defined or mentioned anywhere in this repository, nor in its "
                          "history searched: a library's name, or invented.")
@@ -234,10 +235,10 @@ class _Checker:
         if beside:
             return RefResult(ref, "symbol-mentioned",
                              f"{name} is not defined in this repository; {word} and {member} occur together "
-                             f"in {len(beside)} file(s), e.g. {beside[0]} (a library's name, or a variable).",
+                             f"in {plural(len(beside), 'file')}, e.g. {beside[0]} (a library's name, or a variable).",
                              found=beside[0])
         named = self.mentions.get(word, set())
-        nowhere = (f"{owner} is not defined in this repository (it occurs in {len(named)} file(s), never "
+        nowhere = (f"{owner} is not defined in this repository (it occurs in {plural(len(named), 'file')}, never "
                    f"beside {member})" if named else f"{owner} is defined and mentioned nowhere in this repository")
         homes = self._homes(member)
         if homes:
@@ -247,7 +248,7 @@ class _Checker:
         mentioned = sorted(self.mentions.get(member, ()))
         if named and mentioned:     # both a library's names, most likely (`requests.get`)
             return RefResult(ref, "symbol-mentioned",
-                             f"{name} is not defined in this repository; {word} occurs in {len(named)} file(s), "
+                             f"{name} is not defined in this repository; {word} occurs in {plural(len(named), 'file')}, "
                              f"{member} in {len(mentioned)}, e.g. {mentioned[0]}.", found=mentioned[0])
         return RefResult(ref, "symbol-unknown", f"{name} is not defined in this repository or in its history "
                          f"searched, and {member if named else owner} occurs nowhere in it: a library's name, "

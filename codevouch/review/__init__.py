@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codevouch.errors import EmptyScope, InputError
-from codevouch.printable import visible
+from codevouch.printable import plural, visible
 from codevouch.review.execute import ExecResult
 from codevouch.review.plan import MIN_PART_TOKENS, Plan, left_out_reason, plan
 from codevouch.review.related import Finder, Related, Wanted
@@ -35,7 +35,7 @@ _NOT_SHOWN_SHARE = 0.25        # of part 1, at most, for the list of files not s
 _MIN_RELATED_TOKENS = 60       # a part with less room left looks up no more related code
 _RELATED_TITLE = "## Related code (from the index, checked against the working tree)"
 _HEADER = ("# Code review: part {i} of {n}\n\nScope: {scope}\n"
-           "This part: {files} file(s), {hunks} hunk(s) of the diff{rest}.\n")
+           "This part: {files}, {hunks} of the diff{rest}.\n")
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
     count = budget_counter(resolved)
     patches, notes = read_patches(root, scope)
     if not patches:
-        raise EmptyScope(f"nothing to review: {scope.description} has no changes.")
+        raise EmptyScope(f"nothing to review: no changes in the scope ({scope.description}).")
     old_texts, new_texts = _texts(root, scope, patches, notes)
     rules = load_worktree_rules(root)
     left_out = {}
@@ -135,8 +135,8 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
         if reason is not None:
             left_out[i] = reason
     not_shown = _not_shown(patches, left_out, count, int(resolved.tokens * _NOT_SHOWN_SHARE))
-    header_reserve = count(_HEADER.format(i=999, n=999, scope=scope.description, files=999, hunks=9999,
-                                          rest=", related code for 999 definition(s)")) + 8
+    header_reserve = count(_HEADER.format(i=999, n=999, scope=scope.description, files="999 files",
+                                          hunks="9999 hunks", rest=", related code for 999 definitions")) + 8
     room = resolved.tokens - header_reserve
     share = related_share if related else 0.0
     cap = int(room * (1 - share))
@@ -158,34 +158,13 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
 
 def _related_branch(index: Index, root: Path, base: str | None) -> tuple[str | None, str | None]:
     """(the branch whose index related code comes from, the checked-out branch when that is
-    another one). A feature branch not built yet borrows its base's index: the --base branch,
-    else main, master, trunk or develop, else any indexed branch of the repository. Its hits
-    are validated against the working tree like any other, so what it lacks or has changed is
-    re-read or left out, never shown as current."""
-    from codevouch.api import indexed_commit
-    from codevouch.errors import CodevouchError, NotIndexed
-
+    another one): `Index.stand_in_branch`, the rule drift follows too. Its hits are validated
+    against the working tree like any other, so what it lacks or has changed is re-read or
+    left out, never shown as current."""
     current = _branch(root)
     if current is None:
         return None, None
-
-    def indexed(branch: str) -> bool:
-        try:
-            indexed_commit(index.index_dir, root, branch)
-        except NotIndexed:
-            return False
-        return True
-
-    try:
-        if indexed(current):
-            return current, None
-        for candidate in dict.fromkeys(b for b in (base, "main", "master", "trunk", "develop") if b):
-            if candidate != current and indexed(candidate):
-                return candidate, current
-        others = [row["branch"] for row in index.status() if row["branch"] != current]
-    except CodevouchError:
-        return current, None      # an index that cannot be read: the search says why
-    return (others[0], current) if others else (current, None)
+    return index.stand_in_branch(current, base)
 
 
 def _branch(root: Path) -> str | None:
@@ -368,6 +347,7 @@ def _related_md(title: str, blocks: Sequence[tuple[Related, str]]) -> str:
 
 def _assemble(i: int, n: int, scope: Scope, files: int, hunks: int, definitions: int, body: str,
               related: str, tail: str) -> str:
-    rest = f", related code for {definitions} definition(s)" if related else ""
-    head = _HEADER.format(i=i, n=n, scope=scope.description, files=files, hunks=hunks, rest=rest)
+    rest = f", related code for {plural(definitions, 'definition')}" if related else ""
+    head = _HEADER.format(i=i, n=n, scope=scope.description, files=plural(files, "file"),
+                          hunks=plural(hunks, "hunk"), rest=rest)
     return "\n".join([head, body, *([f"\n{related}"] if related else [])]) + tail + "\n"

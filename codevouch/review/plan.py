@@ -70,8 +70,9 @@ class Plan:
         for state in ("included", "truncated", "left_out"):
             totals[f"files_{state}"] = sum(f["coverage"] == state for f in files)
             totals[f"hunks_{state}"] = sum(h["coverage"] == state for f in files for h in f["hunks"])
-        complete = (totals["files"] == sum(totals[f"files_{s}"] for s in ("included", "truncated", "left_out"))
-                    and totals["hunks"] == sum(totals[f"hunks_{s}"] for s in ("included", "truncated", "left_out")))
+        # Complete means the reviewer saw everything: no file left out, no hunk cut short (it was
+        # true whenever every file was accounted for, which is always, so a left-out file said true).
+        complete = totals["files_included"] == totals["files"] and totals["hunks_included"] == totals["hunks"]
         return {"complete": complete, "totals": totals, "files": files}
 
 

@@ -93,8 +93,19 @@ def path_filter(patterns: Sequence[str]) -> Callable[[str], bool]:
     if all(p.startswith("!") for p in cleaned):
         raise InputError("every --path pattern negates ('!'), so none would keep a file; name what to "
                          "keep first, e.g. --path 'src/' --path '!src/vendor/'.")
-    spec = _spec(cleaned)
+    spec = _spec(tuple(line for p in cleaned for line in _with_contents(p)))
     return spec.match_file
+
+
+def _with_contents(pattern: str) -> tuple[str, ...]:
+    """`pattern` and, for a pattern that may name a directory, the same pattern for everything
+    under it: `!middleware/` then excludes middleware/'s files too. In a .gitignore a negated
+    directory does not reach the files that another line (`*.go`) matched; a person writing
+    `--path '*.go' --path '!middleware/'` means "not under middleware/"."""
+    body = pattern.rstrip("/")
+    if body.endswith("**") or not body.lstrip("!"):
+        return (pattern,)
+    return (pattern, f"{body}/**")
 
 
 def matches(path: str, pattern: str) -> bool:

@@ -27,7 +27,7 @@ def test_build_json_summary_and_status(repo: Repo, index_dir: Path) -> None:
     assert row["commits_behind"] == 1 and row["head"] == repo.head()
     assert row["chunks_by_kind"] == {"source": 1} and row["files_by_kind"]["vendor"] == 1
     text = cv("index", "status", index=index_dir)
-    assert "1 commits behind" in text.stdout
+    assert "1 commit behind" in text.stdout and "1 commits" not in text.stdout
 
 
 def test_search_json_fields(repo: Repo, index_dir: Path) -> None:

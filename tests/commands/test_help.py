@@ -71,3 +71,14 @@ def test_json_and_another_format_are_refused(command: list[str]) -> None:
     assert proc.returncode == 2
     assert "--json and --format text disagree" in proc.stderr and proc.stdout == ""
 
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=lambda p: " ".join(p) or "codevouch")
+def test_no_placeholder_leaks_a_python_type(path: list[str]) -> None:
+    """`index build --help` showed `--repo <list[Path]>` and `--wait <float>`: a placeholder
+    says what to write (PATH, GLOB, SECONDS), never the Python type of the parameter."""
+    import re
+
+    text = _rendered(path)
+    leaks = re.findall(r"(--[a-z-]+) <[^>]*>", text)
+    assert leaks == [], f"{' '.join(path)}: {leaks}"

@@ -19,7 +19,8 @@ def test_index_health_from_records_of_real_calls(repo: Repo, index_dir: Path) ->
         assert cv("search", "cancel order", "--json", "--no-overlay", cwd=repo.root, index=index_dir).returncode == 0
     calm = json.loads(cv("index", "health", "--json", cwd=repo.root, index=index_dir).stdout)
     assert (calm["calls"], calm["stale_ratio"], calm["rebuild"]) == (3, 0.0, False)
-    assert calm["recommendation"] == "no rebuild needed" and calm["commits_behind"] == 0
+    # Every recommendation says why on its line (it said a bare "no rebuild needed").
+    assert calm["recommendation"] == "no rebuild needed: the index is at HEAD" and calm["commits_behind"] == 0
     # The code moves on: two commits change shop/; searches now hand out stale hits (every hit:
     # the index is behind HEAD, so even unchanged files are stale-but-ok).
     repo.commit(**{"shop/cancel.py": "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n"})
@@ -91,5 +92,39 @@ def test_health_recommends_only_what_would_change_the_figure(repo: Repo, index_d
     idx.build()
     after = idx.health()
     assert after.causes == {"index-behind": 0, "worktree": 0, "since-fixed": 2}
-    assert not after.rebuild and after.recommendation == "no rebuild needed"
+    assert not after.rebuild and after.recommendation == "no rebuild needed: the index is at HEAD"
     assert after.to_json()["stale_causes"]["since-fixed"] == {"hits": 2, "ratio": 0.25}
+
+
+def test_a_rising_behind_share_with_the_index_behind_recommends_a_rebuild_with_its_cost(
+        repo: Repo, index_dir: Path) -> None:
+    """Stale hits under the threshold overall but rising in the newer half, with the index one
+    commit behind: health said a bare "no rebuild needed"; a rebuild would make them current."""
+    built(repo, index_dir)
+    repo.write(".codevouch.toml", "[health]\nstale_ratio = 0.9\n")
+    for _ in range(6):
+        assert cv("search", "cancel order", "--json", "--no-overlay", cwd=repo.root, index=index_dir).returncode == 0
+    repo.commit(**{"shop/cancel.py": "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n"})
+    for _ in range(2):
+        assert cv("search", "cancel order", "--json", "--no-overlay", cwd=repo.root, index=index_dir).returncode == 0
+    h = json.loads(cv("index", "health", "--json", cwd=repo.root, index=index_dir).stdout)
+    assert h["commits_behind"] == 1 and 0 < h["stale_ratio"] < 0.9 and h["trend"]["direction"] == "rising"
+    assert h["rebuild"] and h["changed_files"] == 2 and h["rebuild_seconds"] >= 1.0
+    assert "rising from 0% to" in h["recommendation"] and "1 commit behind" in h["recommendation"]
+    assert "about 1 s: 2 files changed" in h["recommendation"]
+    text = cv("index", "health", cwd=repo.root, index=index_dir).stdout
+    assert "1 commit behind\n" in text and "1 commits" not in text
+    assert f"codevouch index build --repo {repo.root} --branch main" in text
+
+
+def test_no_rebuild_needed_always_says_why() -> None:
+    limits = Thresholds(recent=10, stale_ratio=0.5, commits_behind=10)
+    calm = assess("/r", "main", [record(0, 4)] * 4, "c", "h", 3, limits)
+    assert not calm.rebuild
+    assert calm.recommendation == ("no rebuild needed: 0% of hits were stale from the index behind HEAD "
+                                   "(under 50%, not rising), and the index is 3 commits behind HEAD (under 10)")
+    empty = assess("/r", "main", [], "c", "h", 1, limits)
+    assert empty.recommendation == ("no rebuild needed: no search or context hits recorded yet, and the index "
+                                    "is 1 commit behind HEAD (under 10)")
+    assert assess("/r", "main", [], None, None, None, limits).recommendation == \
+        "no rebuild needed: the branch is not indexed"

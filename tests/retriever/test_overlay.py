@@ -210,7 +210,7 @@ def test_context_and_index_status_say_how_far_the_overlay_reaches(repo: Repo, in
     assert row["overlay"] == {"changed_files": 1, "searched_live": 1, "file_limit": derived.FILE_LIMIT,
                               "embed_limit": idx.overlay_limit}
     text = cv("index", "status", "--repo", str(repo.root), cwd=repo.root, index=index_dir)
-    assert text.returncode == 0 and "overlay: searches 1 changed file(s) live" in text.stdout
+    assert text.returncode == 0 and "overlay: searches 1 changed file live" in text.stdout
 
 
 def test_lexical_and_dense_modes_search_the_overlay(repo: Repo, index_dir: Path) -> None:

@@ -83,3 +83,25 @@ def test_cli_search_and_context_take_path(repo: Repo, index_dir: Path) -> None:
     assert "billing/legacy/lib.py" in pack.stdout and "shop/" not in pack.stdout
     bad = cv("search", "order", "--path", "!x", cwd=repo.root, index=index_dir)
     assert bad.returncode != 0 and "negates" in bad.stderr
+
+
+def test_a_directory_pattern_covers_everything_under_it(repo: Repo, index_dir: Path) -> None:
+    """`--path '*.py' --path '!billing/'` returned files under billing/: as a .gitignore line, a
+    negated directory does not reach the files `*.py` matched. A person means "not under it"."""
+    repo.commit_files(corpus())
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", record=False)
+    idx.build()
+    for negated in ("!billing/", "!billing", "!billing/**"):
+        kept = {h.path for h in idx.search("order", k=50, paths=["*.py", negated], overlay=False)}
+        assert kept and not any(p.startswith("billing/") for p in kept), (negated, kept)
+    legacy = {h.path for h in idx.search("order", k=50, paths=["*.py", "!billing/legacy/"], overlay=False)}
+    assert "billing/legacy/lib.py" not in legacy and "billing/inv_0.py" in legacy
+
+
+def test_a_filter_that_matches_no_file_says_so(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(corpus())
+    assert cv("index", "build", *FAKE, cwd=repo.root, index=index_dir).returncode == 0
+    text = cv("search", "order", "--path", "nowhere/", "--path", "*.rs", cwd=repo.root, index=index_dir)
+    assert text.returncode == 0 and text.stdout == "no indexed file matches --path nowhere/ --path '*.rs'\n"
+    as_json = cv("search", "order", "--json", "--path", "nowhere/", cwd=repo.root, index=index_dir)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout) == []

@@ -54,8 +54,9 @@ def assert_coverage(review: Review, truth: dict[str, int]) -> dict[str, dict[str
     """Every changed file and hunk once: included, truncated or left out; parts fit the budget."""
     manifest = review.manifest()
     cov = manifest["coverage"]
-    assert cov["complete"]
     files = {f["path"]: f for f in cov["files"]}
+    # Complete only when nothing was left out or cut short (it said true with a file left out).
+    assert cov["complete"] == all(f["coverage"] == "included" for f in files.values())
     assert {p: len(f["hunks"]) for p, f in files.items()} == truth
     seen = []
     for part in manifest["parts"]:
@@ -117,6 +118,7 @@ def test_all_local_changes_with_every_edge(shop: Repo, index_dir: Path) -> None:
     # The list of what is not shown is in part 1, so the reviewer knows it exists.
     first = review.parts[0].markdown
     assert "## Not shown" in first and "`gone.py`: deleted" in first and "`logo.png`: binary" in first
+    assert review.manifest()["coverage"]["complete"] is False     # files were left out: not complete
     assert "+    return x * 3" in "".join(p.markdown for p in review.parts)
 
 
@@ -131,6 +133,7 @@ def test_each_local_scope_alone(shop: Repo, index_dir: Path) -> None:
     idx = Index(repo.root, index_dir)
     staged = review_change(idx, staged=True, related=False)
     assert_coverage(staged, git_truth(repo, "--cached", "HEAD"))
+    assert staged.manifest()["coverage"]["complete"] is True      # one small hunk, shown whole
     assert "return x * 40" not in staged.parts[0].markdown and "return x * 3" in staged.parts[0].markdown
     unstaged = review_change(idx, unstaged=True, related=False)
     assert_coverage(unstaged, git_truth(repo))
@@ -167,8 +170,10 @@ def test_ranges_and_base(shop: Repo, index_dir: Path) -> None:
 
 def test_bad_scopes(shop: Repo, index_dir: Path) -> None:
     idx = Index(shop.root, index_dir)
-    with pytest.raises(EmptyScope):
+    with pytest.raises(EmptyScope, match=r"^nothing to review: no changes in the scope \(all local changes"):
         review_change(idx)
+    with pytest.raises(EmptyScope, match=r"no changes in the scope \(staged changes\)\.$"):
+        review_change(idx, staged=True)     # it said "staged changes has no changes"
     with pytest.raises(UnknownRevision):
         review_change(idx, "main..nope")
     with pytest.raises(UnknownRevision):
