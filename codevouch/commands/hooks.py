@@ -70,7 +70,8 @@ def hooks_run(
     embedder: Annotated[str, typer.Option("--embedder", metavar="NAME")] = DEFAULT_EMBEDDER,
     branch: Annotated[Optional[str], typer.Option(
         "--branch", metavar="BRANCH", help="The branch git was on when the hook fired (default: HEAD's branch now).")] = None,
-    commit: Annotated[Optional[str], typer.Option("--commit", metavar="COMMIT", help="The commit git was on when the hook fired.")]
+    commit: Annotated[Optional[str], typer.Option(
+        "--commit", metavar="COMMIT", help="The commit git was on when the hook fired.")]
     = None,
 ) -> None:
     """What an installed hook starts in the background (not for people): build, log, exit 0."""
