@@ -32,7 +32,8 @@ WORDS = {"fifo": "a FIFO", "zero": "", "sparse": "bytes, over the"}
 def cv(repo: Repo, index: Path, argv: list[str], stdin: str) -> subprocess.CompletedProcess[bytes]:
     # A timeout well over the few seconds each takes: a hang fails the test instead of the suite.
     return subprocess.run([sys.executable, "-m", "codevouch", *argv, "--repo", str(repo.root)], input=stdin.encode(),
-                          capture_output=True, timeout=90, env={**os.environ, "CODEVOUCH_INDEX": str(index)})
+                          capture_output=True, timeout=90, env={**os.environ, "CODEVOUCH_INDEX": str(index)},
+                          cwd=repo.root.parent)
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +95,51 @@ def test_the_repository_answers_again_once_the_file_is_gone(built: tuple[Repo, P
     out = cv(repo, index, list(argv), stdin)
     assert out.returncode == 0, out.stderr
     assert "cancel_order" in json.dumps(json.loads(out.stdout))
+
+
+@pytest.mark.parametrize("tool, args", [("search", '{"query": "cancel order"}'), ("status", "{}"),
+                                        ("validate", '{"snippets": [{"path": "a.py", "text": "def cancel_order(o):"}]}'),
+                                        ("check_refs", '{"text": "see `cancel_order` in a.py"}')])
+def test_over_mcp_a_fifo_gitignore_gets_an_answer(built: tuple[Repo, Path], tool: str, args: str) -> None:
+    # The server started on a clean tree; the FIFO comes later: every tool call must still be
+    # answered (it left search, status and validate unanswered, git blocked on the FIFO).
+    from tests.test_mcp_wire import Wire, call
+
+    repo, index = built
+    wire = Wire(repo, index)
+    try:
+        wire.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}).encode())
+        assert (wire.receive() or {}).get("id") == 1
+        wire.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
+        target, _ = plant(repo, "pkg/.gitignore", "fifo")
+        try:
+            wire.send(call(2, tool, args))
+            answer = wire.receive(timeout=60)
+        finally:
+            target.unlink()
+        assert answer is not None and answer["id"] == 2, "no answer: the client would wait for ever"
+        text = json.dumps(answer)
+        assert "pkg/.gitignore" in text and "a FIFO" in text, text[:500]
+    finally:
+        wire.close()
+
+
+def test_the_nightly_build_reports_the_hostile_repository_and_builds_the_others(tmp_path: Path) -> None:
+    # `index build --repos` builds each repository without an Index: the check is made there too.
+    good = Repo(tmp_path / "good")
+    good.commit_files({"a.py": "def good():\n    return 1\n"})
+    bad = Repo(tmp_path / "bad")
+    bad.commit_files({"a.py": "def bad():\n    return 1\n"})
+    plant(bad, ".gitattributes", "fifo")
+    listing = tmp_path / "repos.toml"
+    listing.write_text(f'[[repo]]\npath = "{bad.root}"\n\n[[repo]]\npath = "{good.root}"\n')
+    out = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repos", str(listing), "--json",
+                          *FAKE], capture_output=True, timeout=120, cwd=tmp_path,
+                         env={**os.environ, "CODEVOUCH_INDEX": str(tmp_path / "index")})
+    text = out.stdout.decode() + out.stderr.decode()
+    assert out.returncode == 23, (out.returncode, text[-2000:])
+    assert ".gitattributes" in text and "a FIFO" in text and "Traceback" not in text
+    report = json.loads(out.stdout)
+    assert (report["ok"], report["failed"]) == (1, 1), report
+    assert [r["status"] for r in report["repos"]] == ["failed", "ok"], report

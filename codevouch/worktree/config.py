@@ -3,7 +3,8 @@
 One table, from `.codevouch.toml` (preferred) or the `[tool.codevouch]` table of
 pyproject.toml. Each concern reads its own section of it: rules.py the exclusion rules,
 models.py `[models]` and `[budget]`, usage.py `[usage]` and `[health]`. Only these two file
-names at the repository root are read, never a symlink that leaves the repository.
+names at the repository root are read (read_setting_file, through safe_read), never a symlink
+that leaves the repository, a FIFO, a device or a file over 1 MiB: each is an error naming it.
 """
 from __future__ import annotations
 

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from codevouch.caches import register
 from codevouch.errors import ConfigError
 from codevouch.worktree.safe_read import NotRegular, TooLarge, check_file, read_file
 
@@ -220,22 +222,68 @@ def _unquote(raw: str) -> str:
 def _tree_refused(top: Path) -> Refused | None:
     """The first .gitignore or .gitattributes in the work tree that git would block on or read
     without end: every directory git may walk (not `.git`, not a nested repository's, not through
-    a symlink), one scandir each."""
-    stack = [top]
+    a symlink)."""
+    root = os.fspath(top)
+    stack = [root]
     while stack:
         directory = stack.pop()
-        try:
-            with os.scandir(directory) as entries:
-                listed = list(entries)
-        except OSError:
-            continue                    # unreadable: git cannot read in it either
-        if directory != top and any(entry.name == ".git" for entry in listed):
-            continue                    # a nested repository: git does not read its files
-        for entry in listed:
-            if entry.name in _TREE_FILES:
-                problem = check_file(entry.path, GIT_FILE_CAP)
-                if problem is not None:
-                    return Refused(Path(entry.path), f"a {entry.name} git reads", problem)
-            elif entry.name != ".git" and entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
+        listing = _listing(directory)
+        if listing is None or listing.nested and directory != root:
+            continue                    # unreadable (git cannot read in it either), or a nested repository
+        for name in listing.metadata:
+            path = f"{directory}/{name}"
+            problem = check_file(path, GIT_FILE_CAP)
+            if problem is not None:
+                return Refused(Path(path), f"a {name} git reads", problem)
+        stack.extend(f"{directory}/{sub}" for sub in listing.subdirs)
     return None
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """What the walk needs of one directory, and the stat data it was read under."""
+    key: tuple[int, int, int]             # st_dev, st_ino, st_mtime_ns of the directory
+    subdirs: tuple[str, ...]              # not symlinks, not `.git`
+    metadata: tuple[str, ...]             # the .gitignore / .gitattributes entries it holds
+    nested: bool                          # it holds `.git`: a repository of its own
+
+
+# Listings by directory, kept while the directory's mtime is unchanged (an entry added, removed
+# or replaced, a FIFO for a .gitignore among them, changes it): a search in a long-lived process
+# (the MCP server, an agent's Index) then costs one stat per directory, not one listing. The
+# files found are stat'ed on every walk (a .gitignore that grows changes no directory). A
+# directory changed in the last seconds is not kept, as git treats racily clean files: a second
+# change within one tick of the file system's clock would not move its mtime.
+_LISTINGS: dict[str, _Listing] = {}
+_MAX_LISTINGS = 500_000
+_RACY_NS = 3 * 10**9
+register("codevouch.worktree.gitinputs._LISTINGS", _LISTINGS.clear, lambda: len(_LISTINGS))
+
+
+def _listing(directory: str) -> _Listing | None:
+    try:
+        info = os.stat(directory)
+        key = (info.st_dev, info.st_ino, info.st_mtime_ns)
+        known = _LISTINGS.get(directory)
+        if known is not None and known.key == key:
+            return known
+        with os.scandir(directory) as entries:
+            listed = list(entries)
+    except OSError:
+        return None
+    listing = _Listing(key,
+                       tuple(e.name for e in listed if e.name != ".git" and _is_dir(e)),
+                       tuple(e.name for e in listed if e.name in _TREE_FILES),
+                       any(e.name == ".git" for e in listed))
+    if time.time_ns() - info.st_mtime_ns > _RACY_NS:
+        if len(_LISTINGS) >= _MAX_LISTINGS:
+            _LISTINGS.clear()
+        _LISTINGS[directory] = listing
+    return listing
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False

@@ -129,3 +129,24 @@ def test_config_entries_reads_the_forms_git_writes() -> None:
     assert list(config_entries(text)) == [
         ("core", "excludesfile", "~/ignore # not a comment"), ("includeif", "path", 'a"b'),
         ("include", "path", "c"), ("include", "path", "d"), ("user", "name", "x")]
+
+
+def test_a_kept_listing_still_sees_a_new_fifo_and_a_grown_file(repo: Repo) -> None:
+    # The walk keeps each directory's listing while its mtime stands still; age them past the
+    # racy window so they are kept, then change the tree the two ways a listing could miss.
+    old = 1_000_000_000
+    for directory in (repo.root, repo.root / "pkg"):
+        os.utime(directory, (old, old))
+    guard(repo.root)
+    guard(repo.root)                                # from the kept listings
+    plant(repo.root / "pkg" / ".gitignore", "fifo")  # a new entry moves pkg's mtime
+    with pytest.raises(ConfigError, match=r"^pkg/\.gitignore .* a FIFO"):
+        guard(repo.root)
+    os.unlink(repo.root / "pkg" / ".gitignore")
+    os.utime(repo.root / "pkg", (old, old))
+    guard(repo.root)
+    with open(repo.root / ".gitignore", "ab") as handle:   # grows in place: no directory changes
+        handle.truncate(GIT_FILE_CAP + 1)
+    os.utime(repo.root, (old, old))
+    with pytest.raises(ConfigError, match=r"^\.gitignore .* over the"):
+        guard(repo.root)
