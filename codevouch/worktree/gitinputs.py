@@ -91,7 +91,7 @@ def first_refused(top: Path) -> Refused | None:
 def _git_dir_files(top: Path) -> Iterator[Refused | None]:
     dot_git = top / ".git"
     git_dirs: list[Path] = []
-    if dot_git.is_symlink() or not dot_git.is_dir():
+    if not dot_git.is_dir():            # a `gitdir:` file (a linked worktree, a submodule)
         target = _pointer(dot_git, "gitdir:")
         if isinstance(target, Refused):
             yield target
@@ -109,12 +109,19 @@ def _git_dir_files(top: Path) -> Iterator[Refused | None]:
         git_dirs.append(common)
     for git_dir in git_dirs:
         for name in _GIT_DIR_FILES:
-            problem = check_file(git_dir / name, GIT_FILE_CAP)
+            problem = _problem(git_dir / name)
             if problem is not None:
                 yield Refused(git_dir / name, f"the repository's {name}", problem)
                 return
         yield from _config_files(top, git_dir / "config", 0, set())
         yield from _config_files(top, git_dir / "config.worktree", 0, set())
+
+
+def _problem(path: Path | str) -> NotRegular | TooLarge | None:
+    """What makes `path` unsafe for git to read; a directory is not: git's read of one fails at
+    once (and it goes on without it), which is no hang."""
+    problem = check_file(path, GIT_FILE_CAP)
+    return None if problem == NotRegular("a directory") else problem
 
 
 def _pointer(file: Path, prefix: str) -> Path | Refused | None:
@@ -158,7 +165,7 @@ def _config_files(top: Path, config: Path, depth: int, seen: set[Path]) -> Itera
         if target is None:
             continue
         role = f"a file {_shown(config, top)} includes" if include else f"{section}.{key} of {_shown(config, top)}"
-        problem = check_file(target, GIT_FILE_CAP)
+        problem = _problem(target)
         if problem is not None:
             yield Refused(target, role, problem)
             return
@@ -232,7 +239,7 @@ def _tree_refused(top: Path) -> Refused | None:
             continue                    # unreadable (git cannot read in it either), or a nested repository
         for name in listing.metadata:
             path = f"{directory}/{name}"
-            problem = check_file(path, GIT_FILE_CAP)
+            problem = _problem(path)
             if problem is not None:
                 return Refused(Path(path), f"a {name} git reads", problem)
         stack.extend(f"{directory}/{sub}" for sub in listing.subdirs)

@@ -114,6 +114,7 @@ def test_files_git_never_reads_pass(repo: Repo, tmp_path: Path) -> None:
     plant(tmp_path / "elsewhere" / ".gitignore", "fifo")
     os.symlink(tmp_path / "elsewhere", repo.root / "linked")
     os.symlink("a.py", repo.root / "pkg" / ".gitattributes")
+    (repo.root / "new" / ".gitignore").mkdir(parents=True)     # git's read of a directory fails at once
     guard(repo.root)
 
 
@@ -149,4 +150,13 @@ def test_a_kept_listing_still_sees_a_new_fifo_and_a_grown_file(repo: Repo) -> No
         handle.truncate(GIT_FILE_CAP + 1)
     os.utime(repo.root, (old, old))
     with pytest.raises(ConfigError, match=r"^\.gitignore .* over the"):
+        guard(repo.root)
+
+
+def test_a_git_directory_reached_through_a_symlink_is_read_as_one(repo: Repo, tmp_path: Path) -> None:
+    os.rename(repo.root / ".git", tmp_path / "moved.git")
+    os.symlink(tmp_path / "moved.git", repo.root / ".git")
+    guard(repo.root)
+    plant(tmp_path / "moved.git" / "info" / "exclude", "fifo")
+    with pytest.raises(ConfigError, match="info/exclude"):
         guard(repo.root)
