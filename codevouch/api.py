@@ -34,7 +34,7 @@ from codevouch.results import ContextPack, Hit, Hits, Learned
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.validator.model import Validated
 from codevouch.vocabulary import INDEXED_KINDS, Verdict
-from codevouch.worktree import gitio
+from codevouch.worktree import gitinputs, gitio
 
 if TYPE_CHECKING:
     from codevouch.drift import Drift
@@ -82,6 +82,9 @@ class Index:
         from codevouch.retriever.settings import DEFAULT  # heavy: the embedding package
 
         self.repo = Path(repo)
+        # Before any git process: a .gitignore, .gitattributes or included config that is a FIFO,
+        # a device or a huge file would block git (or fill its memory); refused, naming it.
+        gitinputs.guard(self.repo)
         self.index_dir = _index_dir(index_dir)
         self._embedder = embedder
         self._choice: EmbeddingChoice | None = None

@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Any
 
 from codevouch.caches import clearable
-from codevouch.errors import ConfigError, InputError
+from codevouch.errors import ConfigError, SettingError
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ class Variable:
     doc: str
     parse: Callable[[str], Any] | None = None  # None: codevouch itself never reads it (see OTHERS)
     empty: Callable[[str], bool] = field(default=lambda text: not text)   # when the text counts as unset
+    range: str = "-"                           # the values it takes, for the table ("-": not a number)
 
 
 def _blank(text: str) -> bool:
@@ -58,18 +59,39 @@ def _blank(text: str) -> bool:
 
 # The readers: each keeps the exact reading (and message) of the code it replaced.
 
-def count(name: str, text: str, default: int, unset_for: str) -> int:
-    """A positive whole number (surrounding blanks allowed); ConfigError naming `name` otherwise."""
+# Every number a variable sets has a range: past it, a value would overflow what it is handed to
+# (CODEVOUCH_MAX_INPUT_BYTES=99999999999999999999999 ended in an OverflowError from os.read) or
+# mean nothing (a timeout of 1e300 seconds). The ends are generous; over them is a SettingError
+# (exit 2) that names the variable and its range.
+MOST_BYTES = 1 << 30           # 1 GiB: a cap on bytes read whole into memory
+MOST_COUNT = 100_000_000       # snippets, references, chunks, tokens
+MOST_SECONDS = 7 * 86400.0     # a week: a wait or a timeout longer than that is a mistake
+MOST_TTL = 10 * 365 * 86400.0  # ten years (or `inf`) for the team lease
+
+
+def _digits(text: str) -> bool:
+    # Bounded before int(): Python refuses to convert more than 4300 digits (a ValueError).
+    return text.isascii() and text.isdigit() and len(text) <= 30
+
+
+def count(name: str, text: str, default: int, unset_for: str, most: int = MOST_COUNT) -> int:
+    """A whole number from 1 to `most` (surrounding blanks allowed); SettingError naming `name`
+    otherwise."""
     text = text.strip()
     if not text:
         return default
-    if not (text.isascii() and text.isdigit() and int(text) > 0):
-        raise ConfigError(f"{name}={text[:40]!r} is not a positive whole number; unset it for {unset_for}.")
+    if not (_digits(text) and int(text) > 0):
+        raise SettingError(f"{name}={text[:40]!r} is not a positive whole number; unset it for {unset_for}.")
+    if int(text) > most:
+        raise SettingError(f"{name}={text[:40]!r} is out of range: it takes a whole number from 1 to {most}; "
+                           f"unset it for {unset_for}.")
     return int(text)
 
 
-def seconds(name: str, text: str, default: float, unset_for: str, finite: bool = True) -> float:
-    """A duration (seconds, >= 0; `finite=False` also takes inf); ConfigError naming `name` otherwise."""
+def seconds(name: str, text: str, default: float, unset_for: str, finite: bool = True,
+            most: float = MOST_SECONDS) -> float:
+    """A duration (seconds, from 0 to `most`; `finite=False` also takes inf); SettingError naming
+    `name` otherwise."""
     if not text:
         return default
     try:
@@ -77,8 +99,17 @@ def seconds(name: str, text: str, default: float, unset_for: str, finite: bool =
     except ValueError:
         value = -1.0
     if not (value >= 0 and (math.isfinite(value) or not finite)):
-        raise ConfigError(f"{name}={text[:40]!r} is not a number of seconds (>= 0); unset it for {unset_for}.")
+        raise SettingError(f"{name}={text[:40]!r} is not a number of seconds (>= 0); unset it for {unset_for}.")
+    # A number too big for a float is inf too: past the range, unless it is spelt `inf`.
+    spelt_inf = text.strip().lower().lstrip("+") in ("inf", "infinity")
+    if (math.isfinite(value) or not spelt_inf) and value > most:
+        raise SettingError(f"{name}={text[:40]!r} is out of range: it takes {_seconds_range(finite, most)} "
+                           f"seconds; unset it for {unset_for}.")
     return value
+
+
+def _seconds_range(finite: bool, most: float) -> str:
+    return f"0 to {most:.0f}" + ("" if finite else " (or inf)")
 
 
 def seconds_from_env(name: str, default: float, unset_for: str, finite: bool = True) -> float:
@@ -86,14 +117,16 @@ def seconds_from_env(name: str, default: float, unset_for: str, finite: bool = T
     return seconds(name, os.environ.get(name, ""), default, unset_for, finite)
 
 
-def _seconds(name: str, default: float, shown: str, unset_for: str, doc: str, finite: bool = True) -> Variable:
+def _seconds(name: str, default: float, shown: str, unset_for: str, doc: str, finite: bool = True,
+             most: float = MOST_SECONDS) -> Variable:
     return Variable(name, "seconds", default, shown, doc,
-                    lambda text: seconds(name, text, default, unset_for, finite))
+                    lambda text: seconds(name, text, default, unset_for, finite, most),
+                    range=_seconds_range(finite, most))
 
 
-def _count(name: str, default: int, shown: str, unset_for: str, doc: str) -> Variable:
-    return Variable(name, "count", default, shown, doc, lambda text: count(name, text, default, unset_for),
-                    empty=_blank)
+def _count(name: str, default: int, shown: str, unset_for: str, doc: str, most: int = MOST_COUNT) -> Variable:
+    return Variable(name, "count", default, shown, doc, lambda text: count(name, text, default, unset_for, most),
+                    empty=_blank, range=f"1 to {most}")
 
 
 def _text(name: str, kind: str, shown: str, doc: str, strip: bool = False) -> Variable:
@@ -103,35 +136,62 @@ def _text(name: str, kind: str, shown: str, doc: str, strip: bool = False) -> Va
     return Variable(name, kind, None, shown, doc, str)
 
 
-def _budget(text: str) -> int:
+def _whole(text: str) -> int | None:
+    """`text` as int() reads it (blanks, a sign, underscores), None when it is not one or is
+    longer than any number in range (int() of over 4300 digits is a ValueError of its own)."""
     try:
-        return int(text)
+        return int(text) if len(text.strip()) <= 40 else None
     except ValueError:
-        raise InputError(f"{BUDGET.name}={text!r} is not a whole number of tokens.") from None
+        return None
+
+
+def _budget(text: str) -> int:
+    value = _whole(text)
+    if value is None:
+        raise SettingError(f"{BUDGET.name}={text[:40]!r} is not a whole number of tokens.")
+    if not 1 <= value <= MOST_COUNT:
+        raise SettingError(f"{BUDGET.name}={text[:40]!r} is out of range: it takes a whole number of tokens "
+                           f"from 1 to {MOST_COUNT}; unset it for the default.")
+    return value
 
 
 def _overlay_limit(text: str) -> int:
     raw = text.strip()
+    value = _whole(raw)
+    if value is None:
+        raise SettingError(f"{OVERLAY_LIMIT.name} must be a whole number of chunks (got {raw[:40]!r}).")
+    if not 0 <= value <= MOST_COUNT:
+        raise SettingError(f"{OVERLAY_LIMIT.name}={raw[:40]!r} is out of range: it takes a whole number of chunks "
+                           f"from 0 to {MOST_COUNT}; unset it for the default (64).")
+    return value
+
+
+def _reserve(text: str) -> str:
+    """The reserve's text, checked (context/windows.py reads it, as it reads `[budget] reserve`)."""
     try:
-        return int(raw)
+        fraction = float(text)
     except ValueError:
-        raise InputError(f"{OVERLAY_LIMIT.name} must be a whole number of chunks (got {raw!r}).") from None
+        fraction = math.nan
+    if not 0.0 <= fraction < 1.0:
+        raise SettingError(f"{RESERVE.name}={text[:40]!r} is out of range: it takes a fraction of the window "
+                           "from 0 to 0.99; unset it for the default (0.1).")
+    return text
 
 
-def similarity(named: str, value: Any) -> float:
-    """A match threshold: a cosine in [-1, 1] (a number or its text), else a ConfigError naming
-    where it was set (`named`): the variable's and `[embedding]`'s one rule."""
+def similarity(named: str, value: Any, error: type[ConfigError] = ConfigError) -> float:
+    """A match threshold: a cosine in [-1, 1] (a number or its text), else a ConfigError (`error`)
+    naming where it was set (`named`): the variable's and `[embedding]`'s one rule."""
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):     # OverflowError: an int too big for a float
         number = math.nan
     if not -1.0 <= number <= 1.0:
-        raise ConfigError(f"{named} must be a similarity between -1 and 1 (a cosine).")
+        raise error(f"{named} must be a similarity between -1 and 1 (a cosine).")
     return number
 
 
 def _threshold(text: str) -> float:
-    return similarity(MATCH_THRESHOLD.name, text.strip())
+    return similarity(MATCH_THRESHOLD.name, text.strip(), SettingError)
 
 
 _TEAM = "([TEAM_INDEX.md](TEAM_INDEX.md))"
@@ -143,23 +203,26 @@ CHROMA_URL = _text("CODEVOUCH_CHROMA_URL", "url", "the embedded store",
 CHROMA_TIMEOUT = _seconds("CODEVOUCH_CHROMA_TIMEOUT", 5.0, "5", "the default (5 s)",
                           f"seconds one call to the Chroma server may take before exit 6 (`0`: no limit) {_TEAM}")
 LEASE_TTL = _seconds("CODEVOUCH_LEASE_TTL", 36 * 3600.0, "36 h", "36 h",
-                     "seconds a team builder's lease outlives its last build (`inf`: never lapses)", finite=False)
+                     "seconds a team builder's lease outlives its last build (`inf`: never lapses)", finite=False,
+                     most=MOST_TTL)
 BUSY_TIMEOUT = _seconds("CODEVOUCH_BUSY_TIMEOUT", 20.0, "20", "20 s",
                         "seconds a reader waits for a build's write batch on the embedded store before `IndexBusy`")
 BUDGET = Variable("CODEVOUCH_BUDGET", "tokens", None, "`[budget] tokens`, else 16000",
-                  "the context budget in tokens ([BUDGETS.md](BUDGETS.md))", _budget)
+                  "the context budget in tokens ([BUDGETS.md](BUDGETS.md))", _budget, range=f"1 to {MOST_COUNT}")
 MODEL = _text("CODEVOUCH_MODEL", "model", "`[budget] model`",
               "the model whose window sets the context budget ([BUDGETS.md](BUDGETS.md))")
 # The reserve's text: context/windows.py reads it as it reads `[budget] reserve`.
-RESERVE = _text("CODEVOUCH_RESERVE", "fraction", "`[budget] reserve`, else 0.1",
-                "the fraction of the model's window kept free ([BUDGETS.md](BUDGETS.md))")
+RESERVE = Variable("CODEVOUCH_RESERVE", "fraction", None, "`[budget] reserve`, else 0.1",
+                   "the fraction of the model's window kept free ([BUDGETS.md](BUDGETS.md))", _reserve,
+                   range="0 to 0.99")
 EMBEDDING_MODEL = _text("CODEVOUCH_EMBEDDING_MODEL", "model", "`[embedding] model`, else the packaged MiniLM",
                         "the embedding model: a model directory, relative to the current directory (below)", strip=True)
 EMBEDDING_DEVICE = _text("CODEVOUCH_EMBEDDING_DEVICE", "device", "`[embedding] device`, else auto",
                          "where builds run the embedding model (below)", strip=True)
 MATCH_THRESHOLD = Variable("CODEVOUCH_MATCH_THRESHOLD", "similarity", None,
                            "`[embedding] match_threshold`, else the model's measured one",
-                           "the similarity from which a hit counts as a good match (below)", _threshold, empty=_blank)
+                           "the similarity from which a hit counts as a good match (below)", _threshold, empty=_blank,
+                           range="-1 to 1")
 NO_RECORD = Variable("CODEVOUCH_NO_RECORD", "flag", False, "unset",
                      "any value but `0`: write no usage records (below)", lambda text: text != "0")
 PROGRESS_SECONDS = _seconds("CODEVOUCH_PROGRESS_SECONDS", 10.0, "10", "10 s",
@@ -167,7 +230,8 @@ PROGRESS_SECONDS = _seconds("CODEVOUCH_PROGRESS_SECONDS", 10.0, "10", "10 s",
                             "first comes after as long, so quick builds stay quiet; `0`: a line each 5%)")
 MAX_INPUT_BYTES = _count("CODEVOUCH_MAX_INPUT_BYTES", 8 << 20, "8388608 (8 MiB)", f"the default cap ({8 << 20} bytes)",
                          "the most bytes `validate` and `check-refs` read from their FILE or stdin; at most one "
-                         "byte more is read, and over it the command stops with exit 2 before any work")
+                         "byte more is read, and over it the command stops with exit 2 before any work",
+                         most=MOST_BYTES)
 MAX_SNIPPETS = _count("CODEVOUCH_MAX_SNIPPETS", 100_000, "100000", "the default cap (100000)",
                       "the most snippets one `validate` call takes (about 6 s; 1,000,000 took 63 s and 4.6 GB); "
                       "more is exit 2: validate in batches. The MCP tool takes 1000")
@@ -177,7 +241,7 @@ MAX_REFERENCES = _count("CODEVOUCH_MAX_REFERENCES", 5_000, "5000", "the default 
 OVERLAY_LIMIT = Variable("CODEVOUCH_OVERLAY_LIMIT", "count", 64, "64",
                          "the most new working-tree chunks one search embeds (`--overlay-limit` and "
                          "`Index(overlay_limit=N)` win); the rest are searched by words ([OVERLAY.md](OVERLAY.md))",
-                         _overlay_limit, empty=_blank)
+                         _overlay_limit, empty=_blank, range=f"0 to {MOST_COUNT}")
 RUN_GIT_FILTERS = Variable("CODEVOUCH_RUN_GIT_FILTERS", "flag", False, "off",
                            "`1` (or true, yes, on): run the `filter.<name>` drivers git's configuration names "
                            "(git-lfs, git-crypt) when hashing working-tree files; never settable from a repository "
@@ -320,6 +384,6 @@ def _parse(var: Variable, text: str) -> Any:
 
 def doc_table() -> str:
     """The table of docs/CONFIGURATION.md, "Environment variables"."""
-    rows = ["| variable | default | what it sets |", "|---|---|---|"]
-    rows += [f"| `{v.name}` | {v.shown} | {v.doc} |" for v in (*VARIABLES, *OTHERS)]
+    rows = ["| variable | default | range | what it sets |", "|---|---|---|---|"]
+    rows += [f"| `{v.name}` | {v.shown} | {v.range} | {v.doc} |" for v in (*VARIABLES, *OTHERS)]
     return "\n".join(rows) + "\n"

@@ -9,6 +9,7 @@
     │   ├── CommitGone        a commit no longer in the repository (rewritten, then gc'd)
     │   └── FilterFailed      a required filter driver, let run, is missing or failed
     ├── ConfigError           a bad .codevouch.toml / [tool.codevouch] section
+    │   └── SettingError      a CODEVOUCH_* variable out of its range (an InputError too: exit 2)
     ├── IndexLocked           another build holds the index's writer lock
     │   └── BuilderConflict   another index directory builds this repository on the Chroma server
     ├── IndexBusy             a read waited too long for a build's write to the vector store
@@ -155,3 +156,8 @@ class BudgetTooSmall(InputError):
 
 class EmptyScope(CodevouchError):
     """A review scope with no changes: nothing to review (pick another scope)."""
+
+
+class SettingError(ConfigError, InputError):
+    """A CODEVOUCH_* environment variable whose value is not one it takes (not a number, or out of
+    its range): a usage error (exit 2) that names the variable and what it takes."""

@@ -20,6 +20,7 @@ index's writer lock like any build). Needs the optional extra: `pip install 'cod
 """
 from __future__ import annotations
 
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -327,13 +328,14 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     Raises InputError when the `mcp` package is missing (install the `codevouch[mcp]` extra).
     """
     from codevouch import __version__
-    from codevouch.worktree import gitio
+    from codevouch.worktree import gitinputs, gitio
 
     try:
         from mcp.types import ToolAnnotations
         server_class = _server_class()
     except ImportError as exc:
         raise InputError("the MCP server needs the `mcp` package: pip install 'codevouch[mcp]'.") from exc
+    gitinputs.guard(repo)           # before git: a FIFO .gitignore or include would block it
     root = gitio.repo_root(repo)
     tools = Tools(root, Path(index_dir).expanduser().resolve() if index_dir else None, embedder)
     server = server_class(name="codevouch", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING")
@@ -371,7 +373,9 @@ def wire_error(line: bytes) -> bytes | None:
     try:
         message = json.loads(line)
     except RecursionError:
-        return _error(None, PARSE_ERROR, "Parse error: the JSON is nested too deeply")
+        # Deeper than Python's parser goes (about 1,000 levels): the id, if the line has one at
+        # its top level, is still found by a scan that does not recurse.
+        return _error(top_level_id(line), PARSE_ERROR, _TOO_DEEP)
     except ValueError as exc:         # not JSON, or not UTF-8
         return _error(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
     if isinstance(message, list):
@@ -385,6 +389,63 @@ def wire_error(line: bytes) -> bytes | None:
     if _lone_surrogate(message):
         return _error(rid, INVALID_PARAMS, "Invalid params: a string holds a lone surrogate (\\ud800-\\udfff), "
                                            "which is not Unicode text")
+    return _sdk_refusal(line, rid)
+
+
+# The SDK reads each line with pydantic's JSON parser, which stops at 200 levels of nesting
+# (a request nested 200 deep in its params got no answer; 199 was answered), and drops any line
+# its message types refuse. The line is read here with the SDK's own reader first, so whatever it
+# would drop is answered instead, whatever the reason.
+_TOO_DEEP = "Parse error: the JSON is nested too deeply (at most about 200 levels)"
+
+
+def _sdk_refusal(line: bytes, rid: object) -> bytes | None:
+    """The error for a line (JSON, a JSON-RPC 2.0 object) that the SDK's reader refuses, None when it
+    reads it."""
+    from mcp import types
+    from pydantic import ValidationError
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as exc:
+        errors: list[dict[str, Any]] = [dict(err) for err in exc.errors(include_url=False)]
+        if any("recursion limit" in str(err.get("msg", "")) for err in errors):
+            return _error(rid, PARSE_ERROR, _TOO_DEEP)
+        first = errors[0] if errors else {}
+        where = ".".join(str(part) for part in first.get("loc", ())[1:]) or "the message"
+        said = str(first.get("msg", "not a JSON-RPC message"))[:200]
+        return _error(rid, INVALID_REQUEST, f"Invalid Request: {where}: {said}")
+    except (ValueError, RecursionError):
+        return _error(rid, PARSE_ERROR, _TOO_DEEP)
+    return None
+
+
+ID_SCAN_BYTES = 256 << 10
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_ID_VALUE = re.compile(rb'\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.)*")')
+
+
+def top_level_id(line: bytes) -> str | int | None:
+    """The `"id"` of a JSON object too deep (or too long) to parse, found without recursion: the
+    first key "id" at the top level within the line's first ID_SCAN_BYTES, when its value is a
+    whole number or a string (the ids JSON-RPC allows); None when there is none there or the line
+    is no object. Bounded, so a line of 64 MiB of brackets costs no more than a short one."""
+    import json
+    depth = 0
+    for token in _TOKENS.finditer(line, 0, ID_SCAN_BYTES):
+        text = token.group()
+        if text in (b"[", b"{"):
+            depth += 1
+        elif text in (b"]", b"}"):
+            depth -= 1
+        elif depth == 1 and text == b'"id"':
+            value = _ID_VALUE.match(line, token.end())
+            if value is None:
+                continue            # "id" as a value, or an id that is not a number or a string
+            try:
+                found = json.loads(value.group(1))
+            except ValueError:
+                return None
+            return found if isinstance(found, (str, int)) else None
     return None
 
 
@@ -438,9 +499,10 @@ def serve_guarded(run: Callable[[], None]) -> None:
                 if not line:
                     return              # EOF: closing dst ends the SDK's session
                 if len(line) > MAX_REQUEST_BYTES and not line.endswith(b"\n"):
+                    rid = top_level_id(line)       # from its start, if it has one there
                     while line and not line.endswith(b"\n"):        # skip the rest of it
                         line = src.readline(1 << 20)
-                    emit(_error(None, INVALID_REQUEST,
+                    emit(_error(rid, INVALID_REQUEST,
                                 f"Invalid Request: a message is at most {MAX_REQUEST_BYTES} bytes"))
                     continue
                 answer = wire_error(line)

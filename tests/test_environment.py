@@ -10,7 +10,7 @@ import pytest
 
 import codevouch
 from codevouch import environment
-from codevouch.errors import ConfigError, InputError
+from codevouch.errors import ConfigError, InputError, SettingError
 
 ROOT = Path(codevouch.__file__).parent
 DOC = ROOT.parent / "docs" / "CONFIGURATION.md"
@@ -80,7 +80,7 @@ def test_every_variable_codevouch_names_is_declared() -> None:
 
 def test_the_configuration_page_is_the_declared_table() -> None:
     text = DOC.read_text(encoding="utf-8")
-    start = text.index("| variable | default | what it sets |")
+    start = text.index("| variable | default | range | what it sets |")
     table = text[start:text.index("\n\n", start) + 1]
     assert table == environment.doc_table(), (
         "docs/CONFIGURATION.md's table differs from the declarations: paste "
@@ -179,3 +179,41 @@ def test_the_modules_defaults_are_the_declared_ones() -> None:
         20.0, 5.0, 36 * 3600.0, 10.0)
     assert (common.MAX_INPUT_BYTES, parse.MAX_SNIPPETS, check.MAX_REFERENCES, overlay.EMBED_LIMIT) == (
         8 << 20, 100_000, 5_000, 64)
+
+
+# Every numeric variable has a range; a value past either end, or not a number, is a SettingError
+# (an InputError: exit 2) that names the variable. CODEVOUCH_MAX_INPUT_BYTES=9...9 (23 digits)
+# ended in an OverflowError traceback from os.read.
+NUMERIC = [v for v in environment.VARIABLES if v.range != "-"]
+HUGE = "99999999999999999999999"
+
+
+def test_every_numeric_variable_has_a_range_in_the_table() -> None:
+    assert {v.name for v in NUMERIC} == {
+        "CODEVOUCH_CHROMA_TIMEOUT", "CODEVOUCH_LEASE_TTL", "CODEVOUCH_BUSY_TIMEOUT", "CODEVOUCH_BUDGET",
+        "CODEVOUCH_RESERVE", "CODEVOUCH_MATCH_THRESHOLD", "CODEVOUCH_PROGRESS_SECONDS", "CODEVOUCH_MAX_INPUT_BYTES",
+        "CODEVOUCH_MAX_SNIPPETS", "CODEVOUCH_MAX_REFERENCES", "CODEVOUCH_OVERLAY_LIMIT"}
+    for var in NUMERIC:
+        assert f"| `{var.name}` | {var.shown} | {var.range} |" in DOC.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("var", NUMERIC, ids=lambda v: v.name)
+@pytest.mark.parametrize("text", [HUGE, "-" + HUGE, "1e300", "-1e300", "1" + "0" * 5000, "nan", "lots"])
+def test_a_value_out_of_range_is_a_usage_error_naming_the_variable(var: environment.Variable, text: str) -> None:
+    if var is environment.LEASE_TTL and text == "1e300":
+        text = "1e12"                   # inf is allowed for the lease; 1e300 is past its finite end too
+    with pytest.raises(SettingError) as caught:
+        environment.of({var.name: text}).value(var)
+    assert isinstance(caught.value, InputError) and isinstance(caught.value, ConfigError)
+    assert var.name in str(caught.value) and len(str(caught.value)) < 300
+
+
+@pytest.mark.parametrize("var, top", [
+    (environment.MAX_INPUT_BYTES, 1 << 30), (environment.MAX_SNIPPETS, 100_000_000),
+    (environment.BUSY_TIMEOUT, 604800.0), (environment.LEASE_TTL, 10 * 365 * 86400.0),
+    (environment.BUDGET, 100_000_000), (environment.OVERLAY_LIMIT, 100_000_000),
+])
+def test_each_end_of_a_range_is_taken_and_one_past_it_is_not(var: environment.Variable, top: float) -> None:
+    assert environment.of({var.name: str(top)}).value(var) == top
+    with pytest.raises(SettingError, match="out of range"):
+        environment.of({var.name: str(top + 1)}).value(var)

@@ -155,7 +155,8 @@ def test_the_input_cap_is_configurable_and_applies_to_a_file(sparse: tuple[Repo,
     code, _, err = _cli(sparse, "check-refs", str(answer), env={"CODEVOUCH_MAX_INPUT_BYTES": "100000"})
     assert code == 0, err
     code, _, err = _cli(sparse, "check-refs", str(answer), env={"CODEVOUCH_MAX_INPUT_BYTES": "lots"})
-    assert code == 1 and b"CODEVOUCH_MAX_INPUT_BYTES" in err, err
+    # Exit 2, no longer 1: a variable that is not a number in its range is a usage error.
+    assert code == 2 and b"CODEVOUCH_MAX_INPUT_BYTES" in err, err
 
 
 @pytest.mark.parametrize("layout", ["lines", "list"])

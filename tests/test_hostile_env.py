@@ -42,11 +42,19 @@ def test_a_query_with_no_letters_or_digits_is_empty(built: tuple[Repo, Path], qu
     ("CODEVOUCH_BUSY_TIMEOUT", "-5", ["search", "cancel"]),
     ("CODEVOUCH_BUSY_TIMEOUT", "nan", ["search", "cancel"]),
     ("CODEVOUCH_PROGRESS_SECONDS", "soon", ["index", "build", *FAKE]),
+    ("CODEVOUCH_MAX_INPUT_BYTES", "99999999999999999999999", ["validate", "-"]),
+    ("CODEVOUCH_BUSY_TIMEOUT", "1e300", ["search", "cancel"]),
+    ("CODEVOUCH_BUDGET", "99999999999999999999999", ["context", "cancel"]),
+    ("CODEVOUCH_RESERVE", "1e999", ["context", "cancel"]),
+    ("CODEVOUCH_MATCH_THRESHOLD", "99999999999999999999999", ["search", "cancel"]),
+    ("CODEVOUCH_OVERLAY_LIMIT", "-1", ["search", "cancel"]),
 ])
 def test_a_bad_environment_variable_is_named(built: tuple[Repo, Path], var: str, value: str, argv: list[str]) -> None:
+    # Exit 2 (a usage error), no longer 1: a variable out of its range is the caller's input,
+    # as a bad argument is (every numeric variable has a range now).
     repo, index = built
     out = cv(repo, *argv, "--index", str(index), **{var: value})
-    assert out.returncode == 1, (out.returncode, out.stderr)
+    assert out.returncode == 2, (out.returncode, out.stderr)
     assert var in out.stderr and "Traceback" not in out.stderr and "unexpected error" not in out.stderr, out.stderr
 
 

@@ -102,3 +102,55 @@ def test_a_good_call_still_works_after_the_bad_ones(wire: Wire) -> None:
     answer = wire.receive()
     assert answer is not None and answer["id"] == 200 and "result" in answer, answer
     assert "cancel_order" in json.dumps(answer["result"])
+
+
+def nested(ident: int, depth: int) -> bytes:
+    """A tools/list request whose params hold `depth` levels of nesting in all (the message's own
+    object and its params among them)."""
+    inner = b"[" * (depth - 2) + b"]" * (depth - 2)
+    return b'{"jsonrpc": "2.0", "id": %d, "method": "tools/list", "params": {"cursor": null, "x": %s}}' % (
+        ident, inner)
+
+
+@pytest.mark.parametrize("depth", [202, 203, 1_500, 10_000, 1_000_000])
+def test_a_request_nested_too_deeply_is_answered_with_its_id(wire: Wire, depth: int) -> None:
+    # The SDK's parser stops at about 200 levels and dropped the line without a word: a request
+    # nested 200 deep in its params (202 in all) got no answer; 1,500 and more are past Python's
+    # own parser, and the id is found by a scan instead.
+    wire.send(nested(300, depth))
+    answer = wire.receive()
+    assert answer is not None, "no answer: the client would wait for ever"
+    assert answer["id"] == 300 and answer["error"]["code"] == -32700, answer
+    assert "nested too deeply" in answer["error"]["message"]
+    wire.send(json.dumps({"jsonrpc": "2.0", "id": 301, "method": "tools/list"}).encode())
+    listed = wire.receive()
+    assert listed is not None and listed["id"] == 301 and listed["result"]["tools"], listed
+
+
+def test_a_request_as_deep_as_the_sdk_reads_is_answered_by_the_sdk(wire: Wire) -> None:
+    wire.send(nested(310, 201))
+    answer = wire.receive()
+    assert answer is not None and answer["id"] == 310 and "result" in answer, answer
+
+
+@pytest.mark.parametrize("raw, ident", [
+    (b'{"jsonrpc": "2.0", "id": 320}', 320),                        # neither a request nor a response
+    (b'{"jsonrpc": "2.0", "id": "s-321", "method": 5}', "s-321"),   # a method that is not a string
+    (b'{"jsonrpc": "2.0", "id": 322, "method": "tools/list", "params": 7}', 322),
+])
+def test_a_message_the_sdk_refuses_is_answered_not_dropped(wire: Wire, raw: bytes, ident: object) -> None:
+    wire.send(raw)
+    answer = wire.receive()
+    assert answer is not None, "no answer: the client would wait for ever"
+    assert answer["id"] == ident and answer["error"]["code"] == -32600, answer
+
+
+def test_a_100_mb_line_is_refused_with_its_id(wire: Wire) -> None:
+    head = b'{"jsonrpc": "2.0", "id": 330, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "'
+    wire.send(head + b"a" * (100 << 20) + b'"}}}')
+    answer = wire.receive(timeout=120)
+    assert answer is not None, "no answer: the client would wait for ever"
+    assert answer["id"] == 330 and answer["error"]["code"] == -32600 and "at most" in answer["error"]["message"]
+    wire.send(json.dumps({"jsonrpc": "2.0", "id": 331, "method": "tools/list"}).encode())
+    listed = wire.receive()
+    assert listed is not None and listed["id"] == 331, listed

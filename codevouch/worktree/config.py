@@ -3,11 +3,13 @@
 One table, from `.codevouch.toml` (preferred) or the `[tool.codevouch]` table of
 pyproject.toml. Each concern reads its own section of it: rules.py the exclusion rules,
 models.py `[models]` and `[budget]`, usage.py `[usage]` and `[health]`. Only these two file
-names at the repository root are read, never a symlink that leaves the repository.
+names at the repository root are read (read_setting_file, through safe_read), never a symlink
+that leaves the repository, a FIFO, a device or a file over 1 MiB: each is an error naming it.
 """
 from __future__ import annotations
 
 import copy
+import os
 import sys
 from collections import Counter
 from collections.abc import Mapping
@@ -19,6 +21,7 @@ from typing import Any
 from codevouch import environment
 from codevouch.caches import clearable
 from codevouch.errors import ConfigError
+from codevouch.worktree.safe_read import NotRegular, TooLarge, read_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -82,20 +85,42 @@ def _parsed(text: str, name: str) -> dict[str, Any]:
         raise ConfigError(f"{name} is not valid TOML ({exc}); fix or remove it.") from exc
 
 
-_MAX_CONFIG_BYTES = 1 << 20
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def _read(root: Path, name: str) -> str | None:
+    data = read_setting_file(root, name)
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def read_setting_file(root: Path, name: str) -> bytes | None:
+    """The bytes of the settings file `name` at the work tree's top `root`: None when there is
+    none. A symlink that leaves the repository (never read: not the repository's to give), a
+    FIFO, a device, a directory or a file over MAX_CONFIG_BYTES is a ConfigError that names it:
+    read, it would block for ever or fill memory, and skipped, the repository's settings (its
+    exclusion rules, `[usage] record = false`) would silently not apply."""
     path = root / name
     try:
         real = path.resolve()
-        # A config file that is a symlink out of the repository is not ours to read.
-        if not real.is_relative_to(root.resolve()) or not real.is_file():
+        outside = not real.is_relative_to(root.resolve())
+    except (OSError, RuntimeError):       # RuntimeError: a symlink loop, on older Pythons
+        outside = False
+        real = path
+    if outside:
+        if not os.path.lexists(path):
             return None
-        with real.open("rb") as handle:     # at most 1 MB: a configuration file, never more
-            return handle.read(_MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return None
+        raise ConfigError(f"{name} is a symlink out of the repository, and codevouch reads its settings only "
+                          "from inside it; replace the link with a regular file (or remove it).")
+    data = read_file(real, MAX_CONFIG_BYTES, follow=True)
+    if isinstance(data, NotRegular):
+        if data.missing:
+            return None
+        raise ConfigError(f"{name} is {data.what}, not a regular file, so its codevouch settings cannot be "
+                          f"read; replace it with a regular file (or remove it).")
+    if isinstance(data, TooLarge):
+        raise ConfigError(f"{name} is {data.size} bytes, over the {MAX_CONFIG_BYTES}-byte cap for a settings "
+                          "file; make it smaller (or remove it).")
+    return data
 
 
 # The reader of any one duration variable by name (tests/worktree/test_config_env.py); the

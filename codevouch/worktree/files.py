@@ -5,29 +5,15 @@ took 121 s and 4 GB to validate when it was read whole)."""
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch.syntax.lines import decode
-from codevouch.worktree.config import LOADS, RepoConfig, load_repo_config
-from codevouch.worktree.paths import locate
+from codevouch.worktree.config import LOADS, RepoConfig, load_repo_config, read_setting_file
 from codevouch.worktree.rules import MAX_FILE_BYTES, Rules, load_rules_text
+from codevouch.worktree.safe_read import NotRegular, TooLarge, read_file
 
-# O_NOFOLLOW and O_NONBLOCK: if the path was swapped for a symlink or a FIFO since it was
-# checked, the open fails or returns at once, and fstat below refuses it.
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
-@dataclass(frozen=True)
-class TooLarge:
-    """A working-tree file over the size cap: not read (at most limit + 1 bytes were)."""
-    size: int     # its size by fstat (at least limit + 1 when it grew while being read)
-    limit: int
-
-    def words(self) -> str:
-        return f"{self.size} bytes, over the {self.limit}-byte cap (max_file_bytes)"
+__all__ = ["CallSettings", "TooLarge", "load_worktree_rules", "over_cap", "read_bytes", "read_text"]
 
 
 def read_text(root: Path | str, real: str, limit: int = MAX_FILE_BYTES) -> str | TooLarge | None:
@@ -38,33 +24,12 @@ def read_text(root: Path | str, real: str, limit: int = MAX_FILE_BYTES) -> str |
 
 
 def read_bytes(root: Path | str, real: str, limit: int = MAX_FILE_BYTES) -> bytes | TooLarge | None:
-    """read_text's bytes, before decoding: at most `limit` + 1 bytes are ever read."""
-    try:
-        # `real` is a normal relative path: joining by hand costs a fraction of os.path.join.
-        fd = os.open(f"{os.fspath(root)}/{real}", _READ_FLAGS)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        if info.st_size > limit:
-            return TooLarge(info.st_size, limit)
-        # os.read straight into one buffer of the file's size: half the cost of a file object.
-        # A regular file gives fewer bytes than asked only at its end; all of them, if it grew
-        # (up to the cap: a file growing past it is too large as well).
-        chunks = [os.read(fd, info.st_size + 1)]
-        total = len(chunks[0])
-        while total <= limit and len(chunks[-1]) > (info.st_size if len(chunks) == 1 else 0):
-            chunks.append(os.read(fd, min(1 << 20, limit + 1 - total)))
-            total += len(chunks[-1])
-        if total > limit:
-            return TooLarge(max(total, info.st_size), limit)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    """read_text's bytes, before decoding: at most `limit` + 1 bytes are ever read, never through
+    a symlink (if the path was swapped for one since it was checked, the open fails), a FIFO or
+    a device (safe_read)."""
+    # `real` is a normal relative path: joining by hand costs a fraction of os.path.join.
+    data = read_file(f"{os.fspath(root)}/{real}", limit)
+    return None if isinstance(data, NotRegular) else data
 
 
 def over_cap(root: Path | str, paths: Iterable[str], limit: int = MAX_FILE_BYTES) -> frozenset[str]:
@@ -85,9 +50,9 @@ def load_worktree_rules(root: Path) -> Rules:
     One call loads them once and hands them down (CallSettings)."""
     LOADS["rules"] += 1
     def text(name: str) -> str | None:
-        loc = locate(root, name)
-        found = read_text(root, loc.real) if loc.inside and loc.exists and loc.real else None
-        return found if isinstance(found, str) else None
+        # The config's own reader: a FIFO, a device or a file over the cap is an error naming it.
+        data = read_setting_file(root, name)
+        return None if data is None else decode(data)
     return load_rules_text(text(".codevouch.toml"), text("pyproject.toml"))
 
 
@@ -99,10 +64,10 @@ class CallSettings:
 
     Each is loaded when first asked, where the call asked before, so a bad config still fails
     the step that reads it and nothing earlier; a load that fails is not kept (the next ask
-    raises again, as a second load did). The rules keep their own reader (paths.locate and
-    read_text, under the size cap) and the config its own (config._read): the two read the
-    same two files, but not always alike (a file over 1,000,000 bytes, text not UTF-8), so one
-    is not made from the other's reading."""
+    raises again, as a second load did). The rules and the config read the same two files with
+    one reader (config.read_setting_file), but decode them apart (text not UTF-8: the rules as
+    every working-tree file, the config with replacement characters), so one is not made from
+    the other's reading."""
 
     def __init__(self) -> None:
         self._configs: dict[Path, RepoConfig] = {}

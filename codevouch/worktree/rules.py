@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from codevouch.caches import clearable
+from codevouch.environment import MOST_BYTES
 from codevouch.errors import ConfigError, InputError
 from codevouch.vocabulary import EXCLUDED_KINDS, Kind
 from codevouch.worktree.config import codevouch_table, loads
@@ -211,8 +212,10 @@ def _parse_rules(table: dict[str, Any], source: str) -> Rules:
         rules = replace(rules, markers=_str_tuple(table["generated_markers"], f"{source}: generated_markers"))
     if "max_file_bytes" in table:
         size = table["max_file_bytes"]
-        if not isinstance(size, int) or size <= 0:
-            raise ConfigError(f"{source}: max_file_bytes must be a positive integer.")
+        # Bounded above as well: a cap past what fits in memory (or in an index-sized integer,
+        # 10**30 ended in an OverflowError) reads anything whole.
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= MOST_BYTES:
+            raise ConfigError(f"{source}: max_file_bytes must be a positive integer, from 1 to {MOST_BYTES} bytes.")
         rules = replace(rules, max_file_bytes=size)
     return rules
 

@@ -73,7 +73,7 @@ def test_a_bad_timeout_names_the_variable(server: tuple[str, subprocess.Popen[by
            "CODEVOUCH_CHROMA_TIMEOUT": "soon"}
     out = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root), *FAKE],
                          env=env, cwd=repo.root, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 1 and "CODEVOUCH_CHROMA_TIMEOUT='soon'" in out.stderr, out.stderr
+    assert out.returncode == 2 and "CODEVOUCH_CHROMA_TIMEOUT='soon'" in out.stderr, out.stderr
 
 
 def test_lease_times_come_from_the_server_not_a_clock_ahead(server: tuple[str, subprocess.Popen[bytes]],

@@ -75,6 +75,10 @@ def test_pyproject_table_and_precedence() -> None:
     ("colour = ['red']\n", "unknown codevouch setting"),
     ("generated = [\n", "not valid TOML"),
     ("max_file_bytes = -1\n", "positive integer"),
+    # Numbers in the config have a range too: past it, a cap means nothing (and overflowed os.read).
+    ("max_file_bytes = 1000000000000000000000000000000\n", "from 1 to 1073741824 bytes"),
+    (f"max_file_bytes = {(1 << 30) + 1}\n", "from 1 to 1073741824 bytes"),
+    ("max_file_bytes = true\n", "positive integer"),
 ])
 def test_bad_configuration_says_what_to_fix(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -151,3 +155,7 @@ def test_gitattributes_linguist_marks_exclude_in_build_and_validation(tmp_path) 
     [s] = idx.build()
     assert s.excluded == {"vendor (gitattributes:linguist-vendored)": 1}
     assert not (repo.root / ".git" / "index.lock").exists()
+
+
+def test_the_largest_max_file_bytes_is_taken() -> None:
+    assert load_rules_text(f"max_file_bytes = {1 << 30}\n", None).max_file_bytes == 1 << 30

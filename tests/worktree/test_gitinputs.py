@@ -1,0 +1,162 @@
+"""codevouch/worktree/gitinputs.py: the files git reads before it answers, checked before git
+starts. Real repositories with real FIFOs, /dev/zero links and sparse files where git looks:
+each is refused by name; a clean repository, and odd files git never reads, pass."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from codevouch.errors import ConfigError
+from codevouch.worktree.gitinputs import GIT_FILE_CAP, config_entries, first_refused, guard, worktree_top
+from tests.gitrepo import Repo
+
+
+def plant(path: Path, kind: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if os.path.lexists(path):
+        path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "zero":
+        os.symlink("/dev/zero", path)
+    else:
+        with open(path, "wb") as handle:
+            handle.truncate(GIT_FILE_CAP + 1)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    repo = Repo(tmp_path / "repo")
+    repo.commit(**{"a.py": "def a():\n    return 1\n", "pkg/b.py": "B = 2\n", ".gitignore": "*.pyc\n"})
+    return repo
+
+
+WORDS = {"fifo": "a FIFO", "zero": "a character device", "sparse": "over the 16777216-byte cap"}
+
+
+def test_a_clean_repository_passes(repo: Repo) -> None:
+    guard(repo.root)
+    guard(repo.root / "pkg")
+    assert first_refused(repo.root) is None
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "sparse"])
+@pytest.mark.parametrize("where", [".gitignore", ".gitattributes", "pkg/.gitignore", "new/deep/.gitattributes",
+                                   ".git/info/exclude", ".git/info/attributes"])
+def test_a_file_git_reads_is_refused_by_name(repo: Repo, kind: str, where: str) -> None:
+    plant(repo.root / where, kind)
+    with pytest.raises(ConfigError) as caught:
+        guard(repo.root / "pkg")            # from anywhere in the work tree
+    message = str(caught.value)
+    assert message.startswith(where + " ") and WORDS[kind] in message and "remove it" in message, message
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "sparse"])
+@pytest.mark.parametrize("key, value", [
+    ("include.path", "../inc"),                              # relative to the including file
+    ("include.path", "{root}/inc"),
+    ("includeIf.gitdir:/.path", "{root}/inc"),               # whatever the condition
+    ("core.excludesFile", "inc"),                            # relative to the work tree
+    ("core.attributesFile", "{root}/inc"),
+])
+def test_a_file_the_config_names_is_refused(repo: Repo, kind: str, key: str, value: str) -> None:
+    repo.git("config", key, value.format(root=repo.root))
+    plant(repo.root / "inc", kind)
+    with pytest.raises(ConfigError, match=r"^inc \(") as caught:
+        guard(repo.root)
+    assert WORDS[kind] in str(caught.value)
+
+
+def test_includes_are_followed_to_the_file_they_include(repo: Repo, tmp_path: Path) -> None:
+    (tmp_path / "one.cfg").write_text('[include]\n\tpath = "two.cfg" ; a comment\n')
+    (tmp_path / "two.cfg").write_text("[include] path = three.cfg\n")
+    repo.git("config", "include.path", str(tmp_path / "one.cfg"))
+    guard(repo.root)                                         # three.cfg is missing: git skips it too
+    os.mkfifo(tmp_path / "three.cfg")
+    with pytest.raises(ConfigError, match=r"three\.cfg \(a file .*two\.cfg includes\) is a FIFO"):
+        guard(repo.root)
+
+
+def test_an_include_loop_ends(repo: Repo, tmp_path: Path) -> None:
+    (tmp_path / "loop.cfg").write_text(f"[include]\n\tpath = {tmp_path / 'loop.cfg'}\n")
+    repo.git("config", "include.path", str(tmp_path / "loop.cfg"))
+    guard(repo.root)
+
+
+@pytest.mark.parametrize("name", ["config", "config.worktree"])
+def test_the_repository_config_itself_is_checked(repo: Repo, name: str) -> None:
+    plant(repo.root / ".git" / name, "fifo")
+    with pytest.raises(ConfigError, match=rf"^\.git/{name} \(the repository's {name}\) is a FIFO"):
+        guard(repo.root)
+
+
+def test_a_linked_worktree_is_checked_through_its_git_file(repo: Repo, tmp_path: Path) -> None:
+    repo.git("worktree", "add", "-q", str(tmp_path / "wt"))
+    guard(tmp_path / "wt")
+    plant(tmp_path / "wt" / "pkg" / ".gitattributes", "fifo")
+    with pytest.raises(ConfigError, match=r"^pkg/\.gitattributes "):
+        guard(tmp_path / "wt")
+    os.unlink(tmp_path / "wt" / "pkg" / ".gitattributes")
+    plant(repo.root / ".git" / "info" / "exclude", "zero")     # the common dir's, read for the worktree too
+    with pytest.raises(ConfigError, match="info/exclude"):
+        guard(tmp_path / "wt")
+
+
+def test_files_git_never_reads_pass(repo: Repo, tmp_path: Path) -> None:
+    # A nested repository's .gitignore, a FIFO of another name, a .gitignore behind a symlinked
+    # directory, a symlink .gitignore to a regular file: git reads none of them as a .gitignore
+    # of this repository (or reads a regular file).
+    nested = Repo(repo.root / "vendor" / "nested")
+    plant(nested.root / ".gitignore", "fifo")
+    plant(repo.root / "pipe.py", "fifo")
+    plant(tmp_path / "elsewhere" / ".gitignore", "fifo")
+    os.symlink(tmp_path / "elsewhere", repo.root / "linked")
+    os.symlink("a.py", repo.root / "pkg" / ".gitattributes")
+    (repo.root / "new" / ".gitignore").mkdir(parents=True)     # git's read of a directory fails at once
+    guard(repo.root)
+
+
+def test_no_repository_is_left_to_git(tmp_path: Path) -> None:
+    plant(tmp_path / ".gitignore", "fifo")         # no .git here: git reads nothing of this directory
+    assert worktree_top(tmp_path / "missing") is None
+    guard(tmp_path / "missing")
+
+
+def test_config_entries_reads_the_forms_git_writes() -> None:
+    text = ('[core]\n\texcludesFile = "~/ignore # not a comment"\n[includeIf "gitdir:~/w/"]\n\tpath = a\\"b\n'
+            '[include.old]\npath=c ; comment\n[Include] PATH = d\n# path = e\n[user]\n\tname = x\n')
+    assert list(config_entries(text)) == [
+        ("core", "excludesfile", "~/ignore # not a comment"), ("includeif", "path", 'a"b'),
+        ("include", "path", "c"), ("include", "path", "d"), ("user", "name", "x")]
+
+
+def test_a_kept_listing_still_sees_a_new_fifo_and_a_grown_file(repo: Repo) -> None:
+    # The walk keeps each directory's listing while its mtime stands still; age them past the
+    # racy window so they are kept, then change the tree the two ways a listing could miss.
+    old = 1_000_000_000
+    for directory in (repo.root, repo.root / "pkg"):
+        os.utime(directory, (old, old))
+    guard(repo.root)
+    guard(repo.root)                                # from the kept listings
+    plant(repo.root / "pkg" / ".gitignore", "fifo")  # a new entry moves pkg's mtime
+    with pytest.raises(ConfigError, match=r"^pkg/\.gitignore .* a FIFO"):
+        guard(repo.root)
+    os.unlink(repo.root / "pkg" / ".gitignore")
+    os.utime(repo.root / "pkg", (old, old))
+    guard(repo.root)
+    with open(repo.root / ".gitignore", "ab") as handle:   # grows in place: no directory changes
+        handle.truncate(GIT_FILE_CAP + 1)
+    os.utime(repo.root, (old, old))
+    with pytest.raises(ConfigError, match=r"^\.gitignore .* over the"):
+        guard(repo.root)
+
+
+def test_a_git_directory_reached_through_a_symlink_is_read_as_one(repo: Repo, tmp_path: Path) -> None:
+    os.rename(repo.root / ".git", tmp_path / "moved.git")
+    os.symlink(tmp_path / "moved.git", repo.root / ".git")
+    guard(repo.root)
+    plant(tmp_path / "moved.git" / "info" / "exclude", "fifo")
+    with pytest.raises(ConfigError, match="info/exclude"):
+        guard(repo.root)
