@@ -4,7 +4,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -31,6 +31,9 @@ from codevouch.errors import CodevouchError
 from codevouch.printable import plural
 from codevouch.retriever.mode import SEARCH_MODES
 from codevouch.vocabulary import Verdict
+
+if TYPE_CHECKING:
+    from codevouch.results import Hits
 
 
 def search_cmd(
@@ -70,13 +73,7 @@ def search_cmd(
                           validate=not no_validate, mode=mode, overlay=not no_overlay, paths=path)
     except CodevouchError as exc:
         raise fail(exc) from exc
-    if fmt == "brief":
-        # One line per hit on stdout, nothing else, for pipes (the note goes to stderr).
-        note = hits.overlay.note() if hits.overlay is not None else None
-        if note:
-            typer.echo(f"note: {note}", err=True)
-    elif fmt != "context":
-        overlay_note(hits.overlay, fmt == "json")
+    _overlay_line(hits, fmt)
     weak = hits.note()
     if weak is not None and not show_all and fmt in ("text", "brief"):
         # Ten poor hits read as ten answers: one line instead (--json keeps them, each with
@@ -104,6 +101,17 @@ def search_cmd(
 
 
 SEARCH_FORMATS = ("text", "brief", "json", "context")
+
+
+def _overlay_line(hits: Hits, fmt: str) -> None:
+    """How far the index is behind, where the format has room for it."""
+    if fmt == "brief":
+        # One line per hit on stdout, nothing else, for pipes (the note goes to stderr).
+        note = hits.overlay.note() if hits.overlay is not None else None
+        if note:
+            typer.echo(f"note: {note}", err=True)
+    elif fmt != "context":
+        overlay_note(hits.overlay, fmt == "json")
 
 
 def _render_unvalidated(snippets: list[dict], fmt: str) -> None:
