@@ -84,7 +84,7 @@ def untracked_copies(root: Path, lost: Mapping[str, str], untracked: Sequence[st
     for path, blob in sorted(lost.items()):
         by_blob.setdefault(blob, []).append(path)
     found: dict[str, str] = {}
-    hashed = gitio.hash_worktree_files(root, files)
+    hashed = gitio.hash_worktree_files(root, files, _MAX_PARSE_BYTES)
     for path in files:
         olds = by_blob.get(hashed.get(path, ""))
         if olds:
