@@ -80,6 +80,15 @@ def over_cap(root: Path | str, paths: Iterable[str], limit: int = MAX_FILE_BYTES
     return frozenset(huge)
 
 
+def huge_worktree_files(root: Path | str, limit: int = MAX_FILE_BYTES) -> frozenset[str]:
+    """The working-tree files (tracked and untracked, not ignored) over `limit` bytes: one
+    `ls-files` and one lstat each. A `git grep` of the working tree leaves them out (it holds
+    all of a file in memory: 2 GB resident for a sparse 2 GB file)."""
+    from codevouch.worktree import gitio
+
+    return over_cap(root, gitio.worktree_files(Path(root)), limit)
+
+
 def load_worktree_rules(root: Path) -> Rules:
     """The exclusion rules as they are in the working tree (.codevouch.toml or pyproject.toml).
     One call loads them once and hands them down (CallSettings)."""
