@@ -255,3 +255,17 @@ def test_mcp_search_status_and_validate_answer_over_a_tree_with_a_fifo(hostile: 
         assert "not-a-file" in text, text[:2000]
     finally:
         wire.close()
+
+
+def test_review_and_drift_answer_beside_a_fifo(hostile: Any) -> None:
+    """git diff of a tracked path that is now a FIFO fails the whole diff ("unsupported file
+    type"): review leaves it out with what it is, and diffs the rest."""
+    repo, index = hostile
+    code, out, err = cli("review", "--all", "--no-related", "--json", cwd=repo.root, index=index)
+    assert code == 0 and b"Traceback" not in err, err[-2000:]
+    files = {f["path"]: f for f in json.loads(out)["coverage"]["files"]}
+    assert files["shop/tracked.py"]["coverage"] == "left_out"
+    assert files["shop/tracked.py"]["reason"] == "a FIFO (named pipe), not a regular file: not diffed"
+    assert files["zero.py"]["coverage"] == "left_out" and files["zero.py"]["reason"] == "symlink"
+    code, out, err = cli("drift", cwd=repo.root, index=index)
+    assert code == 0 and b"Traceback" not in err, err[-2000:]

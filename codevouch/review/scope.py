@@ -92,14 +92,16 @@ UNTRACKED_LIMIT = 500
 def read_patches(root: Path, scope: Scope, cap: int) -> tuple[list[FilePatch], dict[str, str]]:
     """The scope's changed files as patches (untracked ones made here), and a note per path
     whose content could not be read (symlink, unreadable, huge, past UNTRACKED_LIMIT).
-    Working-tree files over `cap` bytes (max_file_bytes) are not diffed: listed as too large."""
+    Working-tree files over `cap` bytes (max_file_bytes), and tracked paths that are now a FIFO
+    or a device, are not diffed: listed with why."""
     from codevouch.worktree.changes import read_worktree
-    from codevouch.worktree.files import huge_worktree_files
+    from codevouch.worktree.files import undiffable_worktree_files
 
     patches: list[FilePatch] = []
     notes: dict[str, str] = {}
     if scope.tracked:
-        huge = huge_worktree_files(root, cap) if scope.new == WORKTREE else frozenset()
+        undiffable = undiffable_worktree_files(root, cap) if scope.new == WORKTREE else {}
+        huge = frozenset(undiffable)
         if scope.old == INDEX:
             raw = gitio.diff_patch(root, leave_out=huge)
         elif scope.new == INDEX:
@@ -110,7 +112,7 @@ def read_patches(root: Path, scope: Scope, cap: int) -> tuple[list[FilePatch], d
             raw = gitio.diff_patch(root, scope.old, scope.new)
         patches = parse_patch(raw.decode("utf-8", "surrogateescape"))
         for path in _changed(root, scope, huge):
-            notes[path] = f"huge (>{cap} bytes), not diffed"
+            notes[path] = undiffable[path]
             patches.append(FilePatch("modified", path, path, "100644", "100644"))
     if scope.untracked:
         listed = sorted(gitio.untracked_files(root))
