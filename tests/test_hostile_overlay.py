@@ -259,7 +259,8 @@ def test_mcp_search_status_and_validate_answer_over_a_tree_with_a_fifo(hostile: 
 
 def test_review_and_drift_answer_beside_a_fifo(hostile: Any) -> None:
     """git diff of a tracked path that is now a FIFO fails the whole diff ("unsupported file
-    type"): review leaves it out with what it is, and diffs the rest."""
+    type"): review leaves it out with what it is, and diffs the rest; drift names the FIFO and
+    the nested repository for what they are."""
     repo, index = hostile
     code, out, err = cli("review", "--all", "--no-related", "--json", cwd=repo.root, index=index)
     assert code == 0 and b"Traceback" not in err, err[-2000:]
@@ -269,3 +270,5 @@ def test_review_and_drift_answer_beside_a_fifo(hostile: Any) -> None:
     assert files["zero.py"]["coverage"] == "left_out" and files["zero.py"]["reason"] == "symlink"
     code, out, err = cli("drift", cwd=repo.root, index=index)
     assert code == 0 and b"Traceback" not in err, err[-2000:]
+    assert b"shop/tracked.py (a FIFO (named pipe), not a regular file: not read)" in out, out
+    assert b"vendor/nested/ (a nested repository, not searched)" in out, out
