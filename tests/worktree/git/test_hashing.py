@@ -138,19 +138,22 @@ def test_a_fifo_is_skipped_unopened(repo: Repo, tmp_path: Path) -> None:
     probe = ("import json, sys; from pathlib import Path; from codevouch.worktree import gitio\n"
              "p = gitio.start_hash_worktree_files(Path(sys.argv[1]), ['pipe.py', 'to_fifo.py', 'a.py'])\n"
              "print(json.dumps([p.result(), p.skipped]))")
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-c", probe, str(repo.root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ), start_new_session=True)
     try:
-        out = subprocess.run([sys.executable, "-c", probe, str(repo.root)], capture_output=True, timeout=60,
-                             env=dict(os.environ), start_new_session=True)
+        stdout, stderr = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         raise AssertionError("hashing a FIFO blocked") from None
     finally:
-        for fifo in (repo.root / "pipe.py", tmp_path / "outside.fifo"):
-            try:
-                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))     # unblock a reader left behind
-            except OSError:
-                pass
-    assert out.returncode == 0, out.stderr
-    hashed, skipped = json.loads(out.stdout)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)       # the probe and any git child blocked on a FIFO
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+    assert proc.returncode == 0, stderr
+    hashed, skipped = json.loads(stdout)
     assert skipped == {"pipe.py": "a FIFO (named pipe), not a regular file: not read"}
     assert hashed == {"a.py": _git_hash(repo, "a.py"),
                       "to_fifo.py": hashing.symlink_blob(os.fsencode(tmp_path / "outside.fifo"))}
