@@ -194,3 +194,53 @@ def test_more_references_than_the_cap_is_an_input_error(sparse: tuple[Repo, Path
     many = "".join(f"See src/orders.py:{n}.\n" for n in range(1, 5002))
     with pytest.raises(InputError, match="CODEVOUCH_MAX_REFERENCES"):
         Index(repo.root, index).check_refs(many)
+
+
+# --- files over the cap are not grepped or diffed ----------------------------------------------
+#
+# git grep --untracked holds all of a file in memory (2 GB resident for a sparse 2 GB file), and
+# git diff reads all of it (15 s). The peak is the launcher's wait4 rusage, which takes in the
+# git processes the command waited for.
+
+HUGE = 2 * 1024**3
+
+
+@pytest.fixture(scope="module")
+def huge(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo, Path]:
+    base = tmp_path_factory.mktemp("huge")
+    repo = Repo(base / "repo")
+    repo.commit_files({"src/orders.py": ORDERS, "src/tracked_big.py": "X = 1\n"})
+    index = base / "index"
+    code, _, err, _ = run("index", "build", "--repo", str(repo.root), *FAKE, index=index, cwd=repo.root)
+    assert code == 0, err
+    for name in ("src/tracked_big.py", "src/untracked_big.py"):       # modified, and untracked
+        with open(repo.root / name, "ab") as handle:
+            handle.truncate(HUGE)
+    return repo, index
+
+
+def test_check_refs_does_not_grep_a_file_over_the_cap(huge: tuple[Repo, Path]) -> None:
+    repo, index = huge
+    code, out, err, peak = run("check-refs", "-", "--json", index=index, cwd=repo.root,
+                               stdin=b"`cancel()` in src/orders.py, and `invented_helper` too.")
+    assert b"Traceback" not in err, err[-2000:]
+    report = json.loads(out)
+    skipped = {s["path"]: s["reason"] for s in report["skipped"]}
+    assert set(skipped) == {"src/tracked_big.py", "src/untracked_big.py"}, skipped
+    assert all(r.startswith("too large") for r in skipped.values())
+    found = {r["symbol"]: r for r in report["references"] if r["kind"] == "symbol"}
+    assert found["cancel"]["reason"] == "symbol-defined"
+    assert found["invented_helper"]["reason"] == "symbol-unknown"
+    assert "src/tracked_big.py" in found["invented_helper"]["detail"]      # said where it did not look
+    assert peak < MAX_RSS, f"check-refs: peak RSS {peak >> 20} MB beside a {HUGE >> 20} MB sparse file"
+
+
+def test_review_does_not_diff_a_file_over_the_cap(huge: tuple[Repo, Path]) -> None:
+    repo, index = huge
+    code, out, err, peak = run("review", "--all", "--no-related", "--json", index=index, cwd=repo.root)
+    assert code == 0 and b"Traceback" not in err, err[-2000:]
+    files = {f["path"]: f for f in json.loads(out)["coverage"]["files"]}
+    assert files["src/tracked_big.py"]["coverage"] == "left_out"
+    assert files["src/tracked_big.py"]["reason"] == "huge (>1000000 bytes), not diffed"
+    assert files["src/untracked_big.py"]["coverage"] == "left_out"
+    assert peak < MAX_RSS, f"review: peak RSS {peak >> 20} MB beside a {HUGE >> 20} MB sparse file"

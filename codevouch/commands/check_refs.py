@@ -39,6 +39,8 @@ def check_refs_cmd(
             # One line per reference, whatever the answer or the file names hold.
             typer.echo(one_line(f"line {r.ref.line}: {r.status} ({r.reason}): {r.detail}"
                                 + (f" -> {r.suggestion}" if r.suggestion else "")))
+        for path, why in report.skipped:
+            typer.echo(one_line(f"skipped {path}: {why}"))
         counts = report.counts()
         typer.echo(f"{plural(len(report.results), 'reference')}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     if not report.passed(strict):

@@ -96,7 +96,9 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     # Every file the status names is hashed first (the hashes are kept by stat: a warm call
     # starts no process for them); with HEAD they decide the diff, which is then kept too.
     listed, huge = _regular_files(root, sorted(status.changed | status.untracked), rules.max_file_bytes)
-    blobs = gitio.hash_worktree_files(root, [p for p in listed if p not in huge]) if listed else {}
+    hashing = gitio.start_hash_worktree_files(root, [p for p in listed if p not in huge], rules.max_file_bytes)
+    blobs = hashing.result() if listed else {}
+    skipped = dict(hashing.skipped)
     try:
         diff = _diff(root, state.commit, head, status, blobs, huge & status.changed)
     except CommitGone:
@@ -104,14 +106,15 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
         overlay.seconds = time.monotonic() - started
         return overlay
     changes = _changes(diff, status.untracked)
-    scope = _scope(root, changes, file_limit, blobs, huge, rules.max_file_bytes)
+    scope = _scope(root, changes, file_limit, blobs, huge, rules.max_file_bytes, skipped)
     overlay.hashes = dict(scope.blobs)
     rules_key = _rules_key(root, rules, settings)
     marks = _new_marks(root, scope, rules_key)
     dates = _dates(root, head) if head and any(status.is_clean(p) for p in scope.searched) else {}
     chunking = _Chunking(root, state.branch, rules, rules_key, marks, settings)
     for path in scope.searched:
-        _add_file(overlay, chunking, path, changes.new_paths[path], scope, _provenance(path, head, status, dates))
+        _add_file(overlay, chunking, path, changes.new_paths[path], scope, _provenance(path, head, status, dates),
+                  path in status.untracked)
     for path in sorted(changes.deleted):
         overlay.files.append(OverlayFile(path, "removed", "removed"))
     overlay.replaced = frozenset(changes.replaced - scope.unchanged - set(scope.over))
@@ -162,24 +165,32 @@ class _Scope:
     blobs: dict[str, str]      # path -> working-tree blob id, for the new paths within file_limit
     huge: frozenset[str]       # paths over the size cap: neither hashed nor read
     unchanged: frozenset[str]  # listed by git, yet their blob id is the indexed one
+    # path -> why it was not hashed: not a regular file or a symlink (a FIFO, a device, a nested
+    # repository: gitio.skip_reason), never opened
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 def _scope(root: Path, changes: _Changes, file_limit: int, blobs: dict[str, str], huge: frozenset[str],
-           cap: int) -> _Scope:
+           cap: int, skipped: dict[str, str]) -> _Scope:
     """The new paths within `file_limit`, hashed: those the status named are in `blobs` already,
     those committed since the build are hashed here (one process, none when there are none)."""
     order = sorted(changes.new_paths)
     searched, over = order[:max(file_limit, 0)], order[max(file_limit, 0):]
     # Files over the size cap are neither hashed nor read (git would read all of a 2 GB file).
     huge = huge | over_cap(root, [p for p in searched if p not in blobs], cap)
-    rest = [p for p in searched if p not in huge and p not in blobs]   # committed since the build
-    blobs = {**blobs, **gitio.hash_worktree_files(root, rest)} if rest else blobs
+    rest = [p for p in searched if p not in huge and p not in blobs and p not in skipped]   # committed since the build
+    if rest:
+        # Committed since the build: a committed symlink (`zero.py -> /dev/zero`) reaches every
+        # clone by a pull, so these are never handed to git unchecked either (hash_worktree_files).
+        hashing = gitio.start_hash_worktree_files(root, rest, cap)
+        blobs = {**blobs, **hashing.result()}
+        skipped = {**skipped, **hashing.skipped}
     blobs = {p: blobs[p] for p in searched if p in blobs}
     same = changes.same_as_indexed
     unchanged = frozenset(p for p in searched if p in same and blobs.get(p) == same[p])
     if unchanged:
         searched = [p for p in searched if p not in unchanged]
-    return _Scope(searched, over, blobs, huge, unchanged)
+    return _Scope(searched, over, blobs, huge, unchanged, skipped)
 
 
 def _rules_key(root: Path, rules: Rules, settings: Settings) -> str:
@@ -254,7 +265,8 @@ class _Chunking:
         return chunks
 
 
-def _add_file(overlay: Overlay, chunking: _Chunking, path: str, change: str, scope: _Scope, where: _Provenance) -> None:
+def _add_file(overlay: Overlay, chunking: _Chunking, path: str, change: str, scope: _Scope, where: _Provenance,
+              untracked: bool) -> None:
     """One new or changed file into `overlay`: its chunks, or why it has none."""
     if path in scope.huge:
         overlay.files.append(OverlayFile(path, change, where.origin, 0,
@@ -262,7 +274,7 @@ def _add_file(overlay: Overlay, chunking: _Chunking, path: str, change: str, sco
         return
     blob = scope.blobs.get(path)
     if blob is None:
-        overlay.files.append(OverlayFile(path, change, where.origin, 0, "unreadable (git could not hash it)"))
+        overlay.files.append(OverlayFile(path, change, where.origin, 0, _unhashed_note(scope.skipped.get(path), untracked)))
         return
     cut = chunking.cut(path, blob)
     chunks = chunking.cited(cut, where)
@@ -270,6 +282,17 @@ def _add_file(overlay: Overlay, chunking: _Chunking, path: str, change: str, sco
     if cut.data is not None and chunks:
         overlay.texts[blob] = cut.data
     overlay.files.append(OverlayFile(path, change, where.origin, len(chunks), cut.note))
+
+
+def _unhashed_note(reason: str | None, untracked: bool) -> str:
+    """What an overlay file that was not hashed is reported with. A folder git names as one path
+    is a repository of its own: a submodule when tracked (an uninitialised one is an empty
+    folder), a nested repository when not."""
+    if reason is None:
+        return "unreadable (git could not hash it)"
+    if not untracked and reason in (gitio.NESTED_REPOSITORY, gitio.FOLDER):
+        return f"skipped: {gitio.SUBMODULE}"
+    return f"skipped: {reason}"
 
 
 @dataclass(frozen=True)
@@ -381,9 +404,11 @@ def _count(root: Path, base: str, head: str | None, pending: gitio.Pending | Non
 
 
 def _regular_files(root: Path, paths: list[str], cap: int) -> tuple[list[str], frozenset[str]]:
-    """(the paths that are a file or a symlink in the working tree, those of them over `cap`
-    bytes): one lstat each. git hashes the first; a path gone, or a folder now, would fail the
-    batch, and a file over the cap is neither hashed nor read (git would read all of it)."""
+    """(the paths that are in the working tree, those of them that are regular files over `cap`
+    bytes): one lstat each. A path gone is left out; a file over the cap is neither hashed nor
+    read (git would read all of it); anything else, FIFOs and nested repositories too, goes to
+    hash_worktree_files, which hashes a symlink as git does (never following it) and says why
+    it does not hash the rest."""
     out, huge = [], set()
     top = str(root)
     for path in paths:
@@ -391,10 +416,9 @@ def _regular_files(root: Path, paths: list[str], cap: int) -> tuple[list[str], f
             st = os.lstat(f"{top}/{path}")
         except (OSError, ValueError):
             continue
-        if stat_module.S_ISREG(st.st_mode) or stat_module.S_ISLNK(st.st_mode):
-            out.append(path)
-            if st.st_size > cap:
-                huge.add(path)
+        out.append(path)
+        if stat_module.S_ISREG(st.st_mode) and st.st_size > cap:
+            huge.add(path)
     return out, frozenset(huge)
 
 

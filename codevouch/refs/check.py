@@ -51,7 +51,8 @@ def check_refs(repo: Path | str, text: str) -> RefReport:
         raise InputError(f"the text cites {len(extracted.refs)} references, over the cap of {cap} "
                          "(CODEVOUCH_MAX_REFERENCES); check it in parts, or raise the cap.")
     checker = _Checker(tree, extracted)
-    return RefReport(tuple(checker.check(ref) for ref in extracted.refs))
+    results = tuple(checker.check(ref) for ref in extracted.refs)
+    return RefReport(results, checker.skipped())
 
 
 def _cite(path: str, span: tuple[int, int] | None = None) -> str:
@@ -70,12 +71,21 @@ class _Checker:
     @cached_property
     def mentions(self) -> dict[str, set[str]]:
         """name -> working-tree files that contain it as a word (one git grep for all names)."""
-        return gitio.grep_words(self.tree.root, self._names) if self._names else {}
+        # Files over the size cap are left out: git grep holds all of a file in memory.
+        return gitio.grep_words(self.tree.root, self._names, leave_out=self.tree.huge) if self._names else {}
 
     @cached_property
     def head_mentions(self) -> dict[str, set[str]]:
         head = self.tree.head
         return gitio.grep_words(self.tree.root, self._names, head) if self._names and head else {}
+
+    def skipped(self) -> tuple[tuple[str, str], ...]:
+        """(path, why) for each working-tree file the name search left out, when it ran."""
+        if "mentions" not in self.__dict__:      # cached_property: set once the grep ran
+            return ()
+        cap = self.tree.max_file_bytes
+        return tuple((p, f"too large: over the {cap}-byte cap (max_file_bytes), not searched")
+                     for p in sorted(self.tree.huge))
 
     def check(self, ref: Reference) -> RefResult:
         if ref.kind == "path":
@@ -223,7 +233,7 @@ class _Checker:
                              f"{plural(len(mentioned), 'file')}, e.g. {mentioned[0]}.", found=mentioned[0])
         return RefResult(ref, "symbol-unknown",
                          f"{name} is not defined or mentioned anywhere in this repository, nor in its "
-                         "history searched: a library's name, or invented.")
+                         "history searched: a library's name, or invented." + self.tree.too_large_note())
 
     def _unresolved_qualifier(self, ref: Reference, name: str, owner: str, member: str) -> RefResult:
         """`Owner.member` where Owner is neither this repository's definition nor its module: the
@@ -252,7 +262,7 @@ class _Checker:
                              f"{member} in {len(mentioned)}, e.g. {mentioned[0]}.", found=mentioned[0])
         return RefResult(ref, "symbol-unknown", f"{name} is not defined in this repository or in its history "
                          f"searched, and {member if named else owner} occurs nowhere in it: a library's name, "
-                         "or invented.")
+                         "or invented." + self.tree.too_large_note())
 
     def _homes(self, member: str) -> list[tuple[str, str]]:
         """Every working-tree definition whose own name is `member`: (qualified name, path#Lx-Ly)."""

@@ -70,8 +70,10 @@ class RefResult:
 
 @dataclass(frozen=True)
 class RefReport:
-    """Every reference of one answer, checked, in the answer's order."""
+    """Every reference of one answer, checked, in the answer's order; `skipped`: (path, why)
+    for each working-tree file the search for names left out (over the size cap)."""
     results: tuple[RefResult, ...]
+    skipped: tuple[tuple[str, str], ...] = ()
 
     def having(self, status: str) -> list[RefResult]:
         return [r for r in self.results if r.status == status]
@@ -89,4 +91,7 @@ class RefReport:
         return {s: len(self.having(s)) for s in STATUSES}
 
     def to_json(self) -> dict[str, Any]:
-        return {"counts": self.counts(), "references": [r.to_json() for r in self.results]}
+        out: dict[str, Any] = {"counts": self.counts(), "references": [r.to_json() for r in self.results]}
+        if self.skipped:
+            out["skipped"] = [{"path": p, "reason": why} for p, why in self.skipped]
+        return out

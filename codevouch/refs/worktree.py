@@ -13,7 +13,7 @@ from pathlib import Path
 from codevouch.syntax.lines import decode
 from codevouch.validator.symbols import definitions
 from codevouch.worktree import gitio
-from codevouch.worktree.files import TooLarge, load_worktree_rules, read_text
+from codevouch.worktree.files import TooLarge, load_worktree_rules, over_cap, read_text
 from codevouch.worktree.paths import locate
 
 Definitions = dict[str, list[tuple[int, int]]]
@@ -54,6 +54,21 @@ class WorkTree:
             return None
         found = [f for f in self.files if not f.isascii() and unicodedata.normalize("NFC", f) == want]
         return found[0] if len(found) == 1 else None
+
+    @cached_property
+    def huge(self) -> frozenset[str]:
+        """The working-tree files over the size cap: never read, and left out of every grep
+        (see too_large_note)."""
+        return over_cap(self.root, self.files, self.max_file_bytes)
+
+    def too_large_note(self) -> str:
+        """What a search of the working tree's text did not see ("" when nothing was left out)."""
+        if not self.huge:
+            return ""
+        shown = sorted(self.huge)
+        more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+        return (f" Not searched: {len(shown)} file(s) over the {self.max_file_bytes}-byte cap (max_file_bytes), "
+                f"skipped as too large: {', '.join(shown[:3])}{more}.")
 
     @cached_property
     def max_file_bytes(self) -> int:

@@ -123,11 +123,11 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
     if not 0 <= related_share < 1:
         raise InputError("the related-code share must be at least 0 and below 1.")
     count = budget_counter(resolved)
-    patches, notes = read_patches(root, scope)
+    rules = load_worktree_rules(root)
+    patches, notes = read_patches(root, scope, rules.max_file_bytes)
     if not patches:
         raise EmptyScope(f"nothing to review: no changes in the scope ({scope.description}).")
     old_texts, new_texts = _texts(root, scope, patches, notes)
-    rules = load_worktree_rules(root)
     left_out = {}
     for i, fp in enumerate(patches):
         head = new_texts.get(fp.path) or old_texts.get(fp.old_path or "") or ""
@@ -212,9 +212,12 @@ def _texts(root: Path, scope: Scope, patches: Sequence[FilePatch], notes: dict[s
         texts = {p: text_of(blobs[f"{prefix}{p}"]) for p in paths if f"{prefix}{p}" in blobs}
         return {p: t for p, (t, _) in texts.items() if t is not None}
 
-    old = [fp.old_path for fp in patches if fp.old_path and not fp.binary and fp.status != "deleted"]
+    old = [fp.old_path for fp in patches if fp.old_path and not fp.binary and fp.status != "deleted"
+           and fp.path not in notes]
     tracked = [fp.new_path for fp in patches if fp.new_path and not fp.binary and not fp.untracked]
-    untracked = [fp.path for fp in patches if fp.untracked and not fp.binary]
+    # An untracked file with a note was not read (past UNTRACKED_LIMIT, huge, a symlink): not again.
+    untracked = [fp.path for fp in patches if fp.untracked and not fp.binary and fp.path not in notes]
+    tracked = [p for p in tracked if p not in notes]         # too large to diff: not read either
     new_texts = side(scope.new, tracked) if tracked else {}
     new_texts.update(side(WORKTREE, untracked))
     return side(scope.old, old), new_texts

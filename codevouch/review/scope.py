@@ -83,27 +83,63 @@ def _range_scope(root: Path, revision: str) -> Scope:
                      "(B against its merge-base with A).")
 
 
-def read_patches(root: Path, scope: Scope) -> tuple[list[FilePatch], dict[str, str]]:
+# The most untracked files a review reads, in path order, as the overlay searches at most
+# retriever.overlay.FILE_LIMIT: 50,000 untracked files ran past 300 s and 5 GB. The rest are
+# listed as left out, unread.
+UNTRACKED_LIMIT = 500
+
+
+def read_patches(root: Path, scope: Scope, cap: int) -> tuple[list[FilePatch], dict[str, str]]:
     """The scope's changed files as patches (untracked ones made here), and a note per path
-    whose content could not be read (symlink, unreadable, huge)."""
+    whose content could not be read (symlink, unreadable, huge, past UNTRACKED_LIMIT).
+    Working-tree files over `cap` bytes (max_file_bytes), and tracked paths that are now a FIFO
+    or a device, are not diffed: listed with why."""
     from codevouch.worktree.changes import read_worktree
+    from codevouch.worktree.files import undiffable_worktree_files
 
     patches: list[FilePatch] = []
+    notes: dict[str, str] = {}
     if scope.tracked:
+        undiffable = undiffable_worktree_files(root, cap) if scope.new == WORKTREE else {}
+        huge = frozenset(undiffable)
         if scope.old == INDEX:
-            raw = gitio.diff_patch(root)
+            raw = gitio.diff_patch(root, leave_out=huge)
         elif scope.new == INDEX:
             raw = gitio.diff_patch(root, scope.old, cached=True)
         elif scope.new == WORKTREE:
-            raw = gitio.diff_patch(root, scope.old)
+            raw = gitio.diff_patch(root, scope.old, leave_out=huge)
         else:
             raw = gitio.diff_patch(root, scope.old, scope.new)
         patches = parse_patch(raw.decode("utf-8", "surrogateescape"))
-    notes: dict[str, str] = {}
+        for path in _changed(root, scope, huge):
+            notes[path] = undiffable[path]
+            patches.append(FilePatch("modified", path, path, "100644", "100644"))
     if scope.untracked:
-        for path in gitio.untracked_files(root):
-            text, note = read_worktree(root, path)
+        listed = sorted(gitio.untracked_files(root))
+        for k, path in enumerate(listed):
+            if k >= UNTRACKED_LIMIT:
+                note: str | None = (f"not read: past the first {UNTRACKED_LIMIT} untracked files (of {len(listed)}); "
+                                    "review fewer at a time")
+                text = None
+            else:
+                text, note = read_worktree(root, path)
             if note:
                 notes[path] = note
             patches.append(added_file(path, text, note))
     return sorted(patches, key=lambda p: p.path), notes
+
+
+def _changed(root: Path, scope: Scope, huge: frozenset[str]) -> list[str]:
+    """The tracked files of `huge` that the scope changes (a raw diff of those alone, which
+    compares stat data and blob ids: it reads no file git can tell changed by its size)."""
+    if not huge:
+        return []
+    changes = _index_changes(root, huge) if scope.old == INDEX else \
+        gitio.diff_trees(root, scope.old, None, renames=False, paths=huge)
+    return sorted({c.new_path or c.old_path or "" for c in changes if c.status != "D"} - {""})
+
+
+def _index_changes(root: Path, huge: frozenset[str]) -> list[gitio.Change]:
+    """The files of `huge` that differ between the index and the working tree."""
+    status = gitio.worktree_status(root, untracked=False)
+    return [gitio.Change("M", p, p, None, None) for p in sorted(huge & status.changed)]

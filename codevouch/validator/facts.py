@@ -24,7 +24,7 @@ from codevouch.validator.gathered import Facts, WorkFile, fast_path, identical_b
 from codevouch.validator.model import Snippet
 from codevouch.validator.text import find_lines_verbatim
 from codevouch.worktree import gitio
-from codevouch.worktree.files import TooLarge, load_worktree_rules, over_cap, read_text
+from codevouch.worktree.files import TooLarge, huge_worktree_files, load_worktree_rules, over_cap, read_text
 from codevouch.worktree.paths import Located, Locator, locate
 from codevouch.worktree.rules import Rules
 
@@ -274,7 +274,8 @@ def _start_hashing(facts: Facts, inside: Sequence[Snippet], locator: Locator, st
     to_hash = _to_hash(facts, inside, texts, strict)
     reused = {p: known[p] for p in to_hash if p is not None and p in known}
     hashing = gitio.start_hash_worktree_files(root, sorted(p for p in to_hash if p and p not in reused)
-                                              + sorted(p for p in untracked if p not in reused))
+                                              + sorted(p for p in untracked if p not in reused),
+                                              facts.rules.max_file_bytes)
     reused.update((p, known[p]) for p in untracked if p in known)
     early = gitio.start_read_blobs(root, _early_old_blobs(facts, inside, to_hash, reused))
     return _Hashing(hashing, early, texts, untracked, frozenset(lost_blobs), reused)
@@ -392,7 +393,8 @@ def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool, early
 def find_elsewhere(facts: Facts, needles: Sequence[str]) -> Facts:
     """Facts plus the working-tree files that hold each needle (a definition line), read for
     the decisions: one `git grep` for every snippet whose symbol left its file."""
-    found = gitio.grep_lines(facts.root, needles)
+    # Files over the size cap are left out: git grep holds all of a file in memory.
+    found = gitio.grep_lines(facts.root, needles, leave_out=huge_worktree_files(facts.root, facts.rules.max_file_bytes))
     files = dict(facts.files)
     elsewhere: dict[str, tuple[str, ...]] = {}
     for line, paths in found.items():

@@ -8,7 +8,9 @@ Working-tree files are read directly, never through a symlink.
 """
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,15 +51,17 @@ def text_of(data: bytes) -> tuple[str | None, str | None]:
 
 
 def read_worktree(root: Path, path: str) -> tuple[str | None, str | None]:
-    """A working-tree file's text, or (None, why): symlinks are not followed."""
+    """A working-tree file's text, or (None, why): symlinks are not followed, and a FIFO, a
+    device or a nested repository is named for what it is, never opened."""
     target = root / path
     try:
-        if target.is_symlink():
-            return None, "symlink"
-        if not target.is_file():
-            return None, "not a regular file"
+        st = os.lstat(target)
     except OSError as exc:
         return None, f"unreadable ({exc.strerror or exc})"
+    if stat.S_ISLNK(st.st_mode):
+        return None, "symlink"
+    if not stat.S_ISREG(st.st_mode):
+        return None, gitio.skip_reason(st, str(target), _MAX_PARSE_BYTES) or "not a regular file"
     # Read through the size cap: at most _MAX_PARSE_BYTES + 1 bytes (a sparse 2 GB file was read whole).
     data = read_bytes(root, path, _MAX_PARSE_BYTES)
     if isinstance(data, TooLarge):
@@ -84,7 +88,7 @@ def untracked_copies(root: Path, lost: Mapping[str, str], untracked: Sequence[st
     for path, blob in sorted(lost.items()):
         by_blob.setdefault(blob, []).append(path)
     found: dict[str, str] = {}
-    hashed = gitio.hash_worktree_files(root, files)
+    hashed = gitio.hash_worktree_files(root, files, _MAX_PARSE_BYTES)
     for path in files:
         olds = by_blob.get(hashed.get(path, ""))
         if olds:

@@ -45,6 +45,38 @@ def over_cap(root: Path | str, paths: Iterable[str], limit: int = MAX_FILE_BYTES
     return frozenset(huge)
 
 
+def huge_worktree_files(root: Path | str, limit: int = MAX_FILE_BYTES) -> frozenset[str]:
+    """The working-tree files (tracked and untracked, not ignored) over `limit` bytes: one
+    `ls-files` and one lstat each. A `git grep` of the working tree leaves them out (it holds
+    all of a file in memory: 2 GB resident for a sparse 2 GB file)."""
+    from codevouch.worktree import gitio
+
+    return over_cap(root, gitio.worktree_files(Path(root)), limit)
+
+
+def undiffable_worktree_files(root: Path | str, limit: int = MAX_FILE_BYTES) -> dict[str, str]:
+    """path -> why `git diff` of the working tree must leave it out: a regular file over `limit`
+    bytes (git reads all of it: 15 s for a sparse 2 GB file), or a tracked path that is now a
+    FIFO, socket or device (git fails the whole diff: "unsupported file type"). One `ls-files`
+    and one lstat each; folders (submodules) and symlinks git diffs itself."""
+    from codevouch.worktree import gitio
+
+    found: dict[str, str] = {}
+    top = os.fspath(root)
+    for path in gitio.worktree_files(Path(root)):
+        try:
+            st = os.lstat(f"{top}/{path}")
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(st.st_mode):
+            if st.st_size > limit:
+                found[path] = f"huge (>{limit} bytes), not diffed"
+        elif not stat.S_ISDIR(st.st_mode) and not stat.S_ISLNK(st.st_mode):
+            reason = gitio.skip_reason(st, f"{top}/{path}", limit) or "not a regular file"
+            found[path] = reason.replace(": not read", ": not diffed")
+    return found
+
+
 def load_worktree_rules(root: Path) -> Rules:
     """The exclusion rules as they are in the working tree (.codevouch.toml or pyproject.toml).
     One call loads them once and hands them down (CallSettings)."""

@@ -30,13 +30,18 @@ from codevouch.worktree.git.attributes import (
 from codevouch.worktree.git.diffs import Change, PendingDiff, diff_patch, diff_trees, renames_between
 from codevouch.worktree.git.grep import grep_lines, grep_words
 from codevouch.worktree.git.hashing import (
+    FOLDER,
+    NESTED_REPOSITORY,
+    SUBMODULE,
     PendingHashes,
     folder_attributes,
     hash_context,
     hash_worktree_files,
     settled,
+    skip_reason,
     start_hash_worktree_files,
     stat_key,
+    symlink_blob,
 )
 from codevouch.worktree.git.history import (
     last_commit_mentioning,
@@ -110,7 +115,8 @@ __all__ = [
     "worktree_status",
     # hashing
     "PendingHashes", "folder_attributes", "hash_context", "hash_worktree_files", "settled",
-    "start_hash_worktree_files", "stat_key",
+    "start_hash_worktree_files", "stat_key", "FOLDER", "NESTED_REPOSITORY", "SUBMODULE", "skip_reason",
+    "symlink_blob",
     # history, grep, attributes
     "last_commit_mentioning", "last_commit_touching", "parent_commit", "paths_in_history", "grep_lines",
     "grep_words", "LINGUIST_ATTRIBUTES", "linguist_marks", "marks_of", "path_attributes", "unrun_filters",

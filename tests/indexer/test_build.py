@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -349,3 +350,15 @@ def test_every_chunk_is_keyed_by_the_hash_of_the_text_its_vector_was_made_from(r
     for rec in records:
         text = chunk_text_of(repo.git("cat-file", "blob", rec.blob_sha).encode(), rec)
         assert fake.seen[rec.text_hash] == embedded_text(rec.path, rec.symbol, text)
+
+
+def test_the_embedded_text_never_holds_a_lone_surrogate() -> None:
+    """A name byte that is not UTF-8 (read with surrogateescape) is written as that byte's
+    escape: no tokenizer takes a lone surrogate. UTF-8 names are embedded as they are."""
+    from codevouch.indexer.embedtext import embedded_text
+
+    name = os.fsdecode(b"shop/bad\xffname.py")
+    text = embedded_text(name, "refund", "def refund():\n    pass", "path-symbol")
+    assert text == "shop/bad\\xffname.py\nrefund\ndef refund():\n    pass"
+    text.encode("utf-8")                                    # raised UnicodeEncodeError
+    assert embedded_text("café/ünï.py", "f", "x", "path") == "café/ünï.py\nx"

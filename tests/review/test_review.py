@@ -341,3 +341,21 @@ def test_an_unindexed_feature_branch_borrows_its_base_branchs_index(repo: Repo, 
     assert summary.returncode == 0, summary.stderr
     assert "related code: ok (feature/refunds is not indexed: callers and callees come from the index of main" \
            in summary.stdout + summary.stderr
+
+
+def test_untracked_files_past_the_limit_are_listed_not_read(repo: Repo, index_dir: Path) -> None:
+    """50,000 untracked files ran past 300 s and 5 GB: like the overlay, a review reads the first
+    500 in path order (review.scope.UNTRACKED_LIMIT) and lists the rest as left out, unread."""
+    UNTRACKED_LIMIT = 500
+    repo.commit_files({"a.py": "def a():\n    return 1\n"})
+    extra = 7
+    for i in range(UNTRACKED_LIMIT + extra):
+        repo.write(f"new/f{i:04d}.py", f"def f{i}(x):\n    return x + {i}\n")
+    review = review_change(Index(repo.root, index_dir), untracked=True, related=False)
+    files = {f["path"]: f for f in review.manifest()["coverage"]["files"]}
+    assert len(files) == UNTRACKED_LIMIT + extra                     # every one is listed
+    left = sorted(p for p, f in files.items() if f["coverage"] == "left_out")
+    assert left == [f"new/f{i:04d}.py" for i in range(UNTRACKED_LIMIT, UNTRACKED_LIMIT + extra)]
+    assert files[left[0]]["reason"] == (f"not read: past the first {UNTRACKED_LIMIT} untracked files "
+                                        f"(of {UNTRACKED_LIMIT + extra}); review fewer at a time")
+    assert all(f["coverage"] == "included" for p, f in files.items() if p not in left)

@@ -569,7 +569,7 @@ def test_symlink_out_of_repository_is_never_read(repo: Repo, tmp_path: Path,
     read: list[str] = []
     real_hash, real_read = gitio.start_hash_worktree_files, files_mod.read_bytes
     monkeypatch.setattr(gitio, "start_hash_worktree_files",
-                        lambda root, paths: hashed.extend(paths) or real_hash(root, paths))
+                        lambda root, paths, *cap: hashed.extend(paths) or real_hash(root, paths, *cap))
     # Every read of a working-tree file goes through read_bytes (read_text too).
     monkeypatch.setattr(files_mod, "read_bytes", lambda root, p, *cap: read.append(p) or real_read(root, p, *cap))
     items = [{"path": "link.py", "commit": repo.head(), "blob_sha": "0" * 40, "text": "TOKEN = 'x'"},

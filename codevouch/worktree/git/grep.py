@@ -14,12 +14,14 @@ from codevouch.worktree.git.objects import _OID
 from codevouch.worktree.git.runner import run
 
 
-def grep_words(repo: Path, words: Iterable[str], rev: str | None = None) -> dict[str, set[str]]:
+def grep_words(repo: Path, words: Iterable[str], rev: str | None = None,
+               leave_out: Iterable[str] = ()) -> dict[str, set[str]]:
     """word -> the files that contain it as a whole word, in one process.
 
     rev=None searches the working tree (tracked and untracked files, not ignored ones: the
     working tree is the truth); a rev (a full commit id) searches that commit's tree. Binary
-    files are skipped.
+    files are skipped, and so are the repo-relative paths in `leave_out` (files over the size
+    cap: git grep holds all of a file in memory, 2 GB for a sparse 2 GB file).
     """
     if rev is not None and not _OID.fullmatch(rev):
         raise UnknownRevision(f"grep_words needs a full commit id, not {rev!r}.")
@@ -31,13 +33,19 @@ def grep_words(repo: Path, words: Iterable[str], rev: str | None = None) -> dict
     for w in wanted:
         args += ["-e", w]
     # Exit 1 means "no match". git grep has no --end-of-options; the rev is a checked object id.
-    out = run(repo, *args, *([rev] if rev else []), "--", ok_codes=(0, 1))
+    out = run(repo, *args, *([rev] if rev else []), "--", *_excluded(leave_out), ok_codes=(0, 1))
     found: dict[str, set[str]] = {}
     prefix = f"{rev}:" if rev else ""
     for path, word in _grep_records(out):
         if word in wanted:
             found.setdefault(word, set()).add(path[len(prefix):] if path.startswith(prefix) else path)
     return found
+
+
+def _excluded(paths: Iterable[str]) -> list[str]:
+    """Pathspecs that leave each of `paths` out, exactly as named (`literal`: no glob), from the
+    top of the work tree. With only these given, git searches everything else."""
+    return [f":(top,exclude,literal){p}" for p in sorted(set(paths)) if p and "\0" not in p]
 
 
 def _grep_records(out: bytes) -> Iterator[tuple[str, str]]:
@@ -51,17 +59,18 @@ def _grep_records(out: bytes) -> Iterator[tuple[str, str]]:
         path = following if sep else ""
 
 
-def grep_lines(repo: Path, needles: Iterable[str]) -> dict[str, list[str]]:
+def grep_lines(repo: Path, needles: Iterable[str], leave_out: Iterable[str] = ()) -> dict[str, list[str]]:
     """Working-tree files (tracked and untracked, not ignored) holding each needle as a whole
     line, leading and trailing whitespace aside: needle -> repo-relative paths, in one process.
 
-    Needles go on stdin (`-f -`), so none is ever read as an option.
+    Needles go on stdin (`-f -`), so none is ever read as an option; `leave_out` as for
+    grep_words.
     """
     wanted = {n.strip() for n in needles if n.strip() and "\n" not in n and "\0" not in n}
     if not wanted:
         return {}
     out = run(repo, "grep", "-I", "-z", "-F", "--untracked", "--no-color", "--no-textconv", "-f", "-",
-              stdin="".join(f"{n}\n" for n in sorted(wanted)).encode("utf-8", "surrogateescape"),
+              "--", *_excluded(leave_out), stdin="".join(f"{n}\n" for n in sorted(wanted)).encode("utf-8", "surrogateescape"),
               ok_codes=(0, 1))
     found: dict[str, list[str]] = {}
     for path, content in _grep_records(out):

@@ -97,3 +97,63 @@ def test_nothing_is_remembered_when_configured_filters_may_run(
     gitio.hash_worktree_files(repo.root, ["a.py"])
     gitio.hash_worktree_files(repo.root, ["a.py"])
     assert gitio.PROCESSES["hash-object"] == before + 2
+
+
+def test_a_symlink_is_hashed_as_its_target_string_never_followed(repo: Repo, tmp_path: Path) -> None:
+    """git stores a symlink as the blob of its target string (mode 120000); hash-object given
+    the path follows it and hashes what it points at (here a file outside the repository)."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    repo.commit("base", **{"a.py": "A = 1\n"})
+    os.symlink(outside, repo.root / "link.py")
+    hashed = gitio.hash_worktree_files(repo.root, ["link.py", "a.py"])
+    repo.git("add", "link.py")
+    assert repo.git("ls-files", "-s", "link.py").split()[:2] == ["120000", hashed["link.py"]]
+    assert hashed["link.py"] == hashing.symlink_blob(os.fsencode(outside))
+    assert hashed["a.py"] == _git_hash(repo, "a.py")
+
+
+def test_what_is_not_a_file_or_a_symlink_is_skipped_with_its_reason(repo: Repo) -> None:
+    repo.commit("base", **{"a.py": "A = 1\n"})
+    Repo(repo.root / "nested").commit_files({"n.py": "N = 1\n"})
+    (repo.root / "folder").mkdir()
+    repo.write("big.py", "x" * 2000)
+    pending = gitio.start_hash_worktree_files(repo.root, ["nested", "folder", "big.py", "a.py"], limit=1000)
+    assert pending.result() == {"a.py": _git_hash(repo, "a.py")}
+    assert pending.skipped == {"nested": gitio.NESTED_REPOSITORY, "folder": gitio.FOLDER,
+                               "big.py": "huge (>1000 bytes)"}
+
+
+def test_a_fifo_is_skipped_unopened(repo: Repo, tmp_path: Path) -> None:
+    """In a child process under a timeout: git given a FIFO blocks for ever (a regression
+    must fail, not hang the suite)."""
+    import json
+    import subprocess
+    import sys
+
+    repo.commit("base", **{"a.py": "A = 1\n"})
+    os.mkfifo(repo.root / "pipe.py")
+    os.mkfifo(tmp_path / "outside.fifo")
+    os.symlink(tmp_path / "outside.fifo", repo.root / "to_fifo.py")
+    probe = ("import json, sys; from pathlib import Path; from codevouch.worktree import gitio\n"
+             "p = gitio.start_hash_worktree_files(Path(sys.argv[1]), ['pipe.py', 'to_fifo.py', 'a.py'])\n"
+             "print(json.dumps([p.result(), p.skipped]))")
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-c", probe, str(repo.root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ), start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("hashing a FIFO blocked") from None
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)       # the probe and any git child blocked on a FIFO
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+    assert proc.returncode == 0, stderr
+    hashed, skipped = json.loads(stdout)
+    assert skipped == {"pipe.py": "a FIFO (named pipe), not a regular file: not read"}
+    assert hashed == {"a.py": _git_hash(repo, "a.py"),
+                      "to_fifo.py": hashing.symlink_blob(os.fsencode(tmp_path / "outside.fifo"))}
