@@ -5,6 +5,7 @@ took 121 s and 4 GB to validate when it was read whole)."""
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
