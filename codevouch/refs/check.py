@@ -242,15 +242,16 @@ class _Checker:
     def _in_package(self, ref: Reference, parts: list[str]) -> RefResult | None:
         """`chi.URLParam`, `middleware.Recoverer`, `crate::routing::Router`: the rest defined in a
         file whose package or module the qualifier names (a Go package clause, a module path;
-        syntax/packages.py), the longest rest first."""
+        syntax/packages.py), the longest rest first. The rest is the file's own qualified name
+        (`client.handle_request` is no method `HTTPTransport.handle_request` of client/transport.py)."""
         for i in range(1, len(parts)):
             qualifier, rest = ".".join(parts[:i]), ".".join(parts[i:])
-            files = [rel for rel in sorted(self.mentions.get(_last(rest), ()))
-                     if qualifies(qualifier, rel, self.tree.text(rel) if rel.endswith(".go") else None)]
-            where = self._defined(rest, files=files) if files else None
-            if where is not None:
-                return RefResult(ref, "symbol-defined", f"{ref.symbol} is defined at {where} (in {qualifier}).",
-                                 found=where)
+            for rel in sorted(self.mentions.get(_last(rest), ())):
+                spans = self.tree.defs(rel).get(rest)
+                if spans and qualifies(qualifier, rel, self.tree.text(rel) if rel.endswith(".go") else None):
+                    where = _cite(rel, spans[0])
+                    return RefResult(ref, "symbol-defined", f"{ref.symbol} is defined at {where} (in {qualifier}).",
+                                     found=where)
         return None
 
     def _unresolved_qualifier(self, ref: Reference, name: str, owner: str, member: str) -> RefResult:

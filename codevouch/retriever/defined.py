@@ -20,7 +20,7 @@ from codevouch.syntax.definitions import resolve_language, walk
 from codevouch.syntax.lines import decode
 from codevouch.syntax.packages import qualifies
 
-# blob id and path -> (definition key, its line) of every definition in the file
+# blob id and path -> (qualified name, its line) of every definition in the file
 _PARSED: OrderedDict[tuple[str, str], list[tuple[str, int]]] = OrderedDict()
 _KEEP = 256
 
@@ -46,9 +46,12 @@ def confirmed(ids: Sequence[str], records: dict[str, ChunkRecord], query: Query,
         if data is None:
             continue
         text = decode(data)
-        keys = {key for key, line in _definitions(rec.blob_sha, rec.path, text)
-                if rec.start_line <= line <= rec.end_line}
-        if not exact.isdisjoint(keys) or any(q.key in keys and qualifies(q.qualifier, rec.path, text)
+        names = [name for name, line in _definitions(rec.blob_sha, rec.path, text)
+                 if rec.start_line <= line <= rec.end_line]
+        keys = {key for name in names for key in lexical.name_keys(name)}
+        # A qualified name's rest is the file's own qualified name: `client.handle_request` is
+        # a function of module client, not every method `handle_request` in it.
+        if not exact.isdisjoint(keys) or any(q.key in names and qualifies(q.qualifier, rec.path, text)
                                              for q in query.qualified):
             kept.add(cid)
     return [cid for cid in ids if cid in kept]
@@ -62,14 +65,15 @@ def by_symbol(rec: ChunkRecord, names: Collection[str]) -> bool:
 
 
 def _definitions(blob: str, path: str, text: str) -> list[tuple[str, int]]:
-    """(name key, line of the definition's own node) for every definition the file's parse has."""
+    """(qualified name in lower case, line of the definition's own node) for every definition
+    the file's parse has."""
     found = _PARSED.get((blob, path))
     if found is not None:
         _PARSED.move_to_end((blob, path))
         return found
     lang = resolve_language(path, None)
     walked = walk(text, lang) if lang is not None else None
-    found = [(key, f.node.start_point[0] + 1) for f in (walked[1] if walked else ()) for key in lexical.name_keys(f.name)]
+    found = [(f.name.lower(), f.node.start_point[0] + 1) for f in (walked[1] if walked else ())]
     _PARSED[(blob, path)] = found
     while len(_PARSED) > _KEEP:
         _PARSED.popitem(last=False)

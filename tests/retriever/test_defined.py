@@ -121,6 +121,22 @@ def test_confirmed_keeps_parsed_definitions_in_the_chunks_lines() -> None:
     assert defined.confirmed(ids, recs, Query("raise_for_status", ("raise_for_status",)), blobs) == ["web/models.py:1"]
     assert defined.confirmed(ids, recs, Query("hidden", ("hidden",)), blobs) == []
     assert defined.confirmed(ids, recs, Query("Response", ("response",)), blobs) == ["web/models.py:1", "web/models.py:3"]
-    qualified = Query("models.raise_for_status", ("models.raise_for_status",),
-                      (Qualified("models", "raise_for_status"),))
+    qualified = Query("models.Response", ("models.response",), (Qualified("models", "response"),))
     assert defined.confirmed(ids, recs, qualified, blobs) == ["web/models.py:1"]
+    # A module's function, not every method of that name in the module.
+    method = Query("models.raise_for_status", ("models.raise_for_status",), (Qualified("models", "raise_for_status"),))
+    assert defined.confirmed(ids, recs, method, blobs) == []
+    assert defined.confirmed(ids, recs, Query("web.Response", ("web.response",), (Qualified("nope", "response"),)),
+                             blobs) == []
+
+
+def test_the_working_tree_overlay_is_confirmed_by_its_syntax_too(repo: Repo, index_dir: Path) -> None:
+    idx = _index(repo, index_dir, ROUTER)
+    # Uncommitted: a real definition, and a test that only mentions one in a comment.
+    repo.write("coupon.go", "package chi\n\n// ApplyCoupon takes a coupon off an order.\n"
+                            "func ApplyCoupon(order *Order, code string) {\n\torder.Total -= 1\n}\n")
+    repo.write("coupon_test.go", "package chi\n\nfunc TestCoupon(t *testing.T) {\n\t// func ApplyCoupon() {}\n"
+                                 "\t// func ApplyCoupon() {}\n\tApplyCoupon(nil, \"x\")\n}\n")
+    hits = idx.search("ApplyCoupon", k=5)
+    assert hits[0].path == "coupon.go" and hits[0].matched[0] == DEF, [(h.path, h.matched) for h in hits]
+    assert [h.path for h in hits if DEF in h.matched] == ["coupon.go"]
