@@ -48,8 +48,9 @@ def read(text: str, mode: str, settings: Settings) -> Query:
         return Query(text)
     short = len(lexical.parts(text)) <= settings.name_first_words
     names = tuple(lexical.query_name_keys(text, whole_only=not short))
-    whole = _QUALIFIED.fullmatch(text.strip())
-    tokens = [text.strip()] if whole else _QUALIFIED.findall(text) if short else []
+    bare = text.strip().strip("`").strip()
+    whole = _QUALIFIED.fullmatch(bare)
+    tokens = [bare] if whole else _QUALIFIED.findall(text) if short else []
     return Query(text, names, tuple(dict.fromkeys(q for token in tokens for q in qualified(token))))
 
 

@@ -11,6 +11,8 @@ def test_a_qualified_name_is_read_as_each_qualifier_and_rest() -> None:
     assert q.names == ("chi.urlparam",)
     assert q.qualified == (Qualified("chi", "urlparam"),)
     assert q.lookup == ["chi.urlparam", "urlparam"]
+    quoted = read("`chi.URLParam`", "hybrid", DEFAULT)     # in backticks, as an answer writes it
+    assert (quoted.names, quoted.qualified) == (q.names, q.qualified)
     assert qualified("pkg.Type.Method") == [Qualified("pkg", "type.method"), Qualified("pkg.Type", "method")]
     assert qualified("crate::routing::Router")[-1] == Qualified("crate::routing", "router")
     # A token written as code in a short query is read too; a sentence's tokens are not.
