@@ -140,3 +140,20 @@ def test_the_working_tree_overlay_is_confirmed_by_its_syntax_too(repo: Repo, ind
     hits = idx.search("ApplyCoupon", k=5)
     assert hits[0].path == "coupon.go" and hits[0].matched[0] == DEF, [(h.path, h.matched) for h in hits]
     assert [h.path for h in hits if DEF in h.matched] == ["coupon.go"]
+
+
+def test_module_paths_qualify_in_python_rust_and_typescript(repo: Repo, index_dir: Path) -> None:
+    idx = _index(repo, index_dir, {
+        "src/flask/app.py": 'class Flask:\n    """The application object."""\n\n    def run(self):\n        return 1\n',
+        "tests/app.py": 'class Flask:\n    """A stand-in application for the tests."""\n',
+        "src/routing/mod.rs": "pub struct Router {\n    routes: Vec<Route>,\n}\n",
+        "src/other.rs": "pub struct Router {\n    inner: u8,\n}\n",
+        "web/utils/strings.ts": "export function pad(text: string, width: number): string {\n  return text;\n}\n",
+        "web/utils/numbers.ts": "export function pad(n: number): string {\n  return String(n);\n}\n",
+    })
+    for query, home in (("flask.Flask", "src/flask/app.py"), ("flask.app.Flask", "src/flask/app.py"),
+                        ("crate::routing::Router", "src/routing/mod.rs"), ("strings.pad", "web/utils/strings.ts"),
+                        ("utils.numbers.pad", "web/utils/numbers.ts")):
+        hits = idx.search(query, k=5, validate=False)
+        assert [h.path for h in hits if DEF in h.matched] == [home], (query, [(h.path, h.matched) for h in hits])
+        assert hits[0].path == home, query
