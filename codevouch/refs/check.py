@@ -27,6 +27,7 @@ from codevouch.refs.extract import JS_EXTENSIONS, Extracted, Reference, extract
 from codevouch.refs.model import RefReport, RefResult
 from codevouch.refs.worktree import Definitions, WorkTree, module_of
 from codevouch.syntax.lines import split_lines
+from codevouch.syntax.packages import qualifies
 from codevouch.validator import symbols
 from codevouch.worktree import gitio
 from codevouch.worktree.changes import untracked_copies
@@ -214,6 +215,9 @@ class _Checker:
                 return claimed
         if where is not None:
             return RefResult(ref, "symbol-defined", f"{name} is defined at {where}.", found=where)
+        packaged = self._in_package(ref, parts) if len(parts) > 1 else None
+        if packaged is not None:
+            return packaged
         gone = self._in_history(name)
         if gone is not None:
             detail, suggestion = gone
@@ -234,6 +238,21 @@ class _Checker:
         return RefResult(ref, "symbol-unknown",
                          f"{name} is not defined or mentioned anywhere in this repository, nor in its "
                          "history searched: a library's name, or invented." + self.tree.too_large_note())
+
+    def _in_package(self, ref: Reference, parts: list[str]) -> RefResult | None:
+        """`chi.URLParam`, `middleware.Recoverer`, `crate::routing::Router`: the rest defined in a
+        file whose package or module the qualifier names (a Go package clause, a module path;
+        syntax/packages.py), the longest rest first. The rest is the file's own qualified name
+        (`client.handle_request` is no method `HTTPTransport.handle_request` of client/transport.py)."""
+        for i in range(1, len(parts)):
+            qualifier, rest = ".".join(parts[:i]), ".".join(parts[i:])
+            for rel in sorted(self.mentions.get(_last(rest), ())):
+                spans = self.tree.defs(rel).get(rest)
+                if spans and qualifies(qualifier, rel, self.tree.text(rel) if rel.endswith(".go") else None):
+                    where = _cite(rel, spans[0])
+                    return RefResult(ref, "symbol-defined", f"{ref.symbol} is defined at {where} (in {qualifier}).",
+                                     found=where)
+        return None
 
     def _unresolved_qualifier(self, ref: Reference, name: str, owner: str, member: str) -> RefResult:
         """`Owner.member` where Owner is neither this repository's definition nor its module: the

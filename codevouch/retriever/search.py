@@ -12,8 +12,9 @@ from typing import Any
 from codevouch import caches
 from codevouch.embedding import Embedder, embedder_by_name
 from codevouch.errors import BadIndex, InputError, NotIndexed
-from codevouch.retriever import blobcache
+from codevouch.retriever import blobcache, defined, stubs
 from codevouch.retriever import overlay as live
+from codevouch.retriever import query as reading
 from codevouch.retriever.collapse import collapse
 from codevouch.retriever.matching import DEFINITION_NAME
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
@@ -113,17 +114,19 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             searched = _within(ov, keep) if ov is not None and keep is not None else ov
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
-            names = _query_names(query, mode, settings)
+            read = reading.read(query, mode, settings)
+            names = list(read.names)
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
                                  _query_embedder(held, state.embedder, mode), pool, settings, early,
                                  searched if searched is not None and not searched.empty else None, embed_limit,
-                                 names, keep)
+                                 read, keep, repo)
             if ov is not None and searched is not ov and searched is not None:
                 ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
             found, tier = _scored(rankings, settings, query, kinds, names)
         finally:
             ledger.close()
     found = _dedupe(sorted(found, key=lambda item: (tier.get(item[0].id, _NOT_A_DEFINITION), item[1]), reverse=True))
+    found = stubs.after_implementations(found)
     if settings.collapse:
         found = collapse(found)
     return _results(found[:k], rankings, names, state, repo, head, ov)
@@ -138,16 +141,6 @@ def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, inde
     early = ((held, _start_query(pool, held, query))
              if held is not None and getattr(held, "threadsafe_query", False) else None)
     return held, early
-
-
-def _query_names(query: str, mode: str, settings: Settings) -> list[str]:
-    """The names a short query spells. A longer one, a sentence, names code in passing (fused
-    with them, held-out docstring queries lost 0.616 -> 0.604 MRR@10; BENCHMARKS.md), so it
-    counts only when it is one name as a whole: `test_find_bridge_pyo3_feature` (six parts) or
-    "write binding wheel abi 3", which no sentence spells."""
-    short = len(lexical.parts(query)) <= settings.name_first_words
-    return (lexical.query_name_keys(query, whole_only=not short)
-            if mode != SearchMode.DENSE and settings.name_first_words > 0 else [])
 
 
 def _scored(rankings: _Rankings, settings: Settings, query: str, kinds: frozenset[str] | None,
@@ -195,8 +188,8 @@ _NOT_A_DEFINITION = (False, False, False)
 
 
 def _defines(rec: ChunkRecord, names: list[str]) -> bool:
-    """The chunk defines one of the names the query spells (lexical.query_name_keys)."""
-    return not set(names).isdisjoint(lexical.name_keys(rec.symbol))
+    """The chunk defines one of the names the query spells (lexical.query_name_keys) by its symbol."""
+    return defined.by_symbol(rec, names)
 
 
 def _matched(rec: ChunkRecord, rankings: _Rankings, names: list[str]) -> tuple[str, ...]:
@@ -294,9 +287,11 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
               include_history: bool, mode: str, embedder: Embedder | None, pool: ThreadPoolExecutor,
               settings: Settings, early: tuple[Embedder, Future[list[float]]] | None = None,
               ov: live.Overlay | None = None, embed_limit: int = live.EMBED_LIMIT,
-              names: list[str] | None = None, keep: Callable[[str], bool] | None = None) -> _Rankings:
+              read: reading.Query | None = None, keep: Callable[[str], bool] | None = None,
+              repo: Path | None = None) -> _Rankings:
     """(weight, ranking) of each list to fuse: dense, then lexical, then the chunks that define a
-    name the query spells (`names`, lexical.query_name_keys; the tantivy copy's name field).
+    name the query spells (`read`, the query as the name tier reads it; the tantivy copy's name
+    field, each candidate confirmed by the syntax: retriever/defined.py, its blobs read from `repo`).
     `keep`: a --path filter, applied by each list to the branch's members (see _members).
 
     An embedder that says it may (`threadsafe_query`, see embedding.Embedder) embeds the query on
@@ -334,8 +329,8 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     if ids:
         out.lists.append((settings.lexical_weight, ids))
         out.members[LEXICAL] = set(ids)
-    if names and mode != SearchMode.DENSE:
-        _add_definitions(out, ledger, index_dir, state, query, names, depth, settings, ov, include_history, keep)
+    if read is not None and read.names and mode != SearchMode.DENSE:
+        _add_definitions(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo)
     if dense is not None and embedder is not None:
         out.similarity = _similarities(out, dense.vector, dense.sims, dense.own_vectors,
                                        lambda hashes: ledger.cached_vectors(embedder.name, hashes), dense.own_sims)
@@ -380,17 +375,28 @@ def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: 
     return out
 
 
-def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, query: str,
-                     names: list[str], depth: int, settings: Settings, ov: live.Overlay | None,
-                     include_history: bool, keep: Callable[[str], bool] | None) -> None:
+def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
+                     depth: int, settings: Settings, ov: live.Overlay | None,
+                     include_history: bool, keep: Callable[[str], bool] | None, repo: Path | None) -> None:
     """The chunks that define a name the query spells (the overlay's replacing the index's for
-    the files it holds): `out.defining`, and a list to fuse when they weigh something."""
-    defs = _name_ranking(ledger, index_dir, state, names, lexical.terms(query), depth, out.records, settings,
+    the files it holds), as their syntax says (defined.confirmed): `out.defining`, and a list to
+    fuse when they weigh something."""
+    names = read.lookup
+    defs = _name_ranking(ledger, index_dir, state, names, lexical.terms(read.text), depth, out.records, settings,
                          keep)
     if ov is not None:
         defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state,
                                         lambda cid: 0.0)]
         defs += live.defining(ov, names)
+    texts = ov.texts if ov is not None else {}
+
+    def blobs(shas: list[str]) -> dict[str, bytes]:
+        found = {sha: texts[sha] for sha in shas if sha in texts}
+        rest = [sha for sha in shas if sha not in found]
+        if rest and repo is not None:
+            found.update(blobcache.read_blobs(repo, rest))
+        return found
+    defs = defined.confirmed(defs, out.records, read, blobs)
     out.defining.update(defs)
     if defs and settings.name_weight > 0:
         out.lists.append((settings.name_weight, defs))

@@ -53,6 +53,7 @@ _MODULE = "<module>"
 _NAME_TOKEN = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
 _SQUASH = re.compile(r"[\W_]+")
 _QUERY_WORD = re.compile(r"\w+")
+_BACKTICKED = re.compile(r"`([^`]+)`")
 # Words of a query that ask for tests: a test chunk is then not ranked below source (settings.py).
 TEST_WORDS = frozenset("test tests testing tested fixture fixtures pytest unittest unittests conftest "
                        "spec specs mock mocks mocking".split())
@@ -134,21 +135,29 @@ def spelled_as_defined(query: str, symbol: str) -> bool:
 
 def _identifier_shaped(token: str) -> bool:
     """A token written as code, not as a word: `raise_for_status`, `GZipDecoder`, `Client.send`,
-    `getX` (a capital after the first letter); "Parse" or "headers" are words."""
-    return "_" in token.strip("_") or "." in token or "::" in token or any(ch.isupper() for ch in token[1:])
+    `getX` (a capital after the first letter); "Parse" or "headers" are words, and so is an
+    acronym in capitals (`HTTP`, `URL`, `ID`, `JSON2`): in "register a custom HTTP method" it
+    names the protocol, not a definition called `HTTP`."""
+    if "_" in token.strip("_") or "." in token or "::" in token:
+        return True
+    return any(ch.isupper() for ch in token[1:]) and not token.isupper()
 
 
 def query_name_keys(query: str, whole_only: bool = False) -> list[str]:
     """The names a query spells exactly, as `name_keys` writes them: the whole query when it is
     one name (`send`, `Client.send`, `raise_for_status`) or one name's words ("raise for status"),
     and, unless `whole_only`, each token of the query written as code (`raise_for_status`,
-    `GZipDecoder`)."""
+    `GZipDecoder`, or any word in backticks). Other words, acronyms in capitals among them
+    (`HTTP`, `URL`), name nothing in a query of several words."""
     text = query.strip()
+    if _BACKTICKED.fullmatch(text):
+        text = text.strip("`").strip()
     keys: list[str] = []
     whole = _NAME_TOKEN.fullmatch(text)
     tokens = _NAME_TOKEN.findall(text)
+    quoted = {t for span in _BACKTICKED.findall(text) for t in _NAME_TOKEN.findall(span)}
     for token in tokens:
-        if whole is None and (whole_only or not _identifier_shaped(token)):
+        if whole is None and (whole_only or not (_identifier_shaped(token) or token in quoted)):
             continue
         parts = _components(token)
         keys += [".".join(parts[i:]).lower() for i in range(max(1, len(parts) - 1))]

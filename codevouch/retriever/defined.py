@@ -1,0 +1,83 @@
+"""Which candidates of the name tier define a name the query spells, by the language's syntax.
+
+The lexical copy's name field proposes them (a keyword before a name, in its terms), but its
+terms cannot tell code from a comment, a string or prose: `// func Mux()` commented out in a
+test, "func Mux" in CHANGELOG.md and `"Recoverer"` in a JSON file all read like definitions
+there. A candidate is kept only when its chunk's symbol (the chunker's parse) names the
+definition, or the file's tree-sitter parse has the definition inside the chunk's lines; a
+file of a language without a grammar defines nothing. A qualified name (`chi.URLParam`) is kept
+where the rest is defined and the qualifier names the file's package or module.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Sequence
+
+from codevouch import caches
+from codevouch.retriever.query import Query
+from codevouch.store import ChunkRecord, lexical
+from codevouch.syntax.definitions import resolve_language, walk
+from codevouch.syntax.lines import decode
+from codevouch.syntax.packages import qualifies
+
+# blob id and path -> (qualified name, its line) of every definition in the file
+_PARSED: OrderedDict[tuple[str, str], list[tuple[str, int]]] = OrderedDict()
+_KEEP = 256
+
+
+def confirmed(ids: Sequence[str], records: dict[str, ChunkRecord], query: Query,
+              read: Callable[[list[str]], dict[str, bytes]]) -> list[str]:
+    """The ids, in order, whose chunk defines one of the query's names (`read`: blob ids -> contents)."""
+    exact = set(query.names)
+    kept: set[str] = set()
+    todo: list[str] = []
+    for cid in ids:
+        rec = records[cid]
+        if resolve_language(rec.path, None) is None:
+            continue    # prose, data and config define nothing
+        if by_symbol(rec, exact):
+            kept.add(cid)
+        else:
+            todo.append(cid)
+    blobs = read(list(dict.fromkeys(records[cid].blob_sha for cid in todo))) if todo else {}
+    for cid in todo:
+        rec = records[cid]
+        data = blobs.get(rec.blob_sha)
+        if data is None:
+            continue
+        text = decode(data)
+        names = [name for name, line in _definitions(rec.blob_sha, rec.path, text)
+                 if rec.start_line <= line <= rec.end_line]
+        keys = {key for name in names for key in lexical.name_keys(name)}
+        # A qualified name's rest is the file's own qualified name: `client.handle_request` is
+        # a function of module client, not every method `handle_request` in it.
+        if not exact.isdisjoint(keys) or any(q.key in names and qualifies(q.qualifier, rec.path, text)
+                                             for q in query.qualified):
+            kept.add(cid)
+    return [cid for cid in ids if cid in kept]
+
+
+def by_symbol(rec: ChunkRecord, names: Collection[str]) -> bool:
+    """The chunk's symbol (the chunker's parse) defines one of `names`, in a file of a language
+    with a grammar (a Markdown or JSON chunk names no definition, whatever its symbol)."""
+    return (bool(names) and resolve_language(rec.path, None) is not None
+            and not set(names).isdisjoint(lexical.name_keys(rec.symbol)))
+
+
+def _definitions(blob: str, path: str, text: str) -> list[tuple[str, int]]:
+    """(qualified name in lower case, line of the definition's own node) for every definition
+    the file's parse has."""
+    found = _PARSED.get((blob, path))
+    if found is not None:
+        _PARSED.move_to_end((blob, path))
+        return found
+    lang = resolve_language(path, None)
+    walked = walk(text, lang) if lang is not None else None
+    found = [(f.name.lower(), f.node.start_point[0] + 1) for f in (walked[1] if walked else ())]
+    _PARSED[(blob, path)] = found
+    while len(_PARSED) > _KEEP:
+        _PARSED.popitem(last=False)
+    return found
+
+
+caches.register("codevouch.retriever.defined.parsed", _PARSED.clear, _PARSED.__len__)

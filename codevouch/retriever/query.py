@@ -1,0 +1,62 @@
+"""A search query as the name tier reads it, read once: the names it spells and the qualified
+names whose qualifier may be a package or module (pure).
+
+`chi.URLParam` is the exact key `chi.urlparam` (a type `chi` with a member `URLParam`) and also
+`URLParam` qualified by `chi`, which a definition answers when its file is in package `chi`
+(syntax/packages.py); `crate::routing::Router` is `Router` in module `routing`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from codevouch.retriever.mode import SearchMode
+from codevouch.retriever.settings import Settings
+from codevouch.store import lexical
+
+_QUALIFIED = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)+")
+
+
+@dataclass(frozen=True)
+class Qualified:
+    """A name written with a qualifier: the qualifier as written (`chi`, `crate::routing`) and
+    the name key of the rest (`urlparam`, `type.method`)."""
+    qualifier: str
+    key: str
+
+
+@dataclass(frozen=True)
+class Query:
+    """What the name tier reads of a query: its text, the exact name keys it spells
+    (lexical.query_name_keys) and its qualified names."""
+    text: str
+    names: tuple[str, ...] = ()
+    qualified: tuple[Qualified, ...] = ()
+
+    @property
+    def lookup(self) -> list[str]:
+        """Every key to look up in the name field: the exact ones, then the qualified names' rests."""
+        return list(dict.fromkeys([*self.names, *(q.key for q in self.qualified)]))
+
+
+def read(text: str, mode: str, settings: Settings) -> Query:
+    """The query as the name tier reads it. A longer query, a sentence, names code in passing
+    (fused with them, held-out docstring queries lost 0.616 -> 0.604 MRR@10; BENCHMARKS.md), so
+    it counts only when it is one name as a whole: `test_find_bridge_pyo3_feature` (six parts)
+    or "write binding wheel abi 3", which no sentence spells."""
+    if mode == SearchMode.DENSE or settings.name_first_words <= 0:
+        return Query(text)
+    short = len(lexical.parts(text)) <= settings.name_first_words
+    names = tuple(lexical.query_name_keys(text, whole_only=not short))
+    bare = text.strip().strip("`").strip()
+    whole = _QUALIFIED.fullmatch(bare)
+    tokens = [bare] if whole else _QUALIFIED.findall(text) if short else []
+    return Query(text, names, tuple(dict.fromkeys(q for token in tokens for q in qualified(token))))
+
+
+def qualified(token: str) -> list[Qualified]:
+    """Each way to read a dotted or `::` name as qualifier and rest, the longest qualifier
+    last: `a.B.c` -> (a, b.c), (a.B, c)."""
+    parts = [p for p in re.split(r"\.|::", token) if p]
+    sep = "::" if "::" in token else "."
+    return [Qualified(sep.join(parts[:i]), ".".join(parts[i:]).lower()) for i in range(1, len(parts))]
