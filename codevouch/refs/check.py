@@ -50,9 +50,21 @@ def check_refs(repo: Path | str, text: str) -> RefReport:
     if len(extracted.refs) > cap:
         raise InputError(f"the text cites {len(extracted.refs)} references, over the cap of {cap} "
                          "(CODEVOUCH_MAX_REFERENCES); check it in parts, or raise the cap.")
+    tree.ignored = _ignored(tree.root, extracted.refs)
     checker = _Checker(tree, extracted)
     results = tuple(checker.check(ref) for ref in extracted.refs)
     return RefReport(results, checker.skipped())
+
+
+def _ignored(root: Path, refs: Iterable[Reference]) -> dict[str, str]:
+    """Repo-relative path -> the git ignore rule that matches it, for every file the references
+    name (under its own path or where its symlinks lead): one `git check-ignore` for all, asked
+    before any file is read. Such a file is never read (path-ignored)."""
+    located = [locate(root, ref.path) for ref in refs if ref.path is not None]
+    asked = {loc.rel: loc for loc in located if loc.inside and loc.exists and loc.rel}
+    answer = gitio.ignored(root, sorted({p for loc in asked.values() for p in (loc.rel, loc.real) if p}))
+    return {rel: why for rel, loc in asked.items()
+            if (why := answer.why(rel) or answer.why(loc.real or "")) is not None}
 
 
 def _cite(path: str, span: tuple[int, int] | None = None) -> str:
@@ -103,6 +115,10 @@ class _Checker:
         rel = loc.rel
         if rel in self.added:
             return RefResult(ref, "added-by-patch", f"{rel} is added by the patch itself.")
+        ignored = self.tree.ignored.get(rel)
+        if ignored is not None:
+            return RefResult(ref, "path-ignored", f"{rel} is ignored by git ({ignored}); an ignored file is "
+                                                  "never read, so it was not checked.")
         if loc.exists:
             return self._lines(ref, rel, "path-exists")
         stored = self.tree.stored_form(rel)
@@ -283,7 +299,7 @@ class _Checker:
         when the claimed file is not there (its own path reference reports that)."""
         assert ref.path is not None
         loc = locate(self.tree.root, ref.path)
-        if not loc.inside or not loc.exists or loc.rel is None:
+        if not loc.inside or not loc.exists or loc.rel is None or loc.rel in self.tree.ignored:
             return None
         spans = [span for q, found in self.tree.defs(loc.rel).items()
                  if _is(q, name) for span in found]

@@ -28,6 +28,11 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
     if not loc.inside:
         return Decision("outside-repo", f"Not checked: {loc.problem}, so nothing was read.")
     assert loc.rel is not None and loc.real is not None
+    ignored = facts.ignored.get(s.path) if facts.ignored else None
+    if ignored is not None:
+        # Before the exclusion rules, which would read the file's first lines for markers.
+        return Decision("ignored", f"{loc.rel} is ignored by git ({ignored}); an ignored file (local "
+                                   "settings, keys, build output) is never read, so nothing was checked or shown.")
     work = facts.files.get(loc.real) if loc.exists else None
     found = facts.classification(loc)
     if found.excluded:

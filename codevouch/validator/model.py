@@ -89,6 +89,9 @@ REASONS: dict[str, Reason] = {
     "vendored": Reason(_E, "vendored code", "vendored third-party code by the repository's rules"),
     "backup": Reason(_E, "backup copy", "a backup or editor copy by the repository's rules"),
     "fixture": Reason(_E, "fixture data", "test fixture or snapshot data by the repository's rules"),
+    "ignored": Reason(_E, "ignored by git; not read",
+                      "the file is ignored by git's rules (`.gitignore`, `.git/info/exclude`, "
+                      "`core.excludesFile`) and not tracked; nothing was read"),
     "outside-repo": Reason(_E, "path outside the repository; not read",
                            "the path leaves the repository (`..`, absolute elsewhere, a symlink out, "
                            "inside `.git`, a NUL byte); nothing was read"),
