@@ -28,6 +28,7 @@ from codevouch.refs.model import RefReport, RefResult
 from codevouch.refs.worktree import Definitions, WorkTree, module_of
 from codevouch.syntax.lines import split_lines
 from codevouch.validator import symbols
+from codevouch.validator.text import line_count
 from codevouch.worktree import gitio
 from codevouch.worktree.changes import untracked_copies
 from codevouch.worktree.paths import locate
@@ -144,7 +145,7 @@ class _Checker:
         if text is None:
             return RefResult(ref, "path-unreadable", f"{rel} exists but could not be read; its lines "
                              f"L{ref.start}-L{ref.end or ref.start} were not checked.", found=rel)
-        count = len(split_lines(text.removesuffix("\n")))
+        count = line_count(text)
         end = ref.end or ref.start
         if ref.start > count or end > count or ref.start < 1 or end < ref.start:
             return RefResult(ref, "lines-past-end",
