@@ -17,6 +17,7 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def _ignored(root: Path, refs: Iterable[Reference]) -> dict[str, str]:
     """Repo-relative path -> the git ignore rule that matches it, for every file the references
     name (under its own path or where its symlinks lead): one `git check-ignore` for all, asked
     before any file is read. Such a file is never read (path-ignored)."""
-    located = [locate(root, ref.path) for ref in refs if ref.path is not None]
+    located = [locate(root, path) for ref in refs for path in (ref.path, ref.wide) if path is not None]
     asked = {loc.rel: loc for loc in located if loc.inside and loc.exists and loc.rel}
     answer = gitio.ignored(root, sorted({p for loc in asked.values() for p in (loc.rel, loc.real) if p}))
     return {rel: why for rel, loc in asked.items()
@@ -102,12 +103,21 @@ class _Checker:
 
     def check(self, ref: Reference) -> RefResult:
         if ref.kind == "path":
-            return self._path(ref)
+            return self._path(self._widened(ref))
         if ref.kind == "import":
             return self._import(ref)
         return self._symbol(ref)
 
     # -- paths --------------------------------------------------------------------------
+    def _widened(self, ref: Reference) -> Reference:
+        """The reference read with its wider name (`space file.py` for `file.py`) when a file
+        by that name is there, in the working tree or added by the patch."""
+        if ref.wide is None:
+            return ref
+        loc = locate(self.tree.root, ref.wide)
+        there = loc.inside and loc.rel is not None and (loc.exists or loc.what is not None or loc.rel in self.added)
+        return replace(ref, path=ref.wide, wide=None) if there else replace(ref, wide=None)
+
     def _path(self, ref: Reference) -> RefResult:
         assert ref.path is not None
         loc = locate(self.tree.root, ref.path)

@@ -165,13 +165,16 @@ def _start_blob_lookups(root: Path, commits: Mapping[str, tuple[str, str, str | 
     for s in inside:
         found = commits.get(s.commit) if s.commit else None
         rel = located[s.path].rel
-        if found and found[1] == "commit" and rel and "\n" not in rel:
+        if found and found[1] == "commit" and rel:
             by_commit.setdefault(found[0], set()).add(rel)
     kept = {commit: (frozenset(rels), tree) for commit, rels in by_commit.items()
             if (tree := gitio.kept_tree(root, commit)) is not None}
+    # A path with a newline cannot be asked as a `<commit>:<path>` line of `cat-file --batch-check`
+    # (lines end its input): its commit's tree is listed instead (`ls-tree -z` names any path).
     trees = {commit: (frozenset(rels), gitio.start_tree_blobs(root, commit))
              for commit, rels in by_commit.items()
-             if commit not in kept and (len(rels) >= TREE_LISTING_FROM or commit == keep)}
+             if commit not in kept and (len(rels) >= TREE_LISTING_FROM or commit == keep
+                                        or any("\n" in rel for rel in rels))}
     single = [f"{commit}:{rel}" for commit, rels in by_commit.items() if commit not in trees and commit not in kept
               for rel in sorted(rels)]
     return _Lookups(trees, single, kept, keep)
@@ -262,7 +265,7 @@ def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) ->
             wanted.setdefault(commit, set()).add(loc.rel)
     # Without a commit, was the path ever this repository's? (check-refs asks git the same way.)
     unversioned = sorted({rel for s in inside if not s.commit and not (loc := facts.located[s.path]).exists
-                          and (rel := loc.rel) and "\n" not in rel})
+                          and (rel := loc.rel) and not rel.startswith("\n")})   # (the log's records begin so)
     in_history = dict.fromkeys(unversioned, False)
     if unversioned and facts.head:
         in_history.update(dict.fromkeys(gitio.paths_in_history(facts.root, unversioned), True))
