@@ -127,3 +127,26 @@ def test_mcp_validate_tool_over_stdio(tmp_path: Path) -> None:
         assert [(r["verdict"], r["reason"], r["current"]) for r in results] == [("excluded", "ignored", None)] * 3
     finally:
         wire.close()
+
+
+def test_search_and_context_hide_a_file_that_became_ignored(tmp_path: Path) -> None:
+    # Indexed while tracked; then untracked and ignored (`git rm --cached` and a .gitignore): its
+    # working-tree text (a new key) is never shown by a validated search or a context pack (the
+    # overlay drops the untracked file's hits; any that came back would be excluded, ignored).
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"app.py": "def main():\n    return 1\n", "secrets/keys.py": KEYS})
+    index = Index(repo.root, tmp_path / "index", embedder="fake-bow-64")
+    index.build()
+    repo.git("rm", "-q", "--cached", "secrets/keys.py")
+    repo.write(".gitignore", "secrets/\n")             # not committed, the index not rebuilt
+    repo.write("secrets/keys.py", KEYS.replace(SECRET, "NEWKEY-91c2"))
+    hits = index.search("get_api_key", k=5)
+    mine = [h for h in hits if h.path == "secrets/keys.py"]
+    assert all((h.verdict, h.reason, h.current) == ("excluded", "ignored", None) for h in mine)
+    assert not any("NEWKEY-91c2" in json.dumps(h.to_json()) for h in hits)
+    pack = index.context("get_api_key api key", k=5)
+    assert "NEWKEY-91c2" not in pack.markdown
+    out = subprocess.run([sys.executable, "-m", "codevouch", "search", "get_api_key", "--json", "--repo",
+                          str(repo.root), "--index", str(tmp_path / "index")], capture_output=True, text=True,
+                         env={**os.environ}, check=False)
+    assert "NEWKEY-91c2" not in out.stdout
