@@ -1,6 +1,6 @@
 """The verdict for one snippet: a pure function over the gathered facts (no I/O here).
 
-Order (see DESIGN.md): path inside the repository -> exclusion rules -> file exists ->
+Order (see DESIGN.md): path inside the repository -> ignored by git -> exclusion rules -> file exists ->
 version check (HEAD and clean) -> content check (blob ids) -> chunk text found in the
 current file -> symbol found -> symbol gone. The path check comes before the exclusion
 rules so that nothing about an outside path (not even its first lines, which generated-code

@@ -150,3 +150,13 @@ def test_search_and_context_hide_a_file_that_became_ignored(tmp_path: Path) -> N
                           str(repo.root), "--index", str(tmp_path / "index")], capture_output=True, text=True,
                          env={**os.environ}, check=False)
     assert "NEWKEY-91c2" not in out.stdout
+
+
+def test_a_fifo_gitignore_blocks_nothing_and_keeps_tracked_code(repo: Repo) -> None:
+    head = repo.commit("app", **{"app.py": "def main():\n    return 1\n"})
+    os.mkfifo(repo.root / ".gitignore")              # git check-ignore would block on it for ever
+    repo.write("local.py", "TOKEN = 1\n")
+    results = validate(repo.root, [{"path": "app.py", "commit": head, "text": "def main():"},
+                                   {"path": "local.py", "text": "TOKEN = 1"}])
+    assert [(r.verdict, r.reason) for r in results] == [("usable", "same-commit"), ("excluded", "ignored")]
+    assert results[1].current is None and "not a regular file" in results[1].detail

@@ -15,7 +15,10 @@ not ignored.
 
 `check-ignore` opens every ignore file it reads with a blocking open: a FIFO as a `.gitignore`,
 `info/exclude` or the global excludes file would hang it for ever. Those files are checked first
-(a stat each); when one is not a regular file, git is not asked and every path is `unknown`.
+(a stat each); when one is not a regular file, git is not asked about the paths it would
+apply to (those under that directory; every path, for `info/exclude` or the global file): a
+tracked one among them is not ignored (`ls-files --cached`, which opens no ignore file), the
+others are `unknown`.
 When none of them holds a pattern (no `.gitignore` on the way, the default `info/exclude` of
 comments only, no global file), nothing can be ignored and no process is started.
 """
@@ -28,11 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codevouch.errors import GitError
+from codevouch.worktree.git._process import zsplit
 from codevouch.worktree.git.filters import excludes_file
 from codevouch.worktree.git.runner import Pending, run
 
 # Extra check-ignore processes after a failed batch (halves, then quarters ...).
 MAX_RETRIES = 16
+# Paths under an ignore file git cannot open that are looked up in the index (on one command line).
+MAX_TRACKED_ASKED = 1000
 _ARGS = ("check-ignore", "--stdin", "-z", "-v")
 # Each path is given as `:(top)<path>`: check-ignore takes pathspec magic (a name starting with
 # `:` would be read as magic) but no `--literal-pathspecs`; the long form's rest is the path.
@@ -55,27 +61,45 @@ class PendingIgnored:
 
     def __init__(self, root: Path, paths: Iterable[str]) -> None:
         self._root = root
-        wanted = sorted(set(paths))
-        self._probes = _probes(root, wanted)
-        asked = sorted(set(self._probes.values()))
-        self._unsafe, rules = _sources(root, set(asked)) if asked else (None, False)
-        self._pending = Pending(root, *_ARGS, stdin=_feed(asked), ok_codes=(0, 1)) \
-            if rules and self._unsafe is None else None
-        self._asked = asked
+        self._probes = _probes(root, sorted(set(paths)))
+        probes = set(self._probes.values())
+        unsafe, rules = _sources(root, probes) if probes else ({}, False)
+        # Probes under a .gitignore git must not open are not asked (every other one is).
+        self._unsafe = {probe: why for probe in probes if (why := _under(probe, unsafe)) is not None}
+        self._asked = sorted(probes - set(self._unsafe))
+        self._pending = Pending(root, *_ARGS, stdin=_feed(self._asked), ok_codes=(0, 1)) \
+            if rules and self._asked else None
+        # Tracked ones are never ignored, and `ls-files --cached` opens no ignore file.
+        self._tracked = Pending(root, "--literal-pathspecs", "ls-files", "-z", "--cached", "--",
+                                *sorted(self._unsafe)[:MAX_TRACKED_ASKED]) if self._unsafe else None
 
     def result(self) -> Ignored:
-        if self._unsafe is not None:
-            return Ignored({}, dict.fromkeys(self._probes, self._unsafe))
-        if self._pending is None:
-            return Ignored()
-        try:
-            found: dict[str, str] = _parse(self._pending.result())
-            failed: dict[str, str] = {}
-        except GitError:
-            found, failed = _retry(self._root, self._asked, [MAX_RETRIES])
+        found: dict[str, str] = {}
+        failed: dict[str, str] = dict(self._unsafe)
+        if self._tracked is not None:
+            try:
+                for path in zsplit(self._tracked.result()):
+                    failed.pop(path, None)
+            except GitError:
+                pass
+        if self._pending is not None:
+            try:
+                found = _parse(self._pending.result())
+            except GitError:
+                found, more = _retry(self._root, self._asked, [MAX_RETRIES])
+                failed.update(more)
         found_rules = {path: found[probe] for path, probe in self._probes.items() if probe in found}
         unknown = {path: failed[probe] for path, probe in self._probes.items() if probe in failed}
         return Ignored(found_rules, unknown)
+
+
+def _under(probe: str, unsafe: Mapping[str, str]) -> str | None:
+    """Why `probe` cannot be asked about: an unsafe ignore file of the whole repository ("*" in
+    `unsafe`), or the `.gitignore` of a directory it lies in; else None."""
+    if "*" in unsafe:
+        return unsafe["*"]
+    parts = probe.split("/")[:-1]
+    return next((unsafe[d] for n in range(len(parts) + 1) if (d := "/".join(parts[:n])) in unsafe), None)
 
 
 def ignored(root: Path, paths: Iterable[str]) -> Ignored:
@@ -144,11 +168,12 @@ def _probes(root: Path, paths: list[str]) -> dict[str, str]:
     return probes
 
 
-def _sources(root: Path, probes: set[str]) -> tuple[str | None, bool]:
-    """(why git must not be asked, else None; whether any ignore rule could apply at all).
+def _sources(root: Path, probes: set[str]) -> tuple[dict[str, str], bool]:
+    """(why git must not be asked, by directory whose `.gitignore` it is ("" the root), or "*" for
+    the whole repository; whether any ignore rule could apply at all).
 
     Git must not be asked when an ignore file it would open (the `.gitignore` of each directory
-    down to each probe, `info/exclude`, the global excludes file) is not a regular file: a FIFO
+    down to a probe, `info/exclude`, the global excludes file) is not a regular file: a FIFO
     blocks the open. No rule can apply when none of them exists or holds a pattern; then no
     process is needed (a file or two stat'ed instead, the repository's config read once)."""
     dirs = {""}
@@ -160,13 +185,15 @@ def _sources(root: Path, probes: set[str]) -> tuple[str | None, bool]:
     followed = [os.path.join(git_dir, "info", "exclude")] if git_dir is not None else []
     followed += [os.path.join(root, excludes)] if excludes is not None else []
     rules = git_dir is None or excludes is None       # unknown: ask
-    for path in [os.path.join(root, d, ".gitignore") for d in sorted(dirs)]:
+    unsafe: dict[str, str] = {}
+    for d in sorted(dirs):
+        path = os.path.join(root, d, ".gitignore")
         try:
             mode = os.lstat(path).st_mode
         except OSError:
             continue
         if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):     # git skips a symlinked .gitignore
-            return _unsafe(root, path), True
+            unsafe[d] = _unsafe(root, path)
         rules = rules or stat.S_ISREG(mode)
     for path in followed:
         try:
@@ -174,9 +201,9 @@ def _sources(root: Path, probes: set[str]) -> tuple[str | None, bool]:
         except OSError:
             continue
         if not stat.S_ISREG(mode):
-            return _unsafe(root, path), True
+            unsafe["*"] = _unsafe(root, path)
         rules = rules or _has_patterns(path)
-    return None, rules
+    return unsafe, rules
 
 
 def _unsafe(root: Path, path: str) -> str:

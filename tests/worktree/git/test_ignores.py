@@ -68,10 +68,11 @@ def test_an_uninitialised_submodule_path_is_answered_by_halves(repo: Repo, tmp_p
 def test_a_fifo_ignore_file_is_never_opened(repo: Repo) -> None:
     repo.commit_files({"a.py": "x = 1\n"})
     os.mkfifo(repo.root / ".gitignore")
+    (repo.root / "b.py").write_text("y = 1\n")
     before = _process.PROCESSES["check-ignore"]
-    got = ignored(repo.root, ["a.py"])       # git would block on the FIFO for ever
+    got = ignored(repo.root, ["a.py", "b.py"])       # git would block on the FIFO for ever
     assert _process.PROCESSES["check-ignore"] == before
-    assert "a.py" in got.unknown and ".gitignore is not a regular file" in got.unknown["a.py"]
+    assert set(got.unknown) == {"b.py"} and ".gitignore is not a regular file" in got.unknown["b.py"]
 
 
 def test_no_rules_no_process(repo: Repo) -> None:
@@ -82,3 +83,13 @@ def test_no_rules_no_process(repo: Repo) -> None:
     repo.write(".gitignore", "*.log\n")
     assert set(ignored(repo.root, ["a.py", "b.log"]).rules) == {"b.log"}
     assert _process.PROCESSES["check-ignore"] == before + 1
+
+
+def test_a_fifo_gitignore_in_a_directory_spares_the_rest(repo: Repo) -> None:
+    repo.commit_files({".gitignore": "*.log\n", "a.py": "x = 1\n", "deep/b.py": "y = 1\n"})
+    os.mkfifo(repo.root / "deep" / ".gitignore")
+    (repo.root / "deep" / "new.py").write_text("z = 1\n")
+    got = ignored(repo.root, ["deep/b.py", "deep/new.py", "c.log", "a.py"])
+    # deep/b.py is tracked (the index says so without opening the FIFO): never ignored.
+    assert set(got.rules) == {"c.log"} and set(got.unknown) == {"deep/new.py"}
+    assert "deep/.gitignore" in got.unknown["deep/new.py"]
