@@ -89,7 +89,7 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
     located = {s.path: locator.locate(s.path) for s in snippets}
     # Which files git ignores, asked before any is read: an ignored file (.env, keys, local
     # settings) is never read, hashed or shown (decide: excluded, `ignored`).
-    asking = gitio.PendingIgnored(root, _readable(located.values()))
+    asking = gitio.PendingIgnored(root, _untracked_maybe(root, known, _readable(located.values())))
     commits = reading.result()
     ignored = _ignored(located, asking.result())
     inside = _inside(snippets, located, ignored)
@@ -123,6 +123,17 @@ def _readable(located: Iterable[Located]) -> list[str]:
     """The repo-relative paths that reading these snippets' files would open: each existing
     file's path as given and where its symlinks lead (either may be what git ignores)."""
     return sorted({p for loc in located if loc.inside and loc.exists for p in (loc.rel, loc.real) if p})
+
+
+def _untracked_maybe(root: Path, known: Known | None, paths: list[str]) -> list[str]:
+    """`paths` but those provably tracked (never ignored: git's rule), which need no asking: in
+    HEAD's tree as this process keeps it (a search's later calls) and unchanged by the caller's
+    status (a file removed from the index is changed there). No I/O."""
+    tree = gitio.kept_tree(root, known.head) if known and known.head and known.status is not None else None
+    if tree is None or known is None or known.status is None:
+        return paths
+    changed = known.status.changed
+    return [p for p in paths if p not in tree or p in changed]
 
 
 def _ignored(located: Mapping[str, Located], answer: gitio.Ignored) -> dict[str, str]:

@@ -160,3 +160,21 @@ def test_a_fifo_gitignore_blocks_nothing_and_keeps_tracked_code(repo: Repo) -> N
                                    {"path": "local.py", "text": "TOKEN = 1"}])
     assert [(r.verdict, r.reason) for r in results] == [("usable", "same-commit"), ("excluded", "ignored")]
     assert results[1].current is None and "not a regular file" in results[1].detail
+
+
+def test_a_search_of_tracked_hits_asks_git_nothing_about_ignores(tmp_path: Path) -> None:
+    # The kept HEAD tree and the search's status prove the hits tracked: no check-ignore.
+    from codevouch.worktree.git import _process
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({".gitignore": "*.log\n", "app.py": "def main():\n    return 1\n"})
+    index = Index(repo.root, tmp_path / "index", embedder="fake-bow-64")
+    index.build()
+    index.search("main", k=3)
+    before = _process.PROCESSES["check-ignore"]
+    hits = index.search("main", k=3)
+    assert hits and {h.verdict for h in hits} == {"usable"}
+    assert _process.PROCESSES["check-ignore"] == before
+    repo.write("app.py", "def main():\n    return 2\n")      # changed: asked again (and not ignored)
+    hits = index.search("main", k=3)
+    assert _process.PROCESSES["check-ignore"] == before + 1 and "app.py" in {h.path for h in hits}
