@@ -34,6 +34,7 @@ from codevouch.errors import GitError
 from codevouch.worktree.git._process import zsplit
 from codevouch.worktree.git.filters import excludes_file
 from codevouch.worktree.git.runner import Pending, run
+from codevouch.worktree.safe_read import read_file
 
 # Extra check-ignore processes after a failed batch (halves, then quarters ...).
 MAX_RETRIES = 16
@@ -219,16 +220,9 @@ _PATTERN_SNIFF = 1 << 16
 def _has_patterns(path: str) -> bool:
     """Whether an ignore file holds a line that is not blank or a comment (git's default
     info/exclude holds only comments)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            data = os.read(fd, _PATTERN_SNIFF + 1)
-        finally:
-            os.close(fd)
-    except OSError:
-        return True
-    if len(data) > _PATTERN_SNIFF:
-        return True
+    data = read_file(path, _PATTERN_SNIFF, follow=True)
+    if not isinstance(data, bytes):
+        return True      # too large to sniff, or changed under us: git decides
     return any(line.strip() and not line.lstrip().startswith(b"#") for line in data.split(b"\n"))
 
 
@@ -248,14 +242,7 @@ def _git_dir(root: Path) -> str | None:
 
 
 def _first_line(path: str) -> str | None:
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            data = os.read(fd, 4096)
-        finally:
-            os.close(fd)
-    except OSError:
+    data = read_file(path, 4096, follow=True)
+    if not isinstance(data, bytes):
         return None
     return data.split(b"\n", 1)[0].decode("utf-8", "surrogateescape").strip() or None
