@@ -17,6 +17,7 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from codevouch.refs.worktree import Definitions, WorkTree, module_of
 from codevouch.syntax.lines import split_lines
 from codevouch.syntax.packages import qualifies
 from codevouch.validator import symbols
+from codevouch.validator.text import line_count
 from codevouch.worktree import gitio
 from codevouch.worktree.changes import untracked_copies
 from codevouch.worktree.paths import locate
@@ -51,9 +53,21 @@ def check_refs(repo: Path | str, text: str) -> RefReport:
     if len(extracted.refs) > cap:
         raise InputError(f"the text cites {len(extracted.refs)} references, over the cap of {cap} "
                          "(CODEVOUCH_MAX_REFERENCES); check it in parts, or raise the cap.")
+    tree.ignored = _ignored(tree.root, extracted.refs)
     checker = _Checker(tree, extracted)
     results = tuple(checker.check(ref) for ref in extracted.refs)
     return RefReport(results, checker.skipped())
+
+
+def _ignored(root: Path, refs: Iterable[Reference]) -> dict[str, str]:
+    """Repo-relative path -> the git ignore rule that matches it, for every file the references
+    name (under its own path or where its symlinks lead): one `git check-ignore` for all, asked
+    before any file is read. Such a file is never read (path-ignored)."""
+    located = [locate(root, path) for ref in refs for path in (ref.path, ref.wide) if path is not None]
+    asked = {loc.rel: loc for loc in located if loc.inside and loc.exists and loc.rel}
+    answer = gitio.ignored(root, sorted({p for loc in asked.values() for p in (loc.rel, loc.real) if p}))
+    return {rel: why for rel, loc in asked.items()
+            if (why := answer.why(rel) or answer.why(loc.real or "")) is not None}
 
 
 def _cite(path: str, span: tuple[int, int] | None = None) -> str:
@@ -90,12 +104,21 @@ class _Checker:
 
     def check(self, ref: Reference) -> RefResult:
         if ref.kind == "path":
-            return self._path(ref)
+            return self._path(self._widened(ref))
         if ref.kind == "import":
             return self._import(ref)
         return self._symbol(ref)
 
     # -- paths --------------------------------------------------------------------------
+    def _widened(self, ref: Reference) -> Reference:
+        """The reference read with its wider name (`space file.py` for `file.py`) when a file
+        by that name is there, in the working tree or added by the patch."""
+        if ref.wide is None:
+            return ref
+        loc = locate(self.tree.root, ref.wide)
+        there = loc.inside and loc.rel is not None and (loc.exists or loc.what is not None or loc.rel in self.added)
+        return replace(ref, path=ref.wide, wide=None) if there else replace(ref, wide=None)
+
     def _path(self, ref: Reference) -> RefResult:
         assert ref.path is not None
         loc = locate(self.tree.root, ref.path)
@@ -104,6 +127,10 @@ class _Checker:
         rel = loc.rel
         if rel in self.added:
             return RefResult(ref, "added-by-patch", f"{rel} is added by the patch itself.")
+        ignored = self.tree.ignored.get(rel)
+        if ignored is not None:
+            return RefResult(ref, "path-ignored", f"{rel} is ignored by git ({ignored}); an ignored file is "
+                                                  "never read, so it was not checked.")
         if loc.exists:
             return self._lines(ref, rel, "path-exists")
         stored = self.tree.stored_form(rel)
@@ -129,7 +156,7 @@ class _Checker:
         if text is None:
             return RefResult(ref, "path-unreadable", f"{rel} exists but could not be read; its lines "
                              f"L{ref.start}-L{ref.end or ref.start} were not checked.", found=rel)
-        count = len(split_lines(text.removesuffix("\n")))
+        count = line_count(text)
         end = ref.end or ref.start
         if ref.start > count or end > count or ref.start < 1 or end < ref.start:
             return RefResult(ref, "lines-past-end",
@@ -302,7 +329,7 @@ class _Checker:
         when the claimed file is not there (its own path reference reports that)."""
         assert ref.path is not None
         loc = locate(self.tree.root, ref.path)
-        if not loc.inside or not loc.exists or loc.rel is None:
+        if not loc.inside or not loc.exists or loc.rel is None or loc.rel in self.tree.ignored:
             return None
         spans = [span for q, found in self.tree.defs(loc.rel).items()
                  if _is(q, name) for span in found]

@@ -80,9 +80,13 @@ class Reference:
     module: str | None = None
     base: str | None = None
     source: str = "bare"
+    # A wider reading of `path`: the whole backticked span, or the whole word, around a path
+    # that a character the pattern stops at cut short (`space file.py`, `a=b.py`, `x,y.py`).
+    # check-refs uses it when such a file exists, else `path`.
+    wide: str | None = None
 
     def key(self) -> tuple[object, ...]:
-        return (self.kind, self.path, self.start, self.end, self.symbol, self.module, self.base)
+        return (self.kind, self.path, self.start, self.end, self.symbol, self.module, self.base, self.wide)
 
 
 @dataclass(frozen=True)
@@ -195,15 +199,56 @@ def _paths(line: str, n: int, code: bool) -> list[Reference]:
         at = int(m.group("line"))
         found.append(Reference("path", m.group(0), n, path=m.group("path"), start=at, end=at, source="traceback"))
     clean = _TRACEBACK.sub(lambda m: " " * len(m.group(0)), clean)
+    spans = [(b.start(1), b.end(1)) for b in _BACKTICK.finditer(clean)]
+    placed: list[tuple[int, Reference]] = []
     for m in _PATH.finditer(clean):
         if not _accepted(m, code):
             continue
         first, last = _anchor(m, clean)
         start = int(first) if first else None
         end = int(last) if last else start
-        found.append(Reference("path", m.group(0), n, path=m.group("path"), start=start, end=end,
-                               source="anchor" if first else "bare"))
-    return found
+        placed.append((m.start(), Reference("path", m.group(0), n, path=m.group("path"), start=start, end=end,
+                                            source="anchor" if first else "bare", wide=_wide(clean, m, spans))))
+    taken = [at for at, _ in placed]
+    placed += [(b0, ref) for b0, b1 in spans if (ref := _loose(clean[b0:b1], n)) is not None
+               and not any(b0 <= at < b1 for at in taken)]
+    return found + [ref for _, ref in sorted(placed, key=lambda p: p[0])]
+
+
+# Characters a word is not cut at when reading a path around a shorter match (`a=b.py`): what
+# the pattern stops at, but a file name may hold. Opening quotes and brackets are dropped.
+_OPENERS = "(\"'<[{"
+
+
+def _wide(line: str, m: re.Match[str], spans: list[tuple[int, int]]) -> str | None:
+    """The whole name around the path `m` found, when the pattern stopped short of it: inside a
+    backticked span that holds only the path (and its anchor), all of the span before it, spaces
+    included; elsewhere the rest of the word before it. None when there is nothing more."""
+    at = m.start("path")
+    inside = next(((b0, b1) for b0, b1 in spans if b0 <= at < b1), None)
+    if inside is not None and m.end() == inside[1]:
+        prefix = line[inside[0]:at]
+    else:
+        word = at
+        while word > 0 and not line[word - 1].isspace() and line[word - 1] != "`":
+            word -= 1
+        prefix = line[word:at].lstrip(_OPENERS)
+    return prefix + m.group("path") if prefix.strip() else None
+
+
+# A backticked span that is a file name the path pattern cannot read at all (`[x].py`,
+# `100%.py`, `a~1.py`), with a known file extension and an optional anchor.
+_LOOSE = re.compile(r"(?P<path>[^`\s/][^`]*?\.(?P<ext>[A-Za-z][A-Za-z0-9]{0,9}))(?:#L(?P<h1>\d+)(?:-L?(?P<h2>\d+))?)?")
+
+
+def _loose(span: str, n: int) -> Reference | None:
+    m = _LOOSE.fullmatch(span)
+    if m is None or m.group("ext").lower() not in _FILE_EXTENSIONS or _is_version(m.group("path")):
+        return None
+    start = int(m.group("h1")) if m.group("h1") else None
+    end = int(m.group("h2")) if m.group("h2") else start
+    return Reference("path", f"`{span}`", n, path=m.group("path"), start=start, end=end,
+                     source="anchor" if start else "backtick")
 
 
 def _anchor(m: re.Match[str], line: str) -> tuple[str | None, str | None]:

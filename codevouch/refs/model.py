@@ -40,6 +40,8 @@ REASONS: dict[str, tuple[str, str]] = {
     "name-missing": ("missing", "the module exists but neither defines nor imports the name"),
     "symbol-unknown": ("unknown", "defined and mentioned nowhere in this repository or its history: "
                                   "a name from elsewhere, or invented"),
+    "path-ignored": ("refused", "the file is ignored by git (`.gitignore`, `.git/info/exclude`, "
+                                "`core.excludesFile`) and not tracked; nothing was read"),
     "outside-repo": ("refused", "the path leaves the repository; nothing was read"),
 }
 

@@ -27,6 +27,8 @@ class WorkTree:
         self._texts: dict[str, str | None] = {}
         self._too_large: dict[str, TooLarge] = {}
         self._defs: dict[tuple[str | None, str], Definitions] = {}
+        # Files git ignores (rel -> the rule), found before any is read: never read here.
+        self.ignored: dict[str, str] = {}
 
     @cached_property
     def files(self) -> list[str]:
@@ -81,7 +83,8 @@ class WorkTree:
         if rel not in self._texts:
             loc = locate(self.root, rel)
             found = read_text(self.root, loc.real, self.max_file_bytes) \
-                if loc.inside and loc.exists and loc.real else None
+                if loc.inside and loc.exists and loc.real and rel not in self.ignored \
+                and loc.real not in self.ignored else None
             if isinstance(found, TooLarge):
                 self._too_large[rel], found = found, None
             self._texts[rel] = found

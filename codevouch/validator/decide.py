@@ -1,6 +1,6 @@
 """The verdict for one snippet: a pure function over the gathered facts (no I/O here).
 
-Order (see DESIGN.md): path inside the repository -> exclusion rules -> file exists ->
+Order (see DESIGN.md): path inside the repository -> ignored by git -> exclusion rules -> file exists ->
 version check (HEAD and clean) -> content check (blob ids) -> chunk text found in the
 current file -> symbol found -> symbol gone. The path check comes before the exclusion
 rules so that nothing about an outside path (not even its first lines, which generated-code
@@ -28,6 +28,11 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
     if not loc.inside:
         return Decision("outside-repo", f"Not checked: {loc.problem}, so nothing was read.")
     assert loc.rel is not None and loc.real is not None
+    ignored = facts.ignored.get(s.path) if facts.ignored else None
+    if ignored is not None:
+        # Before the exclusion rules, which would read the file's first lines for markers.
+        return Decision("ignored", f"{loc.rel} is ignored by git ({ignored}); an ignored file (local "
+                                   "settings, keys, build output) is never read, so nothing was checked or shown.")
     work = facts.files.get(loc.real) if loc.exists else None
     found = facts.classification(loc)
     if found.excluded:
@@ -42,7 +47,8 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
                                          "read, so the snippet cannot be checked against it.")
         return _missing(s, loc, facts)
     if not s.has_version:
-        return _unversioned(s, loc, work, facts)
+        decision = _unversioned(s, loc, work, facts)
+        return _unversioned_out_of_range(s, loc, facts, decision) or decision
     decision = _versioned(s, loc, work, facts, strict)
     decision = _out_of_range(s, loc, work, facts, strict, decision) or decision
     unrun = facts.unrun_filters.get(loc.rel)
@@ -77,16 +83,39 @@ def _out_of_range(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict
     hint = f"; the current {current.symbol} is at lines {current.start_line}-{current.end_line}" if current else ""
     return Decision("lines-out-of-range",
                     f"Lines {first}-{end} are past the end of {past.where} file {loc.rel} "
-                    f"({past.text.count(chr(10)) + (not past.text.endswith(chr(10)))} lines): "
+                    f"({line_count(past.text)} lines): "
                     f"nothing there to vouch for{hint}.", current)
 
 
 def _found_through(facts: Facts, text: str, real: str, last: int) -> bool:
     """Whether the text was found (already: no search here) as whole lines ending at or past line
-    `last`: then the file has that many lines (hits number lines as line_count does), no count
-    needed."""
+    `last`: then the file has that many lines, no count needed. A text ending in "\n" ends in an
+    empty line, which may be the empty string after the file's final newline (no line at all):
+    its hits prove one line less."""
     found = facts.caches.hits.get((text, real))
-    return found is not None and any(end >= last for _, end in found[0])
+    proven = text.endswith("\n")
+    return found is not None and any(end - proven >= last for _, end in found[0])
+
+
+def _unversioned_out_of_range(s: Snippet, loc: Located, facts: Facts, decided: Decision) -> Decision | None:
+    """lines-out-of-range, in place of text-found or no-version-metadata: without a commit or blob
+    id the working-tree file is the snippet's only version, so lines past its end are past the
+    end of its version, even where its text is found elsewhere in the file (`current` then
+    points there)."""
+    if s.start_line is None and s.end_line is None or decided.reason not in ("text-found", "no-version-metadata"):
+        return None
+    assert loc.real is not None
+    total = facts.line_total(loc.real)
+    first, end = s.start_line or s.end_line, s.end_line or s.start_line
+    if max(first or 0, end or 0) <= total:
+        return None
+    found = decided.current
+    hint = "" if found is None else f"; its text is at lines {found.start_line}-{found.end_line}" \
+        if decided.reason == "text-found" else f"; the current {found.symbol} is at lines {found.start_line}-{found.end_line}"
+    return Decision("lines-out-of-range",
+                    f"Lines {first}-{end} are past the end of the working-tree file {loc.rel} ({total} lines), "
+                    f"the snippet's only version (it has no commit or blob id): nothing there to vouch "
+                    f"for{hint}.", found)
 
 
 @dataclass(frozen=True)

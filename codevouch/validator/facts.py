@@ -14,7 +14,7 @@ answers worked out from it); decisions are made afterwards, without I/O, in deci
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -87,11 +87,15 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
     root = known.root if known else started.root.result() if started.root else gitio.repo_root(repo)
     locator = Locator(root)
     located = {s.path: locator.locate(s.path) for s in snippets}
-    inside = [s for s in snippets if located[s.path].inside]
+    # Which files git ignores, asked before any is read: an ignored file (.env, keys, local
+    # settings) is never read, hashed or shown (decide: excluded, `ignored`).
+    asking = gitio.PendingIgnored(root, _untracked_maybe(root, known, _readable(located.values())))
     commits = reading.result()
+    ignored = _ignored(located, asking.result())
+    inside = _inside(snippets, located, ignored)
     trees = _start_blob_lookups(root, commits, located, inside, keep=known.head if known else None)
     rules = (known.rules_of if known else load_worktree_rules)(root)
-    texts, too_large = _read_files(root, located, rules.max_file_bytes)
+    texts, too_large = _read_files(root, located, rules.max_file_bytes, ignored)
     # Where each snippet's text is in its file: needed for nearly every verdict, and done
     # while git works: while it still lists the status (a clean tree), else while it hashes
     # the changed files and reads their old versions (started as soon as the status is in).
@@ -104,8 +108,8 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
         assert known is not None and known.status is not None
         worktree = gitio.WorktreeStatus(known.status.changed, frozenset())
     facts = _objects(root, commits, trees, located, inside, worktree, texts, rules)
-    if too_large:
-        facts = replace(facts, too_large=too_large)
+    if too_large or ignored:
+        facts = replace(facts, too_large=too_large, ignored=ignored)
     facts.caches.hits.update(hits)
     facts = _trace_renames(facts, inside, locator)
     hashing = _start_hashing(facts, inside, locator, strict, known.hashes if known else {})
@@ -113,6 +117,40 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
         facts.hits(text, real)
     facts, early = _finish_hashing(facts, hashing)
     return _read_old_blobs(facts, inside, strict, early)
+
+
+def _readable(located: Iterable[Located]) -> list[str]:
+    """The repo-relative paths that reading these snippets' files would open: each existing
+    file's path as given and where its symlinks lead (either may be what git ignores)."""
+    return sorted({p for loc in located if loc.inside and loc.exists for p in (loc.rel, loc.real) if p})
+
+
+def _untracked_maybe(root: Path, known: Known | None, paths: list[str]) -> list[str]:
+    """`paths` but those provably tracked (never ignored: git's rule), which need no asking: in
+    HEAD's tree as this process keeps it (a search's later calls) and unchanged by the caller's
+    status (a file removed from the index is changed there). No I/O."""
+    tree = gitio.kept_tree(root, known.head) if known and known.head and known.status is not None else None
+    if tree is None or known is None or known.status is None:
+        return paths
+    changed = known.status.changed
+    return [p for p in paths if p not in tree or p in changed]
+
+
+def _ignored(located: Mapping[str, Located], answer: gitio.Ignored) -> dict[str, str]:
+    """given path -> why git ignores it (the rule, or why git could not tell), for the snippets'
+    files that are ignored under their own name or where their symlinks lead."""
+    found = {}
+    for given, loc in located.items():
+        if loc.inside and loc.exists:
+            why = answer.why(loc.rel or "") or answer.why(loc.real or "")
+            if why is not None:
+                found[given] = why
+    return found
+
+
+def _inside(snippets: Sequence[Snippet], located: Mapping[str, Located], ignored: Mapping[str, str]) -> list[Snippet]:
+    """The snippets whose files may be read: inside the repository, and not ignored by git."""
+    return [s for s in snippets if located[s.path].inside and s.path not in ignored]
 
 
 # Commits referenced by at least this many snippets get their whole tree listed (one `ls-tree`,
@@ -138,13 +176,16 @@ def _start_blob_lookups(root: Path, commits: Mapping[str, tuple[str, str, str | 
     for s in inside:
         found = commits.get(s.commit) if s.commit else None
         rel = located[s.path].rel
-        if found and found[1] == "commit" and rel and "\n" not in rel:
+        if found and found[1] == "commit" and rel:
             by_commit.setdefault(found[0], set()).add(rel)
     kept = {commit: (frozenset(rels), tree) for commit, rels in by_commit.items()
             if (tree := gitio.kept_tree(root, commit)) is not None}
+    # A path with a newline cannot be asked as a `<commit>:<path>` line of `cat-file --batch-check`
+    # (lines end its input): its commit's tree is listed instead (`ls-tree -z` names any path).
     trees = {commit: (frozenset(rels), gitio.start_tree_blobs(root, commit))
              for commit, rels in by_commit.items()
-             if commit not in kept and (len(rels) >= TREE_LISTING_FROM or commit == keep)}
+             if commit not in kept and (len(rels) >= TREE_LISTING_FROM or commit == keep
+                                        or any("\n" in rel for rel in rels))}
     single = [f"{commit}:{rel}" for commit, rels in by_commit.items() if commit not in trees and commit not in kept
               for rel in sorted(rels)]
     return _Lookups(trees, single, kept, keep)
@@ -207,11 +248,12 @@ def _has_gitattributes(root: Path, rels: Sequence[str]) -> bool:
     return any(os.path.isfile(os.path.join(root, d, ".gitattributes")) for d in parents)
 
 
-def _read_files(root: Path, located: Mapping[str, Located],
-                limit: int) -> tuple[dict[str, str], dict[str, TooLarge]]:
-    """Every referenced file that lies inside the repository, read once; and those over the
-    size cap, not read."""
-    wanted = sorted({loc.real for loc in located.values() if loc.inside and loc.exists and loc.real})
+def _read_files(root: Path, located: Mapping[str, Located], limit: int,
+                ignored: Mapping[str, str]) -> tuple[dict[str, str], dict[str, TooLarge]]:
+    """Every referenced file that lies inside the repository and git does not ignore, read once;
+    and those over the size cap, not read."""
+    wanted = sorted({loc.real for given, loc in located.items()
+                     if loc.inside and loc.exists and loc.real and given not in ignored})
     texts: dict[str, str] = {}
     too_large: dict[str, TooLarge] = {}
     for real in wanted:
@@ -234,7 +276,7 @@ def _trace_renames(facts: Facts, inside: Sequence[Snippet], locator: Locator) ->
             wanted.setdefault(commit, set()).add(loc.rel)
     # Without a commit, was the path ever this repository's? (check-refs asks git the same way.)
     unversioned = sorted({rel for s in inside if not s.commit and not (loc := facts.located[s.path]).exists
-                          and (rel := loc.rel) and "\n" not in rel})
+                          and (rel := loc.rel) and not rel.startswith("\n")})   # (the log's records begin so)
     in_history = dict.fromkeys(unversioned, False)
     if unversioned and facts.head:
         in_history.update(dict.fromkeys(gitio.paths_in_history(facts.root, unversioned), True))

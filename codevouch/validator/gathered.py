@@ -85,6 +85,9 @@ class Facts:
     # Lost paths of snippets without a commit -> whether HEAD's history ever had them (one git
     # log for all, only for those: decide tells file-deleted from path-never-existed by it).
     in_history: Mapping[str, bool] = field(default_factory=dict)
+    # given path -> the git ignore rule that matches the file (or why git could not tell): never
+    # read, hashed or shown (decide: excluded, `ignored`).
+    ignored: Mapping[str, str] = field(default_factory=dict)
     # Answers worked out from these facts, once each per call (see FactCaches): not facts,
     # never compared, shared by the Facts that replace() derives from one another.
     caches: FactCaches = field(default_factory=FactCaches, compare=False, repr=False)

@@ -70,7 +70,8 @@ REASONS: dict[str, Reason] = {
                            "has no such object", "unknown blob"),
     "lines-out-of-range": Reason(_H, "line range outside the file",
                                  "the snippet's lines are past the end of its version of the file (or of the "
-                                 "working-tree file): there is nothing there to vouch for", "lines out of range"),
+                                 "working-tree file; without a commit or blob id, of the working-tree file even "
+                                 "when its text is elsewhere in it): there is nothing there to vouch for", "lines out of range"),
     "not-a-file": Reason(_H, "path is not a regular file",
                          "the path exists but is a directory, FIFO, socket, device or symlink loop, or is "
                          "unreadable; nothing was read", "not a file"),
@@ -89,6 +90,9 @@ REASONS: dict[str, Reason] = {
     "vendored": Reason(_E, "vendored code", "vendored third-party code by the repository's rules"),
     "backup": Reason(_E, "backup copy", "a backup or editor copy by the repository's rules"),
     "fixture": Reason(_E, "fixture data", "test fixture or snapshot data by the repository's rules"),
+    "ignored": Reason(_E, "ignored by git; not read",
+                      "the file is ignored by git's rules (`.gitignore`, `.git/info/exclude`, "
+                      "`core.excludesFile`) and not tracked; nothing was read"),
     "outside-repo": Reason(_E, "path outside the repository; not read",
                            "the path leaves the repository (`..`, absolute elsewhere, a symlink out, "
                            "inside `.git`, a NUL byte); nothing was read"),

@@ -16,7 +16,10 @@ def slice_lines(text: str, start: int, end: int) -> str:
 
 
 def line_count(text: str) -> int:
-    return text.count("\n") + 1
+    """The lines a file has, as editors and `wc -l` count them: the empty string after a final
+    "\n" is no line (split_lines lists it, and no chunk ever ends on it), an empty file has none,
+    and a last line without a "\n" counts."""
+    return text.count("\n") + (text != "" and not text.endswith("\n"))
 
 
 def find_lines(needle: str, hay: str) -> list[tuple[int, int]]:

@@ -49,6 +49,7 @@ from codevouch.worktree.git.history import (
     parent_commit,
     paths_in_history,
 )
+from codevouch.worktree.git.ignores import Ignored, PendingIgnored, ignored
 from codevouch.worktree.git.layout import config_values, git_dirs
 from codevouch.worktree.git.objects import (
     BlobReader,
@@ -117,6 +118,8 @@ __all__ = [
     "PendingHashes", "folder_attributes", "hash_context", "hash_worktree_files", "settled",
     "start_hash_worktree_files", "stat_key", "FOLDER", "NESTED_REPOSITORY", "SUBMODULE", "skip_reason",
     "symlink_blob",
+    # ignores
+    "Ignored", "PendingIgnored", "ignored",
     # history, grep, attributes
     "last_commit_mentioning", "last_commit_touching", "parent_commit", "paths_in_history", "grep_lines",
     "grep_words", "LINGUIST_ATTRIBUTES", "linguist_marks", "marks_of", "path_attributes", "unrun_filters",

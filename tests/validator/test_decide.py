@@ -86,6 +86,10 @@ CASES: dict[str, tuple[Snippet, Facts]] = {
     "vendored": (helper_snippet(None, path="vendor/orders.py"), facts({"vendor/orders.py": ORDERS})),
     "backup": (helper_snippet(None, path="orders.py.orig"), facts({"orders.py.orig": ORDERS})),
     "fixture": (helper_snippet(None, path="tests/fixtures/orders.py"), facts({"tests/fixtures/orders.py": ORDERS})),
+    # Even with the file's own text at HEAD and clean: git ignores it, so it is never looked at.
+    "ignored": (helper_snippet(HEAD, path=".env.py"),
+                facts({".env.py": ORDERS}, at={(HEAD, ".env.py"): B_NOW}, blobs={".env.py": B_NOW},
+                      ignored={".env.py": ".gitignore:1: .env*"})),
     "outside-repo": (helper_snippet(None, path="../orders.py"),
                      facts(outside={"../orders.py": "the path has '..' components"})),
     "unknown-blob": (helper_snippet(HEAD, blob_sha="9" * 40),

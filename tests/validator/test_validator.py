@@ -456,7 +456,9 @@ def test_ignored_file_is_not_same_commit(repo: Repo) -> None:
     repo.commit("ignore")
     repo.write("ignored.py", "x = 1\n")
     out = one(repo, {"path": "ignored.py", "commit": repo.head(), "text": "x = 2"})
-    assert out["verdict"] == "historical-only"
+    # Never vouched for; and since an ignored file is never read, it is excluded, not compared.
+    assert out["verdict"] != "usable"
+    assert (out["verdict"], out["reason"], out["current"]) == ("excluded", "ignored", None)
 
 
 def test_crlf_working_tree_hashes_like_git(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:

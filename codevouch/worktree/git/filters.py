@@ -23,6 +23,7 @@ class _Filters:
     files: tuple[tuple[str, tuple[int, int, int]], ...]   # the config files read, and their stat
     env: tuple[str, ...]                         # the config-bearing environment when read
     attributes: tuple[str, ...] = ()             # core.attributesFile, where the configuration names one
+    excludes: tuple[str, ...] = ()               # core.excludesFile, where the configuration names one
 
 
 _FILTERS: dict[str, _Filters] = {}
@@ -67,6 +68,7 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
         return ()
     names: set[str] = set()
     attributes: list[str] = []
+    excludes: list[str] = []
     files: dict[str, tuple[int, int, int]] = {}
     includes = False
     fields = out.decode("utf-8", "surrogateescape").split("\0")
@@ -79,6 +81,8 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
             includes = True
         if name.lower() == "core.attributesfile" and "\n" in entry:
             attributes.append(os.path.expanduser(entry.split("\n", 1)[1]))
+        if name.lower() == "core.excludesfile" and "\n" in entry:
+            excludes.append(os.path.expanduser(entry.split("\n", 1)[1]))
         if origin.startswith("file:"):
             path = origin[len("file:"):]
             full = path if os.path.isabs(path) else os.path.join(key, path)
@@ -92,7 +96,7 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
         files.setdefault(extra_file, _stat_key(extra_file))
     result = tuple(sorted(names))
     if not includes:
-        _FILTERS[key] = _Filters(result, tuple(files.items()), env, tuple(attributes))
+        _FILTERS[key] = _Filters(result, tuple(files.items()), env, tuple(attributes), tuple(excludes))
     return result
 
 
@@ -107,3 +111,17 @@ def filter_overrides(repo: Path | str) -> tuple[str, ...]:
         for setting in ("clean=", "smudge=", "process=", "required=false"):
             args += ["-c", f"filter.{name}.{setting}"]
     return tuple(args)
+
+
+def excludes_file(repo: Path | str) -> str | None:
+    """The global ignore file git reads in `repo`: core.excludesFile (the last value wins, as in
+    git), else `$XDG_CONFIG_HOME/git/ignore`; None when the configuration could not be kept
+    (includes: see filter_names), so it is not known without asking git."""
+    filter_names(repo)
+    config = _FILTERS.get(os.path.abspath(str(repo)))
+    if config is None:
+        return None
+    if config.excludes:
+        return config.excludes[-1]
+    home = os.environ.get("HOME") or "/"
+    return os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git", "ignore")
