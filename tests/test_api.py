@@ -91,7 +91,7 @@ def test_a_hit_validates_as_its_json_does(repo: Repo, index_dir: Path) -> None:
     repo.write("shop/cancel.py", "# moved down\n" + SHOP["shop/cancel.py"])
     repo.remove("shop/refund.py")
     # The index's hits (the overlay would replace the changed files' ones), then the overlay's.
-    for overlay, reasons in ((False, {"chunk-moved", "file-deleted", "same-commit"}), (True, {"same-commit"})):
+    for overlay, reasons in ((False, {"chunk-moved", "file-deleted", "same-commit"}), (True, {"same-commit", "same-worktree"})):
         raw = idx.search("cancel order", k=10, validate=False, overlay=overlay)
         checked = idx.search("cancel order", k=10, overlay=overlay)
         as_json = idx.validate([h.snippet() for h in raw])

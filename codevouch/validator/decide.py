@@ -52,7 +52,7 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
     decision = _versioned(s, loc, work, facts, strict)
     decision = _out_of_range(s, loc, work, facts, strict, decision) or decision
     unrun = facts.unrun_filters.get(loc.rel)
-    if unrun is not None and decision.reason not in ("same-commit", "same-content"):
+    if unrun is not None and decision.reason not in ("same-commit", "same-worktree", "same-content"):
         # The working-tree hash was taken without the repository's filter, so "changed" may only
         # mean "not filtered": say so rather than run the repository's program.
         decision = replace(decision, detail=(
@@ -289,7 +289,8 @@ def _unchanged(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
     at_head = commit is not None and commit == facts.head
     # Cut from the working tree at query time (the overlay): no older version to speak of.
     worktree = s.origin == "uncommitted" and not s.commit
-    reason = "same-commit" if at_head or worktree else "same-content"
+    # Cut from the working tree: not "same-commit", which says the index holds it at HEAD.
+    reason = "same-worktree" if worktree else "same-commit" if at_head else "same-content"
     basis = ("Indexed at HEAD and the file is unchanged in the working tree"
              if at_head and fast_path(s, facts, strict) else
              "Cut from the working tree, and the file is unchanged since" if worktree else
@@ -337,9 +338,15 @@ def _text_kept(s: Snippet, loc: Located, facts: Facts, current: Current) -> Deci
         return _renamed_around(s, loc, current)
     same_place = s.start_line == current.start_line
     return Decision("chunk-moved",
-                    "The file changed since it was indexed, but the chunk's text is unchanged "
+                    f"The file changed since {_since(s)}, but the chunk's text is unchanged "
                     + ("at the same lines." if same_place else
                        f"and now at lines {current.start_line}-{current.end_line}."), current)
+
+
+def _since(s: Snippet) -> str:
+    """When the snippet's version was taken, in words: an overlay hit was never indexed."""
+    return "the snippet was cut from the working tree" if s.origin == "uncommitted" and not s.commit \
+        else "it was indexed"
 
 
 def _changed(s: Snippet, loc: Located, work: WorkFile, facts: Facts, nothing_to_compare: bool) -> Decision:
@@ -355,7 +362,7 @@ def _changed(s: Snippet, loc: Located, work: WorkFile, facts: Facts, nothing_to_
                         f"snippet has no blob id or text to check{hint}.", current)
     if current is not None:
         return Decision("content-changed",
-                        f"The code changed since it was indexed; the current {current.symbol} is at lines "
+                        f"The code changed since {_since(s)}; the current {current.symbol} is at lines "
                         f"{current.start_line}-{current.end_line}.", current)
     names = symbols.symbol_names(s.symbol)
     if not names:

@@ -30,6 +30,9 @@ _U, _S, _H, _E = Verdict.USABLE, Verdict.STALE_BUT_OK, Verdict.HISTORICAL_ONLY, 
 REASONS: dict[str, Reason] = {
     "same-commit": Reason(_U, "file identical to the working tree",
                           "indexed at HEAD and the file is unchanged in the working tree (or its blob id matches)"),
+    "same-worktree": Reason(_U, "cut from the working tree, file unchanged since",
+                            "an uncommitted snippet (a search hit from the working tree) whose file is "
+                            "unchanged since it was cut"),
     "same-content": Reason(_S, "older version, content identical",
                            "indexed at another commit or branch; the working-tree file has the same git blob id"),
     "chunk-moved": Reason(_S, "older version, chunk text unchanged in the working tree",

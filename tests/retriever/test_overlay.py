@@ -45,7 +45,7 @@ def test_uncommitted_new_function_is_found_first_by_name(repo: Repo, index_dir: 
     hits = idx.search("apply_discount_coupon", k=5)
     top = hits[0]
     assert (top.path, top.symbol, top.record.origin) == ("shop/coupon.py", "apply_discount_coupon", "uncommitted")
-    assert (top.verdict, top.reason) == ("usable", "same-commit") and top.code == COUPON.rstrip("\n")
+    assert (top.verdict, top.reason) == ("usable", "same-worktree") and top.code == COUPON.rstrip("\n")
     assert top.record.commit == "" and top.record.blob_sha == repo.git("hash-object", "shop/coupon.py").strip()
     head = repo.head()
     assert top.citation is not None

@@ -187,3 +187,19 @@ def test_a_warm_search_over_edits_starts_only_rev_parse_and_status_and_still_see
     hit = next(h for h in index.search("refund an order", k=5) if h.path == "shop/refund.py")
     assert hit.verdict == "usable" and "all=Fals" in (hit.code or "") and "all=True" not in (hit.code or "")
     assert index.search("apply_discount_coupon")[0].path == "shop/new.py"
+
+
+def test_an_uncommitted_hit_says_it_was_cut_from_the_working_tree(repo: Repo, index_dir: Path) -> None:
+    """An overlay hit's reason was `same-commit` (indexed at HEAD), and the same hit validated
+    after one more edit said the code "changed since it was indexed": it was never indexed."""
+    repo.commit_files(FILES)
+    index = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False)
+    index.build()
+    repo.write("shop/refund.py", FILES["shop/refund.py"].replace("order.refund()", "order.refund(all=True)"))
+    hit = next(h for h in index.search("refund an order") if h.path == "shop/refund.py")
+    assert (hit.record.origin, hit.verdict, hit.reason) == ("uncommitted", "usable", "same-worktree")
+    snippet = hit.snippet()
+    repo.write("shop/refund.py", FILES["shop/refund.py"].replace("order.refund()", "order.refund(all=False)"))
+    again = index.validate([snippet])[0]
+    assert again.verdict != "usable"
+    assert "since it was indexed" not in again.detail and "cut from the working tree" in again.detail

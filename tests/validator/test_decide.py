@@ -50,6 +50,8 @@ def helper_snippet(commit: str | None = OLD, path: str = "orders.py", **kw: obje
 
 CASES: dict[str, tuple[Snippet, Facts]] = {
     "same-commit": (helper_snippet(HEAD), facts({"orders.py": ORDERS}, at={(HEAD, "orders.py"): B_NOW})),
+    "same-worktree": (helper_snippet(None, origin="uncommitted", blob_sha=B_NOW),
+                      facts({"orders.py": ORDERS}, blobs={"orders.py": B_NOW}, dirty=("orders.py",))),
     "same-content": (helper_snippet(), facts({"orders.py": ORDERS}, blobs={"orders.py": B_OLD},
                                              at={(OLD, "orders.py"): B_OLD}, dirty=("orders.py",))),
     "chunk-moved": (helper_snippet(), facts({"orders.py": "# new line\n" + ORDERS}, blobs={"orders.py": B_NOW},
