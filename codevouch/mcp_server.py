@@ -20,6 +20,7 @@ index's writer lock like any build). Needs the optional extra: `pip install 'cod
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import Counter
@@ -32,6 +33,7 @@ from pydantic import Field
 
 from codevouch.api import KINDS, Hit, Index
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
+from codevouch.printable import faithful
 from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
@@ -296,6 +298,27 @@ def _json(value: object) -> str:
     return json.dumps(value)
 
 
+def _encodable(value: T) -> T:
+    """`value` with every string that holds a lone surrogate (a file name byte that is not UTF-8,
+    read with surrogateescape) written as its escape (`bad\\xff.py`): the SDK writes UTF-8, and
+    one such name failed every search of its tree with a serialization error."""
+    if isinstance(value, str):
+        return faithful(value)  # type: ignore[return-value]
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}  # type: ignore[return-value]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_encodable(v) for v in value)
+    return value
+
+
+def _encoding(tool: Callable[..., T]) -> Callable[..., T]:
+    """`tool` answering with `_encodable` data (its signature kept: the SDK reads the schema)."""
+    @functools.wraps(tool)
+    def answer(*args: Any, **kwargs: Any) -> T:
+        return _encodable(tool(*args, **kwargs))
+    return answer
+
+
 def _server_class() -> type[MCPServer]:
     """MCPServer with codevouch's answers to a call the SDK would refuse in its own words: a
     bad argument (argument_errors), and `build` on a read-only server (BUILD_DISABLED)."""
@@ -342,9 +365,9 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     server.allow_build = allow_build  # type: ignore[attr-defined]  # Server's own attribute
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for fn in (tools.search, tools.context, tools.validate, tools.status, tools.health, tools.check_refs):
-        server.add_tool(fn, name=fn.__name__, annotations=read_only)
+        server.add_tool(_encoding(fn), name=fn.__name__, annotations=read_only)
     if allow_build:
-        server.add_tool(tools.build, name="build",
+        server.add_tool(_encoding(tools.build), name="build",
                         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                     idempotent_hint=True, open_world_hint=False))
     return server

@@ -58,3 +58,22 @@ def json_text(dumped: str) -> str:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """`1 commit`, `2 commits`: a count with its noun in agreement (`many` for an irregular plural)."""
     return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
+
+
+# A lone surrogate: what a name byte that is not UTF-8 becomes (git's paths are read with
+# surrogateescape), or one decoded from a file's text. No tokenizer takes one (a TypeError in
+# the real one, UnicodeEncodeError in the fake), and no JSON encoder that must write UTF-8 (the
+# MCP server's): one untracked file named `bad\xff.py` failed every search in its tree.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    # surrogateescape's U+DC80..U+DCFF stand for the bytes 0x80..0xFF: written as that byte.
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def faithful(text: str) -> str:
+    """`text` with every lone surrogate written as an escape (`bad\\xff.py` for the name byte
+    0xFF); any other text as it is (the embedded text of every UTF-8 name is unchanged)."""
+    return _LONE_SURROGATE.sub(_surrogate_escape, text) if not text.isascii() else text

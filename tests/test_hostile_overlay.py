@@ -272,3 +272,27 @@ def test_review_and_drift_answer_beside_a_fifo(hostile: Any) -> None:
     assert code == 0 and b"Traceback" not in err, err[-2000:]
     assert b"shop/tracked.py (a FIFO (named pipe), not a regular file: not read)" in out, out
     assert b"vendor/nested/ (a nested repository, not searched)" in out, out
+
+
+def test_mcp_search_answers_beside_a_file_named_with_a_byte_that_is_not_utf8(tmp_path: Path) -> None:
+    """Over MCP the same name failed the answer's serialization: the SDK writes UTF-8, and the
+    name held a lone surrogate. Every string an MCP tool answers with is written faithfully."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"shop/orders.py": ORDERS})
+    index = tmp_path / "index"
+    Index(repo.root, index, embedder="fake-bow-64").build()
+    (repo.root / BAD_NAME).write_text("def refund_everything_now(order):\n    return order.refund()\n")
+    wire = GroupWire(repo, index)
+    try:
+        wire.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}).encode())
+        assert (wire.receive() or {}).get("id") == 1
+        wire.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
+        wire.send(call(2, "search", json.dumps({"query": "refund everything now"})))
+        answer = wire.receive(timeout=TIMEOUT)
+        assert answer is not None and answer.get("id") == 2 and not answer["result"].get("isError"), answer
+        hits = json.loads(answer["result"]["content"][0]["text"])["hits"]
+        assert hits[0]["path"] == "bad\\xffname.py" and "refund_everything_now" in hits[0]["code"], hits[0]
+    finally:
+        wire.close()

@@ -18,28 +18,9 @@ Chosen on the quality figure's tuning corpora (python -m codevouch_bench.quality
 """
 from __future__ import annotations
 
-import re
-
 from codevouch.embedding import DEFAULT_EMBED_CONTEXT
+from codevouch.printable import faithful
 from codevouch.syntax.lines import MODULE_SYMBOL
-
-# A lone surrogate: what a name byte that is not UTF-8 becomes (git's paths are read with
-# surrogateescape), or one decoded from a file's text. No tokenizer takes one (a TypeError in
-# the real one, UnicodeEncodeError in the fake), so one untracked file named `bad\xff.py` failed
-# every search in its tree.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    # surrogateescape's U+DC80..U+DCFF stand for the bytes 0x80..0xFF: written as that byte.
-    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
-
-
-def faithful(text: str) -> str:
-    """`text` with every lone surrogate written as an escape (`bad\\xff.py` for the name byte
-    0xFF); any other text as it is (the embedded text of every UTF-8 name is unchanged)."""
-    return _LONE_SURROGATE.sub(_escaped, text) if not text.isascii() else text
 
 
 def embedded_text(path: str, symbol: str, text: str, context: str | None = DEFAULT_EMBED_CONTEXT) -> str:
