@@ -217,6 +217,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
     state = ledger.branch(target.base)
     outdated = ledger.outdated(ident.id, target.repo, branch)  # laid out by an older release
     tree, others = gitio.tree_entries(repo, commit)
+    tree, unnamed = _utf8_named(tree)
 
     with gitio.blob_reader(repo) as reader:
         rules = rules_at(reader, tree)
@@ -226,7 +227,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         old_files = ledger.files(target.base)
         if _up_to_date(state, full, commit, outdated):
             writer.sync_lexical(target.space)
-            return _summary(target, tree, others, old_files, embedded=0, reused=0, deleted=0, indexed=0,
+            return _summary(target, tree, [*others, *unnamed], old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
         plan = plan_refresh(old_files, tree, full)
         # Files another branch already indexed at the same blob are not chunked again.
@@ -248,10 +249,37 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         gone_at=(state.commit, state.commit_date) if state else None,
         dropped_paths=plan.drop,
         outdated=outdated), embedder.name, {c.record.id: c.text for res in results for c in res.chunks}, on_phase)
-    return _summary(target, tree, others, ledger.files(target.base), embedded=embedded,
+    return _summary(target, tree, [*others, *unnamed], ledger.files(target.base), embedded=embedded,
                     reused=len(new_chunks) - embedded + sum(res.shared for res in results),
                     deleted=len(plan.to_history) + len(plan.drop),
                     indexed=len(results), noop=False, seconds=time.monotonic() - started)
+
+
+# Git allows any bytes but NUL and "/" in a name; the ledger stores names as UTF-8 text, and a
+# name that is not UTF-8 arrives from git with its bytes as lone surrogates (surrogateescape).
+NOT_UTF8 = "file name is not UTF-8 (not indexed; shown with \\x escapes)"
+
+
+def _utf8_named(tree: dict[str, gitio.TreeEntry]) -> tuple[dict[str, gitio.TreeEntry], list[gitio.TreeEntry]]:
+    """The tree's files whose names are UTF-8, and the others: these are skipped with a reason,
+    never indexed under a name no file has, and never a crash of the build."""
+    bad = [e for p, e in tree.items() if not _is_utf8(p)]
+    if not bad:
+        return tree, []
+    return {p: e for p, e in tree.items() if _is_utf8(p)}, bad
+
+
+def _is_utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def shown_name(path: str) -> str:
+    """A name as text that says exactly which bytes it has: its non-UTF-8 bytes as \\xNN."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _attribute_files(tree: dict[str, gitio.TreeEntry]) -> list[tuple[str, str]]:
@@ -368,7 +396,7 @@ def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence
     # Symlinks and submodules are never read (a link may point outside the repository), but
     # they are listed: a tree of 24 entries must not silently report 19 files.
     skipped_list = [(f.path, f.reason or "unknown") for f in current if f.status == "skipped"]
-    skipped_list += [(e.path, _not_a_file(e)) for e in others]
+    skipped_list += [(shown_name(e.path), _not_a_file(e)) for e in others]
     excluded = Counter(f"{f.kind} ({f.rule})" for f in current if f.status == "excluded")
     return BranchSummary(
         repo=target.repo, branch=target.branch, commit=target.commit, commit_date=target.commit_date,
@@ -380,6 +408,8 @@ def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence
 
 
 def _not_a_file(entry: gitio.TreeEntry) -> str:
+    if not _is_utf8(entry.path):
+        return NOT_UTF8
     if entry.mode == "120000":
         return "symlink (links are not followed)"
     if entry.mode == "160000":

@@ -349,3 +349,32 @@ def test_every_chunk_is_keyed_by_the_hash_of_the_text_its_vector_was_made_from(r
     for rec in records:
         text = chunk_text_of(repo.git("cat-file", "blob", rec.blob_sha).encode(), rec)
         assert fake.seen[rec.text_hash] == embedded_text(rec.path, rec.symbol, text)
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_with_a_reason_and_the_build_succeeds(
+        repo: Repo, index_dir: Path) -> None:
+    # Git allows any bytes but NUL and "/" in a name: this one has a lone 0xff. The ledger keeps
+    # names as UTF-8 text, so the build skips the file, says so with the name's bytes escaped,
+    # and indexes the rest (it ended in UnicodeEncodeError, exit 70, build after build).
+    (repo.root / "billing.py").write_text(BILLING)
+    with open(bytes(repo.root) + b"/bad\xff.py", "wb") as handle:
+        handle.write(b"def hidden():\n    return 1\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "odd name")
+    embedder = FakeEmbedder()
+    [summary] = build_index(repo.root, index_dir, embedder)
+    assert summary.files == 2 and summary.indexed_files == 1 and summary.chunks >= 1
+    assert summary.skipped_files == [{"path": "bad\\xff.py",
+                                      "reason": "file name is not UTF-8 (not indexed; shown with \\x escapes)"}]
+    json.dumps(summary.skipped_files)   # reportable as it is
+    # Incremental and no-op builds keep going, and say it again.
+    repo.commit(**{"billing.py": BILLING + "\n\ndef refund_card(card):\n    return card.refund()\n"})
+    [again] = build_index(repo.root, index_dir, embedder)
+    assert not again.noop and again.skipped_files == summary.skipped_files
+    [noop] = build_index(repo.root, index_dir, embedder)
+    assert noop.noop and noop.skipped_files == summary.skipped_files
+    ledger = Ledger(index_dir, readonly=True)
+    try:
+        assert set(ledger.files(collection_base(identify(repo.root).id, "main"))) == {"billing.py"}
+    finally:
+        ledger.close()
