@@ -100,11 +100,28 @@ def upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool)
             finally:
                 writer.close()
         except sqlite3.OperationalError as exc:
+            if _never_built(db):
+                # A first build that stopped inside its setup (a full disk): the file has some of
+                # the format steps and no branch. Nothing was ever indexed, nothing is lost.
+                raise NotIndexed(
+                    f"the index at {index_dir} is incomplete: its first build stopped before it indexed anything "
+                    f"({exc}); nothing is indexed yet. Run `codevouch index build --index {index_dir}` (after "
+                    "freeing disk space, if the disk was full).") from exc
             raise BadIndex(
                 f"the index at {index_dir} was made by an older codevouch and must be upgraded in place once, "
                 f"which needs write access ({exc}); run `codevouch index build --index {index_dir}` as a user "
                 "who can write it.") from exc
         _lexical_copies(db, index_dir, todo)
+
+
+def _never_built(db: sqlite3.Connection) -> bool:
+    """The ledger holds no branch (or not even the table): no build ever committed into it."""
+    try:
+        return db.execute("SELECT 1 FROM branches LIMIT 1").fetchone() is None
+    except sqlite3.OperationalError:
+        return True     # no such table: the first format steps never ran
+    except sqlite3.Error:
+        return False
 
 
 def _lexical_copies(db: sqlite3.Connection, index_dir: Path, applied: list[migrations.Migration]) -> None:
