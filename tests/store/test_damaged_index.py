@@ -64,3 +64,20 @@ def test_a_first_build_stopped_by_a_full_disk_is_called_incomplete_and_a_build_f
     assert build.returncode == 0, build.stderr
     search = cv("search", "cancel order", *where, "--json")
     assert search.returncode == 0 and "shop/cancel.py" in search.stdout, search.stderr
+
+
+def test_a_write_lock_that_is_a_directory_is_named_with_its_fix(repo: Repo, index_dir: Path) -> None:
+    # A build, --repair and a rebuild each ended in IsADirectoryError (exit 70).
+    repo.commit_files(SHOP)
+    where = ["--repo", str(repo.root), "--index", str(index_dir)]
+    assert cv("index", "build", *where, *FAKE).returncode == 0
+    os.unlink(index_dir / "write.lock")
+    (index_dir / "write.lock").mkdir()
+    for extra in ([], ["--repair"], []):
+        proc = cv("index", "build", *where, *FAKE, *extra)
+        no_crash(proc)
+        assert proc.returncode == 1
+        assert f"the write lock {index_dir / 'write.lock'} is a directory" in proc.stderr
+        assert "rm -r" in proc.stderr
+    (index_dir / "write.lock").rmdir()
+    assert cv("index", "build", *where, *FAKE).returncode == 0
