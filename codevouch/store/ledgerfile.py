@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from codevouch.errors import BadIndex, IndexBusy, NotIndexed
@@ -52,9 +53,82 @@ def open_for_read(index_dir: Path, path: Path) -> sqlite3.Connection:
     return db
 
 
+def corrupt_message(index_dir: Path, why: object) -> str:
+    """What to say of a ledger whose pages are damaged: the file, and the command that recovers."""
+    ledger = IndexDir(index_dir).ledger
+    return (f"the index ledger {ledger} is corrupt ({why}); run `codevouch index build --repair --index "
+            f"{index_dir}` in the repository (or with --repo PATH): it moves the damaged ledger aside, keeps what "
+            "it can read of the embedding cache and builds the repository again (other repositories in this "
+            "index need a build each).")
+
+
+class LedgerCorrupt(BadIndex, sqlite3.DatabaseError):
+    """A ledger page SQLite cannot read ("database disk image is malformed"), met in any query:
+    a BadIndex that names the fix, and still an sqlite3.DatabaseError to code that catches those."""
+
+
+@contextmanager
+def _corruption(index_dir: Path) -> Iterator[None]:
+    try:
+        yield
+    except LedgerCorrupt:
+        raise
+    except sqlite3.DatabaseError as exc:
+        if type(exc) is not sqlite3.DatabaseError:   # locked, busy, constraint: not damage
+            raise
+        raise LedgerCorrupt(corrupt_message(index_dir, exc)) from exc
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor whose reads turn a damaged page into LedgerCorrupt, wherever in a query it lies."""
+    index_dir: Path
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        with _corruption(self.index_dir):
+            return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq: Any, /) -> _Cursor:
+        with _corruption(self.index_dir):
+            return super().executemany(sql, seq)
+
+    def fetchone(self) -> Any:
+        with _corruption(self.index_dir):
+            return super().fetchone()
+
+    def fetchall(self) -> list[Any]:
+        with _corruption(self.index_dir):
+            return super().fetchall()
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        with _corruption(self.index_dir):
+            return super().fetchmany(size)
+
+    def __next__(self) -> Any:
+        with _corruption(self.index_dir):
+            return super().__next__()
+
+
+class LedgerConnection(sqlite3.Connection):
+    """The ledger's connection: every query through a _Cursor (damaged pages named, with the fix)."""
+    index_dir: Path
+
+    def cursor(self, factory: Any = None) -> Any:
+        cur = super().cursor(factory or _Cursor)
+        cur.index_dir = self.index_dir
+        return cur
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
+        return self.cursor().executemany(sql, parameters)
+
+
 def connect(path: Path, uri: str, index_dir: Path) -> sqlite3.Connection:
     with sqlite_errors(index_dir):
-        return sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+        db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, factory=LedgerConnection)
+    db.index_dir = index_dir
+    return db
 
 
 @contextmanager
@@ -72,11 +146,10 @@ def sqlite_errors(index_dir: Path) -> Iterator[None]:
             raise IndexBusy(f"the index ledger {ledger} stayed locked ({text}); retry when the build "
                             "that holds it has finished.") from exc
         raise BadIndex(f"the index ledger {ledger} cannot be used ({text}).") from exc
+    except LedgerCorrupt:
+        raise
     except sqlite3.DatabaseError as exc:
-        raise BadIndex(
-            f"the index ledger {ledger} is corrupt ({exc}); move the index directory aside "
-            f"(`mv {index_dir} {index_dir}.corrupt`) and run `codevouch index build` again: the index is "
-            "rebuilt from git (the embedding cache is lost, so the build re-embeds).") from exc
+        raise LedgerCorrupt(corrupt_message(index_dir, exc)) from exc
 
 
 def upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool) -> None:
