@@ -149,10 +149,11 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
 def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, embedder: Embedder, wait: float,
                   progress: Progress | None, on_phase: PhaseHook | None, settings: Settings) -> list[BranchSummary]:
     """build_index's work under the writer lock."""
-    from codevouch.store.repair import check_store
+    from codevouch.store.repair import check_store, vector_spaces
 
-    check_store(index_dir)     # a damaged vector store is named (with --repair), never "up to date"
     with open_writer(index_dir, wait) as writer:
+        # A damaged, emptied or missing vector store is named (with --repair), never "up to date".
+        check_store(index_dir, vector_spaces(writer.ledger))
         # Read the heads again once the lock is held: a build that queued behind another (a git
         # hook's, say) builds the branches as they are now, so two queued builds can never
         # land in the wrong order and leave the older commit indexed.

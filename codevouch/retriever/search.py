@@ -364,7 +364,7 @@ def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: 
     out = _Dense([], vector, {})
 
     def nearest(n: int) -> list[str]:
-        found = vectors.query(space, vector, n)
+        found = vectors.query(space, vector, n, expected=_space_size(ledger, space))
         out.sims.update(found)
         return [cid for cid, _ in found]
     out.ids = _members(ledger, state, depth, include_history, records, nearest,

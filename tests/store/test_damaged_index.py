@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -135,3 +136,38 @@ def test_a_corrupt_ledger_names_the_command_that_recovers_and_that_command_recov
     search = cv("search", "cancel order", *where, "--json")
     assert search.returncode == 0, search.stderr
     assert any(hit["path"].startswith("shop/") for hit in json.loads(search.stdout)), search.stdout
+
+
+@pytest.mark.parametrize("damage", ["emptied", "file deleted", "directory deleted"])
+def test_a_missing_or_emptied_vector_store_is_named_and_repair_restores_dense_search(
+        repo: Repo, index_dir: Path, damage: str) -> None:
+    # Dense search answered 0 hits with exit 0, and `index build` said "up to date, 0 embedded".
+    repo.commit_files(SHOP)
+    where = ["--repo", str(repo.root), "--index", str(index_dir)]
+    assert cv("index", "build", *where, *FAKE).returncode == 0
+    store = index_dir / "chroma" / "chroma.sqlite3"
+    if damage == "emptied":
+        store.write_bytes(b"")
+    elif damage == "file deleted":
+        store.unlink()
+    else:
+        shutil.rmtree(index_dir / "chroma")
+    fix = f"codevouch index build --repair --index {index_dir}"
+    for args in (["search", "cancel order", *where, "--mode", "dense", "--json"],
+                 ["search", "cancel order", *where, "--json"],
+                 ["index", "build", *where, *FAKE]):
+        proc = cv(*args)
+        no_crash(proc)
+        assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
+        assert "the vector store" in proc.stderr and fix in proc.stderr, proc.stderr
+        assert "up to date" not in proc.stdout
+    lexical = cv("search", "cancel order", *where, "--mode", "lexical", "--json")
+    assert lexical.returncode == 0, lexical.stderr       # the lexical half needs no vector
+    fixed = cv(*fix.split()[1:], "--json")
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(fixed.stdout)["vectors"] > 0
+    dense = cv("search", "cancel order", *where, "--mode", "dense", "--json")
+    assert dense.returncode == 0, dense.stderr
+    assert json.loads(dense.stdout)[0]["path"] == "shop/cancel.py"
+    again = cv("index", "build", *where, *FAKE)
+    assert again.returncode == 0 and "up to date" in again.stdout, again.stderr
