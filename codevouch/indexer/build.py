@@ -173,6 +173,22 @@ def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, em
         return summaries
 
 
+def branch_key(ledger: Ledger, ident: RepoIdentity, branch: str) -> str:
+    """The entry this clone's build of `branch` writes. The shared one (repository id + branch)
+    unless another clone of the repository on this machine holds it: then this clone's own, so
+    that two clones' builds never overwrite each other's entry (the last one won, and the first
+    clone's search named a commit it did not have). A clone takes the shared entry over when the
+    clone that held it is gone from its path. Searches find their clone's entry first (Ledger.find_branch)."""
+    own = collection_base(ident.id, branch, str(ident.root))
+    if ledger.branch(own) is not None:
+        return own
+    shared = collection_base(ident.id, branch)
+    holder = ledger.branch(shared)
+    if holder is None or holder.repo == str(ident.root) or not Path(holder.repo).is_dir():
+        return shared
+    return own
+
+
 @dataclass(frozen=True)
 class _Target:
     """The branch commit a build indexes, and the tags every record of it carries."""
@@ -183,14 +199,11 @@ class _Target:
     indexed_at: str
     embedder: str
     settings: Settings
+    base: str           # the branch's entry (branch_key)
 
     @property
     def repo(self) -> str:
         return str(self.ident.root)
-
-    @property
-    def base(self) -> str:
-        return collection_base(self.ident.id, self.branch)
 
     @property
     def space(self) -> str:
@@ -214,9 +227,9 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
     ledger = writer.ledger
     repo = ident.root
     target = _Target(ident, branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc(), embedder.name,
-                     settings)
+                     settings, branch_key(ledger, ident, branch))
     state = ledger.branch(target.base)
-    outdated = ledger.outdated(ident.id, target.repo, branch)  # laid out by an older release
+    outdated = _own_outdated(ledger, ledger.outdated(ident.id, target.repo, branch), target)
     tree, others = gitio.tree_entries(repo, commit)
     tree, unnamed = _utf8_named(tree)
 
@@ -226,7 +239,8 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         rules_json = _rules_json(rules, attr_files)
         full = _reads_all(state, rules_json, embedder.name, target.space)
         old_files = ledger.files(target.base)
-        if _up_to_date(state, full, commit, outdated):
+        if _up_to_date(state, full, commit, outdated) and state is not None and state.repo == target.repo:
+            # (An entry taken over from a clone gone from its path is written again, with this path.)
             writer.sync_lexical(target.space)
             return _summary(target, tree, [*others, *unnamed], old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
@@ -281,6 +295,15 @@ def _is_utf8(path: str) -> bool:
 def shown_name(path: str) -> str:
     """A name as text that says exactly which bytes it has: its non-UTF-8 bytes as \\xNN."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _own_outdated(ledger: Ledger, outdated: Outdated | None, target: _Target) -> Outdated | None:
+    """The branch as an older release laid it out, when it is this entry's to move (not the
+    entry of another clone of the repository, which that clone's build moves)."""
+    if outdated is None or outdated.coll == target.base:
+        return outdated
+    holder = ledger.branch(outdated.coll)
+    return outdated if holder is None or holder.repo == target.repo or not Path(holder.repo).is_dir() else None
 
 
 def _attribute_files(tree: dict[str, gitio.TreeEntry]) -> list[tuple[str, str]]:

@@ -24,7 +24,6 @@ from codevouch.store import (
     Ledger,
     Outdated,
     VectorStore,
-    collection_base,
     lex_key,
     lexical,
     lexindex,
@@ -104,7 +103,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     with ThreadPoolExecutor(max_workers=1) as pool:
         held, early = _early_query(pool, embedder, index_dir, mode, query)
         repo, repo_id, branch, head = _locate(repo_path, branch)
-        ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
+        ledger, state = open_for_search(repo_id, branch, index_dir, str(repo))
         try:
             outdated = ledger.outdated(repo_id, str(repo), branch)
             if state is None or outdated is not None:

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from codevouch import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.errors import DetachedHead, NoCommits, NotARepository
 from codevouch.indexer.build import build_index
@@ -378,3 +380,59 @@ def test_a_file_name_that_is_not_utf8_is_skipped_with_a_reason_and_the_build_suc
         assert set(ledger.files(collection_base(identify(repo.root).id, "main"))) == {"billing.py"}
     finally:
         ledger.close()
+
+
+def _clone(source: Repo, path: Path) -> Repo:
+    subprocess.run(["git", "clone", "-q", str(source.root), str(path)], check=True, capture_output=True)
+    return Repo(path)
+
+
+def test_two_clones_on_one_machine_keep_their_own_entries(repo: Repo, tmp_path: Path) -> None:
+    # Both clones share the repository's identity (root commit + branch): the last build won, and
+    # the first clone's search then named a commit it did not have ("no longer in the repository").
+    repo.commit_files({"shop/orders.py": ORDERS})
+    first = _clone(repo, tmp_path / "first")
+    second = _clone(repo, tmp_path / "second")
+    second.commit(**{"shop/billing.py": BILLING})      # a commit only the second clone has
+    index_dir = tmp_path / "index"
+    embedder = FakeEmbedder()
+    [built_first] = build_index(first.root, index_dir, embedder)
+    [built_second] = build_index(second.root, index_dir, embedder)
+    assert (built_first.commit, built_second.commit) == (first.head(), second.head())
+    for clone, commit, paths in ((first, first.head(), {"shop/orders.py"}),
+                                 (second, second.head(), {"shop/orders.py", "shop/billing.py"})):
+        hits = Index(clone.root, index_dir, embedder="fake-bow-64").search("charge card cancel order", k=10)
+        assert {h.record.path for h in hits} == paths
+        assert {h.record.commit for h in hits} == {commit}
+        assert {h.check.verdict for h in hits if h.check is not None} == {"usable"}
+    # A rebuild of each is a no-op on its own entry: neither overwrote the other.
+    assert [s.noop for s in build_index(first.root, index_dir, embedder)] == [True]
+    assert [s.noop for s in build_index(second.root, index_dir, embedder)] == [True]
+    ledger = Ledger(index_dir, readonly=True)
+    try:
+        rows = {(b.repo, b.commit) for b in ledger.branches()}
+    finally:
+        ledger.close()
+    assert rows == {(str(first.root), first.head()), (str(second.root), second.head())}
+    # The first clone's entry is the shared one, as an index built before clones had entries of
+    # their own: it keeps working, and a clone that never built reads it (a reader's fallback).
+    third = _clone(repo, tmp_path / "third")
+    hits = Index(third.root, index_dir, embedder="fake-bow-64").search("cancel order", k=5, validate=False)
+    assert {h.record.commit for h in hits} == {first.head()}
+
+
+def test_a_moved_clone_takes_its_entry_over(repo: Repo, tmp_path: Path) -> None:
+    repo.commit_files({"shop/orders.py": ORDERS})
+    index_dir = tmp_path / "index"
+    embedder = FakeEmbedder()
+    build_index(repo.root, index_dir, embedder)
+    moved = tmp_path / "moved"
+    repo.root.rename(moved)
+    [again] = build_index(moved, index_dir, embedder)
+    ledger = Ledger(index_dir, readonly=True)
+    try:
+        assert [(b.repo, b.coll) for b in ledger.branches()] == [
+            (str(moved), collection_base(identify(moved).id, "main"))]
+    finally:
+        ledger.close()
+    assert again.commit == Repo(moved).head()
