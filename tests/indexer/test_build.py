@@ -436,3 +436,20 @@ def test_a_moved_clone_takes_its_entry_over(repo: Repo, tmp_path: Path) -> None:
     finally:
         ledger.close()
     assert again.commit == Repo(moved).head()
+
+
+def test_a_nightly_run_builds_a_repository_with_a_name_that_is_not_utf8(repo: Repo, tmp_path: Path) -> None:
+    # The nightly run reported the same crash for that repository (and built the others).
+    from codevouch.api import build_repos
+    from codevouch.indexer.many import RepoSpec
+
+    (repo.root / "billing.py").write_text(BILLING)
+    with open(bytes(repo.root) + b"/caf\xe9.py", "wb") as handle:    # latin-1, as older tools wrote it
+        handle.write(b"def legacy():\n    return 2\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "latin-1 name")
+    other = Repo(tmp_path / "other")
+    other.commit_files({"shop/orders.py": ORDERS})
+    outcomes = build_repos([RepoSpec(repo.root), RepoSpec(other.root)], tmp_path / "index", FakeEmbedder())
+    assert [o.ok for o in outcomes] == [True, True], [o.error for o in outcomes]
+    assert outcomes[0].branches[0].skipped_files[0]["path"] == "caf\\xe9.py"
