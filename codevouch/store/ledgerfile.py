@@ -208,8 +208,9 @@ def _lexical_copies(db: sqlite3.Connection, index_dir: Path, applied: list[migra
 
 
 def lexical_docs(db: sqlite3.Connection, coll: str) -> Iterable[tuple[str, str, str]]:
-    """Every (lexical key, terms, symbol) of a collection's lexical index (to rebuild a derived
-    one; the chunks of one key share its path, symbol and text, see naming.lex_key)."""
+    """Every (lexical key, terms, symbol) of a collection's lexical index, in key order (to rebuild
+    a derived one, the same whatever order the rows were written in; the chunks of one key share
+    its path, symbol and text, see naming.lex_key)."""
     return db.execute(
         "SELECT m.id, l.terms, coalesce((SELECT c.symbol FROM space_chunks c WHERE c.lex = m.rowid LIMIT 1), '') "
-        "FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ?", (coll,))
+        "FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ? ORDER BY m.id", (coll,))

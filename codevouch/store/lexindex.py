@@ -13,7 +13,7 @@ over the same terms (measured with python -m codevouch_bench.search and docs/BEN
   killed after it leaves the copy readers need.
 - A new generation starts from a copy of the previous one plus the build's new documents when
   the build only adds; otherwise (it removes documents, or the previous copy is missing) it is
-  written whole from the ledger, in key order, so that its BM25 statistics hold no deleted
+  written whole from the ledger's rows in key order, so that its BM25 statistics hold no deleted
   documents and the same ledger state always gives the same copy, whatever builds led to it.
 - A search uses a generation only when its stamp equals the ledger's current state; otherwise
   (missing, locked, unreadable) it answers None and the caller writes it again (`ensure`, from
@@ -134,7 +134,7 @@ def stage(index_dir: Path, space: str, previous: str | None, current: str, remov
         work.mkdir(parents=True)
     index = _registered(tantivy.Index(_schema(), path=str(work)))
     writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
-    docs: Iterable[Doc] = added if incremental else sorted(all_docs())
+    docs: Iterable[Doc] = added if incremental else all_docs()   # in key order (ledgerfile.lexical_docs)
     for doc in docs:
         writer.add_document(_document(doc))
     writer.commit()
@@ -181,7 +181,7 @@ def ensure(index_dir: Path, space: str, current: str, all_docs: Callable[[], Ite
 
         index = _registered(tantivy.Index(_schema()))
         writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
-        for doc in sorted(all_docs()):
+        for doc in all_docs():
             writer.add_document(_document(doc))
         writer.commit()
         writer.wait_merging_threads()
