@@ -67,45 +67,54 @@ class LedgerCorrupt(BadIndex, sqlite3.DatabaseError):
     a BadIndex that names the fix, and still an sqlite3.DatabaseError to code that catches those."""
 
 
-@contextmanager
-def _corruption(index_dir: Path) -> Iterator[None]:
-    try:
-        yield
-    except LedgerCorrupt:
-        raise
-    except sqlite3.DatabaseError as exc:
-        if type(exc) is not sqlite3.DatabaseError:   # locked, busy, constraint: not damage
-            raise
-        raise LedgerCorrupt(corrupt_message(index_dir, exc)) from exc
+def _damage(index_dir: Path, exc: sqlite3.DatabaseError) -> sqlite3.DatabaseError:
+    """`exc` as LedgerCorrupt when it is damage (a plain DatabaseError: malformed, not a database);
+    locked, busy or a constraint stay what they are."""
+    if type(exc) is not sqlite3.DatabaseError:
+        return exc
+    return LedgerCorrupt(corrupt_message(index_dir, exc))
 
 
 class _Cursor(sqlite3.Cursor):
-    """A cursor whose reads turn a damaged page into LedgerCorrupt, wherever in a query it lies."""
+    """A cursor whose reads turn a damaged page into LedgerCorrupt, wherever in a query it lies
+    (try/except, not a context manager: rows are read one at a time, and this costs nothing then)."""
     index_dir: Path
 
     def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
-        with _corruption(self.index_dir):
+        try:
             return super().execute(sql, parameters)
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
 
     def executemany(self, sql: str, seq: Any, /) -> _Cursor:
-        with _corruption(self.index_dir):
+        try:
             return super().executemany(sql, seq)
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
 
     def fetchone(self) -> Any:
-        with _corruption(self.index_dir):
+        try:
             return super().fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
 
     def fetchall(self) -> list[Any]:
-        with _corruption(self.index_dir):
+        try:
             return super().fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
 
     def fetchmany(self, size: int | None = 1) -> list[Any]:
-        with _corruption(self.index_dir):
+        try:
             return super().fetchmany(size)
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
 
     def __next__(self) -> Any:
-        with _corruption(self.index_dir):
+        try:
             return super().__next__()
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
 
 
 class LedgerConnection(sqlite3.Connection):
