@@ -77,7 +77,7 @@ def check_store(index_dir: Path, spaces: Collection[str] = ()) -> None:
         if spaces:
             missing = where.chroma if not where.chroma.exists() else path
             raise BadIndex(f"the vector store {missing} is missing, though the ledger holds vectors for "
-                           f"{len(spaces)} space(s); {hint(index_dir)}.")
+                           f"{len(spaces)} {'space' if len(spaces) == 1 else 'spaces'}; {hint(index_dir)}.")
         return
     problem = header_problem(path)
     if problem is not None:

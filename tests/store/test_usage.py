@@ -119,4 +119,4 @@ def test_an_empty_or_damaged_usage_file_is_no_records_and_starts_again(repo: Rep
     assert [r.op for r in UsageLog(index_dir).recent(str(repo.root), 10)] == ["search"]
     assert path.with_name("usage.sqlite.damaged").exists() == (damage == "garbage")
     health = cv("index", "health", "--repo", str(repo.root), "--index", str(index_dir))
-    assert health.returncode == 0 and "1 recent search/context call(s)" in health.stdout, health.stdout
+    assert health.returncode == 0 and "usage: 1 recent search/context call " in health.stdout, health.stdout
