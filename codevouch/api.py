@@ -311,19 +311,19 @@ class Index:
         return f"{state.branch}@{state.commit[:12]}" if state else None
 
     def _branch_state(self, root: Path, branch: str | None) -> BranchState | None:
-        from codevouch.store import IndexDir, Ledger, collection_base  # heavy: the store
+        from codevouch.store import IndexDir, Ledger  # heavy: the store
         from codevouch.worktree.identity import identify
 
         if not IndexDir(self.index_dir).has_ledger():
             return None
         try:
             name = branch or gitio.current_branch(root)
-            repo_id = identify(root).id
+            ident = identify(root)
             ledger = Ledger(self.index_dir, readonly=True)
         except CodevouchError:
             return None     # detached HEAD, unreadable index: the label just says "unknown"
         try:
-            return ledger.branch(collection_base(repo_id, name))
+            return ledger.find_branch(ident.id, name, str(ident.root))
         finally:
             ledger.close()
 
@@ -551,12 +551,11 @@ def _overlay_source(settings: Settings, call: CallSettings) -> Callable[[Path, B
 
 def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
     """The commit a branch was last indexed at (NotIndexed if never; creates nothing)."""
-    from codevouch.store import collection_base  # heavy: the store
-    from codevouch.store.team import open_for_search
+    from codevouch.store.team import open_for_search  # heavy: the store
     from codevouch.worktree.identity import identify
 
-    repo_id = identify(root).id
-    ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
+    ident = identify(root)
+    ledger, state = open_for_search(ident.id, branch, index_dir, str(ident.root))
     ledger.close()
     if state is None:
         raise NotIndexed(f"branch {branch!r} of {root} is not in the index at {index_dir}; run "

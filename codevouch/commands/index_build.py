@@ -55,7 +55,8 @@ def index_build(
     as_json: JsonOpt = False,
     repair: Annotated[bool, typer.Option(
         "--repair", help="Rebuild a damaged vector store (chroma/) from the embedding cache, without "
-        "embedding anything; the damaged one is moved aside. Builds nothing else.")] = False,
+        "embedding anything; the damaged one is moved aside. With a corrupt ledger (state.sqlite): move it "
+        "aside, keep what it yields of the embedding cache, and build the repository again.")] = False,
 ) -> None:
     """Index the committed content of one or more branches (incremental, safe to kill).
 
@@ -63,7 +64,11 @@ def index_build(
     reported and the others are still built; the exit code is 23 when any failed."""
     paths = repo or [Path(".")]
     if repair:
-        _repair(index, wait, as_json)
+        renewed = _repair(index, wait, as_json)
+        if renewed is not None:
+            # The ledger was corrupt and is new: the repository is built again into it.
+            _build_one(paths[0], branch, all_branches, include_branch, exclude_branch, index, wait, embedder, as_json,
+                       extra={"repaired": renewed})
         return
     if repos is None and len(paths) == 1:
         _build_one(paths[0], branch, all_branches, include_branch, exclude_branch, index, wait, embedder, as_json)
@@ -72,27 +77,35 @@ def index_build(
     _build_many(specs, index, wait, embedder, as_json)
 
 
-def _repair(index: Path | None, wait: float, as_json: bool) -> None:
+def _repair(index: Path | None, wait: float, as_json: bool) -> dict[str, Any] | None:
+    """Repair the index; when its ledger was corrupt and is renewed (a build must follow), what
+    the repair did, for the build's --json document."""
     from codevouch.api import repair_vectors
 
     try:
         index_dir, done = repair_vectors(index, wait)
     except CodevouchError as exc:
         raise fail(exc) from None
+    if done.ledger_aside is not None:
+        if not as_json:
+            typer.echo(f"repaired {index_dir}: the corrupt ledger is at {message_line(done.ledger_aside)}; a new "
+                       f"one holds {plural(done.salvaged, 'cached vector')} read back from it; building the repository again")
+        return asdict(done)
     if as_json:
         print_json(asdict(done))
-        return
+        return None
     typer.echo(f"repaired {index_dir}: {plural(done.vectors, 'vector')} in {plural(done.spaces, 'space')} written from the "
                f"embedding cache, 0 embedded" + (f"; the damaged store is at {done.aside}" if done.aside else ""))
     if done.missing:
         typer.echo(f"codevouch: {plural(done.missing, 'text')} had no cached vector: dense search will not find them "
                    "until their files change; move the index directory aside and build again to embed all.",
                    err=True)
+    return None
 
 
 def _build_one(repo: Path, branch: list[str] | None, all_branches: bool, include_branch: list[str] | None,
                exclude_branch: list[str] | None, index: Path | None, wait: float, embedder: str | None,
-               as_json: bool) -> None:
+               as_json: bool, extra: dict[str, Any] | None = None) -> None:
     try:
         idx = open_index(repo, index, embedder)
         idx.embedder()  # an unknown model is a usage error before any work starts
@@ -105,7 +118,7 @@ def _build_one(repo: Path, branch: list[str] | None, all_branches: bool, include
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:
-        print_json({"index": str(idx.index_dir), "branches": [asdict(s) for s in summaries]})
+        print_json({"index": str(idx.index_dir), **(extra or {}), "branches": [asdict(s) for s in summaries]})
         return
     for s in summaries:
         _echo_summary(s)

@@ -149,10 +149,11 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
 def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, embedder: Embedder, wait: float,
                   progress: Progress | None, on_phase: PhaseHook | None, settings: Settings) -> list[BranchSummary]:
     """build_index's work under the writer lock."""
-    from codevouch.store.repair import check_store
+    from codevouch.store.repair import check_store, vector_spaces
 
-    check_store(index_dir)     # a damaged vector store is named (with --repair), never "up to date"
     with open_writer(index_dir, wait) as writer:
+        # A damaged, emptied or missing vector store is named (with --repair), never "up to date".
+        check_store(index_dir, vector_spaces(writer.ledger))
         # Read the heads again once the lock is held: a build that queued behind another (a git
         # hook's, say) builds the branches as they are now, so two queued builds can never
         # land in the wrong order and leave the older commit indexed.
@@ -172,6 +173,22 @@ def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, em
         return summaries
 
 
+def branch_key(ledger: Ledger, ident: RepoIdentity, branch: str) -> str:
+    """The entry this clone's build of `branch` writes. The shared one (repository id + branch)
+    unless another clone of the repository on this machine holds it: then this clone's own, so
+    that two clones' builds never overwrite each other's entry (the last one won, and the first
+    clone's search named a commit it did not have). A clone takes the shared entry over when the
+    clone that held it is gone from its path. Searches find their clone's entry first (Ledger.find_branch)."""
+    own = collection_base(ident.id, branch, str(ident.root))
+    if ledger.branch(own) is not None:
+        return own
+    shared = collection_base(ident.id, branch)
+    holder = ledger.branch(shared)
+    if holder is None or holder.repo == str(ident.root) or not Path(holder.repo).is_dir():
+        return shared
+    return own
+
+
 @dataclass(frozen=True)
 class _Target:
     """The branch commit a build indexes, and the tags every record of it carries."""
@@ -182,14 +199,11 @@ class _Target:
     indexed_at: str
     embedder: str
     settings: Settings
+    base: str           # the branch's entry (branch_key)
 
     @property
     def repo(self) -> str:
         return str(self.ident.root)
-
-    @property
-    def base(self) -> str:
-        return collection_base(self.ident.id, self.branch)
 
     @property
     def space(self) -> str:
@@ -213,10 +227,11 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
     ledger = writer.ledger
     repo = ident.root
     target = _Target(ident, branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc(), embedder.name,
-                     settings)
+                     settings, branch_key(ledger, ident, branch))
     state = ledger.branch(target.base)
-    outdated = ledger.outdated(ident.id, target.repo, branch)  # laid out by an older release
+    outdated = _own_outdated(ledger, ledger.outdated(ident.id, target.repo, branch), target)
     tree, others = gitio.tree_entries(repo, commit)
+    tree, unnamed = _utf8_named(tree)
 
     with gitio.blob_reader(repo) as reader:
         rules = rules_at(reader, tree)
@@ -224,9 +239,10 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         rules_json = _rules_json(rules, attr_files)
         full = _reads_all(state, rules_json, embedder.name, target.space)
         old_files = ledger.files(target.base)
-        if _up_to_date(state, full, commit, outdated):
+        if _up_to_date(state, full, commit, outdated) and state is not None and state.repo == target.repo:
+            # (An entry taken over from a clone gone from its path is written again, with this path.)
             writer.sync_lexical(target.space)
-            return _summary(target, tree, others, old_files, embedded=0, reused=0, deleted=0, indexed=0,
+            return _summary(target, tree, [*others, *unnamed], old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
         plan = plan_refresh(old_files, tree, full)
         # Files another branch already indexed at the same blob are not chunked again.
@@ -248,10 +264,46 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         gone_at=(state.commit, state.commit_date) if state else None,
         dropped_paths=plan.drop,
         outdated=outdated), embedder.name, {c.record.id: c.text for res in results for c in res.chunks}, on_phase)
-    return _summary(target, tree, others, ledger.files(target.base), embedded=embedded,
+    return _summary(target, tree, [*others, *unnamed], ledger.files(target.base), embedded=embedded,
                     reused=len(new_chunks) - embedded + sum(res.shared for res in results),
                     deleted=len(plan.to_history) + len(plan.drop),
                     indexed=len(results), noop=False, seconds=time.monotonic() - started)
+
+
+# Git allows any bytes but NUL and "/" in a name; the ledger stores names as UTF-8 text, and a
+# name that is not UTF-8 arrives from git with its bytes as lone surrogates (surrogateescape).
+NOT_UTF8 = "file name is not UTF-8 (not indexed; shown with \\x escapes)"
+
+
+def _utf8_named(tree: dict[str, gitio.TreeEntry]) -> tuple[dict[str, gitio.TreeEntry], list[gitio.TreeEntry]]:
+    """The tree's files whose names are UTF-8, and the others: these are skipped with a reason,
+    never indexed under a name no file has, and never a crash of the build."""
+    bad = [e for p, e in tree.items() if not _is_utf8(p)]
+    if not bad:
+        return tree, []
+    return {p: e for p, e in tree.items() if _is_utf8(p)}, bad
+
+
+def _is_utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def shown_name(path: str) -> str:
+    """A name as text that says exactly which bytes it has: its non-UTF-8 bytes as \\xNN."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _own_outdated(ledger: Ledger, outdated: Outdated | None, target: _Target) -> Outdated | None:
+    """The branch as an older release laid it out, when it is this entry's to move (not the
+    entry of another clone of the repository, which that clone's build moves)."""
+    if outdated is None or outdated.coll == target.base:
+        return outdated
+    holder = ledger.branch(outdated.coll)
+    return outdated if holder is None or holder.repo == target.repo or not Path(holder.repo).is_dir() else None
 
 
 def _attribute_files(tree: dict[str, gitio.TreeEntry]) -> list[tuple[str, str]]:
@@ -368,7 +420,7 @@ def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence
     # Symlinks and submodules are never read (a link may point outside the repository), but
     # they are listed: a tree of 24 entries must not silently report 19 files.
     skipped_list = [(f.path, f.reason or "unknown") for f in current if f.status == "skipped"]
-    skipped_list += [(e.path, _not_a_file(e)) for e in others]
+    skipped_list += [(shown_name(e.path), _not_a_file(e)) for e in others]
     excluded = Counter(f"{f.kind} ({f.rule})" for f in current if f.status == "excluded")
     return BranchSummary(
         repo=target.repo, branch=target.branch, commit=target.commit, commit_date=target.commit_date,
@@ -380,6 +432,8 @@ def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence
 
 
 def _not_a_file(entry: gitio.TreeEntry) -> str:
+    if not _is_utf8(entry.path):
+        return NOT_UTF8
     if entry.mode == "120000":
         return "symlink (links are not followed)"
     if entry.mode == "160000":

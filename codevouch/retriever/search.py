@@ -25,7 +25,6 @@ from codevouch.store import (
     Ledger,
     Outdated,
     VectorStore,
-    collection_base,
     lex_key,
     lexical,
     lexindex,
@@ -105,7 +104,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     with ThreadPoolExecutor(max_workers=1) as pool:
         held, early = _early_query(pool, embedder, index_dir, mode, query)
         repo, repo_id, branch, head = _locate(repo_path, branch)
-        ledger, state = open_for_search(repo_id, collection_base(repo_id, branch), index_dir)
+        ledger, state = open_for_search(repo_id, branch, index_dir, str(repo))
         try:
             outdated = ledger.outdated(repo_id, str(repo), branch)
             if state is None or outdated is not None:
@@ -359,7 +358,7 @@ def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: 
     out = _Dense([], vector, {})
 
     def nearest(n: int) -> list[str]:
-        found = vectors.query(space, vector, n)
+        found = vectors.query(space, vector, n, expected=_space_size(ledger, space))
         out.sims.update(found)
         return [cid for cid, _ in found]
     out.ids = _members(ledger, state, depth, include_history, records, nearest,

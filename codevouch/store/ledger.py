@@ -15,7 +15,7 @@ from typing import Any
 from codevouch.errors import BadIndex, CodevouchError
 from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledgerfile import connect, lexical_docs, open_for_read, quote_path, sqlite_errors, upgrade
-from codevouch.store.naming import chunk_id, lex_key
+from codevouch.store.naming import chunk_id, collection_base, lex_key
 from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed, FileRow, NewChunk, Outdated
 
 _FILE_COLUMNS = "path, blob_sha, kind, rule, language, status, reason, chunks, last_commit, last_commit_date"
@@ -78,6 +78,19 @@ class Ledger:
     # -- branches ---------------------------------------------------------------
     def branch(self, coll: str) -> BranchState | None:
         row = self.db.execute("SELECT * FROM branches WHERE coll=?", (coll,)).fetchone()
+        return BranchState(*row) if row else None
+
+    def find_branch(self, repo_id: str, branch: str, clone: str) -> BranchState | None:
+        """The entry that answers for `branch` of repository `repo_id` in the clone whose root is
+        `clone`: the clone's own entry, else the shared one (whichever clone built it: a second
+        clone, or a team reader, finds the index a first one built), else the most recently built
+        entry of another clone."""
+        for key in (collection_base(repo_id, branch, clone), collection_base(repo_id, branch)):
+            state = self.branch(key)
+            if state is not None:
+                return state
+        row = self.db.execute("SELECT * FROM branches WHERE repo_id=? AND branch=? ORDER BY built_at DESC, coll "
+                              "LIMIT 1", (repo_id, branch)).fetchone()
         return BranchState(*row) if row else None
 
     def branches(self) -> list[BranchState]:

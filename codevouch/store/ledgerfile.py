@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from codevouch.errors import BadIndex, IndexBusy, NotIndexed
@@ -52,9 +53,91 @@ def open_for_read(index_dir: Path, path: Path) -> sqlite3.Connection:
     return db
 
 
+def corrupt_message(index_dir: Path, why: object) -> str:
+    """What to say of a ledger whose pages are damaged: the file, and the command that recovers."""
+    ledger = IndexDir(index_dir).ledger
+    return (f"the index ledger {ledger} is corrupt ({why}); run `codevouch index build --repair --index "
+            f"{index_dir}` in the repository (or with --repo PATH): it moves the damaged ledger aside, keeps what "
+            "it can read of the embedding cache and builds the repository again (other repositories in this "
+            "index need a build each).")
+
+
+class LedgerCorrupt(BadIndex, sqlite3.DatabaseError):
+    """A ledger page SQLite cannot read ("database disk image is malformed"), met in any query:
+    a BadIndex that names the fix, and still an sqlite3.DatabaseError to code that catches those."""
+
+
+def _damage(index_dir: Path, exc: sqlite3.DatabaseError) -> sqlite3.DatabaseError:
+    """`exc` as LedgerCorrupt when it is damage (a plain DatabaseError: malformed, not a database);
+    locked, busy or a constraint stay what they are."""
+    if type(exc) is not sqlite3.DatabaseError:
+        return exc
+    return LedgerCorrupt(corrupt_message(index_dir, exc))
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor whose reads turn a damaged page into LedgerCorrupt, wherever in a query it lies
+    (try/except, not a context manager: rows are read one at a time, and this costs nothing then)."""
+    index_dir: Path
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
+
+    def executemany(self, sql: str, seq: Any, /) -> _Cursor:
+        try:
+            return super().executemany(sql, seq)
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        try:
+            return super().fetchmany(size)
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.DatabaseError as exc:
+            raise _damage(self.index_dir, exc) from exc
+
+
+class LedgerConnection(sqlite3.Connection):
+    """The ledger's connection: every query through a _Cursor (damaged pages named, with the fix)."""
+    index_dir: Path
+
+    def cursor(self, factory: Any = None) -> Any:
+        cur = super().cursor(factory or _Cursor)
+        cur.index_dir = self.index_dir
+        return cur
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
+        return self.cursor().executemany(sql, parameters)
+
+
 def connect(path: Path, uri: str, index_dir: Path) -> sqlite3.Connection:
     with sqlite_errors(index_dir):
-        return sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+        db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, factory=LedgerConnection)
+    db.index_dir = index_dir
+    return db
 
 
 @contextmanager
@@ -72,11 +155,10 @@ def sqlite_errors(index_dir: Path) -> Iterator[None]:
             raise IndexBusy(f"the index ledger {ledger} stayed locked ({text}); retry when the build "
                             "that holds it has finished.") from exc
         raise BadIndex(f"the index ledger {ledger} cannot be used ({text}).") from exc
+    except LedgerCorrupt:
+        raise
     except sqlite3.DatabaseError as exc:
-        raise BadIndex(
-            f"the index ledger {ledger} is corrupt ({exc}); move the index directory aside "
-            f"(`mv {index_dir} {index_dir}.corrupt`) and run `codevouch index build` again: the index is "
-            "rebuilt from git (the embedding cache is lost, so the build re-embeds).") from exc
+        raise LedgerCorrupt(corrupt_message(index_dir, exc)) from exc
 
 
 def upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool) -> None:
@@ -100,11 +182,28 @@ def upgrade(db: sqlite3.Connection, index_dir: Path, path: Path, readonly: bool)
             finally:
                 writer.close()
         except sqlite3.OperationalError as exc:
+            if _never_built(db):
+                # A first build that stopped inside its setup (a full disk): the file has some of
+                # the format steps and no branch. Nothing was ever indexed, nothing is lost.
+                raise NotIndexed(
+                    f"the index at {index_dir} is incomplete: its first build stopped before it indexed anything "
+                    f"({exc}); nothing is indexed yet. Run `codevouch index build --index {index_dir}` (after "
+                    "freeing disk space, if the disk was full).") from exc
             raise BadIndex(
                 f"the index at {index_dir} was made by an older codevouch and must be upgraded in place once, "
                 f"which needs write access ({exc}); run `codevouch index build --index {index_dir}` as a user "
                 "who can write it.") from exc
         _lexical_copies(db, index_dir, todo)
+
+
+def _never_built(db: sqlite3.Connection) -> bool:
+    """The ledger holds no branch (or not even the table): no build ever committed into it."""
+    try:
+        return db.execute("SELECT 1 FROM branches LIMIT 1").fetchone() is None
+    except sqlite3.OperationalError:
+        return True     # no such table: the first format steps never ran
+    except sqlite3.Error:
+        return False
 
 
 def _lexical_copies(db: sqlite3.Connection, index_dir: Path, applied: list[migrations.Migration]) -> None:
@@ -118,8 +217,9 @@ def _lexical_copies(db: sqlite3.Connection, index_dir: Path, applied: list[migra
 
 
 def lexical_docs(db: sqlite3.Connection, coll: str) -> Iterable[tuple[str, str, str]]:
-    """Every (lexical key, terms, symbol) of a collection's lexical index (to rebuild a derived
-    one; the chunks of one key share its path, symbol and text, see naming.lex_key)."""
+    """Every (lexical key, terms, symbol) of a collection's lexical index, in key order (to rebuild
+    a derived one, the same whatever order the rows were written in; the chunks of one key share
+    its path, symbol and text, see naming.lex_key)."""
     return db.execute(
         "SELECT m.id, l.terms, coalesce((SELECT c.symbol FROM space_chunks c WHERE c.lex = m.rowid LIMIT 1), '') "
-        "FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ?", (coll,))
+        "FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ? ORDER BY m.id", (coll,))

@@ -11,8 +11,10 @@ over the same terms (measured with python -m codevouch_bench.search and docs/BEN
   Ledger.commit's `before_commit`): when the commit makes a state visible, its copy is already
   complete. A build killed before COMMIT leaves a generation no state names (pruned later); one
   killed after it leaves the copy readers need.
-- A new generation starts from a copy of the previous one plus the build's changes, or is
-  rebuilt from the ledger when the previous one is missing (an older codevouch, a lost copy).
+- A new generation starts from a copy of the previous one plus the build's new documents when
+  the build only adds; otherwise (it removes documents, or the previous copy is missing) it is
+  written whole from the ledger's rows in key order, so that its BM25 statistics hold no deleted
+  documents and the same ledger state always gives the same copy, whatever builds led to it.
 - A search uses a generation only when its stamp equals the ledger's current state; otherwise
   (missing, locked, unreadable) it answers None and the caller writes it again (`ensure`, from
   the ledger's rows; in memory where the directory cannot be written). FTS5 never ranks. An
@@ -117,7 +119,11 @@ def stage(index_dir: Path, space: str, previous: str | None, current: str, remov
     if read_stamp(target) == current and not rewrite:
         return
     source = index_path(index_dir, space, previous) if previous is not None else None
-    incremental = source is not None and read_stamp(source) == previous
+    # Only a build that adds documents may extend the previous copy: a deleted tantivy document
+    # still counts in BM25's N, df and average length until a merge drops it (the bindings cannot
+    # ask for one), so a copy that had deletions would rank unlike a clean build of the same state.
+    # An index must not depend on its history: one with removals is written whole, in key order.
+    incremental = source is not None and read_stamp(source) == previous and not removed and not _replaces(source, added)
     work = target.with_name(f".tmp-{target.name}-{os.getpid()}")
     shutil.rmtree(work, ignore_errors=True)
     if incremental:
@@ -128,10 +134,7 @@ def stage(index_dir: Path, space: str, previous: str | None, current: str, remov
         work.mkdir(parents=True)
     index = _registered(tantivy.Index(_schema(), path=str(work)))
     writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
-    docs: Iterable[Doc] = added if incremental else all_docs()
-    if incremental:
-        for cid in {*removed, *(doc[0] for doc in added)}:
-            writer.delete_documents_by_term("id", cid)
+    docs: Iterable[Doc] = added if incremental else all_docs()   # in key order (ledgerfile.lexical_docs)
     for doc in docs:
         writer.add_document(_document(doc))
     writer.commit()
@@ -141,6 +144,18 @@ def stage(index_dir: Path, space: str, previous: str | None, current: str, remov
     shutil.rmtree(target, ignore_errors=True)
     _open.pop(target, None)
     os.replace(work, target)
+
+
+def _replaces(source: Path, added: Sequence[Doc]) -> bool:
+    """Whether the copy at `source` already holds one of the `added` ids (a stale copy: adding it
+    again would need a delete, see `stage`)."""
+    if not added:
+        return False
+    try:
+        _index, searcher = _searcher(source)
+        return any(searcher.doc_freq("id", doc[0]) for doc in added)
+    except (OSError, ValueError, RuntimeError):
+        return True
 
 
 _memory: dict[Path, Any] = {}   # generation path -> its copy in this process's memory (unwritable directory)
@@ -226,6 +241,12 @@ def _searcher(path: Path) -> tuple[Any, Any]:
     return index, index.searcher()
 
 
+def _in_order(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Best first, equal scores by id: tantivy breaks ties by where a document sits in its
+    segments, which depends on the order the builds added them."""
+    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
+
+
 def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: int,
            name_boost: float = 0.0, exact_boost: float = 0.0) -> list[tuple[str, float]] | None:
     """(chunk id, score) best first, or None when the index cannot answer for state `current`.
@@ -240,7 +261,7 @@ def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: in
         boosts = {f: b for f, b in (("namewords", name_boost), ("exact", exact_boost)) if b > 0}
         query = index.parse_query(" ".join(terms), ["terms", *boosts], field_boosts=boosts)
         hits = searcher.search(query, n).hits
-        return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]
+        return _in_order([(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits])
     except (OSError, ValueError, RuntimeError):
         return None
 
@@ -264,7 +285,7 @@ def search_names(index_dir: Path, coll: str, current: str, keys: Sequence[str], 
         if terms:
             parts.append((tantivy.Occur.Should, index.parse_query(" ".join(terms), ["terms"])))
         hits = searcher.search(tantivy.Query.boolean_query(parts), n).hits
-        return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits]
+        return _in_order([(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits])
     except (OSError, ValueError, RuntimeError):
         return None
 
@@ -289,8 +310,9 @@ def analyzer() -> Callable[[str], list[str]]:
 # -- BM25 as this index scores, for text outside it (the working-tree overlay) --------------------
 # tantivy's Bm25Weight: idf = ln(1 + (N - df + 0.5) / (df + 0.5)); a clause scores
 # idf * (K1 + 1) * tf / (tf + K1 * (1 - B + B * dl / avgdl)), where dl is the field's length as its
-# one-byte field norm decodes it (FIELD_NORMS below), N and df count deleted documents until a
-# merge drops them, and avgdl is the field's tokens over N. A query term of several tokens
+# one-byte field norm decodes it (FIELD_NORMS below), N and df count the copy's documents (a copy
+# holds no deleted ones: `stage` writes it whole when a build removes any), and avgdl is the
+# field's tokens over N. A query term of several tokens
 # (`raise_for_status`, a quoted pair) is a phrase: its idf is the sum of its tokens', its tf the
 # phrase's occurrences. A boolean query's clauses add up.
 BM25_K1, BM25_B = 1.2, 0.75

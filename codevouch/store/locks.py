@@ -3,6 +3,7 @@ batches to the embedded Chroma store versus its readers (vectors.lock; see Vecto
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -73,6 +74,12 @@ def writer_lock(index_dir: Path, wait: float) -> Iterator[None]:
         raise IndexLocked(
             f"another codevouch build is writing {index_dir}; wait for it to finish, or pass "
             "--wait SECONDS to queue behind it.") from exc
+    except OSError as exc:
+        # Not a file the lock can be taken on (a directory of that name, a permission): it holds
+        # nothing, so removing it loses nothing.
+        kind = "a directory" if where.write_lock.is_dir() else "not a lock file codevouch can open"
+        raise BadIndex(f"the write lock {where.write_lock} is {kind} ({exc.strerror or exc}); remove it "
+                       f"(`rm -r {shlex.quote(str(where.write_lock))}`, when no build is running) and build again.") from exc
     try:
         yield
     finally:

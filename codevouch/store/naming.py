@@ -30,9 +30,14 @@ def default_index_dir() -> Path:
     return Path(base) / "codevouch"
 
 
-def collection_base(repo: str, branch: str) -> str:
+def collection_base(repo: str, branch: str, clone: str | None = None) -> str:
+    """The key of a branch's entry (`branches.coll`): the repository's id and the branch, shared by
+    every clone of the repository; with `clone` (a clone's root), that clone's own entry, which a
+    build makes when the shared one belongs to another clone of the repository on this machine
+    (codevouch/indexer/build.py: `branch_key`), so that no clone's build overwrites another's."""
     # Chroma names allow [A-Za-z0-9._-] only; the hash keeps any branch name legal and unique.
-    digest = hashlib.sha1(f"{repo}\0{branch}".encode()).hexdigest()[:20]
+    form = f"{repo}\0{branch}" if clone is None else f"{repo}\0{branch}\0clone\0{clone}"
+    digest = hashlib.sha1(form.encode("utf-8", "surrogateescape")).hexdigest()[:20]
     return f"cv-{digest}"
 
 

@@ -10,7 +10,9 @@ build's start checks the store's SQLite header so that a damaged one is named, w
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +20,7 @@ from pathlib import Path
 from codevouch.errors import BadIndex, InputError
 from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledger import Ledger
+from codevouch.store.ledgerfile import quote_path, sqlite_errors
 from codevouch.store.locks import writer_lock
 from codevouch.store.naming import server_url
 from codevouch.store.vectors import VectorStore
@@ -27,41 +30,172 @@ HINT = ("run `codevouch index build --repair`: it rebuilds the vectors from the 
         "without embedding anything")
 
 
+def hint(index_dir: Path) -> str:
+    """HINT with the index directory named, so that the command works as it is written."""
+    return HINT.replace("--repair`", f"--repair --index {index_dir}`")
+
+
 @dataclass(frozen=True)
 class Repaired:
     spaces: int
     vectors: int           # written from the embedding cache
     missing: int           # texts the cache had no vector for (a build embeds them again: see below)
     aside: str | None      # where the damaged store went
+    ledger_aside: str | None = None   # a corrupt ledger moved here: the repository must be built again
+    salvaged: int = 0      # cached vectors read back from the corrupt ledger into the new one
 
 
-def check_store(index_dir: Path) -> None:
-    """BadIndex, naming the fix, when the embedded store's SQLite file is not a database (its
-    header and schema page; no scan: a no-op build stays fast)."""
-    path = IndexDir(index_dir).chroma_file
-    if server_url() or not path.exists():
-        return
+def header_problem(path: Path) -> str | None:
+    """What is wrong with the embedded store's SQLite file at first sight (its header and schema
+    page; no scan), None when nothing is."""
     try:
         with open(path, "rb") as handle:
             header = handle.read(16)
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        if header != b"SQLite format 3\0":
+            return "empty" if not header else "not an SQLite database"
+        db = sqlite3.connect(f"file:{quote_path(path)}?mode=ro", uri=True)
         try:
             db.execute("PRAGMA schema_version").fetchone()
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         finally:
             db.close()
     except (OSError, sqlite3.Error) as exc:
-        raise BadIndex(f"the vector store {path} is damaged ({type(exc).__name__}: {exc}); {HINT}.") from exc
-    if header != b"SQLite format 3\0":
-        raise BadIndex(f"the vector store {path} is damaged (not an SQLite database); {HINT}.")
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def check_store(index_dir: Path, spaces: Collection[str] = ()) -> None:
+    """BadIndex, naming the fix, when the embedded store's SQLite file is not a database, or when it
+    (or its directory) is gone, or lacks the collection of one of `spaces` (those the ledger holds
+    vectors for). SQLite reads of the header and of Chroma's `collections` table, no Chroma client
+    and no scan: a no-op build stays fast."""
+    where = IndexDir(index_dir)
+    path = where.chroma_file
+    if server_url():
+        return
+    if not path.exists():
+        if spaces:
+            missing = where.chroma if not where.chroma.exists() else path
+            raise BadIndex(f"the vector store {missing} is missing, though the ledger holds vectors for "
+                           f"{len(spaces)} {'space' if len(spaces) == 1 else 'spaces'}; {hint(index_dir)}.")
+        return
+    problem = header_problem(path)
+    if problem is not None:
+        raise BadIndex(f"the vector store {path} is damaged ({problem}); {hint(index_dir)}.")
+    listed = _chroma_collections(path) if spaces else None
+    if listed is not None:
+        absent = sorted(set(spaces) - listed)
+        if absent:
+            raise BadIndex(f"the vector store {path} has lost the collection {absent[0]} (of {len(absent)} the "
+                           f"ledger holds vectors for); {hint(index_dir)}.")
+
+
+def _chroma_collections(path: Path) -> set[str] | None:
+    """The collection names Chroma's own table lists (its schema since 0.4); an emptied store
+    that Chroma opened since has the table and no rows. None when it cannot tell."""
+    try:
+        db = sqlite3.connect(f"file:{quote_path(path)}?mode=ro", uri=True)
+        try:
+            return {name for (name,) in db.execute("SELECT name FROM collections")}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+
+
+def vector_spaces(ledger: Ledger) -> set[str]:
+    """The spaces of this release's branches that hold at least one vector (older layouts aside)."""
+    outdated = ledger.outdated_branches()
+    return {b.space for b in ledger.branches()
+            if b.space and b.coll not in outdated and ledger.space_size(b.space) > 0}
+
+
+def ledger_damage(index_dir: Path) -> str | None:
+    """What is wrong with the ledger's pages (SQLite's quick check), None when they read well or
+    there is no ledger. A scan of the file: for --repair, never for a search or a build."""
+    path = IndexDir(index_dir).ledger
+    if not path.is_file():
+        return None
+    with sqlite_errors(index_dir):      # locked or unreadable: said as for any use of the ledger
+        try:
+            db = sqlite3.connect(f"file:{quote_path(path)}?mode=ro", uri=True, timeout=30)
+            try:
+                rows = db.execute("PRAGMA quick_check(5)").fetchall()
+            finally:
+                db.close()
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+    found = [str(r[0]) for r in rows]
+    return None if found == ["ok"] else "; ".join(found)[:300]
+
+
+def renew_ledger(index_dir: Path) -> Repaired:
+    """A corrupt ledger: moved aside (`state.sqlite.damaged-STAMP`, with its WAL), a new one made,
+    the cached vectors it still yields copied in (so the build embeds only what was lost), and the
+    stores derived from the old one (chroma/, lexical/) removed: the repository's next build makes
+    them again from git. The caller builds the repository."""
+    where = IndexDir(index_dir)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    aside = where.ledger.with_name(f"{where.ledger.name}.damaged-{stamp}")
+    for suffix in ("-wal", "-shm", ""):
+        part = Path(f"{where.ledger}{suffix}")
+        if part.exists():
+            os.replace(part, Path(f"{aside}{suffix}"))
+    ledger = Ledger(index_dir)
+    try:
+        salvaged = _salvage_cache(aside, ledger)
+    finally:
+        ledger.close()
+    if not server_url():
+        shutil.rmtree(where.chroma, ignore_errors=True)
+    shutil.rmtree(where.lexical, ignore_errors=True)
+    return Repaired(0, 0, 0, None, str(aside), salvaged)
+
+
+def _salvage_cache(damaged: Path, ledger: Ledger) -> int:
+    """Copy the embedding cache rows SQLite can still read from the damaged ledger (in order,
+    until the first damaged page); how many."""
+    copied = 0
+    try:
+        src = sqlite3.connect(f"file:{quote_path(damaged)}?mode=ro", uri=True, timeout=30)
+    except sqlite3.Error:
+        return 0
+    try:
+        batch: dict[str, dict[str, bytes]] = {}
+        try:
+            for model, text_hash, vector in src.execute("SELECT model, text_hash, vector FROM embeddings"):
+                batch.setdefault(model, {})[text_hash] = vector
+                copied += 1
+                if copied % 2000 == 0:
+                    _put_raw(ledger, batch)
+                    batch = {}
+        except sqlite3.Error:
+            pass
+        _put_raw(ledger, batch)
+    finally:
+        src.close()
+    return copied
+
+
+def _put_raw(ledger: Ledger, batch: dict[str, dict[str, bytes]]) -> None:
+    with ledger.transaction() as db:
+        for model, vectors in batch.items():
+            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                           [(model, h, v) for h, v in vectors.items()])
 
 
 def repair(index_dir: Path, wait: float = 0) -> Repaired:
-    """Move the embedded store aside and write every space's vectors again from the cache."""
-    if server_url():
+    """Move the embedded store aside and write every space's vectors again from the cache; with a
+    corrupt ledger, renew the ledger instead (`renew_ledger`: the caller then builds)."""
+    if server_url() and ledger_damage(index_dir) is None:
         raise InputError("--repair rebuilds the embedded vector store; with CODEVOUCH_CHROMA_URL set the "
                          "vectors are on the server: unset it, or rebuild the server's copy with a build.")
     with writer_lock(index_dir, wait):
+        damage = ledger_damage(index_dir)
+        if damage is not None:
+            return renew_ledger(index_dir)
         ledger = Ledger(index_dir)
         try:
             chroma = IndexDir(index_dir).chroma

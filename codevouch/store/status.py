@@ -62,6 +62,11 @@ def _rows(ledger: Ledger, ident: RepoKey | None, source: dict[str, Any]) -> list
     for state in ledger.branches():
         if ident is not None and not _same_repository(state, ident):
             continue
+        if ident is not None and state.repo_id:
+            # Several clones' entries of one branch: the one this clone's searches use.
+            chosen = ledger.find_branch(ident[0], state.branch, str(ident[1]))
+            if chosen is not None and chosen.coll != state.coll:
+                continue
         where = ident[1] if ident is not None else Path(state.repo)
         files = ledger.files(state.coll)
         rows.append({

@@ -119,9 +119,10 @@ def _install(home: Path, local: Path, data: bytes) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def open_for_search(repo_id: str, coll: str, index_dir: Path) -> tuple[Ledger, BranchState | None]:
-    """The ledger that answers for branch `coll`: the local one when it holds the branch (the
-    builder, or a local build), else, with a Chroma server configured, the team snapshot."""
+def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str) -> tuple[Ledger, BranchState | None]:
+    """The ledger that answers for `branch` in the clone whose root is `clone` (Ledger.find_branch):
+    the local one when it holds the branch (the builder, or a local build), else, with a Chroma
+    server configured, the team snapshot."""
     try:
         ledger: Ledger | None = Ledger(index_dir, readonly=True)
     except NotIndexed:
@@ -129,7 +130,7 @@ def open_for_search(repo_id: str, coll: str, index_dir: Path) -> tuple[Ledger, B
             raise
         ledger = None
     if ledger is not None:
-        state = ledger.branch(coll)
+        state = ledger.find_branch(repo_id, branch, clone)
         if state is not None or not server_url():
             return ledger, state
         ledger.close()
@@ -148,4 +149,4 @@ def open_for_search(repo_id: str, coll: str, index_dir: Path) -> tuple[Ledger, B
             "no team index for it; the builder publishes one with `codevouch index build` (with "
             "CODEVOUCH_CHROMA_URL set), or build locally.")
     ledger = Ledger(snapshot, readonly=True)
-    return ledger, ledger.branch(coll)
+    return ledger, ledger.find_branch(repo_id, branch, clone)

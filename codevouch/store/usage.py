@@ -162,8 +162,14 @@ class UsageLog:
             finally:
                 db.close()
         except sqlite3.Error as exc:
-            raise BadIndex(f"cannot read the usage records in {self.path} ({exc}); remove the file "
-                              f"to start over.") from exc
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise BadIndex(f"the usage records in {self.path} stayed locked ({exc}); retry.") from exc
+            # Usage is advisory: a file a full disk left empty (0 bytes, no table) or damaged has
+            # no records; the next recorded call starts it again (`_open`).
+            if "no such table" not in str(exc):   # an empty file is no news
+                warnings.warn(f"codevouch: the usage records in {self.path} cannot be read ({exc}); counted as "
+                              "none, and the next recorded call starts the file again", RuntimeWarning, stacklevel=2)
+            return []
         return [UsageRecord(t, op, r, b, ic, h, json.loads(v), json.loads(rs),
                             tuple(tuple(p) for p in json.loads(nu)))
                 for t, op, r, b, ic, h, v, rs, nu in reversed(rows)]
@@ -185,7 +191,18 @@ class UsageLog:
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                db.close()
+                raise
+            # Not a database (damaged): the records are advisory, so the file is moved aside
+            # (kept for a post-mortem, replacing an earlier one) and started again.
+            db.close()
+            os.replace(self.path, self.path.with_name(self.path.name + ".damaged"))
+            db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
         # A record lost to a power cut costs nothing; an fsync per search cost ~10 ms. In WAL
         # mode NORMAL still never corrupts the file.
         db.execute("PRAGMA synchronous=NORMAL")

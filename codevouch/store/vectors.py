@@ -35,6 +35,7 @@ class VectorStore:
         self._server = server_url()
         self._client_obj: Any = None
         self._cols: dict[str, Any] = {}
+        self._checked: set[str] = set()   # collections whose count this open compared with the ledger
 
     @property
     def _client(self) -> Any:
@@ -66,7 +67,7 @@ class VectorStore:
         closing the last client drops that system, so the next open reads the store afresh."""
         if self._client_obj is not None:
             close = getattr(self._client_obj, "close", None)
-            self._client_obj, self._cols = None, {}
+            self._client_obj, self._cols, self._checked = None, {}, set()
             if close is not None:
                 close()
 
@@ -125,9 +126,15 @@ class VectorStore:
                     return
                 col.delete(ids=list(ids[start:start + CHROMA_BATCH]))
 
-    def query(self, name: str, vector: Sequence[float], n: int) -> list[tuple[str, float]]:
-        """(id, cosine similarity) of the nearest vectors, best first."""
-        if n <= 0 or self._absent:
+    def query(self, name: str, vector: Sequence[float], n: int, expected: int = 0) -> list[tuple[str, float]]:
+        """(id, cosine similarity) of the nearest vectors, best first. `expected`: how many vectors
+        the ledger says the collection holds; the first query of this open checks that the embedded
+        store has them (a deleted or emptied store answered nothing, silently)."""
+        if n <= 0:
+            return []
+        if expected > 0 and not self._server and name not in self._checked:
+            self._check(name, expected)
+        if self._absent:
             return []
         with self._access(write=False):
             col = self.collection(name, create=False)
@@ -137,6 +144,34 @@ class VectorStore:
             # and counting costs ~15 ms at 100k vectors, as much as the query itself.
             res = col.query(query_embeddings=[list(vector)], n_results=n, include=["distances"])
         return [(cid, 1.0 - dist) for cid, dist in zip(res["ids"][0], res["distances"][0])]
+
+    def _check(self, name: str, expected: int) -> None:
+        """BadIndex, naming --repair, when the embedded store lacks vectors the ledger has: once per
+        open and collection (a count, ~15 ms at 100k vectors, beside the ~80 ms the first query
+        spends loading the collection anyway)."""
+        from codevouch.store.repair import header_problem, hint
+
+        where = IndexDir(self._index_dir)
+        problem = None
+        if not where.chroma.is_dir():
+            problem = f"the vector store {where.chroma} is missing"
+        elif not where.chroma_file.is_file():
+            problem = f"the vector store {where.chroma_file} is missing"
+        else:
+            damage = header_problem(where.chroma_file)
+            if damage is not None:
+                problem = f"the vector store {where.chroma_file} is damaged ({damage})"
+        if problem is None:
+            with self._access(write=False):
+                col = self.collection(name, create=False)
+                held = 0 if col is None else int(col.count())
+            if held < expected:
+                problem = (f"the vector store {where.chroma} holds {held} of the {expected} vectors the ledger "
+                           f"lists for {name}")
+        if problem is not None:
+            raise BadIndex(f"{problem}: dense search cannot answer; {hint(self._index_dir)} "
+                           "(`--mode lexical` searches without it).")
+        self._checked.add(name)
 
     def collections(self) -> list[str]:
         if self._absent:

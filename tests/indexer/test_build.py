@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from codevouch import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.errors import DetachedHead, NoCommits, NotARepository
 from codevouch.indexer.build import build_index
@@ -362,3 +364,105 @@ def test_the_embedded_text_never_holds_a_lone_surrogate() -> None:
     assert text == "shop/bad\\xffname.py\nrefund\ndef refund():\n    pass"
     text.encode("utf-8")                                    # raised UnicodeEncodeError
     assert embedded_text("café/ünï.py", "f", "x", "path") == "café/ünï.py\nx"
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_with_a_reason_and_the_build_succeeds(
+        repo: Repo, index_dir: Path) -> None:
+    # Git allows any bytes but NUL and "/" in a name: this one has a lone 0xff. The ledger keeps
+    # names as UTF-8 text, so the build skips the file, says so with the name's bytes escaped,
+    # and indexes the rest (it ended in UnicodeEncodeError, exit 70, build after build).
+    (repo.root / "billing.py").write_text(BILLING)
+    with open(bytes(repo.root) + b"/bad\xff.py", "wb") as handle:
+        handle.write(b"def hidden():\n    return 1\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "odd name")
+    embedder = FakeEmbedder()
+    [summary] = build_index(repo.root, index_dir, embedder)
+    assert summary.files == 2 and summary.indexed_files == 1 and summary.chunks >= 1
+    assert summary.skipped_files == [{"path": "bad\\xff.py",
+                                      "reason": "file name is not UTF-8 (not indexed; shown with \\x escapes)"}]
+    json.dumps(summary.skipped_files)   # reportable as it is
+    # Incremental and no-op builds keep going, and say it again.
+    repo.commit(**{"billing.py": BILLING + "\n\ndef refund_card(card):\n    return card.refund()\n"})
+    [again] = build_index(repo.root, index_dir, embedder)
+    assert not again.noop and again.skipped_files == summary.skipped_files
+    [noop] = build_index(repo.root, index_dir, embedder)
+    assert noop.noop and noop.skipped_files == summary.skipped_files
+    ledger = Ledger(index_dir, readonly=True)
+    try:
+        assert set(ledger.files(collection_base(identify(repo.root).id, "main"))) == {"billing.py"}
+    finally:
+        ledger.close()
+
+
+def _clone(source: Repo, path: Path) -> Repo:
+    subprocess.run(["git", "clone", "-q", str(source.root), str(path)], check=True, capture_output=True)
+    return Repo(path)
+
+
+def test_two_clones_on_one_machine_keep_their_own_entries(repo: Repo, tmp_path: Path) -> None:
+    # Both clones share the repository's identity (root commit + branch): the last build won, and
+    # the first clone's search then named a commit it did not have ("no longer in the repository").
+    repo.commit_files({"shop/orders.py": ORDERS})
+    first = _clone(repo, tmp_path / "first")
+    second = _clone(repo, tmp_path / "second")
+    second.commit(**{"shop/billing.py": BILLING})      # a commit only the second clone has
+    index_dir = tmp_path / "index"
+    embedder = FakeEmbedder()
+    [built_first] = build_index(first.root, index_dir, embedder)
+    [built_second] = build_index(second.root, index_dir, embedder)
+    assert (built_first.commit, built_second.commit) == (first.head(), second.head())
+    for clone, commit, paths in ((first, first.head(), {"shop/orders.py"}),
+                                 (second, second.head(), {"shop/orders.py", "shop/billing.py"})):
+        hits = Index(clone.root, index_dir, embedder="fake-bow-64").search("charge card cancel order", k=10)
+        assert {h.record.path for h in hits} == paths
+        assert {h.record.commit for h in hits} == {commit}
+        assert {h.check.verdict for h in hits if h.check is not None} == {"usable"}
+    # A rebuild of each is a no-op on its own entry: neither overwrote the other.
+    assert [s.noop for s in build_index(first.root, index_dir, embedder)] == [True]
+    assert [s.noop for s in build_index(second.root, index_dir, embedder)] == [True]
+    ledger = Ledger(index_dir, readonly=True)
+    try:
+        rows = {(b.repo, b.commit) for b in ledger.branches()}
+    finally:
+        ledger.close()
+    assert rows == {(str(first.root), first.head()), (str(second.root), second.head())}
+    # The first clone's entry is the shared one, as an index built before clones had entries of
+    # their own: it keeps working, and a clone that never built reads it (a reader's fallback).
+    third = _clone(repo, tmp_path / "third")
+    hits = Index(third.root, index_dir, embedder="fake-bow-64").search("cancel order", k=5, validate=False)
+    assert {h.record.commit for h in hits} == {first.head()}
+
+
+def test_a_moved_clone_takes_its_entry_over(repo: Repo, tmp_path: Path) -> None:
+    repo.commit_files({"shop/orders.py": ORDERS})
+    index_dir = tmp_path / "index"
+    embedder = FakeEmbedder()
+    build_index(repo.root, index_dir, embedder)
+    moved = tmp_path / "moved"
+    repo.root.rename(moved)
+    [again] = build_index(moved, index_dir, embedder)
+    ledger = Ledger(index_dir, readonly=True)
+    try:
+        assert [(b.repo, b.coll) for b in ledger.branches()] == [
+            (str(moved), collection_base(identify(moved).id, "main"))]
+    finally:
+        ledger.close()
+    assert again.commit == Repo(moved).head()
+
+
+def test_a_nightly_run_builds_a_repository_with_a_name_that_is_not_utf8(repo: Repo, tmp_path: Path) -> None:
+    # The nightly run reported the same crash for that repository (and built the others).
+    from codevouch.api import build_repos
+    from codevouch.indexer.many import RepoSpec
+
+    (repo.root / "billing.py").write_text(BILLING)
+    with open(bytes(repo.root) + b"/caf\xe9.py", "wb") as handle:    # latin-1, as older tools wrote it
+        handle.write(b"def legacy():\n    return 2\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "latin-1 name")
+    other = Repo(tmp_path / "other")
+    other.commit_files({"shop/orders.py": ORDERS})
+    outcomes = build_repos([RepoSpec(repo.root), RepoSpec(other.root)], tmp_path / "index", FakeEmbedder())
+    assert [o.ok for o in outcomes] == [True, True], [o.error for o in outcomes]
+    assert outcomes[0].branches[0].skipped_files[0]["path"] == "caf\\xe9.py"

@@ -231,3 +231,42 @@ def test_ensure_leaves_a_copy_that_opens_as_it_is(repo: Repo, index_dir: Path) -
     finally:
         ledger.close()
     assert _paths(idx, "refunds payment")[0] == "shop/refund.py"
+
+
+def _ranked(index_dir: Path, repo: Repo, query: str) -> list[tuple[str, float]] | None:
+    space = space_name(identify(repo.root).id, "fake-bow-64")
+    ledger = Ledger(index_dir, readonly=True)
+    try:
+        stamp = ledger.lexical_stamp(space) or ""
+    finally:
+        ledger.close()
+    return lexindex.search(index_dir, space, stamp, lexical.terms(query), 10, name_boost=0.5, exact_boost=0.3)
+
+
+def test_an_incremental_build_ranks_as_a_clean_build_of_the_same_commit(repo: Repo, tmp_path: Path) -> None:
+    # Built at A and then at B, or built at B at once: the same commit, the same rankings and
+    # scores. Deleted tantivy documents count in BM25's statistics until a merge, so a copy
+    # that extended the previous one with deletions ranked differently.
+    first = {f"shop/mod{n}.py": f"def handle_order_{n}(order):\n    return order.total * {n} + refund({n})\n"
+             for n in range(8)}
+    repo.commit_files({**FILES, **first})
+    incremental, clean = tmp_path / "incremental", tmp_path / "clean"
+    Index(repo.root, incremental, embedder="fake-bow-64").build()
+    changed = {f"shop/mod{n}.py": f"def cancel_order_{n}(order):\n    refund(order)\n    return order.cancel()\n"
+               for n in range(5)}
+    repo.commit_files({**changed, "shop/extra.py": "def refund_order(order):\n    return order.refund()\n"})
+    # (A file deleted at B stays in the index as history, searchable with history=True: its
+    # terms count in the statistics, so a clean build at B, which has no history, would differ.)
+    repo.commit(**{"shop/mod7.py": "def handle_order_7(order):\n    return order.total\n"})
+    Index(repo.root, incremental, embedder="fake-bow-64").build()
+    clear_caches()
+    Index(repo.root, clean, embedder="fake-bow-64").build()
+    queries = ["cancel order", "refund payment", "order total", "handle order", "refund"]
+    for query in queries:
+        got, want = _ranked(incremental, repo, query), _ranked(clean, repo, query)
+        assert want, query
+        assert got == want, query
+    inc, cln = Index(repo.root, incremental, embedder="fake-bow-64"), Index(repo.root, clean, embedder="fake-bow-64")
+    for query in queries:
+        assert ([(h.path, h.score) for h in inc.search(query, k=10, mode="lexical", validate=False)]
+                == [(h.path, h.score) for h in cln.search(query, k=10, mode="lexical", validate=False)]), query

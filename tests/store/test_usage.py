@@ -101,3 +101,22 @@ def test_old_records_roll_off(repo: Repo, index_dir: Path) -> None:
         idx.validate([{"path": "shop/cancel.py", "symbol": f"call{n}"}] * (n + 1))
     kept = UsageLog(index_dir).recent(str(repo.root), 100)
     assert [r.hits for r in kept] == [3, 4, 5]
+
+
+@pytest.mark.parametrize("damage", ["empty", "garbage"])
+def test_an_empty_or_damaged_usage_file_is_no_records_and_starts_again(repo: Repo, index_dir: Path,
+                                                                       damage: str) -> None:
+    # A disk-full failure left a 0-byte usage.sqlite (or a damaged one): `index health` failed
+    # on every call after space came back. Usage is advisory: it reads as no records, and the
+    # next recorded call starts the file again (a damaged one is kept aside).
+    idx = built(repo, index_dir)
+    path = IndexDir(index_dir).usage
+    path.write_bytes(b"" if damage == "empty" else b"\x07not sqlite\x00" * 100)
+    health = cv("index", "health", "--repo", str(repo.root), "--index", str(index_dir), "--json")
+    assert health.returncode == 0, health.stderr
+    assert "Traceback" not in health.stderr
+    idx.search("cancel order", k=3, overlay=False)
+    assert [r.op for r in UsageLog(index_dir).recent(str(repo.root), 10)] == ["search"]
+    assert path.with_name("usage.sqlite.damaged").exists() == (damage == "garbage")
+    health = cv("index", "health", "--repo", str(repo.root), "--index", str(index_dir))
+    assert health.returncode == 0 and "usage: 1 recent search/context call " in health.stdout, health.stdout
