@@ -20,6 +20,9 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.delenv("CODEVOUCH_INDEX", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # Every CLI a test starts runs in-process unless the test opts in to the resident engine
+    # (tests/enginehelp.py), which it then stops: no engine outlives its test.
+    monkeypatch.setenv("CODEVOUCH_SERVER", "off")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     yield
     written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
