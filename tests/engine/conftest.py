@@ -1,0 +1,1 @@
+from tests.enginehelp import engine  # noqa: F401  (the fixture, for every test here)
