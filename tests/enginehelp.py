@@ -77,7 +77,7 @@ class Engines:
         return done
 
     def sockets(self) -> list[Path]:
-        return sorted(self.runtime.glob("codevouch/*/sock"))
+        return sorted(p for p in self.runtime.rglob("sock") if p.is_socket())
 
     def running(self) -> dict[Path, int]:
         """socket -> pid of each engine that answers under the runtime directory."""
@@ -96,7 +96,7 @@ class Engines:
         return pid
 
     def log(self) -> str:
-        return "".join(p.read_text(errors="replace") for p in sorted(self.runtime.glob("codevouch/*/engine.log")))
+        return "".join(p.read_text(errors="replace") for p in sorted(self.runtime.rglob("engine.log")))
 
     def stop_all(self) -> None:
         self.pids.update(self.running().values())
