@@ -1,7 +1,8 @@
 """The resident engine in tests: a private runtime directory, CLIs that use the engine, and every
 engine they started stopped at the end (tests/conftest.py turns the engine off for all others).
 
-    from tests.enginehelp import engine            # a fixture: import it into the test module
+    from tests.enginehelp import engine, engines_on    # a fixture (import it into the module), or
+    with engines_on(env) as engines: engines.cv(...)    # a context of one's own (module scope)
     def test_x(engine, repo):
         done = engine.cv("search", "x", cwd=repo.root)       # through the engine
         here = engine.cv("search", "x", cwd=repo.root, server="off")   # in-process
@@ -18,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,18 +115,25 @@ class Engines:
                     pass
 
 
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engines]:
-    """Engines on (CODEVOUCH_SERVER=on, CI unset) with a short private XDG_RUNTIME_DIR and the
-    index at tmp_path/index; every engine started is stopped afterwards."""
+@contextmanager
+def engines_on(base_env: dict[str, str]) -> Iterator[Engines]:
+    """`base_env` with the engine on (CODEVOUCH_SERVER=on, CI unset) and a short private
+    XDG_RUNTIME_DIR; every engine started under it is stopped at the end. For a test (or a
+    module-scoped fixture) that runs its own CLIs with `engines.env`."""
     runtime = Path(tempfile.mkdtemp(prefix="cve-", dir="/tmp"))
     os.chmod(runtime, 0o700)
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
-    env.update({"XDG_RUNTIME_DIR": str(runtime), "CODEVOUCH_INDEX": str(tmp_path / "index"),
-                "CODEVOUCH_SERVER": "on"})
+    env = {k: v for k, v in base_env.items() if k != "CI"}
+    env.update({"XDG_RUNTIME_DIR": str(runtime), "CODEVOUCH_SERVER": "on"})
     engines = Engines(runtime, env)
     try:
         yield engines
     finally:
         engines.stop_all()
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engines]:
+    """engines_on(os.environ) with the index at tmp_path/index."""
+    with engines_on({**os.environ, "CODEVOUCH_INDEX": str(tmp_path / "index")}) as engines:
+        yield engines
