@@ -30,6 +30,7 @@ INDEX_READS = frozenset({"status", "health"})
 STDIN_READERS = frozenset({"validate", "check-refs"})
 CONNECT_TIMEOUT = 5.0        # seconds for connect and the engine's first frame of a status or stop
 START_WAIT = 30.0            # seconds a first call waits for an engine it started to listen
+LOG_BYTES = 1 << 20          # an engine log over this is emptied when the next engine starts
 _CONFIG_BYTES = 1 << 20      # a repository config over this is not read for the off switch
 
 
@@ -192,11 +193,16 @@ def start(place: paths.Place, index_dir: Path) -> int | None:
         return None
     try:
         log = os.open(place.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        if os.fstat(log).st_size > LOG_BYTES:
+            os.ftruncate(log, 0)         # the log of the engines before: only the last one's matters
     except OSError:
         return None
     try:
+        # The engine imports this very package (the one the client was imported from: a checkout's
+        # own `codevouch/` in the current directory, say), never another on its own sys.path.
+        boot = f"import sys; sys.path.insert(0, {str(paths.PACKAGE.parent)!r}); from codevouch.cli import main; main()"
         proc = subprocess.Popen(
-            [sys.executable, "-c", "from codevouch.cli import main; main()", "serve", "--index", str(index_dir)],
+            [sys.executable, "-c", boot, "serve", "--index", str(index_dir)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd=place.directory,
             start_new_session=True, close_fds=True)
     except OSError:

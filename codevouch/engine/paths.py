@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SOCKET_LIMIT = 107      # sun_path is 108 bytes on Linux, one of them the terminating NUL
-_PACKAGE = Path(__file__).resolve().parent.parent
+PACKAGE = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def identity() -> str:
     from codevouch import __version__
 
     newest, count = 0, 0
-    for folder, _dirs, files in os.walk(_PACKAGE):
+    for folder, _dirs, files in os.walk(PACKAGE):
         for name in files:
             if name.endswith((".py", ".toml")):
                 try:
@@ -55,12 +55,12 @@ def identity() -> str:
                 except OSError:
                     continue
                 count += 1
-    return f"{__version__} {_PACKAGE} {count} {newest}"
+    return f"{__version__} {PACKAGE} {count} {newest}"
 
 
 def key(index_dir: Path) -> str:
     """The engine's name: one per user, index directory, package location and interpreter."""
-    text = f"{os.getuid()}\0{index_dir}\0{_PACKAGE}\0{sys.executable}"
+    text = f"{os.getuid()}\0{index_dir}\0{PACKAGE}\0{sys.executable}"
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 

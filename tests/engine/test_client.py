@@ -152,3 +152,15 @@ def test_a_socket_path_too_long_falls_back_to_a_shorter_one_or_in_process(engine
     env["TMPDIR"] = str(long_runtime)
     assert same(engine.cv("search", "alpha", cwd=repo.root, env=env), expected)
     assert engine.running() == {}
+
+
+def test_an_engine_runs_the_package_its_client_was_imported_from(engine: Engines, indexed: Repo,
+                                                                  tmp_path: Path) -> None:
+    # In a checkout of codevouch itself, `python -m codevouch` imports the checkout's package (the
+    # current directory comes first on sys.path): the engine it starts must run that one too.
+    checkout = tmp_path / "checkout"
+    shutil.copytree(Path(paths.__file__).parents[1], checkout / "codevouch",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    expected = engine.cv("search", "cancel order", "--repo", str(indexed.root), cwd=checkout, server="off")
+    assert same(engine.cv("search", "cancel order", "--repo", str(indexed.root), cwd=checkout), expected)
+    assert engine.log().count(" call ") == 1 and f"{checkout / 'codevouch'} " in engine.log()

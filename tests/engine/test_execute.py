@@ -130,3 +130,25 @@ def test_a_build_by_another_process_is_seen_by_the_next_call(built: tuple[Engine
     assert any("arrived_late" in h["symbol"] and h["commit"] == new for h in hits), hits
     assert engine.only() == pid          # the same warm engine answered every call
     assert engine.log().count(" call ") == 3
+
+
+@pytest.mark.parametrize("change", [
+    {"argv": "search x"}, {"argv": [1]}, {"cwd": "relative"}, {"env": {"A": 1}}, {"tty": [True]},
+    {"encoding": ["utf-8", "utf-8", "no-such-codec"]},
+])
+def test_a_malformed_request_is_refused_before_anything_runs(change: dict) -> None:
+    from codevouch.engine import execute, protocol
+
+    frame = {"op": "run", "argv": ["search", "x"], "cwd": "/", "env": {}, "tty": [False, False, False],
+             "encoding": ["utf-8", "utf-8", "utf-8"], "pid": 1}
+    assert execute.Request.of(frame).argv == ("search", "x")
+    with pytest.raises(protocol.PeerError):
+        execute.Request.of({**frame, **change})
+
+
+def test_a_request_keeps_only_the_listed_environment() -> None:
+    from codevouch.engine import execute
+
+    frame = {"op": "run", "argv": ["search", "x"], "cwd": "/", "tty": [False, True, True],
+             "encoding": ["utf-8", "utf-8", "utf-8"], "env": {"CODEVOUCH_INDEX": "/i", "LD_PRELOAD": "/evil.so"}}
+    assert execute.Request.of(frame).env == {"CODEVOUCH_INDEX": "/i"}
