@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.gitrepo import Repo
+
+# The CLIs tests start run in-process, module-scoped fixtures' included (they copy os.environ
+# before any function fixture runs): a test opts in to the resident engine (tests/enginehelp.py).
+os.environ["CODEVOUCH_SERVER"] = "off"
 
 
 @pytest.fixture(autouse=True)

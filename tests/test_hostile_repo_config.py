@@ -161,7 +161,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReques
     for var in ("GIT_PAGER", "PAGER", "CODEVOUCH_RUN_GIT_FILTERS"):
         env.pop(var, None)
     if request.param == "in-process":
-        yield collect(repo, marks, index, env, mcp=True)
+        yield collect(repo, marks, index, {**env, "CODEVOUCH_SERVER": "off"}, mcp=True)
         return
     with engines_on(env) as engines:
         results = collect(repo, marks, index, engines.env, mcp=False)

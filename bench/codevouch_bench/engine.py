@@ -63,10 +63,12 @@ def _mixed(repo: Path, env: dict[str, str], calls: int) -> float:
     """`calls` agent-like calls with an edit before every fifth; total wall seconds."""
     head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
-    target = repo / "codevouch" / "printable.py"
+    # Not a file of the package itself: the CLI imports the clone's `codevouch/` (the current
+    # directory is first on sys.path), and an edit there is a new version of codevouch.
+    target = repo / "tests" / "gitrepo.py"
     original = target.read_text()
-    snippet = json.dumps({"path": "codevouch/printable.py", "commit": head, "start_line": 1, "end_line": 5})
-    answer = "`one_line` in codevouch/printable.py:1-20 and `visible` too; see codevouch/api.py:10.\n"
+    snippet = json.dumps({"path": "tests/gitrepo.py", "commit": head, "start_line": 1, "end_line": 5})
+    answer = "`Repo.commit` in tests/gitrepo.py:1-20 and `Repo.write` too; see codevouch/api.py:10.\n"
     total = 0.0
     try:
         for n in range(calls):
