@@ -103,7 +103,10 @@ class Engine:
         if lock is None:
             log("another engine serves this index; exiting")
             return 0
-        signal.signal(signal.SIGINT, signal.SIG_IGN)      # detached: a terminal's Ctrl-C is not for us
+        if not (sys.stdin is not None and sys.stdin.isatty()):
+            # Started by a CLI (detached, stdin closed): a Ctrl-C meant for some terminal is not for
+            # us. Run by hand in a terminal, Ctrl-C stops it (a call it runs then falls back).
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, lambda *_: self.stopping.set())
         from codevouch.commands.app import build_app
 
