@@ -152,3 +152,25 @@ def test_a_request_keeps_only_the_listed_environment() -> None:
     frame = {"op": "run", "argv": ["search", "x"], "cwd": "/", "tty": [False, True, True],
              "encoding": ["utf-8", "utf-8", "utf-8"], "env": {"CODEVOUCH_INDEX": "/i", "LD_PRELOAD": "/evil.so"}}
     assert execute.Request.of(frame).env == {"CODEVOUCH_INDEX": "/i"}
+
+
+def test_team_mode_through_the_engine(engine: Engines, repo: Repo, tmp_path: Path) -> None:
+    from tests import storehelp
+
+    with storehelp.chroma_server(tmp_path / "server", pytest.skip) as (url, _):
+        builder = {"CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_INDEX": str(tmp_path / "builder")}
+        reader = {"CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_INDEX": str(tmp_path / "reader")}
+        repo.commit_files({"src/orders.py": ORDERS})
+        assert engine.cv("index", "build", *FAKE, cwd=repo.root, env=builder).returncode == 0
+        here = engine.cv("search", "cancel order", "--json", cwd=repo.root, env=reader, server="off")
+        there = engine.cv("search", "cancel order", "--json", cwd=repo.root, env=reader)
+        assert here.returncode == 0 and b"cancel_order" in here.stdout
+        assert (there.returncode, untimed(there.stdout), untimed(there.stderr)) == (
+            here.returncode, untimed(here.stdout), untimed(here.stderr))
+        # The builder publishes a new snapshot: the reader's engine answers from it at the next call.
+        new = repo.commit_files({"src/late.py": "def arrived_late():\n    return 3\n"})
+        assert engine.cv("index", "build", *FAKE, cwd=repo.root, env=builder).returncode == 0
+        hits = json.loads(engine.cv("search", "arrived late", "--json", "--no-overlay", "--all", cwd=repo.root,
+                                    env=reader).stdout)
+        assert any("arrived_late" in h["symbol"] and h["commit"] == new for h in hits), hits
+        assert engine.log().count(" call ") == 2
