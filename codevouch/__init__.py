@@ -4,29 +4,64 @@
     hits = Index("path/to/repo").search("where do we cancel orders")
 
 The names below are the public API; everything else is internal and may move.
+
+They are loaded on first use (PEP 562): the `codevouch` command's path to a running engine
+(codevouch/engine/client.py) imports this package and must not pay for the api's imports
+(the validator, git, tree-sitter's wrappers: about 100 ms) to forward one call.
 """
-from codevouch.api import ContextPack, Hit, Index
-from codevouch.caches import clear_caches
-from codevouch.errors import (
-                              CodevouchError,
-                              ConfigError,
-                              DetachedHead,
-                              GitError,
-                              IndexLocked,
-                              InputError,
-                              NoCommits,
-                              NotARepository,
-                              NotIndexed,
-                              UnknownRevision,
-)
-from codevouch.retriever.mode import SearchMode
-from codevouch.validator.model import Current, Validated
-from codevouch.vocabulary import Kind, Verdict
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from codevouch.api import ContextPack, Hit, Index
+    from codevouch.caches import clear_caches
+    from codevouch.errors import (
+        CodevouchError,
+        ConfigError,
+        DetachedHead,
+        GitError,
+        IndexLocked,
+        InputError,
+        NoCommits,
+        NotARepository,
+        NotIndexed,
+        UnknownRevision,
+    )
+    from codevouch.retriever.mode import SearchMode
+    from codevouch.validator.model import Current, Validated
+    from codevouch.vocabulary import Kind, Verdict
 
 __version__ = "0.1.0"
+
+# Each public name and the module it lives in.
+_HOMES: dict[str, str] = {
+    "ContextPack": "codevouch.api", "Hit": "codevouch.api", "Index": "codevouch.api",
+    "clear_caches": "codevouch.caches",
+    **{name: "codevouch.errors" for name in (
+        "CodevouchError", "ConfigError", "DetachedHead", "GitError", "IndexLocked", "InputError", "NoCommits",
+        "NotARepository", "NotIndexed", "UnknownRevision")},
+    "SearchMode": "codevouch.retriever.mode",
+    "Current": "codevouch.validator.model", "Validated": "codevouch.validator.model",
+    "Kind": "codevouch.vocabulary", "Verdict": "codevouch.vocabulary",
+}
 
 __all__ = [
     "CodevouchError", "ConfigError", "ContextPack", "Current", "DetachedHead", "GitError", "Hit", "Index",
     "IndexLocked", "InputError", "Kind", "NoCommits", "NotARepository", "NotIndexed", "SearchMode",
     "UnknownRevision", "Validated", "Verdict", "__version__", "clear_caches",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'codevouch' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value        # once: the next read is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

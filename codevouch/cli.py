@@ -1,63 +1,52 @@
-"""The `codevouch` command: assembles the commands of `codevouch/commands/` into one typer app.
+"""The `codevouch` command: a read command goes to the resident engine when one may serve it
+(codevouch/engine/client.py), everything else runs the typer app of codevouch/commands/ here.
 
-Each command parses, calls `codevouch.api.Index`, renders and maps errors to exit codes.
-Heavy imports (chromadb, torch, the indexer) happen inside the code paths that need them,
-so `codevouch --help` and light commands start fast.
+The engine runs that same app for the call it is handed (codevouch/engine/execute.py), so the two
+paths print the same bytes and exit with the same code. Importing this module loads neither
+typer nor any command: the path to a running engine stays a few imports of the standard library.
 """
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-from codevouch.commands import (
-    check_refs,
-    context,
-    drift,
-    hooks,
-    index_build,
-    index_health,
-    index_status,
-    mcp,
-    review,
-    search,
-    validate,
-)
-from codevouch.commands.common import error_handler
 
-# Help is plain text (rich_markup_mode=None): Rich markup read `[health]` and `codevouch[mcp]` in
-# the help strings as tags and dropped them, and labelled every flag `<bool>`.
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
-                  rich_markup_mode=None,
-                  help="Code retrieval index for git repositories that checks every hit against "
-                       "the working tree before it is used.")
-index_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Build and inspect the index.")
-app.add_typer(index_app, name="index")
-hooks_app = typer.Typer(no_args_is_help=True, help="Git hooks that rebuild the current branch after commits "
-                                                    "and checkouts (the one thing codevouch writes into a repository).")
-app.add_typer(hooks_app, name="hooks")
+def build_app() -> typer.Typer:
+    """Every command, `serve` included."""
+    from codevouch.commands.app import build_app as commands_app
+    from codevouch.engine.command import serve_cmd
 
-index_app.command("build")(index_build.index_build)
-index_app.command("status")(index_status.index_status)
-index_app.command("health")(index_health.index_health)
-hooks_app.command("install")(hooks.hooks_install)
-hooks_app.command("uninstall")(hooks.hooks_uninstall)
-hooks_app.command("run", hidden=True)(hooks.hooks_run)
-app.command("search")(search.search_cmd)
-app.command("context")(context.context_cmd)
-app.command("validate")(validate.validate_cmd)
-app.command("drift")(drift.drift_cmd)
-app.command("check-refs")(check_refs.check_refs_cmd)
-app.command("mcp")(mcp.mcp_cmd)
-app.command("review")(review.review_cmd)
+    app = commands_app()
+    app.command("serve")(serve_cmd)
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    # `from codevouch.cli import app` (tests, CliRunner): the full app, built on first use.
+    if name == "app":
+        app = build_app()
+        globals()["app"] = app
+        return app
+    raise AttributeError(f"module 'codevouch.cli' has no attribute {name!r}")
 
 
 def main() -> None:
-    """The `codevouch` executable: the app inside the error handler (no tracebacks for users)."""
+    """The `codevouch` executable: the engine's answer when it gives one, else the app inside the
+    error handler (no tracebacks for users)."""
+    from codevouch.engine.client import forward
+
+    code = forward(sys.argv[1:])
+    if code is not None:
+        raise SystemExit(code)
     for stream in (sys.stdout, sys.stderr):
         # A path git stores as non-UTF-8 bytes is text with surrogates: print it escaped, never crash.
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    from codevouch.commands.common import error_handler
+
     with error_handler():
-        app(prog_name="codevouch")
+        build_app()(prog_name="codevouch")

@@ -194,7 +194,17 @@ def _threshold(text: str) -> float:
     return similarity(MATCH_THRESHOLD.name, text.strip(), SettingError)
 
 
+def _server(text: str) -> str:
+    word = text.strip().lower()
+    for value, words in (("off", ("off", "0", "false", "no")), ("on", ("on", "1", "true", "yes")), ("auto", ("auto",))):
+        if word in words:
+            return value
+    raise ConfigError(f"{SERVER.name}={text[:40]!r} is not on, off or auto; unset it for auto (the engine, "
+                      "except under CI=true).")
+
+
 _TEAM = "([TEAM_INDEX.md](TEAM_INDEX.md))"
+_ENGINE = "([ENGINE.md](ENGINE.md))"
 
 INDEX = _text("CODEVOUCH_INDEX", "path", "`$XDG_DATA_HOME/codevouch`, `~/.local/share/codevouch`",
               "the index directory (`--index` wins)")
@@ -247,12 +257,21 @@ RUN_GIT_FILTERS = Variable("CODEVOUCH_RUN_GIT_FILTERS", "flag", False, "off",
                            "(git-lfs, git-crypt) when hashing working-tree files; never settable from a repository "
                            "(SECURITY.md)",
                            lambda text: text.strip().lower() in ("1", "true", "yes", "on"))
+SERVER = Variable("CODEVOUCH_SERVER", "switch", "auto", "auto",
+                  "`off` (or 0, false, no): every CLI call runs in-process; `on`: read commands go to the resident "
+                  f"engine even when `CI=true`; `auto`: the engine, except under `CI=true` {_ENGINE}",
+                  _server, empty=_blank)
+SERVER_IDLE = _seconds("CODEVOUCH_SERVER_IDLE", 600.0, "600 (10 min)", "the default (10 min)",
+                       f"seconds the resident engine waits for a call before it exits {_ENGINE}")
+SERVER_TIMEOUT = _seconds("CODEVOUCH_SERVER_TIMEOUT", 120.0, "120", "the default (120 s)",
+                          "seconds a CLI call waits for the engine's answer; past it the engine is killed and the "
+                          f"call runs in-process (`0`: no limit) {_ENGINE}")
 
 # What codevouch reads, in the order of the table.
 VARIABLES: tuple[Variable, ...] = (
     INDEX, CHROMA_URL, CHROMA_TIMEOUT, LEASE_TTL, BUSY_TIMEOUT, BUDGET, MODEL, RESERVE, EMBEDDING_MODEL,
     EMBEDDING_DEVICE, MATCH_THRESHOLD, NO_RECORD, PROGRESS_SECONDS, MAX_INPUT_BYTES, MAX_SNIPPETS,
-    MAX_REFERENCES, OVERLAY_LIMIT, RUN_GIT_FILTERS,
+    MAX_REFERENCES, OVERLAY_LIMIT, RUN_GIT_FILTERS, SERVER, SERVER_IDLE, SERVER_TIMEOUT,
 )
 
 # Named for the table only: codevouch sets these for a child, or its scripts read them.
@@ -356,6 +375,19 @@ class Environment:
     def run_git_filters(self) -> bool:
         """CODEVOUCH_RUN_GIT_FILTERS: whether git may run configured filter drivers (gitio's run_filters)."""
         return self.value(RUN_GIT_FILTERS)
+
+    @property
+    def server(self) -> str:
+        """CODEVOUCH_SERVER: "on", "off" or "auto" (the CLI's engine client decides what auto means)."""
+        return self.value(SERVER)
+
+    @property
+    def server_idle(self) -> float:
+        return self.value(SERVER_IDLE)
+
+    @property
+    def server_timeout(self) -> float:
+        return self.value(SERVER_TIMEOUT)
 
 
 def of(env: Mapping[str, str] | Environment | None) -> Environment:

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.gitrepo import Repo
+
+# The CLIs tests start run in-process, module-scoped fixtures' included (they copy os.environ
+# before any function fixture runs): a test opts in to the resident engine (tests/enginehelp.py).
+os.environ["CODEVOUCH_SERVER"] = "off"
 
 
 @pytest.fixture(autouse=True)
@@ -20,6 +25,9 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.delenv("CODEVOUCH_INDEX", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # Every CLI a test starts runs in-process unless the test opts in to the resident engine
+    # (tests/enginehelp.py), which it then stops: no engine outlives its test.
+    monkeypatch.setenv("CODEVOUCH_SERVER", "off")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     yield
     written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))

@@ -16,11 +16,13 @@ import pty
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.enginehelp import engines_on
 from tests.gitrepo import GIT_ENV, Repo
 
 MECHANISMS = ("fsmonitor", "clean", "smudge", "process", "textconv", "extdiff", "pager", "hook")
@@ -147,16 +149,27 @@ ANSWER = ("`cancel_order` in src/orders.py:1-3 calls `order.cancel`; src/gone.py
           "and `vanished_name()` in src/refund.py. See README.md too.\n")
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+@pytest.fixture(scope="module", params=["in-process", "engine"])
+def runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     """Every CLI command and MCP tool, run once against the hostile repository: command ->
-    the markers that appeared. Then the controls: plain git, which fires each mechanism."""
+    the markers that appeared. Then the controls: plain git, which fires each mechanism. Twice:
+    in-process, and with the read commands answered by the resident engine (tests/enginehelp.py)."""
     base = tmp_path_factory.mktemp("hostile-config")
     repo, marks = hostile_repo(base)
     index = base / "index"
     env = {**os.environ, "CODEVOUCH_INDEX": str(index), "TERM": "xterm"}
     for var in ("GIT_PAGER", "PAGER", "CODEVOUCH_RUN_GIT_FILTERS"):
         env.pop(var, None)
+    if request.param == "in-process":
+        yield collect(repo, marks, index, {**env, "CODEVOUCH_SERVER": "off"}, mcp=True)
+        return
+    with engines_on(env) as engines:
+        results = collect(repo, marks, index, engines.env, mcp=False)
+        results["engine_calls"] = engines.log().count(" call ")
+        yield results
+
+
+def collect(repo: Repo, marks: Path, index: Path, env: dict[str, str], mcp: bool) -> dict[str, Any]:
     cv = [sys.executable, "-m", "codevouch"]
     fake = ["--embedder", "fake-bow-64"]
     commands: list[tuple[str, list[str], str | None]] = [
@@ -183,7 +196,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         results["fired"][name] = fired(marks)
         results["codes"][name] = code
         results["output"][name] = out
-    results["fired"]["mcp"] = mcp_calls(repo, index, env, results)
+    if mcp:      # the MCP server is a warm process of its own: the engine does not change it
+        results["fired"]["mcp"] = mcp_calls(repo, index, env, results)
+    else:
+        results["mcp_errors"] = []
     restat(repo)
     results["git_dir_changed"] = sorted(k for k, v in git_dir_state(repo).items() if before.get(k) != v) + sorted(
         set(before) - set(git_dir_state(repo)))
@@ -269,6 +285,12 @@ def test_the_commands_worked_against_the_hostile_repository(runs: dict[str, Any]
     assert not bad
     assert not runs["mcp_errors"]
     assert "cancel_order" in runs["output"]["search"]
+
+
+def test_the_engine_answered_every_read_command(runs: dict[str, Any]) -> None:
+    if "engine_calls" not in runs:
+        pytest.skip("in-process")
+    assert runs["engine_calls"] == len(runs["codes"]) - 1      # all but `index build`
 
 
 def test_nothing_under_dot_git_is_written(runs: dict[str, Any]) -> None:

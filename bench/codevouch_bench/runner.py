@@ -105,6 +105,11 @@ def _large(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--work", str(work / "large"), "--out", str(out)])
 
 
+def _engine(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """CLI calls through the resident engine against in-process (a clone of this repository, fake embedder)."""
+    return Run(["--work", str(work / "engine"), "--out", str(out)] + (["--quick"] if quick else []))
+
+
 def _gitpython(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run([str(REPO_ROOT)], stdout="text")
 
@@ -122,6 +127,7 @@ FIGURES = {f.name: f for f in (
     Figure("overlay", False, _overlay),
     Figure("validated_search", False, _validated_search),
     Figure("large", False, _large),
+    Figure("engine", False, _engine),
     Figure("gitpython", False, _gitpython, needs="git"),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)

@@ -53,8 +53,9 @@ MARKER_LINES = 8
 
 # The order the patterns are tried in: an excluded kind first, source when none matches.
 KIND_ORDER = (*EXCLUDED_KINDS, Kind.TEST, Kind.DOCS, Kind.CONFIG)
-# Sections of the same table that other modules read (models.py, usage.py, indexer/branches.py): not rules.
-_OTHER_SECTIONS = {"models", "budget", "usage", "health", "branches", "embedding"}
+# Sections of the same table that other modules read (models.py, usage.py, indexer/branches.py,
+# engine/client.py: [server]): not rules.
+_OTHER_SECTIONS = {"models", "budget", "usage", "health", "branches", "embedding", "server"}
 _CONFIG_KEYS = {*(k.value for k in Kind if k is not Kind.SOURCE), "vendored",
                 "include", "default_rules", "generated_markers", "max_file_bytes"} | _OTHER_SECTIONS
 

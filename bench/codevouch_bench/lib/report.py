@@ -9,6 +9,7 @@ from typing import Any
 
 from codevouch_bench.lib.branches_report import section as branches_section
 from codevouch_bench.lib.common import read_json_if_exists
+from codevouch_bench.lib.engine_report import section as engine_section
 from codevouch_bench.lib.large_report import headline as large_headline
 from codevouch_bench.lib.large_report import section as large_section
 from codevouch_bench.lib.million_report import headline as million_headline
@@ -561,6 +562,7 @@ def render(results: dict[str, Any]) -> str:
             out.append(f"\n_{fig.get('wall_seconds')} s wall for this figure._\n")
     out.append(branches_section())
     out.append(overlay_section())
+    out.append(engine_section())
     out.append(section_identifiers())
     out.append(validated_search_section())
     out.append(large_section())

@@ -1,0 +1,398 @@
+"""The CLI's side of the engine: forward one read command, or say that it runs in-process.
+
+`codevouch.cli.main` calls `forward(argv)` before it imports typer or any command. It answers
+with the exit code when the engine answered (its output already written, byte for byte and in
+the order the engine's command wrote it), or None: run the command here, as always. None is
+also every fault's answer (no engine and none could start, a stale socket, an engine of another
+version, one killed mid-call or one that hangs past CODEVOUCH_SERVER_TIMEOUT), so a fault costs
+time, never an answer: stdin the engine already read is handed back to the in-process run.
+
+Standard library only, plus codevouch.environment (the settings) and this package's paths and
+protocol: no typer, chromadb, numpy, torch or tantivy (tests/engine/test_client.py holds it).
+"""
+from __future__ import annotations
+
+import io
+import os
+import signal
+import socket
+import stat
+import sys
+import time
+from pathlib import Path
+
+from codevouch import environment
+from codevouch.engine import paths, protocol
+from codevouch.errors import ConfigError
+
+READ_COMMANDS = frozenset({"search", "context", "validate", "check-refs", "review", "drift"})
+INDEX_READS = frozenset({"status", "health"})
+STDIN_READERS = frozenset({"validate", "check-refs"})
+CONNECT_TIMEOUT = 5.0        # seconds for connect and the engine's first frame of a status or stop
+START_WAIT = 30.0            # seconds a first call waits for an engine it started to listen
+LOG_BYTES = 1 << 20          # an engine log over this is emptied when the next engine starts
+_CONFIG_BYTES = 1 << 20      # a repository config over this is not read for the off switch
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The read command `argv` runs ("search", "index status", ...); None for anything else,
+    `--help` (its width follows the terminal) and `review --exec` (the reviewer it starts gets
+    the caller's whole environment and terminal)."""
+    if not argv:
+        return None
+    words = argv[:argv.index("--")] if "--" in argv else argv
+    if "--help" in words:
+        return None
+    if argv[0] in READ_COMMANDS:
+        if argv[0] == "review" and any(w == "--exec" or w.startswith("--exec=") for w in words):
+            return None
+        return argv[0]
+    if argv[0] == "index" and len(argv) > 1 and argv[1] in INDEX_READS:
+        return f"index {argv[1]}"
+    return None
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    value = None
+    for n, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == name and n + 1 < len(argv):
+            value = argv[n + 1]
+        elif arg.startswith(name + "="):
+            value = arg[len(name) + 1:]
+    return value
+
+
+def repository_says_off(argv: list[str], cwd: str) -> bool:
+    """`[server] auto = false` in the repository's `.codevouch.toml` (else in pyproject.toml's
+    `[tool.codevouch.server]`), at the nearest directory above --repo (or the current one) that
+    holds `.git`. A repository can only turn the engine off: any other value is ignored, and
+    nothing else of its config is read here."""
+    start = Path(os.path.realpath(os.path.join(cwd, _option(argv, "--repo") or ".")))
+    for root in (start, *start.parents):
+        if os.path.lexists(root / ".git"):
+            break
+    else:
+        return False
+    for name, table in ((".codevouch.toml", ()), ("pyproject.toml", ("tool", "codevouch"))):
+        found = _toml(root, name)
+        if found is None:
+            continue
+        for part in table:
+            found = found.get(part) if isinstance(found, dict) else None
+        server = found.get("server") if isinstance(found, dict) else None
+        return isinstance(server, dict) and server.get("auto") is False
+    return False
+
+
+def _toml(root: Path, name: str) -> dict | None:
+    """The file's table; None when absent, not a regular file inside the repository, too large
+    or not TOML (the command itself then reads and reports it)."""
+    path = root / name
+    try:
+        if not os.path.realpath(path).startswith(str(root) + os.sep):
+            return None
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _CONFIG_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read(_CONFIG_BYTES + 1)
+    except OSError:
+        return None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def wanted(argv: list[str]) -> tuple[str, str] | None:
+    """(command, cwd) when this call may go to the engine; None: in-process. ConfigError for a
+    bad CODEVOUCH_SERVER."""
+    command = command_of(argv)
+    if command is None:
+        return None
+    mode = environment.current().server
+    ci = os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+    if mode == "off" or (mode == "auto" and ci):
+        return None
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None          # a deleted directory: the in-process run says what it says
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:
+        return None
+    if command in STDIN_READERS and _isatty(0):
+        return None          # the caller types the input: an engine must not wait on a person
+    if repository_says_off(argv, cwd):
+        return None
+    return command, cwd
+
+
+def forward(argv: list[str]) -> int | None:
+    """The engine's exit code for `argv` (its output written), or None: run it in-process."""
+    try:
+        call = wanted(argv)
+    except ConfigError as exc:
+        sys.stderr.write(f"codevouch: {exc}\n")
+        return 1
+    if call is None:
+        return None
+    _command, cwd = call
+    index_dir = paths.index_dir_of(argv, os.environ, environment.current().index)
+    place = paths.find(index_dir, os.environ)
+    if place is None:
+        return None
+    try:
+        return Call(place, index_dir, argv, cwd).run()
+    except KeyboardInterrupt:
+        sys.stderr.write("codevouch: interrupted\n")
+        return 130
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def connect(place: paths.Place) -> tuple[socket.socket, int] | None:
+    """A connection to the engine at `place` and its pid; None when nothing listens there (no
+    socket, a stale one) or the listener is not this user's."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(CONNECT_TIMEOUT)
+    try:
+        sock.connect(str(place.socket))
+        return sock, protocol.check_peer(sock)
+    except (OSError, protocol.PeerError):
+        sock.close()
+        return None
+
+
+def listening(place: paths.Place) -> bool:
+    """Whether an engine of this user listens at `place`."""
+    found = connect(place)
+    if found is not None:
+        found[0].close()
+    return found is not None
+
+
+def start(place: paths.Place, index_dir: Path) -> int | None:
+    """Start an engine for `index_dir`, detached (its own session, stdin and stdout closed,
+    stderr to its log in the private directory); its pid, None when it could not start."""
+    import subprocess
+
+    made = paths.find(index_dir, os.environ, create=True)
+    if made != place:
+        return None
+    try:
+        log = os.open(place.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        if os.fstat(log).st_size > LOG_BYTES:
+            os.ftruncate(log, 0)         # the log of the engines before: only the last one's matters
+    except OSError:
+        return None
+    try:
+        # The engine imports this very package (the one the client was imported from: a checkout's
+        # own `codevouch/` in the current directory, say), never another on its own sys.path.
+        boot = f"import sys; sys.path.insert(0, {str(paths.PACKAGE.parent)!r}); from codevouch.cli import main; main()"
+        proc = subprocess.Popen(
+            [sys.executable, "-c", boot, "serve", "--index", str(index_dir)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd=place.directory,
+            start_new_session=True, close_fds=True)
+    except OSError:
+        return None
+    finally:
+        os.close(log)
+    return proc.pid
+
+
+def stop(place: paths.Place) -> bool:
+    """Ask the engine at `place` to stop; whether one was there to ask."""
+    found = connect(place)
+    if found is None:
+        return False
+    sock, _pid = found
+    try:
+        protocol.send_json(sock, {"op": "stop"})
+        protocol.recv(sock)
+    except (OSError, protocol.PeerError):
+        pass
+    finally:
+        sock.close()
+    return True
+
+
+def status(place: paths.Place) -> dict | None:
+    """The running engine's status, None when none answers."""
+    found = connect(place)
+    if found is None:
+        return None
+    sock, _pid = found
+    try:
+        protocol.send_json(sock, {"op": "status"})
+        kind, answer = protocol.recv(sock)
+    except (OSError, protocol.PeerError):
+        return None
+    finally:
+        sock.close()
+    return answer if kind == "J" else None
+
+
+def _exited(pid: int) -> bool:
+    try:
+        done, _status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return done == pid
+
+
+def _started(place: paths.Place, index_dir: Path) -> tuple[socket.socket, int] | None:
+    """Start an engine and connect to it (or to another client's, started at the same time)."""
+    pid = start(place, index_dir)
+    if pid is None:
+        return None
+    deadline = time.monotonic() + START_WAIT
+    gone = False
+    while time.monotonic() < deadline:
+        found = connect(place)
+        if found is not None:
+            return found
+        if not gone and _exited(pid):
+            gone = True      # lost the race to another engine (it listens soon), or failed
+            deadline = min(deadline, time.monotonic() + 5.0)
+        time.sleep(0.02)
+    return None
+
+
+class _Replay(io.RawIOBase):
+    """stdin for the in-process run after a fault: what the engine read first, then the rest."""
+
+    def __init__(self, first: bytes) -> None:
+        self._first = first
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:   # type: ignore[override]
+        if self._first:
+            n = min(len(buffer), len(self._first))
+            buffer[:n] = self._first[:n]
+            self._first = self._first[n:]
+            return n
+        data = os.read(0, len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+class Call:
+    """One forwarded call."""
+
+    def __init__(self, place: paths.Place, index_dir: Path, argv: list[str], cwd: str) -> None:
+        self.place, self.index_dir, self.argv, self.cwd = place, index_dir, argv, cwd
+        self.timeout = environment.current().server_timeout
+        self.read: list[bytes] = []          # stdin handed to the engine, kept for a fallback
+
+    def run(self) -> int | None:
+        found = connect(self.place) or _started(self.place, self.index_dir)
+        if found is None:
+            return None
+        sock, pid = found
+        try:
+            code = self._exchange(sock, pid)
+        finally:
+            sock.close()
+        if code is None and self.read:
+            self._hand_back_stdin()
+        return code
+
+    def _request(self) -> dict:
+        env = protocol.request_env(os.environ)
+        if "COLUMNS" not in env:
+            for fd in (1, 2, 0):
+                if _isatty(fd):
+                    size = os.get_terminal_size(fd)
+                    env["COLUMNS"], env["LINES"] = str(size.columns), str(size.lines)
+                    break
+        streams = (sys.stdin, sys.stdout, sys.stderr)
+        return {"op": "run", "protocol": protocol.PROTOCOL, "identity": paths.identity(), "argv": self.argv,
+                "cwd": self.cwd, "env": env, "tty": [_isatty(fd) for fd in (0, 1, 2)],
+                "encoding": [getattr(s, "encoding", None) or "utf-8" for s in streams],
+                "pid": os.getpid()}
+
+    def _exchange(self, sock: socket.socket, pid: int) -> int | None:
+        deadline = time.monotonic() + self.timeout if self.timeout > 0 else None
+        writes: list[tuple[int, bytes]] = []
+        try:
+            protocol.send_json(sock, self._request())
+            fd = 1
+            while True:
+                if deadline is not None:
+                    sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                else:
+                    sock.settimeout(None)
+                kind, frame = protocol.recv(sock)
+                if kind == "B":
+                    writes.append((fd, frame))
+                    continue
+                op = frame.get("op")
+                if op == "write":
+                    fd = 2 if frame.get("fd") == 2 else 1
+                elif op == "stdin":
+                    protocol.send_bytes(sock, self._stdin(int(frame.get("n", 0))))
+                elif op == "exit":
+                    return _emit(writes, frame.get("code"))
+                elif op == "mismatch":
+                    self._replace()
+                    return None
+                else:                        # "inprocess", or anything this client does not know
+                    return None
+        except TimeoutError:
+            _kill(pid)                       # it hangs: it is told nothing more, it is ended
+            return None
+        except (OSError, protocol.PeerError, ValueError, TypeError):
+            return None                      # killed mid-call, or it broke the protocol
+
+    def _stdin(self, n: int) -> bytes:
+        try:
+            data = os.read(0, max(0, min(n, 1 << 20)))
+        except OSError:
+            data = b""
+        self.read.append(data)
+        return data
+
+    def _replace(self) -> None:
+        """An engine of another version: stop it, start this version's for the next call."""
+        stop(self.place)
+        start(self.place, self.index_dir)
+
+    def _hand_back_stdin(self) -> None:
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(_Replay(b"".join(self.read))),
+                                     encoding=sys.stdin.encoding, errors=sys.stdin.errors)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _emit(writes: list[tuple[int, bytes]], code: object) -> int:
+    """Write the engine's output; the exit code (1 when the reader of stdout left, as in-process)."""
+    try:
+        for fd, data in writes:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        return 1
+    except OSError:
+        pass
+    return code if isinstance(code, int) and not isinstance(code, bool) else 1

@@ -1,0 +1,170 @@
+"""One forwarded call, run in the engine: the CLI's own typer app with the caller's argv, working
+directory and environment, its stdout and stderr captured in write order, its stdin read from
+the caller on demand. The command is the same code a `codevouch` process runs (so it resolves
+the repository, refuses paths outside it, and reads the repository's settings exactly as
+in-process), and the answer is the same bytes and exit code.
+
+The working directory, the environment and sys.std* are the process's, so calls run one at a
+time, on the engine's main thread (server.py): that thread also owns every git child, which a
+parent-death guard may tie to the thread that started it.
+"""
+from __future__ import annotations
+
+import io
+import os
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from codevouch.engine import protocol
+
+
+@dataclass(frozen=True)
+class Request:
+    """A `run` request, checked once (`of`): what the command sees of its caller."""
+    argv: tuple[str, ...]
+    cwd: str
+    env: dict[str, str] = field(hash=False)
+    tty: tuple[bool, bool, bool]
+    encoding: tuple[str, str, str]
+    pid: int
+
+    @classmethod
+    def of(cls, frame: dict[str, Any]) -> Request:
+        argv, cwd, env = frame.get("argv"), frame.get("cwd"), frame.get("env")
+        tty, encoding = frame.get("tty"), frame.get("encoding")
+        if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+            raise protocol.PeerError("argv is not a list of strings")
+        if not (isinstance(cwd, str) and os.path.isabs(cwd)):
+            raise protocol.PeerError("cwd is not an absolute path")
+        if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+            raise protocol.PeerError("env is not a mapping of strings")
+        if not (isinstance(tty, list) and len(tty) == 3 and isinstance(encoding, list) and len(encoding) == 3
+                and all(isinstance(e, str) for e in encoding)):
+            raise protocol.PeerError("tty or encoding is not three values")
+        for name in encoding:
+            import codecs
+
+            try:
+                codecs.lookup(name)
+            except LookupError as exc:
+                raise protocol.PeerError(f"unknown encoding {name!r}") from exc
+        pid = frame.get("pid")
+        return cls(tuple(argv), cwd, protocol.request_env(env), (bool(tty[0]), bool(tty[1]), bool(tty[2])),
+                   (encoding[0], encoding[1], encoding[2]), pid if isinstance(pid, int) else 0)
+
+
+class _Sink(io.RawIOBase):
+    """stdout or stderr of the call: every write recorded with its stream, in order."""
+
+    def __init__(self, fd: int, record: list[tuple[int, bytes]], tty: bool) -> None:
+        self._fd, self._record, self._tty = fd, record, tty
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self._tty       # the caller's stream: colour and progress decide as in-process
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        if chunk:
+            if self._record and self._record[-1][0] == self._fd:
+                self._record[-1] = (self._fd, self._record[-1][1] + chunk)
+            else:
+                self._record.append((self._fd, chunk))
+        return len(chunk)
+
+
+class _Stdin(io.RawIOBase):
+    """stdin of the call: read from the caller when (and only as far as) the command reads it."""
+
+    def __init__(self, conn: socket.socket, tty: bool) -> None:
+        self._conn, self._tty, self._eof = conn, tty, False
+
+    def readable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    def readinto(self, buffer: Any) -> int:
+        if self._eof:
+            return 0
+        protocol.send_json(self._conn, {"op": "stdin", "n": len(buffer)})
+        kind, data = protocol.recv(self._conn)
+        if kind != "B" or len(data) > len(buffer):
+            raise protocol.PeerError("stdin answered with something else")
+        if not data:
+            self._eof = True
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _text(raw: io.RawIOBase, encoding: str, write: bool) -> io.TextIOWrapper:
+    if write:
+        return io.TextIOWrapper(raw, encoding=encoding, errors="backslashreplace", write_through=True)  # type: ignore[arg-type]
+    return io.TextIOWrapper(io.BufferedReader(raw), encoding=encoding)
+
+
+@contextmanager
+def _as_caller(request: Request, conn: socket.socket, record: list[tuple[int, bytes]]) -> Iterator[None]:
+    """The process's cwd, environment, argv and std streams set to the caller's for the call."""
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams, saved_argv = (sys.stdin, sys.stdout, sys.stderr), sys.argv
+    try:
+        os.environ.clear()
+        os.environ.update(request.env)
+        os.chdir(request.cwd)
+        sys.argv = ["codevouch", *request.argv]
+        sys.stdin = _text(_Stdin(conn, request.tty[0]), request.encoding[0], write=False)
+        sys.stdout = _text(_Sink(1, record, request.tty[1]), request.encoding[1], write=True)
+        sys.stderr = _text(_Sink(2, record, request.tty[2]), request.encoding[2], write=True)
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+
+
+def _code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    sys.stderr.write(f"{exc.code}\n")      # as the interpreter does for SystemExit("text")
+    return 1
+
+
+def run(app: Callable[..., Any], request: Request, conn: socket.socket) -> tuple[list[tuple[int, bytes]], int]:
+    """Run `request` through `app` (the CLI's typer app); (the writes in order, the exit code).
+    The CLI's outermost frame (error_handler) is the same as in-process."""
+    from codevouch.commands.common import error_handler
+
+    record: list[tuple[int, bytes]] = []
+    code = 0
+    with _as_caller(request, conn, record):
+        try:
+            with error_handler():
+                app(args=list(request.argv), prog_name="codevouch")
+        except SystemExit as exc:
+            code = _code(exc)
+    return record, code
+
+
+def answer(conn: socket.socket, record: list[tuple[int, bytes]], code: int) -> None:
+    """Send the call's output and exit code."""
+    for fd, data in record:
+        protocol.send_json(conn, {"op": "write", "fd": fd})
+        protocol.send_bytes(conn, data)
+    protocol.send_json(conn, {"op": "exit", "code": code})

@@ -1,0 +1,101 @@
+"""What travels on an engine's socket, and who may send it.
+
+A frame is a 4-byte big-endian length, one kind byte and the payload: `J` a JSON object, `B`
+raw bytes (stdin, stdout, stderr). One call is one connection:
+
+    client -> {"op": "run", "protocol", "identity", "argv", "cwd", "env", "tty", "encoding"}
+    engine -> {"op": "mismatch", "identity"}            another install's or version's engine
+           |  {"op": "inprocess", "reason"}             not for the engine: run it in-process
+           |  {"op": "stdin", "n"}  <- B                the command reads stdin: n bytes at most
+           |  ({"op": "write", "fd"} B)* {"op": "exit", "code"}    the answer, in write order
+    client -> {"op": "status"} | {"op": "stop"};  engine -> {"op": "status", ...}
+
+Both ends check the other's uid with SO_PEERCRED: an engine serves its own user only, and a
+client talks only to an engine of its own user. Pure standard library (the client imports it).
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+from collections.abc import Mapping
+from typing import Any
+
+PROTOCOL = 1
+MAX_FRAME = 1 << 30          # a frame longer than this is a broken peer, not an answer
+_HEADER = struct.Struct(">IB")
+
+# The request's environment: the caller's values of these names and prefixes, nothing else. They
+# are what codevouch and the git it runs read (the index and cache locations, git's own user
+# configuration, the locale, the terminal's width); never a value of the engine's own, and never
+# one a repository sets (a repository's settings are read from its files by the command itself).
+ENV_NAMES = frozenset({
+    "HOME", "PATH", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "NO_COLOR",
+    "FORCE_COLOR", "COLUMNS", "LINES", "CI", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+    "XDG_RUNTIME_DIR", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "SENTENCE_TRANSFORMERS_HOME",
+})
+ENV_PREFIXES = ("CODEVOUCH_", "LC_", "GIT_")
+
+
+class PeerError(Exception):
+    """The other end is not this user's, or broke the protocol."""
+
+
+def request_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The part of `environ` a request carries (and the only part the engine applies)."""
+    return {k: v for k, v in environ.items()
+            if isinstance(k, str) and isinstance(v, str) and (k in ENV_NAMES or k.startswith(ENV_PREFIXES))}
+
+
+def peer(sock: socket.socket) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end of a Unix socket (SO_PEERCRED)."""
+    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, _gid = struct.unpack("3i", raw)
+    return pid, uid
+
+
+def check_peer(sock: socket.socket) -> int:
+    """The peer's pid; PeerError when it runs as another user."""
+    pid, uid = peer(sock)
+    if uid != os.getuid():
+        raise PeerError(f"peer pid {pid} runs as uid {uid}, not {os.getuid()}")
+    return pid
+
+
+def send_json(sock: socket.socket, obj: Mapping[str, Any]) -> None:
+    data = json.dumps(obj, ensure_ascii=True).encode("ascii")
+    sock.sendall(_HEADER.pack(len(data), ord("J")) + data)
+
+
+def send_bytes(sock: socket.socket, data: bytes) -> None:
+    sock.sendall(_HEADER.pack(len(data), ord("B")) + data)
+
+
+def _exactly(sock: socket.socket, n: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise ConnectionError("the peer closed the connection")
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def recv(sock: socket.socket) -> tuple[str, Any]:
+    """("J", dict) or ("B", bytes); ConnectionError when the peer is gone, PeerError when it
+    sends what no end of this protocol sends."""
+    length, kind = _HEADER.unpack(_exactly(sock, _HEADER.size))
+    if length > MAX_FRAME or kind not in (ord("J"), ord("B")):
+        raise PeerError(f"a frame of kind {kind} and {length} bytes")
+    payload = _exactly(sock, length)
+    if kind == ord("B"):
+        return "B", payload
+    try:
+        obj = json.loads(payload)
+    except ValueError as exc:
+        raise PeerError(f"a frame that is not JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise PeerError("a JSON frame that is not an object")
+    return "J", obj

@@ -1,0 +1,243 @@
+"""The resident engine: `codevouch serve` for one user, index directory and install.
+
+It listens on a Unix socket (mode 0600, in a private 0700 directory: paths.py) and nothing else,
+refuses a peer of another uid (SO_PEERCRED), and runs the calls one at a time on its main thread
+(execute.py says why); status and stop are answered by the connection's own thread, so they come
+back while a call runs. It keeps what a warm process keeps: the imported stack, the embedding
+model, the open lexical copies and caches (each designed for a long-lived process: a build by
+another process is seen by the next call, which reopens what changed); the working-tree overlay
+is derived from git for every call, as in-process. It exits after CODEVOUCH_SERVER_IDLE seconds
+without a call, on `codevouch serve --stop`, or on SIGTERM.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codevouch.engine import execute, paths, protocol
+
+LOCK_WAIT = 10.0          # seconds a new engine waits for the one it replaces to let go
+
+
+def log(message: str) -> None:
+    sys.__stderr__.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {message}\n")  # type: ignore[union-attr]
+    sys.__stderr__.flush()  # type: ignore[union-attr]
+
+
+@dataclass
+class _Job:
+    conn: socket.socket
+    request: execute.Request
+
+
+class Engine:
+    def __init__(self, index_dir: Path, place: paths.Place, idle: float) -> None:
+        self.index_dir, self.place, self.idle = index_dir, place, idle
+        self.identity = paths.identity()
+        self.started = time.time()
+        self.last = time.monotonic()
+        self.requests = 0
+        self.busy: str | None = None
+        self.stopping = threading.Event()
+        self.jobs: queue.Queue[_Job] = queue.Queue()
+        self._listener: socket.socket | None = None
+        self._inode: int | None = None
+
+    # --- starting and stopping ------------------------------------------------------------------
+
+    def _lock(self) -> int | None:
+        fd = os.open(self.place.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    return None
+                time.sleep(0.05)
+
+    def _listen(self) -> socket.socket:
+        path = str(self.place.socket)
+        try:
+            os.unlink(path)           # a stale socket: we hold the lock, so nobody listens on it
+        except FileNotFoundError:
+            pass
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)         # born 0600: no moment at which another user could connect
+        try:
+            sock.bind(path)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        self._inode = os.lstat(path).st_ino
+        sock.listen(64)
+        sock.settimeout(1.0)
+        return sock
+
+    def _close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+        try:
+            if self._inode is not None and os.lstat(self.place.socket).st_ino == self._inode:
+                os.unlink(self.place.socket)
+        except OSError:
+            pass
+
+    def serve(self) -> int:
+        problem = paths.private_problem(self.place.directory)
+        if problem is not None:
+            log(f"refusing to serve: {problem}")
+            return 1
+        lock = self._lock()
+        if lock is None:
+            log("another engine serves this index; exiting")
+            return 0
+        if not (sys.stdin is not None and sys.stdin.isatty()):
+            # Started by a CLI (detached, stdin closed): a Ctrl-C meant for some terminal is not for
+            # us. Run by hand in a terminal, Ctrl-C stops it (a call it runs then falls back).
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, lambda *_: self.stopping.set())
+        from codevouch.commands.app import build_app
+
+        app = build_app()
+        self._listener = self._listen()
+        log(f"serving {self.index_dir} on {self.place.socket} ({self.identity})")
+        threading.Thread(target=self._accept, name="accept", daemon=True).start()
+        try:
+            self._loop(app)
+        finally:
+            self._close()
+            log(f"stopped after {self.requests} call(s)")
+        return 0
+
+    # --- the main thread: one call at a time ---------------------------------------------------
+
+    def _loop(self, app: Any) -> None:
+        while not self.stopping.is_set():
+            try:
+                job = self.jobs.get(timeout=0.5)
+            except queue.Empty:
+                if self.idle > 0 and time.monotonic() - self.last > self.idle and self.jobs.empty():
+                    log(f"idle for {self.idle:g} s; exiting")
+                    return
+                continue
+            self._run(app, job)
+            self.last = time.monotonic()
+            self._after_answer()
+
+    def _run(self, app: Any, job: _Job) -> None:
+        self.busy = " ".join(job.request.argv[:2])
+        self.requests += 1
+        log(f"call {self.requests} from pid {job.request.pid}: {job.request.argv[:1]}")
+        try:
+            try:
+                record, code = execute.run(app, job.request, job.conn)
+            except (OSError, protocol.PeerError) as exc:
+                log(f"call {self.requests}: the caller went away ({exc})")
+                return
+            except Exception as exc:    # noqa: BLE001  (the caller runs it in-process and reports it)
+                log(f"call {self.requests}: {type(exc).__name__}: {exc}; the caller runs it in-process")
+                protocol.send_json(job.conn, {"op": "inprocess", "reason": type(exc).__name__})
+                return
+            execute.answer(job.conn, record, code)
+        except OSError as exc:
+            log(f"call {self.requests}: the caller went away ({exc})")
+        finally:
+            self.busy = None
+            job.conn.close()
+
+    def _after_answer(self) -> None:
+        """After a call: where the rest of a large overlay would be embedded at low priority (the
+        numpy overlay encoder's entry point, once there is one). Nothing yet: every call embeds
+        what it needs itself, as in-process."""
+
+    # --- the accepting thread and a thread per connection -----------------------------------------
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._greet, args=(conn,), name="connection", daemon=True).start()
+
+    def _greet(self, conn: socket.socket) -> None:
+        try:
+            pid = protocol.check_peer(conn)
+        except (OSError, protocol.PeerError) as exc:
+            log(f"refused a connection: {exc}")
+            conn.close()
+            return
+        keep = False
+        try:
+            conn.settimeout(10.0)
+            kind, frame = protocol.recv(conn)
+            conn.settimeout(None)
+            if kind != "J":
+                raise protocol.PeerError("the first frame is not a request")
+            keep = self._handle(conn, frame, pid)
+        except (OSError, protocol.PeerError) as exc:
+            log(f"dropped a connection from pid {pid}: {exc}")
+        finally:
+            if not keep:
+                conn.close()
+
+    def _handle(self, conn: socket.socket, frame: dict[str, Any], pid: int) -> bool:
+        """Answer status and stop here; queue a call. Whether the connection is kept (queued)."""
+        op = frame.get("op")
+        if op == "status":
+            protocol.send_json(conn, self.status())
+            return False
+        if op == "stop":
+            protocol.send_json(conn, {"op": "stopping", "pid": os.getpid()})
+            log(f"asked to stop by pid {pid}")
+            self.stopping.set()
+            return False
+        if op != "run":
+            raise protocol.PeerError(f"unknown op {op!r}")
+        if frame.get("protocol") != protocol.PROTOCOL or frame.get("identity") != self.identity:
+            protocol.send_json(conn, {"op": "mismatch", "identity": self.identity})
+            return False
+        if self.stopping.is_set():
+            protocol.send_json(conn, {"op": "inprocess", "reason": "stopping"})
+            return False
+        from codevouch.engine.client import command_of
+
+        request = execute.Request.of(frame)
+        if command_of(list(request.argv)) is None:
+            protocol.send_json(conn, {"op": "inprocess", "reason": "not a read command"})
+            return False
+        self.last = time.monotonic()
+        self.jobs.put(_Job(conn, request))
+        return True
+
+    def status(self) -> dict[str, Any]:
+        return {"op": "status", "running": True, "pid": os.getpid(), "index": str(self.index_dir),
+                "socket": str(self.place.socket), "log": str(self.place.log), "identity": self.identity,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+                "calls": self.requests, "busy": self.busy, "queued": self.jobs.qsize(),
+                "idle_s": round(time.monotonic() - self.last, 1), "idle_limit_s": self.idle}
+
+
+def serve(index_dir: Path, idle: float) -> int:
+    """Run the engine for `index_dir` in this process until it stops; the exit code."""
+    place = paths.find(index_dir, os.environ, create=True)
+    if place is None:
+        log(f"no private directory for an engine of {index_dir} (XDG_RUNTIME_DIR, beside the index, "
+            "the temporary directory: none is private or short enough)")
+        return 1
+    return Engine(index_dir, place, idle).serve()

@@ -1,0 +1,120 @@
+"""The engine's door: who may connect, over what, and how it ends; two callers and a build at once."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.engine.conftest import same
+from tests.enginehelp import FAKE, Engines, alive, wait_until
+from tests.gitrepo import Repo
+
+
+def _request(sock: socket.socket, obj: dict) -> bytes:
+    data = json.dumps(obj).encode()
+    sock.sendall(struct.pack(">IB", len(data), ord("J")) + data)
+    sock.settimeout(10)
+    chunks = []
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_the_socket_is_private_and_there_is_no_network(engine: Engines, indexed: Repo) -> None:
+    assert engine.cv("search", "cancel order", cwd=indexed.root).returncode == 0
+    pid = engine.only()
+    [sock] = engine.sockets()
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600 and sock.stat().st_uid == os.getuid()
+    for folder in (sock.parent, sock.parent.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and folder.stat().st_uid == os.getuid()
+    # No TCP or UDP socket among the engine's open files.
+    inodes = {os.readlink(f"/proc/{pid}/fd/{fd}")[8:-1] for fd in os.listdir(f"/proc/{pid}/fd")
+              if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:[")}
+    assert inodes
+    for table in ("tcp", "tcp6", "udp", "udp6"):
+        try:
+            rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        assert not inodes & {row.split()[9] for row in rows}, table
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to connect as another user")
+def test_another_user_is_refused_even_through_an_open_door(engine: Engines, indexed: Repo) -> None:
+    assert engine.cv("search", "cancel order", cwd=indexed.root).returncode == 0
+    engine.only()
+    [sock] = engine.sockets()
+    # As another user the mode bits stop a connection ...
+    probe = [sys.executable, "-c", (
+        "import json, os, socket, struct, sys\nos.setgid(65534); os.setuid(65534)\n"
+        "s = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(sys.argv[1])\nexcept OSError as e:\n"
+        "    print('refused', e.errno); sys.exit(0)\n"
+        "d = json.dumps({'op': 'status'}).encode()\n"
+        "try:\n    s.sendall(struct.pack('>IB', len(d), 74) + d)\n    s.settimeout(10)\n    print('answer', s.recv(65536))\n"
+        "except OSError as e:\n    print('closed', e.errno)\n"), str(sock)]
+    blocked = subprocess.run(probe, capture_output=True, text=True, timeout=60)
+    assert blocked.stdout.startswith("refused 13"), blocked     # EACCES
+    # ... and with every permission opened, the engine's uid check still answers nothing.
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (sock, sock.parent, sock.parent.parent, engine.runtime)}
+    try:
+        for p in modes:
+            os.chmod(p, 0o777)
+        opened = subprocess.run(probe, capture_output=True, text=True, timeout=60)
+    finally:
+        for p, mode in modes.items():
+            os.chmod(p, mode)
+    assert opened.stdout.strip() in ("answer b''", "closed 32", "closed 104"), opened     # hung up on, unanswered
+    assert "runs as uid 65534" in engine.log()
+
+
+def test_status_and_stop(engine: Engines, indexed: Repo) -> None:
+    none = engine.cv("serve", "--status", "--json")
+    assert none.returncode == 0 and json.loads(none.stdout)["running"] is False
+    assert engine.cv("search", "cancel order", cwd=indexed.root).returncode == 0
+    pid = engine.only()
+    up = json.loads(engine.cv("serve", "--status", "--json").stdout)
+    assert up["running"] is True and up["pid"] == pid and up["calls"] == 1
+    assert b"engine pid" in engine.cv("serve", "--status").stdout
+    down = engine.cv("serve", "--stop")
+    assert down.returncode == 0 and b"stopped the engine" in down.stdout
+    assert wait_until(lambda: not alive(pid), 30) and engine.sockets() == []
+    assert b"no engine runs" in engine.cv("serve", "--stop").stdout
+
+
+def test_it_exits_when_idle(engine: Engines, indexed: Repo) -> None:
+    assert engine.cv("search", "cancel order", cwd=indexed.root, env={"CODEVOUCH_SERVER_IDLE": "1"}).returncode == 0
+    pid = engine.only()
+    assert wait_until(lambda: not alive(pid), 60)
+    assert "idle for 1 s; exiting" in engine.log() and engine.sockets() == []
+
+
+def test_two_callers_at_once_are_both_answered_and_a_build_beside_is_not_blocked(engine: Engines,
+                                                                                 indexed: Repo) -> None:
+    expected = engine.cv("search", "cancel order", cwd=indexed.root, server="off")
+    assert same(engine.cv("search", "cancel order", cwd=indexed.root), expected)
+    engine.only()
+    env = {**engine.env, "CODEVOUCH_SERVER": "on"}
+    argv = [sys.executable, "-m", "codevouch", "search", "cancel order"]
+    calls = [subprocess.Popen(argv, cwd=indexed.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(2)]
+    indexed.commit_files({"src/late.py": "def late():\n    return 1\n"})
+    build = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", *FAKE, "--wait", "0"],
+                           cwd=indexed.root, env=env, capture_output=True, timeout=300)
+    answers = [c.communicate(timeout=300) for c in calls]
+    assert build.returncode == 0, build.stderr          # no lock of the engine's stood in its way
+    assert all(c.returncode == 0 for c in calls)
+    assert all(b"cancel_order" in out for out, _ in answers)
+    assert engine.log().count(" call ") == 3
