@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codevouch.engine import protocol
+from codevouch.engine.client import command_of
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,10 @@ class Request:
         tty, encoding = frame.get("tty"), frame.get("encoding")
         if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
             raise protocol.PeerError("argv is not a list of strings")
+        if command_of(argv) is None:
+            # The engine answers read commands only, whoever asks: a build, hooks, the MCP
+            # server or `review --exec` (which starts a program) run in the caller's own process.
+            raise protocol.PeerError("not a read command the engine answers")
         if not (isinstance(cwd, str) and os.path.isabs(cwd)):
             raise protocol.PeerError("cwd is not an absolute path")
         if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):

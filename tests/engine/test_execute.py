@@ -135,6 +135,10 @@ def test_a_build_by_another_process_is_seen_by_the_next_call(built: tuple[Engine
 @pytest.mark.parametrize("change", [
     {"argv": "search x"}, {"argv": [1]}, {"cwd": "relative"}, {"env": {"A": 1}}, {"tty": [True]},
     {"encoding": ["utf-8", "utf-8", "no-such-codec"]},
+    # Only read commands: a peer's own socket client cannot have the engine build, install
+    # hooks, serve MCP or start a reviewer program.
+    {"argv": ["index", "build"]}, {"argv": ["hooks", "install"]}, {"argv": ["mcp"]},
+    {"argv": ["review", "--exec", "sh"]}, {"argv": ["serve"]}, {"argv": []},
 ])
 def test_a_malformed_request_is_refused_before_anything_runs(change: dict) -> None:
     from codevouch.engine import execute, protocol
