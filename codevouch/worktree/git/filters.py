@@ -1,5 +1,5 @@
-"""The filter drivers git's configuration defines in a repository, and the `-c` settings that
-stop every one of them from running.
+"""The filter drivers git's configuration defines in a repository, and the settings that stop
+every one of them from running.
 
 A filter (`filter.<name>.clean` / `smudge` / `process`) is a program the repository's
 configuration chose, which git runs from hash-object, status and diffs of the working tree.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch.errors import GitError
-from codevouch.worktree.git._process import _run_raw, run_filters
+from codevouch.worktree.git._process import EMPTY_VAR, FALSE_VAR, _run_raw, run_filters
 
 
 @dataclass(frozen=True)
@@ -97,13 +97,22 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
 
 
 def filter_overrides(repo: Path | str) -> tuple[str, ...]:
-    """`-c` settings that stop every configured filter driver from running (an empty command is
-    no command; `required=false` keeps git from failing the path for it). Empty when the user
-    opted in with CODEVOUCH_RUN_GIT_FILTERS=1."""
+    """Options that stop every configured filter driver from running (an empty command is no
+    command, and an empty `process` also keeps git from falling back to `clean`/`smudge`;
+    `required=false` keeps git from failing the path for it). Empty when the user opted in
+    with CODEVOUCH_RUN_GIT_FILTERS=1.
+
+    Each is `--config-env=filter.<name>.<key>=VAR`, never `-c filter.<name>.<key>=`: `-c`
+    splits its argument at the first `=`, so a driver named `x=y` (or `x.clean=touch ...#`)
+    would set some other key (`filter.x`, or `filter.x.clean` to the text after the `=`), and
+    the driver would run. `--config-env` splits at the last `=`, and the variable's name is
+    ours; git then takes every byte of the name (quotes, spaces, dots, `=`, non-UTF-8) as the
+    subsection. `_process._env` sets the variables in every git process's environment."""
     if run_filters():
         return ()
     args: list[str] = []
     for name in filter_names(repo):
-        for setting in ("clean=", "smudge=", "process=", "required=false"):
-            args += ["-c", f"filter.{name}.{setting}"]
+        for key, var in (("clean", EMPTY_VAR), ("smudge", EMPTY_VAR), ("process", EMPTY_VAR),
+                         ("required", FALSE_VAR)):
+            args.append(f"--config-env=filter.{name}.{key}={var}")
     return tuple(args)

@@ -2,10 +2,12 @@
 revisions resolved to commit ids, the root commit, the remote's URL, merge bases.
 
 A revision a user gave is refused when it starts with `-` and follows `--end-of-options`, so
-git never reads one as an option.
+git never reads one as an option. A work tree that git's configuration moves away from the
+directory holding `.git` (`core.worktree`) is refused (`confined`).
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,12 +25,42 @@ def repo_root(path: Path | str) -> Path:
         out = run(p, "rev-parse", "--show-toplevel")
     except GitError as exc:
         raise _not_a_repository(p, exc) from exc
-    return _toplevel(out)
+    return confined(p, _toplevel(out))
 
 
 def _toplevel(out: bytes) -> Path:
     """`rev-parse --show-toplevel`'s answer as repo_root gives it."""
-    return Path(out.decode().strip()).resolve()
+    return Path(out.decode("utf-8", "surrogateescape").strip()).resolve()
+
+
+def confined(named: Path | str, top: Path) -> Path:
+    """`top` (git's top of the work tree for the path the user `named`), when it is the directory
+    that holds the `.git` git found from `named`; else NotARepository.
+
+    `core.worktree` (in .git/config, or a file it includes: the repository's own say) moves the
+    work tree anywhere, and every read would then search and show that directory's files, outside
+    the repository the user named (a submodule's or a linked worktree's `core.worktree` points
+    back at the directory holding its `.git` file, and passes)."""
+    holder = _dot_git_holder(Path(named))
+    if holder is not None and holder == top:
+        return top
+    where = holder or Path(named)
+    raise NotARepository(
+        f"git's configuration (core.worktree, in the repository's config or a file it includes) puts the "
+        f"work tree of {where} at {top}, not the directory that holds its .git; codevouch refuses a work tree "
+        "moved elsewhere, since it would search and show files outside the repository you named. Remove "
+        f"the setting (`git -C {where} config --unset core.worktree`) and retry.")
+
+
+def _dot_git_holder(named: Path) -> Path | None:
+    """The nearest directory at or above `named` (resolved) holding a `.git` git would take: a
+    directory with a HEAD, or a file (a linked worktree's or submodule's `gitdir:` pointer)."""
+    start = named.resolve()
+    for folder in (start, *start.parents):
+        dot_git = os.path.join(folder, ".git")
+        if os.path.isfile(dot_git) or os.path.isfile(os.path.join(dot_git, "HEAD")):
+            return folder
+    return None
 
 
 def _not_a_repository(p: Path, exc: GitError) -> NotARepository:
@@ -59,7 +91,7 @@ class PendingRoot:
             out = self._pending.result()
         except GitError as exc:
             raise _not_a_repository(self._path, exc) from exc
-        return _toplevel(out)
+        return confined(self._path, _toplevel(out))
 
 
 @dataclass(frozen=True)
@@ -82,7 +114,10 @@ def head_state(path: Path | str) -> HeadState | None:
         return None
     root, commit, ref = parts
     branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
-    return HeadState(Path(root).resolve(), commit, branch)
+    top = Path(root).resolve()
+    if _dot_git_holder(Path(path)) != top:
+        return None          # a moved work tree: repo_root, which the caller asks next, refuses it
+    return HeadState(top, commit, branch)
 
 
 def head_commit(repo: Path) -> str | None:

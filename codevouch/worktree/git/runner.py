@@ -16,11 +16,10 @@ from codevouch.worktree.git._process import (
     _anonymous_file,
     _checked,
     _command,
-    _counted,
-    _env,
     _missing_git,
     _read_all,
     _run_raw,
+    _spawn,
     _write_all,
 )
 from codevouch.worktree.git.filters import filter_overrides
@@ -48,7 +47,6 @@ class Pending:
     def __init__(self, repo: Path | str, *args: str, stdin: bytes | None = None,
                  ok_codes: tuple[int, ...] = (0,), env: Mapping[str, str] | None = None) -> None:
         self._cmd = git_command(repo, args)
-        _counted(self._cmd)
         self._ok = ok_codes
         self._error: OSError | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -61,9 +59,8 @@ class Pending:
                 feed = _anonymous_file()
                 _write_all(feed, stdin)
                 os.lseek(feed, 0, os.SEEK_SET)
-            self._proc = subprocess.Popen(self._cmd, stdin=subprocess.DEVNULL if feed is None else feed,
-                                          stdout=self._out, stderr=self._err,
-                                          env={**_env(), **(env or {})})
+            self._proc = _spawn(self._cmd, stdin=subprocess.DEVNULL if feed is None else feed,
+                                stdout=self._out, stderr=self._err, env=env)
         except OSError as exc:        # raised by result(), as `run` would raise it
             self._error = exc
         finally:
