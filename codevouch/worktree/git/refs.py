@@ -65,6 +65,11 @@ def _dot_git_holder(named: Path) -> Path | None:
 
 def _not_a_repository(p: Path, exc: GitError) -> NotARepository:
     """Why `rev-parse --show-toplevel` failed in `p`, said for a user: bare, or no repository."""
+    config = _CONFIG_ERROR.search(exc.stderr or "")
+    if config is not None:
+        return NotARepository(
+            f"git cannot read the configuration of the repository at {p} ({_one_line(config.group(0))}); "
+            "fix or remove that line of the file git names, and retry.", exc.cmd, exc.returncode, exc.stderr)
     bare = run(p, "rev-parse", "--is-bare-repository", ok_codes=(0, 128)).strip() == b"true"
     if bare:
         return NotARepository(
@@ -74,6 +79,14 @@ def _not_a_repository(p: Path, exc: GitError) -> NotARepository:
     return NotARepository(
         f"{p} is not inside a git repository; pass --repo with the path of one "
         "(or run `git init` and commit first).", exc.cmd, exc.returncode, exc.stderr)
+
+
+# git's words for a configuration file it cannot parse (a repository's own .git/config among them).
+_CONFIG_ERROR = re.compile(r"bad config line \d+ in [^\n]*|bad (numeric )?config[^\n]*|unable to parse[^\n]*config[^\n]*")
+
+
+def _one_line(text: str) -> str:
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)[:300]
 
 
 class PendingRoot:
