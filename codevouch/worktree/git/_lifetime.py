@@ -3,20 +3,24 @@ crash or a plain exit.
 
 A git child outlives its parent by default: `git hash-object` blocked opening a FIFO, or reading
 /dev/zero, went on for ever after codevouch was killed. One watchdog per process does the
-killing: a forked copy of this process that holds a pidfd of every live git child (sent to it
-over a socket the moment the child starts) and sends each SIGKILL when this process's end of
-the socket closes, which the kernel does at any death, SIGKILL included.
+killing: a forked copy of this process that leads a process group of its own, into which every
+git child is started (`group()`, subprocess's `process_group`, set in the child before git
+runs). The watchdog waits on a socket whose other end only this process holds; the kernel
+closes it at any death, SIGKILL included, and the watchdog then kills its whole group: every git
+child still running (and whatever they started), itself last.
 
 Why not PR_SET_PDEATHSIG from a `preexec_fn`: a preexec function makes subprocess `fork()`
 instead of `vfork()`, and fork copies the page tables of the whole process: 14 ms per git start
 in a 500 MB process and 117 ms in a 2 GB one (a search holding the model starts a dozen), where
-vfork costs 2-5 ms at any size. The death signal also fires when the *thread* that started the
-child ends, which the MCP server's worker threads do. The watchdog costs one fork per process
-and a pidfd_open plus one sendmsg per git start.
+vfork costs 2-5 ms at any size, `process_group` included. The death signal also fires when the
+*thread* that started the child ends, which the MCP server's worker threads do. Why a group and
+not a list of pids: a child is in the group before it runs, so no kill can fall between its
+start and its registration, and a group's id names no other process while its leader lives.
 
-A pidfd names one process, never a later one that got its number: the watchdog cannot kill an
-unrelated process after git ended and its pid was reused. Where pidfds or descriptor passing are
-missing (not Linux, a kernel before 5.3), there is no watchdog and children are on their own.
+Git children are never in the terminal's foreground group, so a Ctrl-C reaches codevouch only;
+it exits, and the watchdog ends them. Their stdin, stdout and stderr are never the terminal.
+Python 3.10 has no `process_group`: there, and where fork or process groups are missing, there
+is no watchdog and children are on their own.
 """
 from __future__ import annotations
 
@@ -24,52 +28,63 @@ import os
 import select
 import signal
 import socket
+import sys
 import threading
 
 _LOCK = threading.Lock()
 _SOCKET: socket.socket | None = None   # this process's end; None until the first git child
-_OWNER = 0                             # the pid that started the watchdog (a fork must start its own)
-_AVAILABLE = hasattr(os, "pidfd_open") and hasattr(socket, "send_fds") and hasattr(signal, "pidfd_send_signal")
+_WATCHDOG = 0                          # the watchdog's pid, which is its group's id
+_OWNER = 0                             # the pid that started it (a fork must start its own)
+AVAILABLE = sys.version_info >= (3, 11) and hasattr(os, "fork") and hasattr(os, "killpg")
 
 
-def watch(pid: int) -> None:
-    """Have the watchdog kill child `pid` if this process dies first. Call it right after the
-    child started, before it is waited for (until then its pid cannot name another process)."""
-    if not _AVAILABLE:
-        return
+def group() -> int | None:
+    """The process group to start the next git child in (the watchdog's), started with the
+    first child; None where there is no watchdog."""
+    if not AVAILABLE:
+        return None
+    with _LOCK:
+        if _SOCKET is not None and _OWNER == os.getpid() and _running(_WATCHDOG):
+            return _WATCHDOG
+        try:
+            return _start()
+        except OSError:       # no fork, no socket: the child is on its own
+            return None
+
+
+def _running(pid: int) -> bool:
+    """Whether the watchdog still runs (someone may have killed it): it is our child, so an
+    ended one is reaped here, which also keeps it from staying a zombie."""
     try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:           # already gone and reaped elsewhere, or pidfds are not allowed here
-        return
-    try:
-        with _LOCK:
-            sock = _watchdog()
-            if sock is not None:
-                socket.send_fds(sock, [b"p"], [pidfd])
-    except OSError:
-        pass                  # the watchdog is gone (killed by hand): the child is on its own
-    finally:
-        os.close(pidfd)
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return done == 0
 
 
-def _watchdog() -> socket.socket | None:
-    global _SOCKET, _OWNER
-    if _SOCKET is not None and _OWNER == os.getpid():
-        return _SOCKET
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+def _start() -> int:
+    global _SOCKET, _WATCHDOG, _OWNER
+    if _SOCKET is not None:
+        _SOCKET.close()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:              # the watchdog: never returns
         ours.close()
         _run(theirs)
     theirs.close()
-    _SOCKET, _OWNER = ours, os.getpid()
-    return ours
+    try:
+        os.setpgid(pid, pid)  # as the watchdog does itself: whichever runs first, the group exists
+    except OSError:
+        pass                  # it got there first
+    _SOCKET, _WATCHDOG, _OWNER = ours, pid, os.getpid()
+    return pid
 
 
 def _run(sock: socket.socket) -> None:
-    """The watchdog's whole life: gather pidfds until the parent's end closes, then kill every
-    child still running and exit. Only what was imported before the fork runs here."""
+    """The watchdog's whole life: wait until the parent's end of `sock` closes, then kill the
+    group. Only what was imported before the fork runs here."""
     try:
+        os.setpgid(0, 0)
         keep = sock.fileno()
         # Hold nothing of the parent's open: not its stdout (an MCP client reads that pipe to
         # its end), not its index files.
@@ -80,38 +95,22 @@ def _run(sock: socket.socket) -> None:
         os.closerange(3, keep)
         os.closerange(max(keep, 2) + 1, 1 << 16)
         # The parent's signals from a terminal or a group kill must not end the watchdog before
-        # it has done its work (blocked, they stay pending until it exits; SIGKILL still ends it).
+        # it has done its work (blocked, they stay pending; SIGKILL still ends it).
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT})
-        _serve(sock)
+        poller = select.poll()
+        poller.register(keep, select.POLLIN)
+        while True:
+            poller.poll()
+            try:
+                if not sock.recv(64):    # end of file: the parent is gone, however it ended
+                    break
+            except InterruptedError:
+                continue
+            except OSError:
+                break
+        os.killpg(0, signal.SIGKILL)     # every git child left, and the watchdog itself
     finally:
         os._exit(0)
-
-
-def _serve(sock: socket.socket) -> None:
-    poller = select.poll()
-    poller.register(sock.fileno(), select.POLLIN)
-    children: set[int] = set()
-    while True:
-        for fd, _ in poller.poll():
-            if fd != sock.fileno():          # a child ended: nothing to kill any more
-                poller.unregister(fd)
-                children.discard(fd)
-                os.close(fd)
-                continue
-            try:
-                data, fds, _, _ = socket.recv_fds(sock, 16, 16)
-            except OSError:
-                data, fds = b"", []
-            if not data and not fds:         # the parent is gone, however it ended
-                for child in children:
-                    try:
-                        signal.pidfd_send_signal(child, signal.SIGKILL)
-                    except OSError:
-                        pass
-                return
-            for child in fds:
-                children.add(child)
-                poller.register(child, select.POLLIN)
 
 
 def _forget_in_child() -> None:
@@ -127,4 +126,5 @@ def _forget_in_child() -> None:
     _SOCKET = None
 
 
-os.register_at_fork(after_in_child=_forget_in_child)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)

@@ -19,6 +19,7 @@ import subprocess
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from codevouch import environment
 from codevouch.errors import FilterFailed, GitError
@@ -142,9 +143,15 @@ def _spawn(cmd: tuple[str, ...], *, stdin: int, stdout: int, stderr: int,
     (`env` on top), its stdin never this process's own (an MCP server's is the client's pipe),
     and watched, so it dies with this process (`_lifetime`). Every git start goes through here."""
     _counted(cmd)
-    proc = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env={**_env(), **(env or {})})
-    _lifetime.watch(proc.pid)
-    return proc
+    full_env = {**_env(), **(env or {})}
+    group = _lifetime.group()
+    if group is not None:
+        in_group: dict[str, Any] = {"process_group": group}    # Python 3.11's (_lifetime)
+        try:
+            return subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env=full_env, **in_group)
+        except PermissionError:
+            pass              # the watchdog's group ended under us (killed by hand): start unwatched
+    return subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env=full_env)
 
 
 # Options for every command that can diff (diff, log, show): no textconv, no external diff.
