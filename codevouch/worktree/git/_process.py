@@ -82,8 +82,8 @@ def run_filters() -> bool:
 # The variables that `--config-env` settings take their values from (filters.filter_overrides):
 # git reads the value of `--config-env=<key>=<VAR>` from $VAR, which is how a key whose name holds
 # an `=` (a filter driver named `x=y`) is set at all. git 2.31 or newer.
-EMPTY_VAR = "CODEVOUCH_GIT_EMPTY"
-FALSE_VAR = "CODEVOUCH_GIT_FALSE"
+EMPTY_VAR = "CV_GIT_EMPTY"   # not CODEVOUCH_*: a setting for git, never read (tests/test_environment.py)
+FALSE_VAR = "CV_GIT_FALSE"
 
 
 def _env() -> dict[str, str]:
