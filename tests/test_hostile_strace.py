@@ -37,6 +37,9 @@ pytestmark = pytest.mark.skipif(not _strace_usable(), reason="strace is not inst
 ORDERS = "def cancel_order(order):\n    return order.cancel()\n"
 NOTES = "cancel the order when asked\n"
 SECRET = "def cancel_everything():\n    return 'outside-secret'\n"
+# The foreign work tree's a.py has the size of the committed one: a status in that tree would
+# read it to compare (a size that differs says "modified" without a read).
+LEAKED = ORDERS.replace("cancel", "leaked")
 
 
 def _config(repo: Repo, text: bytes) -> None:
@@ -100,7 +103,7 @@ class Case:
         self.outside = base / "outside"         # markers and the foreign work tree live here
         self.marks = self.outside / "marks"
         self.marks.mkdir(parents=True)
-        (self.outside / "a.py").write_text(SECRET)
+        (self.outside / "a.py").write_text(LEAKED)
         (self.outside / "secret.py").write_text(SECRET)
         self.repo = Repo(base / "repo")
         self.repo.commit_files({".gitattributes": ATTRIBUTES[name], "a.py": ORDERS, "notes.txt": NOTES,
@@ -220,7 +223,7 @@ def test_cli_runs_only_git_and_opens_nothing_outside(case: Case, command: str, t
     assert case.fired() == []
     _assert_only_git(lines)
     assert outside_opens(case, lines) == []
-    assert b"outside-secret" not in out.stdout
+    assert b"outside-secret" not in out.stdout and b"leaked_order" not in out.stdout
     assert "Traceback" not in err
     if case.name in REFUSED:
         assert out.returncode == 1, (out.returncode, err)
@@ -278,7 +281,7 @@ def test_mcp_runs_only_git_and_opens_nothing_outside(case: Case, tmp_path: Path)
     assert case.fired() == []
     _assert_only_git(lines)
     assert outside_opens(case, lines) == []
-    assert "outside-secret" not in json.dumps(answers)
+    assert "outside-secret" not in json.dumps(answers) and "leaked_order" not in json.dumps(answers)
     if answers:
         assert all(not failed for failed, _ in answers.values()), answers
         assert "cancel_order" in answers["search"][1]
@@ -294,7 +297,7 @@ def test_mcp_refuses_a_work_tree_moved_while_it_runs(tmp_path: Path) -> None:
     case.marks = case.outside / "marks"
     case.marks.mkdir(parents=True)
     (case.outside / "secret.py").write_text(SECRET)
-    (case.outside / "a.py").write_text(SECRET)
+    (case.outside / "a.py").write_text(LEAKED)
     case.repo = Repo(base / "repo")
     case.repo.commit_files({"a.py": ORDERS, "notes.txt": NOTES})
     case.index = base / "index"

@@ -64,7 +64,9 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
     try:
         out = _run_raw(repo, ("config", "--list", "--show-origin", "-z"), extra=())
     except GitError:
+        _WORKTREE[key] = False
         return ()
+    worktree = False
     names: set[str] = set()
     attributes: list[str] = []
     files: dict[str, tuple[int, int, int]] = {}
@@ -77,6 +79,7 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
             names.add(rest.rsplit(".", 1)[0])
         if section.lower() in ("include", "includeif"):
             includes = True
+        worktree = worktree or name.lower() == "core.worktree"
         if name.lower() == "core.attributesfile" and "\n" in entry:
             attributes.append(os.path.expanduser(entry.split("\n", 1)[1]))
         if origin.startswith("file:"):
@@ -91,9 +94,20 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
             os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home or "/", ".config"), "git", "config")]:
         files.setdefault(extra_file, _stat_key(extra_file))
     result = tuple(sorted(names))
+    _WORKTREE[key] = worktree
     if not includes:
         _FILTERS[key] = _Filters(result, tuple(files.items()), env, tuple(attributes))
     return result
+
+
+# repository path -> whether its configuration, when last read, set core.worktree (confine).
+_WORKTREE: dict[str, bool] = {}
+
+
+def sets_worktree(repo: Path | str) -> bool:
+    """Whether git's configuration in `repo` sets core.worktree (read as filter_names reads it)."""
+    filter_names(repo)
+    return _WORKTREE.get(os.path.abspath(str(repo)), False)
 
 
 def filter_overrides(repo: Path | str) -> tuple[str, ...]:

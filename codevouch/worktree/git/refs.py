@@ -3,16 +3,16 @@ revisions resolved to commit ids, the root commit, the remote's URL, merge bases
 
 A revision a user gave is refused when it starts with `-` and follows `--end-of-options`, so
 git never reads one as an option. A work tree that git's configuration moves away from the
-directory holding `.git` (`core.worktree`) is refused (`confined`).
+directory holding `.git` (`core.worktree`) is refused (`confine`).
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
+from codevouch.worktree.git.confine import confined, dot_git_holder
 from codevouch.worktree.git.runner import Pending, run
 
 
@@ -31,36 +31,6 @@ def repo_root(path: Path | str) -> Path:
 def _toplevel(out: bytes) -> Path:
     """`rev-parse --show-toplevel`'s answer as repo_root gives it."""
     return Path(out.decode("utf-8", "surrogateescape").strip()).resolve()
-
-
-def confined(named: Path | str, top: Path) -> Path:
-    """`top` (git's top of the work tree for the path the user `named`), when it is the directory
-    that holds the `.git` git found from `named`; else NotARepository.
-
-    `core.worktree` (in .git/config, or a file it includes: the repository's own say) moves the
-    work tree anywhere, and every read would then search and show that directory's files, outside
-    the repository the user named (a submodule's or a linked worktree's `core.worktree` points
-    back at the directory holding its `.git` file, and passes)."""
-    holder = _dot_git_holder(Path(named))
-    if holder is not None and holder == top:
-        return top
-    where = holder or Path(named)
-    raise NotARepository(
-        f"git's configuration (core.worktree, in the repository's config or a file it includes) puts the "
-        f"work tree of {where} at {top}, not the directory that holds its .git; codevouch refuses a work tree "
-        "moved elsewhere, since it would search and show files outside the repository you named. Remove "
-        f"the setting (`git -C {where} config --unset core.worktree`) and retry.")
-
-
-def _dot_git_holder(named: Path) -> Path | None:
-    """The nearest directory at or above `named` (resolved) holding a `.git` git would take: a
-    directory with a HEAD, or a file (a linked worktree's or submodule's `gitdir:` pointer)."""
-    start = named.resolve()
-    for folder in (start, *start.parents):
-        dot_git = os.path.join(folder, ".git")
-        if os.path.isfile(dot_git) or os.path.isfile(os.path.join(dot_git, "HEAD")):
-            return folder
-    return None
 
 
 def _not_a_repository(p: Path, exc: GitError) -> NotARepository:
@@ -128,7 +98,7 @@ def head_state(path: Path | str) -> HeadState | None:
     root, commit, ref = parts
     branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
     top = Path(root).resolve()
-    if _dot_git_holder(Path(path)) != top:
+    if dot_git_holder(Path(path)) != top:
         return None          # a moved work tree: repo_root, which the caller asks next, refuses it
     return HeadState(top, commit, branch)
 
