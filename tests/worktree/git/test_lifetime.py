@@ -1,6 +1,7 @@
 """Every git process codevouch starts dies with it: after SIGTERM or SIGKILL of codevouch, no git
 child is left running. A tracked file replaced by a FIFO makes `git hash-object` block for ever
-opening it: a git child that would outlive its parent."""
+opening it (the overlay no longer hands git a FIFO, so the CLI case uses a slow filter the user
+let run): a git child that would outlive its parent."""
 from __future__ import annotations
 
 import os
@@ -112,22 +113,38 @@ def test_a_git_child_dies_with_the_process_that_started_it(fifo_repo: Repo, how:
             os.kill(pid, signal.SIGKILL)
 
 
+def _descendants(pid: int) -> dict[int, str]:
+    found: dict[int, str] = {}
+    todo = [pid]
+    while todo:
+        for child, name in _children(todo.pop()).items():
+            found[child] = name
+            todo.append(child)
+    return found
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_a_killed_search_leaves_no_git_behind(fifo_repo: Repo, tmp_path: Path, sig: int) -> None:
-    """`codevouch search` over a tree whose tracked file became a FIFO, killed while it waits:
-    its git children go with it (they used to be orphaned, blocked for ever)."""
+    """`codevouch search`, killed while git hashes an edited file through a slow clean filter the
+    user let run (CODEVOUCH_RUN_GIT_FILTERS=1): git, and the filter git started, go with it
+    (they used to be orphaned and run on)."""
     index = tmp_path / "index"
     Index(fifo_repo.root, index, embedder="fake-bow-64").build()
-    _make_fifo(fifo_repo)
+    fifo_repo.git("config", "filter.slow.clean", "sleep 300; cat")
+    fifo_repo.write(".gitattributes", "*.py filter=slow\n")
+    fifo_repo.write("a.py", "def cancel_order(order):\n    return order.cancel()\n")
     proc = subprocess.Popen([sys.executable, "-m", "codevouch", "search", "cancel order", "--mode", "lexical"],
-                            cwd=fifo_repo.root, env={**os.environ, "CODEVOUCH_INDEX": str(index)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            cwd=fifo_repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "CODEVOUCH_INDEX": str(index), "CODEVOUCH_RUN_GIT_FILTERS": "1"})
     try:
-        children = _blocked_git(proc)
+        assert wait_until(lambda: "sleep" in _descendants(proc.pid).values() or proc.poll() is not None,
+                          timeout=120)
+        assert proc.poll() is None, "the search ended before git ran the filter"
+        started = _descendants(proc.pid)        # git, the filter's shell and sleep, the watchdog
         os.kill(proc.pid, sig)
         proc.wait(timeout=60)
-        wait_until(lambda: not any(_alive(pid) for pid in children), timeout=60)
-        assert {pid: name for pid, name in children.items() if _alive(pid)} == {}
+        wait_until(lambda: not any(_alive(pid) for pid in started), timeout=60)
+        assert {pid: name for pid, name in started.items() if _alive(pid)} == {}
     finally:
         proc.kill()
         proc.wait()
