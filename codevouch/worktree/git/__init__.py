@@ -7,7 +7,9 @@ Arguments are passed as lists (never through a shell) and paths that come from u
 or snippets are fed on stdin or after `--`, so they cannot be read as options.
 
 Layered, each module importing only those above it in this list:
-_process (one hardened git process), filters (the configured filter drivers, turned off),
-runner (run, Pending: what the rest calls), then refs, objects, diffs, status, hashing,
-history, grep, attributes. Callers outside use the facade, codevouch.worktree.gitio.
+_lifetime (the watchdog that kills git children when codevouch dies), _process (one hardened
+git process, started by `_spawn`), filters (the configured filter drivers, turned off),
+confine (a work tree the configuration moved, refused), runner (run, Pending: what the rest
+calls), then refs, objects, diffs, status, hashing, history, grep, attributes. Callers
+outside use the facade, codevouch.worktree.gitio.
 """

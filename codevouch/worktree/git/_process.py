@@ -3,7 +3,9 @@
 Every git process codevouch starts is assembled here: the `-c` settings, `--no-pager` and
 `--no-optional-locks` (`_command`), an environment without the variables that would point git
 at another repository or make it run a program (`_env`), a count by subcommand (PROCESSES), and
-one way of saying a failure (`_checked`). Arguments go as lists, never through a shell.
+one way of saying a failure (`_checked`), and one way of starting it (`_spawn`, which has the
+watchdog of `_lifetime` kill it if codevouch dies first). Arguments go as lists, never through
+a shell.
 
 The filter drivers a repository's configuration names are turned off a layer up (`filters`),
 because finding them takes a git process of its own, started with `_run_raw`; `runner` joins
@@ -17,9 +19,11 @@ import subprocess
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from codevouch import environment
 from codevouch.errors import FilterFailed, GitError
+from codevouch.worktree.git import _lifetime
 
 # Variables that tell git which repository, index or object store to use. Git sets them for
 # hooks (GIT_DIR, GIT_INDEX_FILE ...), and a user may have them exported: left in place they
@@ -75,11 +79,19 @@ def run_filters() -> bool:
     return environment.current().run_git_filters
 
 
+# The variables that `--config-env` settings take their values from (filters.filter_overrides):
+# git reads the value of `--config-env=<key>=<VAR>` from $VAR, which is how a key whose name holds
+# an `=` (a filter driver named `x=y`) is set at all. git 2.31 or newer.
+EMPTY_VAR = "CV_GIT_EMPTY"   # not CODEVOUCH_*: a setting for git, never read (tests/test_environment.py)
+FALSE_VAR = "CV_GIT_FALSE"
+
+
 def _env() -> dict[str, str]:
     # Read per call, not at import, so a changed environment (HOME in tests) reaches git.
     env = {k: v for k, v in no_git_env(os.environ).items() if k not in _PROGRAM_VARS}
     return {
         **env,
+        EMPTY_VAR: "", FALSE_VAR: "false",
         "LC_ALL": "C",
         # `git status` refreshes the index as a side effect; a read-only tool must not write.
         "GIT_OPTIONAL_LOCKS": "0",
@@ -111,12 +123,35 @@ def _run_raw(repo: Path | str, args: tuple[str, ...], extra: tuple[str, ...],
     # `extra`: the filter guard's `-c` settings (runner.run), or none for the one command that
     # reads the configuration to find them (filters: `git config` runs no filter).
     cmd = _command(repo, args, extra)
-    _counted(cmd)
     try:
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, env={**_env(), **(env or {})}, check=False)
+        proc = _spawn(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     except FileNotFoundError as exc:  # git itself is missing
         raise _missing_git(cmd) from exc
-    return _checked(cmd, proc.returncode, proc.stdout, proc.stderr, ok_codes)
+    with proc:
+        try:
+            stdout, stderr = proc.communicate(stdin)
+        except BaseException:         # Ctrl-C, or anything else: git does not outlive the call
+            proc.kill()
+            raise
+    return _checked(cmd, proc.returncode, stdout, stderr, ok_codes)
+
+
+def _spawn(cmd: tuple[str, ...], *, stdin: int, stdout: int, stderr: int,
+           env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start one git process (`cmd` from `_command`): counted, in the hardened environment
+    (`env` on top), its stdin never this process's own (an MCP server's is the client's pipe),
+    and watched, so it dies with this process (`_lifetime`). Every git start goes through here."""
+    _counted(cmd)
+    full_env = {**_env(), **(env or {})}
+    group = _lifetime.group()
+    if group is not None:
+        in_group: dict[str, Any] = {"process_group": group}    # Python 3.11's (_lifetime)
+        try:
+            return subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env=full_env, **in_group)
+        except PermissionError:
+            pass              # the watchdog's group ended under us (killed by hand): start unwatched
+    return subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env=full_env)
 
 
 # Options for every command that can diff (diff, log, show): no textconv, no external diff.
@@ -132,6 +167,7 @@ def _shown(cmd: tuple[str, ...]) -> tuple[str, ...]:
     return cmd[cmd.index("-C") + 2:] if "-C" in cmd else cmd[1:]
 
 
+_OLD_GIT = re.compile(r"unknown option: --config-env")
 _FILTER_FAILED = re.compile(r"fatal: (?P<path>.+?): (?P<side>clean|smudge) filter '(?P<name>[^']*)' failed")
 
 
@@ -143,6 +179,13 @@ def _checked(cmd: tuple[str, ...], returncode: int, stdout: bytes, stderr_bytes:
              ok_codes: tuple[int, ...]) -> bytes:
     if returncode not in ok_codes:
         stderr = stderr_bytes.decode("utf-8", "replace").strip()
+        if _OLD_GIT.search(stderr):
+            # Refused rather than run without the filter guard: `-c` cannot name every driver.
+            raise GitError(
+                "this git is older than 2.31 and cannot take --config-env, which codevouch needs to "
+                "turn off the filter drivers this repository's configuration defines (a `-c` setting "
+                "cannot name a driver whose name holds `=`); upgrade git to 2.31 or newer.",
+                cmd, returncode, stderr)
         failed = _FILTER_FAILED.search(stderr)
         if failed is not None:
             # A filter driver the user let run (CODEVOUCH_RUN_GIT_FILTERS=1) is missing or failed:

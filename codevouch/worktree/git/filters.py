@@ -1,5 +1,5 @@
-"""The filter drivers git's configuration defines in a repository, and the `-c` settings that
-stop every one of them from running.
+"""The filter drivers git's configuration defines in a repository, and the settings that stop
+every one of them from running.
 
 A filter (`filter.<name>.clean` / `smudge` / `process`) is a program the repository's
 configuration chose, which git runs from hash-object, status and diffs of the working tree.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch.errors import GitError
-from codevouch.worktree.git._process import _run_raw, run_filters
+from codevouch.worktree.git._process import EMPTY_VAR, FALSE_VAR, _run_raw, run_filters
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,9 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
     try:
         out = _run_raw(repo, ("config", "--list", "--show-origin", "-z"), extra=())
     except GitError:
+        _WORKTREE[key] = False
         return ()
+    worktree = False
     names: set[str] = set()
     attributes: list[str] = []
     excludes: list[str] = []
@@ -79,6 +81,7 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
             names.add(rest.rsplit(".", 1)[0])
         if section.lower() in ("include", "includeif"):
             includes = True
+        worktree = worktree or name.lower() == "core.worktree"
         if name.lower() == "core.attributesfile" and "\n" in entry:
             attributes.append(os.path.expanduser(entry.split("\n", 1)[1]))
         if name.lower() == "core.excludesfile" and "\n" in entry:
@@ -95,21 +98,41 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
             os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home or "/", ".config"), "git", "config")]:
         files.setdefault(extra_file, _stat_key(extra_file))
     result = tuple(sorted(names))
+    _WORKTREE[key] = worktree
     if not includes:
         _FILTERS[key] = _Filters(result, tuple(files.items()), env, tuple(attributes), tuple(excludes))
     return result
 
 
+# repository path -> whether its configuration, when last read, set core.worktree (confine).
+_WORKTREE: dict[str, bool] = {}
+
+
+def sets_worktree(repo: Path | str) -> bool:
+    """Whether git's configuration in `repo` sets core.worktree (read as filter_names reads it)."""
+    filter_names(repo)
+    return _WORKTREE.get(os.path.abspath(str(repo)), False)
+
+
 def filter_overrides(repo: Path | str) -> tuple[str, ...]:
-    """`-c` settings that stop every configured filter driver from running (an empty command is
-    no command; `required=false` keeps git from failing the path for it). Empty when the user
-    opted in with CODEVOUCH_RUN_GIT_FILTERS=1."""
+    """Options that stop every configured filter driver from running (an empty command is no
+    command, and an empty `process` also keeps git from falling back to `clean`/`smudge`;
+    `required=false` keeps git from failing the path for it). Empty when the user opted in
+    with CODEVOUCH_RUN_GIT_FILTERS=1.
+
+    Each is `--config-env=filter.<name>.<key>=VAR`, never `-c filter.<name>.<key>=`: `-c`
+    splits its argument at the first `=`, so a driver named `x=y` (or `x.clean=touch ...#`)
+    would set some other key (`filter.x`, or `filter.x.clean` to the text after the `=`), and
+    the driver would run. `--config-env` splits at the last `=`, and the variable's name is
+    ours; git then takes every byte of the name (quotes, spaces, dots, `=`, non-UTF-8) as the
+    subsection. `_process._env` sets the variables in every git process's environment."""
     if run_filters():
         return ()
     args: list[str] = []
     for name in filter_names(repo):
-        for setting in ("clean=", "smudge=", "process=", "required=false"):
-            args += ["-c", f"filter.{name}.{setting}"]
+        for key, var in (("clean", EMPTY_VAR), ("smudge", EMPTY_VAR), ("process", EMPTY_VAR),
+                         ("required", FALSE_VAR)):
+            args.append(f"--config-env=filter.{name}.{key}={var}")
     return tuple(args)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from codevouch import caches
-from codevouch.worktree.git._process import NO_PROGRAMS, _counted, _env, zsplit
+from codevouch.worktree.git._process import NO_PROGRAMS, _spawn, zsplit
 from codevouch.worktree.git.runner import Pending, git_command, run
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -262,11 +262,8 @@ class BlobReader:
     """One `git cat-file --batch` process serving any number of blob reads."""
 
     def __init__(self, repo: Path) -> None:
-        cmd = git_command(repo, ("cat-file", "--batch"))
-        _counted(cmd)
-        self._proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env())
+        self._proc = _spawn(git_command(repo, ("cat-file", "--batch")),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def read(self, sha: str) -> bytes | None:
         assert self._proc.stdin and self._proc.stdout

@@ -2,7 +2,8 @@
 revisions resolved to commit ids, the root commit, the remote's URL, merge bases.
 
 A revision a user gave is refused when it starts with `-` and follows `--end-of-options`, so
-git never reads one as an option.
+git never reads one as an option. A work tree that git's configuration moves away from the
+directory holding `.git` (`core.worktree`) is refused (`confine`).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
+from codevouch.worktree.git.confine import confined, dot_git_holder
 from codevouch.worktree.git.runner import Pending, run
 
 
@@ -23,16 +25,21 @@ def repo_root(path: Path | str) -> Path:
         out = run(p, "rev-parse", "--show-toplevel")
     except GitError as exc:
         raise _not_a_repository(p, exc) from exc
-    return _toplevel(out)
+    return confined(p, _toplevel(out))
 
 
 def _toplevel(out: bytes) -> Path:
     """`rev-parse --show-toplevel`'s answer as repo_root gives it."""
-    return Path(out.decode().strip()).resolve()
+    return Path(out.decode("utf-8", "surrogateescape").strip()).resolve()
 
 
 def _not_a_repository(p: Path, exc: GitError) -> NotARepository:
     """Why `rev-parse --show-toplevel` failed in `p`, said for a user: bare, or no repository."""
+    config = _CONFIG_ERROR.search(exc.stderr or "")
+    if config is not None:
+        return NotARepository(
+            f"git cannot read the configuration of the repository at {p} ({_one_line(config.group(0))}); "
+            "fix or remove that line of the file git names, and retry.", exc.cmd, exc.returncode, exc.stderr)
     bare = run(p, "rev-parse", "--is-bare-repository", ok_codes=(0, 128)).strip() == b"true"
     if bare:
         return NotARepository(
@@ -42,6 +49,14 @@ def _not_a_repository(p: Path, exc: GitError) -> NotARepository:
     return NotARepository(
         f"{p} is not inside a git repository; pass --repo with the path of one "
         "(or run `git init` and commit first).", exc.cmd, exc.returncode, exc.stderr)
+
+
+# git's words for a configuration file it cannot parse (a repository's own .git/config among them).
+_CONFIG_ERROR = re.compile(r"bad config line \d+ in [^\n]*|bad (numeric )?config[^\n]*|unable to parse[^\n]*config[^\n]*")
+
+
+def _one_line(text: str) -> str:
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)[:300]
 
 
 class PendingRoot:
@@ -59,7 +74,7 @@ class PendingRoot:
             out = self._pending.result()
         except GitError as exc:
             raise _not_a_repository(self._path, exc) from exc
-        return _toplevel(out)
+        return confined(self._path, _toplevel(out))
 
 
 @dataclass(frozen=True)
@@ -82,7 +97,10 @@ def head_state(path: Path | str) -> HeadState | None:
         return None
     root, commit, ref = parts
     branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
-    return HeadState(Path(root).resolve(), commit, branch)
+    top = Path(root).resolve()
+    if dot_git_holder(Path(path)) != top:
+        return None          # a moved work tree: repo_root, which the caller asks next, refuses it
+    return HeadState(top, commit, branch)
 
 
 def head_commit(repo: Path) -> str | None:

@@ -2,8 +2,9 @@
 
 Each adds to `_process`'s hardened command the settings that turn off the filter drivers the
 repository's configuration names (`filters`), so no git process codevouch starts runs a program
-the repository configured. `Pending` starts git now and collects it later: git works on the
-other core while the caller goes on.
+the repository configured, and starts none in a work tree that configuration moved (`confine`).
+`Pending` starts git now and collects it later: git works on the other core while the caller
+goes on.
 """
 from __future__ import annotations
 
@@ -16,23 +17,26 @@ from codevouch.worktree.git._process import (
     _anonymous_file,
     _checked,
     _command,
-    _counted,
-    _env,
     _missing_git,
     _read_all,
     _run_raw,
+    _spawn,
     _write_all,
 )
+from codevouch.worktree.git.confine import check
 from codevouch.worktree.git.filters import filter_overrides
 
 
 def git_command(repo: Path | str, args: Iterable[str]) -> tuple[str, ...]:
-    """The argv of a git process in `repo` that runs no program the repository configured."""
+    """The argv of a git process in `repo` that runs no program the repository configured (and
+    NotARepository, before any starts, for a work tree git's configuration moved: confine)."""
+    check(repo)
     return _command(repo, tuple(args), filter_overrides(repo))
 
 
 def run(repo: Path | str, *args: str, stdin: bytes | None = None, ok_codes: tuple[int, ...] = (0,),
         env: Mapping[str, str] | None = None) -> bytes:
+    check(repo)
     return _run_raw(repo, args, filter_overrides(repo), stdin=stdin, ok_codes=ok_codes, env=env)
 
 
@@ -48,7 +52,6 @@ class Pending:
     def __init__(self, repo: Path | str, *args: str, stdin: bytes | None = None,
                  ok_codes: tuple[int, ...] = (0,), env: Mapping[str, str] | None = None) -> None:
         self._cmd = git_command(repo, args)
-        _counted(self._cmd)
         self._ok = ok_codes
         self._error: OSError | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -61,9 +64,8 @@ class Pending:
                 feed = _anonymous_file()
                 _write_all(feed, stdin)
                 os.lseek(feed, 0, os.SEEK_SET)
-            self._proc = subprocess.Popen(self._cmd, stdin=subprocess.DEVNULL if feed is None else feed,
-                                          stdout=self._out, stderr=self._err,
-                                          env={**_env(), **(env or {})})
+            self._proc = _spawn(self._cmd, stdin=subprocess.DEVNULL if feed is None else feed,
+                                stdout=self._out, stderr=self._err, env=env)
         except OSError as exc:        # raised by result(), as `run` would raise it
             self._error = exc
         finally:
