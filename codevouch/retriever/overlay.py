@@ -191,13 +191,16 @@ def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir:
 
 
 def embed_rest(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir: Path,
-               stop: Callable[[], bool] | None = None) -> int:
-    """Embed every chunk of `overlay` no cache holds a vector for, new definitions first, and keep
-    them in the overlay cache (this process's memory and overlay-cache.sqlite): the next search
-    of the same overlay then finds them all. For a resident caller, after it has answered;
-    `stop()` is asked between two texts (True: stop now). The number of texts embedded."""
+               state: BranchState | None = None, stop: Callable[[], bool] | None = None) -> int:
+    """Embed every chunk of `overlay` no cache holds a vector for, and keep them in the overlay
+    cache (this process's memory and overlay-cache.sqlite): the next search of the same overlay
+    then finds them all. For a resident caller, after it has answered; `stop()` is asked between
+    two texts (True: stop now). With the branch's `state`, new definitions go first (changed ones
+    have a stand-in meanwhile). The number of texts embedded."""
     by_hash, found = _known(overlay, embedder.name, ledger, index_dir)
     missing = [h for h in by_hash if h not in found]
+    borrowed = _stand_in_hashes(overlay, [c for h in missing for c in by_hash[h]], ledger, state)
+    missing.sort(key=lambda h: all(c.record.id in borrowed for c in by_hash[h]))
     encode = search_encoder(embedder)
     made: dict[str, list[float]] = {}
     for h in missing:

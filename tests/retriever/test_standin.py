@@ -121,9 +121,9 @@ def test_embed_rest_leaves_nothing_to_borrow(repo: Repo, index_dir: Path) -> Non
     assert state is not None
     ledger = Ledger(index_dir, readonly=True)
     try:
-        assert live.embed_rest(first.overlay, idx.embedder(), ledger, index_dir) == 2
+        assert live.embed_rest(first.overlay, idx.embedder(), ledger, index_dir, state, stop=lambda: True) == 0
+        assert live.embed_rest(first.overlay, idx.embedder(), ledger, index_dir, state) == 2
         assert live.embed_rest(first.overlay, idx.embedder(), ledger, index_dir) == 0
-        assert live.embed_rest(first.overlay, idx.embedder(), ledger, index_dir, stop=lambda: True) == 0
     finally:
         ledger.close()
     overlaycache.forget_memory()            # another process: the overlay cache file holds them
