@@ -157,8 +157,8 @@ def evaluate(name: str, slug: str, old: str, new: str, subdir: str, suffix: str,
     ranks: dict[str, list[tuple[str, int | None]]] = {"no_overlay": [], "overlay": [], "rebuilt": []}
     for kind, t in queries:
         ranks["no_overlay"].append((kind, rank(idx.search(t.query, k=10, overlay=False), t)))
-    cli_first = _cli_first(repo, index_dir, [t.query for _, t in queries[:3]]) if first else []
-    first_times = []
+    cli_first = _cli_first(repo, index_dir, [t.query for _, t in queries[:3]]) if first else {}
+    first_times, first_derive = [], []
     if first:
         # Each query as the first after the change: nothing derived, no vector but the index's
         # and what this one call's budget embeds (new definitions first; changed ones borrow).
@@ -169,6 +169,8 @@ def evaluate(name: str, slug: str, old: str, new: str, subdir: str, suffix: str,
             started = time.monotonic()
             hits = idx.search(t.query, k=10)
             first_times.append(time.monotonic() - started)
+            assert hits.overlay is not None
+            first_derive.append(hits.overlay.seconds)
             ranks["first"].append((kind, rank(hits, t)))
     derived.clear()
     overlaycache.forget_memory()
@@ -219,7 +221,7 @@ def evaluate(name: str, slug: str, old: str, new: str, subdir: str, suffix: str,
                        "warm2_p50": _ms(warm, 0.5), "warm2_p95": _ms(warm, 0.95),
                        "plain_p50": _ms(plain, 0.5), "plain_p95": _ms(plain, 0.95)},
         "first_query": {"in_process_p50_ms": _ms(first_times, 0.5), "in_process_p95_ms": _ms(first_times, 0.95),
-                        "cli_wall_s": cli_first} if first else None,
+                        "derive_p50_ms": _ms(first_derive, 0.5), **cli_first} if first else None,
         "overlay": {"first_query_embedded": first_embedded, "embedded_total": embedded, "first_note": notes[0] if notes
                     else None, "last": overlay_summary},
     }
@@ -255,21 +257,27 @@ def main() -> None:
     log(f"wrote {args.out}")
 
 
-def _cli_first(repo: Path, index_dir: Path, queries: list[str]) -> list[float]:
+def _cli_first(repo: Path, index_dir: Path, queries: list[str]) -> dict[str, list[float]]:
     """Wall seconds of `codevouch search --json` as a new process, each the first after the change
-    (no overlay cache): what an agent's shell call costs."""
+    (no overlay cache): what an agent's shell call costs; beside each, the same call with
+    `--no-overlay` (the cold CLI floor of the same minute) and the overlay's own derive seconds."""
+    import json
     import os
 
     from codevouch.store import overlaycache
 
-    out = []
+    out: dict[str, list[float]] = {"cli_wall_s": [], "cli_no_overlay_wall_s": [], "cli_derive_s": []}
     env = {**os.environ, "CODEVOUCH_INDEX": str(index_dir), "CODEVOUCH_NO_RECORD": "1"}
     for query in queries:
         (index_dir / overlaycache.FILE).unlink(missing_ok=True)
-        started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "codevouch", "search", query, "--json", "-k", "10"], cwd=repo, env=env,
-                       check=True, capture_output=True)
-        out.append(round(time.monotonic() - started, 2))
+        for flag, key in (([], "cli_wall_s"), (["--no-overlay"], "cli_no_overlay_wall_s")):
+            started = time.monotonic()
+            done = subprocess.run([sys.executable, "-m", "codevouch", "search", query, "--json", "-k", "10", *flag],
+                                  cwd=repo, env=env, check=True, capture_output=True, text=True)
+            out[key].append(round(time.monotonic() - started, 2))
+            if not flag:
+                summary = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+                out["cli_derive_s"] += [s["overlay"]["seconds"] for s in summary if "overlay" in s]
     return out
 
 

@@ -104,8 +104,9 @@ def first_section(path: Path = FIRST_RESULTS) -> str:
            "target is first ÷ rebuilt >= 0.97 on changed functions, and <= 3 s for the first call.\n",
            "| pair | files changed | overlay chunks | queries (changed) | changed: no overlay | changed: first query | "
            "changed: rebuilt | first ÷ rebuilt (changed, MRR) | all: first query | all: rebuilt | first query, in "
-           "process, p50 / p95 ms | first `codevouch search` CLI call, wall s |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "process, p50 / p95 ms (of which the overlay's derive, p50) | first `codevouch search` CLI call, wall s "
+           "(its derive) | the same with `--no-overlay`, wall s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in data["pairs"]:
         s, first = r["scores"], r.get("first_query") or {}
         changed = sum(1 for k in r["kinds"] if k == "changed")
@@ -114,7 +115,13 @@ def first_section(path: Path = FIRST_RESULTS) -> str:
                    f" | {_cell(s['rebuilt']['changed'])} | "
                    f"{_ratio(s['first']['changed'].get('mrr@10'), s['rebuilt']['changed'].get('mrr@10'))} | "
                    f"{_cell(s['first']['all'])} | {_cell(s['rebuilt']['all'])} | {first.get('in_process_p50_ms')} / "
-                   f"{first.get('in_process_p95_ms')} | {', '.join(str(x) for x in first.get('cli_wall_s', []))} |")
+                   f"{first.get('in_process_p95_ms')} ({first.get('derive_p50_ms', '–')}) | "
+                   f"{_list(first.get('cli_wall_s'))} ({_list(first.get('cli_derive_s'))}) | "
+                   f"{_list(first.get('cli_no_overlay_wall_s'))} |")
     if data.get("notes"):
         out += ["", *[f"- {n}" for n in data["notes"]]]
     return "\n".join(out) + "\n"
+
+
+def _list(values: list[float] | None) -> str:
+    return ", ".join(f"{v:g}" for v in values) if values else "–"
