@@ -254,8 +254,8 @@ OVERLAY_LIMIT = Variable("CODEVOUCH_OVERLAY_LIMIT", "count", 64, "64",
                          _overlay_limit, empty=_blank, range=f"0 to {MOST_COUNT}")
 OVERLAY_SECONDS = _seconds("CODEVOUCH_OVERLAY_SECONDS", 1.0, "1", "the default (1 s)",
                            "seconds one search may spend embedding new working-tree chunks, new definitions first "
-                           "(about 10 chunks a second on 2 shared cores; `0`: none); the rest rank with their "
-                           "indexed version's vector, else by words ([OVERLAY.md](OVERLAY.md))")
+                           "(4-10 chunks a second on one core of the 2-core benchmark machine; `0`: none); the rest "
+                           "rank with their indexed version's vector, else by words ([OVERLAY.md](OVERLAY.md))")
 RUN_GIT_FILTERS = Variable("CODEVOUCH_RUN_GIT_FILTERS", "flag", False, "off",
                            "`1` (or true, yes, on): run the `filter.<name>` drivers git's configuration names "
                            "(git-lfs, git-crypt) when hashing working-tree files; never settable from a repository "

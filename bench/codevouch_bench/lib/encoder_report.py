@@ -14,7 +14,7 @@ def section(path: Path = RESULTS) -> str:
     if data is None:
         return ""
     m = data["machine"]
-    langs = ", ".join(f"{lang} {v['min_cosine']}" for lang, v in data["by_language"].items())
+    langs = ", ".join(f"{lang} {v['min_cosine']:.6f}" for lang, v in data["by_language"].items())
     return "\n".join([
         "\n## Search encoder: NumPy MiniLM against sentence-transformers\n",
         "Rerun: `python -m codevouch_bench.encoder` (writes bench/results/bench-encoder.json).\n",
@@ -24,8 +24,8 @@ def section(path: Path = RESULTS) -> str:
         "four languages; each embedded by the NumPy pass a search uses (queries and the working-tree overlay's "
         "new chunks) and by sentence-transformers, as a build does.\n",
         "| figure | value |", "|---|---|",
-        f"| cosine between the two, min / 1st percentile / median | {data['min_cosine']} / {data['p01_cosine']} / "
-        f"{data['median_cosine']} (target: >= 0.9999 each; {data['below_target']} below) |",
+        f"| cosine between the two, min / 1st percentile / median (six decimals) | {data['min_cosine']:.6f} / "
+        f"{data['p01_cosine']:.6f} / {data['median_cosine']:.6f} (target: >= 0.9999 each; {data['below_target']} below) |",
         f"| min cosine per language | {langs} |",
         f"| NumPy, one text at a time, one BLAS thread | {data['numpy_chunks_per_s']} chunks/s "
         f"({data['numpy_ms_per_chunk']} ms a chunk): the overlay's time budget, 1 s a search, embeds about "
