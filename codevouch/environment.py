@@ -252,7 +252,7 @@ OVERLAY_LIMIT = Variable("CODEVOUCH_OVERLAY_LIMIT", "count", 64, "64",
                          "the most new working-tree chunks one search embeds (`--overlay-limit` and "
                          "`Index(overlay_limit=N)` win); the rest are searched by words ([OVERLAY.md](OVERLAY.md))",
                          _overlay_limit, empty=_blank, range=f"0 to {MOST_COUNT}")
-OVERLAY_SECONDS = _seconds("CODEVOUCH_OVERLAY_SECONDS", 1.0, "1", "the default (1 s)",
+OVERLAY_SECONDS = _seconds("CODEVOUCH_OVERLAY_SECONDS", 0.5, "0.5", "the default (0.5 s)",
                            "seconds one search may spend embedding new working-tree chunks, new definitions first "
                            "(4-10 chunks a second on one core of the 2-core benchmark machine; `0`: none); the rest "
                            "rank with their indexed version's vector, else by words ([OVERLAY.md](OVERLAY.md))")

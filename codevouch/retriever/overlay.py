@@ -32,9 +32,10 @@ from codevouch.store import BranchState, ChunkRecord, Ledger, lexindex, overlayc
 from codevouch.worktree.gitio import WorktreeStatus
 
 # New chunks embedded per call, at most: a ceiling beside the time budget, which decides first
-# (CODEVOUCH_OVERLAY_SECONDS, 1 s: the NumPy encoder embeds ~10 chunks of 250 tokens a second on
-# one of the benchmark's 2 shared cores, docs/OVERLAY.md). The count stays for callers that want
-# a fixed number (scripts, tests); its default is CODEVOUCH_OVERLAY_LIMIT's (environment.py).
+# (CODEVOUCH_OVERLAY_SECONDS, 0.5 s: the NumPy encoder embeds 4-10 chunks a second on one of the
+# benchmark's 2 shared cores, and a first query after a large change must stay near 3 s;
+# docs/OVERLAY.md). The count stays for callers that want a fixed number (scripts, tests); its
+# default is CODEVOUCH_OVERLAY_LIMIT's (environment.py).
 EMBED_LIMIT: int = environment.OVERLAY_LIMIT.default
 # Changed files read and chunked per call, at most (the rest are named in the summary, not
 # searched): chunking runs at ~150 files/s, so a tree 10,000 files away still answers in seconds.
