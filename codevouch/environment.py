@@ -252,6 +252,10 @@ OVERLAY_LIMIT = Variable("CODEVOUCH_OVERLAY_LIMIT", "count", 64, "64",
                          "the most new working-tree chunks one search embeds (`--overlay-limit` and "
                          "`Index(overlay_limit=N)` win); the rest are searched by words ([OVERLAY.md](OVERLAY.md))",
                          _overlay_limit, empty=_blank, range=f"0 to {MOST_COUNT}")
+OVERLAY_SECONDS = _seconds("CODEVOUCH_OVERLAY_SECONDS", 0.5, "0.5", "the default (0.5 s)",
+                           "seconds one search may spend embedding new working-tree chunks, new definitions first "
+                           "(4-10 chunks a second on one core of the 2-core benchmark machine; `0`: none); the rest "
+                           "rank with their indexed version's vector, else by words ([OVERLAY.md](OVERLAY.md))")
 RUN_GIT_FILTERS = Variable("CODEVOUCH_RUN_GIT_FILTERS", "flag", False, "off",
                            "`1` (or true, yes, on): run the `filter.<name>` drivers git's configuration names "
                            "(git-lfs, git-crypt) when hashing working-tree files; never settable from a repository "
@@ -271,7 +275,7 @@ SERVER_TIMEOUT = _seconds("CODEVOUCH_SERVER_TIMEOUT", 120.0, "120", "the default
 VARIABLES: tuple[Variable, ...] = (
     INDEX, CHROMA_URL, CHROMA_TIMEOUT, LEASE_TTL, BUSY_TIMEOUT, BUDGET, MODEL, RESERVE, EMBEDDING_MODEL,
     EMBEDDING_DEVICE, MATCH_THRESHOLD, NO_RECORD, PROGRESS_SECONDS, MAX_INPUT_BYTES, MAX_SNIPPETS,
-    MAX_REFERENCES, OVERLAY_LIMIT, RUN_GIT_FILTERS, SERVER, SERVER_IDLE, SERVER_TIMEOUT,
+    MAX_REFERENCES, OVERLAY_LIMIT, OVERLAY_SECONDS, RUN_GIT_FILTERS, SERVER, SERVER_IDLE, SERVER_TIMEOUT,
 )
 
 # Named for the table only: codevouch sets these for a child, or its scripts read them.
@@ -370,6 +374,10 @@ class Environment:
     @property
     def overlay_limit(self) -> int:
         return self.value(OVERLAY_LIMIT)
+
+    @property
+    def overlay_seconds(self) -> float:
+        return self.value(OVERLAY_SECONDS)
 
     @property
     def run_git_filters(self) -> bool:

@@ -34,7 +34,9 @@ class Hit:
     validate=False. `code` is what an agent may use as current code: the working-tree text
     for usable and stale-but-ok hits, the re-read current definition for a historical hit
     whose symbol still exists, otherwise None. `matched`: what found it, strongest first:
-    "definition-name" (it defines a name the query spells), "lexical", "dense".
+    "definition-name" (it defines a name the query spells), "lexical", "dense", and "stand-in"
+    (a working-tree chunk the dense list ranked with its indexed version's vector: only the
+    score is borrowed, the text and check are the current ones; docs/OVERLAY.md).
     """
     record: ChunkRecord
     score: float

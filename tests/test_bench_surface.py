@@ -33,6 +33,7 @@ DECLARED = {
     "codevouch.indexer.build:text_hash": "synthetic stores key records by the build's text hash",
     "codevouch.indexer.chunker:Chunk": "validate's snippets are chunks, as a build makes them",
     "codevouch.indexer.chunker:chunk_text": "synthetic stores and validate's snippets chunk as the build does",
+    "codevouch.indexer.embedtext:embedded_text": "the encoder figure embeds real chunks as a build embeds them",
     "codevouch.indexer:overlay": "the overlay figure reads what the overlay embedded per search",
     # Search.
     "codevouch.retriever.search:search": "branches and figure 2 time the library search function itself",

@@ -192,7 +192,8 @@ def test_every_numeric_variable_has_a_range_in_the_table() -> None:
     assert {v.name for v in NUMERIC} == {
         "CODEVOUCH_CHROMA_TIMEOUT", "CODEVOUCH_LEASE_TTL", "CODEVOUCH_BUSY_TIMEOUT", "CODEVOUCH_BUDGET",
         "CODEVOUCH_RESERVE", "CODEVOUCH_MATCH_THRESHOLD", "CODEVOUCH_PROGRESS_SECONDS", "CODEVOUCH_MAX_INPUT_BYTES",
-        "CODEVOUCH_MAX_SNIPPETS", "CODEVOUCH_MAX_REFERENCES", "CODEVOUCH_OVERLAY_LIMIT"}
+        "CODEVOUCH_MAX_SNIPPETS", "CODEVOUCH_MAX_REFERENCES", "CODEVOUCH_OVERLAY_LIMIT", "CODEVOUCH_OVERLAY_SECONDS",
+        "CODEVOUCH_SERVER_IDLE", "CODEVOUCH_SERVER_TIMEOUT"}
     for var in NUMERIC:
         assert f"| `{var.name}` | {var.shown} | {var.range} |" in DOC.read_text(encoding="utf-8")
 

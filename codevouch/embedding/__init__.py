@@ -60,7 +60,9 @@ def resolve_device(device: str) -> str:
 class Embedder(Protocol):
     """What search and build need of a model. A class may also set `threadsafe_query = True`
     when `embed_query` may run on another thread than the one that made it: search then embeds
-    the query while its lexical half runs. Left unset, the query is embedded in line."""
+    the query while its lexical half runs. Left unset, the query is embedded in line. A class
+    may also have `embed_one(text)`: one text's vector the way a search may make it (without
+    torch, for the packaged MiniLM); see `search_encoder`."""
     name: str
     dim: int
 
@@ -132,6 +134,14 @@ class MiniLMEmbedder:
 
         return numpy_minilm().embed([text])[0]
 
+    def embed_one(self, text: str) -> list[float]:
+        """One text (a working-tree chunk, at search time), without torch: the NumPy pass, whose
+        vectors match the build's to a cosine of 0.9999 (tests/embedding/test_numpy_minilm.py), so
+        the embedding cache may serve a vector made either way."""
+        from codevouch.embedding.numpy_minilm import numpy_minilm
+
+        return numpy_minilm().embed([text])[0]
+
 
 class FakeEmbedder:
     """Deterministic bag-of-words vectors: same text, same vector; shared words, closer vectors.
@@ -153,6 +163,10 @@ class FakeEmbedder:
         return [self._one(t) for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
+        return self._one(text)
+
+    def embed_one(self, text: str) -> list[float]:
+        self.texts_embedded += 1
         return self._one(text)
 
     def _one(self, text: str) -> list[float]:
@@ -211,6 +225,17 @@ class SentenceTransformerEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text])[0]
+
+
+def search_encoder(embedder: Embedder) -> Callable[[str], list[float]]:
+    """How a search embeds one text of `embedder`'s (the overlay's new chunks, one at a time, so
+    a time budget can stop between two): its `embed_one` when it has one (the packaged MiniLM:
+    NumPy, no torch; the fake), else its `embed` of that text alone (a directory model: its own
+    sentence-transformers, as its queries already are)."""
+    one = getattr(embedder, "embed_one", None)
+    if callable(one):
+        return one
+    return lambda text: embedder.embed([text])[0]
 
 
 def model_directory(value: str, base: Path | None = None) -> Path:

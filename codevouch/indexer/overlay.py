@@ -92,7 +92,7 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     made_key = _made_key(root, state, head, behind, raw_status, status, rules, file_limit, settings)
     made = _made_before(made_key)
     if made is not None:
-        return replace(made, status=status, embedded=0, cached=0, unembedded=0, seconds=time.monotonic() - started)
+        return replace(made, status=status, embedded=0, cached=0, unembedded=0, stand_ins=0, seconds=time.monotonic() - started)
     # Every file the status names is hashed first (the hashes are kept by stat: a warm call
     # starts no process for them); with HEAD they decide the diff, which is then kept too.
     listed, huge = _regular_files(root, sorted(status.changed | status.untracked), rules.max_file_bytes)
@@ -119,6 +119,7 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
         overlay.files.append(OverlayFile(path, "removed", "removed"))
     overlay.replaced = frozenset(changes.replaced - scope.unchanged - set(scope.over))
     overlay.deleted = changes.deleted
+    overlay.renamed_from = changes.renamed_from
     overlay.not_searched = len(scope.over)
     overlay.seconds = time.monotonic() - started
     _keep_made(made_key, overlay)
@@ -133,6 +134,8 @@ class _Changes:
     deleted: frozenset[str]          # the indexed paths gone from the working tree
     # path -> its indexed blob id, for a file the diff says was modified (or changed type)
     same_as_indexed: dict[str, str]
+    # new path -> indexed path, for a file renamed since the build (its definitions' stand-ins)
+    renamed_from: dict[str, str] = field(default_factory=dict)
 
 
 def _changes(diff: list[gitio.Change], untracked: Iterable[str]) -> _Changes:
@@ -154,7 +157,8 @@ def _changes(diff: list[gitio.Change], untracked: Iterable[str]) -> _Changes:
         new_paths.setdefault(path, "added")
     replaced.update(new_paths)
     deleted.difference_update(new_paths)
-    return _Changes(new_paths, frozenset(replaced), frozenset(deleted), same_as_indexed)
+    renamed_from = {c.new_path: c.old_path for c in diff if c.status == "R" and c.new_path and c.old_path}
+    return _Changes(new_paths, frozenset(replaced), frozenset(deleted), same_as_indexed, renamed_from)
 
 
 @dataclass(frozen=True)

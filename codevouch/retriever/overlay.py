@@ -9,11 +9,16 @@ statistics plus the overlay's), before the usual rank fusion (search._fuse).
 
 Vectors: looked up by embedded-text hash in the ledger's embedding cache (read-only), then in
 the overlay's own cache (store/overlaycache.py, which says why it is a separate file); only
-texts never seen are embedded, at most `limit` per call. The rest of the overlay is searched
-lexically only, and the summary says how many chunks that is.
+texts never seen are embedded, by the search's encoder (embedding.search_encoder: NumPy for the
+packaged model, so a search never imports torch), within a time budget per call, new
+definitions first. A changed definition left without its own vector ranks with its indexed
+version's (a stand-in, retriever/standin.py); the rest of the overlay is searched lexically
+only, and the summary says how many chunks that is. `embed_rest` embeds what is left, for a
+resident caller once it has answered.
 """
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,14 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from codevouch import caches, environment
-from codevouch.embedding import Embedder
-from codevouch.store import ChunkRecord, Ledger, lexindex, overlaycache
+from codevouch.embedding import Embedder, search_encoder
+from codevouch.retriever import standin
+from codevouch.store import BranchState, ChunkRecord, Ledger, lexindex, overlaycache
 from codevouch.worktree.gitio import WorktreeStatus
 
-# New chunks embedded per call, at most: chosen by measurement (docs/OVERLAY.md): the fake
-# and MiniLM models embed ~30 chunks/s on the 2-core benchmark machine, so 64 keeps a first
-# query after a large edit within ~2 s; a typical edit (one to five files) is 5-40 chunks. The
-# figure (64) is declared as the default of CODEVOUCH_OVERLAY_LIMIT (codevouch/environment.py).
+# New chunks embedded per call, at most: a ceiling beside the time budget, which decides first
+# (CODEVOUCH_OVERLAY_SECONDS, 0.5 s: the NumPy encoder embeds 4-10 chunks a second on one of the
+# benchmark's 2 shared cores, and a first query after a large change must stay near 3 s;
+# docs/OVERLAY.md). The count stays for callers that want a fixed number (scripts, tests); its
+# default is CODEVOUCH_OVERLAY_LIMIT's (environment.py).
 EMBED_LIMIT: int = environment.OVERLAY_LIMIT.default
 # Changed files read and chunked per call, at most (the rest are named in the summary, not
 # searched): chunking runs at ~150 files/s, so a tree 10,000 files away still answers in seconds.
@@ -65,9 +72,11 @@ class Overlay:
     texts: dict[str, bytes] = field(default_factory=dict)   # blob id -> content, for the hits' text
     replaced: frozenset[str] = frozenset()      # index paths whose chunks the overlay replaces
     deleted: frozenset[str] = frozenset()       # index paths gone from the working tree
+    renamed_from: dict[str, str] = field(default_factory=dict)   # new path -> indexed path, renamed since
     not_searched: int = 0                       # changed files past the file limit
     embedded: int = 0                           # chunks embedded by this call
-    unembedded: int = 0                         # chunks searched lexically only (past the limit)
+    unembedded: int = 0                         # chunks without their own vector (past the budget)
+    stand_ins: int = 0                          # of those, chunks ranked with their indexed version's
     cached: int = 0                             # chunks whose vector a cache held
     seconds: float = 0.0
     # The indexed commit is no longer in the repository (rewritten and garbage-collected): no
@@ -99,7 +108,7 @@ class Overlay:
                 "commits_behind": self.commits_behind, "files_behind": len(self.files) + self.not_searched,
                 "files_searched": sum(1 for f in self.files if f.chunks),
                 "chunks": len(self.chunks), "embedded": self.embedded, "cached": self.cached,
-                "not_embedded": self.unembedded, "files_not_searched": self.not_searched,
+                "not_embedded": self.unembedded, "stand_ins": self.stand_ins, "files_not_searched": self.not_searched,
                 "deleted": sorted(self.deleted),
                 "skipped": [{"path": f.path, "reason": f.note} for f in self.files if f.note],
                 "seconds": round(self.seconds, 3), "base_gone": self.base_gone, "note": self.note()}
@@ -122,52 +131,148 @@ class Overlay:
                 f"{searched} file{'s' if searched != 1 else ''} searched live ({len(self.chunks)} chunks, "
                 f"{self.embedded} embedded)")
         if self.unembedded:
-            line += (f"; {self.unembedded} chunk{'s' if self.unembedded != 1 else ''} not embedded (searched by "
-                     "words only); run `codevouch index build`")
+            words = self.unembedded - self.stand_ins
+            how = ("searched by words only" if not self.stand_ins else
+                   f"{self.stand_ins} ranked with their indexed version's vector, {words} by words only")
+            line += (f"; {self.unembedded} chunk{'s' if self.unembedded != 1 else ''} not embedded ({how}); run "
+                     "`codevouch index build`")
         if self.not_searched:
             line += (f"; {self.not_searched} changed file{'s' if self.not_searched != 1 else ''} not searched "
                      "(over the overlay's file limit); run `codevouch index build`")
         return line
 
 
+@dataclass(frozen=True)
+class OverlayVectors:
+    """The overlay's vectors for one call: each chunk's own, and the stand-ins (retriever/standin.py)."""
+    own: dict[str, list[float]]                                      # chunk id -> its text's vector
+    borrowed: dict[str, list[float]] = field(default_factory=dict)   # chunk id -> its indexed version's
+
+    def every(self) -> dict[str, list[float]]:
+        """chunk id -> the vector it ranks with (its own, else a stand-in)."""
+        return {**self.borrowed, **self.own} if self.borrowed else self.own
+
+
 def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir: Path,
-                limit: int = EMBED_LIMIT) -> dict[str, list[float]]:
-    """chunk id -> vector for the overlay's chunks: cached ones, and up to `limit` texts embedded
-    now (kept in the overlay cache). Sets the overlay's embedded / cached / unembedded counts."""
+                limit: int | None = EMBED_LIMIT, seconds: float | None = None,
+                state: BranchState | None = None) -> OverlayVectors:
+    """The overlay's chunks' vectors: cached ones, and texts embedded now within `seconds`
+    (default $CODEVOUCH_OVERLAY_SECONDS) and at most `limit` of them, kept in the overlay cache;
+    new definitions first (nothing stands in for them), then changed ones, which meanwhile rank
+    with their indexed version's vector (`state`: the branch, to find it; None: no stand-ins).
+    Sets the overlay's embedded / cached / unembedded / stand_ins counts."""
     ids = overlay.chunk_ids()
     kept = _VECTORS.get((embedder.name, ids))
     if kept is not None and overlaycache.holds(embedder.name, kept[0]):
         # The same chunks as a call before, every vector in this process's memory: a warm call.
-        overlay.embedded, overlay.cached, overlay.unembedded = 0, len(ids), 0
-        return kept[1]
-    by_hash: dict[str, list[OverlayChunk]] = {}
-    for c in overlay.chunks:
-        by_hash.setdefault(c.record.text_hash, []).append(c)
-    # This process's memory first (a warm call reads no file), then the ledger's cache, then the overlay's.
-    found: dict[str, list[float]] = overlaycache.remembered(embedder.name, by_hash)
-    rest = [h for h in by_hash if h not in found]
-    if rest:
-        from_ledger = ledger.cached_vectors(embedder.name, rest)
-        overlaycache.remember(embedder.name, from_ledger)
-        found.update(from_ledger)
-        found.update(overlaycache.get(index_dir, embedder.name, [h for h in rest if h not in found]))
+        overlay.embedded, overlay.cached, overlay.unembedded, overlay.stand_ins = 0, len(ids), 0, 0
+        return OverlayVectors(kept[1])
+    by_hash, found = _known(overlay, embedder.name, ledger, index_dir)
     cached = set(found)
     missing = [h for h in by_hash if h not in found]
-    todo, left = missing[:max(limit, 0)], missing[max(limit, 0):]
-    if todo:
-        texts = [by_hash[h][0].embedded for h in todo]
-        made = {h: list(v) for h, v in zip(todo, embedder.embed(texts))}
-        overlaycache.put(index_dir, embedder.name, made)
-        found.update(made)
-    overlay.embedded = sum(len(by_hash[h]) for h in todo)
+    borrowed_hash = _stand_in_hashes(overlay, [c for h in missing for c in by_hash[h]], ledger, state)
+    # Nothing stands in for a new definition: it is embedded first.
+    missing.sort(key=lambda h: all(c.record.id in borrowed_hash for c in by_hash[h]))
+    seconds = environment.current().overlay_seconds if seconds is None else seconds
+    made = _embed_within(missing, by_hash, embedder, limit, seconds)
+    overlaycache.put(index_dir, embedder.name, made)
+    found.update(made)
+    left = [h for h in missing if h not in made]
+    overlay.embedded = sum(len(by_hash[h]) for h in made)
     overlay.cached = sum(len(by_hash[h]) for h in cached)
     overlay.unembedded = sum(len(by_hash[h]) for h in left)
     result = {c.record.id: found[h] for h, cs in by_hash.items() if h in found for c in cs}
+    borrowed = _borrowed(borrowed_hash, result, embedder.name, ledger)
+    overlay.stand_ins = len(borrowed)
     if not left and overlaycache.holds(embedder.name, tuple(by_hash)):
         if len(_VECTORS) >= 8:
             _VECTORS.clear()
         _VECTORS[(embedder.name, ids)] = (tuple(by_hash), result)
-    return result
+    return OverlayVectors(result, borrowed)
+
+
+def embed_rest(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir: Path,
+               state: BranchState | None = None, stop: Callable[[], bool] | None = None) -> int:
+    """Embed every chunk of `overlay` no cache holds a vector for, and keep them in the overlay
+    cache (this process's memory and overlay-cache.sqlite): the next search of the same overlay
+    then finds them all. For a resident caller, after it has answered; `stop()` is asked between
+    two texts (True: stop now). With the branch's `state`, new definitions go first (changed ones
+    have a stand-in meanwhile). The number of texts embedded."""
+    by_hash, found = _known(overlay, embedder.name, ledger, index_dir)
+    missing = [h for h in by_hash if h not in found]
+    borrowed = _stand_in_hashes(overlay, [c for h in missing for c in by_hash[h]], ledger, state)
+    missing.sort(key=lambda h: all(c.record.id in borrowed for c in by_hash[h]))
+    encode = search_encoder(embedder)
+    made: dict[str, list[float]] = {}
+    for h in missing:
+        if stop is not None and stop():
+            break
+        made[h] = list(encode(by_hash[h][0].embedded))
+        if len(made) % 32 == 0:   # a killed caller keeps most of its work
+            overlaycache.put(index_dir, embedder.name, made)
+    overlaycache.put(index_dir, embedder.name, made)
+    return len(made)
+
+
+def _known(overlay: Overlay, model: str, ledger: Ledger, index_dir: Path
+           ) -> tuple[dict[str, list[OverlayChunk]], dict[str, list[float]]]:
+    """(text hash -> the overlay's chunks of that text, text hash -> a vector some cache holds)."""
+    by_hash: dict[str, list[OverlayChunk]] = {}
+    for c in overlay.chunks:
+        by_hash.setdefault(c.record.text_hash, []).append(c)
+    # This process's memory first (a warm call reads no file), then the ledger's cache, then the overlay's.
+    found: dict[str, list[float]] = overlaycache.remembered(model, by_hash)
+    rest = [h for h in by_hash if h not in found]
+    if rest:
+        from_ledger = ledger.cached_vectors(model, rest)
+        overlaycache.remember(model, from_ledger)
+        found.update(from_ledger)
+        found.update(overlaycache.get(index_dir, model, [h for h in rest if h not in found]))
+    return by_hash, found
+
+
+def _stand_in_hashes(overlay: Overlay, chunks: Sequence[OverlayChunk], ledger: Ledger,
+                     state: BranchState | None) -> dict[str, str]:
+    """chunk id -> its indexed version's text hash, for those of `chunks` that have one."""
+    if state is None or state.space is None or not chunks:
+        return {}
+    # Every chunk of the overlay is paired (the n-th window of a symbol with the n-th), then only
+    # those asked for are kept.
+    wanted = {c.record.id for c in chunks}
+    records = [c.record for c in overlay.chunks]
+    indexed = overlaycache.indexed_versions(ledger, state, standin.old_paths(
+        [c.record for c in chunks], overlay.renamed_from))
+    return {cid: h for cid, h in standin.stand_ins(records, overlay.renamed_from, indexed).items() if cid in wanted}
+
+
+def _borrowed(hashes: dict[str, str], own: dict[str, list[float]], model: str, ledger: Ledger) -> dict[str, list[float]]:
+    """chunk id -> its stand-in vector, for the chunks left without their own."""
+    wanted = {cid: h for cid, h in hashes.items() if cid not in own}
+    if not wanted:
+        return {}
+    vectors = overlaycache.remembered(model, wanted.values())
+    rest = [h for h in set(wanted.values()) if h not in vectors]
+    if rest:
+        from_ledger = ledger.cached_vectors(model, rest)
+        overlaycache.remember(model, from_ledger)
+        vectors.update(from_ledger)
+    return {cid: vectors[h] for cid, h in wanted.items() if h in vectors}
+
+
+def _embed_within(todo: Sequence[str], by_hash: dict[str, list[OverlayChunk]], embedder: Embedder,
+                  limit: int | None, seconds: float) -> dict[str, list[float]]:
+    """Vectors of `todo`'s texts, in order, until `seconds` are spent (checked before each: one
+    text at least when seconds > 0) or `limit` texts are made."""
+    if seconds <= 0 or not todo or (limit is not None and limit <= 0):
+        return {}
+    encode = search_encoder(embedder)
+    started = time.monotonic()
+    made: dict[str, list[float]] = {}
+    for h in todo[:limit]:
+        if made and time.monotonic() - started >= seconds:
+            break
+        made[h] = list(encode(by_hash[h][0].embedded))
+    return made
 
 
 # (model, overlay chunk ids) -> (their text hashes, chunk id -> vector), for warm calls
@@ -175,18 +280,21 @@ _VECTORS: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], dict[str, lis
 caches.register("codevouch.retriever.overlay.vectors", _VECTORS.clear, _VECTORS.__len__)
 
 
-def dense_scores(overlay: Overlay, vectors: dict[str, list[float]], query: Sequence[float],
+def dense_scores(overlay: Overlay, given: OverlayVectors, query: Sequence[float],
                  limit: int | None = None) -> list[tuple[str, float]]:
     """(chunk id, cosine similarity to the query), best first: what the vector store answers
-    (the `limit` best, when given)."""
+    (the `limit` best, when given); a chunk with a stand-in scores with it."""
     import numpy as np
 
     every = overlay.chunk_ids()
+    vectors = given.every()
     # vectors holds only overlay chunks (vectors_for): as many as there are chunks means all.
     ids = every if len(vectors) == len(every) else tuple(i for i in every if i in vectors)
     if not ids:
         return []
-    unit = _MATRICES.get(ids)
+    # The same ids may rank with a stand-in in one call and their own vector in the next.
+    key = (ids, tuple(i for i in ids if i in given.borrowed)) if given.borrowed else (ids, ())
+    unit = _MATRICES.get(key)
     if unit is None:
         # Normalised once per set of chunks: a warm call (the same edits) is one product.
         mat = np.asarray([vectors[i] for i in ids], dtype=np.float32)
@@ -194,7 +302,7 @@ def dense_scores(overlay: Overlay, vectors: dict[str, list[float]], query: Seque
         unit = mat / np.where(norms == 0, 1.0, norms)
         if len(_MATRICES) >= 8:
             _MATRICES.clear()
-        _MATRICES[ids] = unit
+        _MATRICES[key] = unit
     q = np.asarray(query, dtype=np.float32)
     sims = (unit @ q) / (float(np.linalg.norm(q)) or 1.0)
     order = np.argsort(-sims, kind="stable")
@@ -202,7 +310,7 @@ def dense_scores(overlay: Overlay, vectors: dict[str, list[float]], query: Seque
 
 
 # (chunk ids with a vector) -> their vectors as unit rows; (chunk ids) -> their lexical postings
-_MATRICES: dict[tuple[str, ...], Any] = {}
+_MATRICES: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
 caches.register("codevouch.retriever.overlay.matrices", _MATRICES.clear, _MATRICES.__len__)
 
 

@@ -19,6 +19,7 @@ from codevouch.retriever.collapse import collapse
 from codevouch.retriever.matching import DEFINITION_NAME
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.retriever.settings import DEFAULT, Settings
+from codevouch.retriever.standin import STAND_IN
 from codevouch.store import (
     BranchState,
     ChunkRecord,
@@ -39,9 +40,11 @@ from codevouch.worktree.identity import identify, repo_id
 from codevouch.worktree.rules import path_filter
 
 # What made a candidate: it defines a name the query spells (`definition-name`), or the lexical
-# or dense list ranked it. Candidate.matched holds those that apply, strongest first.
+# or dense list ranked it; `stand-in`: the dense list ranked a working-tree chunk with its
+# indexed version's vector (retriever/standin.py). Candidate.matched holds those that apply,
+# strongest first.
 LEXICAL, DENSE = "lexical", "dense"
-MATCHES = (DEFINITION_NAME, LEXICAL, DENSE)
+MATCHES = (DEFINITION_NAME, LEXICAL, DENSE, STAND_IN)
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                                  read, keep, repo)
             if ov is not None and searched is not ov and searched is not None:
                 ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
+                ov.stand_ins = searched.stand_ins
             found, tier = _scored(rankings, settings, query, kinds, names)
         finally:
             ledger.close()
@@ -195,6 +199,8 @@ def _matched(rec: ChunkRecord, rankings: _Rankings, names: list[str]) -> tuple[s
     found = {label for label, ids in rankings.members.items() if rec.id in ids}
     if names and (rec.id in rankings.defining or _defines(rec, names)):
         found.add(DEFINITION_NAME)
+    if rec.id in rankings.stand_ins and DENSE in found:
+        found.add(STAND_IN)
     return tuple(m for m in MATCHES if m in found)
 
 
@@ -280,6 +286,7 @@ class _Rankings:
     members: dict[str, set[str]] = field(default_factory=dict)  # DENSE / LEXICAL -> ids that list ranked
     defining: set[str] = field(default_factory=set)  # ids that define a name the query spells
     similarity: dict[str, float] = field(default_factory=dict)   # chunk id -> cosine to the query
+    stand_ins: set[str] = field(default_factory=set)   # overlay ids the dense list ranked with a stand-in
 
 
 def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
@@ -317,6 +324,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
                                embedder, ov, embed_limit, keep)
         out.lists.append((1.0, dense.ids))
         out.members[DENSE] = set(dense.ids)
+        out.stand_ins = dense.stand_ins
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ov is not None and mode != SearchMode.DENSE:
         pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
@@ -344,6 +352,7 @@ class _Dense:
     sims: dict[str, float]            # text hash -> cosine, as the vector store answered
     own_vectors: dict[str, list[float]] = field(default_factory=dict)   # overlay chunk id -> its vector
     own_sims: dict[str, float] = field(default_factory=dict)     # overlay chunk id -> cosine, as its list scored it
+    stand_ins: set[str] = field(default_factory=set)   # overlay chunk ids scored with a stand-in vector
 
 
 def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: list[float], depth: int,
@@ -364,13 +373,15 @@ def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: 
     out.ids = _members(ledger, state, depth, include_history, records, nearest,
                        widenings=settings.max_widenings, keep=keep)
     if ov is not None and embedder is not None:
-        own = live.vectors_for(ov, embedder, ledger, index_dir, embed_limit)
-        own_dense = live.dense_scores(ov, own, vector, depth)
+        given = live.vectors_for(ov, embedder, ledger, index_dir, embed_limit, state=state)
+        own_dense = live.dense_scores(ov, given, vector, depth)
         out.own_sims.update(own_dense)
         out.ids = live.merged(_kept(out.ids, records, ov, include_history, state,
                                     lambda cid: out.sims.get(records[cid].text_hash, 0.0)),
                               own_dense, depth)
-        out.own_vectors = own
+        # Only the dense score is borrowed: the hit keeps the chunk's current text, record and check.
+        out.own_vectors = given.every()
+        out.stand_ins = set(given.borrowed)
     return out
 
 

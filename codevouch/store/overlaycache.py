@@ -18,6 +18,12 @@ it at any time; it is bounded (oldest rows go past MAX_ROWS), a write that canno
 at once is skipped (the vectors stay in this process's memory), and a read-only index
 directory simply has no file. A build reads it before embedding (indexer/build.py), so an
 edit the overlay embedded is not embedded again by the next `codevouch index build`.
+
+A vector here may come from the NumPy encoder (a search) and one in the ledger's cache from
+torch (a build): the two agree to a cosine of 0.9999 on the same text, so either serves both.
+
+`indexed_versions` reads what a changed file's definitions were at the indexed commit (their
+symbols and text hashes), for the stand-in vectors of retriever/standin.py.
 """
 from __future__ import annotations
 
@@ -28,6 +34,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from codevouch import caches
+from codevouch.store.ledger import Ledger
+from codevouch.store.records import BranchState
 
 FILE = "overlay-cache.sqlite"
 MAX_ROWS = 20_000          # ~32 MB of 384-dim vectors; the oldest rows go first
@@ -140,3 +148,20 @@ def _remember(model: str, h: str, vec: list[float]) -> list[float]:
         _MEMORY.clear()
     _MEMORY[(model, h)] = vec
     return vec
+
+
+def indexed_versions(ledger: Ledger, state: BranchState, paths: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+    """path -> its live chunks at the branch's indexed commit as (symbol, text hash), in order:
+    one query for the paths (a few dozen to a few hundred changed files), read-only."""
+    wanted = sorted(set(paths))
+    found: dict[str, list[tuple[str, str]]] = {}
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        rows = ledger.db.execute(
+            "SELECT sb.path, c.symbol, t.text_hash FROM files f CROSS JOIN space_blobs sb ON sb.path=f.path "
+            "AND sb.blob_sha=f.blob_sha AND sb.space=? CROSS JOIN space_chunks c ON c.blob=sb.id CROSS JOIN "
+            f"space_texts t ON t.id=c.text WHERE f.coll=? AND f.status='live' AND f.path IN ({','.join('?' * len(part))}) "
+            "ORDER BY sb.path, c.ordinal", (state.space, state.coll, *part))
+        for path, symbol, text_hash in rows:
+            found.setdefault(path, []).append((symbol or "", text_hash))
+    return found

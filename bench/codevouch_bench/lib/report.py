@@ -9,11 +9,13 @@ from typing import Any
 
 from codevouch_bench.lib.branches_report import section as branches_section
 from codevouch_bench.lib.common import read_json_if_exists
+from codevouch_bench.lib.encoder_report import section as encoder_section
 from codevouch_bench.lib.engine_report import section as engine_section
 from codevouch_bench.lib.large_report import headline as large_headline
 from codevouch_bench.lib.large_report import section as large_section
 from codevouch_bench.lib.million_report import headline as million_headline
 from codevouch_bench.lib.million_report import section as million_section
+from codevouch_bench.lib.overlay_report import first_section as overlay_first_section
 from codevouch_bench.lib.overlay_report import headline as overlay_headline
 from codevouch_bench.lib.overlay_report import section as overlay_section
 from codevouch_bench.lib.truth import MEANING
@@ -563,6 +565,8 @@ def render(results: dict[str, Any]) -> str:
     out.append(branches_section())
     out.append(overlay_section())
     out.append(engine_section())
+    out.append(overlay_first_section())
+    out.append(encoder_section())
     out.append(section_identifiers())
     out.append(validated_search_section())
     out.append(large_section())
