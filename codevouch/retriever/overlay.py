@@ -153,6 +153,26 @@ class OverlayVectors:
         return {**self.borrowed, **self.own} if self.borrowed else self.own
 
 
+@dataclass(frozen=True)
+class Unfinished:
+    """An overlay whose last search left texts unembedded: what a resident engine embeds after
+    answering (embed_rest), so the next search ranks them by meaning."""
+    overlay: Overlay
+    embedder: Embedder
+    index_dir: Path
+    state: BranchState | None
+
+
+# The latest search's unfinished overlay, if any (one slot: an older one is superseded). Only a
+# resident caller takes it; a one-shot CLI process exits with it unread.
+_UNFINISHED: list[Unfinished] = []
+
+
+def take_unfinished() -> Unfinished | None:
+    """The latest search's overlay with texts left to embed, once (None when there is none)."""
+    return _UNFINISHED.pop() if _UNFINISHED else None
+
+
 def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir: Path,
                 limit: int | None = EMBED_LIMIT, seconds: float | None = None,
                 state: BranchState | None = None) -> OverlayVectors:
@@ -178,6 +198,7 @@ def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir:
     overlaycache.put(index_dir, embedder.name, made)
     found.update(made)
     left = [h for h in missing if h not in made]
+    _UNFINISHED[:] = [Unfinished(overlay, embedder, index_dir, state)] if left else []
     overlay.embedded = sum(len(by_hash[h]) for h in made)
     overlay.cached = sum(len(by_hash[h]) for h in cached)
     overlay.unembedded = sum(len(by_hash[h]) for h in left)

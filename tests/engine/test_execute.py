@@ -178,3 +178,22 @@ def test_team_mode_through_the_engine(engine: Engines, repo: Repo, tmp_path: Pat
                                     env=reader).stdout)
         assert any("arrived_late" in h["symbol"] and h["commit"] == new for h in hits), hits
         assert engine.log().count(" call ") == 2
+
+
+def test_the_engine_embeds_the_rest_of_a_big_overlay_after_answering(built: tuple[Engines, Repo, str]) -> None:
+    """A search embeds what its time budget allows; the engine embeds the rest after answering,
+    so the next search ranks every changed chunk by its own vector (no word-only ranks left)."""
+    from tests.enginehelp import wait_until
+
+    engine, repo, _ = built
+    repo.write("src/many.py", "".join(f"def handler_{i}(request):\n    return request.reply({i})\n\n\n"
+                                      for i in range(12)))
+    one_at_a_time = {"CODEVOUCH_OVERLAY_LIMIT": "1"}
+    first = engine.cv("search", "reply to the request", "--json", cwd=repo.root, env=one_at_a_time)
+    assert first.returncode == 0, first.stderr
+    before = [json.loads(line)["overlay"] for line in first.stderr.splitlines() if line.startswith(b'{"overlay"')][-1]
+    assert before["not_embedded"] > 0, before
+    assert wait_until(lambda: "in the background" in engine.log(), timeout=120), engine.log()[-2000:]
+    second = engine.cv("search", "reply to the request", "--json", cwd=repo.root, env=one_at_a_time)
+    after = [json.loads(line)["overlay"] for line in second.stderr.splitlines() if line.startswith(b'{"overlay"')][-1]
+    assert after["not_embedded"] == 0 and after["embedded"] == 0, after     # every vector was cached
