@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from codevouch.caches import clearable
+
 # A file stem that names its directory rather than itself: Python's package file, Rust's module
 # and crate roots, a TypeScript/JavaScript directory's index.
 _DIRECTORY_STEMS = frozenset({"__init__", "__main__", "mod", "lib", "main", "index"})
@@ -60,6 +62,7 @@ def qualifies(qualifier: str, path: str, text: str | None = None) -> bool:
     return _run_of(want, module_parts(path))
 
 
+@clearable
 @lru_cache(maxsize=4096)
 def _run_of(want: tuple[str, ...], parts: tuple[str, ...]) -> bool:
     n = len(want)
