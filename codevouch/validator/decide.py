@@ -199,9 +199,7 @@ def _by_text(s: Snippet, loc: Located, facts: Facts, decided: Decision) -> Decis
     if target == loc.real and _symbol_gone(s, loc, facts, current) or \
             target != loc.real and not all(symbols.resolve(facts.defs(target), n, target) for n in names):
         return decided
-    where = (f"at its own {'lines' if place.start_line == s.start_line else 'offset'}"
-             + (f" (the text occurs {place.count} times)" if place.count > 1 else "")
-             if place.own else f"at lines {current.start_line}-{current.end_line}")
+    where = _placed(s, place)
     if target != loc.real:
         reason = "file-renamed" if decided.reason == "text-mismatch" else "chunk-moved"
         return Decision(reason, f"{loc.rel} no longer exists: it was renamed to {target}, and the snippet's "
@@ -215,6 +213,15 @@ def _by_text(s: Snippet, loc: Located, facts: Facts, decided: Decision) -> Decis
                         f"The file is unchanged, and the snippet's text is in it verbatim, {where}.", current)
     return Decision("chunk-moved", f"The file changed since the snippet was cut, but its text is unchanged "
                                    f"there verbatim, {where}.", current)
+
+
+def _placed(s: Snippet, place: verbatim.Place) -> str:
+    """Where a window was placed, in words: at its own position, or where, and among how many."""
+    if place.own:
+        own = f"at its own {'lines' if place.start_line == s.start_line else 'offset'}"
+        return own + (f" (the text occurs {place.count} times)" if place.count > 1 else "")
+    return f"at lines {place.start_line}-{place.end_line}" + (
+        f", the nearest of the {place.count} places the text occurs" if place.count > 1 else "")
 
 
 def _renamed_intact(s: Snippet, loc: Located, new: str, work: WorkFile, facts: Facts) -> Decision:

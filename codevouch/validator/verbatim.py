@@ -16,8 +16,9 @@ Guards that keep the tolerance exact:
   is a changed line; a window cut mid-line may sit mid-line;
 - without that version, a window must begin at a line's indentation (at the line's start
   when the window kept its blanks) and end at the line's end, trailing blanks aside;
-- a window found in several places is placed only where its own lines or offset point; never
-  "somewhere" (a closing brace, `return None`, `pass`).
+- a window found in several places is placed where its own lines or offset point; a block of
+  MIN_SPAN lines or more, at the one place nearest to them; a shorter window (a closing brace,
+  `return None`, `pass`) nowhere else: never "somewhere".
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 MAX_PLACES = 200    # a window that occurs more often than this cannot be placed
+MIN_SPAN = 3        # lines a repeated window needs to be placed by nearness (see _nearest)
 
 
 @dataclass(frozen=True)
@@ -99,9 +101,29 @@ def _places(window: Window, hay: str,
             places.append((pos, line, line == window.start_line or window.start_char in (pos, raw(pos))))
         pos = lf.find(window.body, pos + 1)
     mine = [p for p in places if p[2]]
-    if not places or len(places) > 1 and not mine:
+    if not places:
         return None
+    if len(places) > 1 and not mine:
+        near = _nearest(window, places)
+        return ([near] + [p for p in places if p is not near], raw) if near is not None else None
     return (mine + [p for p in places if not p[2]]), raw
+
+
+def _nearest(window: Window, places: list[tuple[int, int, bool]]) -> tuple[int, int, bool] | None:
+    """Among several places, none at the window's own position: the one nearest to it, for a
+    window of MIN_SPAN lines or more (a block repeated in a file, such as a docstring shared by
+    a sync and an async method, shifted by edits above it), when exactly one is nearest. A
+    shorter window (a brace, `return None`, `pass`) is never placed by nearness."""
+    if window.body.strip().count("\n") + 1 < MIN_SPAN:
+        return None
+    if window.start_line is not None:
+        key = [abs(line - window.start_line) for _, line, _ in places]
+    elif window.start_char is not None:
+        key = [abs(offset - window.start_char) for offset, _, _ in places]
+    else:
+        return None
+    best = min(key)
+    return places[key.index(best)] if key.count(best) == 1 else None
 
 
 def _edges(window: Window, old: str) -> Edges | None:

@@ -148,3 +148,16 @@ def test_short_windows_and_unversioned_windows_on_a_real_repository(repo: Repo) 
                                              "text": "return None\n\n\ndef b():"}])[0])
     assert (plain["reason"], stripped["reason"]) == ("text-found", "text-found")
     assert (stripped["current"]["start_line"], stripped["current"]["end_line"]) == (3, 6)
+
+
+def test_a_repeated_block_is_placed_at_the_one_nearest_its_lines() -> None:
+    block = "def f(self):\n    a = 1\n    return a\n"
+    hay = "# top\n# more\n" + block + "\n" * 21 + block
+    place = locate(Window.of(block.strip(), 1), hay)
+    assert place is not None and (place.start_line, place.own, place.count) == (3, False, 2)
+    assert locate(Window.of(block.strip()), hay) is None                   # no position: not placed
+    second = hay.count("\n", 0, hay.rindex("def f")) + 1
+    middle = (3 + second) // 2
+    assert middle - 3 == second - middle
+    assert locate(Window.of(block.strip(), middle), hay) is None           # as near to both
+    assert locate(Window.of("return a", 1), hay) is None                   # short: never by nearness
