@@ -161,3 +161,21 @@ def test_a_repeated_block_is_placed_at_the_one_nearest_its_lines() -> None:
     assert middle - 3 == second - middle
     assert locate(Window.of(block.strip(), middle), hay) is None           # as near to both
     assert locate(Window.of("return a", 1), hay) is None                   # short: never by nearness
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"start_index": -1}, "character offset"), ({"start_char_idx": True}, "character offset"),
+    ({"start_index": "3"}, "character offset"), ({"start_index": 3, "start_char_idx": 4}, "disagree")])
+def test_bad_offsets_are_input_errors_that_say_what_to_do(fields: dict[str, Any], message: str) -> None:
+    import json
+
+    from codevouch.errors import InputError
+    from codevouch.validator import parse_snippets
+    with pytest.raises(InputError, match=message):
+        parse_snippets(json.dumps([{"path": "m.py", "text": "x", **fields}]))
+
+
+def test_either_offset_spelling_is_read() -> None:
+    from codevouch.validator.parse import check_snippet
+    assert check_snippet({"path": "m.py", "start_index": 5}, "x").start_char == 5
+    assert check_snippet({"path": "m.py", "start_char_idx": 0, "start_index": 0}, "x").start_char == 0
