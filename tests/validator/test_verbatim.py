@@ -2,6 +2,7 @@
 pure cases first, then real LangChain windows over a real git history."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -179,3 +180,40 @@ def test_either_offset_spelling_is_read() -> None:
     from codevouch.validator.parse import check_snippet
     assert check_snippet({"path": "m.py", "start_index": 5}, "x").start_char == 5
     assert check_snippet({"path": "m.py", "start_char_idx": 0, "start_index": 0}, "x").start_char == 0
+
+
+# Property: whatever edits happen, a stripped window is never usable or stale-but-ok unless its
+# text is in the current file, and `current` then holds it.
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.validator.test_property import BASE, PATH, apply, edits  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def windows_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo, str]:
+    repo = Repo.create(tmp_path_factory.mktemp("windows") / "repo")
+    repo.write(PATH, BASE)
+    return repo, repo.commit("base")
+
+
+@settings(max_examples=int(os.environ.get("CODEVOUCH_PROP_EXAMPLES", "40")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(changes=edits, cut=st.lists(st.tuples(st.integers(0, len(BASE)), st.integers(1, 200)), min_size=1, max_size=6),
+       with_version=st.booleans())
+def test_a_window_is_never_fresh_unless_its_text_is_there(windows_repo: tuple[Repo, str], changes: list[Any],
+                                                         cut: list[tuple[int, int]], with_version: bool) -> None:
+    repo, base = windows_repo
+    repo.write(PATH, apply(BASE, changes))
+    current = repo.read(PATH)
+    items = []
+    for at, size in cut:
+        text = BASE[at:at + size].strip()
+        if text:
+            item: dict[str, Any] = {"path": PATH, "text": text, "start_index": BASE.index(text, at)}
+            items.append({**item, "commit": base} if with_version else item)
+    for item, v in zip(items, validate(repo.root, items)):
+        if v.verdict in ("usable", "stale-but-ok"):
+            assert item["text"] in current
+            assert v.current is not None
+            assert item["text"] in "\n".join(current.split("\n")[v.current.start_line - 1:v.current.end_line])
