@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from codevouch.validator import moves, symbols
+from codevouch.validator import moves, symbols, verbatim
 from codevouch.validator.gathered import Facts, WorkFile, fast_path, identical_blob, same_oid
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
 from codevouch.validator.text import find_lines, line_count, nearest, slice_lines
@@ -45,11 +45,11 @@ def decide(s: Snippet, facts: Facts, strict: bool = False) -> Decision:
         if big is not None:
             return Decision("too-large", f"{loc.rel} is {big.words()}: it is not indexed and was not "
                                          "read, so the snippet cannot be checked against it.")
-        return _missing(s, loc, facts)
+        return _by_text(s, loc, facts, _missing(s, loc, facts))
     if not s.has_version:
-        decision = _unversioned(s, loc, work, facts)
+        decision = _by_text(s, loc, facts, _unversioned(s, loc, work, facts))
         return _unversioned_out_of_range(s, loc, facts, decision) or decision
-    decision = _versioned(s, loc, work, facts, strict)
+    decision = _by_text(s, loc, facts, _versioned(s, loc, work, facts, strict))
     decision = _out_of_range(s, loc, work, facts, strict, decision) or decision
     unrun = facts.unrun_filters.get(loc.rel)
     if unrun is not None and decision.reason not in ("same-commit", "same-worktree", "same-content"):
@@ -163,10 +163,7 @@ def _missing(s: Snippet, loc: Located, facts: Facts) -> Decision:
         return Decision("not-a-file", f"{loc.rel} exists but could not be read (permission denied, or it "
                                       "changed while being read); the snippet cannot be checked against it.")
     commit = facts.commit_of(s)
-    new = facts.renames.get((commit, loc.rel or "")) if commit else None
-    if new is None:
-        old = facts.old_blob(s, loc.rel)
-        new = facts.moved.get(old) if old else None
+    new = _rename_target(s, loc, facts)
     work = facts.files.get(new) if new else None
     if new and work is not None:
         if same_oid(work.blob, facts.old_blob(s, loc.rel)):
@@ -192,6 +189,68 @@ def _missing(s: Snippet, loc: Located, facts: Facts) -> Decision:
         why = " (without a commit a rename cannot be traced)"
     return Decision("file-deleted",
                     f"{loc.rel} does not exist in the working tree{why}; the snippet is history only.")
+
+
+def _rename_target(s: Snippet, loc: Located, facts: Facts) -> str | None:
+    """The working-tree path a gone file was renamed to: by git's rename detection from the
+    snippet's commit, else an untracked file with its old blob id (a plain `mv`)."""
+    commit = facts.commit_of(s)
+    new = facts.renames.get((commit, loc.rel or "")) if commit else None
+    if new is None:
+        old = facts.old_blob(s, loc.rel)
+        new = facts.moved.get(old) if old else None
+    return new
+
+
+# Historical-only reasons that say only "the text is not where, or as, its metadata says": a
+# window whose text is in the file verbatim (validator/verbatim.py) overturns them. Not a
+# removed symbol, a deleted file, a wrong blob id or lines past the end.
+_BY_TEXT = ("text-mismatch", "content-changed", "no-version-metadata", "renamed-and-changed")
+
+
+def _by_text(s: Snippet, loc: Located, facts: Facts, decided: Decision) -> Decision:
+    """`decided`, or stale-but-ok where the snippet's text is verbatim in its file (or its rename
+    target) by the window rule: stripped ends, mid-line ends, CRLF or LF, at one place or at
+    the place its own lines or offset point to."""
+    if decided.reason not in _BY_TEXT or s.text is None or not s.text.strip():
+        return decided
+    target = loc.real if loc.real in facts.files else _rename_target(s, loc, facts)
+    work = facts.files.get(target) if target else None
+    if work is None or target is None:
+        return decided
+    old = facts.old_blob(s, loc.rel)
+    place = verbatim.locate(verbatim.Window.of(s.text, s.start_line, s.start_char), work.text,
+                            facts.blob_texts.get(old) if old else None)
+    if place is None:
+        return decided
+    current = _current(target, place.start_line, place.end_line, work, facts, s.symbol)
+    names = symbols.symbol_names(s.symbol)
+    if target == loc.real and _symbol_gone(s, loc, facts, current) or \
+            target != loc.real and not all(symbols.resolve(facts.defs(target), n, target) for n in names):
+        return decided
+    where = _placed(s, place)
+    if target != loc.real:
+        reason = "file-renamed" if decided.reason == "text-mismatch" else "chunk-moved"
+        return Decision(reason, f"{loc.rel} no longer exists: it was renamed to {target}, and the snippet's "
+                                f"text is unchanged there, {where}.", current)
+    if decided.reason == "no-version-metadata":
+        return Decision("text-found", f"The snippet has no commit or blob id, but its text is in the "
+                                      f"working-tree file verbatim, {where}.", current)
+    if decided.reason == "text-mismatch" and place.own:
+        commit = facts.commit_of(s)
+        return Decision("same-commit" if commit is not None and commit == facts.head else "same-content",
+                        f"The file is unchanged, and the snippet's text is in it verbatim, {where}.", current)
+    return Decision("chunk-moved", f"The file changed since the snippet was cut, but its text is unchanged "
+                                   f"there verbatim, {where}.", current)
+
+
+def _placed(s: Snippet, place: verbatim.Place) -> str:
+    """Where a window was placed, in words: at its own position, or where, and among how many."""
+    if place.own:
+        own = f"at its own {'lines' if place.start_line == s.start_line else 'offset'}"
+        return own + (f" (the text occurs {place.count} times)" if place.count > 1 else "")
+    return f"at lines {place.start_line}-{place.end_line}" + (
+        f", the nearest of the {place.count} places the text occurs" if place.count > 1 else "")
 
 
 def _renamed_intact(s: Snippet, loc: Located, new: str, work: WorkFile, facts: Facts) -> Decision:

@@ -125,6 +125,9 @@ class Snippet:
     # "uncommitted": cut from the working tree at query time (the overlay, no commit);
     # "committed": at a commit made after the index was built; None or "index": from the index
     origin: str | None = None
+    # A character offset of the text in its version of the file (a splitter's `start_index`,
+    # LlamaIndex's `start_char_idx`): a position beside or instead of the lines (validator/verbatim.py).
+    start_char: int | None = None
 
     @classmethod
     def of_record(cls, rec: ChunkRecord, text: str) -> Snippet:

@@ -111,10 +111,32 @@ def check_snippet(item: Any, where: str) -> Snippet:
     if start is not None and end is not None and end < start:
         raise InputError(f"{where}: \"end_line\" ({end}) is before \"start_line\" ({start}).")
     text, start, end = _span(values["text"], start, end)
+    start_char = _checked_offset(get, where)
     return Snippet(path=path, commit=_lower(values["commit"]), blob_sha=_lower(values["blob_sha"]),
                    text=text, symbol=values["symbol"], start_line=start, end_line=end,
                    branch=values["branch"], commit_date=values["commit_date"],
-                   indexed_at=values["indexed_at"], origin=values["origin"])
+                   indexed_at=values["indexed_at"], origin=values["origin"], start_char=start_char)
+
+
+OFFSET_FIELDS = ("start_index", "start_char_idx")   # LangChain's, LlamaIndex's spelling
+
+
+def _checked_offset(get: Callable[[str], Any], where: str) -> int | None:
+    """A character offset of the text in its file: "start_index" or "start_char_idx", a
+    non-negative integer (a bool is not one), or None; both given, they must agree."""
+    found: int | None = None
+    for key in OFFSET_FIELDS:
+        value = get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > MAX_LINE:
+            raise InputError(f"{where}: \"{key}\" must be a character offset (an integer, 0 or more) "
+                             f"or null, got {str(value)[:40]!r}.")
+        if found is not None and value != found:
+            raise InputError(f"{where}: \"start_index\" ({found}) and \"start_char_idx\" ({value}) "
+                             "disagree; give one character offset.")
+        found = value
+    return found
 
 
 def _checked_path(path: Any, where: str) -> str:

@@ -1,0 +1,175 @@
+"""Where another tool's window of text sits in a file, verbatim (pure: no I/O).
+
+Text splitters (LangChain's, LlamaIndex's) hand over windows, not whole lines: a window may
+start or end mid-line, has its leading and trailing whitespace stripped by default, may have
+been read with CRLF where the file now has LF (or the other way round), and may carry a
+character offset instead of line numbers. Those are the only differences forgiven; one
+changed character inside the text is a changed window.
+
+What is forgiven is what the window lacks, never what it holds: blanks it kept must be there.
+Guards that keep the tolerance exact:
+- a window that starts (ends) with a word character is not found right after (before) another
+  one: `x = f()` is not inside `max = f()`;
+- where the snippet's own version of the file is at hand, the window must have the same
+  surroundings as there: a window that began at a line's indentation (or ended at its end)
+  must still, with the same indentation (trailing blanks), so a re-indented or extended line
+  is a changed line; a window cut mid-line may sit mid-line;
+- without that version, a window must begin at a line's indentation (at the line's start
+  when the window kept its blanks) and end at the line's end, trailing blanks aside;
+- a window found in several places is placed where its own lines or offset point; a block of
+  MIN_SPAN lines or more, at the one place nearest to them; a shorter window (a closing brace,
+  `return None`, `pass`) nowhere else: never "somewhere".
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MAX_PLACES = 200    # a window that occurs more often than this cannot be placed
+MIN_SPAN = 3        # lines a repeated window needs to be placed by nearness (see _nearest)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a window's text is in a file: its lines (1-based, the window's first and last line),
+    its character offset there, and how the place was chosen."""
+    start_line: int
+    end_line: int
+    offset: int        # offset of the window's first non-blank character in the file as given
+    count: int         # how many places the text occurs in (MAX_PLACES at most)
+    own: bool          # at the line or offset the snippet gives
+
+
+@dataclass(frozen=True)
+class Window:
+    """A window as the matcher needs it: its text and where the snippet says it is. The text is
+    not stripped here: blanks a window kept at an end must be in the file too."""
+    body: str                  # the text, with "\r\n" as "\n"
+    start_line: int | None = None
+    start_char: int | None = None
+
+    @classmethod
+    def of(cls, text: str, start_line: int | None = None, start_char: int | None = None) -> Window:
+        return cls(text.replace("\r\n", "\n"), start_line, start_char)
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def locate(window: Window, hay: str, old: str | None = None) -> Place | None:
+    """The place of `window` in `hay` (a file's text), or None: not there verbatim, or there more
+    than once and at none of the places its lines or offset point to.
+
+    `old` is the snippet's own version of the file, when known: where the window sits there
+    decides what must surround it now. A window that began at a line's indentation (or ended at
+    its end) there must do so here, with the same indentation (and trailing blanks): a whole-line
+    chunk stays a whole-line match, and a re-indented line is a changed line."""
+    if not window.body.strip():
+        return None      # blank text is everywhere and proves nothing
+    edges = _edges(window, old) if old is not None else None
+    found = _places(window, hay, edges)
+    if found is None:
+        return None
+    places, raw = found
+    span = window.body.count("\n")
+    offset, line, mine = places[0]
+    return Place(line, line + span, raw(offset), len(places), mine)
+
+
+Edges = tuple[str | None, str | None]   # the blanks before and after the window on its lines; None: code
+LOOSE = True                            # _fits' edges: anything may surround the window
+
+
+def _places(window: Window, hay: str,
+            edges: Edges | None | bool) -> tuple[list[tuple[int, int, bool]], Callable[[int], int]] | None:
+    """The chosen place first ((LF offset, start line, own)), with every place it was chosen
+    from, and the map from LF offsets to offsets in `hay`; None when there is no place to choose."""
+    lf = hay.replace("\r\n", "\n") if "\r" in hay else hay
+    # LF-text offsets of the "\r"s dropped from "\r\n" (to give offsets in the file as given).
+    crs = _dropped(hay) if lf is not hay else []
+
+    def raw(offset: int) -> int:
+        return offset + bisect_left(crs, offset)
+
+    places: list[tuple[int, int, bool]] = []
+    pos = lf.find(window.body)
+    while pos != -1 and len(places) < MAX_PLACES:
+        if _fits(window, lf, pos, edges):
+            line = lf.count("\n", 0, pos) + 1
+            places.append((pos, line, line == window.start_line or window.start_char in (pos, raw(pos))))
+        pos = lf.find(window.body, pos + 1)
+    mine = [p for p in places if p[2]]
+    if not places:
+        return None
+    if len(places) > 1 and not mine:
+        near = _nearest(window, places)
+        return ([near] + [p for p in places if p is not near], raw) if near is not None else None
+    return (mine + [p for p in places if not p[2]]), raw
+
+
+def _nearest(window: Window, places: list[tuple[int, int, bool]]) -> tuple[int, int, bool] | None:
+    """Among several places, none at the window's own position: the one nearest to it, for a
+    window of MIN_SPAN lines or more (a block repeated in a file, such as a docstring shared by
+    a sync and an async method, shifted by edits above it), when exactly one is nearest. A
+    shorter window (a brace, `return None`, `pass`) is never placed by nearness."""
+    if window.body.strip().count("\n") + 1 < MIN_SPAN:
+        return None
+    if window.start_line is not None:
+        key = [abs(line - window.start_line) for _, line, _ in places]
+    elif window.start_char is not None:
+        key = [abs(offset - window.start_char) for offset, _, _ in places]
+    else:
+        return None
+    best = min(key)
+    return places[key.index(best)] if key.count(best) == 1 else None
+
+
+def _edges(window: Window, old: str) -> Edges | None:
+    """What surrounds the window on its first and last line in its own version (the place its
+    lines or offset point to, or its one place), or None when that version does not show it."""
+    found = _places(window, old, LOOSE)
+    if found is None:
+        return None
+    lf = old.replace("\r\n", "\n")
+    pos = found[0][0][0]
+    end = pos + len(window.body)
+    prefix = lf[lf.rfind("\n", 0, pos) + 1:pos]
+    stop = lf.find("\n", end)
+    suffix = lf[end:stop if stop != -1 else len(lf)]
+    return (None if prefix.strip() else prefix, None if suffix.strip() else suffix)
+
+
+def _dropped(hay: str) -> list[int]:
+    dropped: list[int] = []
+    at = hay.find("\r\n")
+    while at != -1:
+        dropped.append(at - len(dropped))
+        at = hay.find("\r\n", at + 2)
+    return dropped
+
+
+def _fits(window: Window, lf: str, pos: int, edges: Edges | None | bool) -> bool:
+    """Whether the occurrence of the window's body at `pos` is the window verbatim (the guards
+    in the module's docstring). `edges`: what must surround it (from its own version), None
+    for line edges, LOOSE for any surroundings (to find it in its own version)."""
+    body, end = window.body, pos + len(window.body)
+    if _word(body[0]) and pos > 0 and _word(lf[pos - 1]):
+        return False
+    if _word(body[-1]) and end < len(lf) and _word(lf[end]):
+        return False
+    if edges is LOOSE:
+        return True
+    prefix = lf[lf.rfind("\n", 0, pos) + 1:pos]
+    stop = lf.find("\n", end)
+    suffix = lf[end:stop if stop != -1 else len(lf)]
+    if isinstance(edges, tuple):
+        before, after = edges
+        return (before is None or prefix == before) and (after is None or suffix == after)
+    # Without its own version to show where the window was cut, it must sit at line edges (a
+    # whole line that grew, `# demo` -> `# demo, edited`, is changed), and blanks the window
+    # kept at an end mean it began (ended) there: a kept indentation is the line's own.
+    if body[0].isspace() and prefix or prefix.strip():
+        return False
+    return not (body[-1].isspace() and suffix or suffix.strip())
