@@ -110,6 +110,11 @@ def _engine(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--work", str(work / "engine"), "--out", str(out)] + (["--quick"] if quick else []))
 
 
+def _encoder(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """The search encoder (NumPy MiniLM) against sentence-transformers on real chunks (the real model)."""
+    return Run(["--out", str(out)] + (["--per-language", "25"] if quick else []))
+
+
 def _gitpython(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run([str(REPO_ROOT)], stdout="text")
 
@@ -128,6 +133,7 @@ FIGURES = {f.name: f for f in (
     Figure("validated_search", False, _validated_search),
     Figure("large", False, _large),
     Figure("engine", False, _engine),
+    Figure("encoder", False, _encoder),
     Figure("gitpython", False, _gitpython, needs="git"),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)

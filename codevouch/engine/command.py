@@ -24,7 +24,7 @@ def serve_cmd(
     stop: Annotated[bool, typer.Option(
         "--stop", help="Stop the engine of this index (it finishes the call it runs).")] = False,
     index: Annotated[Path | None, typer.Option(
-        "--index", help="Index directory (default: $CODEVOUCH_INDEX, else ~/.local/share/codevouch).")] = None,
+        "--index", metavar="DIR", help="Index directory (default: $CODEVOUCH_INDEX, else ~/.local/share/codevouch).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
     """The resident engine that answers the read commands (search, context, validate, check-refs,

@@ -149,7 +149,7 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
 def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, embedder: Embedder, wait: float,
                   progress: Progress | None, on_phase: PhaseHook | None, settings: Settings) -> list[BranchSummary]:
     """build_index's work under the writer lock."""
-    from codevouch.store.repair import check_store, vector_spaces
+    from codevouch.store.storecheck import check_store, vector_spaces
 
     with open_writer(index_dir, wait) as writer:
         # A damaged, emptied or missing vector store is named (with --repair), never "up to date".

@@ -153,7 +153,9 @@ def _remember(model: str, h: str, vec: list[float]) -> list[float]:
 def indexed_versions(ledger: Ledger, state: BranchState, paths: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
     """path -> its live chunks at the branch's indexed commit as (symbol, text hash), in order:
     one query for the paths (a few dozen to a few hundred changed files), read-only."""
-    wanted = sorted(set(paths))
+    # A name that is not UTF-8 (a lone surrogate) is never in the ledger (the build skips such a
+    # file), and SQLite cannot even be asked about it.
+    wanted = sorted(p for p in set(paths) if p.isascii() or _encodable(p))
     found: dict[str, list[tuple[str, str]]] = {}
     for start in range(0, len(wanted), 500):
         part = wanted[start:start + 500]
@@ -165,3 +167,11 @@ def indexed_versions(ledger: Ledger, state: BranchState, paths: Iterable[str]) -
         for path, symbol, text_hash in rows:
             found.setdefault(path, []).append((symbol or "", text_hash))
     return found
+
+
+def _encodable(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

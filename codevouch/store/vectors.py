@@ -149,7 +149,7 @@ class VectorStore:
         """BadIndex, naming --repair, when the embedded store lacks vectors the ledger has: once per
         open and collection (a count, ~15 ms at 100k vectors, beside the ~80 ms the first query
         spends loading the collection anyway)."""
-        from codevouch.store.repair import header_problem, hint
+        from codevouch.store.storecheck import header_problem, hint
 
         where = IndexDir(self._index_dir)
         problem = None
