@@ -212,36 +212,31 @@ def start(place: paths.Place, index_dir: Path) -> int | None:
     return proc.pid
 
 
-def stop(place: paths.Place) -> bool:
-    """Ask the engine at `place` to stop; whether one was there to ask."""
+def _ask(place: paths.Place, op: str) -> tuple[bool, dict | None]:
+    """Send the engine at `place` one control frame (`stop`, `status`): (whether one was there to
+    ask, its JSON answer, None when it gave none)."""
     found = connect(place)
     if found is None:
-        return False
+        return False, None
     sock, _pid = found
     try:
-        protocol.send_json(sock, {"op": "stop"})
-        protocol.recv(sock)
+        protocol.send_json(sock, {"op": op})
+        kind, answer = protocol.recv(sock)
     except (OSError, protocol.PeerError):
-        pass
+        return True, None
     finally:
         sock.close()
-    return True
+    return True, answer if kind == "J" else None
+
+
+def stop(place: paths.Place) -> bool:
+    """Ask the engine at `place` to stop; whether one was there to ask."""
+    return _ask(place, "stop")[0]
 
 
 def status(place: paths.Place) -> dict | None:
     """The running engine's status, None when none answers."""
-    found = connect(place)
-    if found is None:
-        return None
-    sock, _pid = found
-    try:
-        protocol.send_json(sock, {"op": "status"})
-        kind, answer = protocol.recv(sock)
-    except (OSError, protocol.PeerError):
-        return None
-    finally:
-        sock.close()
-    return answer if kind == "J" else None
+    return _ask(place, "status")[1]
 
 
 def _exited(pid: int) -> bool:

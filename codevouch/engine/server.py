@@ -163,11 +163,11 @@ class Engine:
         search of the same overlay finds the vectors in this process's cache. A failure here is
         logged, never a call's: every call still embeds what it needs itself."""
         from codevouch.retriever import overlay as live
-        from codevouch.store import Ledger
 
         work = live.take_unfinished()
         if work is None:
             return
+        from codevouch.store import Ledger
         started = time.monotonic()
         try:
             ledger = Ledger(work.index_dir, readonly=True)
