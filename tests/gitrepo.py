@@ -82,3 +82,18 @@ class Repo:
 
     def checkout(self, *args: str) -> None:
         self.git("checkout", "-q", *args)
+
+
+def plant_special(path: Path, kind: str, huge: int = 2 << 30) -> None:
+    """Put a hostile file at `path`: a FIFO ("fifo"), a symlink to /dev/zero ("zero"), or a
+    sparse file of `huge` bytes (any other kind), replacing what is there."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if os.path.lexists(path):
+        path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "zero":
+        os.symlink("/dev/zero", path)
+    else:
+        with open(path, "wb") as handle:
+            handle.truncate(huge)

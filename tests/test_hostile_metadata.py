@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import Repo
+from tests.gitrepo import Repo, plant_special
 
 FAKE = ["--embedder", "fake-bow-64"]
 SNIPPET = '{"path": "a.py", "start_line": 1, "end_line": 2, "text": "def cancel_order(o):"}\n'
@@ -56,14 +56,7 @@ def plant(repo: Repo, name: str, kind: str) -> tuple[Path, str]:
         repo.git("config", "include.path", str(target))
     else:
         target, shown = repo.root / name, name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if kind == "fifo":
-        os.mkfifo(target)
-    elif kind == "zero":
-        os.symlink("/dev/zero", target)
-    else:
-        with open(target, "wb") as handle:
-            handle.truncate(2 << 30)
+    plant_special(target, kind)
     return target, shown
 
 
@@ -108,10 +101,7 @@ def test_over_mcp_a_fifo_gitignore_gets_an_answer(built: tuple[Repo, Path], tool
     repo, index = built
     wire = Wire(repo, index)
     try:
-        wire.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}).encode())
-        assert (wire.receive() or {}).get("id") == 1
-        wire.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
+        wire.initialize()
         target, _ = plant(repo, "pkg/.gitignore", "fifo")
         try:
             wire.send(call(2, tool, args))

@@ -235,11 +235,7 @@ def test_mcp_search_status_and_validate_answer_over_a_tree_with_a_fifo(hostile: 
     repo, index = hostile
     wire = GroupWire(repo, index)
     try:
-        wire.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}}).encode())
-        assert (wire.receive() or {}).get("id") == 1
-        wire.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
+        wire.initialize()
         requests = {
             2: ("search", json.dumps({"query": "cancel order"})),
             3: ("status", "{}"),
@@ -284,11 +280,7 @@ def test_mcp_search_answers_beside_a_file_named_with_a_byte_that_is_not_utf8(tmp
     (repo.root / BAD_NAME).write_text("def refund_everything_now(order):\n    return order.refund()\n")
     wire = GroupWire(repo, index)
     try:
-        wire.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}}).encode())
-        assert (wire.receive() or {}).get("id") == 1
-        wire.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
+        wire.initialize()
         wire.send(call(2, "search", json.dumps({"query": "refund everything now"})))
         answer = wire.receive(timeout=TIMEOUT)
         assert answer is not None and answer.get("id") == 2 and not answer["result"].get("isError"), answer

@@ -44,6 +44,13 @@ class Wire:
         line, _, self.buffer = self.buffer.partition(b"\n")
         return json.loads(line)
 
+    def initialize(self) -> None:
+        """The MCP handshake: initialize (answered), then the initialized notification."""
+        self.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}).encode())
+        assert (self.receive() or {}).get("id") == 1
+        self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
+
     def close(self) -> None:
         if self.proc.stdin:
             self.proc.stdin.close()
@@ -61,10 +68,7 @@ def wire(tmp_path_factory: pytest.TempPathFactory):
     repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
     Index(repo.root, base / "index", embedder="fake-bow-64").build()
     w = Wire(repo, base / "index")
-    w.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}).encode())
-    assert (w.receive() or {}).get("id") == 1
-    w.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
+    w.initialize()
     yield w
     w.close()
 

@@ -114,10 +114,7 @@ def test_mcp_validate_tool_over_stdio(tmp_path: Path) -> None:
     Index(repo.root, tmp_path / "index", embedder="fake-bow-64").build()
     wire = Wire(repo, tmp_path / "index")
     try:
-        wire.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}).encode())
-        assert (wire.receive() or {}).get("id") == 1
-        wire.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
+        wire.initialize()
         wire.send(call(2, "validate", json.dumps({"snippets": ASKS})))
         answer: dict[str, Any] | None = wire.receive()
         assert answer is not None and answer["id"] == 2, answer

@@ -10,20 +10,11 @@ import pytest
 
 from codevouch.errors import ConfigError
 from codevouch.worktree.gitinputs import GIT_FILE_CAP, config_entries, first_refused, guard, worktree_top
-from tests.gitrepo import Repo
+from tests.gitrepo import Repo, plant_special
 
 
 def plant(path: Path, kind: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if os.path.lexists(path):
-        path.unlink()
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "zero":
-        os.symlink("/dev/zero", path)
-    else:
-        with open(path, "wb") as handle:
-            handle.truncate(GIT_FILE_CAP + 1)
+    plant_special(path, kind, GIT_FILE_CAP + 1)
 
 
 @pytest.fixture

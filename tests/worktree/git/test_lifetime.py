@@ -101,16 +101,21 @@ def test_a_git_child_dies_with_the_process_that_started_it(fifo_repo: Repo, how:
     try:
         children = _blocked_git(proc)
         assert children, f"git never started: {proc.stderr.read() if proc.stderr else b''!r}"
-        os.kill(proc.pid, sig)
-        proc.wait(timeout=60)
-        # The watchdog kills git, then ends itself: nothing the process started is left.
-        wait_until(lambda: not any(_alive(pid) for pid in children), timeout=60)
-        assert {pid: name for pid, name in children.items() if _alive(pid)} == {}
+        _kill_and_expect_all_gone(proc, sig, children)
     finally:
         proc.kill()
         proc.wait()
         for pid in _children(proc.pid):
             os.kill(pid, signal.SIGKILL)
+
+
+def _kill_and_expect_all_gone(proc: subprocess.Popen[bytes], sig: int, started: dict[int, str]) -> None:
+    """Send `sig` to `proc`; the watchdog then kills git (and what git started) and ends itself:
+    nothing of `started` is left."""
+    os.kill(proc.pid, sig)
+    proc.wait(timeout=60)
+    wait_until(lambda: not any(_alive(pid) for pid in started), timeout=60)
+    assert {pid: name for pid, name in started.items() if _alive(pid)} == {}
 
 
 def _descendants(pid: int) -> dict[int, str]:
@@ -141,10 +146,7 @@ def test_a_killed_search_leaves_no_git_behind(fifo_repo: Repo, tmp_path: Path, s
                           timeout=120)
         assert proc.poll() is None, "the search ended before git ran the filter"
         started = _descendants(proc.pid)        # git, the filter's shell and sleep, the watchdog
-        os.kill(proc.pid, sig)
-        proc.wait(timeout=60)
-        wait_until(lambda: not any(_alive(pid) for pid in started), timeout=60)
-        assert {pid: name for pid, name in started.items() if _alive(pid)} == {}
+        _kill_and_expect_all_gone(proc, sig, started)
     finally:
         proc.kill()
         proc.wait()
