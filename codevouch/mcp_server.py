@@ -33,7 +33,7 @@ from pydantic import Field
 
 from codevouch.api import KINDS, Hit, Index
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
-from codevouch.printable import faithful
+from codevouch.printable import faithful, has_lone_surrogate
 from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
@@ -477,7 +477,7 @@ def _lone_surrogate(value: object) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if any("\ud800" <= ch <= "\udfff" for ch in item):
+            if has_lone_surrogate(item):
                 return True
         elif isinstance(item, dict):
             stack.extend(item.keys())

@@ -77,3 +77,9 @@ def faithful(text: str) -> str:
     """`text` with every lone surrogate written as an escape (`bad\\xff.py` for the name byte
     0xFF); any other text as it is (the embedded text of every UTF-8 name is unchanged)."""
     return _LONE_SURROGATE.sub(_surrogate_escape, text) if not text.isascii() else text
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone surrogate: a name byte that is not UTF-8, read with
+    surrogateescape. Such text cannot be written as UTF-8 (SQLite, JSON on the wire) as it is."""
+    return not text.isascii() and _LONE_SURROGATE.search(text) is not None

@@ -22,6 +22,7 @@ from codevouch.indexer.branches import BranchFilter, branch_filter, select_branc
 from codevouch.indexer.chunker import Chunk, chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.indexer.plan import RefreshPlan, plan_refresh
+from codevouch.printable import has_lone_surrogate
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import (
     BranchState,
@@ -278,18 +279,10 @@ NOT_UTF8 = "file name is not UTF-8 (not indexed; shown with \\x escapes)"
 def _utf8_named(tree: dict[str, gitio.TreeEntry]) -> tuple[dict[str, gitio.TreeEntry], list[gitio.TreeEntry]]:
     """The tree's files whose names are UTF-8, and the others: these are skipped with a reason,
     never indexed under a name no file has, and never a crash of the build."""
-    bad = [e for p, e in tree.items() if not _is_utf8(p)]
+    bad = [e for p, e in tree.items() if has_lone_surrogate(p)]
     if not bad:
         return tree, []
-    return {p: e for p, e in tree.items() if _is_utf8(p)}, bad
-
-
-def _is_utf8(path: str) -> bool:
-    try:
-        path.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
+    return {p: e for p, e in tree.items() if not has_lone_surrogate(p)}, bad
 
 
 def shown_name(path: str) -> str:
@@ -432,7 +425,7 @@ def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence
 
 
 def _not_a_file(entry: gitio.TreeEntry) -> str:
-    if not _is_utf8(entry.path):
+    if has_lone_surrogate(entry.path):
         return NOT_UTF8
     if entry.mode == "120000":
         return "symlink (links are not followed)"

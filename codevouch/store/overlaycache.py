@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from codevouch import caches
+from codevouch.printable import has_lone_surrogate
 from codevouch.store.ledger import Ledger
 from codevouch.store.records import BranchState
 
@@ -155,7 +156,7 @@ def indexed_versions(ledger: Ledger, state: BranchState, paths: Iterable[str]) -
     one query for the paths (a few dozen to a few hundred changed files), read-only."""
     # A name that is not UTF-8 (a lone surrogate) is never in the ledger (the build skips such a
     # file), and SQLite cannot even be asked about it.
-    wanted = sorted(p for p in set(paths) if p.isascii() or _encodable(p))
+    wanted = sorted(p for p in set(paths) if not has_lone_surrogate(p))
     found: dict[str, list[tuple[str, str]]] = {}
     for start in range(0, len(wanted), 500):
         part = wanted[start:start + 500]
@@ -168,10 +169,3 @@ def indexed_versions(ledger: Ledger, state: BranchState, paths: Iterable[str]) -
             found.setdefault(path, []).append((symbol or "", text_hash))
     return found
 
-
-def _encodable(path: str) -> bool:
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
