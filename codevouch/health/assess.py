@@ -186,11 +186,15 @@ def _trend(records: Sequence[UsageRecord]) -> tuple[float | None, float | None, 
     return older, newer, trend
 
 
+def _cause(path: str, dirty: Collection[str], at_head: bool) -> str:
+    """Why a stale hit of `path` was stale, read against the repository now (CAUSES)."""
+    return "worktree" if path in dirty else "since-fixed" if at_head else "index-behind"
+
+
 def _behind_share(records: Sequence[UsageRecord], at_head: bool, dirty: Collection[str]) -> float | None:
     """The share of `records`' countable hits that were stale because the index is behind HEAD."""
-    if at_head:
-        return 0.0 if records else None
-    stale = sum(1 for r in records for p, verdict, _ in r.non_usable if verdict in STALE and p not in dirty)
+    stale = sum(1 for r in records for p, verdict, _ in r.non_usable
+                if verdict in STALE and _cause(p, dirty, at_head) == "index-behind")
     counted = sum(r.hits - r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
     return stale / counted if counted else None
 
@@ -240,11 +244,10 @@ def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_
     paths = Counter(stale)
     dirs = Counter(str(PurePosixPath(p).parent) + "/" if "/" in p else "./" for p in paths.elements())
     at_head = index_commit is not None and index_commit == head
-    causes = Counter("worktree" if p in dirty else "since-fixed" if at_head else "index-behind" for p in stale)
+    causes = Counter(_cause(p, dirty, at_head) for p in stale)
     excluded = sum(r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
-    counted = sum(r.hits for r in records) - excluded
-    behind = causes["index-behind"] / counted if counted else None
-    because = _because(behind, len(records), commits_behind, limits, _behind_rising(records, at_head, dirty))
+    because = _because(_behind_share(records, at_head, dirty), len(records), commits_behind, limits,
+                       _behind_rising(records, at_head, dirty))
     return Health(repo, branch, len(records), sum(r.hits for r in records), excluded, ratio,
                   {c: causes[c] for c in CAUSES}, older, newer, trend,
                   dict(Counter(r.op for r in records)), not_counted, paths.most_common(TOP), dirs.most_common(TOP),
