@@ -14,9 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 
-RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-branches.json"
+RESULTS = RESULTS_DIR / "bench-branches.json"
 
 
 def section(path: Path = RESULTS) -> str:

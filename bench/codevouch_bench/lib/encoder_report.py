@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 
-RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-encoder.json"
+RESULTS = RESULTS_DIR / "bench-encoder.json"
 
 
 def section(path: Path = RESULTS) -> str:

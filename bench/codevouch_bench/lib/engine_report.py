@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 
-RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-engine.json"
+RESULTS = RESULTS_DIR / "bench-engine.json"
 
 
 def _ms(s: dict[str, Any]) -> str:

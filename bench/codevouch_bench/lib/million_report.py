@@ -7,9 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 
-RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-search-1m.json"
+RESULTS = RESULTS_DIR / "bench-search-1m.json"
 
 
 def headline(ms: Callable[..., str], path: Path = RESULTS) -> list[list[Any]]:

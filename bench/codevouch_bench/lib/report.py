@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from codevouch_bench.lib.branches_report import section as branches_section
+from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 from codevouch_bench.lib.encoder_report import section as encoder_section
 from codevouch_bench.lib.engine_report import section as engine_section
@@ -257,7 +258,7 @@ def _identifier_rows(ids: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
-IDENTIFIERS = Path(__file__).resolve().parents[2] / "results" / "bench-identifiers.json"
+IDENTIFIERS = RESULTS_DIR / "bench-identifiers.json"
 
 
 def section_identifiers(path: Path = IDENTIFIERS) -> str:

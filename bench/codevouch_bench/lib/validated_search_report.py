@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 
-RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench-validated-search.json"
+RESULTS = RESULTS_DIR / "bench-validated-search.json"
 
 
 def section(path: Path = RESULTS) -> str:
