@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,9 +231,10 @@ def _tree_refused(top: Path) -> Refused | None:
     without end: every directory git may walk (not `.git`, not a nested repository's, not through
     a symlink)."""
     root = os.fspath(top)
-    stack = [root]
+    ignored = _root_ignores(root)
+    stack = [(root, "", False)]          # (directory, its path from the top, a .gitignore above it negates)
     while stack:
-        directory = stack.pop()
+        directory, rel, negated = stack.pop()
         listing = _listing(directory)
         if listing is None or listing.nested and directory != root:
             continue                    # unreadable (git cannot read in it either), or a nested repository
@@ -242,8 +243,38 @@ def _tree_refused(top: Path) -> Refused | None:
             problem = _problem(path)
             if problem is not None:
                 return Refused(Path(path), f"a {name} git reads", problem)
-        stack.extend(f"{directory}/{sub}" for sub in listing.subdirs)
+        negated = negated or (directory != root and ".gitignore" in listing.metadata
+                              and _negates(f"{directory}/.gitignore"))
+        for sub in listing.subdirs:
+            path = f"{rel}{sub}/"
+            # git never walks into a directory the top .gitignore ignores (`.venv/`, `node_modules/`:
+            # thousands of directories, 0.6 s of a cold call), unless a deeper .gitignore could
+            # re-include it: then it is walked, as before.
+            if not negated and ignored is not None and ignored(path):
+                continue
+            stack.append((f"{directory}/{sub}", path, negated))
     return None
+
+
+def _root_ignores(root: str) -> Callable[[str], bool] | None:
+    """A test of directory paths (`a/b/`) against the top .gitignore, None when there is none to
+    read (a FIFO or a device was refused above, before any walk reaches it)."""
+    data = read_file(f"{root}/.gitignore", GIT_FILE_CAP)
+    if not isinstance(data, bytes):
+        return None
+    from pathspec import GitIgnoreSpec
+
+    spec = GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
+    return spec.match_file
+
+
+def _negates(path: str) -> bool:
+    """Whether the .gitignore at `path` holds a negation (`!pattern`), which may re-include what
+    the top one ignores (or cannot be read: then assume it does)."""
+    data = read_file(path, GIT_FILE_CAP)
+    if not isinstance(data, bytes):
+        return True
+    return any(line.lstrip().startswith("!") for line in data.decode("utf-8", "replace").splitlines())
 
 
 @dataclass(frozen=True)

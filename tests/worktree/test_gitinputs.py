@@ -151,3 +151,16 @@ def test_a_git_directory_reached_through_a_symlink_is_read_as_one(repo: Repo, tm
     plant(tmp_path / "moved.git" / "info" / "exclude", "fifo")
     with pytest.raises(ConfigError, match="info/exclude"):
         guard(repo.root)
+
+
+def test_a_directory_the_top_gitignore_ignores_is_not_walked(repo: Repo) -> None:
+    """git never walks into `.venv/` when the top .gitignore ignores it; the guard walked its
+    thousands of directories on every call (0.6 s of a cold CLI call in this repository)."""
+    repo.write(".gitignore", "*.pyc\n.venv/\n")
+    plant(repo.root / ".venv" / "lib" / ".gitignore", "fifo")    # git would never open it
+    assert first_refused(repo.root) is None
+    # Where a deeper .gitignore may re-include what the top one ignores, the walk goes on.
+    repo.write("pkg/.gitignore", "!.venv/\n")
+    plant(repo.root / "pkg" / ".venv" / ".gitattributes", "fifo")
+    found = first_refused(repo.root)
+    assert found is not None and found.path == repo.root / "pkg" / ".venv" / ".gitattributes"
