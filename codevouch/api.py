@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from codevouch.worktree.config import EmbeddingChoice
     from codevouch.worktree.files import CallSettings
     from codevouch.worktree.gitio import HeadState
+    from codevouch.worktree.identity import RepoIdentity
 
 KINDS: tuple[str, ...] = tuple(k.value for k in INDEXED_KINDS)   # the kinds a search can keep
 # The packaged model (embedding.MODEL_NAME, which a test holds equal), when neither the call nor
@@ -446,16 +447,19 @@ class Index:
         when it is indexed; else its base: `base`, then main, master, trunk or develop, then any
         indexed branch of the repository; `current` when none is (the caller's NotIndexed then
         says what to build). An index that cannot be read answers `current` (the read says why)."""
+        from codevouch.worktree.identity import identify
+
         root = gitio.repo_root(self.repo)
 
         def indexed(name: str) -> bool:
             try:
-                indexed_commit(self.index_dir, root, name)
+                indexed_commit(self.index_dir, root, name, ident)
             except NotIndexed:
                 return False
             return True
 
         try:
+            ident = identify(root)     # once: each candidate branch would ask git for it again
             if indexed(current):
                 return current, None
             for candidate in dict.fromkeys(b for b in (base, "main", "master", "trunk", "develop") if b):
@@ -549,12 +553,13 @@ def _overlay_source(settings: Settings, call: CallSettings) -> Callable[[Path, B
     return source
 
 
-def indexed_commit(index_dir: Path, root: Path, branch: str) -> str:
-    """The commit a branch was last indexed at (NotIndexed if never; creates nothing)."""
+def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity | None = None) -> str:
+    """The commit a branch was last indexed at (NotIndexed if never; creates nothing). `ident`:
+    the repository's identity when the caller has it (asking for several branches)."""
     from codevouch.store.team import open_for_search  # heavy: the store
     from codevouch.worktree.identity import identify
 
-    ident = identify(root)
+    ident = ident or identify(root)
     ledger, state = open_for_search(ident.id, branch, index_dir, str(ident.root))
     ledger.close()
     if state is None:
