@@ -101,23 +101,42 @@ def _cpu() -> float:
 
 
 def cold(repo: Path, index_dir: Path, queries: list[str], repeats: int, validate: bool) -> dict[str, Any]:
-    """The CLI as a new process each time; variants interleaved so that neither gets the page
-    cache (or a quiet moment of a shared CPU) to itself."""
+    """The CLI as a new process each time, in-process (CODEVOUCH_SERVER=off: what every call cost
+    before the resident engine, and what one costs where it is off); variants interleaved so that
+    neither gets the page cache (or a quiet moment of a shared CPU) to itself. Then the same
+    search through the engine: the first call (no engine running: it starts one) and the calls
+    after it (the engine warm)."""
     variants = {"cli_search_no_validate": ["--no-validate"]}
     if validate:
         variants["cli_search_validated"] = []
     times: dict[str, list[float]] = {name: [] for name in variants}
+    base = [PY, "-m", "codevouch", "search", "--repo", str(repo), "--index", str(index_dir), "--json"]
     for i in range(repeats):
         # Alternate which variant goes first: the second of a pair runs the same query on a
         # warmer page cache, which would otherwise always favour the same variant.
         order = list(variants.items()) if i % 2 == 0 else list(reversed(variants.items()))
         for name, extra in order:
-            times[name].append(run_timed([PY, "-m", "codevouch", "search", queries[i % len(queries)],
-                                          "--repo", str(repo), "--index", str(index_dir), "--json", *extra])[0])
+            times[name].append(run_timed([*base, queries[i % len(queries)], *extra],
+                                         env={"CODEVOUCH_SERVER": "off"})[0])
     out = {name: summary(t) for name, t in times.items()}
+    out.update(_through_engine(base, index_dir, queries, repeats))
     out["bare_chroma_open_and_query"] = summary([run_timed([PY, "-c", CHROMA_PROBE, str(index_dir / "chroma")])[0]
                                                  for _ in range(repeats)])
     return out
+
+
+def _through_engine(base: list[str], index_dir: Path, queries: list[str], repeats: int) -> dict[str, Any]:
+    """`base` (a validated search) through the resident engine: each first call with no engine
+    running (it starts one, then answers), and `repeats` warm calls after each."""
+    on, stop = {"CODEVOUCH_SERVER": "on"}, [PY, "-m", "codevouch", "serve", "--stop", "--index", str(index_dir)]
+    first: list[float] = []
+    warm: list[float] = []
+    for i in range(max(1, repeats // 2)):
+        run_timed(stop, check=False)
+        first.append(run_timed([*base, queries[i % len(queries)]], env=on)[0])
+        warm += [run_timed([*base, queries[(i + j) % len(queries)]], env=on)[0] for j in range(repeats)]
+    run_timed(stop, check=False)
+    return {"cli_search_engine_first": summary(first), "cli_search_engine_warm": summary(warm)}
 
 
 # What Chroma alone pays to answer from this store in a new process: import, open the client and
