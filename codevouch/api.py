@@ -32,7 +32,7 @@ from codevouch import validator
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
 from codevouch.results import ContextPack, Hit, Hits, Learned
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
-from codevouch.validator.model import Validated
+from codevouch.validator.model import MALFORMED, Validated
 from codevouch.vocabulary import INDEXED_KINDS, Verdict
 from codevouch.worktree import gitinputs, gitio
 
@@ -245,15 +245,21 @@ class Index:
                                      known=known.facts if known is not None else None)
         return [replace(h, check=v) for h, v in zip(hits, results)]
 
-    def validate(self, snippets: Iterable[Mapping[str, Any] | Hit], strict: bool = False) -> list[Validated]:
-        """A verdict for each snippet (dicts with at least `path`, or Hits), in input order.
+    def validate(self, snippets: Iterable[Mapping[str, Any] | Hit], strict: bool = False,
+                 input_format: str = "auto") -> list[Validated]:
+        """A verdict for each item, in input order: Hits, codevouch snippets (dicts with at least
+        `path`), LangChain Documents and LlamaIndex nodes as dicts (`model_dump()`), each read by
+        its shape (docs/VALIDATION.md, "Input shapes"); input_format ("codevouch", "langchain",
+        "llamaindex"; "auto" tells them apart per item) forces one. An item that cannot be read
+        is `excluded` with reason `malformed-input` and the error in `detail`; the others are
+        still judged. Each result's `position` is its item's index, `item_id` the id it carried.
 
         strict=True re-hashes every referenced file even when HEAD-and-clean would pass it.
-        Raises InputError for a malformed snippet.
+        Raises InputError only for an unknown input_format.
         """
         items = [s._for_validator() if isinstance(s, Hit) else s for s in snippets]
-        results = validator.validate(self.repo, items, strict=strict)
-        self._record("validate", None, results)
+        results = validator.validate_items(self.repo, items, input_format, strict=strict)
+        self._record("validate", None, [r for r in results if r.reason != MALFORMED])
         return results
 
     def context(self, query: str, k: int = 10, branch: str | None = None,

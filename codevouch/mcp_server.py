@@ -54,6 +54,10 @@ Overlay = Annotated[bool, Field(description="Also search, live, the files that c
 Paths = Annotated[list[Annotated[str, Field(min_length=1, max_length=500)]] | None, Field(
     max_length=50, description="Only files these gitignore-style globs match ('src/', '*.py', '!src/vendor/').")]
 Mode = Annotated[Literal["hybrid", "dense", "lexical"], Field(description="hybrid (default), dense or lexical.")]
+# Spells validator/shapes.py's INPUT_FORMATS (a test holds them equal).
+InputFormat = Annotated[Literal["auto", "codevouch", "langchain", "llamaindex"], Field(
+    description="How to read the items: auto (the default) tells the shapes apart per item; the others "
+                "read every item as that shape.")]
 
 _INSTRUCTIONS = (
     "codevouch searches this repository's index and checks every hit against the working tree. "
@@ -124,17 +128,24 @@ class Tools:
 
     def validate(self, snippets: Annotated[list[dict[str, Any]], Field(
                      min_length=1, max_length=1000,
-                     description="Snippets from any tool: objects with at least `path`; `commit`, "
-                                 "`blob_sha`, `symbol`, `start_line`, `end_line`, `text` are used "
-                                 "when present.")],
+                     description="Snippets from any tool: objects with at least `path` (`commit`, "
+                                 "`blob_sha`, `symbol`, `start_line`, `end_line`, `text`, `start_index` "
+                                 "are used when present), LangChain Documents (`page_content`, "
+                                 "`metadata.source`, `metadata.start_index`) or LlamaIndex nodes "
+                                 "(`text`, `metadata.file_path`, `start_char_idx`), as their "
+                                 "model_dump() gives them.")],
                  strict: Annotated[bool, Field(description="Re-hash every file, even on the fast path.")] = False,
+                 input_format: InputFormat = "auto",
                  ) -> dict[str, Any]:
         """Check snippets against the working tree: a verdict (usable, stale-but-ok,
         historical-only, excluded), reason, citation and, when the code moved or changed, where
-        the current code is. Paths outside the repository are excluded and never read."""
+        the current code is. Each result keeps its item as given, with `input_index` (its place
+        in `snippets`) and `input_id` (the id it carried). An item that cannot be read is
+        excluded with reason `malformed-input` and a `detail` naming the missing field; the others
+        are still judged. Paths outside the repository are excluded and never read."""
         from codevouch import validator
 
-        results = self._call(lambda idx: idx.validate(snippets, strict=strict))
+        results = self._call(lambda idx: idx.validate(snippets, strict=strict, input_format=input_format))
         return {"results": [validator.to_json(r) for r in results],
                 "summary": dict(sorted(Counter(r.verdict for r in results).items()))}
 

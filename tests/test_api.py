@@ -80,8 +80,12 @@ def test_validate_takes_dicts_and_hits(repo: Repo, index_dir: Path) -> None:
     [from_hit, from_dict] = idx.validate([hit, {"path": "shop/cancel.py", "text": "    order.cancel()"}])
     assert (from_hit.verdict, from_hit.reason) == ("historical-only", "file-deleted")
     assert (from_dict.verdict, from_dict.reason) == ("stale-but-ok", "text-found")
-    with pytest.raises(InputError):
-        idx.validate([{"no_path": 1}])
+    # An item that cannot be read is its own verdict; the others are still judged.
+    [bad, good] = idx.validate([{"no_path": 1}, {"path": "shop/cancel.py"}])
+    assert (bad.verdict, bad.reason, good.position) == ("excluded", "malformed-input", 1)
+    assert 'missing "path"' in bad.detail
+    with pytest.raises(InputError, match="input format"):
+        idx.validate([{"path": "shop/cancel.py"}], input_format="yaml")
 
 
 def test_a_hit_validates_as_its_json_does(repo: Repo, index_dir: Path) -> None:
@@ -95,8 +99,10 @@ def test_a_hit_validates_as_its_json_does(repo: Repo, index_dir: Path) -> None:
         raw = idx.search("cancel order", k=10, validate=False, overlay=overlay)
         checked = idx.search("cancel order", k=10, overlay=overlay)
         as_json = idx.validate([h.snippet() for h in raw])
-        assert [h.to_json() for h in checked] == [to_json(v) for v in idx.validate(raw)] == \
-            [to_json(v) for v in as_json]
+        # validate adds where each item was in its input (input_index, input_id): search has no input.
+        assert [h.to_json() for h in checked] == [_no_input(to_json(v)) for v in idx.validate(raw)] == \
+            [_no_input(to_json(v)) for v in as_json]
+        assert [(v.position, v.item_id) for v in as_json] == [(n, h.record.id or None) for n, h in enumerate(raw)]
         assert [v.parsed for v in as_json] == [Snippet.of_record(h.record, h.text) for h in raw]
         assert {h.reason for h in checked} >= reasons
     assert "uncommitted" in {h.record.origin for h in raw}
@@ -144,3 +150,7 @@ def test_the_default_embedder_is_the_packaged_model() -> None:
     from codevouch.embedding import MODEL_NAME
 
     assert DEFAULT_EMBEDDER == MODEL_NAME
+
+
+def _no_input(out: dict) -> dict:
+    return {k: v for k, v in out.items() if k not in ("input_index", "input_id")}

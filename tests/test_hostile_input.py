@@ -236,8 +236,8 @@ def test_huge_line_numbers_and_unknown_commits(hostile) -> None:
         {"path": "ok.py", "commit": "ab" * 20, "text": "def nowhere():\n    pass"}])
     assert (past.verdict, past.reason) == ("historical-only", "lines-out-of-range")
     assert gone.verdict == "historical-only"
-    with pytest.raises(InputError, match="beyond any file"):
-        Index(repo.root, index).validate([{"path": "ok.py", "start_line": 10**12, "end_line": 10**12 + 5}])
+    [huge] = Index(repo.root, index).validate([{"path": "ok.py", "start_line": 10**12, "end_line": 10**12 + 5}])
+    assert huge.reason == "malformed-input" and "beyond any file" in huge.detail
 
 
 @pytest.mark.parametrize("sep", ["\n", "\r", "\x85", "\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"])

@@ -144,8 +144,8 @@ def test_bad_arguments_get_errors_and_the_server_survives(repo: Repo, index_dir:
             ("search", {"query": "x", "branch": "nope"}, "nope"),            # CodevouchError, as a tool error
             ("context", {"query": "x", "budget": -5}, "budget"),
             ("context", {"query": "x", "model": "no-such-model-9"}, "no-such-model-9"),
-            ("validate", {"snippets": [{"no_path": 1}]}, "path"),
             ("validate", {"snippets": "not a list"}, "snippets"),
+            ("validate", {"snippets": [{"path": "x.py"}], "input_format": "yaml"}, "input_format"),
             ("check_refs", {"text": 42}, "text"),
             ("build", {}, "build"),                                          # not offered without --allow-build
             ("no_such_tool", {}, "no_such_tool"),
@@ -171,6 +171,15 @@ def test_bad_arguments_get_errors_and_the_server_survives(repo: Repo, index_dir:
             'Invalid arguments for validate: `snippets` must be a list of objects (1 to 1000 items) (got "not a list").',
             "build is disabled: this server is read-only. To let agents build the index, start it with "
             "`codevouch mcp --allow-build`; or run `codevouch index build` in the repository."]
+        # An item of no known shape is its own verdict, naming the missing field; the others are judged.
+        document = {"id": "d1", "metadata": {"source": "shop/refund.py"}, "page_content": "return order.refund()",
+                    "type": "Document"}
+        err, mixed = await call(client, "validate", {"snippets": [{"no_path": 1}, document]})
+        assert not err and [(r["input_index"], r["input_id"], r["reason"]) for r in mixed["results"]] == [
+            (0, None, "malformed-input"), (1, "d1", "text-found")], mixed
+        assert 'missing "path"' in mixed["results"][0]["detail"]
+        err, forced = await call(client, "validate", {"snippets": [document], "input_format": "llamaindex"})
+        assert not err and 'missing "text"' in forced["results"][0]["detail"], forced
         # Too small a budget: what to pass, in the tool's own terms (the CLI says --budget).
         err, small = await call(client, "context", {"query": "order", "budget": 5})
         assert err and "pass a larger `budget` (at least" in small and "--budget" not in small, small

@@ -9,6 +9,7 @@ from typing import get_args
 import codevouch
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.validator.model import KIND_REASON, REASONS, VERDICTS
+from codevouch.validator.shapes import INPUT_FORMATS
 from codevouch.vocabulary import CURRENT_VERDICTS, EXCLUDED_KINDS, INDEXED_KINDS, Kind, Verdict
 from codevouch.worktree.rules import DEFAULT_PATTERNS, KIND_ORDER, Rules, classify_path
 
@@ -48,3 +49,4 @@ def test_the_mcp_schema_spells_the_same_kinds_and_modes() -> None:
     [kinds_list, _] = get_args(get_args(mcp_server.Kinds)[0])      # list[Literal[...]] | None
     assert get_args(get_args(kinds_list)[0]) == codevouch.api.KINDS
     assert get_args(get_args(mcp_server.Mode)[0]) == SEARCH_MODES
+    assert get_args(get_args(mcp_server.InputFormat)[0]) == INPUT_FORMATS

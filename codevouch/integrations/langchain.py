@@ -12,12 +12,11 @@ Needs `codevouch[langchain]` (langchain-core); importing this module imports it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
 
-from codevouch.integrations.windows import Window, judge
+from codevouch.integrations.windows import judge, langchain_window
 
 
 class CodevouchCompressor(BaseDocumentCompressor):
@@ -31,8 +30,7 @@ class CodevouchCompressor(BaseDocumentCompressor):
 
     def compress_documents(self, documents: Sequence[Document], query: str,
                            callbacks: Callbacks | None = None) -> Sequence[Document]:
-        windows = [Window(str(d.metadata.get("source") or d.metadata.get("file_path") or ""), d.page_content,
-                          _offset(d.metadata.get("start_index")), d.metadata) for d in documents]
+        windows = [langchain_window(d.page_content, d.metadata) for d in documents]
         kept = []
         for doc, judged in zip(documents, judge(self.repo, windows, commit=self.commit,
                                                 keep_history=self.keep_history)):
@@ -40,7 +38,3 @@ class CodevouchCompressor(BaseDocumentCompressor):
                 kept.append(Document(page_content=judged.text, metadata={**doc.metadata, **judged.metadata},
                                      id=doc.id))
         return kept
-
-
-def _offset(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -15,7 +15,7 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from codevouch.integrations.windows import Window, judge
+from codevouch.integrations.windows import judge, llamaindex_window
 
 
 class CodevouchPostprocessor(BaseNodePostprocessor):
@@ -33,9 +33,8 @@ class CodevouchPostprocessor(BaseNodePostprocessor):
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        windows = [Window(str(n.node.metadata.get("file_path") or n.node.metadata.get("file_name") or ""),
-                          n.node.get_content(metadata_mode=MetadataMode.NONE),
-                          getattr(n.node, "start_char_idx", None), n.node.metadata) for n in nodes]
+        windows = [llamaindex_window(n.node.get_content(metadata_mode=MetadataMode.NONE), n.node.metadata,
+                                     getattr(n.node, "start_char_idx", None)) for n in nodes]
         kept = []
         for item, judged in zip(nodes, judge(self.repo, windows, commit=self.commit,
                                              keep_history=self.keep_history)):

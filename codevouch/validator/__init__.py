@@ -9,21 +9,24 @@ number of snippets); each verdict is a pure function of them (decide.py).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from codevouch.errors import InputError
+from codevouch.validator import shapes
 from codevouch.validator.citation import header, version_line
 from codevouch.validator.decide import LOST, decide, move_needle
 from codevouch.validator.facts import Known, find_elsewhere, gather, start
 from codevouch.validator.gathered import Facts
 from codevouch.validator.model import REASONS, VERDICTS, Checked, Current, Decision, Snippet, Validated
-from codevouch.validator.parse import check_snippet, parse_snippets
+from codevouch.validator.parse import check_snippet, no_lone_surrogates, parse_items, parse_snippets
 from codevouch.validator.parsecache import CACHE as PARSES
 from codevouch.validator.render import brief_line, render_brief, render_text, summary, to_json
 
 __all__ = ["REASONS", "VERDICTS", "Checked", "Current", "Decision", "Facts", "Known", "Snippet", "Validated", "clear_caches",
-           "brief_line", "decide", "gather", "parse_snippets", "render_brief", "render_text", "summary", "to_json",
-           "validate"]
+           "brief_line", "decide", "gather", "parse_items", "parse_snippets", "render_brief", "render_text", "summary",
+           "to_json", "validate", "validate_items"]
 
 
 def clear_caches() -> None:
@@ -77,5 +80,53 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any] | Checked],
         if version is None:
             version = versions[key] = version_line(s, date, commit is not None, facts.head)
         cite = header(s, d, loc.rel or s.path, date, commit is not None, version)
+        if loc.rel and s.path.startswith("/"):
+            s = replace(s, path=loc.rel)    # an absolute path inside: relative from here on (packs, records)
         results.append(Validated(item, s, d.verdict, d.reason, d.detail, d.current, cite))
     return results
+
+
+def validate_items(repo: Path | str, items: Sequence[Any], input_format: str = "auto", strict: bool = False,
+                   known: Known | None = None) -> list[Validated]:
+    """A verdict for each item, in input order, each item read by its shape (shapes.py: a
+    codevouch snippet, a LangChain Document, a LlamaIndex node, told apart per item unless
+    `input_format` names one). An item that cannot be read is `excluded`, `malformed-input`, its
+    `detail` the error; the other items are still judged. Every result carries its `position`
+    and the id its item carried. InputError only for an unknown input_format."""
+    if input_format not in shapes.INPUT_FORMATS:
+        raise InputError(f"unknown input format {str(input_format)[:40]!r}; use one of "
+                         f"{', '.join(shapes.INPUT_FORMATS)}.")
+    read: list[Mapping[str, Any] | Checked] = []
+    bad: dict[int, Validated] = {}
+    for n, item in enumerate(items):
+        if isinstance(item, tuple):         # parsed already (a search hit)
+            read.append(item)
+            continue
+        where = f"input item {n + 1}"
+        try:
+            snippet = shapes.read(item, where, input_format)
+            parsed = check_snippet(snippet, where)
+            no_lone_surrogates(snippet, where)
+        except InputError as exc:
+            bad[n] = _malformed(item, n, str(exc))
+            continue
+        read.append((item, parsed))
+    judged = iter(validate(repo, read, strict, known) if read else [])
+    out = []
+    for n in range(len(items)):
+        if n in bad:
+            out.append(bad[n])
+        else:
+            v = next(judged)
+            out.append(replace(v, position=n, item_id=shapes.item_id(v.snippet)))
+    return out
+
+
+def _malformed(item: Any, position: int, error: str) -> Validated:
+    """The verdict of an item that could not be read: excluded, nothing read, the error said."""
+    given = item if isinstance(item, Mapping) else {"input": item}
+    path = given.get("path")
+    s = Snippet(path=path if isinstance(path, str) and path.strip() else f"input item {position + 1}")
+    d = Decision("malformed-input", error)
+    return Validated(given, s, d.verdict, d.reason, d.detail, None, header(s, d, s.path, None, False),
+                     position, shapes.item_id(given))

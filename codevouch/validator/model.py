@@ -99,7 +99,14 @@ REASONS: dict[str, Reason] = {
     "outside-repo": Reason(_E, "path outside the repository; not read",
                            "the path leaves the repository (`..`, absolute elsewhere, a symlink out, "
                            "inside `.git`, a NUL byte); nothing was read"),
+    "malformed-input": Reason(_E, "input item not understood; nothing read",
+                              "the item fits no input shape (or not the one the call forced), or a field of it "
+                              "is malformed; `detail` names the field and what to give; nothing was read, and "
+                              "the call's other items are still judged"),
 }
+
+# The reason of an input item that could not be read (validator.validate_items): the CLI exits 2.
+MALFORMED = "malformed-input"
 
 # reason code -> its verdict's string (an Enum's .value costs more than the lookup: asked per snippet)
 _VERDICT_OF: dict[str, str] = {code: reason.verdict.value for code, reason in REASONS.items()}
@@ -187,3 +194,7 @@ class Validated:
     detail: str
     current: Current | None
     citation: str
+    # Where the item was in the call's input (0-based) and the id it carried (a LangChain
+    # Document's `id`, a LlamaIndex node's `id_`): set by `validate_items`, None otherwise.
+    position: int | None = None
+    item_id: str | None = None

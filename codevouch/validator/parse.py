@@ -20,10 +20,28 @@ _FIX = "each snippet must be a JSON object with at least a non-empty string \"pa
 
 
 def parse_snippets(text: str) -> list[dict[str, Any]]:
-    """Snippets from a JSON list, a single JSON object, or JSON lines; [] for empty input."""
+    """Snippets from a JSON list, a single JSON object, or JSON lines; [] for empty input.
+    Every item must be a codevouch snippet: the first that is not raises InputError."""
+    items, where = _parsed(text)
+    for n, item in items:
+        check_snippet(item, f"input {where} {n}")
+        no_lone_surrogates(item, f"input {where} {n}")
+    return [item for _, item in items]
+
+
+def parse_items(text: str) -> list[Any]:
+    """The items of a JSON list, a single JSON object, or JSON lines, unchecked ([] for empty
+    input): each is read by its shape later (shapes.py), and one that is wrong is that item's
+    error alone. InputError only for what is not JSON, or too many items."""
+    return [item for _, item in _parsed(text)[0]]
+
+
+def _parsed(text: str) -> tuple[list[tuple[int, Any]], str]:
+    """(number, item) pairs, numbered as the error messages count them (items of a list, lines
+    of JSON lines), and which of the two that is."""
     stripped = text.strip()
     if not stripped:
-        return []
+        return [], "item"
     cap = environment.current().max_snippets
     if stripped.startswith("{"):
         # One (possibly pretty-printed) object; if that fails it is JSON lines, parsed below.
@@ -32,9 +50,7 @@ def parse_snippets(text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             single = None
         if isinstance(single, dict):
-            check_snippet(single, "input item 1")
-            _no_lone_surrogates(single, "input item 1")
-            return [single]
+            return [(1, single)], "item"
     if stripped.startswith("["):
         try:
             data = _loads(stripped)
@@ -44,25 +60,20 @@ def parse_snippets(text: str) -> list[dict[str, Any]]:
                 f"give a JSON list of snippet objects, or one JSON object per line.") from exc
         if isinstance(data, list):
             _at_most(len(data), cap)
-        items = [(n, item) for n, item in enumerate(data, 1)]
-        where = "item"
-    else:
-        items = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            _at_most(len(items) + 1, cap)
-            try:
-                items.append((n, _loads(line)))
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"input line {n}: invalid JSON ({exc.msg} at column {exc.colno}); give one "
-                    f"JSON object per line (JSON lines) or a single JSON list.") from exc
-        where = "line"
-    for n, item in items:
-        check_snippet(item, f"input {where} {n}")
-        _no_lone_surrogates(item, f"input {where} {n}")
-    return [item for _, item in items]
+            return list(enumerate(data, 1)), "item"
+        return [(1, data)], "item"
+    items: list[tuple[int, Any]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        _at_most(len(items) + 1, cap)
+        try:
+            items.append((n, _loads(line)))
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"input line {n}: invalid JSON ({exc.msg} at column {exc.colno}); give one "
+                f"JSON object per line (JSON lines) or a single JSON list.") from exc
+    return items, "line"
 
 
 MAX_SNIPPETS: int = environment.MAX_SNIPPETS.default    # per validate call from the CLI (~6 s): CODEVOUCH_MAX_SNIPPETS
@@ -75,7 +86,7 @@ def _at_most(count: int, cap: int) -> None:
                          "validate them in smaller batches, or raise the cap.")
 
 
-def _no_lone_surrogates(item: Mapping[str, Any], where: str) -> None:
+def no_lone_surrogates(item: Mapping[str, Any], where: str) -> None:
     """JSON's \\ud800-\\udfff escapes decode to lone surrogates: not text, and not printable."""
     for key in ("path", *_STR_FIELDS):
         if isinstance(item.get(key), str) and _SURROGATE.search(item[key]):

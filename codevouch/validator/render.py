@@ -16,9 +16,14 @@ from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
 
 
 def to_json(v: Validated) -> dict[str, Any]:
-    """The input snippet as given, plus verdict, reason, detail, current and citation."""
-    return {**v.snippet, "verdict": v.verdict, "reason": v.reason, "detail": v.detail,
-            "current": v.current.to_json() if v.current else None, "citation": v.citation}
+    """The input snippet as given, plus verdict, reason, detail, current and citation; and, for an
+    item of a validate call, where it was in the input (`input_index`, 0-based) and its id."""
+    out = {**v.snippet, "verdict": v.verdict, "reason": v.reason, "detail": v.detail,
+           "current": v.current.to_json() if v.current else None, "citation": v.citation}
+    if v.position is not None:
+        out["input_index"] = v.position
+        out["input_id"] = v.item_id
+    return out
 
 
 def summary(results: Sequence[Validated]) -> str:

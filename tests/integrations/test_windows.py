@@ -3,14 +3,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codevouch.integrations.windows import Window, judge, path_in
+from codevouch.integrations.windows import Window, judge
 from tests.gitrepo import Repo
 
 
-def test_absolute_paths_inside_are_made_relative(tmp_path: Path) -> None:
-    assert path_in(tmp_path, str(tmp_path / "a" / "b.py")) == "a/b.py"
-    assert path_in(tmp_path, "/elsewhere/b.py") == "/elsewhere/b.py"
-    assert path_in(tmp_path, "a.py") == "a.py"
+def test_absolute_paths_inside_are_made_relative(repo: Repo, tmp_path: Path) -> None:
+    repo.commit(**{"a/b.py": "X = 1\n"})
+    inside, outside = judge(repo.root, [Window(str(repo.root / "a" / "b.py"), "X = 1"),
+                                        Window(str(tmp_path / "b.py"), "X = 1")])
+    assert (inside.validated.verdict, inside.validated.parsed.path) == ("stale-but-ok", "a/b.py")
+    assert inside.metadata["codevouch_citation"].startswith("source: a/b.py\n")
+    assert (outside.validated.reason, outside.text) == ("outside-repo", None)
 
 
 def test_other_tools_metadata_of_another_shape_is_left_out() -> None:
