@@ -17,7 +17,7 @@ from codevouch.errors import InputError
 from codevouch.validator import shapes
 from codevouch.validator.citation import header, version_line
 from codevouch.validator.decide import LOST, decide, move_needle
-from codevouch.validator.facts import Known, find_elsewhere, gather, start
+from codevouch.validator.facts import Known, Started, find_elsewhere, gather, start
 from codevouch.validator.gathered import Facts
 from codevouch.validator.model import REASONS, VERDICTS, Checked, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, no_lone_surrogates, parse_items, parse_snippets
@@ -59,6 +59,13 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any] | Checked],
         else:
             parsed.append(check_snippet(item, f"snippet {number}"))    # InputError unless a mapping
             given.append(dict(item))
+    return _judged(repo, given, parsed, strict, started)
+
+
+def _judged(repo: Path | str, given: Sequence[Mapping[str, Any]], parsed: Sequence[Snippet], strict: bool,
+            started: Started, where: Sequence[tuple[int, str | None]] | None = None) -> list[Validated]:
+    """The verdicts of parsed snippets (`given`: each as the caller gave it); `where`: each
+    one's position in its call and the id it carried (validate_items)."""
     facts = gather(repo, parsed, strict, started)
     decisions = [decide(s, facts, strict) for s in parsed]
     # Symbols that left their file may live on in another one: one search for all of them.
@@ -70,7 +77,7 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any] | Checked],
             decisions[i] = decide(parsed[i], facts, strict)
     results = []
     versions: dict[tuple[str | None, ...], str] = {}   # most snippets share a commit: one version line
-    for item, s, d in zip(given, parsed, decisions):
+    for number, (item, s, d) in enumerate(zip(given, parsed, decisions)):
         loc = facts.located[s.path]
         commit = facts.commit_of(s)
         date = facts.commit_dates.get(commit or "")
@@ -82,7 +89,8 @@ def validate(repo: Path | str, snippets: Sequence[Mapping[str, Any] | Checked],
         cite = header(s, d, loc.rel or s.path, date, commit is not None, version)
         if loc.rel and s.path.startswith("/"):
             s = replace(s, path=loc.rel)    # an absolute path inside: relative from here on (packs, records)
-        results.append(Validated(item, s, d.verdict, d.reason, d.detail, d.current, cite))
+        position, item_id = where[number] if where is not None else (None, None)
+        results.append(Validated(item, s, d.verdict, d.reason, d.detail, d.current, cite, position, item_id))
     return results
 
 
@@ -96,30 +104,30 @@ def validate_items(repo: Path | str, items: Sequence[Any], input_format: str = "
     if input_format not in shapes.INPUT_FORMATS:
         raise InputError(f"unknown input format {str(input_format)[:40]!r}; use one of "
                          f"{', '.join(shapes.INPUT_FORMATS)}.")
-    read: list[Mapping[str, Any] | Checked] = []
+    started = start(repo, known)         # git starts while the items are read, as in validate
+    given: list[Mapping[str, Any]] = []
+    parsed: list[Snippet] = []
+    where: list[tuple[int, str | None]] = []
     bad: dict[int, Validated] = {}
     for n, item in enumerate(items):
         if isinstance(item, tuple):         # parsed already (a search hit)
-            read.append(item)
+            given.append(item[0])
+            parsed.append(item[1])
+            where.append((n, shapes.item_id(item[0])))
             continue
-        where = f"input item {n + 1}"
+        label = f"input item {n + 1}"
         try:
-            snippet = shapes.read(item, where, input_format)
-            parsed = check_snippet(snippet, where)
-            no_lone_surrogates(snippet, where)
+            snippet = shapes.read(item, label, input_format)
+            read = check_snippet(snippet, label)
+            no_lone_surrogates(snippet, label)
         except InputError as exc:
             bad[n] = _malformed(item, n, str(exc))
             continue
-        read.append((item, parsed))
-    judged = iter(validate(repo, read, strict, known) if read else [])
-    out = []
-    for n in range(len(items)):
-        if n in bad:
-            out.append(bad[n])
-        else:
-            v = next(judged)
-            out.append(replace(v, position=n, item_id=shapes.item_id(v.snippet)))
-    return out
+        given.append(item)
+        parsed.append(read)
+        where.append((n, shapes.item_id(item)))
+    judged = iter(_judged(repo, given, parsed, strict, started, where))
+    return [bad[n] if n in bad else next(judged) for n in range(len(items))]
 
 
 def _malformed(item: Any, position: int, error: str) -> Validated:
