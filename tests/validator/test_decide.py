@@ -13,7 +13,7 @@ import pytest
 
 from codevouch.validator.decide import decide
 from codevouch.validator.gathered import Facts, WorkFile
-from codevouch.validator.model import REASONS, Snippet
+from codevouch.validator.model import MALFORMED, REASONS, Snippet
 from codevouch.worktree import gitio
 from codevouch.worktree.files import TooLarge
 from codevouch.worktree.paths import Located
@@ -113,7 +113,8 @@ CASES: dict[str, tuple[Snippet, Facts]] = {
 
 
 def test_every_reason_has_a_case() -> None:
-    assert set(CASES) == set(REASONS)
+    # malformed-input is given before decide, to an item that cannot be read (test_shapes.py).
+    assert set(CASES) == set(REASONS) - {MALFORMED}
 
 
 @pytest.mark.parametrize("reason", sorted(CASES))
