@@ -397,3 +397,32 @@ def test_report_renders_a_figure_kept_from_an_older_results_schema() -> None:
     rendered = render({"profile": "quick", "machine": machine(), "figures": {"quality": old_quality}})
     assert "Recorded by an older version of the benchmark (no 'per_corpus'" in rendered
     assert "--only quality" in rendered
+
+
+def test_window_truth_puts_back_stripped_blanks_to_the_line_edge() -> None:
+    from codevouch_bench.lib.windows import occurs, stands_for
+    old = "class A:\n    def send(self):\n        return 1  \n"
+    s = stands_for(old, old.index("def send"), "def send(self):\n        return 1")
+    assert (s.text, s.at_line_start, s.at_line_end) == ("    def send(self):\n        return 1  ", True, True)
+    assert occurs(s, "# new\n" + old)                               # moved down: still current
+    assert not occurs(s, old.replace("    def", "  def"))           # re-indented: changed
+    assert not occurs(s, old.replace("return 1  ", "return 1 + x"))  # grown at the end: changed
+    mid = stands_for(old, old.index("send"), "send(self)")          # cut mid-line: may sit anywhere
+    assert not mid.at_line_start and occurs(mid, "x = send(self)\n")
+
+
+def test_splitter_windows_are_scored_on_a_tiny_history(tmp_path: Path) -> None:
+    pytest.importorskip("langchain_text_splitters")
+    from codevouch_bench.lib import windows
+    repo = tmp_path / "r"
+    corpus.init_repo(repo)
+    text = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(60))   # several windows
+    corpus.replace_tree(repo, {"m.py": text.encode(), "gone.go": b"package m\n\nfunc F() int {\n\treturn 1\n}\n"})
+    old = corpus.commit_all(repo, "N")
+    corpus.replace_tree(repo, {"m.py": text.replace("return x + 59", "return x - 59").encode(),
+                               "moved.go": b"package m\n\nfunc F() int {\n\treturn 1\n}\n" + b"\nfunc G() {}\n" * 9})
+    corpus.commit_all(repo, "N+1")
+    r = windows.score(repo, old)
+    assert r["windows"] >= 2 and r["languages"] == {"PYTHON": r["windows"] - 1, "GO": 1}
+    assert 0 < r["current"] < r["windows"] and (r["accuracy"], r["false_fresh"]) == (1.0, 0)
+    assert r["text_only_in_another_file"] == {"historical-only: file-deleted": 1}

@@ -6,6 +6,10 @@ tree at main. Every chunk the index holds for N is validated as if a search had 
 and each verdict is compared with the ground-truth class (codevouch_bench/lib/truth.py), alongside the
 check most teams write: "file exists and its hash equals the indexed hash".
 
+A third source, splitter windows (codevouch_bench/lib/windows.py: LangChain's language splitters at
+1,000/100), is scored on the same pairs (its tuning pairs) and on the profile's held-out window
+pairs, releases 2-3 years apart (codevouch_bench/lib/config.py), which make its headline.
+
 The index is built with the fake embedder: verdicts never look at vectors, and this figure
 needs every chunk, not the nearest ones, so embedding cost would buy nothing here.
 """
@@ -16,8 +20,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from codevouch_bench.lib import cli, corpus
+from codevouch_bench.lib import cli, corpus, windows
 from codevouch_bench.lib.common import log, machine, write_json
+from codevouch_bench.lib.config import WindowPair
 from codevouch_bench.lib.index import branch_records, snippets
 from codevouch_bench.lib.toolsnippets import tool_snippets
 from codevouch_bench.lib.truth import (
@@ -88,6 +93,27 @@ def evaluate_pair(old_spec: str, new_spec: str, work: Path) -> dict[str, Any]:
         out[name] = score(repo, items, classes, fates, naive=name == "codevouch-chunks")
         log(f"freshness {old_spec} -> {new_spec} [{name}]: {len(items)} snippets, accuracy "
             f"{out[name]['accuracy']:.4f}, false-fresh {out[name]['codevouch']['false_fresh']}")
+    out[WINDOWS] = {"name": f"{old_spec} → {new_spec}", "split": "tuning", **windows.score(repo, old_commit)}
+    _log_windows(out[WINDOWS])
+    return out
+
+
+WINDOWS = "splitter-windows"
+
+
+def _log_windows(w: dict[str, Any]) -> None:
+    log(f"freshness {w['name']} [{WINDOWS}, {w['split']}]: {w['windows']} windows, accuracy {w['accuracy']}, "
+        f"false-fresh {w['false_fresh']}, false-stale {w['false_stale']}")
+
+
+def evaluate_windows(pair: WindowPair, work: Path) -> dict[str, Any]:
+    """Splitter windows alone (no index: they need none) on a held-out pair."""
+    repo = work / cli.safe_name(f"windows-{pair.name}").replace(" ", "").replace("→", "-to-")
+    branch, _ = corpus.evolution_repo(repo, pair.old, pair.new, pair.subdirs)
+    out = {"name": pair.name, "split": "held-out", "old": pair.old, "new": pair.new, "language": pair.language,
+           "apart": pair.apart, "subdirs": list(pair.subdirs), "note": pair.note,
+           **windows.score(repo, corpus.git(repo, "rev-parse", branch).strip())}
+    _log_windows(out)
     return out
 
 
@@ -168,6 +194,7 @@ def main() -> None:
     corpus.fetch(v for pair in prof.evolutions for v in pair)
     work = cli.workdir(prof, "freshness")
     pairs = [evaluate_pair(old, new, work) for old, new in prof.evolutions]
+    held_out = [evaluate_windows(pair, work) for pair in prof.window_held_out]
     result = {"figure": "freshness", "profile": prof.name, "machine": machine(),
               "index_embedder": "fake (verdicts never read vectors)",
               "expected": {cls: sorted(v) for cls, v in EXPECTED.items()}, "meaning": MEANING,
@@ -177,7 +204,11 @@ def main() -> None:
                                               "included, cut and named by the benchmark's own parsers "
                                               "(ast; tree-sitter query for Rust) as another tool would: "
                                               "`outer.<locals>.inner`, `Type::method`"},
-              "pairs": pairs, "overall": {s: total(pairs, s) for s in SOURCES}}
+              "pairs": pairs, "overall": {s: total(pairs, s) for s in SOURCES},
+              "windows": {"splitter": f"LangChain RecursiveCharacterTextSplitter.from_language, "
+                                      f"{windows.CHUNK_SIZE}/{windows.OVERLAP}, default whitespace stripping, "
+                                      "add_start_index", "languages": windows.LANGUAGES,
+                          "truth": windows.TRUTH, "held_out": held_out}}
     if args.out:
         write_json(args.out, result)
     for s in SOURCES:

@@ -9,7 +9,8 @@ changed character inside the text is a changed window.
 What is forgiven is what the window lacks, never what it holds: blanks it kept must be there.
 Guards that keep the tolerance exact:
 - a window that starts (ends) with a word character is not found right after (before) another
-  one: `x = f()` is not inside `max = f()`;
+  one: `x = f()` is not inside `max = f()`, unless its own version shows it was cut there inside
+  a word (a splitter falls back to cutting a token longer than its window at a character);
 - where the snippet's own version of the file is at hand, the window must have the same
   surroundings as there: a window that began at a line's indentation (or ended at its end)
   must still, with the same indentation (trailing blanks), so a re-indented or extended line
@@ -78,8 +79,16 @@ def locate(window: Window, hay: str, old: str | None = None) -> Place | None:
     return Place(line, line + span, raw(offset), len(places), mine)
 
 
-Edges = tuple[str | None, str | None]   # the blanks before and after the window on its lines; None: code
-LOOSE = True                            # _fits' edges: anything may surround the window
+@dataclass(frozen=True)
+class Edges:
+    """What surrounded the window in its own version."""
+    before: str | None        # the blanks before it on its first line; None: code
+    after: str | None         # the blanks after it on its last line; None: code
+    in_word_start: bool       # it began inside a word (cut at a character): it may again
+    in_word_end: bool         # it ended inside a word
+
+
+LOOSE = True                  # _fits' edges: anything may surround the window
 
 
 def _places(window: Window, hay: str,
@@ -138,7 +147,10 @@ def _edges(window: Window, old: str) -> Edges | None:
     prefix = lf[lf.rfind("\n", 0, pos) + 1:pos]
     stop = lf.find("\n", end)
     suffix = lf[end:stop if stop != -1 else len(lf)]
-    return (None if prefix.strip() else prefix, None if suffix.strip() else suffix)
+    body = window.body
+    return Edges(None if prefix.strip() else prefix, None if suffix.strip() else suffix,
+                 _word(body[0]) and pos > 0 and _word(lf[pos - 1]),
+                 _word(body[-1]) and end < len(lf) and _word(lf[end]))
 
 
 def _dropped(hay: str) -> list[int]:
@@ -153,20 +165,21 @@ def _dropped(hay: str) -> list[int]:
 def _fits(window: Window, lf: str, pos: int, edges: Edges | None | bool) -> bool:
     """Whether the occurrence of the window's body at `pos` is the window verbatim (the guards
     in the module's docstring). `edges`: what must surround it (from its own version), None
-    for line edges, LOOSE for any surroundings (to find it in its own version)."""
-    body, end = window.body, pos + len(window.body)
-    if _word(body[0]) and pos > 0 and _word(lf[pos - 1]):
-        return False
-    if _word(body[-1]) and end < len(lf) and _word(lf[end]):
-        return False
+    for line edges, LOOSE for any surroundings (to find it in its own version: where it was cut
+    there, inside a word or not, is what that version shows)."""
     if edges is LOOSE:
         return True
+    body, end = window.body, pos + len(window.body)
+    cut = edges if isinstance(edges, Edges) else None
+    if _word(body[0]) and pos > 0 and _word(lf[pos - 1]) and not (cut and cut.in_word_start):
+        return False
+    if _word(body[-1]) and end < len(lf) and _word(lf[end]) and not (cut and cut.in_word_end):
+        return False
     prefix = lf[lf.rfind("\n", 0, pos) + 1:pos]
     stop = lf.find("\n", end)
     suffix = lf[end:stop if stop != -1 else len(lf)]
-    if isinstance(edges, tuple):
-        before, after = edges
-        return (before is None or prefix == before) and (after is None or suffix == after)
+    if cut is not None:
+        return (cut.before is None or prefix == cut.before) and (cut.after is None or suffix == cut.after)
     # Without its own version to show where the window was cut, it must sit at line edges (a
     # whole line that grew, `# demo` -> `# demo, edited`, is changed), and blanks the window
     # kept at an end mean it began (ended) there: a kept indentation is the line's own.

@@ -66,6 +66,20 @@ def test_a_short_window_is_placed_only_where_its_lines_or_offset_point() -> None
     assert (by_line.start_line, by_line.own, by_line.count) == (6, True, 2)
 
 
+def test_a_window_cut_inside_a_word_may_sit_inside_one_when_its_version_shows_it() -> None:
+    # A splitter cuts a token longer than its window at a character: 120 digits, cut at 60.
+    digits = "".join(str(i % 10) for i in range(120))
+    old = f"N = {digits}\n"
+    tail = Window.of(digits[60:], 1, 4 + 60)
+    place = locate(tail, old, old=old)
+    assert place is not None and (place.start_line, place.own) == (1, True)
+    assert locate(tail, "# moved\n" + old, old=old) is not None      # lines moved, text intact
+    assert locate(tail, old) is None                                   # no version to show the cut
+    assert locate(tail, old.replace(digits[100], "x"), old=old) is None
+    # A window its version shows at a word's edge is still not found inside a longer word.
+    assert locate(Window.of("x = f()", 1), "max = f()\n", old="x = f()\n") is None
+
+
 def test_blank_text_proves_nothing() -> None:
     assert locate(Window.of("  \n "), FILE) is None
 
@@ -149,6 +163,16 @@ def test_short_windows_and_unversioned_windows_on_a_real_repository(repo: Repo) 
                                              "text": "return None\n\n\ndef b():"}])[0])
     assert (plain["reason"], stripped["reason"]) == ("text-found", "text-found")
     assert (stripped["current"]["start_line"], stripped["current"]["end_line"]) == (3, 6)
+
+
+def test_windows_cut_inside_a_long_token_are_fresh_in_an_unchanged_file(repo: Repo) -> None:
+    # A literal longer than the window is cut at characters, mid-number; the file is unchanged.
+    digits = "".join(str(i * 7 % 10) for i in range(2600))
+    old = repo.commit(**{"lits.py": f'def big():\n    return int("{digits}")\n'})
+    windows = _windows(repo, old, ["lits.py"])
+    assert len(windows) >= 3
+    results = validate(repo.root, windows)
+    assert [(v.verdict, v.reason) for v in results] == [("usable", "same-commit")] * len(windows)
 
 
 def test_a_repeated_block_is_placed_at_the_one_nearest_its_lines() -> None:

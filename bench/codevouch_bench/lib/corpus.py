@@ -119,7 +119,7 @@ def git_checkout(spec: str) -> Path:
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    for path, data in _blobs_at(bare, commit, GIT_MAX_BLOB).items():
+    for path, data in blobs_at(bare, commit, GIT_MAX_BLOB).items():
         out = tmp / path
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(data)
@@ -130,7 +130,7 @@ def git_checkout(spec: str) -> Path:
 GIT_MAX_BLOB = 1_000_000  # larger blobs (bundles, data) are left out; snapshots may lack them anyway
 
 
-def _blobs_at(bare: Path, commit: str, max_bytes: int) -> dict[str, bytes]:
+def blobs_at(bare: Path, commit: str, max_bytes: int) -> dict[str, bytes]:
     """Path -> bytes of the regular files at `commit` up to max_bytes (one cat-file batch)."""
     listing = subprocess.run(["git", "--git-dir", str(bare), "ls-tree", "-r", "-l", "-z", commit],
                              check=True, capture_output=True).stdout.decode("utf-8", "surrogateescape")
@@ -224,17 +224,19 @@ def repo_from_files(repo: Path, files: dict[str, bytes], message: str = "snapsho
     return commit_all(repo, message)
 
 
-def evolution_repo(repo: Path, old_spec: str, new_spec: str) -> tuple[str, str]:
-    """Release N committed on branch `release-N` (and main), release N+1 on main after it.
+def evolution_repo(repo: Path, old_spec: str, new_spec: str,
+                   subdirs: Sequence[str] = ()) -> tuple[str, str]:
+    """Release N committed on branch `release-N` (and main), release N+1 on main after it (only
+    `subdirs` of each, when given).
 
     The working tree is left at main (release N+1). Returns (old branch name, new commit).
     """
     old_root, new_root = extract(old_spec), extract(new_spec)
     init_repo(repo)
-    replace_tree(repo, tree_files(old_root))
+    replace_tree(repo, tree_files(old_root, subdirs))
     commit_all(repo, f"release {old_spec}")
-    old_branch = "release-" + old_spec.split("==")[1]
+    old_branch = "release-" + (old_spec.split("==")[1] if "==" in old_spec else old_spec.rpartition("@")[2][:12])
     git(repo, "branch", old_branch)
-    replace_tree(repo, tree_files(new_root))
+    replace_tree(repo, tree_files(new_root, subdirs))
     new_commit = commit_all(repo, f"release {new_spec}")
     return old_branch, new_commit

@@ -21,6 +21,8 @@ from codevouch_bench.lib.overlay_report import headline as overlay_headline
 from codevouch_bench.lib.overlay_report import section as overlay_section
 from codevouch_bench.lib.truth import MEANING
 from codevouch_bench.lib.validated_search_report import section as validated_search_section
+from codevouch_bench.lib.windows_report import headline as windows_headline
+from codevouch_bench.lib.windows_report import section as windows_section
 
 VERDICTS = ("usable", "stale-but-ok", "historical-only", "excluded")
 
@@ -94,6 +96,7 @@ def headline(figs: dict[str, Any]) -> str:
                      f"{pct(t['accuracy'])} / {t['codevouch']['false_fresh']} of {t['codevouch']['stale_truth']}",
                      f"exists+hash check: false-stale {pct(o['naive_exists_and_hash']['false_stale_rate'])}; "
                      f"exists-only: false-fresh {pct(o['naive_exists_only']['false_fresh_rate'])}"])
+        rows += windows_headline(f)
     return table(["figure", "result", "context"], rows)
 
 
@@ -382,7 +385,7 @@ def section_freshness(f: dict[str, Any]) -> str:
             + table(["source", "class", "verdict", "reason", "path", "symbol", "lines", "validator's current"],
                     [[src, w["class"], w["verdict"], w["reason"], w["path"], w["symbol"], w["lines"], w.get("current")]
                      for src, w in disagreements[:20]])) if disagreements else "\nNo disagreements.\n"
-    return out
+    return out + windows_section(f, table)
 
 
 def section_validate(v: dict[str, Any]) -> str:
@@ -509,7 +512,11 @@ NOTES = """
   name in codevouch_bench/lib/config.py; codevouch's knobs were set on the tuning set only.
 - **Freshness.** The index for this figure is built with the fake embedder (verdicts never read vectors;
   every chunk is validated, not the nearest ones). Ground truth is computed by `codevouch_bench/lib/truth.py` from
-  `git diff -M` and `ast`, independently of the validator.
+  `git diff -M` and `ast`, independently of the validator. Splitter windows need no index; their truth is a
+  plain string search in `codevouch_bench/lib/windows.py` (the window's text with the stripped blanks put back
+  to the line edge, at its path or git's rename target), never codevouch's matcher. Their held-out pairs
+  (2-3 years apart: Python, Go from `spf13/cobra`, TypeScript from `ReactiveX/rxjs`'s `src/`, Rust from
+  `serde-rs/json`, pinned by commit) are fixed in codevouch_bench/lib/config.py and never tuned on.
 - **Noise.** The machine's 2 cores are shared with other work; load averages are recorded. Compare
   ratios measured in the same run, not absolute times across runs.
 """
