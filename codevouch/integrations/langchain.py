@@ -7,6 +7,7 @@ interface) that vouches for retrieved code windows against the git working tree.
 
 Documents carry `metadata["source"]` (a path) and, from a splitter with `add_start_index=True`,
 `metadata["start_index"]`; `commit`, `blob_sha`, `start_line`, `end_line` are used when present.
+A Document that cannot be read (no `source`) is dropped as excluded; the others are still judged.
 Needs `codevouch[langchain]` (langchain-core); importing this module imports it.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
 
-from codevouch.integrations.windows import judge, langchain_window
+from codevouch.integrations.windows import judge, langchain_item
 
 
 class CodevouchCompressor(BaseDocumentCompressor):
@@ -30,10 +31,9 @@ class CodevouchCompressor(BaseDocumentCompressor):
 
     def compress_documents(self, documents: Sequence[Document], query: str,
                            callbacks: Callbacks | None = None) -> Sequence[Document]:
-        windows = [langchain_window(d.page_content, d.metadata) for d in documents]
+        items = [langchain_item(d.page_content, d.metadata, d.id, self.commit) for d in documents]
         kept = []
-        for doc, judged in zip(documents, judge(self.repo, windows, commit=self.commit,
-                                                keep_history=self.keep_history)):
+        for doc, judged in zip(documents, judge(self.repo, items, "langchain", keep_history=self.keep_history)):
             if judged.text is not None:
                 kept.append(Document(page_content=judged.text, metadata={**doc.metadata, **judged.metadata},
                                      id=doc.id))

@@ -7,6 +7,7 @@ interface) that vouches for retrieved code nodes against the git working tree.
 
 Nodes carry `metadata["file_path"]` (or `file_name`), `start_char_idx`, and their text;
 `commit`, `blob_sha`, `start_line`, `end_line` in the metadata are used when present.
+A node that cannot be read (no file path) is dropped as excluded; the others are still judged.
 Needs `codevouch[llamaindex]` (llama-index-core); importing this module imports it.
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from codevouch.integrations.windows import judge, llamaindex_window
+from codevouch.integrations.windows import judge, llamaindex_item
 
 
 class CodevouchPostprocessor(BaseNodePostprocessor):
@@ -33,11 +34,10 @@ class CodevouchPostprocessor(BaseNodePostprocessor):
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        windows = [llamaindex_window(n.node.get_content(metadata_mode=MetadataMode.NONE), n.node.metadata,
-                                     getattr(n.node, "start_char_idx", None)) for n in nodes]
+        items = [llamaindex_item(n.node.get_content(metadata_mode=MetadataMode.NONE), n.node.metadata,
+                                 getattr(n.node, "start_char_idx", None), n.node.node_id, self.commit) for n in nodes]
         kept = []
-        for item, judged in zip(nodes, judge(self.repo, windows, commit=self.commit,
-                                             keep_history=self.keep_history)):
+        for item, judged in zip(nodes, judge(self.repo, items, "llamaindex", keep_history=self.keep_history)):
             if judged.text is None:
                 continue
             node = item.node.model_copy(deep=True)

@@ -139,17 +139,24 @@ def _checked_offset(get: Callable[[str], Any], where: str) -> int | None:
     non-negative integer (a bool is not one), or None; both given, they must agree."""
     found: int | None = None
     for key in OFFSET_FIELDS:
-        value = get(key)
+        value = checked_offset(get(key), key, where)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > MAX_LINE:
-            raise InputError(f"{where}: \"{key}\" must be a character offset (an integer, 0 or more) "
-                             f"or null, got {str(value)[:40]!r}.")
         if found is not None and value != found:
             raise InputError(f"{where}: \"start_index\" ({found}) and \"start_char_idx\" ({value}) "
                              "disagree; give one character offset.")
         found = value
     return found
+
+
+def checked_offset(value: Any, key: str, where: str) -> int | None:
+    """One character offset: a non-negative integer (a bool is not one) no larger than MAX_LINE,
+    or None; InputError names `key`, the field as the caller spelled it."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0
+                              or value > MAX_LINE):
+        raise InputError(f"{where}: \"{key}\" must be a character offset (an integer, 0 or more) "
+                         f"or null, got {str(value)[:40]!r}.")
+    return value
 
 
 def _checked_path(path: Any, where: str) -> str:

@@ -11,10 +11,11 @@ text}` without a commit already is), two shapes are read as they come out of the
   by alias), a Document's `text_resource`, or a `NodeWithScore` (`{"node": {...}, "score": ...}`).
 
 `auto` tells the shape of each item apart (`detect`); a named format forces one. An item that
-fits none, or not the forced one, raises InputError naming the missing field: the caller
+fits none, or not the forced one, raises InputError naming the missing or wrong field as that
+shape spells it (a node's "start_char_idx", a Document's "metadata.start_index"): the caller
 (`validator.validate_items`) turns that into a verdict for that item alone.
 
-The pipeline filters (codevouch/integrations) read live objects into the same `Window`.
+The pipeline filters (codevouch/integrations) hand live objects to validate_items in these shapes.
 Metadata of another tool's making is not ours: a `commit` that is no object id, a `start_line`
 that is a string, is left out rather than refused.
 """
@@ -28,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from codevouch.errors import InputError
+from codevouch.validator.parse import checked_offset
 
 INPUT_FORMATS: tuple[str, ...] = ("auto", "codevouch", "langchain", "llamaindex")
 
@@ -65,6 +67,12 @@ class Window:
         if commit and "commit" not in item:
             item["commit"] = commit
         return item
+
+
+def fits(key: str, value: Any) -> bool:
+    """Whether `value` is of the form the validator reads for the metadata key `key` (commit,
+    blob_sha, start_line, end_line, symbol, branch)."""
+    return _EXTRA[key](value)
 
 
 def langchain_window(content: str, metadata: Mapping[str, Any]) -> Window:
@@ -147,6 +155,7 @@ def _langchain(item: Mapping[str, Any], where: str, forced: bool) -> dict[str, A
         raise InputError(f"{where}: a LangChain Document without \"metadata.source\" (or \"file_path\"): "
                          "put the file's path there, relative to the repository or absolute inside it, "
                          "as LangChain's loaders do.")
+    checked_offset(window.start_char, "metadata.start_index", where)   # the user's field, not ours
     return window.snippet()
 
 
@@ -166,6 +175,7 @@ def _llamaindex(item: Mapping[str, Any], where: str, forced: bool) -> dict[str, 
         raise InputError(f"{where}: a LlamaIndex node without \"metadata.file_path\" (or \"file_name\"): "
                          "put the file's path there, relative to the repository or absolute inside it, "
                          "as SimpleDirectoryReader does.")
+    checked_offset(window.start_char, "start_char_idx", where)
     return window.snippet()
 
 

@@ -73,3 +73,11 @@ def test_outside_paths_are_dropped_and_nothing_is_read(repo: Repo, tmp_path: pyt
     repo.commit(**{"m.py": "X = 1\n"})
     doc = Document(page_content="X = 1", metadata={"source": "/etc/hostname", "start_index": 0})
     assert CodevouchCompressor(repo=str(repo.root)).compress_documents([doc], "x") == []
+
+
+def test_a_document_without_a_source_is_dropped_and_the_others_judged(repo: Repo) -> None:
+    commit = repo.commit(**{"m.py": "X = 1\nY = 2\n"})
+    docs = [Document(page_content="X = 1", metadata={"start_index": 0}, id="no-source"),
+            Document(page_content="Y = 2", metadata={"source": "m.py", "start_index": 6}, id="good")]
+    kept = CodevouchCompressor(repo=str(repo.root), commit=commit).compress_documents(docs, "x")
+    assert [(d.id, d.metadata["codevouch_verdict"]) for d in kept] == [("good", "usable")]

@@ -74,6 +74,17 @@ def test_a_bad_item_among_good_ones_and_a_forced_format(idx: Index) -> None:
         idx.validate(items, input_format="yaml")
 
 
+def test_a_bad_offset_is_named_as_the_item_spells_it(idx: Index) -> None:
+    items = [node("m.py", "return 2", -1, "n1"), doc("m.py", "return 1", -3),
+             {"path": "m.py", "text": "return 1", "start_char_idx": 2**40},
+             node("m.py", "return 2", CODE.index("return 2"), "n2")]
+    got = idx.validate(items)
+    assert [r.reason for r in got] == ["malformed-input"] * 3 + ["text-found"]
+    assert got[0].detail.startswith('input item 1: "start_char_idx" must be a character offset')
+    assert got[1].detail.startswith('input item 2: "metadata.start_index" must be a character offset')
+    assert got[2].detail.startswith('input item 3: "start_char_idx" must be a character offset')
+
+
 def test_absolute_paths_inside_are_relative_and_outside_excluded(idx: Index, repo: Repo, tmp_path: Path) -> None:
     outside = tmp_path / "m.py"
     outside.write_text(CODE)
