@@ -10,12 +10,14 @@ cannot be read (a Document with no `source`, a node with no file path, a negativ
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codevouch.errors import InputError
+from codevouch.printable import one_line
 from codevouch.validator import Validated, validate_items
 from codevouch.validator.shapes import fits
 
@@ -24,6 +26,9 @@ __all__ = ["KEEP", "PREFIX", "Judged", "judge", "langchain_item", "llamaindex_it
 KEEP = ("usable", "stale-but-ok")
 # Metadata keys fed back to the pipeline (flat scalars: vector stores keep only those).
 PREFIX = "codevouch_"
+# A pipeline hands back only what it keeps, so an item dropped as unreadable is logged here:
+# a retriever whose documents all lack a `source` must not look like one that found nothing.
+LOG = logging.getLogger("codevouch.integrations")
 
 
 def langchain_item(content: str, metadata: Mapping[str, Any], doc_id: str | None,
@@ -66,6 +71,9 @@ def judge(repo: Path | str, items: Sequence[Mapping[str, Any]], input_format: st
     read as the relative one (the validator's rule). An item that cannot be read comes back
     `excluded`, `malformed-input`, its detail naming the field; the call goes on."""
     results = validate_items(Path(repo), items, input_format)
+    for position, v in enumerate(results):
+        if v.reason == "malformed-input":
+            LOG.warning("codevouch dropped item %d, which it cannot read: %s", position, one_line(v.detail))
     return [_judged(v, keep_history) for v in results]
 
 

@@ -2,6 +2,8 @@
 splitter's windows in a real in-memory vector store, retrieved, the repository edited."""
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from tests.gitrepo import Repo
@@ -75,9 +77,14 @@ def test_outside_paths_are_dropped_and_nothing_is_read(repo: Repo, tmp_path: pyt
     assert CodevouchCompressor(repo=str(repo.root)).compress_documents([doc], "x") == []
 
 
-def test_a_document_without_a_source_is_dropped_and_the_others_judged(repo: Repo) -> None:
+def test_a_document_without_a_source_is_dropped_and_the_others_judged(
+        repo: Repo, caplog: pytest.LogCaptureFixture) -> None:
     commit = repo.commit(**{"m.py": "X = 1\nY = 2\n"})
     docs = [Document(page_content="X = 1", metadata={"start_index": 0}, id="no-source"),
             Document(page_content="Y = 2", metadata={"source": "m.py", "start_index": 6}, id="good")]
-    kept = CodevouchCompressor(repo=str(repo.root), commit=commit).compress_documents(docs, "x")
+    with caplog.at_level(logging.WARNING, logger="codevouch.integrations"):
+        kept = CodevouchCompressor(repo=str(repo.root), commit=commit).compress_documents(docs, "x")
     assert [(d.id, d.metadata["codevouch_verdict"]) for d in kept] == [("good", "usable")]
+    # The dropped one is said, with the field it lacks, not lost in silence.
+    [record] = caplog.records
+    assert "item 0" in record.getMessage() and "metadata.source" in record.getMessage()
