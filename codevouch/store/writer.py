@@ -158,6 +158,8 @@ class Writer:
             # The tantivy copies of a space (or older collection) no branch uses any more.
             shutil.rmtree(lexindex.space_dir(self.index_dir, name), ignore_errors=True)
         self._prune_lexical(space, lexindex.Copy(space, coll, previous_stamp) if previous_stamp else None)
+        if previous is not None and previous.space not in (None, space) and previous.space not in done.old_collections:
+            self._prune_lexical(previous.space)    # the branch left that space: its copy there goes
         if not server_url():
             # On a server, readers of the last published snapshot may still need these vectors:
             # the next build's start collects them.
