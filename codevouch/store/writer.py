@@ -25,7 +25,7 @@ from codevouch.store import lease, lexical, lexindex, team
 from codevouch.store.ledger import Ledger
 from codevouch.store.locks import writer_lock
 from codevouch.store.naming import lex_key, server_url
-from codevouch.store.records import BuildChange, Committed
+from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed
 from codevouch.store.vectors import VectorStore
 
 # Called between the phases of a build ("planned" by the build; "vectors-written",
@@ -133,31 +133,15 @@ class Writer:
         have = ledger.space_lex_keys(space, docs)
         lexical_docs = [(key, lexical.document(chunk_texts[r.id], r.path, r.symbol))
                         for key, r in docs.items() if key not in have]
-        coll = change.state.coll
-        previous = ledger.branch(coll)
-        previous_stamp = ledger.branch_stamp(previous) if previous is not None and previous.space == space else None
-        # The branch's copy holds its live documents only (lexindex.py): what left the live set
-        # and what joined it, whether new to the space or not (a file another branch has, one
-        # brought back from history). A lexical key is of one path, so the files the build
-        # touches are the whole difference.
-        touched = sorted({*(r.path for r in change.files), *change.deleted_paths, *change.dropped_paths,
-                          *(r.path for r in records)})
-        live_before = ledger.live_lex_keys(space, coll, touched) if previous_stamp is not None else set()
-
-        def stage_lexical(_removed: list[str], stamp: str) -> None:
-            live_after = ledger.live_lex_keys(space, coll, touched) if previous_stamp is not None else set()
-            lexindex.stage(self.index_dir, lexindex.Copy(space, coll, stamp), previous_stamp,
-                           live_before - live_after, sorted(live_after - live_before),
-                           functools.partial(ledger.lexical_docs, space, coll))
-            on_phase("lexical-staged")
-
+        previous = ledger.branch(change.state.coll)
+        stage_lexical, previous_copy = self._lexical_stage(change, previous, records, on_phase)
         done = ledger.commit(replace(change, lexical=lexical_docs), before_commit=stage_lexical)
         on_phase("committed")
         for name in done.old_collections:
             self.vectors.drop(name)
             # The tantivy copies of a space (or older collection) no branch uses any more.
             shutil.rmtree(lexindex.space_dir(self.index_dir, name), ignore_errors=True)
-        self._prune_lexical(space, lexindex.Copy(space, coll, previous_stamp) if previous_stamp else None)
+        self._prune_lexical(space, previous_copy)
         if previous is not None and previous.space not in (None, space) and previous.space not in done.old_collections:
             self._prune_lexical(previous.space)    # the branch left that space: its copy there goes
         if not server_url():
@@ -165,6 +149,29 @@ class Writer:
             # the next build's start collects them.
             self.collect_garbage()
         return done
+
+    def _lexical_stage(self, change: BuildChange, previous: BranchState | None, records: Sequence[ChunkRecord],
+                       on_phase: PhaseHook) -> tuple[Callable[[list[str], str], None], lexindex.Copy | None]:
+        """What writes the branch's new tantivy copy inside the commit (Ledger.commit's
+        `before_commit`), and the copy it starts from (None: written whole).
+
+        The copy holds the branch's live documents only (lexindex.py): what left the live set and
+        what joined it, whether new to the space or not (a file another branch has, one brought
+        back from history). A lexical key is of one path, so the files the build touches are the
+        whole difference."""
+        ledger, space, coll = self.ledger, change.state.space, change.state.coll
+        assert space is not None
+        stamp = ledger.branch_stamp(previous) if previous is not None and previous.space == space else None
+        touched = sorted({*(r.path for r in change.files), *change.deleted_paths, *change.dropped_paths,
+                          *(r.path for r in records)})
+        before = ledger.live_lex_keys(space, coll, touched) if stamp is not None else set()
+
+        def stage_lexical(_removed: list[str], new_stamp: str) -> None:
+            after = ledger.live_lex_keys(space, coll, touched) if stamp is not None else set()
+            lexindex.stage(self.index_dir, lexindex.Copy(space, coll, new_stamp), stamp, before - after,
+                           sorted(after - before), functools.partial(ledger.lexical_docs, space, coll))
+            on_phase("lexical-staged")
+        return stage_lexical, lexindex.Copy(space, coll, stamp) if stamp is not None else None
 
     def _write_vectors(self, model: str, name: str, hashes: Sequence[str]) -> None:
         """Upsert the texts' cached vectors under their hashes, a batch at a time, so memory stays
