@@ -242,7 +242,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         old_files = ledger.files(target.base)
         if _up_to_date(state, full, commit, outdated) and state is not None and state.repo == target.repo:
             # (An entry taken over from a clone gone from its path is written again, with this path.)
-            writer.sync_lexical(target.space)
+            writer.sync_lexical(target.base)
             return _summary(target, tree, [*others, *unnamed], old_files, embedded=0, reused=0, deleted=0, indexed=0,
                             noop=True, seconds=time.monotonic() - started)
         plan = plan_refresh(old_files, tree, full)

@@ -381,8 +381,8 @@ def defining(overlay: Overlay, names: Sequence[str]) -> list[str]:
     return [post.ids[at] for at in sorted({at for n in names for at in post.names.get(n, ())})]
 
 
-def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, space: str,
-                   stamp: str | None) -> list[tuple[str, float]]:
+def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path,
+                   copy: lexindex.Copy | None) -> list[tuple[str, float]]:
     """(chunk id, BM25) of the overlay's chunks that hold a query term, best first: the lexical
     index's own scoring (lexindex.bm25: its analysis, clauses and field norms) with its document
     count, tokens and frequencies plus the overlay's, so a chunk scores here as it will in the
@@ -391,7 +391,7 @@ def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path, spac
         return []
     post = _postings(overlay, lexindex.analyzer())
     clauses = lexindex.clauses(terms)
-    stats = lexindex.stats(index_dir, space, stamp, [t for c in clauses for t, _ in c]) if stamp else None
+    stats = lexindex.stats(index_dir, copy, [t for c in clauses for t, _ in c]) if copy is not None else None
     total, tokens, df_index = stats if stats is not None else (0, None, {})
     n = total + len(post.ids)
     avgdl = (tokens + sum(post.lengths)) / n if tokens is not None else post.avgdl

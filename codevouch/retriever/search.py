@@ -309,7 +309,6 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     files the overlay replaces, merged by score with the overlay's chunks (cosine similarity
     for the dense list, BM25 on the lexical index's scale for the other; retriever/overlay.py)."""
     assert state.space is not None
-    space = state.space
     out = _Rankings([], {})
     qvec: Future[list[float]] | None = None
     if mode != SearchMode.LEXICAL and embedder is not None:
@@ -330,7 +329,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
         terms = list(dict.fromkeys(lexical.terms(query) + pairs))
         ids = live.merged(_kept(ids, out.records, ov, include_history, state, lambda cid: lex_scores.get(cid, 0.0)),
-                          live.lexical_scores(ov, terms, index_dir, space, ledger.lexical_stamp(space)), depth)
+                          live.lexical_scores(ov, terms, index_dir, ledger.copy_of(state)), depth)
     if ov is not None:
         out.records.update((c.record.id, c.record) for c in ov.chunks)
     if ids:
@@ -417,16 +416,14 @@ def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: li
                   keep: Callable[[str], bool] | None = None) -> list[str]:
     """The branch's chunks that define one of `names`, by the tantivy copy's name field (none
     when the copy cannot answer)."""
-    assert state.space is not None
-    space = state.space
-    stamp = ledger.lexical_stamp(space)
-    if not stamp:
+    copy = ledger.copy_of(state)
+    if copy is None:
         return []
 
     def fetch(n: int) -> list[str]:
-        return [key for key, _ in lexindex.search_names(index_dir, space, stamp, names, n, terms) or []]
+        return [key for key, _ in lexindex.search_names(index_dir, copy, names, n, terms) or []]
     return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
-                    keep=keep)
+                    keep=keep, ranked=ledger.branch_size(state.coll))
 
 
 def _similarities(rankings: _Rankings, query: Sequence[float], sims: dict[str, float],
@@ -493,15 +490,15 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
     """The branch's chunks ranked by the lexical index (their records added to `records`, their
     scores, higher better, to `scores`)."""
     assert state.space is not None
-    space = state.space
+    space, coll = state.space, state.coll
     pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
     terms = list(dict.fromkeys(lexical.terms(query) + pairs))
-    stamp = ledger.lexical_stamp(space)
+    copy = ledger.copy_of(state)
     if not terms:
         return []
-    if stamp is None:
+    if copy is None:
         raise BadIndex(f"the lexical index of branch {state.branch} has no state stamp; run `codevouch index build`.")
-    # The tantivy copy of the space's lexical index (see lexindex.py): the ranking's first search
+    # The tantivy copy of the branch's live lexical documents (see lexindex.py): the ranking's first search
     # tells whether it can answer for this state (None: missing, stale or unreadable), and then it is
     # written from the ledger's rows before anything is taken from it. A later, deeper search that
     # fails adds nothing.
@@ -510,10 +507,10 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
 
     def fetch(n: int) -> list[str]:
         nonlocal answered
-        found = lexindex.search(index_dir, space, stamp, terms, n, settings.name_boost, settings.exact_boost)
+        found = lexindex.search(index_dir, copy, terms, n, settings.name_boost, settings.exact_boost)
         if found is None and not answered:
-            lexindex.ensure(index_dir, space, stamp, lambda: ledger.lexical_docs(space))
-            found = lexindex.search(index_dir, space, stamp, terms, n, settings.name_boost, settings.exact_boost)
+            lexindex.ensure(index_dir, copy, lambda: ledger.lexical_docs(space, coll))
+            found = lexindex.search(index_dir, copy, terms, n, settings.name_boost, settings.exact_boost)
             if found is None:
                 raise BadIndex(f"the lexical index of branch {state.branch} in {index_dir} cannot be read or "
                                "written again; run `codevouch index build`.")
@@ -521,7 +518,7 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
         by_key.update(found or [])
         return [key for key, _ in found or []]
     ids = _members(ledger, state, depth, False, records, fetch, by="lex_key",
-                   widenings=settings.max_widenings, keep=keep)
+                   widenings=settings.max_widenings, keep=keep, ranked=ledger.branch_size(coll))
     if scores is not None:
         for cid in ids:
             rec = records[cid]
@@ -540,7 +537,7 @@ def _pairs(query: str, how: str | None = DEFAULT.lexical_pairs) -> list[str]:
 
 def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bool,
              records: dict[str, ChunkRecord], fetch: Callable[[int], list[str]], by: str = "text_hash",
-             *, widenings: int, keep: Callable[[str], bool] | None = None) -> list[str]:
+             *, widenings: int, keep: Callable[[str], bool] | None = None, ranked: int | None = None) -> list[str]:
     """The branch's best `depth` chunks (ids) from a ranking of keys over the repository's
     shared space: a vector's text hash, or a lexical row's key (by="lex_key"), which stand
     for every chunk of the branch with that text (as the branch sees it, see branch_members).
@@ -549,9 +546,11 @@ def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bo
     where share is the branch's part of the space, keep the branch's members by the ledger,
     and ask again, deeper, in the rare case that too few were members. `keep`: a --path filter,
     applied to the members, whose share of the space it makes smaller (so the first ask is
-    already deep enough, on average, for `depth` members that it keeps)."""
+    already deep enough, on average, for `depth` members that it keeps). `ranked`: how many chunks
+    `fetch` ranks, when not the whole space (the branch's lexical copy holds its live chunks only)."""
     assert state.space is not None
-    total = _space_size(ledger, state.space) + ledger.pending_count()  # a killed build's leftovers too
+    # the space's vectors, with a killed build's leftovers
+    total = ranked if ranked is not None else _space_size(ledger, state.space) + ledger.pending_count()
     mine = (ledger.branch_size(state.coll, include_history) if keep is None
             else _kept_size(ledger, state.coll, include_history, keep))
     if total == 0 or mine == 0:

@@ -4,7 +4,7 @@
                    (its format changes only by the ordered steps of store/migrations.py)
     usage.sqlite   local usage records (store/usage.py), only beside a ledger
     chroma/        embedded Chroma (absent with CODEVOUCH_CHROMA_URL: the vectors are on the server)
-    lexical/       the tantivy copies of each space's lexical index (store/lexindex.py)
+    lexical/       the tantivy copies of each branch's live lexical documents, by space (store/lexindex.py)
     team/          team snapshots fetched from a Chroma server (store/team.py)
     hooks.log      what the git hooks' background builds did (indexer/hooks.py)
     write.lock     one writer at a time (store/locks.py)

@@ -14,7 +14,18 @@ from typing import Any
 
 from codevouch.errors import BadIndex, CodevouchError
 from codevouch.store.indexdir import IndexDir
-from codevouch.store.ledgerfile import connect, lexical_docs, open_for_read, quote_path, sqlite_errors, upgrade
+from codevouch.store.ledgerfile import (
+    BRANCH_STAMP,
+    branch_stamp,
+    connect,
+    lexical_docs,
+    live_lex_keys,
+    open_for_read,
+    quote_path,
+    sqlite_errors,
+    upgrade,
+)
+from codevouch.store.lexindex import Copy
 from codevouch.store.naming import chunk_id, collection_base, lex_key
 from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed, FileRow, NewChunk, Outdated
 
@@ -206,9 +217,10 @@ class Ledger:
             db.execute("INSERT INTO lexmap SELECT * FROM src.lexmap WHERE coll IN (SELECT space FROM branches)")
             db.execute("INSERT INTO lexicon (rowid, terms) SELECT rowid, terms FROM src.lexicon "
                        "WHERE rowid IN (SELECT rowid FROM lexmap)")
-            # The spaces' lexical stamps: a reader writes its tantivy copy of each under them.
+            # The spaces' and branches' lexical stamps: a reader writes its tantivy copies under them.
             db.execute("INSERT OR REPLACE INTO meta SELECT * FROM src.meta "
-                       "WHERE key IN (SELECT 'lexical:' || space FROM branches)")
+                       f"WHERE key IN (SELECT 'lexical:' || space FROM branches UNION ALL SELECT '{BRANCH_STAMP}' || coll "
+                       "FROM branches)")
             # Same content, same bytes: a build that changed nothing publishes nothing new.
             db.execute("UPDATE _migrations SET applied_at = 'snapshot'")
             db.execute("COMMIT")
@@ -239,10 +251,14 @@ class Ledger:
             (state.coll, match, state.space, n))
         return [(_record(state, row), score) for score, *row in rows]
 
-    def lexical_docs(self, coll: str) -> Iterator[tuple[str, str, str]]:
-        """Every (lexical key, terms, symbol) of a collection's lexical index (to rebuild a derived
-        one; the chunks of one key share its path, symbol and text, see naming.lex_key)."""
-        yield from lexical_docs(self.db, coll)
+    def lexical_docs(self, space: str, coll: str, keys: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
+        """Every (lexical key, terms, symbol) of the space live in branch `coll` (or of those of
+        `keys`), in key order: its tantivy copy (lexindex.py)."""
+        yield from lexical_docs(self.db, space, coll, keys)
+
+    def live_lex_keys(self, space: str, coll: str, paths: Sequence[str] | None = None) -> set[str]:
+        """The lexical keys of the space live in branch `coll` (in its files of `paths`)."""
+        return live_lex_keys(self.db, space, coll, paths)
 
     # -- embedding cache (content-addressed, so safe to commit at any time) -------
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, list[float]]:
@@ -270,10 +286,19 @@ class Ledger:
 
     # -- one build, made visible at once -----------------------------------------------
     def lexical_stamp(self, space: str) -> str | None:
-        """A token that changes with every commit that changes the space's lexical index (what
-        the tantivy copy is stamped with; see lexindex.py)."""
+        """A token that changes with every commit that changes the space's lexical rows."""
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (f"lexical:{space}",)).fetchone()
         return row[0] if row else None
+
+    def branch_stamp(self, state: BranchState) -> str | None:
+        """A token that changes with every commit of the branch: what its tantivy copy, the
+        branch's live lexical documents, is named and stamped after (lexindex.py)."""
+        return branch_stamp(self.db, state.coll, state.space) if state.space is not None else None
+
+    def copy_of(self, state: BranchState) -> Copy | None:
+        """The branch's tantivy copy as the ledger names it now (None: no space or no stamp)."""
+        stamp = self.branch_stamp(state)
+        return Copy(state.space, state.coll, stamp) if state.space is not None and stamp is not None else None
 
     def commit(self, change: BuildChange,
                before_commit: Callable[[list[str], str], None] | None = None) -> Committed:
@@ -308,7 +333,8 @@ class Ledger:
                 else:
                     dropped.append(_drop_space(db, old))
             stamp = f"{state.commit} {state.built_at} {os.urandom(4).hex()}"
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"lexical:{space}", stamp))
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                           [(f"lexical:{space}", stamp), (f"{BRANCH_STAMP}{base}", stamp)])
             if before_commit is not None:
                 before_commit(removed, stamp)
         return Committed(dropped, removed, stamp)
@@ -428,6 +454,7 @@ def _drop_outdated(db: sqlite3.Connection, outdated: Outdated, coll: str) -> lis
     if outdated.coll != coll:
         db.execute("DELETE FROM files WHERE coll=?", (outdated.coll,))
         db.execute("DELETE FROM branches WHERE coll=?", (outdated.coll,))
+        db.execute("DELETE FROM meta WHERE key=?", (f"{BRANCH_STAMP}{outdated.coll}",))
     return list(outdated.collections)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -207,19 +207,65 @@ def _never_built(db: sqlite3.Connection) -> bool:
 
 
 def _lexical_copies(db: sqlite3.Connection, index_dir: Path, applied: list[migrations.Migration]) -> None:
-    """When this upgrade stamped the spaces (migrations.LEXICAL_COPIES), write their tantivy
-    copies from the ledger's FTS5 rows, so the first search of an older index ranks with the copy."""
+    """When this upgrade stamped the spaces (migrations.LEXICAL_COPIES), write each branch's
+    tantivy copy from the ledger's FTS5 rows, so the first search of an older index ranks with it."""
     if not any(m.name == migrations.LEXICAL_COPIES for m in applied):
         return
-    for key, stamp in db.execute("SELECT key, value FROM meta WHERE key LIKE 'lexical:%'").fetchall():
-        space = key.removeprefix("lexical:")
-        lexindex.ensure(index_dir, space, stamp, functools.partial(lexical_docs, db, space))
+    rows = db.execute("SELECT coll, space FROM branches WHERE space IS NOT NULL "
+                      "AND coll NOT IN (SELECT coll FROM outdated)").fetchall()
+    for coll, space in rows:
+        stamp = branch_stamp(db, coll, space)
+        if stamp is not None:
+            lexindex.ensure(index_dir, lexindex.Copy(space, coll, stamp),
+                            functools.partial(lexical_docs, db, space, coll))
 
 
-def lexical_docs(db: sqlite3.Connection, coll: str) -> Iterable[tuple[str, str, str]]:
-    """Every (lexical key, terms, symbol) of a collection's lexical index, in key order (to rebuild
-    a derived one, the same whatever order the rows were written in; the chunks of one key share
-    its path, symbol and text, see naming.lex_key)."""
-    return db.execute(
-        "SELECT m.id, l.terms, coalesce((SELECT c.symbol FROM space_chunks c WHERE c.lex = m.rowid LIMIT 1), '') "
-        "FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ? ORDER BY m.id", (coll,))
+BRANCH_STAMP = "lexical-branch:"   # meta key prefix of a branch's lexical stamp (+ its coll)
+
+
+def branch_stamp(db: sqlite3.Connection, coll: str, space: str) -> str | None:
+    """The stamp of the branch's lexical copy: the space's stamp as the branch's last build left
+    it, else (a branch built before branches had their own) the space's current stamp."""
+    row = db.execute("SELECT value FROM meta WHERE key IN (?, ?) ORDER BY key = ? DESC LIMIT 1",
+                     (f"{BRANCH_STAMP}{coll}", f"lexical:{space}", f"{BRANCH_STAMP}{coll}")).fetchone()
+    return row[0] if row else None
+
+
+# A lexical row live in a branch: a chunk of a file version the branch has live.
+_LIVE = ("EXISTS (SELECT 1 FROM space_chunks c JOIN space_blobs sb ON sb.id = c.blob JOIN files f ON f.coll = ? "
+         "AND f.path = sb.path AND f.blob_sha = sb.blob_sha WHERE c.lex = m.rowid AND f.status = 'live')")
+
+
+def lexical_docs(db: sqlite3.Connection, space: str, coll: str,
+                 keys: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
+    """Every (lexical key, terms, symbol) of the space live in branch `coll` (or of those of `keys`
+    live there), in key order: what its tantivy copy holds, written the same whatever order the
+    rows were written in (the chunks of one key share its path, symbol and text, see
+    naming.lex_key)."""
+    select = ("SELECT m.id, l.terms, coalesce((SELECT c.symbol FROM space_chunks c WHERE c.lex = m.rowid LIMIT 1), "
+              f"'') FROM lexmap m JOIN lexicon l ON l.rowid = m.rowid WHERE m.coll = ? AND {_LIVE}")
+    if keys is None:
+        yield from db.execute(f"{select} ORDER BY m.id", (space, coll))
+        return
+    wanted = sorted(set(keys))
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        yield from db.execute(f"{select} AND m.id IN ({','.join('?' * len(part))}) ORDER BY m.id",
+                              (space, coll, *part))
+
+
+def live_lex_keys(db: sqlite3.Connection, space: str, coll: str, paths: Sequence[str] | None = None) -> set[str]:
+    """The lexical keys of the space live in branch `coll` (in its files of `paths`): what its
+    tantivy copy holds."""
+    select = ("SELECT DISTINCT m.id FROM files f JOIN space_blobs sb ON sb.space = ? AND sb.path = f.path "
+              "AND sb.blob_sha = f.blob_sha JOIN space_chunks c ON c.blob = sb.id JOIN lexmap m ON m.rowid = c.lex "
+              "WHERE f.coll = ? AND f.status = 'live'")
+    if paths is None:
+        return {key for (key,) in db.execute(select, (space, coll))}
+    found: set[str] = set()
+    wanted = sorted(set(paths))
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        found.update(key for (key,) in db.execute(f"{select} AND f.path IN ({','.join('?' * len(part))})",
+                                                  (space, coll, *part)))
+    return found

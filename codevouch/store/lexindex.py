@@ -1,27 +1,36 @@
-"""The fast path of lexical search: one tantivy index per vector space, derived from the ledger.
+"""The fast path of lexical search: one tantivy index per branch, derived from the ledger.
 
 SQLite FTS5 scores every chunk that shares a word with the query (bm25() per matching row):
 87 ms at 100k chunks, 379 ms on a busy machine, against ~1-2 ms for tantivy's top-k search
 over the same terms (measured with python -m codevouch_bench.search and docs/BENCHMARKS.md). So:
 
 - The ledger's FTS5 table stays the truth, written in the build's one transaction.
-- This index is a copy of it, one generation per ledger state: `lexical/<space>/<generation>`,
-  named after the state's stamp (the ledger's `lexical:<space>` meta value) and stamped with it.
+- This index is a copy of the part of it a branch ranks: the documents of the chunks live at the
+  branch's indexed commit, and nothing else. History (files deleted from the branch, kept for
+  validation and `--include-history`) and other branches of the space are never lexical hits,
+  and a copy holding them counted their terms in BM25's N, df and average length: an index built
+  at A then B ranked unlike a clean build at B. Rankings depend on the indexed commit alone.
+- One generation per branch state: `lexical/<space>/<generation>`, named after the branch (its
+  entry's key) and its lexical stamp (the ledger's `lexical-branch:<coll>`, see
+  Ledger.branch_stamp; a branch no build of this layout stamped takes its space's stamp) and
+  stamped with it.
 - A build writes the new generation *inside* the ledger's transaction, before COMMIT (see
   Ledger.commit's `before_commit`): when the commit makes a state visible, its copy is already
   complete. A build killed before COMMIT leaves a generation no state names (pruned later); one
   killed after it leaves the copy readers need.
-- A new generation starts from a copy of the previous one plus the build's new documents when
-  the build only adds; otherwise (it removes documents, or the previous copy is missing) it is
-  written whole from the ledger's rows in key order, so that its BM25 statistics hold no deleted
-  documents and the same ledger state always gives the same copy, whatever builds led to it.
+- A new generation starts from a copy of the previous one plus the documents that became live
+  when the build only adds to the branch's live set; otherwise (a document left it, or the
+  previous copy is missing) it is written whole from the ledger's rows in key order. A deleted
+  tantivy document still counts in BM25's statistics until a merge, which the bindings cannot
+  ask for, so a copy never holds one: the same live set always ranks the same, whatever builds
+  led to it.
 - A search uses a generation only when its stamp equals the ledger's current state; otherwise
   (missing, locked, unreadable) it answers None and the caller writes it again (`ensure`, from
   the ledger's rows; in memory where the directory cannot be written). FTS5 never ranks. An
   index made before the copy is stamped and given its copies by its upgrade (migration m006).
 
 Documents are the lexical terms (codevouch.store.lexical.document) under tantivy's English stemmer,
-as FTS5 used Porter's; chunk ids are stored raw, so a chunk can be deleted by id. Two fields the
+as FTS5 used Porter's; each under its lexical key (naming.lex_key), stored raw. Two fields the
 ledger's FTS5 table lacks come from the chunk's symbol: `name`, the exact keys of what it defines
 (lexical.definition_keys: `client.send`, `send`, `~send`), one raw token each, and `namewords`, that
 symbol's words under the stemmer. A copy made with another SCHEMA lives at another path: an
@@ -36,6 +45,7 @@ import math
 import os
 import shutil
 from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -43,21 +53,32 @@ from codevouch import caches
 from codevouch.store.indexdir import IndexDir
 
 STAMP = "codevouch-stamp"
-# The copy's fields; a new schema means a new generation name, so old copies are rebuilt, not read.
-SCHEMA = "4-names-exact"
+# The copy's fields and what it holds; a new schema means a new generation name, so old copies
+# are rebuilt, not read ("5": one copy per branch, its live documents only).
+SCHEMA = "5-branch-live"
 EXACT = "cv_exact"   # the `exact` field's analyzer: whitespace, lower case; registered at every open
 WRITER_HEAP = 50_000_000   # tantivy's minimum per thread is 15 MB; 50 MB keeps large builds in few segments
 _open: dict[Path, Any] = {}  # path -> tantivy.Index, reused by warm searches in one process
 caches.register("codevouch.store.lexindex.open", _open.clear, _open.__len__)
 
 
+@dataclass(frozen=True)
+class Copy:
+    """One branch's copy at one state: the space its chunks are in, the branch's entry (`coll`)
+    and the branch's lexical stamp (Ledger.branch_stamp)."""
+    space: str
+    coll: str
+    stamp: str
+
+
 def space_dir(index_dir: Path, space: str) -> Path:
     return IndexDir(index_dir).lexical_space(space)
 
 
-def index_path(index_dir: Path, space: str, stamp: str) -> Path:
-    """The generation holding the copy for ledger state `stamp`."""
-    return space_dir(index_dir, space) / hashlib.sha256(f"{SCHEMA}\0{stamp}".encode()).hexdigest()[:20]
+def index_path(index_dir: Path, copy: Copy) -> Path:
+    """The generation holding `copy`."""
+    name = hashlib.sha256(f"{SCHEMA}\0{copy.coll}\0{copy.stamp}".encode()).hexdigest()[:20]
+    return space_dir(index_dir, copy.space) / name
 
 
 def read_stamp(path: Path) -> str | None:
@@ -104,26 +125,32 @@ def _document(doc: Doc) -> Any:
     return out
 
 
-def stage(index_dir: Path, space: str, previous: str | None, current: str, removed: Iterable[str],
-          added: Sequence[Doc], all_docs: Callable[[], Iterable[Doc]], rewrite: bool = False) -> None:
-    """Write the generation for state `current`, complete and stamped, before that state is visible.
+# The ledger's documents of a branch: all of them (None), or those of the keys given, in key order.
+Docs = Callable[[Sequence[str] | None], Iterable[Doc]]
 
-    When the generation of `previous` (the state the build started from) is whole, copy it and
-    apply the build's changes: delete `removed` ids and (re)add `added` (id, terms, symbol).
-    Otherwise build it from `all_docs()`, every (id, terms, symbol) of the space in the ledger as the build's
-    transaction sees it. `rewrite`: even when a generation stamped `current` is there (it cannot be opened).
+
+def stage(index_dir: Path, copy: Copy, previous: str | None, removed: Collection[str], added: Sequence[str],
+          docs: Docs, rewrite: bool = False) -> None:
+    """Write the generation of `copy`, complete and stamped, before its state is visible.
+
+    When the generation of `previous` (the branch's stamp the build started from) is whole and
+    nothing left the branch's live set (`removed`, the keys that did), copy it and add the `added`
+    keys' documents. Otherwise write it from `docs(None)`, every document live in the branch as
+    the build's transaction sees it. `rewrite`: even when a generation stamped `copy.stamp` is
+    there (it cannot be opened).
     """
     import tantivy
 
-    target = index_path(index_dir, space, current)
-    if read_stamp(target) == current and not rewrite:
+    target = index_path(index_dir, copy)
+    if read_stamp(target) == copy.stamp and not rewrite:
         return
-    source = index_path(index_dir, space, previous) if previous is not None else None
+    source = index_path(index_dir, replace(copy, stamp=previous)) if previous is not None else None
     # Only a build that adds documents may extend the previous copy: a deleted tantivy document
     # still counts in BM25's N, df and average length until a merge drops it (the bindings cannot
     # ask for one), so a copy that had deletions would rank unlike a clean build of the same state.
     # An index must not depend on its history: one with removals is written whole, in key order.
-    incremental = source is not None and read_stamp(source) == previous and not removed and not _replaces(source, added)
+    incremental = (source is not None and read_stamp(source) == previous and not removed
+                   and not _replaces(source, added))
     work = target.with_name(f".tmp-{target.name}-{os.getpid()}")
     shutil.rmtree(work, ignore_errors=True)
     if incremental:
@@ -134,26 +161,26 @@ def stage(index_dir: Path, space: str, previous: str | None, current: str, remov
         work.mkdir(parents=True)
     index = _registered(tantivy.Index(_schema(), path=str(work)))
     writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
-    docs: Iterable[Doc] = added if incremental else all_docs()   # in key order (ledgerfile.lexical_docs)
-    for doc in docs:
+    todo: Iterable[Doc] = (docs(added) if added else ()) if incremental else docs(None)   # in key order
+    for doc in todo:
         writer.add_document(_document(doc))
     writer.commit()
     writer.wait_merging_threads()
     del writer, index
-    (work / STAMP).write_text(current)
+    (work / STAMP).write_text(copy.stamp)
     shutil.rmtree(target, ignore_errors=True)
     _open.pop(target, None)
     os.replace(work, target)
 
 
-def _replaces(source: Path, added: Sequence[Doc]) -> bool:
-    """Whether the copy at `source` already holds one of the `added` ids (a stale copy: adding it
+def _replaces(source: Path, added: Sequence[str]) -> bool:
+    """Whether the copy at `source` already holds one of the `added` keys (a stale copy: adding it
     again would need a delete, see `stage`)."""
     if not added:
         return False
     try:
         _index, searcher = _searcher(source)
-        return any(searcher.doc_freq("id", doc[0]) for doc in added)
+        return any(searcher.doc_freq("id", key) for key in added)
     except (OSError, ValueError, RuntimeError):
         return True
 
@@ -162,17 +189,18 @@ _memory: dict[Path, Any] = {}   # generation path -> its copy in this process's 
 caches.register("codevouch.store.lexindex.memory", _memory.clear, _memory.__len__)
 
 
-def ensure(index_dir: Path, space: str, current: str, all_docs: Callable[[], Iterable[Doc]]) -> bool:
-    """Give state `current` a copy when it has none that opens (an index an older codevouch made,
+def ensure(index_dir: Path, copy: Copy, all_docs: Callable[[], Iterable[Doc]]) -> bool:
+    """Give `copy` its generation when it has none that opens (an index an older codevouch made,
     a copy of an older SCHEMA, a lost or damaged one, a team snapshot's space): written from
-    `all_docs()` (the ledger's lexical rows, the truth) beside the others, or, where the index
-    directory cannot be written, held in this process's memory. False when neither can be made.
-    Readers rank with the copy only: FTS5 is the store of the terms, never a ranking."""
-    target = index_path(index_dir, space, current)
-    if target in _memory or _opens(target, current):
+    `all_docs()` (the branch's live documents in the ledger, the truth) beside the others, or,
+    where the index directory cannot be written, held in this process's memory. False when
+    neither can be made. Readers rank with the copy only: FTS5 is the store of the terms, never a
+    ranking."""
+    target = index_path(index_dir, copy)
+    if target in _memory or _opens(target, copy.stamp):
         return True     # an upgrade of an index that had its copy: nothing to write again
     try:
-        stage(index_dir, space, None, current, (), (), all_docs, rewrite=True)
+        stage(index_dir, copy, None, (), (), lambda _keys: all_docs(), rewrite=True)
         return True
     except OSError:
         pass
@@ -209,12 +237,13 @@ def _answers(path: Path, current: str) -> bool:
     return path in _memory or read_stamp(path) == current
 
 
-def prune(index_dir: Path, space: str, keep: Collection[str | None]) -> None:
-    """Remove every generation but those of the `keep` states (a reader that read the ledger
-    just before the last commit may still be opening the previous one), and leftovers of
-    killed builds and of the older one-directory layout."""
+def prune(index_dir: Path, space: str, keep: Collection[Copy]) -> None:
+    """Remove every generation of the space but those of `keep` (each branch's current copy, and
+    the previous one of the branch just built: a reader that read the ledger just before the
+    last commit may still be opening it), and leftovers of killed builds, of branches gone from
+    the space and of older layouts (a copy per space)."""
     root = space_dir(index_dir, space)
-    wanted = {index_path(index_dir, space, s).name for s in keep if s is not None}
+    wanted = {index_path(index_dir, c).name for c in keep if c.space == space}
     try:
         entries = list(root.iterdir())
     except OSError:
@@ -241,38 +270,50 @@ def _searcher(path: Path) -> tuple[Any, Any]:
     return index, index.searcher()
 
 
-def _in_order(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
-    """Best first, equal scores by id: tantivy breaks ties by where a document sits in its
-    segments, which depends on the order the builds added them."""
-    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
+TIE_MARGIN = 16   # hits asked for beyond n, to see whether the n-th one ties with those below it
 
 
-def search(index_dir: Path, coll: str, current: str, terms: Sequence[str], n: int,
+def _top(searcher: Any, query: Any, n: int) -> list[tuple[str, float]]:
+    """The best `n` (key, score), equal scores by key. tantivy keeps, of the documents that tie
+    at the n-th place, those it meets first, which depends on the order builds added them: it is
+    asked deeper until the hits below the n-th score less, and the ties are cut by key."""
+    if n <= 0:
+        return []
+    ask = n + TIE_MARGIN
+    while True:
+        hits = searcher.search(query, ask).hits
+        if len(hits) < ask or hits[-1][0] < hits[n - 1][0]:
+            break
+        ask *= 4
+    floor = hits[min(n, len(hits)) - 1][0] if hits else 0.0
+    found = [(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits if score >= floor]
+    return sorted(found, key=lambda hit: (-hit[1], hit[0]))[:n]
+
+
+def search(index_dir: Path, copy: Copy, terms: Sequence[str], n: int,
            name_boost: float = 0.0, exact_boost: float = 0.0) -> list[tuple[str, float]] | None:
-    """(chunk id, score) best first, or None when the index cannot answer for state `current`.
+    """(lexical key, score) best first, or None when the index cannot answer for `copy`.
     `name_boost` > 0: the terms also meet the words of what a chunk defines, at that weight;
     `exact_boost` > 0: and the chunk's terms unstemmed, whole identifiers kept (`raise_for_status`)."""
-    path = index_path(index_dir, coll, current)
-    if not terms or not _answers(path, current):
+    path = index_path(index_dir, copy)
+    if not terms or not _answers(path, copy.stamp):
         return None
     try:
         index, searcher = _searcher(path)
         # Terms are lower-case words and digits (codevouch.store.lexical.terms): no query syntax in them.
         boosts = {f: b for f, b in (("namewords", name_boost), ("exact", exact_boost)) if b > 0}
-        query = index.parse_query(" ".join(terms), ["terms", *boosts], field_boosts=boosts)
-        hits = searcher.search(query, n).hits
-        return _in_order([(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits])
+        return _top(searcher, index.parse_query(" ".join(terms), ["terms", *boosts], field_boosts=boosts), n)
     except (OSError, ValueError, RuntimeError):
         return None
 
 
-def search_names(index_dir: Path, coll: str, current: str, keys: Sequence[str], n: int,
+def search_names(index_dir: Path, copy: Copy, keys: Sequence[str], n: int,
                  terms: Sequence[str] = ()) -> list[tuple[str, float]] | None:
-    """(chunk id, score) of the chunks that define one of `keys` (lexical.query_name_keys), ranked
+    """(lexical key, score) of the chunks that define one of `keys` (lexical.query_name_keys), ranked
     by the query's `terms` (so several definitions of one name rank by the rest of the query), or
-    None when the index cannot answer for state `current` (as `search`)."""
-    path = index_path(index_dir, coll, current)
-    if not keys or not _answers(path, current):
+    None when the index cannot answer for `copy` (as `search`)."""
+    path = index_path(index_dir, copy)
+    if not keys or not _answers(path, copy.stamp):
         return None
     try:
         import tantivy
@@ -284,8 +325,7 @@ def search_names(index_dir: Path, coll: str, current: str, keys: Sequence[str], 
         parts = [(tantivy.Occur.Must, tantivy.Query.const_score_query(named, 1.0))]
         if terms:
             parts.append((tantivy.Occur.Should, index.parse_query(" ".join(terms), ["terms"])))
-        hits = searcher.search(tantivy.Query.boolean_query(parts), n).hits
-        return _in_order([(searcher.doc(addr)["id"][0], float(score)) for score, addr in hits])
+        return _top(searcher, tantivy.Query.boolean_query(parts), n)
     except (OSError, ValueError, RuntimeError):
         return None
 
@@ -310,8 +350,8 @@ def analyzer() -> Callable[[str], list[str]]:
 # -- BM25 as this index scores, for text outside it (the working-tree overlay) --------------------
 # tantivy's Bm25Weight: idf = ln(1 + (N - df + 0.5) / (df + 0.5)); a clause scores
 # idf * (K1 + 1) * tf / (tf + K1 * (1 - B + B * dl / avgdl)), where dl is the field's length as its
-# one-byte field norm decodes it (FIELD_NORMS below), N and df count the copy's documents (a copy
-# holds no deleted ones: `stage` writes it whole when a build removes any), and avgdl is the
+# one-byte field norm decodes it (FIELD_NORMS below), N and df count the copy's documents (the
+# branch's live ones: a copy holds no deleted ones, see `stage`), and avgdl is the
 # field's tokens over N. A query term of several tokens
 # (`raise_for_status`, a quoted pair) is a phrase: its idf is the sum of its tokens', its tf the
 # phrase's occurrences. A boolean query's clauses add up.
@@ -390,10 +430,10 @@ _CORPUS: dict[Path, tuple[int, float | None]] = {}   # generation -> (N, tokens)
 caches.register("codevouch.store.lexindex.corpus", _CORPUS.clear, _CORPUS.__len__)
 
 
-def stats(index_dir: Path, space: str, current: str, tokens: Sequence[str]) -> Stats | None:
-    """BM25's counts in the copy for state `current`, or None when it cannot answer (as `search`)."""
-    path = index_path(index_dir, space, current)
-    if not _answers(path, current):
+def stats(index_dir: Path, copy: Copy, tokens: Sequence[str]) -> Stats | None:
+    """BM25's counts in `copy`, or None when it cannot answer (as `search`)."""
+    path = index_path(index_dir, copy)
+    if not _answers(path, copy.stamp):
         return None
     try:
         index, searcher = _searcher(path)

@@ -99,4 +99,4 @@ class BuildChange:
 class Committed:
     old_collections: list[str]   # collections no branch uses any more (older releases' keying), to drop now
     removed_ids: list[str]       # lexical keys of the space that no chunk has any more
-    stamp: str                   # the space's new lexical stamp (lexindex.py)
+    stamp: str                   # the space's and the branch's new lexical stamp (lexindex.py)

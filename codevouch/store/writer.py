@@ -14,6 +14,7 @@ and the next writer's `collect_garbage` removes it (see the package docstring).
 """
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from codevouch.store import lease, lexical, lexindex, team
 from codevouch.store.ledger import Ledger
 from codevouch.store.locks import writer_lock
 from codevouch.store.naming import lex_key, server_url
-from codevouch.store.records import BuildChange, Committed
+from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed
 from codevouch.store.vectors import VectorStore
 
 # Called between the phases of a build ("planned" by the build; "vectors-written",
@@ -96,14 +97,15 @@ class Writer:
         """Server mode: readers on other machines see the new state from here on (store/team.py)."""
         team.publish(self.ledger, self.vectors, repo_id)
 
-    def sync_lexical(self, space: str) -> None:
-        """Give the committed state a tantivy copy when it lacks one (an index made by an older
-        codevouch, a deleted copy); builds that change the state write theirs before the commit."""
-        current = self.ledger.lexical_stamp(space)
-        if current is None:
+    def sync_lexical(self, coll: str) -> None:
+        """Give the branch's committed state a tantivy copy when it lacks one (an index made by an
+        older codevouch, a deleted copy); builds that change the state write theirs before the commit."""
+        state = self.ledger.branch(coll)
+        copy = self.ledger.copy_of(state) if state is not None else None
+        if copy is None:
             return
-        lexindex.stage(self.index_dir, space, None, current, (), (), lambda: self.ledger.lexical_docs(space))
-        self._prune_lexical(space, None)
+        lexindex.stage(self.index_dir, copy, None, (), (), functools.partial(self.ledger.lexical_docs, copy.space, coll))
+        self._prune_lexical(copy.space)
 
     def commit_build(self, change: BuildChange, model: str, chunk_texts: Mapping[str, str],
                      on_phase: PhaseHook = _no_phase) -> Committed:
@@ -131,26 +133,45 @@ class Writer:
         have = ledger.space_lex_keys(space, docs)
         lexical_docs = [(key, lexical.document(chunk_texts[r.id], r.path, r.symbol))
                         for key, r in docs.items() if key not in have]
-        previous_stamp = ledger.lexical_stamp(space)
-        copy_docs = [(key, terms, docs[key].symbol) for key, terms in lexical_docs]
-
-        def stage_lexical(removed: list[str], stamp: str) -> None:
-            lexindex.stage(self.index_dir, space, previous_stamp, stamp, removed, copy_docs,
-                           lambda: ledger.lexical_docs(space))
-            on_phase("lexical-staged")
-
+        previous = ledger.branch(change.state.coll)
+        stage_lexical, previous_copy = self._lexical_stage(change, previous, records, on_phase)
         done = ledger.commit(replace(change, lexical=lexical_docs), before_commit=stage_lexical)
         on_phase("committed")
         for name in done.old_collections:
             self.vectors.drop(name)
             # The tantivy copies of a space (or older collection) no branch uses any more.
             shutil.rmtree(lexindex.space_dir(self.index_dir, name), ignore_errors=True)
-        self._prune_lexical(space, previous_stamp)
+        self._prune_lexical(space, previous_copy)
+        if previous is not None and previous.space not in (None, space) and previous.space not in done.old_collections:
+            self._prune_lexical(previous.space)    # the branch left that space: its copy there goes
         if not server_url():
             # On a server, readers of the last published snapshot may still need these vectors:
             # the next build's start collects them.
             self.collect_garbage()
         return done
+
+    def _lexical_stage(self, change: BuildChange, previous: BranchState | None, records: Sequence[ChunkRecord],
+                       on_phase: PhaseHook) -> tuple[Callable[[list[str], str], None], lexindex.Copy | None]:
+        """What writes the branch's new tantivy copy inside the commit (Ledger.commit's
+        `before_commit`), and the copy it starts from (None: written whole).
+
+        The copy holds the branch's live documents only (lexindex.py): what left the live set and
+        what joined it, whether new to the space or not (a file another branch has, one brought
+        back from history). A lexical key is of one path, so the files the build touches are the
+        whole difference."""
+        ledger, space, coll = self.ledger, change.state.space, change.state.coll
+        assert space is not None
+        stamp = ledger.branch_stamp(previous) if previous is not None and previous.space == space else None
+        touched = sorted({*(r.path for r in change.files), *change.deleted_paths, *change.dropped_paths,
+                          *(r.path for r in records)})
+        before = ledger.live_lex_keys(space, coll, touched) if stamp is not None else set()
+
+        def stage_lexical(_removed: list[str], new_stamp: str) -> None:
+            after = ledger.live_lex_keys(space, coll, touched) if stamp is not None else set()
+            lexindex.stage(self.index_dir, lexindex.Copy(space, coll, new_stamp), stamp, before - after,
+                           sorted(after - before), functools.partial(ledger.lexical_docs, space, coll))
+            on_phase("lexical-staged")
+        return stage_lexical, lexindex.Copy(space, coll, stamp) if stamp is not None else None
 
     def _write_vectors(self, model: str, name: str, hashes: Sequence[str]) -> None:
         """Upsert the texts' cached vectors under their hashes, a batch at a time, so memory stays
@@ -160,8 +181,11 @@ class Writer:
             vecs = self.ledger.cached_vectors(model, part)
             self.vectors.upsert(name, part, [vecs[h] for h in part])
 
-    def _prune_lexical(self, space: str, previous: str | None) -> None:
-        lexindex.prune(self.index_dir, space, {self.ledger.lexical_stamp(space), previous})
+    def _prune_lexical(self, space: str, previous: lexindex.Copy | None = None) -> None:
+        """Keep each branch's current copy in the space, and `previous` (see lexindex.prune)."""
+        keep = [copy for state in self.ledger.branches() if state.space == space
+                and (copy := self.ledger.copy_of(state)) is not None]
+        lexindex.prune(self.index_dir, space, [*keep, *([previous] if previous is not None else [])])
 
 
 @contextmanager

@@ -149,14 +149,14 @@ def test_an_older_lexical_copy_is_bypassed_then_rebuilt(repo: Repo, index_dir: P
     idx = _index(repo, index_dir)
     ledger = Ledger(index_dir)
     try:
-        (space,) = [b.space for b in ledger.branches()]
-        assert space is not None
-        stamp = ledger.lexical_stamp(space)
+        (copy,) = [ledger.copy_of(b) for b in ledger.branches()]
+        assert copy is not None
+        space, stamp = copy.space, ledger.lexical_stamp(copy.space)
     finally:
         ledger.close()
     assert stamp is not None
-    current = lexindex.index_path(index_dir, space, stamp)
-    assert lexindex.read_stamp(current) == stamp
+    current = lexindex.index_path(index_dir, copy)
+    assert lexindex.read_stamp(current) == copy.stamp
     # The copy as the release before made it: its old path (the stamp's hash), terms only.
     import hashlib
 
@@ -174,10 +174,10 @@ def test_an_older_lexical_copy_is_bypassed_then_rebuilt(repo: Repo, index_dir: P
     hits = idx.search("raise_for_status", k=5, validate=False)
     assert "web/models.py" in [h.path for h in hits]
     idx.build()      # a no-op build writes the copy of this schema and prunes the old one
-    assert lexindex.read_stamp(current) == stamp and not old.exists()
+    assert lexindex.read_stamp(current) == copy.stamp and not old.exists()
     hits = idx.search("raise_for_status", k=1, validate=False)
     assert hits[0].path == "web/models.py" and hits[0].matched[0] == "definition-name"
-    assert lexindex.search_names(index_dir, space, stamp, ["raise_for_status"], 5)
+    assert lexindex.search_names(index_dir, copy, ["raise_for_status"], 5)
 
 
 def test_search_json_says_what_matched(repo: Repo, index_dir: Path) -> None:

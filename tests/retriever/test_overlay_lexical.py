@@ -37,16 +37,15 @@ def cold() -> None:
     overlaycache.forget_memory()
 
 
-def _main(index_dir: Path) -> tuple[BranchState, str]:
+def _main(index_dir: Path) -> tuple[BranchState, lexindex.Copy]:
     ledger = Ledger(index_dir, readonly=True)
     try:
         state = next(s for s in ledger.branches() if s.branch == "main")
-        assert state.space is not None
-        stamp = ledger.lexical_stamp(state.space)
+        copy = ledger.copy_of(state)
     finally:
         ledger.close()
-    assert stamp is not None
-    return state, stamp
+    assert copy is not None
+    return state, copy
 
 
 def _terms(query: str) -> list[str]:
@@ -60,19 +59,17 @@ def test_an_overlay_chunk_scores_as_it_will_once_built(repo: Repo, index_dir: Pa
     idx.build()
     repo.write("shop/coupon.py", COUPON)              # uncommitted: searched through the overlay
     repo.write("shop/book.py", BOOK)
-    state, stamp = _main(index_dir)
-    assert state.space is not None
+    state, copy = _main(index_dir)
     ov = derived.derive(repo.root, state)
     assert {c.record.path for c in ov.chunks} == {"shop/coupon.py", "shop/book.py"}
     key = {c.record.id: lex_key(c.record.path, c.record.symbol, c.record.text_hash) for c in ov.chunks}
-    before = {q: {key[cid]: s for cid, s in live.lexical_scores(ov, _terms(q), index_dir, state.space, stamp)}
+    before = {q: {key[cid]: s for cid, s in live.lexical_scores(ov, _terms(q), index_dir, copy)}
               for q in QUERIES}
     repo.commit("coupons")
     idx.build()
-    state, stamp = _main(index_dir)
-    assert state.space is not None
+    state, copy = _main(index_dir)
     for q in QUERIES:
-        found = lexindex.search(index_dir, state.space, stamp, _terms(q), 100)
+        found = lexindex.search(index_dir, copy, _terms(q), 100)
         assert found is not None
         after = {k: s for k, s in found if k in key.values()}
         assert before[q], q

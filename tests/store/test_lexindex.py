@@ -26,9 +26,10 @@ def _tantivy(index_dir: Path, repo: Repo, query: str, extra: list[str] | None = 
     ledger = Ledger(index_dir)
     try:
         state = ledger.branch(collection_base(repo_id, "main"))
-        assert state is not None and state.space is not None
-        found = lexindex.search(index_dir, state.space, ledger.lexical_stamp(state.space) or "",
-                                list(dict.fromkeys(lexical.terms(query) + (extra or []))), 5)
+        assert state is not None
+        copy = ledger.copy_of(state)
+        assert copy is not None
+        found = lexindex.search(index_dir, copy, list(dict.fromkeys(lexical.terms(query) + (extra or []))), 5)
         if found is None:
             return None
         records = ledger.branch_members(state, [key for key, _ in found], by="lex_key")
@@ -51,11 +52,7 @@ def test_builds_keep_the_copy_in_step_and_a_stale_copy_is_never_used(repo: Repo,
     assert _tantivy(index_dir, repo, "cancel") == []
 
     # A copy that does not match the ledger's state is never read (a search writes it again) ...
-    space = space_name(identify(repo.root).id, "fake-bow-64")
-    ledger = Ledger(index_dir)
-    current = ledger.lexical_stamp(space) or ""
-    ledger.close()
-    stamp = lexindex.index_path(index_dir, space, current) / lexindex.STAMP
+    stamp = lexindex.index_path(index_dir, _copy(index_dir)) / lexindex.STAMP
     stamp.write_text("some other state")
     assert _tantivy(index_dir, repo, "void") is None
     assert _paths(idx, "void") == ["shop/orders.py"]
@@ -119,16 +116,18 @@ def test_a_build_killed_around_its_commit_leaves_a_copy_for_whatever_state_reade
     # The rerun is a no-op for the ledger; it prunes generations no state names any more.
     [summary] = build_index(repo.root, index_dir, FakeEmbedder())
     assert summary.noop
-    assert [p.name for p in space_root.iterdir()] == [
-        lexindex.index_path(index_dir, space_root.name, _stamp(index_dir, space_root.name)).name]
+    assert [p.name for p in space_root.iterdir()] == [lexindex.index_path(index_dir, _copy(index_dir)).name]
 
 
-def _stamp(index_dir: Path, space: str) -> str:
-    ledger = Ledger(index_dir)
+def _copy(index_dir: Path, branch: str = "main") -> lexindex.Copy:
+    """The branch's tantivy copy as the ledger names it now."""
+    ledger = Ledger(index_dir, readonly=True)
     try:
-        return ledger.lexical_stamp(space) or ""
+        copy = ledger.copy_of(next(s for s in ledger.branches() if s.branch == branch))
     finally:
         ledger.close()
+    assert copy is not None
+    return copy
 
 
 def test_adjacent_query_words_meet_a_camel_case_identifier_as_a_unit(repo: Repo, index_dir: Path) -> None:
@@ -180,10 +179,10 @@ def test_a_lexical_half_searches_the_copy_once_and_writes_it_again_when_it_canno
     assert fresh["hybrid"][1:] == ([True], [])
 
     space = space_name(identify(repo.root).id, "fake-bow-64")
-    copy = lexindex.index_path(index_dir, space, _stamp(index_dir, space))
+    copy = lexindex.index_path(index_dir, _copy(index_dir))
     shutil.rmtree(lexindex.space_dir(index_dir, space))          # missing: written by the search
     assert searched("refunds payment", "lexical") == (fresh["lexical"][0], [False, True], [])
-    assert lexindex.read_stamp(copy) == _stamp(index_dir, space)
+    assert lexindex.read_stamp(copy) == _copy(index_dir).stamp
     assert searched("refunds payment", "hybrid")[1:] == ([True], [])
 
     (copy / "meta.json").write_text("not json")                  # stamped right, cannot be opened
@@ -206,7 +205,7 @@ def test_a_copy_that_cannot_be_written_is_made_in_memory(repo: Repo, index_dir: 
     monkeypatch.setattr(lexindex, "stage", unwritable)
     assert [h.path for h in idx.search("refunds payment", k=5, mode="lexical", validate=False)] == before
     assert not lexindex.space_dir(index_dir, space).exists()
-    assert lexindex.index_path(index_dir, space, _stamp(index_dir, space)) in lexindex._memory
+    assert lexindex.index_path(index_dir, _copy(index_dir)) in lexindex._memory
 
 
 def test_ensure_leaves_a_copy_that_opens_as_it_is(repo: Repo, index_dir: Path) -> None:
@@ -215,58 +214,113 @@ def test_ensure_leaves_a_copy_that_opens_as_it_is(repo: Repo, index_dir: Path) -
     repo.commit_files(FILES)
     idx = Index(repo.root, index_dir, embedder="fake-bow-64")
     idx.build()
-    space = space_name(identify(repo.root).id, "fake-bow-64")
-    stamp = _stamp(index_dir, space)
-    path = lexindex.index_path(index_dir, space, stamp)
+    copy = _copy(index_dir)
+    path = lexindex.index_path(index_dir, copy)
     before = {p.name: p.stat().st_ino for p in path.iterdir()}
     ledger = Ledger(index_dir)
     try:
-        assert lexindex.ensure(index_dir, space, stamp, lambda: ledger.lexical_docs(space))
+        assert lexindex.ensure(index_dir, copy, lambda: ledger.lexical_docs(copy.space, copy.coll))
         assert {p.name: p.stat().st_ino for p in path.iterdir()} == before
         clear_caches()     # the damaged copy is opened anew, as a new process would
         for meta in path.glob("meta.json"):
             meta.write_text("not json")
-        assert lexindex.ensure(index_dir, space, stamp, lambda: ledger.lexical_docs(space))
+        assert lexindex.ensure(index_dir, copy, lambda: ledger.lexical_docs(copy.space, copy.coll))
         assert (path / "meta.json").read_text() != "not json"
     finally:
         ledger.close()
     assert _paths(idx, "refunds payment")[0] == "shop/refund.py"
 
 
-def _ranked(index_dir: Path, repo: Repo, query: str) -> list[tuple[str, float]] | None:
-    space = space_name(identify(repo.root).id, "fake-bow-64")
-    ledger = Ledger(index_dir, readonly=True)
-    try:
-        stamp = ledger.lexical_stamp(space) or ""
-    finally:
-        ledger.close()
-    return lexindex.search(index_dir, space, stamp, lexical.terms(query), 10, name_boost=0.5, exact_boost=0.3)
+def _ranked(index_dir: Path, query: str) -> list[tuple[str, float]] | None:
+    return lexindex.search(index_dir, _copy(index_dir), lexical.terms(query), 10, name_boost=0.5, exact_boost=0.3)
+
+
+def _named(index_dir: Path, name: str, query: str) -> list[tuple[str, float]] | None:
+    return lexindex.search_names(index_dir, _copy(index_dir), lexical.query_name_keys(name), 10, lexical.terms(query))
 
 
 def test_an_incremental_build_ranks_as_a_clean_build_of_the_same_commit(repo: Repo, tmp_path: Path) -> None:
-    # Built at A and then at B, or built at B at once: the same commit, the same rankings and
-    # scores. Deleted tantivy documents count in BM25's statistics until a merge, so a copy
-    # that extended the previous one with deletions ranked differently.
+    """Built at A and then at B, or built at B at once: the same commit, the same rankings and
+    scores, though B deleted, replaced and renamed files. The files gone from the branch stay in
+    the index as history (validation and --include-history need them), but the lexical copy
+    holds the branch's live chunks only: their terms counted in BM25's statistics before."""
     first = {f"shop/mod{n}.py": f"def handle_order_{n}(order):\n    return order.total * {n} + refund({n})\n"
              for n in range(8)}
     repo.commit_files({**FILES, **first})
     incremental, clean = tmp_path / "incremental", tmp_path / "clean"
     Index(repo.root, incremental, embedder="fake-bow-64").build()
     changed = {f"shop/mod{n}.py": f"def cancel_order_{n}(order):\n    refund(order)\n    return order.cancel()\n"
-               for n in range(5)}
-    repo.commit_files({**changed, "shop/extra.py": "def refund_order(order):\n    return order.refund()\n"})
-    # (A file deleted at B stays in the index as history, searchable with history=True: its
-    # terms count in the statistics, so a clean build at B, which has no history, would differ.)
-    repo.commit(**{"shop/mod7.py": "def handle_order_7(order):\n    return order.total\n"})
+               for n in range(3)}
+    repo.remove("shop/mod5.py")                                   # deleted
+    repo.remove("shop/mod6.py")                                   # renamed, unchanged
+    repo.write("shop/orders_six.py", first["shop/mod6.py"])
+    repo.commit_files({**changed, "shop/extra.py": "def refund_order(order):\n    return order.refund()\n",
+                       # replaced: another body and another definition
+                       "shop/refund.py": "def refund_card(card, total):\n    return card.credit(total)\n"})
     Index(repo.root, incremental, embedder="fake-bow-64").build()
     clear_caches()
     Index(repo.root, clean, embedder="fake-bow-64").build()
-    queries = ["cancel order", "refund payment", "order total", "handle order", "refund"]
+    ledger = Ledger(incremental, readonly=True)
+    try:
+        [state] = ledger.branches()
+        assert ledger.chunk_counts(state.coll, "deleted")      # the old files are history there
+    finally:
+        ledger.close()
+    queries = ["cancel order", "refund payment", "order total", "handle order", "refund", "refund card credit"]
     for query in queries:
-        got, want = _ranked(incremental, repo, query), _ranked(clean, repo, query)
+        got, want = _ranked(incremental, query), _ranked(clean, query)
         assert want, query
         assert got == want, query
+    for name, query in [("handle_order_6", "order total"), ("refund_order", ""), ("cancel_order_1", "refund")]:
+        got, want = _named(incremental, name, query), _named(clean, name, query)
+        assert want, name
+        assert got == want, name
     inc, cln = Index(repo.root, incremental, embedder="fake-bow-64"), Index(repo.root, clean, embedder="fake-bow-64")
     for query in queries:
         assert ([(h.path, h.score) for h in inc.search(query, k=10, mode="lexical", validate=False)]
                 == [(h.path, h.score) for h in cln.search(query, k=10, mode="lexical", validate=False)]), query
+    # History is still found, by the dense half, when asked for.
+    assert "shop/mod5.py" in [h.path for h in inc.search("handle order 5", k=20, mode="hybrid", include_history=True,
+                                                          validate=False)]
+
+
+def test_a_branch_ranks_with_its_own_live_documents_only(repo: Repo, tmp_path: Path) -> None:
+    """Another branch in the same space changes nothing of a branch's rankings, and a build of
+    one branch keeps the other's copy (it is not written again by the next search)."""
+    repo.commit_files(FILES)
+    shared, alone = tmp_path / "shared", tmp_path / "alone"
+    Index(repo.root, alone, embedder="fake-bow-64").build()
+    repo.git("branch", "feature")
+    repo.commit_files({"shop/refund.py": "def refund_payment(payment):\n    return payment.refund(payment)\n"})
+    repo.git("checkout", "-q", "feature")
+    repo.commit_files({f"shop/refund{n}.py": f"def refund_{n}(payment):\n    return refund(payment, {n})\n"
+                       for n in range(6)})
+    idx = Index(repo.root, shared, embedder="fake-bow-64")
+    idx.build(branches=["main", "feature"])
+    Index(repo.root, alone, embedder="fake-bow-64").build(branches=["main"])
+    for query in ["refund payment", "cancel order", "orders refunds card"]:
+        want = _ranked(alone, query)
+        assert want, query
+        assert _ranked(shared, query) == want, query
+    feature, main = _copy(shared, "feature"), _copy(shared)
+    repo.git("checkout", "-q", "main")
+    repo.commit_files({"shop/ship.py": "def ship(order):\n    return order\n"})
+    idx.build(branches=["main"])
+    assert lexindex.read_stamp(lexindex.index_path(shared, feature)) == feature.stamp
+    assert _copy(shared, "feature") == feature
+    # main's copy, its previous one (a reader may still be opening it) and feature's
+    assert {p.name for p in lexindex.space_dir(shared, feature.space).iterdir()} == {
+        lexindex.index_path(shared, c).name for c in (_copy(shared), main, feature)}
+
+
+def test_documents_that_tie_at_the_last_place_are_cut_by_key(tmp_path: Path) -> None:
+    """tantivy keeps, of the documents tied at the n-th place, those it meets first: in the order
+    builds added them (here in one segment, against key order). The copy answers the smallest
+    keys, as a clean build's would."""
+    docs = [(f"k{n}", "refund order", "") for n in reversed(range(10))]
+    copy = lexindex.Copy("space", "branch", "one")
+    lexindex.stage(tmp_path, copy, None, (), (), lambda keys: docs)
+    found = lexindex.search(tmp_path, copy, ["refund"], 3)
+    assert found is not None
+    assert [key for key, _ in found] == ["k0", "k1", "k2"]
+    assert len({score for _, score in found}) == 1

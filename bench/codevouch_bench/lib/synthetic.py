@@ -112,16 +112,18 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
                      for r, t in pairs}.items())
         phases["lexical_documents"] = round(time.perf_counter() - began, 1)
         began = time.perf_counter()
+        coll = collection_base(ident.id, branch)
         ledger.commit(BuildChange(
-            state=BranchState(collection_base(ident.id, branch), str(repo), branch, records[0].commit,
+            state=BranchState(coll, str(repo), branch, records[0].commit,
                               records[0].commit_date, "2024-01-01T00:00:00Z", embedder, "{}", ident.id,
                               ident.remote, space),
             chunks=chunks, lexical=docs,
             files=[FileRow(path, blob, "source", None, lang, "live", None, n)
                    for (path, blob, lang), n in per_file.items()]),
             # As a build does inside its commit: the tantivy copy of the lexical index.
-            before_commit=lambda removed, stamp: lexindex.stage(index_dir, space, None, stamp, removed, (),
-                                                                lambda: ledger.lexical_docs(space)))
+            before_commit=lambda _removed, stamp: lexindex.stage(
+                index_dir, lexindex.Copy(space, coll, stamp), None, (), (),
+                lambda keys: ledger.lexical_docs(space, coll, keys)))
     finally:
         ledger.close()
     phases["ledger_commit_and_tantivy"] = round(time.perf_counter() - began, 1)
