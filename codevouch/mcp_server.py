@@ -34,6 +34,7 @@ from pydantic import Field
 from codevouch.api import KINDS, Hit, Index
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
 from codevouch.printable import faithful, has_lone_surrogate
+from codevouch.request import ContextRequest, SearchRequest
 from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
@@ -95,9 +96,9 @@ class Tools:
         is behind the working tree (null with overlay=false). `similarity` (cosine, comparable
         across queries) and `good_match` judge each hit; `no_good_match` is true (and `note`
         says so) when none is a good match: treat the hits as guesses, not answers."""
-        hits = self._call(lambda idx: idx.search(query, k=k, branch=branch, kinds=kinds,
-                                                 include_history=include_history, mode=mode, overlay=overlay,
-                                                 paths=paths))
+        hits = self._call(lambda idx: idx.search(SearchRequest.of(
+            query, k=k, branch=branch, kinds=kinds, include_history=include_history, mode=mode, overlay=overlay,
+            paths=paths)))
         shown = [h for h in hits if h.verdict != Verdict.EXCLUDED]
         excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == Verdict.EXCLUDED]
         return {"hits": [_hit(h) for h in shown], "excluded": excluded,
@@ -117,10 +118,9 @@ class Tools:
         the safe input size of `model`): current code first with citation headers, historical
         snippets only with include_history and while room remains, never excluded code; it ends
         with a report of what was left out and why."""
-        return self._call(lambda idx: idx.context(query, k=k, branch=branch, kinds=kinds,
-                                                  include_history=include_history, budget=budget,
-                                                  model=model, reserve=reserve, overlay=overlay,
-                                                  paths=paths).markdown)
+        return self._call(lambda idx: idx.context(ContextRequest.of(
+            query, k=k, branch=branch, kinds=kinds, include_history=include_history, budget=budget, model=model,
+            reserve=reserve, overlay=overlay, paths=paths)).markdown)
 
     def validate(self, snippets: Annotated[list[dict[str, Any]], Field(
                      min_length=1, max_length=1000,
