@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
-from codevouch.api import KINDS, Hit, Index
+from codevouch.api import KINDS, Index
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
 from codevouch.printable import faithful, has_lone_surrogate
 from codevouch.request import ContextRequest, SearchRequest
@@ -91,7 +91,8 @@ class Tools:
                paths: Paths = None) -> dict[str, Any]:
         """Search the index and check every hit against the working tree. Each hit has a citation
         and a verdict; `code` is current code an agent may use (null for historical-only hits,
-        whose old text is in `reference_text`, for ideas only). Excluded hits are only counted.
+        whose old text is in `reference_text`, for ideas only). `text` is the text as indexed:
+        pass a hit as it is to validate, but take current code from `code`. Excluded hits are only counted.
         Files changed since the last build are searched live; `overlay` says how far the index
         is behind the working tree (null with overlay=false). `similarity` (cosine, comparable
         across queries) and `good_match` judge each hit; `no_good_match` is true (and `note`
@@ -101,7 +102,7 @@ class Tools:
             paths=paths)))
         shown = [h for h in hits if h.verdict != Verdict.EXCLUDED]
         excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == Verdict.EXCLUDED]
-        return {"hits": [_hit(h) for h in shown], "excluded": excluded,
+        return {"hits": [h.to_json() for h in shown], "excluded": excluded,
                 "overlay": hits.overlay.summary() if hits.overlay is not None else None,
                 "no_good_match": hits.no_good_match, "note": hits.note()}
 
@@ -178,22 +179,6 @@ class Tools:
 
         summaries = self._call(lambda idx: idx.build(branches=branches or (), wait=wait))
         return {"branches": [asdict(s) for s in summaries]}
-
-
-def _hit(h: Hit) -> dict[str, Any]:
-    r = h.record
-    out: dict[str, Any] = {
-        "citation": h.citation, "verdict": h.verdict, "reason": h.reason,
-        "detail": h.check.detail if h.check else None, "path": r.path, "symbol": r.symbol,
-        "start_line": r.start_line, "end_line": r.end_line, "kind": r.kind, "origin": r.origin,
-        "score": round(h.score, 4), "matched": list(h.matched), "code": h.code,
-        "similarity": round(h.similarity, 4) if h.similarity is not None else None,
-        "name_match": h.name_match, "good_match": h.good_match,
-        "current": h.current.to_json() if h.current else None,
-    }
-    if h.verdict == Verdict.HISTORICAL_ONLY:
-        out["reference_text"] = h.text
-    return out
 
 
 def _ages(stamp: str | None, now: datetime) -> dict[str, Any]:

@@ -86,6 +86,9 @@ def search_cmd(
         # Empty because of the filter, not the query: say so rather than print nothing.
         typer.echo("no indexed file matches " + " ".join(f"--path {shlex.quote(p)}" for p in path))
         return
+    if fmt == "json":
+        print_json([h.to_json() for h in hits])     # the one hit form, as the MCP server's
+        return
     results = [h.check for h in hits if h.check is not None]
     shown = [r for r in results if r.verdict != Verdict.EXCLUDED] if fmt in ("text", "brief") else results
     try:
