@@ -11,7 +11,9 @@ index's writer lock like any build). Needs the optional extra: `pip install 'cod
   are checked by the validator's path rules: nothing outside the repository is read.
 - Long-lived: every call opens the index afresh (a new Index; the vector store is closed
   after each search), so a build that lands while the server runs is seen by the next call.
-- Calls run one at a time (the SDK runs synchronous tools on worker threads).
+- Calls run one at a time (the SDK runs synchronous tools on worker threads), and between
+  them the rest of a big working-tree overlay is embedded in the background, as the resident
+  engine does (retriever/resident.py: one implementation of a warm process's state).
 - A CodevouchError becomes a tool error with its message (a budget too small for the pack says
   what to pass in this tool's terms); a bad argument is refused by the input schema with one
   sentence per argument naming it and what it accepts (argument_errors); `build` without
@@ -20,8 +22,10 @@ index's writer lock like any build). Needs the optional extra: `pip install 'cod
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import re
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -35,6 +39,7 @@ from codevouch.api import KINDS, Index
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
 from codevouch.printable import faithful, has_lone_surrogate
 from codevouch.request import ContextRequest, SearchRequest
+from codevouch.retriever.resident import Resident
 from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
@@ -70,21 +75,27 @@ class Tools:
         self.repo = repo
         self.index_dir = index_dir
         self.embedder = embedder
-        self._lock = threading.Lock()
+        # The warm state the resident engine keeps too: calls one at a time, and between them the
+        # rest of a big overlay embedded in the background (its lines go to stderr, the log).
+        self.resident = Resident(_log)
 
     def _call(self, fn: Callable[[Index], T]) -> T:
         from mcp.server.mcpserver.exceptions import ToolError
 
-        with self._lock:
-            try:
-                return fn(Index(self.repo, self.index_dir, embedder=self.embedder))
-            except BudgetTooSmall as exc:
-                # The CLI's words name its flag (--budget); an agent passes arguments.
-                raise ToolError(f"a budget of {exc.budget} tokens cannot hold even an empty context pack "
-                                f"({exc.needed} tokens): pass a larger `budget` (at least {exc.needed}), or "
-                                "a `model` with a larger window.") from exc
-            except CodevouchError as exc:
-                raise ToolError(str(exc)) from exc
+        try:
+            with self.resident.call():
+                try:
+                    return fn(Index(self.repo, self.index_dir, embedder=self.embedder))
+                except BudgetTooSmall as exc:
+                    # The CLI's words name its flag (--budget); an agent passes arguments.
+                    raise ToolError(f"a budget of {exc.budget} tokens cannot hold even an empty context pack "
+                                    f"({exc.needed} tokens): pass a larger `budget` (at least {exc.needed}), or "
+                                    "a `model` with a larger window.") from exc
+                except CodevouchError as exc:
+                    raise ToolError(str(exc)) from exc
+        finally:
+            # After the call, whether it answered or failed: the SDK sends the answer meanwhile.
+            self.resident.embed_rest_in_background()
 
     def search(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
                include_history: History = False, mode: Mode = "hybrid", overlay: Overlay = True,
@@ -179,6 +190,12 @@ class Tools:
 
         summaries = self._call(lambda idx: idx.build(branches=branches or (), wait=wait))
         return {"branches": [asdict(s) for s in summaries]}
+
+
+def _log(message: str) -> None:
+    """A line for the server's log: stderr (stdout is the client's)."""
+    sys.stderr.write(f"codevouch mcp: {message}\n")
+    sys.stderr.flush()
 
 
 def _ages(stamp: str | None, now: datetime) -> dict[str, Any]:
@@ -346,6 +363,7 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     gitinputs.guard(repo)           # before git: a FIFO .gitignore or include would block it
     root = gitio.repo_root(repo)
     tools = Tools(root, Path(index_dir).expanduser().resolve() if index_dir else None, embedder)
+    atexit.register(tools.resident.close)   # the background embedding ends before the interpreter
     server = server_class(name="codevouch", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING")
     server.allow_build = allow_build  # type: ignore[attr-defined]  # Server's own attribute
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
