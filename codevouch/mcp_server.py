@@ -11,7 +11,9 @@ index's writer lock like any build). Needs the optional extra: `pip install 'cod
   are checked by the validator's path rules: nothing outside the repository is read.
 - Long-lived: every call opens the index afresh (a new Index; the vector store is closed
   after each search), so a build that lands while the server runs is seen by the next call.
-- Calls run one at a time (the SDK runs synchronous tools on worker threads).
+- Calls run one at a time (the SDK runs synchronous tools on worker threads), and between
+  them the rest of a big working-tree overlay is embedded in the background, as the resident
+  engine does (retriever/resident.py: one implementation of a warm process's state).
 - A CodevouchError becomes a tool error with its message (a budget too small for the pack says
   what to pass in this tool's terms); a bad argument is refused by the input schema with one
   sentence per argument naming it and what it accepts (argument_errors); `build` without
@@ -20,8 +22,10 @@ index's writer lock like any build). Needs the optional extra: `pip install 'cod
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import re
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -31,9 +35,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
-from codevouch.api import KINDS, Hit, Index
+from codevouch.api import KINDS, Index
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
 from codevouch.printable import faithful, has_lone_surrogate
+from codevouch.request import ContextRequest, SearchRequest
+from codevouch.retriever.resident import Resident
 from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
@@ -73,38 +79,45 @@ class Tools:
         self.repo = repo
         self.index_dir = index_dir
         self.embedder = embedder
-        self._lock = threading.Lock()
+        # The warm state the resident engine keeps too: calls one at a time, and between them the
+        # rest of a big overlay embedded in the background (its lines go to stderr, the log).
+        self.resident = Resident(_log)
 
     def _call(self, fn: Callable[[Index], T]) -> T:
         from mcp.server.mcpserver.exceptions import ToolError
 
-        with self._lock:
-            try:
-                return fn(Index(self.repo, self.index_dir, embedder=self.embedder))
-            except BudgetTooSmall as exc:
-                # The CLI's words name its flag (--budget); an agent passes arguments.
-                raise ToolError(f"a budget of {exc.budget} tokens cannot hold even an empty context pack "
-                                f"({exc.needed} tokens): pass a larger `budget` (at least {exc.needed}), or "
-                                "a `model` with a larger window.") from exc
-            except CodevouchError as exc:
-                raise ToolError(str(exc)) from exc
+        try:
+            with self.resident.call():
+                try:
+                    return fn(Index(self.repo, self.index_dir, embedder=self.embedder))
+                except BudgetTooSmall as exc:
+                    # The CLI's words name its flag (--budget); an agent passes arguments.
+                    raise ToolError(f"a budget of {exc.budget} tokens cannot hold even an empty context pack "
+                                    f"({exc.needed} tokens): pass a larger `budget` (at least {exc.needed}), or "
+                                    "a `model` with a larger window.") from exc
+                except CodevouchError as exc:
+                    raise ToolError(str(exc)) from exc
+        finally:
+            # After the call, whether it answered or failed: the SDK sends the answer meanwhile.
+            self.resident.embed_rest_in_background()
 
     def search(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
                include_history: History = False, mode: Mode = "hybrid", overlay: Overlay = True,
                paths: Paths = None) -> dict[str, Any]:
         """Search the index and check every hit against the working tree. Each hit has a citation
         and a verdict; `code` is current code an agent may use (null for historical-only hits,
-        whose old text is in `reference_text`, for ideas only). Excluded hits are only counted.
+        whose old text is in `reference_text`, for ideas only). `text` is the text as indexed:
+        pass a hit as it is to validate, but take current code from `code`. Excluded hits are only counted.
         Files changed since the last build are searched live; `overlay` says how far the index
         is behind the working tree (null with overlay=false). `similarity` (cosine, comparable
         across queries) and `good_match` judge each hit; `no_good_match` is true (and `note`
         says so) when none is a good match: treat the hits as guesses, not answers."""
-        hits = self._call(lambda idx: idx.search(query, k=k, branch=branch, kinds=kinds,
-                                                 include_history=include_history, mode=mode, overlay=overlay,
-                                                 paths=paths))
+        hits = self._call(lambda idx: idx.search(SearchRequest.of(
+            query, k=k, branch=branch, kinds=kinds, include_history=include_history, mode=mode, overlay=overlay,
+            paths=paths)))
         shown = [h for h in hits if h.verdict != Verdict.EXCLUDED]
         excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == Verdict.EXCLUDED]
-        return {"hits": [_hit(h) for h in shown], "excluded": excluded,
+        return {"hits": [h.to_json() for h in shown], "excluded": excluded,
                 "overlay": hits.overlay.summary() if hits.overlay is not None else None,
                 "no_good_match": hits.no_good_match, "note": hits.note()}
 
@@ -121,10 +134,9 @@ class Tools:
         the safe input size of `model`): current code first with citation headers, historical
         snippets only with include_history and while room remains, never excluded code; it ends
         with a report of what was left out and why."""
-        return self._call(lambda idx: idx.context(query, k=k, branch=branch, kinds=kinds,
-                                                  include_history=include_history, budget=budget,
-                                                  model=model, reserve=reserve, overlay=overlay,
-                                                  paths=paths).markdown)
+        return self._call(lambda idx: idx.context(ContextRequest.of(
+            query, k=k, branch=branch, kinds=kinds, include_history=include_history, budget=budget, model=model,
+            reserve=reserve, overlay=overlay, paths=paths)).markdown)
 
     def validate(self, snippets: Annotated[list[dict[str, Any]], Field(
                      min_length=1, max_length=1000,
@@ -191,20 +203,10 @@ class Tools:
         return {"branches": [asdict(s) for s in summaries]}
 
 
-def _hit(h: Hit) -> dict[str, Any]:
-    r = h.record
-    out: dict[str, Any] = {
-        "citation": h.citation, "verdict": h.verdict, "reason": h.reason,
-        "detail": h.check.detail if h.check else None, "path": r.path, "symbol": r.symbol,
-        "start_line": r.start_line, "end_line": r.end_line, "kind": r.kind, "origin": r.origin,
-        "score": round(h.score, 4), "matched": list(h.matched), "code": h.code,
-        "similarity": round(h.similarity, 4) if h.similarity is not None else None,
-        "name_match": h.name_match, "good_match": h.good_match,
-        "current": h.current.to_json() if h.current else None,
-    }
-    if h.verdict == Verdict.HISTORICAL_ONLY:
-        out["reference_text"] = h.text
-    return out
+def _log(message: str) -> None:
+    """A line for the server's log: stderr (stdout is the client's)."""
+    sys.stderr.write(f"codevouch mcp: {message}\n")
+    sys.stderr.flush()
 
 
 def _ages(stamp: str | None, now: datetime) -> dict[str, Any]:
@@ -372,6 +374,7 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     gitinputs.guard(repo)           # before git: a FIFO .gitignore or include would block it
     root = gitio.repo_root(repo)
     tools = Tools(root, Path(index_dir).expanduser().resolve() if index_dir else None, embedder)
+    atexit.register(tools.resident.close)   # the background embedding ends before the interpreter
     server = server_class(name="codevouch", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING")
     server.allow_build = allow_build  # type: ignore[attr-defined]  # Server's own attribute
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)

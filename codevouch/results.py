@@ -99,10 +99,18 @@ class Hit:
         return self.snippet(), Snippet.of_record(self.record, self.text)
 
     def to_json(self) -> dict[str, Any]:
-        """The snippet plus, when validated, verdict, reason, detail, current and citation."""
+        """The hit's one JSON form: what `search --json` prints, the MCP server's search answers
+        with and the engine passes on. The snippet (`snippet()`: the record's fields, score,
+        matched, text, similarity, name_match, good_match, which `validate` takes back), and when
+        validated: verdict, reason, detail, current and citation, `code` (what an agent may use
+        as current code, None when nothing may be) and, for a historical-only hit only,
+        `reference_text` (its old text: reference, never current code)."""
         if self.check is None:
             return self.snippet()
-        return to_json(self.check)
+        out = {**to_json(self.check), "code": self.code}
+        if self.check.verdict == Verdict.HISTORICAL_ONLY:
+            out["reference_text"] = self.text
+        return out
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,9 @@ def test_validate_takes_dicts_and_hits(repo: Repo, index_dir: Path) -> None:
         idx.validate([{"path": "shop/cancel.py"}], input_format="yaml")
 
 
+HIT_ONLY = ("code", "reference_text")     # Hit.to_json's fields beyond the validator's
+
+
 def test_a_hit_validates_as_its_json_does(repo: Repo, index_dir: Path) -> None:
     # Hits reach the validator parsed from their records (Snippet.of_record), not as JSON: the
     # verdicts, citations and output must be those of the JSON `search --json --no-validate` prints.
@@ -99,12 +102,18 @@ def test_a_hit_validates_as_its_json_does(repo: Repo, index_dir: Path) -> None:
         raw = idx.search("cancel order", k=10, validate=False, overlay=overlay)
         checked = idx.search("cancel order", k=10, overlay=overlay)
         as_json = idx.validate([h.snippet() for h in raw])
+        # The hit's form is the validated snippet's plus what only a search hit has (HIT_ONLY);
         # validate adds where each item was in its input (input_index, input_id): search has no input.
-        assert [h.to_json() for h in checked] == [_no_input(to_json(v)) for v in idx.validate(raw)] == \
-            [_no_input(to_json(v)) for v in as_json]
+        assert [{k: v for k, v in h.to_json().items() if k not in HIT_ONLY} for h in checked] == \
+            [_no_input(to_json(v)) for v in idx.validate(raw)] == [_no_input(to_json(v)) for v in as_json]
+        assert [h.to_json()["code"] for h in checked] == [h.code for h in checked]
         assert [(v.position, v.item_id) for v in as_json] == [(n, h.record.id or None) for n, h in enumerate(raw)]
         assert [v.parsed for v in as_json] == [Snippet.of_record(h.record, h.text) for h in raw]
         assert {h.reason for h in checked} >= reasons
+        # A checked hit's JSON handed back is checked again: the search's `code` is not passed on.
+        again = [to_json(v) for v in idx.validate([h.to_json() for h in checked])]
+        assert [_no_input(j) for j in again] == [_no_input(to_json(v)) for v in as_json]
+        assert not any(key in j for j in again for key in HIT_ONLY)
     assert "uncommitted" in {h.record.origin for h in raw}
 
 

@@ -277,3 +277,33 @@ def test_search_with_the_real_model(repo: Repo, index_dir: Path) -> None:
         assert found["hits"][0]["verdict"] == "usable"
 
     session(server(repo, index_dir), body)
+
+
+def test_a_hit_has_one_json_form_and_a_bad_value_one_message(repo: Repo, index_dir: Path) -> None:
+    """What MCP's search answers with is what `search --json` prints, hit for hit (the one form,
+    Hit.to_json); and a value the request refuses gets the CLI's words."""
+    built(repo, index_dir)
+    repo.write("shop/cancel.py", "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n")
+    env = {**os.environ, "CODEVOUCH_SERVER": "off"}
+    cli = subprocess.run([sys.executable, "-m", "codevouch", "search", "cancel order", "-k", "5", "--json",
+                          "--no-overlay", "--index", str(index_dir)], cwd=repo.root, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    refused = subprocess.run([sys.executable, "-m", "codevouch", "search", "x", "--path", "!vendor/",
+                              "--index", str(index_dir)], cwd=repo.root, env=env, capture_output=True, text=True,
+                             timeout=120)
+
+    async def body(client: Client) -> tuple[Any, Any]:
+        err, found = await call(client, "search", {"query": "cancel order", "k": 5, "overlay": False})
+        assert not err, found
+        err, message = await call(client, "search", {"query": "x", "paths": ["!vendor/"]})
+        assert err
+        return found, message
+
+    found, message = session(server(repo, index_dir), body)
+    hits = [h for h in json.loads(cli.stdout) if h["verdict"] != "excluded"]
+    assert found["hits"] == hits and {"code", "text", "commit", "blob_sha", "citation"} <= set(hits[0])
+    historical = next(h for h in hits if h["verdict"] == "historical-only")
+    assert "order.cancel()" in historical["reference_text"] and "reason" in historical["code"]
+    said = message.removeprefix("Error executing tool search: ")      # the SDK's prefix
+    assert refused.returncode == 2 and refused.stderr == f"codevouch: {said}\n"

@@ -18,11 +18,13 @@ from tests.gitrepo import Repo
 
 
 class Wire:
-    def __init__(self, repo: Repo, index: Path) -> None:
-        env = {**os.environ}
+    def __init__(self, repo: Repo, index: Path, env: dict[str, str] | None = None, log: Path | None = None) -> None:
+        """The server with `env` added to ours, its stderr (its log) in `log` when given."""
+        self.log = log
         self.proc = subprocess.Popen([sys.executable, "-m", "codevouch", "mcp", "--repo", str(repo.root),
                                       "--index", str(index)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, cwd=repo.root)
+                                     stderr=log.open("wb") if log else subprocess.PIPE, env={**os.environ, **(env or {})},
+                                     cwd=repo.root)
         self.buffer = b""
 
     def send(self, raw: bytes) -> None:
@@ -158,3 +160,29 @@ def test_a_100_mb_line_is_refused_with_its_id(wire: Wire) -> None:
     wire.send(json.dumps({"jsonrpc": "2.0", "id": 331, "method": "tools/list"}).encode())
     listed = wire.receive()
     assert listed is not None and listed["id"] == 331, listed
+
+
+def test_the_server_embeds_the_rest_of_a_big_overlay_after_answering(tmp_path: Path) -> None:
+    """As the resident engine does (one implementation, retriever/resident.py): a search embeds
+    what its limit allows, the server embeds the rest after answering, and the next search ranks
+    every changed chunk by its own vector (no word-only ranks left)."""
+    from tests.enginehelp import wait_until
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
+    Index(repo.root, tmp_path / "index", embedder="fake-bow-64").build()
+    repo.write("shop/many.py", "".join(f"def handler_{i}(request):\n    return request.reply({i})\n\n\n"
+                                       for i in range(12)))
+    log = tmp_path / "mcp.log"
+    w = Wire(repo, tmp_path / "index", env={"CODEVOUCH_OVERLAY_LIMIT": "1"}, log=log)
+    try:
+        w.initialize()
+        w.send(call(1, "search", '{"query": "reply to the request", "k": 3}'))
+        first = (w.receive() or {})["result"]["structuredContent"]["overlay"]
+        assert first["not_embedded"] > 0, first
+        assert wait_until(lambda: b"in the background" in log.read_bytes(), timeout=120), log.read_bytes()
+        w.send(call(2, "search", '{"query": "reply to the request", "k": 3}'))
+        after = (w.receive() or {})["result"]["structuredContent"]["overlay"]
+        assert after["not_embedded"] == 0 and after["embedded"] == 0, after     # every vector was cached
+    finally:
+        w.close()

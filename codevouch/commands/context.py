@@ -25,6 +25,7 @@ from codevouch.commands.common import (
     print_json,
 )
 from codevouch.errors import CodevouchError
+from codevouch.request import ContextRequest
 
 
 def context_cmd(
@@ -57,10 +58,11 @@ def context_cmd(
     saying how far the index is behind); --no-overlay searches the index only.
     """
     try:
+        # Every option checked once, by the request (the MCP server builds the same one).
+        request = ContextRequest.of(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
+                                    budget=budget, model=model, reserve=reserve, overlay=not no_overlay, paths=path)
         idx = open_index(repo, index, no_record=no_record, overlay_limit=overlay_limit)
-        pack = idx.context(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
-                           budget=budget, model=model, reserve=reserve, overlay=not no_overlay,
-                           paths=path)
+        pack = idx.context(request)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:

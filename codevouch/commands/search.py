@@ -25,11 +25,10 @@ from codevouch.commands.common import (
     overlay_note,
     print_json,
     render_results,
-    usage,
 )
 from codevouch.errors import CodevouchError
 from codevouch.printable import plural
-from codevouch.retriever.mode import SEARCH_MODES
+from codevouch.request import SearchRequest
 from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
@@ -65,12 +64,12 @@ def search_cmd(
     Files that changed since the last build (commits, edits, untracked files) are searched live
     beside the index, and a line says how far the index is behind; --no-overlay turns that off."""
     fmt = check_format(fmt, as_json, SEARCH_FORMATS)
-    if mode not in SEARCH_MODES:
-        raise usage("--mode must be hybrid, dense or lexical.")
     try:
+        # Every option checked once, by the request (the MCP server builds the same one).
+        request = SearchRequest.of(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
+                                   validate=not no_validate, mode=mode, overlay=not no_overlay, paths=path)
         idx = open_index(repo, index, no_record=no_record, overlay_limit=overlay_limit)
-        hits = idx.search(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
-                          validate=not no_validate, mode=mode, overlay=not no_overlay, paths=path)
+        hits = idx.search(request)
     except CodevouchError as exc:
         raise fail(exc) from exc
     _overlay_line(hits, fmt)
@@ -86,6 +85,9 @@ def search_cmd(
     if path and not len(hits) and fmt in ("text", "brief"):
         # Empty because of the filter, not the query: say so rather than print nothing.
         typer.echo("no indexed file matches " + " ".join(f"--path {shlex.quote(p)}" for p in path))
+        return
+    if fmt == "json":
+        print_json([h.to_json() for h in hits])     # the one hit form, as the MCP server's
         return
     results = [h.check for h in hits if h.check is not None]
     shown = [r for r in results if r.verdict != Verdict.EXCLUDED] if fmt in ("text", "brief") else results

@@ -51,6 +51,9 @@ class Engine:
         self.jobs: queue.Queue[_Job] = queue.Queue()
         self._listener: socket.socket | None = None
         self._inode: int | None = None
+        from codevouch.retriever.resident import Resident
+
+        self.resident = Resident(log)     # calls run one at a time on the main thread (_loop)
 
     # --- starting and stopping ------------------------------------------------------------------
 
@@ -158,28 +161,9 @@ class Engine:
             job.conn.close()
 
     def _after_answer(self) -> None:
-        """After a call: embed the rest of the overlay the call's search left unembedded (a big
-        change), between calls: a call that arrives stops it between two texts, and the next
-        search of the same overlay finds the vectors in this process's cache. A failure here is
-        logged, never a call's: every call still embeds what it needs itself."""
-        from codevouch.retriever import overlay as live
-
-        work = live.take_unfinished()
-        if work is None:
-            return
-        from codevouch.store import Ledger
-        started = time.monotonic()
-        try:
-            ledger = Ledger(work.index_dir, readonly=True)
-            try:
-                made = live.embed_rest(work.overlay, work.embedder, ledger, work.index_dir, work.state,
-                                       stop=lambda: self.stopping.is_set() or not self.jobs.empty())
-            finally:
-                ledger.close()
-        except Exception as exc:  # noqa: BLE001  (background work: the next call embeds what it needs)
-            log(f"background embedding stopped: {type(exc).__name__}: {exc}")
-            return
-        log(f"embedded {made} overlay text(s) in the background in {time.monotonic() - started:.1f} s")
+        """After a call, between calls: the rest of a big overlay embedded (retriever.resident,
+        the same work the MCP server does); a call that arrives stops it between two texts."""
+        self.resident.embed_rest(stop=lambda: self.stopping.is_set() or not self.jobs.empty())
 
     # --- the accepting thread and a thread per connection -----------------------------------------
 

@@ -173,6 +173,11 @@ def take_unfinished() -> Unfinished | None:
     return _UNFINISHED.pop() if _UNFINISHED else None
 
 
+def has_unfinished() -> bool:
+    """Whether the latest search left texts to embed (take_unfinished would give them)."""
+    return bool(_UNFINISHED)
+
+
 def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir: Path,
                 limit: int | None = EMBED_LIMIT, seconds: float | None = None,
                 state: BranchState | None = None) -> OverlayVectors:

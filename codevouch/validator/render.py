@@ -15,10 +15,17 @@ from codevouch.validator.model import VERDICTS, Validated
 from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
 
 
+# What a search hit's JSON adds for the search's own check (`Hit.to_json`). A hit handed back to
+# validate is checked again, so these are dropped with the old verdict rather than passed on:
+# kept, they would show what the earlier search found beside what this check found.
+SEARCH_ONLY = ("code", "reference_text")
+
+
 def to_json(v: Validated) -> dict[str, Any]:
-    """The input snippet as given, plus verdict, reason, detail, current and citation; and, for an
+    """The input snippet as given (less a search hit's SEARCH_ONLY fields), plus verdict, reason, detail, current and citation; and, for an
     item of a validate call, where it was in the input (`input_index`, 0-based) and its id."""
-    out = {**v.snippet, "verdict": v.verdict, "reason": v.reason, "detail": v.detail,
+    given = {k: val for k, val in v.snippet.items() if k not in SEARCH_ONLY}
+    out = {**given, "verdict": v.verdict, "reason": v.reason, "detail": v.detail,
            "current": v.current.to_json() if v.current else None, "citation": v.citation}
     if v.position is not None:
         out["input_index"] = v.position
