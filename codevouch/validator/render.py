@@ -14,7 +14,6 @@ from codevouch.validator.citation import clean, current_location
 from codevouch.validator.model import VERDICTS, Validated
 from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
 
-
 # What a search hit's JSON adds for the search's own check (`Hit.to_json`). A hit handed back to
 # validate is checked again, so these are dropped with the old verdict rather than passed on:
 # kept, they would show what the earlier search found beside what this check found.
