@@ -21,7 +21,8 @@ SEARCH_ONLY = ("code", "reference_text")
 
 
 def to_json(v: Validated) -> dict[str, Any]:
-    """The input snippet as given (less a search hit's SEARCH_ONLY fields), plus verdict, reason, detail, current and citation; and, for an
+    """The input snippet as given (less a search hit's SEARCH_ONLY fields), plus verdict, reason,
+    detail, current and citation; and, for an
     item of a validate call, where it was in the input (`input_index`, 0-based) and its id."""
     given = {k: val for k, val in v.snippet.items() if k not in SEARCH_ONLY}
     out = {**given, "verdict": v.verdict, "reason": v.reason, "detail": v.detail,
