@@ -1,9 +1,12 @@
 """The resident engine: CLI calls answered by a warm engine against the same calls in-process.
 
     python -m codevouch_bench.engine --out bench/results/bench-engine.json [--repo PATH] [--quick]
+    python -m codevouch_bench.engine --url URL --commit SHA --edit PATH --work DIR --out PATH
 
-On a modest real repository (a clone of codevouch's own, fake embedder: no model load, so the
-figures are the CLI's own cost), four figures, wall time of whole `codevouch` processes:
+On a real repository (a clone of codevouch's own by default; with --url, a clone of that
+repository at --commit, queried with the first sentences of its Python docstrings), fake
+embedder (no model load, so the figures are the CLI's own cost), four figures, wall time of
+whole `codevouch` processes:
 
 - `search` in-process (CODEVOUCH_SERVER=off), p50/p95, and the import floor beside it;
 - `search` with the engine not running (the call starts it, then it answers);
@@ -59,16 +62,20 @@ def _stop(cwd: Path, env: dict[str, str]) -> None:
     subprocess.run([PY, "-m", "codevouch", "serve", "--stop"], cwd=cwd, env=env, capture_output=True)
 
 
-def _mixed(repo: Path, env: dict[str, str], calls: int) -> float:
-    """`calls` agent-like calls with an edit before every fifth; total wall seconds."""
+# The file the mixed calls edit in this repository's clone. Not a file of the package itself: the
+# CLI imports the clone's `codevouch/` (the current directory is first on sys.path), and an edit
+# there is a new version of codevouch.
+OWN_EDIT = "tests/gitrepo.py"
+OWN_ANSWER = "`Repo.commit` in tests/gitrepo.py:1-20 and `Repo.write` too; see codevouch/api.py:10.\n"
+
+
+def _mixed(repo: Path, env: dict[str, str], calls: int, queries: list[str], edit: str, answer: str) -> float:
+    """`calls` agent-like calls with an edit of `edit` before every fifth; total wall seconds."""
     head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
-    # Not a file of the package itself: the CLI imports the clone's `codevouch/` (the current
-    # directory is first on sys.path), and an edit there is a new version of codevouch.
-    target = repo / "tests" / "gitrepo.py"
+    target = repo / edit
     original = target.read_text()
-    snippet = json.dumps({"path": "tests/gitrepo.py", "commit": head, "start_line": 1, "end_line": 5})
-    answer = "`Repo.commit` in tests/gitrepo.py:1-20 and `Repo.write` too; see codevouch/api.py:10.\n"
+    snippet = json.dumps({"path": edit, "commit": head, "start_line": 1, "end_line": 5})
     total = 0.0
     try:
         for n in range(calls):
@@ -76,11 +83,11 @@ def _mixed(repo: Path, env: dict[str, str], calls: int) -> float:
                 target.write_text(original + f"\n\ndef added_{n}(text):\n    return text.strip()\n")
             kind = n % 4
             if kind == 0:
-                total += _cli(["search", QUERIES[n % len(QUERIES)]], repo, env)
+                total += _cli(["search", queries[n % len(queries)]], repo, env)
             elif kind == 1:
                 total += _cli(["validate", "-"], repo, env, snippet + "\n")
             elif kind == 2:
-                total += _cli(["context", QUERIES[n % len(QUERIES)], "--budget", "2000"], repo, env)
+                total += _cli(["context", queries[n % len(queries)], "--budget", "2000"], repo, env)
             else:
                 total += _cli(["check-refs", "-"], repo, env, answer)
     finally:
@@ -88,63 +95,159 @@ def _mixed(repo: Path, env: dict[str, str], calls: int) -> float:
     return total
 
 
-def run(repo_src: Path, work: Path, quick: bool) -> dict[str, Any]:
-    repeats = 5 if quick else 20
-    work.mkdir(parents=True, exist_ok=True)
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def _corpus(repo_src: Path, work: Path, url: str | None, commit: str | None) -> Path:
     repo = work / "repo"
+    if url is not None:
+        from codevouch_bench.validated_search import clone
+        return clone(url, commit or "HEAD", repo)
     if not repo.exists():
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo_src), str(repo)], check=True)
+    return repo
+
+
+def _paired(args_of: Any, repo: Path, now: dict[str, str], before: dict[str, str], n: int) -> dict[str, Any]:
+    """`n` calls of this codevouch and of the one before, alternated (A B A B ...): each side's
+    summary and the median of the per-pair ratios (this ÷ before), so a drift of the machine's
+    speed moves both sides of a pair alike."""
+    mine, theirs = [], []
+    for k in range(n):
+        mine.append(_cli(args_of(k), repo, now))
+        theirs.append(_cli(args_of(k), repo, before))
+    ratios = sorted(a / b for a, b in zip(mine, theirs))
+    return {"this_ms": summary(mine), "before_ms": summary(theirs),
+            "ratio_median": round(ratios[len(ratios) // 2], 3), "ratio_min": round(ratios[0], 3),
+            "ratio_max": round(ratios[-1], 3)}
+
+
+def _before_env(env: dict[str, str], before: Path) -> dict[str, str]:
+    """`env` with the older codevouch first on the path (its engine is its own: the engine's
+    key names the package's directory)."""
+    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and not Path(p, "codevouch").is_dir()]
+    return {**env, "PYTHONPATH": os.pathsep.join([str(before.resolve()), *rest])}
+
+
+def _compare(repo: Path, off: dict[str, str], on: dict[str, str], before: Path, queries: list[str],
+             repeats: int) -> dict[str, Any]:
+    """Warm engine and in-process searches against the codevouch at `before`, paired."""
+    off_b, on_b = _before_env(off, before), _before_env(on, before)
+    search = lambda k: ["search", queries[k % len(queries)]]  # noqa: E731
+    try:
+        _cli(search(0), repo, on), _cli(search(0), repo, on_b)        # both engines started
+        loads = {"warm": _load()}
+        warm = _paired(search, repo, on, on_b, repeats * 2)
+        loads["in_process"] = _load()
+        cold = _paired(search, repo, off, off_b, repeats)
+    finally:
+        _stop(repo, on_b)
+    return {"before": str(before), "load_avg_1m_by_phase": loads, "engine_warm": warm, "in_process": cold}
+
+
+def run(repo_src: Path, work: Path, quick: bool, url: str | None = None, commit: str | None = None,
+        edit: str | None = None, before: Path | None = None, compare_only: bool = False) -> dict[str, Any]:
+    repeats = 5 if quick else 20
+    started = machine()          # its date and load average: the run's start
+    work = work.resolve()        # the CLI runs in the clone: a relative index path would be inside it
+    work.mkdir(parents=True, exist_ok=True)
+    repo = _corpus(repo_src, work, url, commit)
+    if url is not None:
+        from codevouch_bench.validated_search import queries_of
+        queries = queries_of(repo, len(QUERIES))
+        edit = edit or "README.rst"
+        answer = f"See {edit}:1-20 and `main` in {edit}:10.\n"
+    else:
+        queries, edit, answer = QUERIES, edit or OWN_EDIT, OWN_ANSWER
     index = work / "index"
     runtime = Path(tempfile.mkdtemp(prefix="cvb-", dir="/tmp"))
     os.chmod(runtime, 0o700)
-    base = {k: v for k, v in os.environ.items() if k != "CI"}
+    # Not CI (it turns the engine off); not PYTHONDONTWRITEBYTECODE (a shell may set it): an
+    # installed codevouch has its bytecode compiled, as chromadb's is for the floor, and without
+    # it every process compiles codevouch's modules again (~10 ms of a warm call's client alone).
+    base = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTHONDONTWRITEBYTECODE")}
     base.update({"CODEVOUCH_INDEX": str(index), "XDG_RUNTIME_DIR": str(runtime), "CODEVOUCH_NO_RECORD": "1"})
     off, on = {**base, "CODEVOUCH_SERVER": "off"}, {**base, "CODEVOUCH_SERVER": "on"}
+    loads: dict[str, float] = {"start": _load()}
     try:
         log("engine: building the index (fake embedder)")
         subprocess.run([PY, "-m", "codevouch", "index", "build", "--embedder", "fake-bow-64"], cwd=repo, env=off,
                        check=True, capture_output=True)
         chunks = json.loads(subprocess.run([PY, "-m", "codevouch", "index", "status", "--json"], cwd=repo, env=off,
                                            check=True, capture_output=True, text=True).stdout)["branches"][0]
+        if compare_only and before is not None:
+            log(f"engine: this codevouch against the one at {before}, paired")
+            return {"machine": started, "corpus": {"repo": url or "codevouch (this repository, a clone)",
+                                                     "chunks_by_kind": chunks["chunks_by_kind"],
+                                                     "embedder": "fake-bow-64", "queries": queries},
+                    "against_before": _compare(repo, off, on, before, queries, repeats),
+                    "load_avg_1m_at_end": _load()}
+        loads["floor"] = _load()
         floor = _floor(off, repeats)
-        _cli(["search", QUERIES[0]], repo, off)            # the overlay cache and the page cache warm
+        _cli(["search", queries[0]], repo, off)            # the overlay cache and the page cache warm
         log("engine: in-process searches")
-        inprocess = [_cli(["search", QUERIES[n % len(QUERIES)]], repo, off) for n in range(repeats)]
+        loads["in_process"] = _load()
+        inprocess = [_cli(["search", queries[n % len(queries)]], repo, off) for n in range(repeats)]
         log("engine: first calls (no engine running)")
+        loads["first_call"] = _load()
         first = []
         for _ in range(max(3, repeats // 4)):
             _stop(repo, on)
-            first.append(_cli(["search", QUERIES[1]], repo, on))
+            first.append(_cli(["search", queries[1]], repo, on))
         log("engine: warm searches")
-        warm = [_cli(["search", QUERIES[n % len(QUERIES)]], repo, on) for n in range(repeats * 2)]
+        loads["warm"] = _load()
+        warm = [_cli(["search", queries[n % len(queries)]], repo, on) for n in range(repeats * 2)]
         calls = 20 if quick else 50
         log(f"engine: {calls} mixed calls, in-process then engine")
-        mixed_off = _mixed(repo, off, calls)
-        mixed_on = _mixed(repo, on, calls)
+        loads["mixed"] = _load()
+        mixed_off = _mixed(repo, off, calls, queries, edit, answer)
+        mixed_on = _mixed(repo, on, calls, queries, edit, answer)
+        compared = None
+        if before is not None:
+            log(f"engine: this codevouch against the one at {before}, paired")
+            compared = _compare(repo, off, on, before, queries, repeats)
     finally:
         _stop(repo, on)
         shutil.rmtree(runtime, ignore_errors=True)
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
     return {
-        "machine": machine(), "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
-        "corpus": {"repo": "codevouch (this repository, a clone)", "chunks_by_kind": chunks["chunks_by_kind"],
-                   "files_by_kind": chunks["files_by_kind"], "embedder": "fake-bow-64"},
+        "machine": started, "load_avg_1m_at_end": _load(), "load_avg_1m_by_phase": loads,
+        "bytecode": "written and read (PYTHONDONTWRITEBYTECODE unset for every measured process)",
+        "corpus": {"repo": url or "codevouch (this repository, a clone)", "commit": head,
+                   "chunks_by_kind": chunks["chunks_by_kind"], "files_by_kind": chunks["files_by_kind"],
+                   "embedder": "fake-bow-64", "edited": edit, "queries": queries},
         "floor_ms": floor,
         "search_in_process_ms": summary(inprocess),
         "search_first_call_no_engine_ms": summary(first),
         "search_engine_warm_ms": summary(warm),
         "mixed_calls": {"calls": calls, "edit_every": 5, "in_process_s": round(mixed_off, 2),
                         "engine_s": round(mixed_on, 2), "speedup": round(mixed_off / mixed_on, 2)},
+        **({"against_before": compared} if compared is not None else {}),
     }
 
 
-def main() -> None:
+def main(defaults: dict[str, Any] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--repo", type=Path, default=REPO_ROOT)
     p.add_argument("--work", type=Path, default=REPO_ROOT / ".bench-cache" / "engine")
+    p.add_argument("--url", help="clone this repository at --commit (into --work) instead of --repo")
+    p.add_argument("--commit", help="with --url: the commit to measure")
+    p.add_argument("--edit", help="the tracked file the mixed calls edit (default: tests/gitrepo.py; with --url, "
+                                  "README.rst)")
+    p.add_argument("--before", type=Path, help="a directory holding an older `codevouch/` package: warm engine and "
+                                              "in-process searches of both, alternated, with per-pair ratios")
+    p.add_argument("--compare-only", action="store_true", help="with --before: only the paired comparison")
     p.add_argument("--quick", action="store_true")
+    p.set_defaults(**{"script": "codevouch_bench.engine", **(defaults or {})})
     args = p.parse_args()
-    result = run(args.repo, args.work, args.quick)
+    if args.url and not args.commit:
+        p.error("--url needs --commit: a benchmark measures a pinned commit")
+    result = run(args.repo, args.work, args.quick, args.url, args.commit, args.edit, args.before,
+                 args.compare_only)
+    result["command"] = " ".join(["python", "-m", args.script, *sys.argv[1:]])
     write_json(args.out, result)
     json.dump(result, sys.stdout, indent=2)
     sys.stdout.write("\n")

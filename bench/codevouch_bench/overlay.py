@@ -267,7 +267,9 @@ def _cli_first(repo: Path, index_dir: Path, queries: list[str]) -> dict[str, lis
     from codevouch.store import overlaycache
 
     out: dict[str, list[float]] = {"cli_wall_s": [], "cli_no_overlay_wall_s": [], "cli_derive_s": []}
-    env = {**os.environ, "CODEVOUCH_INDEX": str(index_dir), "CODEVOUCH_NO_RECORD": "1"}
+    # Bytecode written and read, as an installed codevouch has it (a shell may set PYTHONDONTWRITEBYTECODE).
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+           "CODEVOUCH_INDEX": str(index_dir), "CODEVOUCH_NO_RECORD": "1"}
     for query in queries:
         (index_dir / overlaycache.FILE).unlink(missing_ok=True)
         for flag, key in (([], "cli_wall_s"), (["--no-overlay"], "cli_no_overlay_wall_s")):

@@ -110,6 +110,11 @@ def _engine(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--work", str(work / "engine"), "--out", str(out)] + (["--quick"] if quick else []))
 
 
+def _engine_large(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """The same on SQLAlchemy (~45k chunks, cloned into the work dir, fake embedder)."""
+    return Run(["--work", str(work / "engine-large"), "--out", str(out)] + (["--quick"] if quick else []))
+
+
 def _encoder(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     """The search encoder (NumPy MiniLM) against sentence-transformers on real chunks (the real model)."""
     return Run(["--out", str(out)] + (["--per-language", "25"] if quick else []))
@@ -133,6 +138,7 @@ FIGURES = {f.name: f for f in (
     Figure("validated_search", False, _validated_search),
     Figure("large", False, _large),
     Figure("engine", False, _engine),
+    Figure("engine_large", False, _engine_large),
     Figure("encoder", False, _encoder),
     Figure("gitpython", False, _gitpython, needs="git"),
 )}

@@ -80,7 +80,28 @@ def token_counter() -> Callable[[str], int]:
     tok = Tokenizer.from_file(str(model_path() / "tokenizer.json"))
     tok.no_truncation()
     tok.no_padding()
-    return lambda text: len(tok.encode(text).ids)
+    return TokenCount(tok)
+
+
+class TokenCount:
+    """Counts a text's tokens with one tokenizer. `lines_add_up`: whether the count of lines
+    joined by newlines is the sum of each line's count less the special tokens, exactly. It is
+    for a BERT tokenizer (MiniLM's): its normalizer works character by character, its
+    pre-tokenizer splits at every whitespace, and WordPiece cuts each word on its own, so no
+    token spans a line end. The chunker then counts a span of lines from its lines' counts,
+    each line tokenized once, instead of tokenizing every nested span again (a class, then each
+    of its members ...): the same counts, so the same chunks, in a fraction of the time."""
+
+    def __init__(self, tok: Any) -> None:
+        from tokenizers import models, normalizers, pre_tokenizers
+
+        self._encode = tok.encode
+        self.lines_add_up = (isinstance(tok.normalizer, normalizers.BertNormalizer)
+                             and isinstance(tok.pre_tokenizer, pre_tokenizers.BertPreTokenizer)
+                             and isinstance(tok.model, models.WordPiece))
+
+    def __call__(self, text: str) -> int:
+        return len(self._encode(text).ids)
 
 
 def _encode(model: Any, texts: Sequence[str], batch_size: int) -> list[list[float]]:

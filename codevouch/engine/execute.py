@@ -152,7 +152,8 @@ def _code(exc: SystemExit) -> int:
 
 
 def run(app: Callable[..., Any], request: Request, conn: socket.socket) -> tuple[list[tuple[int, bytes]], int]:
-    """Run `request` through `app` (the CLI's typer app); (the writes in order, the exit code).
+    """Run `request` through `app` (the CLI's command: its typer app, or the click command built
+    from it once, as the engine holds it); (the writes in order, the exit code).
     The CLI's outermost frame (error_handler) is the same as in-process."""
     from codevouch.commands.common import error_handler
 

@@ -103,11 +103,20 @@ class _Chunker:
         self._groups = 0
         self._overhead = count_tokens("")  # special tokens counted on any text
         self._line_costs: dict[int, int] = {}
+        # The counter says a span's count is its lines' counts added (embedding.TokenCount):
+        # then every line is tokenized once, however many nested spans hold it.
+        self._lines_add_up = bool(getattr(count_tokens, "lines_add_up", False))
 
     # -- helpers -----------------------------------------------------------
 
     def text(self, start: int, end: int) -> str:
         return "\n".join(self.lines[start : end + 1])
+
+    def tokens(self, start: int, end: int) -> int:
+        """Tokens of the text of rows start..end, as `count` gives them."""
+        if self._lines_add_up:
+            return self._overhead + sum(self.line_cost(row) for row in range(start, end + 1))
+        return self.count(self.text(start, end))
 
     def blank(self, row: int) -> bool:
         return not self.lines[row].strip()
@@ -127,7 +136,7 @@ class _Chunker:
             mergeable: bool, tokens: int | None = None) -> None:
         text = self.text(start, end)
         if tokens is None:
-            tokens = self.count(text)
+            tokens = self.tokens(start, end)
         trivial = not any(ch.isalnum() for ch in text)
         self.pieces.append(_Piece(start, end, names, group, mergeable, tokens, trivial))
 
@@ -158,7 +167,7 @@ class _Chunker:
         start, end = self.trim(start, end)
         if start > end:
             return
-        tokens = self.count(self.text(start, end))
+        tokens = self.tokens(start, end)
         if tokens <= self.budget:
             self.add(start, end, (symbol,), group, mergeable, tokens)
             return
@@ -169,7 +178,7 @@ class _Chunker:
         start, end = self.trim(start, item.end)
         if start > end:
             return
-        tokens = self.count(self.text(start, end))
+        tokens = self.tokens(start, end)
         if tokens <= self.budget:
             self.add(start, end, item.names, group, True, tokens)
             return
@@ -217,7 +226,7 @@ class _Chunker:
         while last < end and total + self.line_cost(last + 1) <= self.budget:
             last += 1
             total += self.line_cost(last)
-        while last > start and self.count(self.text(start, last)) > self.budget:
+        while last > start and self.tokens(start, last) > self.budget:
             last -= 1
         return last
 
@@ -258,7 +267,7 @@ class _Chunker:
         # Cheap estimate first (blank lines between cost nothing), then verify.
         if prev.tokens + piece.tokens - self._overhead > limit:
             return None
-        tokens = self.count(self.text(prev.start, piece.end))
+        tokens = self.tokens(prev.start, piece.end)
         if tokens > limit:
             return None
         return _Piece(prev.start, piece.end, (), prev.group, prev.mergeable, tokens,

@@ -7,6 +7,9 @@ words meets code in identifiers. Pure functions; the ledger stores and queries t
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+from codevouch.caches import clearable
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[^\W\d_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -14,15 +17,40 @@ _STOP = frozenset("a an and are as at be by for from in is it of on or the this 
 
 
 def identifier_terms(word: str) -> list[str]:
+    return list(_identifier_terms(word) if len(word) <= _KEPT_LENGTH else _split(word))
+
+
+# Kept by word: code repeats its identifiers (`self`, `return`, a class's own names), and
+# splitting each occurrence again was a third of the time an overlay spent chunking a file.
+# Words up to this length only, so the caches stay small whatever a file holds.
+_KEPT_LENGTH = 64
+
+
+@clearable
+@lru_cache(maxsize=1 << 16)
+def _identifier_terms(word: str) -> tuple[str, ...]:
+    return _split(word)
+
+
+def _split(word: str) -> tuple[str, ...]:
     parts = [p.lower() for chunk in word.split("_") for p in _CAMEL.findall(chunk)]
     whole = word.lower().strip("_")
-    return [whole] + [p for p in parts if p != whole] if whole else parts
+    return (whole, *(p for p in parts if p != whole)) if whole else tuple(parts)
+
+
+@clearable
+@lru_cache(maxsize=1 << 16)
+def _kept_terms(word: str) -> tuple[str, ...]:
+    return tuple(t for t in _identifier_terms(word) if t and t not in _STOP)
 
 
 def terms(text: str) -> list[str]:
     out: list[str] = []
     for word in _WORD.findall(text):
-        out.extend(t for t in identifier_terms(word) if t and t not in _STOP)
+        if len(word) <= _KEPT_LENGTH:
+            out.extend(_kept_terms(word))
+        else:
+            out.extend(t for t in _split(word) if t and t not in _STOP)
     return out
 
 

@@ -881,3 +881,41 @@ def test_chunking_asyncio_package_covers_it_within_budget() -> None:
         lines = text.split("\n")
         assert all(n in covered for n, line in enumerate(lines, 1) if line.strip())
     assert total > 100
+
+
+class _Counting:
+    """A token counter that records how many characters it was asked to tokenize."""
+
+    def __init__(self, inner: Callable[[str], int], lines_add_up: bool) -> None:
+        self.inner, self.lines_add_up, self.chars = inner, lines_add_up, 0
+
+    def __call__(self, text: str) -> int:
+        self.chars += len(text)
+        return self.inner(text)
+
+
+def test_minilm_counter_adds_lines_up_with_the_same_chunks() -> None:
+    # MiniLM's tokenizer (BERT) never makes a token across a line end, so the chunker counts a
+    # span from its lines' counts: each line tokenized once, not once per nested span. Same
+    # chunks as counting every span, several languages, for a fraction of the tokenizing.
+    import asyncio.base_events
+
+    from codevouch.embedding import token_counter
+
+    counter = token_counter()
+    assert getattr(counter, "lines_add_up", False)
+    files = {"base_events.py": Path(asyncio.base_events.__file__).read_text(encoding="utf-8"), **SAMPLES}
+    by_lines, by_spans = _Counting(counter, True), _Counting(counter, False)
+    for path, text in files.items():
+        assert chunk_text(text, path, by_lines, budget=250) == chunk_text(text, path, by_spans, budget=250), path
+    assert by_lines.chars * 2 < by_spans.chars
+
+
+def test_a_tokenizer_that_may_join_lines_is_counted_by_spans() -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from codevouch.embedding import TokenCount
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel()
+    assert not TokenCount(bpe).lines_add_up

@@ -9,16 +9,19 @@ from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 
 RESULTS = RESULTS_DIR / "bench-engine.json"
+# The paired comparison against the codevouch before a change (codevouch_bench.engine_large --before
+# DIR --compare-only), rendered beside the large figure.
+COMPARED = RESULTS_DIR / "bench-engine-large-ab.json"
 
 
 def _ms(s: dict[str, Any]) -> str:
     return f"{s['p50']:.0f} / {s['p95']:.0f} ms (n={s['n']})"
 
 
-def section(path: Path = RESULTS) -> str:
+def section(path: Path = RESULTS, large: dict[str, Any] | None = None, compared: Path = COMPARED) -> str:
     data = read_json_if_exists(path)
     if data is None:
-        return ""
+        return large_section(large, compared)
     m, c, mixed = data["machine"], data["corpus"], data["mixed_calls"]
     chunks = sum(c["chunks_by_kind"].values())
     floor = data["floor_ms"]
@@ -50,7 +53,80 @@ def section(path: Path = RESULTS) -> str:
                "in-process one in this run: 5 samples against 20, both dominated by importing the stack under load). "
                "The mixed calls are what an agent sees: each edit is seen by the next call (the overlay is derived "
                "from git per call, in the engine as in-process).\n")
-    out.append("\nNot measured here: the 45,000-chunk SQLAlchemy index and the 1,000,000-chunk store (too heavy "
-               "for this shared 2-core machine in the time available), and the real model's figures (the fake "
-               "embedder keeps the model out of both paths).\n")
+    out.append("\nThe 45,000-chunk repository: below. Not measured here: the 1,000,000-chunk store through the "
+               "engine, and the real model's figures (the fake embedder keeps the model out of both paths).\n")
+    return "\n".join(out) + "\n" + large_section(large, compared)
+
+
+def _ratio(a: dict[str, Any], b: dict[str, Any]) -> str:
+    return f"{a['p50'] / b['p50']:.2f}×"
+
+
+def large_section(data: dict[str, Any] | None, compared: Path = COMPARED) -> str:
+    """The engine on SQLAlchemy (~45k chunks): `python -m codevouch_bench --only engine_large`."""
+    out = ["\n### The engine on a 45,000-chunk repository\n",
+           "Rerun: `python -m codevouch_bench --only engine_large` (kept in bench/results/benchmarks.json, its run "
+           "in `reruns`); the paired comparison with an older codevouch: `python -m codevouch_bench.engine_large "
+           "--before DIR --compare-only --out bench/results/bench-engine-large-ab.json`.\n"]
+    if not data or "error" in data or "skipped" in data:
+        out.append("Not run yet.\n")
+        return "\n".join(out) + "\n"
+    m, c, mixed, floor = data["machine"], data["corpus"], data["mixed_calls"], data["floor_ms"]
+    chunks = sum(c["chunks_by_kind"].values())
+    loads = ", ".join(f"{k} {v}" for k, v in data.get("load_avg_1m_by_phase", {}).items())
+    first, inproc, warm = (data["search_first_call_no_engine_ms"], data["search_in_process_ms"],
+                           data["search_engine_warm_ms"])
+    chroma = floor["import_chromadb"]
+    rows = [
+        ("bare `python -c pass`", _ms(floor["python_startup"]), "", ""),
+        ("bare `python -c 'import chromadb'` (the floor: the fake embedder loads no encoder)", _ms(chroma), "", ""),
+        ("`codevouch search`, in-process (`CODEVOUCH_SERVER=off`)", _ms(inproc), _ratio(inproc, chroma) + " the floor",
+         "–"),
+        ("`codevouch search`, engine not running (the call starts it)", _ms(first), _ratio(first, chroma) + " the floor",
+         "≤ 1.3× the floor"),
+        ("`codevouch search`, engine warm", _ms(warm), "", "≤ 80 / 120 ms"),
+        (f"{mixed['calls']} mixed calls (search, validate, context, check-refs; an edit of `{c.get('edited')}` before "
+         f"every {mixed['edit_every']}th), total", f"in-process {mixed['in_process_s']} s, engine {mixed['engine_s']} s",
+         f"{mixed['speedup']}× faster", "–"),
+    ]
+    out.append(f"`{data.get('command')}` at {m.get('date')}, on {m.get('cores')} cores shared with other engineers' "
+               f"work; 1-minute load average by phase: {loads}; at the end {data.get('load_avg_1m_at_end')}. "
+               f"Corpus: {c['repo']} at {str(c.get('commit'))[:10]}, {chunks} chunks, embedder `{c['embedder']}` (no "
+               "model: the CLI's own cost); queries: the first sentences of 8 of its docstrings. Wall time of whole "
+               "processes, p50 / p95.\n")
+    out += ["| call | wall | ratio | target |", "|---|---|---|---|"]
+    out += [f"| {a} | {b} | {r} | {t} |" for a, b, r, t in rows]
+    met = lambda ok: "met" if ok else "not met"  # noqa: E731
+    out.append(f"\nTargets in this run: warm p50 / p95 {warm['p50']:.0f} / {warm['p95']:.0f} ms against 80 / 120: "
+               f"{met(warm['p50'] <= 80 and warm['p95'] <= 120)}; first call {first['p50'] / chroma['p50']:.2f}× the floor "
+               f"against 1.3×: {met(first['p50'] <= 1.3 * chroma['p50'])}. The reasons, measured apart on this machine "
+               "(2026-12-03, load average 4-9):\n")
+    out.append("- Warm: a call is about 80-90 ms of CPU in all: the client process ~60 ms (a bare `python -c pass` is "
+               "~25 ms of it; its imports, the identity walk, the repository's pyproject.toml read for the off switch, "
+               "one round trip), the engine ~20 ms per search at 45k chunks (cProfile of warm searches in one process: "
+               "two git processes, rev-parse and status, ~6 ms; the vector query ~3 ms; the ledger's reads ~2 ms; the "
+               "metadata guard's walk ~1.5 ms; ranking, validation and rendering the rest), and the two git children's "
+               "own. On 2 cores at a load average of 6-10 each CPU millisecond costs 3-4 ms of wall time, which is "
+               "the 190-300 ms here; the 80 ms target wants an idle machine, where the same CPU is ~90 ms of wall.\n")
+    out.append("- First call and in-process: the floor is only the import; a search also opens the store (Chroma's "
+               "client and its HNSW graph: the first query of a fresh client loads it, ~0.3 s at 45k chunks under this "
+               "load, the count check after it 5 ms), imports codevouch's own stack (typer, numpy for the validator, "
+               "tantivy: ~0.3 s), starts 5-7 git processes (the first-parent walk to the root commit that names the "
+               "repository is ~60 ms of CPU on SQLAlchemy's 13,857 commits) and starts the engine's process beside "
+               "it. By CPU, whole processes: a cold in-process search 1.21 s against `import chromadb` 0.66 s "
+               "(1.85×) at a load average of 5-6.\n")
+    ab = read_json_if_exists(compared)
+    if ab is not None and "against_before" in ab:
+        cmp = ab["against_before"]
+        w, i = cmp["engine_warm"], cmp["in_process"]
+        out.append(f"\nAgainst the codevouch before this change (`{ab.get('command')}` at {ab['machine'].get('date')}, "
+                   f"load average {ab['machine'].get('load_avg_1m_at_start')} at its start, "
+                   f"{ab.get('load_avg_1m_at_end')} at its end), the same queries alternated call by call, "
+                   "this ÷ before per pair (median, min-max); bytecode as that shell had it (not written: every "
+                   "process compiled codevouch's modules, both sides alike):\n")
+        out += ["| call | this p50 / p95 | before p50 / p95 | ratio |", "|---|---|---|---|",
+                f"| `codevouch search`, engine warm | {_ms(w['this_ms'])} | {_ms(w['before_ms'])} | "
+                f"{w['ratio_median']} ({w['ratio_min']}-{w['ratio_max']}) |",
+                f"| `codevouch search`, in-process | {_ms(i['this_ms'])} | {_ms(i['before_ms'])} | "
+                f"{i['ratio_median']} ({i['ratio_min']}-{i['ratio_max']}) |"]
     return "\n".join(out) + "\n"

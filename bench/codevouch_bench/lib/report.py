@@ -576,7 +576,7 @@ def render(results: dict[str, Any]) -> str:
             out.append(f"\n_{fig.get('wall_seconds')} s wall for this figure._\n")
     out.append(branches_section())
     out.append(overlay_section())
-    out.append(engine_section())
+    out.append(engine_section(large=figs.get("engine_large")))
     out.append(overlay_first_section())
     out.append(encoder_section())
     out.append(section_identifiers())
