@@ -43,14 +43,14 @@ def _children_cpu() -> float:
 
 def _search(repo: Path, env: dict[str, str], query: str) -> tuple[float, float, str]:
     """Wall and CPU seconds of one whole `codevouch search` process (its git children included),
-    and what it wrote on stderr (the overlay's note)."""
+    and what it wrote (the overlay's note among it)."""
     cpu, start = _children_cpu(), time.perf_counter()
     done = subprocess.run([PY, "-m", "codevouch", "search", query, "-k", "3"], cwd=repo, env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - start
     if done.returncode not in (0, 3):
         raise RuntimeError(f"codevouch search exited {done.returncode}: {done.stderr[-1000:]}")
-    return wall, _children_cpu() - cpu, done.stderr
+    return wall, _children_cpu() - cpu, done.stdout + done.stderr
 
 
 def _restore(repo: Path, edit: str) -> None:
@@ -89,8 +89,10 @@ def run(repo_src: Path, work: Path, pairs: int, url: str | None, commit: str | N
     build_start = time.perf_counter()
     subprocess.run([PY, "-m", "codevouch", "index", "build"], cwd=repo, env=env, check=True, capture_output=True)
     build_s = time.perf_counter() - build_start
-    status = json.loads(subprocess.run([PY, "-m", "codevouch", "index", "status", "--json"], cwd=repo, env=env,
-                                       check=True, capture_output=True, text=True).stdout)["branches"][0]
+    branches = json.loads(subprocess.run([PY, "-m", "codevouch", "index", "status", "--json"], cwd=repo, env=env,
+                                         check=True, capture_output=True, text=True).stdout)["branches"]
+    # The index directory may hold other clones of the same repository: this clone's own entry.
+    status = next(b for b in branches if Path(b["repo"]).resolve() == repo.resolve())
     query = QUERIES[1]
     _restore(repo, edit)
     _search(repo, env, query)                      # the page cache and bytecode warm, both sides alike
@@ -104,7 +106,7 @@ def run(repo_src: Path, work: Path, pairs: int, url: str | None, commit: str | N
         _append(repo, edit, n)
         wall, cpu, err = _search(repo, env, query)
         edited.append((wall, cpu))
-        note = note or next((line for line in err.splitlines() if "embedded" in line), "")
+        note = note or next((line for line in err.splitlines() if line.startswith("note:")), "")
         _restore(repo, edit)
         wall, cpu, _ = _search(repo, env, query)
         clean.append((wall, cpu))
@@ -120,7 +122,7 @@ def run(repo_src: Path, work: Path, pairs: int, url: str | None, commit: str | N
     return {
         "machine": started, "load_avg_1m": loads,
         "corpus": {"repo": url or "codevouch (this repository, a clone)", "commit": head, "edited": edit,
-                   "chunks_by_kind": status["chunks_by_kind"], "model": status.get("model"), "query": query},
+                   "chunks_by_kind": status["chunks_by_kind"], "model": status["embedder"], "query": query},
         "index_build_s": round(build_s, 1),
         "overlay_note": note,
         "edited_wall_ms": summary([w for w, _ in edited]), "clean_wall_ms": summary([w for w, _ in clean]),
