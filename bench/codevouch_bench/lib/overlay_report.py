@@ -84,6 +84,8 @@ def section(path: Path = RESULTS) -> str:
 
 
 FIRST_RESULTS = RESULTS.with_name("bench-overlay-first.json")
+# The same pair after a resident engine's work between calls (`--background`).
+BACKGROUND_RESULTS = RESULTS.with_name("bench-overlay-background.json")
 
 
 def first_section(path: Path = FIRST_RESULTS) -> str:
@@ -121,6 +123,36 @@ def first_section(path: Path = FIRST_RESULTS) -> str:
                    f"{_list(first.get('cli_no_overlay_wall_s'))} |")
     if data.get("notes"):
         out += ["", *[f"- {n}" for n in data["notes"]]]
+    return "\n".join(out) + "\n" + background_section()
+
+
+def background_section(path: Path = BACKGROUND_RESULTS) -> str:
+    """After the first search of a big change, the resident engine embeds the rest of the overlay
+    between calls: how long that took, and the ranking of every query after it, against a rebuild."""
+    data = read_json_if_exists(path)
+    if data is None:
+        return ""
+    m = data["machine"]
+    out = ["\n### Once the background embedding is done\n",
+           "Rerun: `python -m codevouch_bench.overlay --only rxjs --background --out "
+           "bench/results/bench-overlay-background.json`\n",
+           f"`{data['command']}` at {m.get('date')} (load average {m.get('load_avg_1m_at_start')} at its start, "
+           f"{m.get('cores')} cores), embedder `{data['embedder']}`. After one first search of the change (every "
+           "cache emptied), the work a resident engine does between calls (`Resident.embed_rest`, the engine's and "
+           "the MCP server's own code) is run to its end and timed; then every query is ranked, as the calls after "
+           "it are. Cells: MRR@10 / R@10; the target is after ÷ rebuilt >= 0.97 overall.\n",
+           "| pair | files changed | queries (changed) | all: after the background embedding | all: rebuilt | after ÷ "
+           "rebuilt (all, MRR) | changed: after | changed: rebuilt | first call s | texts embedded in the background "
+           "| background embedding s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in data["pairs"]:
+        s, bg = r["scores"], r["background"]
+        changed = sum(1 for k in r["kinds"] if k == "changed")
+        out.append(f"| {r['pair']} | {r['changed_files']} of {r['files_new']} | {r['queries']} ({changed}) | "
+                   f"{_cell(s['background']['all'])} | {_cell(s['rebuilt']['all'])} | "
+                   f"{_ratio(s['background']['all'].get('mrr@10'), s['rebuilt']['all'].get('mrr@10'))} | "
+                   f"{_cell(s['background']['changed'])} | {_cell(s['rebuilt']['changed'])} | {bg['first_call_s']} | "
+                   f"{bg['embedded_in_background']} | {bg['background_s']} |")
     return "\n".join(out) + "\n"
 
 
