@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from codevouch_bench.engine import OWN_EDIT, QUERIES, _corpus, _load
-from codevouch_bench.lib.common import PY, REPO_ROOT, log, machine, summary, write_json
+from codevouch_bench.engine import OWN_EDIT, QUERIES, _corpus, _load, corpus_arguments
+from codevouch_bench.lib.common import PY, log, machine, summary, write_json
 
 HEAVY = ("torch", "sentence_transformers")
 
@@ -134,11 +134,7 @@ def run(repo_src: Path, work: Path, pairs: int, url: str | None, commit: str | N
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--repo", type=Path, default=REPO_ROOT)
-    p.add_argument("--work", type=Path, default=REPO_ROOT / ".bench-cache" / "edit-first")
-    p.add_argument("--url", help="clone this repository at --commit (into --work) instead of --repo")
-    p.add_argument("--commit", help="with --url: the commit to measure")
+    corpus_arguments(p, "edit-first")
     p.add_argument("--edit", default=OWN_EDIT, help=f"the tracked Python file to append a function to (default "
                                                     f"{OWN_EDIT})")
     p.add_argument("--pairs", type=int, default=12)

@@ -228,13 +228,19 @@ def run(repo_src: Path, work: Path, quick: bool, url: str | None = None, commit:
     }
 
 
-def main(defaults: dict[str, Any] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def corpus_arguments(p: argparse.ArgumentParser, work: str) -> None:
+    """--out, and the corpus: a clone of --repo (this repository by default) or of --url at
+    --commit, made under --work (default .bench-cache/<work>)."""
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--repo", type=Path, default=REPO_ROOT)
-    p.add_argument("--work", type=Path, default=REPO_ROOT / ".bench-cache" / "engine")
+    p.add_argument("--work", type=Path, default=REPO_ROOT / ".bench-cache" / work)
     p.add_argument("--url", help="clone this repository at --commit (into --work) instead of --repo")
     p.add_argument("--commit", help="with --url: the commit to measure")
+
+
+def main(defaults: dict[str, Any] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    corpus_arguments(p, "engine")
     p.add_argument("--edit", help="the tracked file the mixed calls edit (default: tests/gitrepo.py; with --url, "
                                   "README.rst)")
     p.add_argument("--before", type=Path, help="a directory holding an older `codevouch/` package: warm engine and "
