@@ -56,7 +56,7 @@ def section(path: Path = RESULTS, large: dict[str, Any] | None = None, compared:
                "The mixed calls are what an agent sees: each edit is seen by the next call (the overlay is derived "
                "from git per call, in the engine as in-process).\n")
     out.append("\nThe 45,000-chunk repository and the first search after an edit with the real model: below; the "
-               "1,000,000-chunk store through the engine: the engine column of the search figure's 1M table.\n")
+               "1,000,000-chunk store through the engine: \"Search at a million chunks\", \"Through the resident engine\".\n")
     return "\n".join(out) + "\n" + large_section(large, compared) + edit_first_section()
 
 
