@@ -9,7 +9,7 @@ embedder (no model load, so the figures are the CLI's own cost), four figures, w
 whole `codevouch` processes:
 
 - `search` in-process (CODEVOUCH_SERVER=off), p50/p95, and the import floor beside it;
-- `search` with the engine not running (the call starts it, then it answers);
+- `search` with the engine not running (the call answers in-process, then starts it);
 - `search` with the engine warm, p50/p95;
 - 50 mixed agent-like calls (search, validate, context, check-refs) with a file edited before
   every fifth call: total wall time, engine against in-process.
@@ -60,6 +60,19 @@ def _floor(env: dict[str, str], repeats: int) -> dict[str, Any]:
 
 def _stop(cwd: Path, env: dict[str, str]) -> None:
     subprocess.run([PY, "-m", "codevouch", "serve", "--stop"], cwd=cwd, env=env, capture_output=True)
+
+
+def _up(cwd: Path, env: dict[str, str], timeout: float = 120.0) -> None:
+    """Wait until the engine listens: a call with none running answers in-process and starts one
+    after its answer, so the next call (or --stop) must not find it half started."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = subprocess.run([PY, "-m", "codevouch", "serve", "--status", "--json"], cwd=cwd, env=env,
+                              capture_output=True, text=True)
+        if done.returncode == 0 and json.loads(done.stdout).get("running"):
+            return
+        time.sleep(0.2)
+    raise RuntimeError("the engine did not start")
 
 
 # The file the mixed calls edit in this repository's clone. Not a file of the package itself: the
@@ -137,6 +150,7 @@ def _compare(repo: Path, off: dict[str, str], on: dict[str, str], before: Path, 
     search = lambda k: ["search", queries[k % len(queries)]]  # noqa: E731
     try:
         _cli(search(0), repo, on), _cli(search(0), repo, on_b)        # both engines started
+        _up(repo, on), _up(repo, on_b)
         loads = {"warm": _load()}
         warm = _paired(search, repo, on, on_b, repeats * 2)
         loads["in_process"] = _load()
@@ -195,6 +209,7 @@ def run(repo_src: Path, work: Path, quick: bool, url: str | None = None, commit:
         for _ in range(max(3, repeats // 4)):
             _stop(repo, on)
             first.append(_cli(["search", queries[1]], repo, on))
+            _up(repo, on)           # it starts after the answer: stopped only once it listens
         log("engine: warm searches")
         loads["warm"] = _load()
         warm = [_cli(["search", queries[n % len(queries)]], repo, on) for n in range(repeats * 2)]
