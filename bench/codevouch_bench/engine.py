@@ -136,6 +136,31 @@ def _paired(args_of: Any, repo: Path, now: dict[str, str], before: dict[str, str
             "ratio_max": round(ratios[-1], 3)}
 
 
+def _paired_first(repo: Path, on: dict[str, str], on_b: dict[str, str], query: str, n: int) -> dict[str, Any]:
+    """`n` first calls (no engine running) of this codevouch and of the one before, alternated,
+    each side's engine stopped before its call and, after it, waited for until it listens (this
+    codevouch starts it after the answer: a half-started one must not compete with the other
+    side's call or outlive the stop); with the floor (`import chromadb`) run beside each pair."""
+    def first(env: dict[str, str]) -> float:
+        _stop(repo, env)
+        took = _cli(["search", query], repo, env)
+        _up(repo, env)
+        return took
+
+    mine, theirs, floor = [], [], []
+    for _ in range(n):
+        mine.append(first(on))
+        theirs.append(first(on_b))
+        start = time.perf_counter()
+        subprocess.run([PY, "-c", "import chromadb"], env=on, check=True, capture_output=True)
+        floor.append(time.perf_counter() - start)
+    ratios = sorted(a / b for a, b in zip(mine, theirs))
+    to_floor = sorted(a / f for a, f in zip(mine, floor))
+    return {"this_ms": summary(mine), "before_ms": summary(theirs), "floor_import_chromadb_ms": summary(floor),
+            "ratio_median": round(ratios[len(ratios) // 2], 3), "ratio_min": round(ratios[0], 3),
+            "ratio_max": round(ratios[-1], 3), "this_to_floor_median": round(to_floor[len(to_floor) // 2], 3)}
+
+
 def _before_env(env: dict[str, str], before: Path) -> dict[str, str]:
     """`env` with the older codevouch first on the path (its engine is its own: the engine's
     key names the package's directory)."""
@@ -155,9 +180,12 @@ def _compare(repo: Path, off: dict[str, str], on: dict[str, str], before: Path, 
         warm = _paired(search, repo, on, on_b, repeats * 2)
         loads["in_process"] = _load()
         cold = _paired(search, repo, off, off_b, repeats)
+        loads["first_call"] = _load()
+        first = _paired_first(repo, on, on_b, queries[1], max(5, repeats // 2))
     finally:
         _stop(repo, on_b)
-    return {"before": str(before), "load_avg_1m_by_phase": loads, "engine_warm": warm, "in_process": cold}
+    return {"before": str(before), "load_avg_1m_by_phase": loads, "engine_warm": warm, "in_process": cold,
+            "first_call": first}
 
 
 def run(repo_src: Path, work: Path, quick: bool, url: str | None = None, commit: str | None = None,
