@@ -90,6 +90,13 @@ class Engines:
                 found[path] = pid
         return found
 
+    def start(self, cwd: Path, env: dict[str, str] | None = None) -> int:
+        """Start an engine as a user's first call does (one read call, answered in-process: the
+        engine starts after its answer) and return its pid once it listens."""
+        done = self.cv("index", "status", cwd=cwd, env=env)
+        assert done.returncode == 0, done.stderr
+        return self.only()
+
     def only(self) -> int:
         """The pid of the one running engine (fails when there is not exactly one)."""
         assert wait_until(lambda: len(self.running()) == 1, 30), self.running()

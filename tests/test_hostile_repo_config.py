@@ -16,7 +16,7 @@ import pty
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -164,12 +164,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReques
         yield collect(repo, marks, index, {**env, "CODEVOUCH_SERVER": "off"}, mcp=True)
         return
     with engines_on(env) as engines:
-        results = collect(repo, marks, index, engines.env, mcp=False)
+        results = collect(repo, marks, index, engines.env, mcp=False, start=lambda: engines.start(repo.root))
         results["engine_calls"] = engines.log().count(" call ")
         yield results
 
 
-def collect(repo: Repo, marks: Path, index: Path, env: dict[str, str], mcp: bool) -> dict[str, Any]:
+def collect(repo: Repo, marks: Path, index: Path, env: dict[str, str], mcp: bool,
+            start: Callable[[], object] | None = None) -> dict[str, Any]:
+    """`start`: after the build, start the engine (a first call answers in-process and starts it)
+    and wait until it listens, so it answers every read command after."""
     cv = [sys.executable, "-m", "codevouch"]
     fake = ["--embedder", "fake-bow-64"]
     commands: list[tuple[str, list[str], str | None]] = [
@@ -196,6 +199,9 @@ def collect(repo: Repo, marks: Path, index: Path, env: dict[str, str], mcp: bool
         results["fired"][name] = fired(marks)
         results["codes"][name] = code
         results["output"][name] = out
+        if name == "index build" and start is not None:
+            start()
+            results["fired"]["the engine's start"] = fired(marks)
     if mcp:      # the MCP server is a warm process of its own: the engine does not change it
         results["fired"]["mcp"] = mcp_calls(repo, index, env, results)
     else:

@@ -9,7 +9,7 @@ embedder (no model load, so the figures are the CLI's own cost), four figures, w
 whole `codevouch` processes:
 
 - `search` in-process (CODEVOUCH_SERVER=off), p50/p95, and the import floor beside it;
-- `search` with the engine not running (the call starts it, then it answers);
+- `search` with the engine not running (the call answers in-process, then starts it);
 - `search` with the engine warm, p50/p95;
 - 50 mixed agent-like calls (search, validate, context, check-refs) with a file edited before
   every fifth call: total wall time, engine against in-process.
@@ -60,6 +60,19 @@ def _floor(env: dict[str, str], repeats: int) -> dict[str, Any]:
 
 def _stop(cwd: Path, env: dict[str, str]) -> None:
     subprocess.run([PY, "-m", "codevouch", "serve", "--stop"], cwd=cwd, env=env, capture_output=True)
+
+
+def _up(cwd: Path, env: dict[str, str], timeout: float = 120.0) -> None:
+    """Wait until the engine listens: a call with none running answers in-process and starts one
+    after its answer, so the next call (or --stop) must not find it half started."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = subprocess.run([PY, "-m", "codevouch", "serve", "--status", "--json"], cwd=cwd, env=env,
+                              capture_output=True, text=True)
+        if done.returncode == 0 and json.loads(done.stdout).get("running"):
+            return
+        time.sleep(0.2)
+    raise RuntimeError("the engine did not start")
 
 
 # The file the mixed calls edit in this repository's clone. Not a file of the package itself: the
@@ -123,6 +136,31 @@ def _paired(args_of: Any, repo: Path, now: dict[str, str], before: dict[str, str
             "ratio_max": round(ratios[-1], 3)}
 
 
+def _paired_first(repo: Path, on: dict[str, str], on_b: dict[str, str], query: str, n: int) -> dict[str, Any]:
+    """`n` first calls (no engine running) of this codevouch and of the one before, alternated,
+    each side's engine stopped before its call and, after it, waited for until it listens (this
+    codevouch starts it after the answer: a half-started one must not compete with the other
+    side's call or outlive the stop); with the floor (`import chromadb`) run beside each pair."""
+    def first(env: dict[str, str]) -> float:
+        _stop(repo, env)
+        took = _cli(["search", query], repo, env)
+        _up(repo, env)
+        return took
+
+    mine, theirs, floor = [], [], []
+    for _ in range(n):
+        mine.append(first(on))
+        theirs.append(first(on_b))
+        start = time.perf_counter()
+        subprocess.run([PY, "-c", "import chromadb"], env=on, check=True, capture_output=True)
+        floor.append(time.perf_counter() - start)
+    ratios = sorted(a / b for a, b in zip(mine, theirs))
+    to_floor = sorted(a / f for a, f in zip(mine, floor))
+    return {"this_ms": summary(mine), "before_ms": summary(theirs), "floor_import_chromadb_ms": summary(floor),
+            "ratio_median": round(ratios[len(ratios) // 2], 3), "ratio_min": round(ratios[0], 3),
+            "ratio_max": round(ratios[-1], 3), "this_to_floor_median": round(to_floor[len(to_floor) // 2], 3)}
+
+
 def _before_env(env: dict[str, str], before: Path) -> dict[str, str]:
     """`env` with the older codevouch first on the path (its engine is its own: the engine's
     key names the package's directory)."""
@@ -137,13 +175,17 @@ def _compare(repo: Path, off: dict[str, str], on: dict[str, str], before: Path, 
     search = lambda k: ["search", queries[k % len(queries)]]  # noqa: E731
     try:
         _cli(search(0), repo, on), _cli(search(0), repo, on_b)        # both engines started
+        _up(repo, on), _up(repo, on_b)
         loads = {"warm": _load()}
         warm = _paired(search, repo, on, on_b, repeats * 2)
         loads["in_process"] = _load()
         cold = _paired(search, repo, off, off_b, repeats)
+        loads["first_call"] = _load()
+        first = _paired_first(repo, on, on_b, queries[1], max(5, repeats // 2))
     finally:
         _stop(repo, on_b)
-    return {"before": str(before), "load_avg_1m_by_phase": loads, "engine_warm": warm, "in_process": cold}
+    return {"before": str(before), "load_avg_1m_by_phase": loads, "engine_warm": warm, "in_process": cold,
+            "first_call": first}
 
 
 def run(repo_src: Path, work: Path, quick: bool, url: str | None = None, commit: str | None = None,
@@ -195,6 +237,7 @@ def run(repo_src: Path, work: Path, quick: bool, url: str | None = None, commit:
         for _ in range(max(3, repeats // 4)):
             _stop(repo, on)
             first.append(_cli(["search", queries[1]], repo, on))
+            _up(repo, on)           # it starts after the answer: stopped only once it listens
         log("engine: warm searches")
         loads["warm"] = _load()
         warm = [_cli(["search", queries[n % len(queries)]], repo, on) for n in range(repeats * 2)]

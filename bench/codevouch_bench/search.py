@@ -127,13 +127,18 @@ def cold(repo: Path, index_dir: Path, queries: list[str], repeats: int, validate
 
 def _through_engine(base: list[str], index_dir: Path, queries: list[str], repeats: int) -> dict[str, Any]:
     """`base` (a validated search) through the resident engine: each first call with no engine
-    running (it starts one, then answers), and `repeats` warm calls after each."""
+    running (it answers in-process, then starts one), and `repeats` warm calls after each, once
+    the engine it started listens."""
     on, stop = {"CODEVOUCH_SERVER": "on"}, [PY, "-m", "codevouch", "serve", "--stop", "--index", str(index_dir)]
+    status = [PY, "-m", "codevouch", "serve", "--status", "--json", "--index", str(index_dir)]
     first: list[float] = []
     warm: list[float] = []
     for i in range(max(1, repeats // 2)):
         run_timed(stop, check=False)
         first.append(run_timed([*base, queries[i % len(queries)]], env=on)[0])
+        deadline = time.monotonic() + 300
+        while '"running": true' not in run_timed(status, check=False)[1].stdout and time.monotonic() < deadline:
+            time.sleep(0.2)
         warm += [run_timed([*base, queries[(i + j) % len(queries)]], env=on)[0] for j in range(repeats)]
     run_timed(stop, check=False)
     return {"cli_search_engine_first": summary(first), "cli_search_engine_warm": summary(warm)}

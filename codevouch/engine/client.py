@@ -3,15 +3,18 @@
 `codevouch.cli.main` calls `forward(argv)` before it imports typer or any command. It answers
 with the exit code when the engine answered (its output already written, byte for byte and in
 the order the engine's command wrote it), or None: run the command here, as always. None is
-also every fault's answer (no engine and none could start, a stale socket, an engine of another
-version, one killed mid-call or one that hangs past CODEVOUCH_SERVER_TIMEOUT), so a fault costs
-time, never an answer: stdin the engine already read is handed back to the in-process run.
+also the answer when no engine runs (the call runs in-process and `start_after_answer` starts
+one once its answer is written: a first call costs what an in-process call costs) and every
+fault's (a stale socket, an engine of another version, one killed mid-call or one that hangs
+past CODEVOUCH_SERVER_TIMEOUT), so a fault costs time, never an answer: stdin the engine
+already read is handed back to the in-process run.
 
 Standard library only, plus codevouch.environment (the settings) and this package's paths and
 protocol: no typer, chromadb, numpy, torch or tantivy (tests/engine/test_client.py holds it).
 """
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import signal
@@ -29,7 +32,6 @@ READ_COMMANDS = frozenset({"search", "context", "validate", "check-refs", "revie
 INDEX_READS = frozenset({"status", "health"})
 STDIN_READERS = frozenset({"validate", "check-refs"})
 CONNECT_TIMEOUT = 5.0        # seconds for connect and the engine's first frame of a status or stop
-START_WAIT = 30.0            # seconds a first call waits for an engine it started to listen
 LOG_BYTES = 1 << 20          # an engine log over this is emptied when the next engine starts
 _CONFIG_BYTES = 1 << 20      # a repository config over this is not read for the off switch
 
@@ -183,7 +185,7 @@ def listening(place: paths.Place) -> bool:
     return found is not None
 
 
-def start(place: paths.Place, index_dir: Path) -> int | None:
+def start(place: paths.Place, index_dir: Path, env: dict[str, str] | None = None) -> int | None:
     """Start an engine for `index_dir`, detached (its own session, stdin and stdout closed,
     stderr to its log in the private directory); its pid, None when it could not start."""
     import subprocess
@@ -204,7 +206,7 @@ def start(place: paths.Place, index_dir: Path) -> int | None:
         proc = subprocess.Popen(
             [sys.executable, "-c", boot, "serve", "--index", str(index_dir)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd=place.directory,
-            start_new_session=True, close_fds=True)
+            start_new_session=True, close_fds=True, env=env)
     except OSError:
         return None
     finally:
@@ -239,30 +241,35 @@ def status(place: paths.Place) -> dict | None:
     return _ask(place, "status")[1]
 
 
-def _exited(pid: int) -> bool:
+def _booting(place: paths.Place) -> bool:
+    """Whether an engine holds the lock of `place` without listening yet (one starting up)."""
     try:
-        done, _status = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
+        fd = os.open(place.lock, os.O_RDWR | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
         return True
-    return done == pid
+    finally:
+        os.close(fd)         # closing drops the lock when this took it
+    return False
 
 
-def _started(place: paths.Place, index_dir: Path) -> tuple[socket.socket, int] | None:
-    """Start an engine and connect to it (or to another client's, started at the same time)."""
-    pid = start(place, index_dir)
-    if pid is None:
-        return None
-    deadline = time.monotonic() + START_WAIT
-    gone = False
-    while time.monotonic() < deadline:
-        found = connect(place)
-        if found is not None:
-            return found
-        if not gone and _exited(pid):
-            gone = True      # lost the race to another engine (it listens soon), or failed
-            deadline = min(deadline, time.monotonic() + 5.0)
-        time.sleep(0.02)
-    return None
+# (place, index directory, environment) of an engine to start once this call's in-process answer
+# is written: the environment as the call found it (the command may set a variable or two).
+_after: list[tuple[paths.Place, Path, dict[str, str]]] = []
+
+
+def start_after_answer() -> None:
+    """Start the engine that a forwarded call found not running (forward returned None), now that
+    the call was answered in-process and its output flushed: its start-up (~0.7 s of CPU at 45k
+    chunks) no longer stands between this call and its answer, nor competes with it for a core.
+    The next call finds it listening, or starting up (then it runs in-process, and starts none)."""
+    while _after:
+        place, index_dir, env = _after.pop()
+        if not listening(place) and not _booting(place):
+            start(place, index_dir, env)
 
 
 class _Replay(io.RawIOBase):
@@ -294,8 +301,11 @@ class Call:
         self.read: list[bytes] = []          # stdin handed to the engine, kept for a fallback
 
     def run(self) -> int | None:
-        found = connect(self.place) or _started(self.place, self.index_dir)
+        found = connect(self.place)
         if found is None:
+            # None running: this call runs in-process, and the engine starts after its answer
+            # (start_after_answer), for the next call.
+            _after.append((self.place, self.index_dir, dict(os.environ)))
             return None
         sock, pid = found
         try:

@@ -70,6 +70,7 @@ def built(engine: Engines, repo: Repo, tmp_path: Path) -> tuple[Engines, Repo, s
     repo.write("src/new.py", "def brand_new():\n    return 2\n")
     repo.remove("src/gone.py")
     (tmp_path / "snippets.jsonl").write_text(snippets(head))
+    engine.start(repo.root)             # running, so every call of a test goes to it
     return engine, repo, head
 
 
@@ -166,6 +167,7 @@ def test_team_mode_through_the_engine(engine: Engines, repo: Repo, tmp_path: Pat
         reader = {"CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_INDEX": str(tmp_path / "reader")}
         repo.commit_files({"src/orders.py": ORDERS})
         assert engine.cv("index", "build", *FAKE, cwd=repo.root, env=builder).returncode == 0
+        engine.start(repo.root, env=reader)
         here = engine.cv("search", "cancel order", "--json", cwd=repo.root, env=reader, server="off")
         there = engine.cv("search", "cancel order", "--json", cwd=repo.root, env=reader)
         assert here.returncode == 0 and b"cancel_order" in here.stdout

@@ -86,7 +86,7 @@ def test_status_and_stop(engine: Engines, indexed: Repo) -> None:
     assert engine.cv("search", "cancel order", cwd=indexed.root).returncode == 0
     pid = engine.only()
     up = json.loads(engine.cv("serve", "--status", "--json").stdout)
-    assert up["running"] is True and up["pid"] == pid and up["calls"] == 1
+    assert up["running"] is True and up["pid"] == pid and up["calls"] == 0      # the first ran in-process
     assert b"engine pid" in engine.cv("serve", "--status").stdout
     down = engine.cv("serve", "--stop")
     assert down.returncode == 0 and b"stopped the engine" in down.stdout
@@ -117,4 +117,4 @@ def test_two_callers_at_once_are_both_answered_and_a_build_beside_is_not_blocked
     assert build.returncode == 0, build.stderr          # no lock of the engine's stood in its way
     assert all(c.returncode == 0 for c in calls)
     assert all(b"cancel_order" in out for out, _ in answers)
-    assert engine.log().count(" call ") == 3
+    assert engine.log().count(" call ") == 2          # the first call ran in-process
