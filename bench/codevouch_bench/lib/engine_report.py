@@ -7,6 +7,7 @@ from typing import Any
 
 from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
+from codevouch_bench.lib.first_call_report import section as first_call_section
 
 RESULTS = RESULTS_DIR / "bench-engine.json"
 # The paired comparison against the codevouch before a change (codevouch_bench.engine_large --before
@@ -57,7 +58,7 @@ def section(path: Path = RESULTS, large: dict[str, Any] | None = None, compared:
                "from git per call, in the engine as in-process).\n")
     out.append("\nThe 45,000-chunk repository and the first search after an edit with the real model: below; the "
                "1,000,000-chunk store through the engine: \"Search at a million chunks\", \"Through the resident engine\".\n")
-    return "\n".join(out) + "\n" + large_section(large, compared) + edit_first_section()
+    return "\n".join(out) + "\n" + large_section(large, compared) + first_call_section() + edit_first_section()
 
 
 def edit_first_section(path: Path = EDIT_FIRST) -> str:
