@@ -59,3 +59,31 @@ def test_what_is_a_sentence() -> None:
     # One long name as a whole is a name, not prose.
     assert not read("test_settle_refund_credits_the_customer_ledger", "hybrid", DEFAULT).sentence
     assert read(SENTENCE, "hybrid", DEFAULT).words[:3] == ("credit", "customer", "ledger")
+
+
+# The words of the sentence are in the logger's body; the router says them only in its name.
+ROUTER = {
+    "mux.go": "package chi\n\nfunc (mx *Mux) routeHTTP(w ResponseWriter, r *Request) {\n"
+              "\tif h := mx.tree.FindRoute(r.Method, r.URL.Path); h != nil {\n\t\th.ServeHTTP(w, r)\n\t}\n}\n",
+    "logger.go": "package chi\n\nfunc (l *Logger) Print(w ResponseWriter, r *Request) {\n"
+                 "\tl.Printf(\"request dispatched to handler: the request was dispatched, handler done\")\n"
+                 "\tl.Printf(\"request handler dispatched request\")\n}\n",
+    "tree.go": "package chi\n\nfunc (n *node) InsertRoute(pattern string, handler Handler) {\n"
+               "\tn.children = append(n.children, &node{pattern: pattern, handler: handler})\n}\n",
+}
+PROSE = "where is the request dispatched to the route handler"
+
+
+def test_a_sentence_meets_the_words_of_a_definitions_name(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(ROUTER)
+    Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).build()
+
+    def ranked(weight: float, query: str = PROSE) -> list[str]:
+        idx = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False,
+                    settings=Settings(name_words_weight=weight))
+        return [h.path for h in idx.search(query, k=3, mode="lexical", validate=False)]
+    assert ranked(0.0)[0] == "logger.go"      # by the body's words, the logger
+    assert ranked(1.0)[0] == "mux.go"         # its name says route: the router first
+    # A name query is no sentence: no name-words list, the name tier as before.
+    assert ranked(1.0, "InsertRoute") == ranked(0.0, "InsertRoute")
+    assert ranked(1.0, "InsertRoute")[0] == "tree.go"
