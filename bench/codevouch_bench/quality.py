@@ -69,7 +69,8 @@ ALL_KINDS = ("source", "test", "docs", "config")
 UNWEIGHTED = {"kind_weights": {k: 1.0 for k in ALL_KINDS}}
 CONTEXT, MERGE = "embed_context", "merge_target"
 # The retriever as it was before this figure's tuning: every kind alike, no collapsing, equal lists.
-BEFORE = {**UNWEIGHTED, "sentence_kind_weights": None, "name_words_weight": 0.0, "collapse": False, "lexical_weight": 1.0, "rrf_k": 60, "lexical_pairs": None,
+BEFORE = {**UNWEIGHTED, "sentence_kind_weights": None, "name_words_weight": 0.0,
+          "collapse": False, "lexical_weight": 1.0, "rrf_k": 60, "lexical_pairs": None,
           CONTEXT: None, MERGE: None}
 # codevouch rows: name -> (Index.search keyword arguments, Settings fields changed for the row).
 # "codevouch" is the library as shipped: its defaults, nothing overridden.

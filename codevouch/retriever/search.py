@@ -338,11 +338,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         out.lists.append((settings.lexical_weight, ids))
         out.members[LEXICAL] = set(ids)
     if read is not None and read.sentence and settings.name_words_weight > 0 and mode != SearchMode.DENSE:
-        named = _name_words_ranking(ledger, index_dir, state, read, depth, out.records, settings, keep)
-        if ov is not None:
-            named = [cid for cid, _ in _kept(named, out.records, ov, include_history, state, lambda cid: 0.0)]
-        if named:
-            out.lists.append((settings.name_words_weight, named))
+        _add_name_words(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep)
     if read is not None and read.names and mode != SearchMode.DENSE:
         _add_definitions(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo)
     if dense is not None and embedder is not None:
@@ -399,7 +395,7 @@ def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: Bra
     the files it holds), as their syntax says (defined.confirmed): `out.defining`, and a list to
     fuse when they weigh something."""
     names = read.lookup
-    defs = _name_ranking(ledger, index_dir, state, names, lexical.terms(read.text), depth, out.records, settings,
+    defs = _name_ranking(ledger, index_dir, state, names, list(read.words), depth, out.records, settings,
                          keep)
     if ov is not None:
         defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state,
@@ -432,6 +428,18 @@ def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: li
         return [key for key, _ in lexindex.search_names(index_dir, copy, names, n, terms) or []]
     return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
                     keep=keep, ranked=ledger.branch_size(state.coll))
+
+
+def _add_name_words(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
+                    depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
+                    keep: Callable[[str], bool] | None) -> None:
+    """A sentence's list of the chunks whose defined names share its words, fused at
+    Settings.name_words_weight (the overlay's replaced files left out; its own chunks are not ranked)."""
+    named = _name_words_ranking(ledger, index_dir, state, read, depth, out.records, settings, keep)
+    if ov is not None:
+        named = [cid for cid, _ in _kept(named, out.records, ov, include_history, state, lambda cid: 0.0)]
+    if named:
+        out.lists.append((settings.name_words_weight, named))
 
 
 def _name_words_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int,
