@@ -137,6 +137,8 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     **{f"sentence-config-0.5-docs-0.3-test-{t}": ({}, {**NO_SENTENCE, "sentence_kind_weights": {
         "source": 1.0, "config": 0.5, "docs": 0.3, "test": t}}) for t in (0.1, 0.0)},
     **{f"sentence-names-{w}": ({}, {**NO_SENTENCE, "name_words_weight": w}) for w in (0.25, 0.5, 1.0)},
+    **{f"sentence-both-names-{w}": ({}, {"sentence_kind_weights": _weights(0.3, 0.1)["kind_weights"],
+                                         "name_words_weight": w}) for w in (1.0, 1.5, 2.0)},
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
