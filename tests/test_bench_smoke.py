@@ -255,6 +255,31 @@ def test_every_quality_row_is_a_settings_of_codevouch() -> None:
             assert made[name].build_key() == Settings().build_key(), name
 
 
+def test_quality_counts_stub_losses_and_definition_tags_by_its_own_parse() -> None:
+    """A docstring miss whose rank-1 hit is a declaration file spelling the target's name is a
+    stub loss; a `definition-name` hit is a definition only when the bench's own parse has a
+    definition line inside it (a function inside `if WIN:` too)."""
+    from types import SimpleNamespace
+
+    from codevouch_bench.lib.docstrings import Target
+    from codevouch_bench.lib.retrieval import Span
+    from codevouch_bench.quality import TagCheck, stub_losses
+
+    target = Target("send the request", "pkg/client.py", "Client.send", 10, 20, 10)
+    stub = [Span("pkg/client.pyi", 1, 3, "    def send(self, request: Request) -> Response: ...")]
+    other = [Span("pkg/other.py", 1, 3, "def close(): ...")]
+    assert stub_losses([stub, other, other], [target] * 3, [2, None, 1]) == {"misses": 2, "lost_to_a_stub": 1}
+
+    texts = {"a.py": "if WIN:\n    def getchar():\n        return 1\n", "CHANGELOG.md": "- def getchar now\n"}
+
+    def hit(path: str, start: int, end: int) -> SimpleNamespace:
+        return SimpleNamespace(path=path, symbol="", matched=("definition-name",),
+                               record=SimpleNamespace(start_line=start, end_line=end))
+    check = TagCheck(texts)
+    check.add("name", [[hit("a.py", 1, 3), hit("CHANGELOG.md", 1, 1)], [hit("a.py", 3, 3)]])
+    assert {k: v for k, v in check.counts["name"].items() if k != "examples"} == {"tagged": 3, "not_a_definition": 2}
+
+
 def test_bench_branches_runs_end_to_end_with_the_fake_embedder(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """codevouch_bench.branches on a small real repository: branches chosen, built, measured."""

@@ -30,6 +30,7 @@ its `def`/`fn` line. Embeddings are cached by text hash in .bench-cache/embeddin
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import random
 import re
@@ -44,7 +45,7 @@ from codevouch_bench.lib.config import HELD_OUT, TUNING, Corpus, Profile
 from codevouch_bench.lib.doccomments import SUFFIX_LANGUAGE, strip_docs
 from codevouch_bench.lib.docstrings import Target
 from codevouch_bench.lib.embcache import CachedEmbedder
-from codevouch_bench.lib.identifiers import Grep, words_targets
+from codevouch_bench.lib.identifiers import Grep, definitions, words_targets
 from codevouch_bench.lib.identifiers import targets as identifier_targets
 from codevouch_bench.lib.retrieval import (
     BM25Index,
@@ -68,7 +69,8 @@ ALL_KINDS = ("source", "test", "docs", "config")
 UNWEIGHTED = {"kind_weights": {k: 1.0 for k in ALL_KINDS}}
 CONTEXT, MERGE = "embed_context", "merge_target"
 # The retriever as it was before this figure's tuning: every kind alike, no collapsing, equal lists.
-BEFORE = {**UNWEIGHTED, "collapse": False, "lexical_weight": 1.0, "rrf_k": 60, "lexical_pairs": None,
+BEFORE = {**UNWEIGHTED, "sentence_kind_weights": None, "name_words_weight": 0.0,
+          "collapse": False, "lexical_weight": 1.0, "rrf_k": 60, "lexical_pairs": None,
           CONTEXT: None, MERGE: None}
 # codevouch rows: name -> (Index.search keyword arguments, Settings fields changed for the row).
 # "codevouch" is the library as shipped: its defaults, nothing overridden.
@@ -82,8 +84,12 @@ CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 # The retriever before the name field was searched: no definition-name list, no tier.
 NO_NAMES = {"name_weight": 0.0, "name_first_words": 0}
 # Rows scored on the identifier queries too (the others answer docstring queries only).
-IDENTIFIER_ROWS = ("codevouch", "codevouch-no-names", "codevouch-dense", "codevouch-lexical")
+IDENTIFIER_ROWS = ("codevouch", "codevouch-no-names", "codevouch-no-sentence-priors", "codevouch-dense",
+                   "codevouch-lexical")
 CODEVOUCH["codevouch-no-names"] = ({}, NO_NAMES)
+# The retriever before the sentence priors: every query with kind_weights, no name-words list.
+NO_SENTENCE = {"sentence_kind_weights": None, "name_words_weight": 0.0}
+CODEVOUCH["codevouch-no-sentence-priors"] = ({}, NO_SENTENCE)
 IDENTIFIER_QUERIES = 150   # per corpus and form, as the measurement outside the team
 
 
@@ -124,6 +130,15 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     **{f"name-first-{n}": ({}, {"name_first_words": n}) for n in (0, 8)},
     **{f"name-boost-{b}": ({}, {"name_boost": b}) for b in (1.0,)},
     **{f"exact-{b}": ({}, {"exact_boost": b}) for b in (0.5,)},
+    # Sixth round, from the defaults: the kind weights of a sentence query (the test prior of
+    # prose, against --kind source), and the words of what a chunk defines as a list of their own.
+    **{f"sentence-docs-{d}-test-{t}": ({}, {**NO_SENTENCE, "sentence_kind_weights": _weights(d, t)["kind_weights"]})
+       for d in (0.5, 0.3, 0.2) for t in (0.4, 0.2, 0.1, 0.05, 0.0) if d == 0.5 or t in (0.1, 0.0)},
+    **{f"sentence-config-0.5-docs-0.3-test-{t}": ({}, {**NO_SENTENCE, "sentence_kind_weights": {
+        "source": 1.0, "config": 0.5, "docs": 0.3, "test": t}}) for t in (0.1, 0.0)},
+    **{f"sentence-names-{w}": ({}, {**NO_SENTENCE, "name_words_weight": w}) for w in (0.25, 0.5, 1.0)},
+    **{f"sentence-both-names-{w}": ({}, {"sentence_kind_weights": _weights(0.3, 0.1)["kind_weights"],
+                                         "name_words_weight": w}) for w in (1.0, 1.5, 2.0)},
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
@@ -249,16 +264,22 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
     def spans_of(hits: Any) -> list[Span]:
         return [Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol) for h in hits]
 
+    checks = TagCheck(texts)
     for method, (kwargs, knobs) in rows.items():
         setting = settings_of(knobs)
         searcher = Index(repo, index_dirs[setting.build_key()], embedder=embedder, settings=setting)
         ranked = [spans_of(searcher.search(t.query, k=10, validate=False, **kwargs)) for t in targets]
         record(method, ranked, symbolic=True)
+        if method == "codevouch":
+            out["docstring_misses"] = stub_losses(ranked, targets, ranks["overlap"][method])
         log(f"quality {c.name}: {method}")
         if method in IDENTIFIER_ROWS or method.startswith("codevouch-tune-"):
             for form, queries in forms.items():
-                id_ranks[form][method] = [rank_of(spans_of(searcher.search(t.query, k=10, validate=False, **kwargs)),
-                                                  t, overlap_hit) for t in queries]
+                found = [searcher.search(t.query, k=10, validate=False, **kwargs) for t in queries]
+                if method == "codevouch":
+                    checks.add(form, found)
+                id_ranks[form][method] = [rank_of(spans_of(hits), t, overlap_hit) for hits, t in zip(found, queries)]
+    out["definition_name_tags"] = checks.counts
 
     qvecs = [embedder.embed_query(t.query) for t in targets]
     id_qvecs = {form: [embedder.embed_query(t.query) for t in queries] for form, queries in forms.items()}
@@ -287,6 +308,55 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
     out["identifier_ranks"] = id_ranks
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
+
+
+# Declaration files: a stub holds a definition's signature and name, not its code.
+DECLARATION = re.compile(r"\.(pyi|d\.ts|d\.mts|d\.cts)$")
+
+
+def stub_losses(ranked: list[list[Span]], targets: list[Target], ranks: list[int | None]) -> dict[str, int]:
+    """Of the docstring queries that miss rank 1, how many lose it to a stub of their target: a
+    declaration file's hit whose text spells the target's name (the bench's reading, not codevouch's)."""
+    misses = [(spans, t) for spans, t, r in zip(ranked, targets, ranks) if r != 1]
+    stub = sum(1 for spans, t in misses if spans and DECLARATION.search(spans[0].path)
+               and re.search(rf"\b{re.escape(t.name)}\b", spans[0].text))
+    return {"misses": len(misses), "lost_to_a_stub": stub}
+
+
+def _py_def_lines(text: str) -> list[int]:
+    """The `def`/`class` line of every definition in a Python file, at any depth (inside an `if`
+    or a function too, which the identifier targets leave out)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+class TagCheck:
+    """Counts the hits codevouch tags `definition-name` that hold no definition by the bench's own
+    parse (identifiers.definitions: Python's ast, the bench's tree-sitter walks): no definition
+    line of any name within the hit's lines."""
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts = texts
+        self.lines: dict[str, list[int]] = {}
+        self.counts: dict[str, dict[str, int]] = {}
+
+    def _def_lines(self, path: str) -> list[int]:
+        if path not in self.lines:
+            text = self.texts.get(path)
+            self.lines[path] = [] if text is None else _py_def_lines(text) if path.endswith(".py") else [
+                line for *_, line in definitions(path, text)]
+        return self.lines[path]
+
+    def add(self, form: str, found: list[Any]) -> None:
+        tagged = [h for hits in found for h in hits if "definition-name" in h.matched]
+        wrong = [h for h in tagged if not any(h.record.start_line <= line <= h.record.end_line
+                                              for line in self._def_lines(h.path))]
+        self.counts[form] = {"tagged": len(tagged), "not_a_definition": len(wrong),
+                             "examples": [f"{h.path}:{h.record.start_line}-{h.record.end_line} {h.symbol}"
+                                          for h in wrong[:5]]}
 
 
 def overall(per_corpus: list[dict[str, Any]]) -> dict[str, Any]:
@@ -353,6 +423,10 @@ def main() -> None:
                 f"{m} {s.get('recall@1')} ({s.get('mrr@10')})" for m, s in per.items()))
     for pc in per_corpus:
         log(f"{pc['corpus']}: " + ", ".join(f"{m} {s.get('mrr@10')}" for m, s in pc["scores"]["overlap"].items()))
+        miss = pc["docstring_misses"]
+        log(f"{pc['corpus']}: codevouch docstring misses at rank 1 {miss['misses']}, lost to a stub of the target "
+            f"{miss['lost_to_a_stub']}; definition-name tags on hits that are not definitions: " + ", ".join(
+                f"{form} {n['not_a_definition']} of {n['tagged']}" for form, n in pc["definition_name_tags"].items()))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ from codevouch.retriever.mode import SearchMode
 from codevouch.retriever.settings import Settings
 from codevouch.store import lexical
 
+# With the name tier off (dense mode, name_first_words 0), a query of more words than this is a sentence.
+SENTENCE_WORDS = 4
 _QUALIFIED = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)+")
 
 
@@ -27,11 +29,17 @@ class Qualified:
 
 @dataclass(frozen=True)
 class Query:
-    """What the name tier reads of a query: its text, the exact name keys it spells
-    (lexical.query_name_keys) and its qualified names."""
+    """A query as the retriever reads it, once: its text, its words (lexical.terms: identifiers
+    split at case and underscores, stop words out), whether it is a sentence, the exact name
+    keys it spells (lexical.query_name_keys) and its qualified names."""
     text: str
     names: tuple[str, ...] = ()
     qualified: tuple[Qualified, ...] = ()
+    words: tuple[str, ...] = ()
+    # More words than Settings.name_first_words and not one name as a whole: prose, which asks
+    # for the code that does something (the sentence priors: Settings.sentence_kind_weights,
+    # name_words_weight).
+    sentence: bool = False
 
     @property
     def lookup(self) -> list[str]:
@@ -44,14 +52,17 @@ def read(text: str, mode: str, settings: Settings) -> Query:
     (fused with them, held-out docstring queries lost 0.616 -> 0.604 MRR@10; BENCHMARKS.md), so
     it counts only when it is one name as a whole: `test_find_bridge_pyo3_feature` (six parts)
     or "write binding wheel abi 3", which no sentence spells."""
+    words = tuple(lexical.terms(text))
+    short = len(lexical.parts(text)) <= max(settings.name_first_words, SENTENCE_WORDS)
     if mode == SearchMode.DENSE or settings.name_first_words <= 0:
-        return Query(text)
+        return Query(text, words=words, sentence=not short)
     short = len(lexical.parts(text)) <= settings.name_first_words
     names = tuple(lexical.query_name_keys(text, whole_only=not short))
     bare = text.strip().strip("`").strip()
     whole = _QUALIFIED.fullmatch(bare)
     tokens = [bare] if whole else _QUALIFIED.findall(text) if short else []
-    return Query(text, names, tuple(dict.fromkeys(q for token in tokens for q in qualified(token))))
+    return Query(text, names, tuple(dict.fromkeys(q for token in tokens for q in qualified(token))), words,
+                 sentence=not short and not names)
 
 
 def qualified(token: str) -> list[Qualified]:

@@ -128,7 +128,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             if ov is not None and searched is not ov and searched is not None:
                 ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
                 ov.stand_ins = searched.stand_ins
-            found, tier = _scored(rankings, settings, query, kinds, names)
+            found, tier = _scored(rankings, settings, read, kinds, names)
         finally:
             ledger.close()
     found = _dedupe(sorted(found, key=lambda item: (tier.get(item[0].id, _NOT_A_DEFINITION), item[1]), reverse=True))
@@ -149,7 +149,7 @@ def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, inde
     return held, early
 
 
-def _scored(rankings: _Rankings, settings: Settings, query: str, kinds: frozenset[str] | None,
+def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds: frozenset[str] | None,
             names: list[str]) -> tuple[list[tuple[ChunkRecord, float]], dict[str, tuple[bool, bool, bool]]]:
     """The fused candidates of the kinds asked for, each with its score (weighted by kind when
     no kind filter is given), and each definition's rank key, which sorts before the score: a
@@ -157,7 +157,8 @@ def _scored(rankings: _Rankings, settings: Settings, query: str, kinds: frozense
     rank by the fused score (the rest of the query)."""
     fused = _fuse(rankings, settings.rrf_k)
     tiered = bool(names)
-    weights = _kind_weights(settings, query)
+    query = read.text
+    weights = _kind_weights(settings, read)
     found: list[tuple[ChunkRecord, float]] = []
     # a definition's rank key, before the fused score: (defines, own case, implementation)
     tier: dict[str, tuple[bool, bool, bool]] = {}
@@ -207,11 +208,12 @@ def _matched(rec: ChunkRecord, rankings: _Rankings, names: list[str]) -> tuple[s
     return tuple(m for m in MATCHES if m in found)
 
 
-def _kind_weights(settings: Settings, query: str) -> dict[str, float]:
-    """The kind weights for this query: a query that names tests (lexical.TEST_WORDS) ranks test
-    chunks as source."""
-    weights = dict(settings.kind_weights)
-    if lexical.names_tests(query):
+def _kind_weights(settings: Settings, read: reading.Query) -> dict[str, float]:
+    """The kind weights for this query: a sentence's (Settings.sentence_kind_weights) or every
+    query's; a query that names tests (lexical.TEST_WORDS) ranks test chunks as source."""
+    sentence = settings.sentence_kind_weights if read.sentence else None
+    weights = dict(sentence if sentence is not None else settings.kind_weights)
+    if lexical.names_tests(read.text):
         weights[Kind.TEST] = max(weights.get(Kind.TEST, 1.0), weights.get(Kind.SOURCE, 1.0))
     return weights
 
@@ -338,6 +340,8 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     if ids:
         out.lists.append((settings.lexical_weight, ids))
         out.members[LEXICAL] = set(ids)
+    if read is not None and read.sentence and settings.name_words_weight > 0 and mode != SearchMode.DENSE:
+        _add_name_words(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep)
     if read is not None and read.names and mode != SearchMode.DENSE:
         _add_definitions(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo)
     if dense is not None and embedder is not None:
@@ -394,7 +398,7 @@ def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: Bra
     the files it holds), as their syntax says (defined.confirmed): `out.defining`, and a list to
     fuse when they weigh something."""
     names = read.lookup
-    defs = _name_ranking(ledger, index_dir, state, names, lexical.terms(read.text), depth, out.records, settings,
+    defs = _name_ranking(ledger, index_dir, state, names, list(read.words), depth, out.records, settings,
                          keep)
     if ov is not None:
         defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state,
@@ -425,6 +429,33 @@ def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: li
 
     def fetch(n: int) -> list[str]:
         return [key for key, _ in lexindex.search_names(index_dir, copy, names, n, terms) or []]
+    return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
+                    keep=keep, ranked=ledger.branch_size(state.coll))
+
+
+def _add_name_words(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
+                    depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
+                    keep: Callable[[str], bool] | None) -> None:
+    """A sentence's list of the chunks whose defined names share its words, fused at
+    Settings.name_words_weight (the overlay's replaced files left out; its own chunks are not ranked)."""
+    named = _name_words_ranking(ledger, index_dir, state, read, depth, out.records, settings, keep)
+    if ov is not None:
+        named = [cid for cid, _ in _kept(named, out.records, ov, include_history, state, lambda cid: 0.0)]
+    if named:
+        out.lists.append((settings.name_words_weight, named))
+
+
+def _name_words_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int,
+                        records: dict[str, ChunkRecord], settings: Settings,
+                        keep: Callable[[str], bool] | None = None) -> list[str]:
+    """The branch's chunks ranked by the query's words against the words of what they define
+    (the tantivy copy's `namewords` field, stemmed; none when the copy cannot answer)."""
+    copy = ledger.copy_of(state)
+    if copy is None or not read.words:
+        return []
+
+    def fetch(n: int) -> list[str]:
+        return [key for key, _ in lexindex.search(index_dir, copy, read.words, n, only="namewords") or []]
     return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
                     keep=keep, ranked=ledger.branch_size(state.coll))
 

@@ -291,16 +291,20 @@ def _top(searcher: Any, query: Any, n: int) -> list[tuple[str, float]]:
 
 
 def search(index_dir: Path, copy: Copy, terms: Sequence[str], n: int,
-           name_boost: float = 0.0, exact_boost: float = 0.0) -> list[tuple[str, float]] | None:
+           name_boost: float = 0.0, exact_boost: float = 0.0,
+           only: str | None = None) -> list[tuple[str, float]] | None:
     """(lexical key, score) best first, or None when the index cannot answer for `copy`.
     `name_boost` > 0: the terms also meet the words of what a chunk defines, at that weight;
-    `exact_boost` > 0: and the chunk's terms unstemmed, whole identifiers kept (`raise_for_status`)."""
+    `exact_boost` > 0: and the chunk's terms unstemmed, whole identifiers kept (`raise_for_status`).
+    `only`: the terms meet this one field alone (`namewords`: the words of what a chunk defines)."""
     path = index_path(index_dir, copy)
     if not terms or not _answers(path, copy.stamp):
         return None
     try:
         index, searcher = _searcher(path)
         # Terms are lower-case words and digits (codevouch.store.lexical.terms): no query syntax in them.
+        if only is not None:
+            return _top(searcher, index.parse_query(" ".join(terms), [only]), n)
         boosts = {f: b for f, b in (("namewords", name_boost), ("exact", exact_boost)) if b > 0}
         return _top(searcher, index.parse_query(" ".join(terms), ["terms", *boosts], field_boosts=boosts), n)
     except (OSError, ValueError, RuntimeError):

@@ -1,0 +1,89 @@
+"""A sentence query (prose: more words than the name tier reads, not one name) asks for the code
+that does something: its test prior is its own (Settings.sentence_kind_weights), so a test
+that calls the function ranks after it, and a name query keeps every query's kind weights.
+Real git, tree-sitter, tantivy and Chroma; the fake embedder, so the words decide."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from codevouch import Index
+from codevouch.embedding import FakeEmbedder
+from codevouch.retriever.query import read
+from codevouch.retriever.settings import DEFAULT, KIND_WEIGHTS, SENTENCE_KIND_WEIGHTS, Settings
+from tests.gitrepo import Repo
+
+UNWEIGHTED = {"source": 1.0, "test": 1.0, "config": 1.0, "docs": 1.0}
+# The test repeats the sentence's words; the code says them once: by words alone the test wins.
+FILES = {
+    "shop/refunds.py": "def settle_refund(order, amount):\n    ledger = order.ledger\n"
+                       "    ledger.credit(order.customer, amount)\n    return ledger\n",
+    "tests/test_refunds.py": "def test_settle_refund_credits_the_customer_ledger():\n"
+                             "    # settle the refund: credit the customer ledger with the order amount\n"
+                             "    order = make_order(amount=5)\n    ledger = settle_refund(order, order.amount)\n"
+                             "    assert ledger.credited(order.customer) == order.amount  # customer ledger credit\n",
+}
+SENTENCE = "credit the customer ledger with the refund amount of an order"
+NAME = "settle refund"
+
+
+def _scores(idx: Index, query: str) -> dict[str, float]:
+    return {h.path: h.score for h in idx.search(query, k=5, mode="lexical", validate=False)}
+
+
+def test_a_sentence_has_its_own_test_prior_and_a_name_keeps_every_querys(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(FILES)
+    Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).build()
+
+    def index(settings: Settings) -> Index:
+        return Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False, settings=settings)
+    plain = _scores(index(Settings(kind_weights=UNWEIGHTED, sentence_kind_weights=None)), SENTENCE)
+    assert plain["tests/test_refunds.py"] > plain["shop/refunds.py"]   # the words favour the test
+    shipped = _scores(index(DEFAULT), SENTENCE)
+    test_weight = SENTENCE_KIND_WEIGHTS["test"]
+    assert test_weight < KIND_WEIGHTS["test"]
+    assert round(shipped["tests/test_refunds.py"], 6) == round(plain["tests/test_refunds.py"] * test_weight, 6)
+    assert list(shipped)[0] == "shop/refunds.py"
+    # A name query is no sentence: every query's test prior.
+    assert not read(NAME, "hybrid", DEFAULT).sentence
+    named = _scores(index(DEFAULT), "refund ledger credit")
+    named_plain = _scores(index(Settings(kind_weights=UNWEIGHTED, sentence_kind_weights=None)), "refund ledger credit")
+    assert round(named["tests/test_refunds.py"], 6) == round(
+        named_plain["tests/test_refunds.py"] * KIND_WEIGHTS["test"], 6)
+
+
+def test_what_is_a_sentence() -> None:
+    assert read(SENTENCE, "hybrid", DEFAULT).sentence
+    assert read(SENTENCE, "dense", DEFAULT).sentence
+    assert read(SENTENCE, "hybrid", Settings(name_first_words=0)).sentence
+    assert not read("settle_refund", "hybrid", DEFAULT).sentence
+    # One long name as a whole is a name, not prose.
+    assert not read("test_settle_refund_credits_the_customer_ledger", "hybrid", DEFAULT).sentence
+    assert read(SENTENCE, "hybrid", DEFAULT).words[:3] == ("credit", "customer", "ledger")
+
+
+# The words of the sentence are in the logger's body; the router says them only in its name.
+ROUTER = {
+    "mux.go": "package chi\n\nfunc (mx *Mux) routeHTTP(w ResponseWriter, r *Request) {\n"
+              "\tif h := mx.tree.FindRoute(r.Method, r.URL.Path); h != nil {\n\t\th.ServeHTTP(w, r)\n\t}\n}\n",
+    "logger.go": "package chi\n\nfunc (l *Logger) Print(w ResponseWriter, r *Request) {\n"
+                 "\tl.Printf(\"request dispatched to handler: the request was dispatched, handler done\")\n"
+                 "\tl.Printf(\"request handler dispatched request\")\n}\n",
+    "tree.go": "package chi\n\nfunc (n *node) InsertRoute(pattern string, handler Handler) {\n"
+               "\tn.children = append(n.children, &node{pattern: pattern, handler: handler})\n}\n",
+}
+PROSE = "where is the request dispatched to the route handler"
+
+
+def test_a_sentence_meets_the_words_of_a_definitions_name(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(ROUTER)
+    Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).build()
+
+    def ranked(weight: float, query: str = PROSE) -> list[str]:
+        idx = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False,
+                    settings=Settings(name_words_weight=weight))
+        return [h.path for h in idx.search(query, k=3, mode="lexical", validate=False)]
+    assert ranked(0.0)[0] == "logger.go"      # by the body's words, the logger
+    assert ranked(1.0)[0] == "mux.go"         # its name says route: the router first
+    # A name query is no sentence: no name-words list, the name tier as before.
+    assert ranked(1.0, "InsertRoute") == ranked(0.0, "InsertRoute")
+    assert ranked(1.0, "InsertRoute")[0] == "tree.go"
