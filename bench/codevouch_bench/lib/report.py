@@ -266,6 +266,7 @@ def _identifier_rows(ids: dict[str, Any]) -> list[list[Any]]:
 
 
 IDENTIFIERS = RESULTS_DIR / "bench-identifiers.json"
+SENTENCES = RESULTS_DIR / "bench-quality-sentences.json"
 
 
 def section_identifiers(path: Path = IDENTIFIERS) -> str:
@@ -303,6 +304,9 @@ def section_identifiers(path: Path = IDENTIFIERS) -> str:
             parts.append(table(["method", "name queries", "name: definition at rank 1", "name MRR@10",
                                 "words queries", "words: at rank 1", "words MRR@10"], _identifier_rows(ids)))
     parts += [f"\n{note}\n" for note in data.get("notes", [])]
+    # The sentence priors' runs (tuning and held-out, codevouch_bench.quality --out), with their text.
+    sentences = read_json_if_exists(SENTENCES) or {}
+    parts += [f"\n{note}\n" for note in sentences.get("notes", [])]
     return "\n".join(parts)
 
 
