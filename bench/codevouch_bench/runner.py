@@ -115,6 +115,12 @@ def _engine_large(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--work", str(work / "engine-large"), "--out", str(out)] + (["--quick"] if quick else []))
 
 
+def _edit_first(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """The first CLI search after a one-file edit against a clean one (a clone of this repository,
+    the real model: the first run embeds its ~6,500 chunks)."""
+    return Run(["--work", str(work / "edit-first"), "--out", str(out)] + (["--pairs", "4"] if quick else []))
+
+
 def _encoder(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     """The search encoder (NumPy MiniLM) against sentence-transformers on real chunks (the real model)."""
     return Run(["--out", str(out)] + (["--per-language", "25"] if quick else []))
@@ -139,6 +145,7 @@ FIGURES = {f.name: f for f in (
     Figure("large", False, _large),
     Figure("engine", False, _engine),
     Figure("engine_large", False, _engine_large),
+    Figure("edit_first", False, _edit_first),
     Figure("encoder", False, _encoder),
     Figure("gitpython", False, _gitpython, needs="git"),
 )}
