@@ -122,9 +122,6 @@ class Engine:
         app = typer.main.get_command(build_app())
         self._listener = self._listen()
         log(f"serving {self.index_dir} on {self.place.socket} ({self.identity})")
-        from codevouch.store.vectors import import_early
-
-        import_early()      # the store's import under way before the first call asks for it
         threading.Thread(target=self._accept, name="accept", daemon=True).start()
         try:
             self._loop(app)

@@ -32,7 +32,6 @@ from codevouch.store import (
     models_in_use,
 )
 from codevouch.store.team import open_for_search
-from codevouch.store.vectors import import_early
 from codevouch.syntax.extensions import is_declaration_file
 from codevouch.syntax.lines import decode
 from codevouch.vocabulary import Kind
@@ -105,8 +104,6 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     if mode not in SEARCH_MODES:
         raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
     keep = path_filter(paths) if paths else None
-    if mode != SearchMode.LEXICAL:
-        import_early()     # chromadb's import runs while this thread waits on git below
     with ThreadPoolExecutor(max_workers=1) as pool:
         held, early = _early_query(pool, embedder, index_dir, mode, query)
         repo, repo_id, branch, head = _locate(repo_path, branch)

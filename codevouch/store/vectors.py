@@ -1,8 +1,6 @@
 """The Chroma half of the index: vectors by text hash, and data records (team snapshots, leases)."""
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,31 +13,6 @@ from codevouch.store.locks import vector_lock
 from codevouch.store.naming import server_url
 
 CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
-
-_importing: threading.Thread | None = None
-
-
-def import_early() -> None:
-    """Start importing chromadb on a thread of its own, for a caller that will open the store
-    soon (a dense or hybrid search) and first waits on git. A process's first search spends
-    ~0.25 s (45k chunks, SQLAlchemy) waiting for git children (HEAD's root commit, the work
-    tree's status) with its main thread idle, and the import, ~0.5 s of CPU, runs in that
-    time; the first `_client` use then finds it done or waits for it (the import lock).
-    Nothing else is done early, so what the store reads is what it read before. No-op when
-    chromadb is imported already (a warm process) or the import was started."""
-    global _importing
-    if _importing is not None or "chromadb" in sys.modules:
-        return
-    _importing = threading.Thread(target=_import_chromadb, name="codevouch-import-chromadb", daemon=True)
-    _importing.start()
-
-
-def _import_chromadb() -> None:
-    try:
-        import chromadb  # noqa: F401
-        import chromadb.config  # noqa: F401
-    except BaseException:  # noqa: BLE001,S110  (the store's own import, on first use, raises it)
-        pass
 
 
 class VectorStore:

@@ -20,8 +20,10 @@ HOW = (
     '([ENGINE.md](ENGINE.md#the-first-call)); an in-process read command ends with `os._exit` after its '
     "threads, atexit handlers and stream flushes (the interpreter's teardown after a search was 183-246 "
     "ms of the call, a bare `import chromadb`'s 93-117 ms, measured from the answer's last write to the "
-    "process's exit at a load average of 3-4); a dense or hybrid search imports chromadb on a thread "
-    'while it waits on git. The bench waits for each engine to listen after a first call before it goes '
+    "process's exit at a load average of 3-4). These runs also imported chromadb on a thread while the "
+    'search waited on git; that was taken out after them, as it raced the main thread\'s numpy import '
+    '(a cold search failed; ENGINE.md, "The first call"), and the figures below were not rerun without it. '
+    'The bench waits for each engine to listen after a first call before it goes '
     'on (it starts after the answer, so a half-started one would otherwise compete with the next call or '
     'outlive the stop).'
 )
