@@ -11,6 +11,7 @@ import typer
 
 from codevouch import environment
 from codevouch.engine import client, paths
+from codevouch.printable import plural
 
 
 def _place(index: Path | None) -> tuple[Path, paths.Place | None]:
@@ -58,7 +59,7 @@ def _status(index_dir: Path, place: paths.Place | None, as_json: bool) -> None:
         typer.echo(f"no engine runs for {index_dir} (its socket would be {place.socket})")
     else:
         typer.echo(f"engine pid {found.get('pid')} serves {found.get('index')} on {found.get('socket')}: "
-                   f"{found.get('calls')} call(s) since {found.get('started')}, idle {found.get('idle_s')} s "
+                   f"{plural(found.get('calls') or 0, 'call')} since {found.get('started')}, idle {found.get('idle_s')} s "
                    f"of {found.get('idle_limit_s')}; log {found.get('log')}")
 
 

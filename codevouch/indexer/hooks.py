@@ -42,6 +42,7 @@ from typing import Any
 from codevouch.errors import CodevouchError, InputError
 from codevouch.indexer import hookfiles
 from codevouch.indexer.hookfiles import CHAINED, HOOKS, Entry, Fingerprint, Record
+from codevouch.printable import plural
 from codevouch.worktree import gitio
 
 __all__ = ["HOOKS", "CHAINED", "DEFAULT_WAIT", "HookFile", "HooksReport", "HooksRefused", "install", "locate",
@@ -280,7 +281,7 @@ def _plan_uninstall(name: str, place: _Place, record: Record | None) -> tuple[st
             f"or remove the file yourself{f' and rename {chained.name} back to {name}' if restore else ''}.")
     if entry.before is not None:
         raise HooksRefused(
-            f"{path} holds {len(added)} line(s) you added, and the hook that was there before install is kept aside "
+            f"{path} holds {plural(len(added), 'line')} you added, and the hook that was there before install is kept aside "
             f"as {chained.name}: uninstall puts that one back byte for byte and would lose your lines, so nothing "
             f"is changed. Move your lines into {chained.name} (or remove them from {name}), then run "
             "`codevouch hooks uninstall` again.")

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 
+from codevouch.printable import plural
 from codevouch.syntax.lines import decode
 from codevouch.validator.symbols import definitions
 from codevouch.worktree import gitio
@@ -69,7 +70,7 @@ class WorkTree:
             return ""
         shown = sorted(self.huge)
         more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
-        return (f" Not searched: {len(shown)} file(s) over the {self.max_file_bytes}-byte cap (max_file_bytes), "
+        return (f" Not searched: {plural(len(shown), 'file')} over the {self.max_file_bytes}-byte cap (max_file_bytes), "
                 f"skipped as too large: {', '.join(shown[:3])}{more}.")
 
     @cached_property

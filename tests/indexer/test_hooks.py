@@ -356,7 +356,7 @@ def test_uninstall_refuses_when_it_cannot_keep_both_or_tell_lines_apart(shop: Re
     hook.write_text(ours + "echo added\n")       # added to a hook that chains one: both cannot be put back
     before = snapshot(hooks_dir)
     out = cv("hooks", "uninstall", "--repo", str(shop.root))
-    assert out.returncode == 2 and "line(s) you added" in out.stderr and "nothing" in out.stderr, out.stderr
+    assert out.returncode == 2 and " you added" in out.stderr and "(s)" not in out.stderr and "nothing" in out.stderr, out.stderr
     assert snapshot(hooks_dir) == before
     again = cv("hooks", "install", "--repo", str(shop.root), "--index", str(index_dir), *FAKE)
     assert again.returncode == 2 and "changed since codevouch wrote it" in again.stderr, again.stderr
