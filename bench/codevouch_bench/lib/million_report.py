@@ -63,6 +63,7 @@ def engine_section(path: Path = ENGINE) -> str:
         ok = "met" if warm["p50"] <= 100 and warm["p95"] <= 150 else "not met"
         rows.append(f"| {int(size):,} | {first['p50']:.0f} ms (n={first['n']}) | {warm['p50']:.0f} / {warm['p95']:.0f} ms "
                     f"(n={warm['n']}) | {ok} | {w['search_ms']['p50']} / {w['search_ms']['p95']} ms | "
+                    f"{w['search_dense_ms']['p50']} / {w['search_lexical_ms']['p50']} ms | "
                     f"{w['search_cpu_ms']['p50']} ms | {w.get('load_average')} | "
                     f"{c['cli_search_no_validate']['p50']:.0f} ms |")
     if not rows:
@@ -71,10 +72,12 @@ def engine_section(path: Path = ENGINE) -> str:
             f"`python -m codevouch_bench.search --sizes 1000000 --out FILE` (FILE copied to "
             f"bench/results/bench-search-1m-engine.json; code at {d.get('code', '?')}), measured from {m.get('date')} "
             f"(load average {m.get('load_avg_1m_at_start')} at its start; 2 cores shared with other "
-            "engineers' tests and benchmarks), a store filled again by the same method: `codevouch search` as a new "
+            "engineers' work at times), a store filled again by the same method: `codevouch search` as a new "
             "process, the engine not running (the call starts it) and warm. Beside it, the same run's warm "
             "in-process search and cold in-process CLI call: the load of that run moves all of them alike (compare "
             "the idle run above).\n\n"
             "| chunks | engine: first call p50 | engine warm: p50 / p95 | target 100 / 150 ms | warm in-process search "
-            "p50 / p95 (this run) | its CPU p50 | load avg (1 min) | cold CLI in-process p50 |\n"
-            "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+            "p50 / p95 (this run) | dense only / lexical only p50 | its CPU p50 | load avg (1 min) | cold CLI in-process "
+            "p50 |\n"
+            "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+            + "".join(f"\n- {note}\n" for note in d.get("notes", [])))
