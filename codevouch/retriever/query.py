@@ -53,10 +53,10 @@ def read(text: str, mode: str, settings: Settings) -> Query:
     it counts only when it is one name as a whole: `test_find_bridge_pyo3_feature` (six parts)
     or "write binding wheel abi 3", which no sentence spells."""
     words = tuple(lexical.terms(text))
-    short = len(lexical.parts(text)) <= max(settings.name_first_words, SENTENCE_WORDS)
+    count = len(lexical.parts(text))
     if mode == SearchMode.DENSE or settings.name_first_words <= 0:
-        return Query(text, words=words, sentence=not short)
-    short = len(lexical.parts(text)) <= settings.name_first_words
+        return Query(text, words=words, sentence=count > max(settings.name_first_words, SENTENCE_WORDS))
+    short = count <= settings.name_first_words
     names = tuple(lexical.query_name_keys(text, whole_only=not short))
     bare = text.strip().strip("`").strip()
     whole = _QUALIFIED.fullmatch(bare)
