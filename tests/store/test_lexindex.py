@@ -324,3 +324,32 @@ def test_documents_that_tie_at_the_last_place_are_cut_by_key(tmp_path: Path) -> 
     assert found is not None
     assert [key for key, _ in found] == ["k0", "k1", "k2"]
     assert len({score for _, score in found}) == 1
+
+
+def test_ties_are_cut_by_key_where_keys_share_their_first_bytes(tmp_path: Path) -> None:
+    """The cut reads a number made of a key's first 8 bytes (`order`), and the keys themselves
+    only where those numbers tie: keys that share a long prefix (`samepref-…`) and keys that do
+    not must both come out in key order, across two scores, at every cut."""
+    keys = [f"samepref-{n:03d}" for n in range(60)] + [f"k{n:02d}" for n in range(40)] + ["samepref"]
+    order = sorted(keys, key=lambda key: hash(key) % 997)     # added in no useful order
+    docs = [(key, "refund refund order" if key.endswith(("7", "3")) else "refund order", "") for key in order]
+    copy = lexindex.Copy("space", "branch", "one")
+    lexindex.stage(tmp_path, copy, None, (), (), lambda _keys: docs)
+    everything = lexindex.search(tmp_path, copy, ["refund"], len(keys))
+    assert everything is not None and len(everything) == len(keys)
+    scores = dict(everything)
+    assert len(set(scores.values())) == 2          # two runs of ties
+    want = sorted(keys, key=lambda key: (-scores[key], key))
+    assert [key for key, _ in everything] == want
+    for n in (1, 5, 20, 33, 59, 61, 100):
+        found = lexindex.search(tmp_path, copy, ["refund"], n)
+        assert found is not None
+        assert [key for key, _ in found] == want[:n], n
+
+
+def test_order_numbers_sort_as_keys_do() -> None:
+    keys = ["", "a", "a\0", "ab", "abcdefgh", "abcdefghZ", "abcdefgi", "é", "\U0001f600", "ff" * 20]
+    for a in keys:
+        for b in keys:
+            if a < b:
+                assert lexindex.order_of(a) <= lexindex.order_of(b), (a, b)
