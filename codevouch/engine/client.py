@@ -185,9 +185,12 @@ def listening(place: paths.Place) -> bool:
     return found is not None
 
 
-def start(place: paths.Place, index_dir: Path, env: dict[str, str] | None = None) -> int | None:
+def start(place: paths.Place, index_dir: Path, env: dict[str, str] | None = None,
+          warm: str | None = None) -> int | None:
     """Start an engine for `index_dir`, detached (its own session, stdin and stdout closed,
-    stderr to its log in the private directory); its pid, None when it could not start."""
+    stderr to its log in the private directory); its pid, None when it could not start. `warm`:
+    the repository of the call that found none running, which the engine searches once as it
+    starts (server.Engine.warm_up)."""
     import subprocess
 
     made = paths.find(index_dir, os.environ, create=True)
@@ -204,7 +207,7 @@ def start(place: paths.Place, index_dir: Path, env: dict[str, str] | None = None
         # own `codevouch/` in the current directory, say), never another on its own sys.path.
         boot = f"import sys; sys.path.insert(0, {str(paths.PACKAGE.parent)!r}); from codevouch.cli import main; main()"
         proc = subprocess.Popen(
-            [sys.executable, "-c", boot, "serve", "--index", str(index_dir)],
+            [sys.executable, "-c", boot, "serve", "--index", str(index_dir), *(["--warm", warm] if warm else [])],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd=place.directory,
             start_new_session=True, close_fds=True, env=env)
     except OSError:
@@ -256,9 +259,10 @@ def _booting(place: paths.Place) -> bool:
     return False
 
 
-# (place, index directory, environment) of an engine to start once this call's in-process answer
-# is written: the environment as the call found it (the command may set a variable or two).
-_after: list[tuple[paths.Place, Path, dict[str, str]]] = []
+# (place, index directory, environment, repository) of an engine to start once this call's
+# in-process answer is written: the environment as the call found it (the command may set a
+# variable or two), and the repository the call named, for the engine to warm up on.
+_after: list[tuple[paths.Place, Path, dict[str, str], str]] = []
 
 
 def start_after_answer() -> None:
@@ -267,9 +271,9 @@ def start_after_answer() -> None:
     chunks) no longer stands between this call and its answer, nor competes with it for a core.
     The next call finds it listening, or starting up (then it runs in-process, and starts none)."""
     while _after:
-        place, index_dir, env = _after.pop()
+        place, index_dir, env, repo = _after.pop()
         if not listening(place) and not _booting(place):
-            start(place, index_dir, env)
+            start(place, index_dir, env, repo)
 
 
 class _Replay(io.RawIOBase):
@@ -305,7 +309,8 @@ class Call:
         if found is None:
             # None running: this call runs in-process, and the engine starts after its answer
             # (start_after_answer), for the next call.
-            _after.append((self.place, self.index_dir, dict(os.environ)))
+            repo = os.path.realpath(os.path.join(self.cwd, _option(self.argv, "--repo") or "."))
+            _after.append((self.place, self.index_dir, dict(os.environ), repo))
             return None
         sock, pid = found
         try:

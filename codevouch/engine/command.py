@@ -27,6 +27,9 @@ def serve_cmd(
     index: Annotated[Path | None, typer.Option(
         "--index", metavar="DIR", help="Index directory (default: $CODEVOUCH_INDEX, else ~/.local/share/codevouch).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+    warm: Annotated[Path | None, typer.Option(
+        "--warm", hidden=True, help="A repository to search once as the engine starts (given by the CLI that "
+                                    "starts it: the one its call named).")] = None,
 ) -> None:
     """The resident engine that answers the read commands (search, context, validate, check-refs,
     review, drift, index status and health) warm, over a private Unix socket.
@@ -44,7 +47,7 @@ def serve_cmd(
     else:
         from codevouch.engine.server import serve
 
-        raise typer.Exit(serve(index_dir, environment.current().server_idle))
+        raise typer.Exit(serve(index_dir, environment.current().server_idle, warm))
 
 
 def _status(index_dir: Path, place: paths.Place | None, as_json: bool) -> None:
@@ -60,7 +63,8 @@ def _status(index_dir: Path, place: paths.Place | None, as_json: bool) -> None:
     else:
         typer.echo(f"engine pid {found.get('pid')} serves {found.get('index')} on {found.get('socket')}: "
                    f"{plural(found.get('calls') or 0, 'call')} since {found.get('started')}, idle {found.get('idle_s')} s "
-                   f"of {found.get('idle_limit_s')}; log {found.get('log')}")
+                   f"of {found.get('idle_limit_s')}{'; warming up' if found.get('warming') else ''}; "
+                   f"log {found.get('log')}")
 
 
 def _stop(index_dir: Path, place: paths.Place | None, as_json: bool) -> None:

@@ -118,3 +118,26 @@ def test_two_callers_at_once_are_both_answered_and_a_build_beside_is_not_blocked
     assert all(c.returncode == 0 for c in calls)
     assert all(b"cancel_order" in out for out, _ in answers)
     assert engine.log().count(" call ") == 2          # the first call ran in-process
+
+
+def test_the_engine_warms_up_on_the_repository_of_the_call_that_started_it(engine: Engines, indexed: Repo) -> None:
+    """The engine a first call starts searches that call's repository once (store, lexical copy,
+    encoder loaded before the second call), writes no usage record for it, and then answers
+    exactly as in-process."""
+    import sqlite3
+
+    def records() -> int:
+        with sqlite3.connect(Path(engine.env["CODEVOUCH_INDEX"]) / "usage.sqlite") as db:
+            return int(db.execute("SELECT count(*) FROM usage").fetchone()[0])
+
+    assert engine.cv("search", "cancel order", cwd=indexed.root / "src").returncode == 0
+    before = records()
+    engine.only()
+    assert wait_until(lambda: json.loads(engine.cv("serve", "--status", "--json").stdout).get("warm_up_s")
+                      is not None, 120)
+    status = json.loads(engine.cv("serve", "--status", "--json").stdout)
+    assert status["warming"] is False and status["calls"] == 0
+    assert f"warmed up on {os.path.realpath(indexed.root / 'src')} in" in engine.log()
+    assert records() == before
+    assert same(engine.cv("search", "cancel order", cwd=indexed.root),
+                engine.cv("search", "cancel order", cwd=indexed.root, server="off"))
