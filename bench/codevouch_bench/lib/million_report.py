@@ -55,6 +55,7 @@ def engine_section(path: Path = ENGINE) -> str:
         return ""
     m = d["machine"]
     rows = []
+    warm_ups: list[str] = []
     for size, r in d["sizes"].items():
         c, w = r["cold"], r["warm"]
         first, warm = c.get("cli_search_engine_first"), c.get("cli_search_engine_warm")
@@ -66,6 +67,9 @@ def engine_section(path: Path = ENGINE) -> str:
                     f"{w['search_dense_ms']['p50']} / {w['search_lexical_ms']['p50']} ms | "
                     f"{w['search_cpu_ms']['p50']} ms | {w.get('load_average')} | "
                     f"{c['cli_search_no_validate']['p50']:.0f} ms |")
+        if c.get("engine_warm_up"):
+            up = c["engine_warm_up"]
+            warm_ups.append(f"{int(size):,} chunks: p50 {up['p50'] / 1000:.1f} s (n={up['n']})")
     if not rows:
         return ""
     return ("\n### Through the resident engine\n\n"
@@ -80,4 +84,8 @@ def engine_section(path: Path = ENGINE) -> str:
             "p50 / p95 (this run) | dense only / lexical only p50 | its CPU p50 | load avg (1 min) | cold CLI in-process "
             "p50 |\n"
             "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+            + (("\nThe warm calls start once the engine has warmed up (it searches the starting call's "
+                "repository once after it listens, loading the store's HNSW graph; docs/ENGINE.md, \"The first "
+                "call\"): the warm-up took " + "; ".join(warm_ups) + ". A call that comes sooner waits for the rest "
+                "of it.\n") if warm_ups else "")
             + "".join(f"\n- {note}\n" for note in d.get("notes", [])))
