@@ -63,13 +63,16 @@ def _stop(cwd: Path, env: dict[str, str]) -> None:
 
 
 def _up(cwd: Path, env: dict[str, str], timeout: float = 120.0) -> None:
-    """Wait until the engine listens: a call with none running answers in-process and starts one
-    after its answer, so the next call (or --stop) must not find it half started."""
+    """Wait until the engine listens and has warmed up: a call with none running answers
+    in-process and starts one after its answer, so the next call (or --stop) must not find it
+    half started, nor compete with its warm-up search (an engine of a codevouch without one has
+    no `warm_up_s`: listening is enough)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         done = subprocess.run([PY, "-m", "codevouch", "serve", "--status", "--json"], cwd=cwd, env=env,
                               capture_output=True, text=True)
-        if done.returncode == 0 and json.loads(done.stdout).get("running"):
+        found = json.loads(done.stdout) if done.returncode == 0 else {}
+        if found.get("running") and (found.get("warm_up_s") is not None or "warm_up_s" not in found):
             return
         time.sleep(0.2)
     raise RuntimeError("the engine did not start")
