@@ -153,6 +153,15 @@ def root_commit(repo: Path) -> str:
     return out[-1]
 
 
+def is_root(repo: Path, commit: str) -> bool:
+    """Whether `commit` (a full hex id) is a commit of `repo` that git sees with no parents: a root,
+    or a shallow clone's boundary. One process, whatever the history's length."""
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        return False
+    out = run(repo, "rev-list", "--no-walk", "--max-parents=0", "--end-of-options", commit, ok_codes=(0, 128))
+    return out.decode().split() == [commit]
+
+
 def remote_url(repo: Path) -> str | None:
     """The `origin` remote's URL (else the first remote's), a label for people; None without one."""
     names = run(repo, "remote").decode().split()
