@@ -35,13 +35,13 @@ def repo_id(root: Path, head: str | None, cache_dir: Path | None = None) -> str:
     not, and how a kept one is checked)."""
     key = rootcache.history_key(root, head) if head is not None else None
     if key is None:
-        return gitio.root_commit(root)      # no commits (NoCommits), or a history not keyed
-    return _root_commit(root, key, cache_dir)
+        return gitio.root_commit(root, head)      # no commits (NoCommits), or a history not keyed
+    return _root_commit(root, head, key, cache_dir)
 
 
 @clearable
 @lru_cache(maxsize=64)
-def _root_commit(root: Path, key: str, cache_dir: Path | None) -> str:
+def _root_commit(root: Path, head: str, key: str, cache_dir: Path | None) -> str:
     # Finding the root walks the first-parent history (70 ms of CPU at 18,000 commits): a
     # long-lived process (the MCP server) asks once per key, a new process once per key and
     # index directory.
@@ -49,7 +49,7 @@ def _root_commit(root: Path, key: str, cache_dir: Path | None) -> str:
         kept = rootcache.lookup(cache_dir, key)
         if kept is not None and gitio.is_root(root, kept):
             return kept
-    found = gitio.root_commit(root)
-    if cache_dir is not None:
+    found = gitio.root_commit(root, head)       # from `head`, which the key names, not today's HEAD
+    if cache_dir is not None and rootcache.history_key(root, head) == key:   # unchanged while walking
         rootcache.remember(cache_dir, key, found)
     return found

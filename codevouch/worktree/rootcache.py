@@ -1,32 +1,33 @@
 """The root commit reached from a HEAD, kept on disk between processes.
 
 Finding the root walks HEAD's first-parent history (70 ms of CPU and 170 ms of wall on
-SQLAlchemy's 18,224 commits), and every CLI call that runs in-process asks once. The answer
-depends on the HEAD commit and on what can rewrite history for the same HEAD; a commit id fixes
-its parents, so only these can:
+SQLAlchemy's 18,224 commits), and every CLI call that runs in-process asks once. A commit id
+fixes the commit's parents, so for the same HEAD only these change the answer:
 
 - a shallow clone's boundary (`shallow`: deepening or unshallowing moves the root), and grafts
   (`info/grafts`): their bytes are part of the key;
-- replace refs (`refs/replace/`, loose or packed, or any base `GIT_REPLACE_REF_BASE` names),
-  and a ref store this module cannot read (reftable), and the variables that move the graft or
-  shallow file (`GIT_GRAFT_FILE`, `GIT_SHALLOW_FILE`): no key then, so the answer is not
-  cached at all. Replace refs are rare, and what they change (`core.useReplaceRefs`,
-  `--no-replace-objects`, the base) can be set in places a key would have to follow.
+- replace refs (`refs/replace/`, loose or packed, or whatever base `GIT_REPLACE_REF_BASE` names),
+  a ref store this module does not read (reftable), and the variables that move the graft or
+  shallow file (`GIT_GRAFT_FILE`, `GIT_SHALLOW_FILE`): no key then, and nothing is cached, not
+  even in memory. Replace refs are rare, and what decides whether they count
+  (`core.useReplaceRefs` in any config file, `GIT_NO_REPLACE_OBJECTS`) lives where a key
+  would have to follow it.
 
-The key is a SHA-256 of the git common directory, HEAD and those bytes, so two clones keep two
-entries. Entries live in the index directory (`root-commits`, the newest last, at most
-MAX_ENTRIES), written only into an index directory that exists (a search must not create one),
-atomically (a temporary file renamed over it), never through a symbolic link; a directory that
-cannot be written simply keeps nothing. What is read is the repository's own git directory
-(found from `.git` as git finds it: a directory, or a `gitdir:` file and its `commondir`) and
-that one file; nothing is run but git through the git door.
+The key is a SHA-256 of the git common directory, HEAD and those bytes (two clones keep two
+entries). Entries live in the index directory, in `root-commits` (the newest last, at most
+MAX_ENTRIES). They are written only beside a ledger (a read never creates an index, nor leaves
+a file where no index is), atomically (a temporary file renamed over it), and never read
+through a symbolic link or from anything but a regular file; a directory that cannot be written
+keeps nothing. What is read besides is the repository's own git directory, found from `.git` as
+git finds it (a directory, or a `gitdir:` file and its `commondir`); nothing runs but git,
+through the git door.
 
 A hit is checked before it is used: the line must have the right form, and git must see the
-root as a commit of this repository with no parents (`rev-list --no-walk --max-parents=0`, one
-process, a few ms). A corrupt or planted line is then a miss, and cannot name a commit this
-repository lacks; that it is the root of this HEAD rests on the key (a commit that is not an
-ancestor of HEAD would need a writer of the index directory, who could equally rewrite the
-ledger itself).
+root as a commit of this repository with no parents (`rev-list --no-walk --max-parents=0`: one
+process, a few ms, whatever the history's length). A corrupt or planted line is then a miss, and
+cannot name a commit this repository lacks. That it is the root of this HEAD rests on the key:
+proving ancestry costs the walk again, and a line naming another root of this repository
+needs a writer of the index directory, who could equally rewrite the ledger.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ import tempfile
 from pathlib import Path
 
 FILE = "root-commits"
+LEDGER = "state.sqlite"          # store/indexdir.py's LEDGER (the store is a layer above): an index is there
 MAX_ENTRIES = 256
 _MAX_READ = 1 << 20              # the cache file (256 short lines); more is not ours
 _MAX_PACKED_REFS = 64 << 20      # a packed-refs, shallow or grafts file larger than this: no key
@@ -74,9 +76,9 @@ def lookup(index_dir: Path, key: str) -> str | None:
 
 
 def remember(index_dir: Path, key: str, root: str) -> None:
-    """Keep `root` for `key` (the newest entry last); nothing when the directory is absent or
-    cannot be written."""
-    if not index_dir.is_dir() or not _LINE.fullmatch(f"{key} {root}".encode()):
+    """Keep `root` for `key` (the newest entry last); nothing when the directory holds no ledger
+    or cannot be written."""
+    if not (index_dir / LEDGER).is_file() or not _LINE.fullmatch(f"{key} {root}".encode()):
         return
     kept = [(k, r) for k, r in _entries(index_dir) if k != key][-(MAX_ENTRIES - 1):]
     text = "".join(f"{k} {r}\n" for k, r in [*kept, (key, root)])

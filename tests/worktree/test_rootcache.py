@@ -44,6 +44,7 @@ def _clone(source: Path, dest: Path, *args: str) -> Repo:
 def cache(tmp_path: Path) -> Path:
     d = tmp_path / "index"
     d.mkdir()
+    (d / rootcache.LEDGER).write_bytes(b"")       # an index directory: the file is kept beside a ledger
     return d
 
 
@@ -56,11 +57,19 @@ def test_a_hit_gives_the_same_identity_without_walking(repo: Repo, cache: Path) 
     assert gitio.is_root(repo.root, first) and not gitio.is_root(repo.root, repo.head())
 
 
-def test_no_index_directory_no_file(repo: Repo, tmp_path: Path) -> None:
+def test_no_index_no_file(repo: Repo, tmp_path: Path) -> None:
     first = _history(repo, 2)[0]
-    missing = tmp_path / "absent"
-    assert _id(repo.root, missing)[0] == first
-    assert not missing.exists()                          # a search never creates an index directory
+    missing, empty = tmp_path / "absent", tmp_path / "empty"
+    empty.mkdir()
+    assert _id(repo.root, missing)[0] == _id(repo.root, empty)[0] == first
+    assert not missing.exists()                          # a read never creates an index directory ...
+    assert list(empty.iterdir()) == []                   # ... nor leaves a file where no index is
+
+
+def test_the_ledger_name_is_the_stores() -> None:
+    from codevouch.store.indexdir import LEDGER
+
+    assert rootcache.LEDGER == LEDGER
 
 
 def test_a_new_head_is_a_new_key(repo: Repo, cache: Path) -> None:
