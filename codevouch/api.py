@@ -328,7 +328,7 @@ class Index:
             return None
         try:
             name = branch or gitio.current_branch(root)
-            ident = identify(root)
+            ident = identify(root, self.index_dir)
             ledger = Ledger(self.index_dir, readonly=True)
         except CodevouchError:
             return None     # detached HEAD, unreadable index: the label just says "unknown"
@@ -468,7 +468,7 @@ class Index:
             return True
 
         try:
-            ident = identify(root)     # once: each candidate branch would ask git for it again
+            ident = identify(root, self.index_dir)     # once: each candidate branch would ask git for it again
             if indexed(current):
                 return current, None
             for candidate in dict.fromkeys(b for b in (base, "main", "master", "trunk", "develop") if b):
@@ -568,7 +568,7 @@ def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity
     from codevouch.store.team import open_for_search  # heavy: the store
     from codevouch.worktree.identity import identify
 
-    ident = ident or identify(root)
+    ident = ident or identify(root, index_dir)
     ledger, state = open_for_search(ident.id, branch, index_dir, str(ident.root))
     ledger.close()
     if state is None:

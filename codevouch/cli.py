@@ -15,13 +15,18 @@ if TYPE_CHECKING:
     import typer
 
 
-def build_app() -> typer.Typer:
-    """Every command, `serve` included."""
+def build_app(argv: list[str] | None = None) -> typer.Typer:
+    """Every command, `serve` included; with `argv` (the arguments after `codevouch`) naming one
+    command, that command alone, so a call imports only its own module (commands/app.py)."""
     from codevouch.commands.app import build_app as commands_app
-    from codevouch.engine.command import serve_cmd
+    from codevouch.commands.app import called
 
-    app = commands_app()
-    app.command("serve")(serve_cmd)
+    only = called(argv, extra=("serve",)) if argv is not None else None
+    app = commands_app(only)
+    if only is None or only == ("", "serve"):
+        from codevouch.engine.command import serve_cmd
+
+        app.command("serve")(serve_cmd)
     return app
 
 
@@ -51,7 +56,7 @@ def main() -> None:
 
     try:
         with error_handler():
-            build_app()(prog_name="codevouch")
+            build_app(sys.argv[1:])(prog_name="codevouch")
     except SystemExit as done:
         if command_of(sys.argv[1:]) is not None:
             _flush()                    # the answer is out before an engine starts beside us

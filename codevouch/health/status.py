@@ -16,7 +16,7 @@ def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, An
     branches (found by root commit, so from any clone), counted in that clone; else each
     branch is counted in the clone it was built from (store/status.py says which rows)."""
     try:
-        ident = identify(repo) if repo is not None else None
+        ident = identify(repo, index_dir) if repo is not None else None
     except NoCommits:
         return []  # nothing committed: nothing of it can be indexed
     rows = branch_rows(index_dir, (ident.id, ident.root) if ident is not None else None)

@@ -106,7 +106,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     keep = path_filter(paths) if paths else None
     with ThreadPoolExecutor(max_workers=1) as pool:
         held, early = _early_query(pool, embedder, index_dir, mode, query)
-        repo, repo_id, branch, head = _locate(repo_path, branch)
+        repo, repo_id, branch, head = _locate(repo_path, branch, index_dir)
         ledger, state = open_for_search(repo_id, branch, index_dir, str(repo))
         try:
             outdated = ledger.outdated(repo_id, str(repo), branch)
@@ -234,16 +234,17 @@ def _cited(rec: ChunkRecord, state: BranchState, repo: Path) -> ChunkRecord:
     return replace(rec, repo=str(repo))
 
 
-def _locate(repo_path: Path | str, branch: str | None) -> tuple[Path, str, str, gitio.HeadState | None]:
+def _locate(repo_path: Path | str, branch: str | None,
+            index_dir: Path) -> tuple[Path, str, str, gitio.HeadState | None]:
     """This clone's root, the repository's id, the branch to search and the work tree's HEAD:
     one git process while all is well (a search needs no remote label, which identify() also
     reads), else the separate calls, whose errors say what is wrong (not a repository, no
-    commits, detached)."""
+    commits, detached). The root commit may be kept in the index directory (worktree/rootcache.py)."""
     head = gitio.head_state(repo_path)
     name = branch or (head.branch if head is not None else None)
     if head is not None and name:
-        return head.root, repo_id(head.root, head.commit), name, head
-    ident = identify(repo_path)
+        return head.root, repo_id(head.root, head.commit, index_dir), name, head
+    ident = identify(repo_path, index_dir)
     return ident.root, ident.id, branch or gitio.current_branch(ident.root), head
 
 

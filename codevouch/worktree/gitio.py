@@ -77,6 +77,7 @@ from codevouch.worktree.git.refs import (
     current_branch,
     head_commit,
     head_state,
+    is_root,
     local_branches,
     merge_base,
     remote_url,
@@ -101,7 +102,7 @@ __all__ = [
     "PROCESSES", "REPO_LOCATING_VARS", "RUN_FILTERS_VAR", "no_git_env",
     "Pending", "run",
     # refs
-    "HeadState", "PendingRoot", "branch_commit", "current_branch", "head_commit", "head_state", "local_branches",
+    "HeadState", "PendingRoot", "branch_commit", "current_branch", "head_commit", "head_state", "is_root", "local_branches",
     "merge_base", "remote_url", "repo_root", "resolve_commit", "root_commit",
     # layout: git directories and where a config value came from
     "config_values", "git_dirs",

@@ -9,6 +9,7 @@ import pytest
 from codevouch import Index
 from codevouch.errors import BadIndex
 from codevouch.store import IndexDir
+from codevouch.worktree import rootcache
 from tests.gitrepo import Repo
 
 
@@ -26,7 +27,8 @@ def test_a_build_writes_where_indexdir_says(repo: Repo, index_dir: Path) -> None
     assert {p.name for p in index_dir.iterdir()} <= {
         where.ledger.name, where.usage.name, where.chroma.name, where.lexical.name, where.write_lock.name,
         where.vectors_lock.name, "state.sqlite-wal", "state.sqlite-shm",
-        "usage.sqlite-wal", "usage.sqlite-shm"}   # a process keeps its usage connection open
+        "usage.sqlite-wal", "usage.sqlite-shm",   # a process keeps its usage connection open
+        rootcache.FILE}     # the repository's id kept by a read (spelled in worktree/: the store runs no git)
 
 
 def test_ensure_says_why_a_path_cannot_be_an_index(tmp_path: Path) -> None:
