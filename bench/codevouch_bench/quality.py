@@ -409,6 +409,9 @@ def main() -> None:
                    help="index every file of each repository (no sampling): the held-out headline")
     p.add_argument("--id-queries", type=int, default=IDENTIFIER_QUERIES,
                    help="identifier queries per corpus and form (default %(default)s)")
+    p.add_argument("--row", action="append", choices=sorted(CODEVOUCH),
+                   help="only these codevouch rows, and always `codevouch` (default: all; each row that changes "
+                        "what is indexed, as codevouch-before-tuning does, builds an index of its own)")
     p.add_argument("--no-dense-baselines", action="store_true",
                    help="leave out the LangChain and window baselines (their embeddings are most of a --whole run)")
     args = p.parse_args()
@@ -426,7 +429,8 @@ def main() -> None:
     if args.tune:
         chosen = [(c, s) for c, s in chosen if s == "tuning"]
     tune = {n: v for n, v in TUNE.items() if not args.tune_prefix or n.startswith(tuple(args.tune_prefix))}
-    rows = {**CODEVOUCH, **({f"codevouch-tune-{n}": v for n, v in tune.items()} if args.tune else {})}
+    shipped = {m: v for m, v in CODEVOUCH.items() if not args.row or m in (*args.row, "codevouch")}
+    rows = {**shipped, **({f"codevouch-tune-{n}": v for n, v in tune.items()} if args.tune else {})}
     per_corpus = [evaluate(c, prof, work, embedder, split, rows, args.whole, not args.no_dense_baselines,
                            args.id_queries) for c, split in chosen]
     result = {"figure": "quality", "profile": prof.name, "machine": machine(), "seed": prof.seed,
