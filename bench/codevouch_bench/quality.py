@@ -367,7 +367,7 @@ class TagCheck:
     def _def_lines(self, path: str) -> list[int]:
         if path not in self.lines:
             text = self.texts.get(path)
-            self.lines[path] = [] if text is None else _py_def_lines(text) if path.endswith(".py") else [
+            self.lines[path] = [] if text is None else _py_def_lines(text) if path.endswith((".py", ".pyi")) else [
                 line for *_, line in definitions(path, text)]
         return self.lines[path]
 
