@@ -51,7 +51,8 @@ def _names_row(p: dict[str, Any]) -> list[Any]:
 def _acronym_row(p: dict[str, Any]) -> list[Any]:
     a = p.get("acronyms", {})
     s = a.get("scores", {})
-    pair = [f"{_mrr(s.get('with', {}), m)} / {_mrr(s.get('without', {}), m)}" for m in ("codevouch", SOURCE)]
+    pair = [f"{_mrr(s.get('with', {}), m)} / {_mrr(s.get('without', {}), m)}" if a.get("queries") else None
+            for m in ("codevouch", SOURCE)]
     found = ", ".join(f"{k} {n}" for k, n in sorted(a.get("found", {}).items(), key=lambda kv: -kv[1])[:6])
     return [p["corpus"], a.get("queries"), *pair, found or None]
 
