@@ -270,14 +270,16 @@ def test_quality_counts_stub_losses_and_definition_tags_by_its_own_parse() -> No
     other = [Span("pkg/other.py", 1, 3, "def close(): ...")]
     assert stub_losses([stub, other, other], [target] * 3, [2, None, 1]) == {"misses": 2, "lost_to_a_stub": 1}
 
-    texts = {"a.py": "if WIN:\n    def getchar():\n        return 1\n", "CHANGELOG.md": "- def getchar now\n"}
+    texts = {"a.py": "if WIN:\n    def getchar():\n        return 1\n", "CHANGELOG.md": "- def getchar now\n",
+             "a.pyi": "import os\n\ndef getchar() -> int: ...\n"}   # a stub is Python: parsed as such
 
     def hit(path: str, start: int, end: int) -> SimpleNamespace:
         return SimpleNamespace(path=path, symbol="", matched=("definition-name",),
                                record=SimpleNamespace(start_line=start, end_line=end))
     check = TagCheck(texts)
-    check.add("name", [[hit("a.py", 1, 3), hit("CHANGELOG.md", 1, 1)], [hit("a.py", 3, 3)]])
-    assert {k: v for k, v in check.counts["name"].items() if k != "examples"} == {"tagged": 3, "not_a_definition": 2}
+    check.add("name", [[hit("a.py", 1, 3), hit("CHANGELOG.md", 1, 1)], [hit("a.py", 3, 3)],
+                       [hit("a.pyi", 3, 3), hit("a.pyi", 1, 1)]])
+    assert {k: v for k, v in check.counts["name"].items() if k != "examples"} == {"tagged": 5, "not_a_definition": 3}
 
 
 def test_bench_branches_runs_end_to_end_with_the_fake_embedder(tmp_path: Path,

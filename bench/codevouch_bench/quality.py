@@ -36,10 +36,12 @@ import random
 import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codevouch_bench.lib import cli, corpus
+from codevouch_bench.lib.acronyms import AcronymQuery, acronym_queries
 from codevouch_bench.lib.common import log, machine, write_json
 from codevouch_bench.lib.config import HELD_OUT, TUNING, Corpus, Profile
 from codevouch_bench.lib.doccomments import SUFFIX_LANGUAGE, strip_docs
@@ -91,6 +93,9 @@ CODEVOUCH["codevouch-no-names"] = ({}, NO_NAMES)
 NO_SENTENCE = {"sentence_kind_weights": None, "name_words_weight": 0.0}
 CODEVOUCH["codevouch-no-sentence-priors"] = ({}, NO_SENTENCE)
 IDENTIFIER_QUERIES = 150   # per corpus and form, as the measurement outside the team
+# Rows scored on the acronym queries (lib/acronyms.py), each query with and without its acronyms.
+ACRONYM_ROWS = ("codevouch", "codevouch-source-only")
+ACRONYM_QUERIES = 150      # per corpus, at most
 
 
 def _weights(docs: float, test: float) -> dict[str, Any]:
@@ -199,6 +204,12 @@ def pick_queries(targets: list[Target], limit: int, seed: int) -> list[Target]:
     return [targets[i] for i in sorted(random.Random(seed).sample(range(len(targets)), limit))]
 
 
+def pick_acronyms(queries: list[AcronymQuery], seed: int) -> list[AcronymQuery]:
+    if len(queries) <= ACRONYM_QUERIES:
+        return queries
+    return [queries[i] for i in sorted(random.Random(seed).sample(range(len(queries)), ACRONYM_QUERIES))]
+
+
 # Knobs that change what gets indexed (chunking): rows that set them search an index built with
 # them; every other knob only changes how one index is searched.
 BUILD_KNOBS = (MERGE, CONTEXT)
@@ -265,6 +276,8 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         return [Span(h.path, h.record.start_line, h.record.end_line, h.text, h.symbol) for h in hits]
 
     checks = TagCheck(texts)
+    acronyms = pick_acronyms(acronym_queries(all_targets), prof.seed)
+    acro_ranks: dict[str, dict[str, list[int | None]]] = {"with": {}, "without": {}}
     for method, (kwargs, knobs) in rows.items():
         setting = settings_of(knobs)
         searcher = Index(repo, index_dirs[setting.build_key()], embedder=embedder, settings=setting)
@@ -272,6 +285,10 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         record(method, ranked, symbolic=True)
         if method == "codevouch":
             out["docstring_misses"] = stub_losses(ranked, targets, ranks["overlap"][method])
+        if method in ACRONYM_ROWS:
+            for form, asked in (("with", [a.target for a in acronyms]), ("without", [a.without for a in acronyms])):
+                acro_ranks[form][method] = [rank_of(spans_of(searcher.search(t.query, k=10, validate=False, **kwargs)),
+                                                    t, overlap_hit) for t in asked]
         log(f"quality {c.name}: {method}")
         if method in IDENTIFIER_ROWS or method.startswith("codevouch-tune-"):
             for form, queries in forms.items():
@@ -280,6 +297,10 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
                     checks.add(form, found)
                 id_ranks[form][method] = [rank_of(spans_of(hits), t, overlap_hit) for hits, t in zip(found, queries)]
     out["definition_name_tags"] = checks.counts
+    out["acronyms"] = {"queries": len(acronyms), "found": dict(Counter(x for a in acronyms for x in a.acronyms)),
+                       "examples": [[a.target.query, a.without.query] for a in acronyms[:5]],
+                       "scores": {form: {m: scores(r) for m, r in per.items()} for form, per in acro_ranks.items()}}
+    out["acronym_ranks"] = acro_ranks
 
     qvecs = [embedder.embed_query(t.query) for t in targets]
     id_qvecs = {form: [embedder.embed_query(t.query) for t in queries] for form, queries in forms.items()}
@@ -346,7 +367,7 @@ class TagCheck:
     def _def_lines(self, path: str) -> list[int]:
         if path not in self.lines:
             text = self.texts.get(path)
-            self.lines[path] = [] if text is None else _py_def_lines(text) if path.endswith(".py") else [
+            self.lines[path] = [] if text is None else _py_def_lines(text) if path.endswith((".py", ".pyi")) else [
                 line for *_, line in definitions(path, text)]
         return self.lines[path]
 
@@ -366,6 +387,9 @@ def overall(per_corpus: list[dict[str, Any]]) -> dict[str, Any]:
         if part:
             out[split] = {level: {m: scores([r for p in part for r in p["ranks"][level][m]])
                                   for m in part[0]["ranks"][level]} for level in ("overlap", "symbol")}
+            out[split]["acronyms"] = {
+                form: {m: scores([r for p in part for r in p["acronym_ranks"][form].get(m, [])])
+                       for m in ACRONYM_ROWS} for form in ("with", "without")}
             out[split]["identifiers"] = {
                 form: {m: scores([r for p in part for r in p["identifier_ranks"][form].get(m, [])])
                        for m in part[0]["identifier_ranks"][form]} for form in part[0]["identifier_ranks"]}
@@ -385,6 +409,9 @@ def main() -> None:
                    help="index every file of each repository (no sampling): the held-out headline")
     p.add_argument("--id-queries", type=int, default=IDENTIFIER_QUERIES,
                    help="identifier queries per corpus and form (default %(default)s)")
+    p.add_argument("--row", action="append", choices=sorted(CODEVOUCH),
+                   help="only these codevouch rows, and always `codevouch` (default: all; each row that changes "
+                        "what is indexed, as codevouch-before-tuning does, builds an index of its own)")
     p.add_argument("--no-dense-baselines", action="store_true",
                    help="leave out the LangChain and window baselines (their embeddings are most of a --whole run)")
     args = p.parse_args()
@@ -402,7 +429,8 @@ def main() -> None:
     if args.tune:
         chosen = [(c, s) for c, s in chosen if s == "tuning"]
     tune = {n: v for n, v in TUNE.items() if not args.tune_prefix or n.startswith(tuple(args.tune_prefix))}
-    rows = {**CODEVOUCH, **({f"codevouch-tune-{n}": v for n, v in tune.items()} if args.tune else {})}
+    shipped = {m: v for m, v in CODEVOUCH.items() if not args.row or m in (*args.row, "codevouch")}
+    rows = {**shipped, **({f"codevouch-tune-{n}": v for n, v in tune.items()} if args.tune else {})}
     per_corpus = [evaluate(c, prof, work, embedder, split, rows, args.whole, not args.no_dense_baselines,
                            args.id_queries) for c, split in chosen]
     result = {"figure": "quality", "profile": prof.name, "machine": machine(), "seed": prof.seed,
@@ -413,7 +441,7 @@ def main() -> None:
               "seconds": round(time.perf_counter() - started, 1),
               "overall": overall(per_corpus), "per_corpus": per_corpus}
     for pc in per_corpus:
-        del pc["ranks"], pc["identifier_ranks"]
+        del pc["ranks"], pc["identifier_ranks"], pc["acronym_ranks"]
     if args.out:
         write_json(args.out, result)
     for split, levels in result["overall"].items():
@@ -427,6 +455,9 @@ def main() -> None:
         log(f"{pc['corpus']}: codevouch docstring misses at rank 1 {miss['misses']}, lost to a stub of the target "
             f"{miss['lost_to_a_stub']}; definition-name tags on hits that are not definitions: " + ", ".join(
                 f"{form} {n['not_a_definition']} of {n['tagged']}" for form, n in pc["definition_name_tags"].items()))
+        acro = pc["acronyms"]["scores"]
+        log(f"{pc['corpus']}: {pc['acronyms']['queries']} acronym queries, MRR@10 with / without the acronym: "
+            + ", ".join(f"{m} {acro['with'][m].get('mrr@10')} / {acro['without'][m].get('mrr@10')}" for m in acro["with"]))
 
 
 if __name__ == "__main__":

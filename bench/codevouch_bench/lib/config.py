@@ -36,6 +36,12 @@ HELD_OUT = (
            "typescript"),
     Corpus("axios", "git:https://github.com/axios/axios@23a25af0688d1db2c396deb09229d2271cc24f6c", "javascript"),
     Corpus("cobra", "git:https://github.com/spf13/cobra@adbc8813901bba65827259daa8e22ff94ec1f30e", "go"),
+    # Added later (issue 31), fixed before any figure on them was looked at: repositories with
+    # declaration stubs beside their code (`.pyi` beside `.py`, handwritten `.d.ts` beside `.js`).
+    Corpus("attrs", "git:https://github.com/python-attrs/attrs@6771a04893780166e4b7826b63599f43ac30d00a",  # 24.2.0
+           "python"),
+    Corpus("preact", "git:https://github.com/preactjs/preact@389c7bcc5140566f3fbae73cf17edf4ab44f4d96",  # 10.29.8
+           "javascript"),
 )
 
 

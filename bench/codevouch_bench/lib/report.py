@@ -21,6 +21,7 @@ from codevouch_bench.lib.overlay_report import headline as overlay_headline
 from codevouch_bench.lib.overlay_report import section as overlay_section
 from codevouch_bench.lib.truth import MEANING
 from codevouch_bench.lib.validated_search_report import section as validated_search_section
+from codevouch_bench.lib.whole_quality_report import section as whole_quality_section
 from codevouch_bench.lib.windows_report import headline as windows_headline
 from codevouch_bench.lib.windows_report import section as windows_section
 
@@ -584,6 +585,7 @@ def render(results: dict[str, Any]) -> str:
     out.append(overlay_first_section())
     out.append(encoder_section())
     out.append(section_identifiers())
+    out.append(whole_quality_section())
     out.append(validated_search_section())
     out.append(large_section())
     out.append(million_section(section_search))

@@ -1,0 +1,94 @@
+"""The "Whole repositories: stubs, names and acronyms" section of docs/BENCHMARKS.md, from
+bench/results/bench-quality-stubs.json: {"runs": [codevouch_bench.quality --whole --out JSON, with
+"commit"], "notes": [...]}. Per repository: the docstring MRR@10 of the default against
+`--kind source` and the best baseline, the misses lost to a stub of their target, names and words
+at rank 1, `definition-name` tags on non-definitions, and the acronym queries with and without
+their acronyms."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
+from codevouch_bench.lib.common import read_json_if_exists
+
+RESULTS = RESULTS_DIR / "bench-quality-stubs.json"
+BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
+SOURCE = "codevouch-source-only"
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join("–" if v is None else str(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _mrr(scores: dict[str, Any], method: str) -> Any:
+    return scores.get(method, {}).get("mrr@10")
+
+
+def _docstring_row(p: dict[str, Any]) -> list[Any]:
+    o = p["scores"]["overlap"]
+    present = [m for m in BASELINES if _mrr(o, m) is not None]
+    best = max(present, key=lambda m: o[m]["mrr@10"]) if present else None
+    default = o["codevouch"]["mrr@10"]
+    times = round(default / o[best]["mrr@10"], 2) if best and o[best]["mrr@10"] else None
+    miss = p.get("docstring_misses", {})
+    lost, misses = miss.get("lost_to_a_stub"), miss.get("misses")
+    share = f"{lost} of {misses} ({round(100 * lost / misses)}%)" if misses else f"{lost} of {misses}"
+    return [p["corpus"], p["language"], p["chunks"]["codevouch"], p["queries"], f"**{default}**", _mrr(o, SOURCE),
+            f"{o[best]['mrr@10']} ({best})" if best else None, f"x{times}" if times else None, share]
+
+
+def _names_row(p: dict[str, Any]) -> list[Any]:
+    ids, tags = p["identifiers"], p.get("definition_name_tags", {})
+    return [p["corpus"], ids["name"]["codevouch"].get("queries"), ids["name"]["codevouch"].get("recall@1"),
+            ids["words"]["codevouch"].get("queries"), ids["words"]["codevouch"].get("recall@1"),
+            *(f"{tags[f]['not_a_definition']} of {tags[f]['tagged']}" if f in tags else None
+              for f in ("name", "words"))]
+
+
+def _acronym_row(p: dict[str, Any]) -> list[Any]:
+    a = p.get("acronyms", {})
+    s = a.get("scores", {})
+    pair = [f"{_mrr(s.get('with', {}), m)} / {_mrr(s.get('without', {}), m)}" if a.get("queries") else None
+            for m in ("codevouch", SOURCE)]
+    found = ", ".join(f"{k} {n}" for k, n in sorted(a.get("found", {}).items(), key=lambda kv: -kv[1])[:6])
+    return [p["corpus"], a.get("queries"), *pair, found or None]
+
+
+def section(path: Path = RESULTS) -> str:
+    data = read_json_if_exists(path)
+    if data is None:
+        return ""
+    out = ["\n## Whole repositories: stubs, names and acronyms\n",
+           "Rerun: `CODEVOUCH_BENCH_GIT_MIRRORS=DIR python -m codevouch_bench.quality --split held-out --whole "
+           "--corpus NAME ... --out FILE` (its JSON, with \"commit\", is one of bench/results/bench-quality-stubs.json's "
+           "`runs`).\n",
+           "The docstring figure (section 3) on whole repositories, held-out, with what its default row gets wrong "
+           "counted by the bench's own parse. *Lost to a stub*: docstring queries that miss rank 1 and whose first "
+           "hit is a declaration file (`.pyi`, `.d.ts`, `.d.mts`, `.d.cts`) that spells the target's name. "
+           "*Not a definition*: hits tagged `definition-name` that hold no definition line by the bench's parse "
+           "(an upper bound: a definition its parser does not model counts too). *Acronym queries*: first "
+           "docstring sentences of library functions that hold a 2-6 letter all-caps word (`HTTP`, `URLs`, "
+           "`UTF-8`; not in backticks, not a dotted name, not the whole sentence) and that no other function's "
+           "doc shares, each asked as written and with its acronyms cut out (at least three words left); the "
+           "answer is the function either way (codevouch_bench/lib/acronyms.py).\n"]
+    for run in data["runs"]:
+        per = run["per_corpus"]
+        out.append(f"\n**{run.get('sampling')}**, at {run.get('commit', '?')}, {run.get('seconds')} s, load average "
+                   f"{run.get('machine', {}).get('load_avg_1m_at_start')} at start: `{run.get('command', '')}`\n")
+        out.append(_table(["repository", "language", "chunks", "docstring queries", "MRR@10 default",
+                           "`--kind source`", "best baseline", "default ÷ best", "misses at rank 1 lost to a stub"],
+                          [_docstring_row(p) for p in per]))
+        out.append("")
+        out.append(_table(["repository", "name queries", "name at rank 1", "words queries", "words at rank 1",
+                           "`definition-name` not a definition (name)", "(words)"], [_names_row(p) for p in per]))
+        out.append("")
+        out.append(_table(["repository", "acronym queries", "MRR@10 default: with / without the acronym",
+                           "`--kind source`: with / without", "acronyms (most asked)"], [_acronym_row(p) for p in per]))
+        examples = [f"{p['corpus']}: \"{a}\" / \"{b}\"" for p in per for a, b in p.get("acronyms", {}).get("examples", [])[:2]]
+        if examples:
+            out.append("\nExamples, as written / without the acronym: " + "; ".join(examples) + ".")
+    out += [f"\n{note}" for note in data.get("notes", [])]
+    return "\n".join(out) + "\n"
