@@ -69,7 +69,7 @@ def engine_section(path: Path = ENGINE) -> str:
                     f"{c['cli_search_no_validate']['p50']:.0f} ms |")
         if c.get("engine_warm_up"):
             up = c["engine_warm_up"]
-            warm_ups.append(f"{int(size):,} chunks: p50 {up['p50'] / 1000:.1f} s (n={up['n']})")
+            warm_ups.append(f"p50 {up['p50'] / 1000:.1f} s (n={up['n']}) at {int(size):,} chunks")
     if not rows:
         return ""
     return ("\n### Through the resident engine\n\n"
