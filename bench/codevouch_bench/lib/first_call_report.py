@@ -11,6 +11,7 @@ from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 
 PAIRED = RESULTS_DIR / "bench-engine-large-first-call-ab.json"
+CUTS = RESULTS_DIR / "bench-engine-large-first-call-cuts.json"   # the two cuts named in WHY, paired
 UNPAIRED = RESULTS_DIR / "bench-engine-large-first-call.json"
 
 # How the first call works since the change, and what it still does beyond the floor: measured
@@ -46,6 +47,19 @@ WHY = (
 )
 
 
+# The two cuts WHY names, built after it (measured apart in their own commits; the pairs below
+# hold them together with the engine's warm-up and the lexical tie cut of the same days).
+CUTS_HOW = (
+    "Since the figures above, a first call no longer walks the history to the root commit that names the "
+    "repository: it is kept in the index directory by HEAD (and the bytes of `shallow` and `info/grafts`; "
+    "not kept where replace refs, grafts or shallow files may be moved by the environment) and checked by one "
+    "`git rev-list --no-walk --max-parents=0`; and a call that names one command builds the CLI's app with that "
+    "command alone ([ENGINE.md](ENGINE.md#the-first-call)). The code under test also holds the engine's "
+    "warm-up after it starts (the pairs wait for it before the next call) and the lexical copy's fast-field "
+    "tie cut."
+)
+
+
 def _ms(s: dict[str, Any]) -> str:
     return f"{s['p50']:.0f} / {s['p95']:.0f} ms"
 
@@ -54,33 +68,38 @@ def _pair(p: dict[str, Any]) -> str:
     return f"{p['ratio_median']} ({p['ratio_min']}-{p['ratio_max']})"
 
 
-def section(paired: Path = PAIRED, unpaired: Path = UNPAIRED) -> str:
-    ab = read_json_if_exists(paired)
-    if ab is None or "first_call" not in ab.get("against_before", {}):
-        return ""
+def _paired_table(ab: dict[str, Any], kept: str, before: str, machine_note: str) -> list[str]:
+    """The paired run `ab` (kept as `kept`, against the code `before`) as a paragraph and table."""
     cmp, m = ab["against_before"], ab["machine"]
     first, inproc, warm = cmp["first_call"], cmp["in_process"], cmp["engine_warm"]
     phases = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in cmp.get("load_avg_1m_by_phase", {}).items())
     ratio = first["this_to_floor_median"]
     before_ratio = first["before_ms"]["p50"] / first["floor_import_chromadb_ms"]["p50"]
+    return [f"`{ab['command']}` (kept as {kept}; --before: `codevouch/` of main at {before}, the code before "
+            f"this change) at {m.get('date')}, load average {m.get('load_avg_1m_at_start')} at its start (by phase: "
+            f"{phases}; {ab.get('load_avg_1m_at_end')} at its end), {machine_note}; pairs alternated, this ÷ "
+            "before per pair (median, min-max). The clone's git index was refreshed (not racy): each status hashes "
+            "nothing, on both sides.\n",
+            "| call | this p50 / p95 | before p50 / p95 | ratio |", "|---|---|---|---|",
+            f"| `codevouch search`, engine not running (n={first['this_ms']['n']} pairs) | {_ms(first['this_ms'])} | "
+            f"{_ms(first['before_ms'])} | {_pair(first)} |",
+            f"| the floor, `python -c 'import chromadb'`, run beside each pair | "
+            f"{_ms(first['floor_import_chromadb_ms'])} | | |",
+            f"| first call ÷ the floor, per pair (median) | {ratio}× | {before_ratio:.2f}× (p50 ÷ p50) | target ≤ "
+            f"1.3×: {'met' if ratio <= 1.3 else 'not met'} |",
+            f"| `codevouch search`, in-process (n={inproc['this_ms']['n']} pairs) | {_ms(inproc['this_ms'])} | "
+            f"{_ms(inproc['before_ms'])} | {_pair(inproc)} |",
+            f"| `codevouch search`, engine warm (n={warm['this_ms']['n']} pairs) | {_ms(warm['this_ms'])} | "
+            f"{_ms(warm['before_ms'])} | {_pair(warm)} |"]
+
+
+def section(paired: Path = PAIRED, unpaired: Path = UNPAIRED, cuts: Path = CUTS) -> str:
+    ab = read_json_if_exists(paired)
+    if ab is None or "first_call" not in ab.get("against_before", {}):
+        return ""
     out = ["\n#### The first call answered in-process (after this change)\n", HOW + "\n",
-           f"`{ab['command']}` (kept as bench/results/bench-engine-large-first-call-ab.json; --before: `codevouch/` "
-           f"of main at 53471fe, the code before this change) at {m.get('date')}, load average "
-           f"{m.get('load_avg_1m_at_start')} at its start (by phase: {phases}; {ab.get('load_avg_1m_at_end')} at its "
-           "end), on 2 cores shared with a 1M-chunk benchmark and other engineers' tests; pairs alternated, this ÷ "
-           "before per pair (median, min-max). The clone's git index was refreshed (not racy): each status hashes "
-           "nothing, on both sides.\n",
-           "| call | this p50 / p95 | before p50 / p95 | ratio |", "|---|---|---|---|",
-           f"| `codevouch search`, engine not running (n={first['this_ms']['n']} pairs) | {_ms(first['this_ms'])} | "
-           f"{_ms(first['before_ms'])} | {_pair(first)} |",
-           f"| the floor, `python -c 'import chromadb'`, run beside each pair | "
-           f"{_ms(first['floor_import_chromadb_ms'])} | | |",
-           f"| first call ÷ the floor, per pair (median) | {ratio}× | {before_ratio:.2f}× (p50 ÷ p50) | target ≤ 1.3×: "
-           f"{'met' if ratio <= 1.3 else 'not met'} |",
-           f"| `codevouch search`, in-process (n={inproc['this_ms']['n']} pairs) | {_ms(inproc['this_ms'])} | "
-           f"{_ms(inproc['before_ms'])} | {_pair(inproc)} |",
-           f"| `codevouch search`, engine warm (n={warm['this_ms']['n']} pairs) | {_ms(warm['this_ms'])} | "
-           f"{_ms(warm['before_ms'])} | {_pair(warm)} |"]
+           *_paired_table(ab, "bench/results/bench-engine-large-first-call-ab.json", "53471fe",
+                          "on 2 cores shared with a 1M-chunk benchmark and other engineers' tests")]
     one = read_json_if_exists(unpaired)
     if one is not None:
         fl, ip, fc, wm, mx = (one["floor_ms"]["import_chromadb"], one["search_in_process_ms"],
@@ -92,4 +111,10 @@ def section(paired: Path = PAIRED, unpaired: Path = UNPAIRED) -> str:
                    f"(n={fc['n']}, {fc['p50'] / fl['p50']:.2f}×), warm {_ms(wm)}, {mx['calls']} mixed calls "
                    f"{mx['in_process_s']} s in-process against {mx['engine_s']} s through the engine.")
     out.append("\n" + WHY + "\n")
+    later = read_json_if_exists(cuts)
+    if later is not None and "first_call" in later.get("against_before", {}):
+        out += ["\n#### The first call with the root commit kept and one command's app\n", CUTS_HOW + "\n",
+                *_paired_table(later, "bench/results/bench-engine-large-first-call-cuts.json", "fe102a2",
+                               "on 2 cores, nothing else running")]
+        out.append("\n" + str(later.get("note", "")) + "\n" if later.get("note") else "")
     return "\n".join(out) + "\n"
