@@ -409,6 +409,45 @@ def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path,
     return sorted(out, key=lambda item: -item[1])
 
 
+def name_words_scores(overlay: Overlay, words: Sequence[str], index_dir: Path,
+                      copy: lexindex.Copy | None) -> list[tuple[str, float]]:
+    """(chunk id, BM25) of the overlay's chunks whose defined names hold a query word, best first:
+    the `namewords` field as the lexical index scores it (lexindex.search with only="namewords"),
+    with the copy's counts for that field plus the overlay's, so a new or changed definition
+    ranks in a sentence's name-words list as it will once built (retriever/search.py)."""
+    if not overlay.chunks or not words:
+        return []
+    from codevouch.store import lexical
+
+    analyse = lexindex.analyzer()
+    texts = [lexical.name_words(c.record.symbol) for c in overlay.chunks]
+    counted = [_tokens(text, analyse) for text in texts]
+    clauses = lexindex.clauses(words)
+    stats = (lexindex.stats(index_dir, copy, [t for c in clauses for t, _ in c], field="namewords")
+             if copy is not None else None)
+    total, tokens, df_index = stats if stats is not None else (0, None, {})
+    n = total + len(texts)
+    own = sum(length for _tf, length in counted)
+    avgdl = ((tokens + own) / n if tokens is not None else own / len(texts)) or 1.0
+    scored: dict[int, float] = {}
+    for clause in clauses:
+        if len(clause) == 1:
+            hits = [(at, tf[clause[0][0]]) for at, (tf, _length) in enumerate(counted) if tf[clause[0][0]]]
+        else:       # a word of several tokens is a phrase: its occurrences, read from positions
+            hits = []
+            for at, text in enumerate(texts):
+                where = {t: set(ps) for t, ps in lexindex.positions(text).items()}
+                (first, base), rest = clause[0], clause[1:]
+                tf = sum(1 for p in where.get(first, ()) if all(p - base + off in where.get(t, ()) for t, off in rest))
+                if tf:
+                    hits.append((at, tf))
+        idf = sum(lexindex.idf(sum(1 for tf, _ in counted if tf[t]) + df_index.get(t, 0), n) for t, _ in clause)
+        for at, tf in hits:
+            scored[at] = scored.get(at, 0.0) + lexindex.bm25(idf, tf, counted[at][1], avgdl)
+    out = [(overlay.chunks[at].record.id, score) for at, score in sorted(scored.items()) if score > 0]
+    return sorted(out, key=lambda item: -item[1])
+
+
 def _clause_hits(overlay: Overlay, post: _Postings, clause: tuple[tuple[str, int], ...]) -> list[tuple[int, int]]:
     """(chunk position, tf) of the chunks a clause matches: a term's postings, or a phrase's
     occurrences read from the positions of the chunks holding all its tokens."""

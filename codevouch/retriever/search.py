@@ -435,27 +435,40 @@ def _add_name_words(out: _Rankings, ledger: Ledger, index_dir: Path, state: Bran
                     depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
                     keep: Callable[[str], bool] | None) -> None:
     """A sentence's list of the chunks whose defined names share its words, fused at
-    Settings.name_words_weight (the overlay's replaced files left out; its own chunks are not ranked)."""
-    named = _name_words_ranking(ledger, index_dir, state, read, depth, out.records, settings, keep)
+    Settings.name_words_weight: the index's, less the overlay's replaced files, merged by score
+    with the overlay's own chunks (scored as the index scores that field: overlay.name_words_scores)."""
+    scores: dict[str, float] = {}
+    named = _name_words_ranking(ledger, index_dir, state, read, depth, out.records, settings, keep, scores)
     if ov is not None:
-        named = [cid for cid, _ in _kept(named, out.records, ov, include_history, state, lambda cid: 0.0)]
+        named = live.merged(_kept(named, out.records, ov, include_history, state, lambda cid: scores.get(cid, 0.0)),
+                            live.name_words_scores(ov, read.words, index_dir, ledger.copy_of(state)), depth)
     if named:
         out.lists.append((settings.name_words_weight, named))
 
 
 def _name_words_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int,
                         records: dict[str, ChunkRecord], settings: Settings,
-                        keep: Callable[[str], bool] | None = None) -> list[str]:
+                        keep: Callable[[str], bool] | None = None,
+                        scores: dict[str, float] | None = None) -> list[str]:
     """The branch's chunks ranked by the query's words against the words of what they define
-    (the tantivy copy's `namewords` field, stemmed; none when the copy cannot answer)."""
+    (the tantivy copy's `namewords` field, stemmed; none when the copy cannot answer); their
+    scores to `scores`."""
     copy = ledger.copy_of(state)
     if copy is None or not read.words:
         return []
+    by_key: dict[str, float] = {}
 
     def fetch(n: int) -> list[str]:
-        return [key for key, _ in lexindex.search(index_dir, copy, read.words, n, only="namewords") or []]
-    return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
-                    keep=keep, ranked=ledger.branch_size(state.coll))
+        found = lexindex.search(index_dir, copy, read.words, n, only="namewords") or []
+        by_key.update(found)
+        return [key for key, _ in found]
+    ids = _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
+                   keep=keep, ranked=ledger.branch_size(state.coll))
+    if scores is not None:
+        for cid in ids:
+            rec = records[cid]
+            scores[cid] = by_key.get(lex_key(rec.path, rec.symbol, rec.text_hash), 0.0)
+    return ids
 
 
 def _similarities(rankings: _Rankings, query: Sequence[float], sims: dict[str, float],

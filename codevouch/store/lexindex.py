@@ -465,42 +465,44 @@ def _pretokenizer() -> Callable[[str], list[tuple[str, int]]]:
 
 
 class Stats(NamedTuple):
-    """What BM25 counts in the copy: documents (N), tokens of the `terms` field (None: unknown),
-    and documents holding each token (df)."""
+    """What BM25 counts in the copy for one field: documents (N), that field's tokens (None:
+    unknown), and documents whose field holds each token (df)."""
     docs: int
     tokens: float | None
     df: dict[str, int]
 
 
-_CORPUS: dict[Path, tuple[int, float | None]] = {}   # generation -> (N, tokens); a stamped copy never changes
+# (generation, field) -> (N, tokens); a stamped copy never changes
+_CORPUS: dict[tuple[Path, str], tuple[int, float | None]] = {}
 caches.register("codevouch.store.lexindex.corpus", _CORPUS.clear, _CORPUS.__len__)
 
 
-def stats(index_dir: Path, copy: Copy, tokens: Sequence[str]) -> Stats | None:
-    """BM25's counts in `copy`, or None when it cannot answer (as `search`)."""
+def stats(index_dir: Path, copy: Copy, tokens: Sequence[str], field: str = "terms") -> Stats | None:
+    """BM25's counts in `copy` for `field` (`terms`, or `namewords`: the words of what a chunk
+    defines), or None when it cannot answer (as `search`)."""
     path = index_path(index_dir, copy)
     if not _answers(path, copy.stamp):
         return None
     try:
         index, searcher = _searcher(path)
-        df = {t: int(searcher.doc_freq("terms", t)) for t in dict.fromkeys(tokens)}
-        corpus = _CORPUS.get(path)
+        df = {t: int(searcher.doc_freq(field, t)) for t in dict.fromkeys(tokens)}
+        corpus = _CORPUS.get((path, field))
         if corpus is None:
-            corpus = _CORPUS[path] = _corpus(index, searcher, [t for t, n in df.items() if n])
+            corpus = _CORPUS[(path, field)] = _corpus(index, searcher, [t for t, n in df.items() if n], field)
         return Stats(corpus[0], corpus[1], df)
     except (OSError, ValueError, RuntimeError):
         return None
 
 
-def _corpus(index: Any, searcher: Any, present: list[str]) -> tuple[int, float | None]:
-    """(N, tokens of `terms`) as tantivy's BM25 counts them, which the bindings do not expose: read
+def _corpus(index: Any, searcher: Any, present: list[str], field: str) -> tuple[int, float | None]:
+    """(N, tokens of `field`) as tantivy's BM25 counts them, which the bindings do not expose: read
     from the explanation of one hit of a term (a query's, else one of the commonest)."""
     import tantivy
 
     if not searcher.num_docs:
         return 0, 0.0
-    for term in [*present[:4], *(t for t, _ in searcher.terms_with_prefix("terms", "", limit=8))]:
-        query = tantivy.Query.term_query(index.schema, "terms", term)
+    for term in [*present[:4], *(t for t, _ in searcher.terms_with_prefix(field, "", limit=8))]:
+        query = tantivy.Query.term_query(index.schema, field, term)
         hits = searcher.search(query, 1).hits
         if hits:
             found = _explained(json.loads(query.explain(searcher, hits[0][1]).to_json()))

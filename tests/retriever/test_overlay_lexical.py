@@ -76,3 +76,60 @@ def test_an_overlay_chunk_scores_as_it_will_once_built(repo: Repo, index_dir: Pa
         assert set(before[q]) == set(after), q
         for k, score in before[q].items():
             assert score == pytest.approx(after[k], rel=1e-5), (q, k)
+
+
+def test_an_overlay_definition_scores_on_its_name_words_as_it_will_once_built(repo: Repo, index_dir: Path) -> None:
+    """A sentence's name-words list (the words of what a chunk defines) ranks the overlay's new
+    definitions too, with the score the index gives them once committed and built."""
+    from codevouch.retriever import query as reading
+    from codevouch.retriever.settings import DEFAULT
+
+    repo.commit_files(SHOP)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", record=False)
+    idx.build()
+    repo.write("shop/coupon.py", COUPON)
+    repo.write("shop/book.py", BOOK)
+    state, copy = _main(index_dir)
+    ov = derived.derive(repo.root, state)
+    key = {c.record.id: lex_key(c.record.path, c.record.symbol, c.record.text_hash) for c in ov.chunks}
+    sentences = ["how do I apply a discount coupon to an order", "redeem the coupons of a book by their code",
+                 "where are coupon books kept"]
+    before = {q: {key[cid]: s for cid, s in live.name_words_scores(ov, reading.read(q, "hybrid", DEFAULT).words, index_dir, copy)}
+              for q in sentences}
+    repo.commit("coupons")
+    idx.build()
+    state, copy = _main(index_dir)
+    for q in sentences:
+        words = reading.read(q, "hybrid", DEFAULT).words
+        found = lexindex.search(index_dir, copy, words, 100, only="namewords")
+        assert found is not None
+        after = {k: s for k, s in found if k in key.values()}
+        assert before[q], q
+        assert set(before[q]) == set(after), q
+        for k, score in before[q].items():
+            assert score == pytest.approx(after[k], rel=1e-5), (q, k)
+
+
+def test_a_sentence_ranks_a_new_definition_first_as_a_rebuild_does(repo: Repo, index_dir: Path) -> None:
+    """End to end: a prose query that describes an uncommitted definition ranks it first, with the
+    fused score it gets once committed and built (it ranked third, at 0.64, when the name-words
+    list left the overlay's chunks out). The other hits may trade places: the index's own
+    chunks keep the scores of the copy they were built into until the next build."""
+    repo.commit_files(SHOP)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", record=False)
+    idx.build()
+    repo.write("shop/coupon.py", COUPON)
+    repo.write("shop/book.py", BOOK)
+    sentences = {"how do I apply a discount coupon to an order": "apply_discount_coupon",
+                 "redeem the coupons of a coupon book by their code": "CouponBook"}
+
+    def ranked(q: str) -> list[tuple[str, float]]:
+        return [(h.symbol, round(h.score, 6)) for h in idx.search(q, k=6, validate=False)]
+    before = {q: ranked(q) for q in sentences}
+    repo.commit("coupons")
+    idx.build()
+    for q, symbol in sentences.items():
+        after = ranked(q)
+        assert after[0][0].startswith(symbol), (q, after)
+        assert before[q][0] == after[0], (q, before[q], after)
+        assert {s for s, _ in before[q]} == {s for s, _ in after}, q
