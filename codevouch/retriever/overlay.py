@@ -431,21 +431,27 @@ def name_words_scores(overlay: Overlay, words: Sequence[str], index_dir: Path,
     avgdl = ((tokens + own) / n if tokens is not None else own / len(texts)) or 1.0
     scored: dict[int, float] = {}
     for clause in clauses:
-        if len(clause) == 1:
-            hits = [(at, tf[clause[0][0]]) for at, (tf, _length) in enumerate(counted) if tf[clause[0][0]]]
-        else:       # a word of several tokens is a phrase: its occurrences, read from positions
-            hits = []
-            for at, text in enumerate(texts):
-                where = {t: set(ps) for t, ps in lexindex.positions(text).items()}
-                (first, base), rest = clause[0], clause[1:]
-                tf = sum(1 for p in where.get(first, ()) if all(p - base + off in where.get(t, ()) for t, off in rest))
-                if tf:
-                    hits.append((at, tf))
         idf = sum(lexindex.idf(sum(1 for tf, _ in counted if tf[t]) + df_index.get(t, 0), n) for t, _ in clause)
-        for at, tf in hits:
+        for at, tf in _name_clause_hits(texts, counted, clause):
             scored[at] = scored.get(at, 0.0) + lexindex.bm25(idf, tf, counted[at][1], avgdl)
     out = [(overlay.chunks[at].record.id, score) for at, score in sorted(scored.items()) if score > 0]
     return sorted(out, key=lambda item: -item[1])
+
+
+def _name_clause_hits(texts: list[str], counted: list[tuple[Counter[str], int]],
+                      clause: tuple[tuple[str, int], ...]) -> list[tuple[int, int]]:
+    """(position, tf) of the name-words texts a clause matches: a word's count, or, for a word of
+    several tokens (a phrase), its occurrences read from the text's positions."""
+    if len(clause) == 1:
+        return [(at, tf[clause[0][0]]) for at, (tf, _length) in enumerate(counted) if tf[clause[0][0]]]
+    out = []
+    (first, base), rest = clause[0], clause[1:]
+    for at, text in enumerate(texts):
+        where = {t: set(ps) for t, ps in lexindex.positions(text).items()}
+        tf = sum(1 for p in where.get(first, ()) if all(p - base + off in where.get(t, ()) for t, off in rest))
+        if tf:
+            out.append((at, tf))
+    return out
 
 
 def _clause_hits(overlay: Overlay, post: _Postings, clause: tuple[tuple[str, int], ...]) -> list[tuple[int, int]]:

@@ -434,9 +434,8 @@ def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: li
 def _add_name_words(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
                     depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
                     keep: Callable[[str], bool] | None) -> None:
-    """A sentence's list of the chunks whose defined names share its words, fused at
-    Settings.name_words_weight: the index's, less the overlay's replaced files, merged by score
-    with the overlay's own chunks (scored as the index scores that field: overlay.name_words_scores)."""
+    """A sentence's list of the chunks whose defined names share its words, fused at name_words_weight:
+    the index's, less the overlay's replaced files, merged by score with the overlay's own."""
     scores: dict[str, float] = {}
     named = _name_words_ranking(ledger, index_dir, state, read, depth, out.records, settings, keep, scores)
     if ov is not None:
@@ -448,26 +447,20 @@ def _add_name_words(out: _Rankings, ledger: Ledger, index_dir: Path, state: Bran
 
 def _name_words_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int,
                         records: dict[str, ChunkRecord], settings: Settings,
-                        keep: Callable[[str], bool] | None = None,
-                        scores: dict[str, float] | None = None) -> list[str]:
-    """The branch's chunks ranked by the query's words against the words of what they define
-    (the tantivy copy's `namewords` field, stemmed; none when the copy cannot answer); their
-    scores to `scores`."""
+                        keep: Callable[[str], bool] | None, scores: dict[str, float]) -> list[str]:
+    """The branch's chunks ranked by the query's words against the words of what they define (the
+    tantivy copy's `namewords` field, stemmed; none when it cannot answer), scores to `scores`."""
     copy = ledger.copy_of(state)
     if copy is None or not read.words:
         return []
     by_key: dict[str, float] = {}
 
     def fetch(n: int) -> list[str]:
-        found = lexindex.search(index_dir, copy, read.words, n, only="namewords") or []
-        by_key.update(found)
+        by_key.update(found := lexindex.search(index_dir, copy, read.words, n, only="namewords") or [])
         return [key for key, _ in found]
     ids = _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
                    keep=keep, ranked=ledger.branch_size(state.coll))
-    if scores is not None:
-        for cid in ids:
-            rec = records[cid]
-            scores[cid] = by_key.get(lex_key(rec.path, rec.symbol, rec.text_hash), 0.0)
+    _keyed_scores(ids, records, by_key, scores)
     return ids
 
 
@@ -529,9 +522,16 @@ def _start_query(pool: ThreadPoolExecutor, embedder: Embedder, query: str) -> Fu
     return done
 
 
+def _keyed_scores(ids: list[str], records: dict[str, ChunkRecord], by_key: dict[str, float],
+                  scores: dict[str, float]) -> None:
+    """Each chunk's score in `scores`, from the lexical key's (`by_key`, as tantivy answered)."""
+    scores.update((cid, by_key.get(lex_key(records[cid].path, records[cid].symbol, records[cid].text_hash), 0.0))
+                  for cid in ids)
+
+
 def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int, mode: str,
                      records: dict[str, ChunkRecord], settings: Settings,
-                     scores: dict[str, float] | None = None, keep: Callable[[str], bool] | None = None) -> list[str]:
+                     scores: dict[str, float], keep: Callable[[str], bool] | None = None) -> list[str]:
     """The branch's chunks ranked by the lexical index (their records added to `records`, their
     scores, higher better, to `scores`)."""
     assert state.space is not None
@@ -564,10 +564,7 @@ def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query:
         return [key for key, _ in found or []]
     ids = _members(ledger, state, depth, False, records, fetch, by="lex_key",
                    widenings=settings.max_widenings, keep=keep, ranked=ledger.branch_size(coll))
-    if scores is not None:
-        for cid in ids:
-            rec = records[cid]
-            scores[cid] = by_key.get(lex_key(rec.path, rec.symbol, rec.text_hash), 0.0)
+    _keyed_scores(ids, records, by_key, scores)
     return ids
 
 
