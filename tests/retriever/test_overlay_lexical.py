@@ -2,6 +2,7 @@
 once committed and built into the tantivy copy (a real git repository, a real index)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,11 @@ def _terms(query: str) -> list[str]:
     return list(dict.fromkeys(lexical.terms(query) + _pairs(query)))
 
 
-def test_an_overlay_chunk_scores_as_it_will_once_built(repo: Repo, index_dir: Path) -> None:
+def _scores_hold_once_built(repo: Repo, index_dir: Path, queries: list[str],
+                            overlay_scores: Callable[[live.Overlay, str, lexindex.Copy], list[tuple[str, float]]],
+                            index_scores: Callable[[lexindex.Copy, str], list[tuple[str, float]] | None]) -> None:
+    """The overlay's chunks score (`overlay_scores`) as the same chunks do once committed and
+    built into the tantivy copy (`index_scores`), for every query."""
     repo.commit_files(SHOP)
     idx = Index(repo.root, index_dir, embedder="fake-bow-64", record=False)
     idx.build()
@@ -63,19 +68,24 @@ def test_an_overlay_chunk_scores_as_it_will_once_built(repo: Repo, index_dir: Pa
     ov = derived.derive(repo.root, state)
     assert {c.record.path for c in ov.chunks} == {"shop/coupon.py", "shop/book.py"}
     key = {c.record.id: lex_key(c.record.path, c.record.symbol, c.record.text_hash) for c in ov.chunks}
-    before = {q: {key[cid]: s for cid, s in live.lexical_scores(ov, _terms(q), index_dir, copy)}
-              for q in QUERIES}
+    before = {q: {key[cid]: s for cid, s in overlay_scores(ov, q, copy)} for q in queries}
     repo.commit("coupons")
     idx.build()
     state, copy = _main(index_dir)
-    for q in QUERIES:
-        found = lexindex.search(index_dir, copy, _terms(q), 100)
+    for q in queries:
+        found = index_scores(copy, q)
         assert found is not None
         after = {k: s for k, s in found if k in key.values()}
         assert before[q], q
         assert set(before[q]) == set(after), q
         for k, score in before[q].items():
             assert score == pytest.approx(after[k], rel=1e-5), (q, k)
+
+
+def test_an_overlay_chunk_scores_as_it_will_once_built(repo: Repo, index_dir: Path) -> None:
+    _scores_hold_once_built(repo, index_dir, QUERIES,
+                            lambda ov, q, copy: live.lexical_scores(ov, _terms(q), index_dir, copy),
+                            lambda copy, q: lexindex.search(index_dir, copy, _terms(q), 100))
 
 
 def test_an_overlay_definition_scores_on_its_name_words_as_it_will_once_built(repo: Repo, index_dir: Path) -> None:
@@ -84,30 +94,12 @@ def test_an_overlay_definition_scores_on_its_name_words_as_it_will_once_built(re
     from codevouch.retriever import query as reading
     from codevouch.retriever.settings import DEFAULT
 
-    repo.commit_files(SHOP)
-    idx = Index(repo.root, index_dir, embedder="fake-bow-64", record=False)
-    idx.build()
-    repo.write("shop/coupon.py", COUPON)
-    repo.write("shop/book.py", BOOK)
-    state, copy = _main(index_dir)
-    ov = derived.derive(repo.root, state)
-    key = {c.record.id: lex_key(c.record.path, c.record.symbol, c.record.text_hash) for c in ov.chunks}
-    sentences = ["how do I apply a discount coupon to an order", "redeem the coupons of a book by their code",
-                 "where are coupon books kept"]
-    before = {q: {key[cid]: s for cid, s in live.name_words_scores(ov, reading.read(q, "hybrid", DEFAULT).words, index_dir, copy)}
-              for q in sentences}
-    repo.commit("coupons")
-    idx.build()
-    state, copy = _main(index_dir)
-    for q in sentences:
-        words = reading.read(q, "hybrid", DEFAULT).words
-        found = lexindex.search(index_dir, copy, words, 100, only="namewords")
-        assert found is not None
-        after = {k: s for k, s in found if k in key.values()}
-        assert before[q], q
-        assert set(before[q]) == set(after), q
-        for k, score in before[q].items():
-            assert score == pytest.approx(after[k], rel=1e-5), (q, k)
+    def words(q: str) -> list[str]:
+        return list(reading.read(q, "hybrid", DEFAULT).words)
+    _scores_hold_once_built(repo, index_dir, ["how do I apply a discount coupon to an order",
+                                              "redeem the coupons of a book by their code", "where are coupon books kept"],
+                            lambda ov, q, copy: live.name_words_scores(ov, words(q), index_dir, copy),
+                            lambda copy, q: lexindex.search(index_dir, copy, words(q), 100, only="namewords"))
 
 
 def test_a_sentence_ranks_a_new_definition_first_as_a_rebuild_does(repo: Repo, index_dir: Path) -> None:
