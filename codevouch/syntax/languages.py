@@ -64,14 +64,21 @@ class DefRule:
                  "impl_type"      base type name of a Rust ``impl`` block
                  "go_closure"     ``inner`` of ``inner := func() {...}`` (only ever
                                   inside a function, so only a nested definition)
+                 "js_member"      ``Obj.name`` of ``Obj.name = function () {...}``,
+                                  ``Obj.prototype.name = ...`` and ``exports.name = ...``
+                                  (the object a chain of plain names; ``prototype``
+                                  dropped from it)
     value_types: when set, the node only counts as a definition if its
-                 ``value`` field has one of these types (used for
+                 ``value_field`` field has one of these types (used for
                  ``const f = () => ...`` style bindings).
+    value_field: the field ``value_types`` is read from (``value``; ``right``
+                 for an assignment).
     """
 
     container: bool = False
     name: str = "field"
     value_types: frozenset[str] | None = None
+    value_field: str = "value"
 
 
 _LEAF = DefRule()
@@ -121,6 +128,9 @@ _JS_DEFINITIONS: Mapping[str, DefRule] = {
     "method_definition": _LEAF,
     # `const f = () => ...` / `let g = function () {...}`
     "variable_declarator": DefRule(value_types=_JS_FUNCTION_VALUES),
+    # `options._root = (vnode) => {...}`, `Suspense.prototype.render = function () {...}`,
+    # `exports.parse = function parse() {...}`: how much JavaScript defines its functions
+    "assignment_expression": DefRule(name="js_member", value_types=_JS_FUNCTION_VALUES, value_field="right"),
 }
 
 _TS_DEFINITIONS: Mapping[str, DefRule] = {
@@ -136,9 +146,10 @@ _TS_DEFINITIONS: Mapping[str, DefRule] = {
     "abstract_method_signature": _LEAF,
 }
 
-_JS_WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration"})
-# `namespace X {}` parses as an expression statement; `declare ...` as ambient.
-_TS_WRAPPERS = _JS_WRAPPERS | {"ambient_declaration", "expression_statement"}
+# An expression statement holds `X.y = function () {}` (and, in TypeScript, `namespace X {}`).
+_JS_WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration", "expression_statement"})
+# `declare ...` is ambient.
+_TS_WRAPPERS = _JS_WRAPPERS | {"ambient_declaration"}
 _JS_PREFIX = frozenset({"comment", "decorator"})
 _JS_BLOCKS = frozenset(
     {"program", "statement_block", "class_body", "switch_body", "switch_case",

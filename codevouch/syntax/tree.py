@@ -85,9 +85,11 @@ def def_name(node: Node, rule: DefRule) -> str:
     if rule.name == "go_closure":
         return _go_closure_name(node)
     if rule.value_types is not None:
-        value = node.child_by_field_name("value")
+        value = node.child_by_field_name(rule.value_field)
         if value is None or value.type not in rule.value_types:
             return ""
+    if rule.name == "js_member":
+        return _js_member_name(node.child_by_field_name("left"))
     if rule.name == "impl_type":
         return _base_type_name(node.child_by_field_name("type"))
     name = "".join(node_text(node.child_by_field_name("name")).split())
@@ -97,6 +99,26 @@ def def_name(node: Node, rule: DefRule) -> str:
         receiver = _go_receiver_type(node)
         name = f"{receiver}.{name}" if receiver else name
     return name
+
+
+def _js_member_name(left: Node | None) -> str:
+    """``Obj.name`` from the left side of ``Obj.name = function ...`` (``Obj.prototype.name``:
+    ``Obj.name``); "" unless it is a chain of plain names (not ``this.x``, ``a[i].x``, ``f().x``),
+    and for ``module.exports`` itself, which names no function."""
+    parts: list[str] = []
+    node = left
+    while node is not None and node.type == "member_expression":
+        prop = node.child_by_field_name("property")
+        if prop is None or prop.type != "property_identifier":
+            return ""
+        parts.append(node_text(prop))
+        node = node.child_by_field_name("object")
+    if node is None or node.type != "identifier" or not parts:
+        return ""
+    names = [node_text(node), *reversed(parts)]
+    if names == ["module", "exports"]:
+        return ""
+    return ".".join(n for n in names[:-1] if n != "prototype") + "." + names[-1] if len(names) > 1 else names[0]
 
 
 def _go_closure_name(node: Node) -> str:

@@ -271,3 +271,24 @@ def test_a_long_name_and_its_words_find_the_definition(repo: Repo, index_dir: Pa
     sentence = "call build_wheel_for_abi3_target once per release"
     assert "build_wheel_for_abi3_target" in query_name_keys(sentence)
     assert query_name_keys(sentence, whole_only=True) == ["~callbuildwheelforabi3targetonceperrelease"]
+
+
+def test_a_function_assigned_to_a_member_is_found_by_its_name(repo: Repo, index_dir: Path) -> None:
+    """`options._root = ...` and `Suspense.prototype._childDidSuspend = function ...` define the
+    names `_root` and `_childDidSuspend`: the name tier finds them before the chunks that only
+    call them (which say the names more often)."""
+    calls = "\n\n".join(f"export function step{i}(vnode, dom) {{\n  options._root(vnode, dom);\n"
+                        f"  options._root(vnode, dom);\n  s._childDidSuspend(vnode);\n  return s._childDidSuspend(vnode);\n}}"
+                        for i in range(4))
+    idx = _index(repo, index_dir, {
+        "src/render.js": "import options from './options';\n\noptions._root = (vnode, parentDom) => {\n"
+                         "  return parentDom;\n};\n\nSuspense.prototype._childDidSuspend = function (promise) {\n"
+                         "  this._pending = promise;\n};\n",
+        "src/steps.js": calls + "\n",
+    })
+    for query, symbol in (("_root", "options._root"), ("_childDidSuspend", "Suspense._childDidSuspend")):
+        hits = idx.search(query, k=3, validate=False)
+        assert hits[0].path == "src/render.js", (query, [(h.path, h.symbol) for h in hits])
+        assert symbol in hits[0].symbol.split(", "), hits[0].symbol     # small neighbours merge into one chunk
+        assert hits[0].matched[0] == "definition-name", query
+        assert [h.path for h in hits if "definition-name" in h.matched] == ["src/render.js"], query

@@ -77,6 +77,25 @@ def test_nested_definitions_are_qualified_by_every_definition_around_them(path: 
     assert find_definitions(text, path) == expected
 
 
+MEMBER_FUNCTIONS = ("options._root = (vnode, parentDom) => {\n  return vnode;\n};\n"
+                    "Suspense.prototype._childDidSuspend = function (promise) {\n  return promise;\n};\n"
+                    "module.exports = function () {};\nexports.render = function render() {};\n"
+                    "this.x = function () {};\na[0].y = function () {};\nobj.count = 3;\nx = function () {};\n"
+                    "function outer() {\n  Helper.prototype.run = () => 1;\n}\n")
+
+
+@pytest.mark.parametrize("path", ["a.js", "a.ts"])
+def test_a_function_assigned_to_a_member_is_a_definition(path: str) -> None:
+    """JavaScript defines many functions by assignment: `Obj.name = function`, on a prototype
+    (named without `prototype`), on `exports`. Not a value that is no function, nor an object
+    that is not a chain of plain names, nor `module.exports` itself."""
+    assert find_definitions(MEMBER_FUNCTIONS, path) == {
+        "options._root": [(1, 3)], "Suspense._childDidSuspend": [(4, 6)], "exports.render": [(8, 8)],
+        "outer": [(13, 15)], "outer.Helper.run": [(14, 14)]}
+    chunks, _ = chunk_text(MEMBER_FUNCTIONS, path, lambda s: len(s.split()) + 2, budget=250, merge_target=0)
+    assert {"options._root", "Suspense._childDidSuspend", "exports.render", "outer"} <= {c.symbol for c in chunks}
+
+
 def test_top_level_names_stay_the_chunkers() -> None:
     # Nested definitions are added; the names of chunks (top level, container members) do not move.
     text, _ = NESTED["a.py"]
