@@ -310,25 +310,23 @@ def _top(searcher: Any, query: Any, n: int) -> list[tuple[str, float]]:
     found: list[Hit] = [(float(score), addr) for score, addr in hits if score >= floor]
     orders = searcher.fast_field_values("order", [addr for _score, addr in found])
     if any(order is None for order in orders):   # a copy without the column (cannot happen in a SCHEMA 6 copy)
-        return _by_key(searcher, found)[:n]
+        return _keyed(searcher, found)[:n]
     ranked = sorted(zip(found, orders), key=lambda pair: (-pair[0][0], pair[1]))
     if len(ranked) <= n:
-        return _by_key(searcher, [hit for hit, _order in ranked])
+        return _keyed(searcher, [hit for hit, _order in ranked])
     edge = (ranked[n - 1][0][0], ranked[n - 1][1])
     sure = [hit for hit, order in ranked[:n] if (hit[0], order) != edge]
     tied = [hit for hit, order in ranked if (hit[0], order) == edge]
-    return _by_key(searcher, sure + _by_key_hits(searcher, tied)[:n - len(sure)])
+    # each key read once: the sure hits', and the tied run's, cut after sorting by key
+    return _ordered(_keyed(searcher, sure) + _keyed(searcher, tied)[:n - len(sure)])
 
 
-def _by_key_hits(searcher: Any, hits: list[Hit]) -> list[Hit]:
-    keyed = sorted(((searcher.doc(addr)["id"][0], score, addr) for score, addr in hits),
-                   key=lambda item: (-item[1], item[0]))
-    return [(score, addr) for _key, score, addr in keyed]
-
-
-def _by_key(searcher: Any, hits: list[Hit]) -> list[tuple[str, float]]:
+def _keyed(searcher: Any, hits: list[Hit]) -> list[tuple[str, float]]:
     """(key, score) of `hits`, best first, equal scores by key."""
-    found = [(searcher.doc(addr)["id"][0], score) for score, addr in hits]
+    return _ordered([(searcher.doc(addr)["id"][0], score) for score, addr in hits])
+
+
+def _ordered(found: list[tuple[str, float]]) -> list[tuple[str, float]]:
     return sorted(found, key=lambda hit: (-hit[1], hit[0]))
 
 

@@ -144,11 +144,14 @@ def local_branches(repo: Path) -> list[str]:
     return [line for line in out.decode("utf-8", "surrogateescape").splitlines() if line]
 
 
+_FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")   # a commit id in full (SHA-1 or SHA-256): no ref, no option
+
+
 def root_commit(repo: Path, head: str | None = None) -> str:
     """The root commit reached from HEAD (or the commit `head`, a full hex id) by first parents:
     the same in every clone of the repository (a shallow clone's boundary stands in for it),
     whatever its directory."""
-    start = head if head is not None and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head) else "HEAD"
+    start = head if head is not None and _FULL_ID.fullmatch(head) else "HEAD"
     out = run(repo, "rev-list", "--first-parent", "--max-parents=0", "--end-of-options", start,
               ok_codes=(0, 128)).decode().split()
     if not out:
@@ -159,7 +162,7 @@ def root_commit(repo: Path, head: str | None = None) -> str:
 def is_root(repo: Path, commit: str) -> bool:
     """Whether `commit` (a full hex id) is a commit of `repo` that git sees with no parents: a root,
     or a shallow clone's boundary. One process, whatever the history's length."""
-    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+    if not _FULL_ID.fullmatch(commit):
         return False
     out = run(repo, "rev-list", "--no-walk", "--max-parents=0", "--end-of-options", commit, ok_codes=(0, 128))
     return out.decode().split() == [commit]
