@@ -16,7 +16,7 @@ from codevouch.store import lexical
 
 # With the name tier off (dense mode, name_first_words 0), a query of more words than this is a sentence.
 SENTENCE_WORDS = 4
-_QUALIFIED = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)+")
+_QUALIFIED = re.compile(rf"{lexical.IDENTIFIER}(?:(?:\.|::){lexical.IDENTIFIER})+")
 
 
 @dataclass(frozen=True)

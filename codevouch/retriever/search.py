@@ -341,7 +341,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     if read is not None and read.sentence and settings.name_words_weight > 0 and mode != SearchMode.DENSE:
         _add_name_words(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep)
     if read is not None and read.names and mode != SearchMode.DENSE:
-        _add_definitions(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo)
+        _add_definitions(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo, ids)
     if dense is not None and embedder is not None:
         out.similarity = _similarities(out, dense.vector, dense.sims, dense.own_vectors,
                                        lambda hashes: ledger.cached_vectors(embedder.name, hashes), dense.own_sims)
@@ -390,18 +390,17 @@ def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: 
 
 
 def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
-                     depth: int, settings: Settings, ov: live.Overlay | None,
-                     include_history: bool, keep: Callable[[str], bool] | None, repo: Path | None) -> None:
+                     depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
+                     keep: Callable[[str], bool] | None, repo: Path | None, lexical_ids: Sequence[str] = ()) -> None:
     """The chunks that define a name the query spells (the overlay's replacing the index's for
     the files it holds), as their syntax says (defined.confirmed): `out.defining`, and a list to
-    fuse when they weigh something."""
+    fuse when they weigh something. Proposed by the name field and the lexical list (`lexical_ids`)."""
     names = read.lookup
-    defs = _name_ranking(ledger, index_dir, state, names, list(read.words), depth, out.records, settings,
-                         keep)
+    defs = _name_ranking(ledger, index_dir, state, names, list(read.words), depth, out.records, settings, keep)
     if ov is not None:
-        defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state,
-                                        lambda cid: 0.0)]
+        defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state, lambda cid: 0.0)]
         defs += live.defining(ov, names)
+    defs = defined.proposed(defs, lexical_ids, out.records)
     texts = ov.texts if ov is not None else {}
 
     def blobs(shas: list[str]) -> dict[str, bytes]:

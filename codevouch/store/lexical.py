@@ -78,7 +78,10 @@ def match_query(query: str) -> str | None:
 # A chunk's symbol is its qualified definitions, ", "-joined ("Client.send", "Headers, Headers.items");
 # "<module>" (codevouch.syntax.lines.MODULE_SYMBOL) names none.
 _MODULE = "<module>"
-_NAME_TOKEN = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
+# One identifier as a query writes it. JavaScript, TypeScript and Java take `$` in a name (`$`,
+# `source$`, a bundle's `AxiosError$1`), so it is part of the name, not a break in it.
+IDENTIFIER = r"(?:[^\W\d]|\$)[\w$]*"
+_NAME_TOKEN = re.compile(rf"{IDENTIFIER}(?:(?:\.|::){IDENTIFIER})*")
 _SQUASH = re.compile(r"[\W_]+")
 _QUERY_WORD = re.compile(r"\w+")
 _BACKTICKED = re.compile(r"`([^`]+)`")
@@ -163,10 +166,10 @@ def spelled_as_defined(query: str, symbol: str) -> bool:
 
 def _identifier_shaped(token: str) -> bool:
     """A token written as code, not as a word: `raise_for_status`, `GZipDecoder`, `Client.send`,
-    `getX` (a capital after the first letter); "Parse" or "headers" are words, and so is an
+    `getX` (a capital after the first letter), `source$` (a `$` beside a name); "Parse" or "headers" are words, and so is an
     acronym in capitals (`HTTP`, `URL`, `ID`, `JSON2`): in "register a custom HTTP method" it
     names the protocol, not a definition called `HTTP`."""
-    if "_" in token.strip("_") or "." in token or "::" in token:
+    if "_" in token.strip("_") or "." in token or "::" in token or ("$" in token and token.strip("$")):
         return True
     return any(ch.isupper() for ch in token[1:]) and not token.isupper()
 

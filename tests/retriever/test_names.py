@@ -292,3 +292,56 @@ def test_a_function_assigned_to_a_member_is_found_by_its_name(repo: Repo, index_
         assert symbol in hits[0].symbol.split(", "), hits[0].symbol     # small neighbours merge into one chunk
         assert hits[0].matched[0] == "definition-name", query
         assert [h.path for h in hits if "definition-name" in h.matched] == ["src/render.js"], query
+
+
+def test_a_method_that_no_keyword_opens_is_found_by_its_name(repo: Repo, index_dir: Path) -> None:
+    """A JavaScript class small enough to be one chunk carries the class's symbol only, and its
+    methods (`updateChildren() {`) have no keyword before their names for the name field to read.
+    The syntax still defines them: the name tier finds the class's chunk before the chunks that
+    only call the method (which say its name more often)."""
+    calls = "\n\n".join(f"export function tick{i}(comp) {{\n  comp.updateChildren();\n  comp.updateChildren();\n"
+                        f"  return comp.updateChildren();\n}}" for i in range(4))
+    idx = _index(repo, index_dir, {
+        "demo/fragments.jsx": "export default class FragmentComp extends Component {\n"
+                              "  componentDidMount() {\n    setInterval(() => this.tick(), 1000);\n  }\n\n"
+                              "  updateChildren() {\n    this.setState(s => ({ n: s.n + 1 }));\n  }\n}\n",
+        "demo/ticks.js": calls + "\n",
+        "src/Buffer.java": "class ConsoleBuffer {\n  void flushAll() {\n    buffer.clear();\n  }\n"
+                           "  int size() {\n    return buffer.size();\n  }\n}\n",
+        "src/Users.java": "class Users {\n  void save() {\n    out.flushAll();\n    out.flushAll();\n"
+                          "    out.flushAll();\n  }\n}\n",
+    })
+    for query, path in (("updateChildren", "demo/fragments.jsx"), ("flushAll", "src/Buffer.java")):
+        hits = idx.search(query, k=3, validate=False)
+        assert hits[0].path == path, (query, [(h.path, h.symbol, h.matched) for h in hits])
+        assert hits[0].matched[0] == "definition-name", (query, hits[0].matched)
+        assert [h.path for h in hits if "definition-name" in h.matched] == [path], query
+
+
+def test_a_name_with_a_dollar_is_one_name(repo: Repo, index_dir: Path) -> None:
+    """`$` is part of a JavaScript name: `AxiosError$1` (a bundle's renamed copy) is its own
+    definition, not `AxiosError`, and `clicks$` in a sentence is written as code."""
+    assert query_name_keys("AxiosError$1") == ["axioserror$1", "~axioserror1"]
+    assert "clicks$" in query_name_keys("where is clicks$ merged")
+    assert query_name_keys("costs 5 $ each") == []
+    idx = _index(repo, index_dir, {
+        "lib/AxiosError.js": "function AxiosError(message, code) {\n  this.message = message;\n  this.code = code;\n}\n",
+        "dist/axios.js": "function AxiosError$1(message, code) {\n  Error.call(this);\n  this.message = message;\n}\n",
+    })
+    hits = idx.search("AxiosError$1", k=2, validate=False)
+    assert (hits[0].path, hits[0].symbol) == ("dist/axios.js", "AxiosError$1"), [(h.path, h.symbol) for h in hits]
+    assert [h.path for h in hits if "definition-name" in h.matched] == ["dist/axios.js"]
+
+
+def test_an_uncommitted_method_that_no_keyword_opens_is_found_by_its_name(repo: Repo, index_dir: Path) -> None:
+    """The same in the working tree's overlay: a method added since the build is a definition."""
+    calls = "\n\n".join(f"export function tick{i}(comp) {{\n  comp.resetCounters();\n  comp.resetCounters();\n"
+                        f"  return comp.resetCounters();\n}}" for i in range(4))
+    idx = _index(repo, index_dir, {"demo/ticks.js": calls + "\n",
+                                   "demo/counter.jsx": "export class Counter {\n  render() {\n    return 1;\n  }\n}\n"})
+    (repo.root / "demo/counter.jsx").write_text("export class Counter {\n  render() {\n    return 1;\n  }\n\n"
+                                                "  resetCounters() {\n    this.n = 0;\n  }\n}\n")
+    hits = idx.search("resetCounters", k=3, validate=False)
+    assert (hits[0].path, hits[0].record.origin) == ("demo/counter.jsx", "uncommitted"), \
+        [(h.path, h.record.origin, h.matched) for h in hits]
+    assert hits[0].matched[0] == "definition-name", hits[0].matched
