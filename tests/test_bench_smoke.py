@@ -255,6 +255,27 @@ def test_every_quality_row_is_a_settings_of_codevouch() -> None:
             assert made[name].build_key() == Settings().build_key(), name
 
 
+def test_identifier_targets_are_names_defined_once_at_any_depth() -> None:
+    """A name is a target only when no other definition anywhere has it: a JavaScript class, a
+    class in a test's callback and a nested Python function count; a `.d.ts` stub's interface
+    member does not (the implementation is the answer); `module.exports = function` names nothing."""
+    from codevouch_bench.lib.identifiers import targets
+
+    files = {
+        "src/child.js": "export const Child = ({ items }) => {\n  return items;\n};\n\n"
+                        "export function flushQueue(q) {\n  return q;\n}\n\n"
+                        "export function renderTree(t) {\n  return t;\n}\n",
+        "demo/redux.jsx": "class Child extends Component {\n  render() {\n    return 1;\n  }\n}\n",
+        "test/queue.test.js": "describe('q', () => {\n  function flushQueue() {}\n});\n",
+        "src/index.d.ts": "export interface Tree {\n  renderTree(t: Tree): Tree;\n}\n",
+        "karma.conf.js": "module.exports = function (config) {\n  config.set({});\n};\n",
+        "pkg/util.py": "def outer():\n    def retry_call():\n        pass\n\n\ndef retry_call():\n    pass\n\n\n"
+                       "def backoff_delay():\n    pass\n",
+    }
+    names = {t.name for t in targets(files, sorted(files))}
+    assert names == {"renderTree", "render", "outer", "backoff_delay"}, names
+
+
 def test_quality_counts_stub_losses_and_definition_tags_by_its_own_parse() -> None:
     """A docstring miss whose rank-1 hit is a declaration file spelling the target's name is a
     stub loss; a `definition-name` hit is a definition only when the bench's own parse has a

@@ -30,7 +30,6 @@ its `def`/`fn` line. Embeddings are cached by text hash in .bench-cache/embeddin
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import random
 import re
@@ -47,7 +46,7 @@ from codevouch_bench.lib.config import HELD_OUT, TUNING, Corpus, Profile
 from codevouch_bench.lib.doccomments import SUFFIX_LANGUAGE, strip_docs
 from codevouch_bench.lib.docstrings import Target
 from codevouch_bench.lib.embcache import CachedEmbedder
-from codevouch_bench.lib.identifiers import Grep, definitions, words_targets
+from codevouch_bench.lib.identifiers import Grep, all_definitions, words_targets
 from codevouch_bench.lib.identifiers import targets as identifier_targets
 from codevouch_bench.lib.retrieval import (
     BM25Index,
@@ -344,20 +343,10 @@ def stub_losses(ranked: list[list[Span]], targets: list[Target], ranks: list[int
     return {"misses": len(misses), "lost_to_a_stub": stub}
 
 
-def _py_def_lines(text: str) -> list[int]:
-    """The `def`/`class` line of every definition in a Python file, at any depth (inside an `if`
-    or a function too, which the identifier targets leave out)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    return [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-
-
 class TagCheck:
     """Counts the hits codevouch tags `definition-name` that hold no definition by the bench's own
-    parse (identifiers.definitions: Python's ast, the bench's tree-sitter walks): no definition
-    line of any name within the hit's lines."""
+    parse (identifiers.all_definitions: Python's ast, the bench's tree-sitter walks, every
+    definition at any depth, a declaration file's too): no definition line within the hit's lines."""
 
     def __init__(self, texts: dict[str, str]) -> None:
         self.texts = texts
@@ -367,8 +356,7 @@ class TagCheck:
     def _def_lines(self, path: str) -> list[int]:
         if path not in self.lines:
             text = self.texts.get(path)
-            self.lines[path] = [] if text is None else _py_def_lines(text) if path.endswith((".py", ".pyi")) else [
-                line for *_, line in definitions(path, text)]
+            self.lines[path] = [] if text is None else [line for _, line in all_definitions(path, text)]
         return self.lines[path]
 
     def add(self, form: str, found: list[Any]) -> None:
