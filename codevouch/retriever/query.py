@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from codevouch.retriever.mode import SearchMode
 from codevouch.retriever.settings import Settings
 from codevouch.store import lexical
+from codevouch.vocabulary import Kind
 
 # With the name tier off (dense mode, name_first_words 0), a query of more words than this is a sentence.
 SENTENCE_WORDS = 4
@@ -40,6 +41,24 @@ class Query:
     # for the code that does something (the sentence priors: Settings.sentence_kind_weights,
     # name_words_weight).
     sentence: bool = False
+    # More words than Settings.name_first_words, stop words counted, that spell a name only as a
+    # whole: one long name's words ("build wheel for abi 3 target") or a sentence ("how is a route
+    # matched in the tree"). Only the index can tell: a sentence unless a definition has that
+    # name (`as_sentence`, search._rankings).
+    undecided: bool = False
+
+    def as_sentence(self) -> Query:
+        """The query read as prose, when the name its words spell is defined nowhere."""
+        return Query(self.text, words=self.words, sentence=True)
+
+    def kind_weights(self, settings: Settings) -> dict[str, float]:
+        """The kind weights for this query: a sentence's (Settings.sentence_kind_weights) or every
+        query's; a query that names tests (lexical.TEST_WORDS) ranks test chunks as source."""
+        sentence = settings.sentence_kind_weights if self.sentence else None
+        weights = dict(sentence if sentence is not None else settings.kind_weights)
+        if lexical.names_tests(self.text):
+            weights[Kind.TEST] = max(weights.get(Kind.TEST, 1.0), weights.get(Kind.SOURCE, 1.0))
+        return weights
 
     @property
     def lookup(self) -> list[str]:
@@ -61,8 +80,11 @@ def read(text: str, mode: str, settings: Settings) -> Query:
     bare = text.strip().strip("`").strip()
     whole = _QUALIFIED.fullmatch(bare)
     tokens = [bare] if whole else _QUALIFIED.findall(text) if short else []
-    return Query(text, names, tuple(dict.fromkeys(q for token in tokens for q in qualified(token))), words,
-                 sentence=not short and not names)
+    quals = tuple(dict.fromkeys(q for token in tokens for q in qualified(token)))
+    # Only the whole's squashed words spell a name (a name's own keys are written without "~").
+    undecided = (len(bare.split()) > settings.name_first_words and bool(names) and not quals
+                 and all(key.startswith("~") for key in names))
+    return Query(text, names, quals, words, sentence=not short and not names, undecided=undecided)
 
 
 def qualified(token: str) -> list[Qualified]:

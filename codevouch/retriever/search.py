@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from codevouch import caches
-from codevouch.embedding import Embedder, embedder_by_name
+from codevouch.embedding import Embedder
 from codevouch.errors import BadIndex, InputError, NotIndexed
-from codevouch.retriever import blobcache, defined, stubs
+from codevouch.retriever import blobcache, defined, querymodel, stubs
 from codevouch.retriever import overlay as live
 from codevouch.retriever import query as reading
 from codevouch.retriever.collapse import collapse
@@ -29,12 +29,10 @@ from codevouch.store import (
     lex_key,
     lexical,
     lexindex,
-    models_in_use,
 )
 from codevouch.store.team import open_for_search
 from codevouch.syntax.extensions import is_declaration_file
 from codevouch.syntax.lines import decode
-from codevouch.vocabulary import Kind
 from codevouch.worktree import gitio
 from codevouch.worktree.identity import identify, repo_id
 from codevouch.worktree.rules import path_filter
@@ -117,14 +115,15 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
             depth = max(3 * k, 30) * (4 if kinds else 1)
             read = reading.read(query, mode, settings)
-            names = list(read.names)
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
-                                 _query_embedder(held, state.embedder, mode), pool, settings, early,
+                                 querymodel.for_query(held, state.embedder, mode), pool, settings, early,
                                  searched if searched is not None and not searched.empty else None, embed_limit,
                                  read, keep, repo)
             if ov is not None and searched is not ov and searched is not None:
                 ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
                 ov.stand_ins = searched.stand_ins
+            read = rankings.read or read   # plain words that name nothing are a sentence
+            names = list(read.names)
             found, tier = _scored(rankings, settings, read, kinds, names)
         finally:
             ledger.close()
@@ -140,7 +139,7 @@ def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, inde
     """The model the caller holds (None in lexical mode), and, for one that may (see _rankings),
     its embedding of the query started on `pool`'s thread: the held model is most often the
     branch's own, so it starts while git and the ledger say which branch and model this is for."""
-    held = _held_model(embedder, index_dir) if mode != SearchMode.LEXICAL else None
+    held = querymodel.held(embedder, index_dir) if mode != SearchMode.LEXICAL else None
     early = ((held, _start_query(pool, held, query))
              if held is not None and getattr(held, "threadsafe_query", False) else None)
     return held, early
@@ -155,7 +154,7 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
     fused = _fuse(rankings, settings.rrf_k)
     tiered = bool(names)
     query = read.text
-    weights = _kind_weights(settings, read)
+    weights = read.kind_weights(settings)
     found: list[tuple[ChunkRecord, float]] = []
     # a definition's rank key, before the fused score: (defines, own case, implementation)
     tier: dict[str, tuple[bool, bool, bool]] = {}
@@ -205,16 +204,6 @@ def _matched(rec: ChunkRecord, rankings: _Rankings, names: list[str]) -> tuple[s
     return tuple(m for m in MATCHES if m in found)
 
 
-def _kind_weights(settings: Settings, read: reading.Query) -> dict[str, float]:
-    """The kind weights for this query: a sentence's (Settings.sentence_kind_weights) or every
-    query's; a query that names tests (lexical.TEST_WORDS) ranks test chunks as source."""
-    sentence = settings.sentence_kind_weights if read.sentence else None
-    weights = dict(sentence if sentence is not None else settings.kind_weights)
-    if lexical.names_tests(read.text):
-        weights[Kind.TEST] = max(weights.get(Kind.TEST, 1.0), weights.get(Kind.SOURCE, 1.0))
-    return weights
-
-
 def _within(ov: live.Overlay, keep: Callable[[str], bool]) -> live.Overlay:
     """The overlay as a --path search sees it: only its chunks of files `keep` takes (the
     files it replaces in the index stay replaced, whatever the filter)."""
@@ -261,27 +250,6 @@ def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | 
     return f"branch {branch!r} of {repo} is not in the index at {index_dir}; run {build} first."
 
 
-def _held_model(embedder: Embedder | str | None, index_dir: Path) -> Embedder | None:
-    """The model the caller holds for the query: the one given, or the one named when some branch
-    of the local index was built with it. A name is a guess (the CLI names the default model
-    whatever a branch was built with), and a guess must not load a model no branch uses."""
-    if not isinstance(embedder, str):
-        return embedder
-    if embedder not in models_in_use(index_dir):
-        return None
-    try:
-        return embedder_by_name(embedder)
-    except InputError:
-        return None
-
-
-def _query_embedder(given: Embedder | None, built_with: str, mode: str) -> Embedder | None:
-    """The model that embeds the query: the branch's own, reusing `given` when it is that model."""
-    if mode == SearchMode.LEXICAL:
-        return None
-    return given if given is not None and given.name == built_with else embedder_by_name(built_with)
-
-
 @dataclass
 class _Rankings:
     lists: list[tuple[float, list[str]]]   # (weight, chunk ids best first): the branch's members only
@@ -290,6 +258,7 @@ class _Rankings:
     defining: set[str] = field(default_factory=set)  # ids that define a name the query spells
     similarity: dict[str, float] = field(default_factory=dict)   # chunk id -> cosine to the query
     stand_ins: set[str] = field(default_factory=set)   # overlay ids the dense list ranked with a stand-in
+    read: reading.Query | None = None   # the query as read once the index was asked (Query.undecided)
 
 
 def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
@@ -338,10 +307,8 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     if ids:
         out.lists.append((settings.lexical_weight, ids))
         out.members[LEXICAL] = set(ids)
-    if read is not None and read.sentence and settings.name_words_weight > 0 and mode != SearchMode.DENSE:
-        _add_name_words(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep)
-    if read is not None and read.names and mode != SearchMode.DENSE:
-        _add_definitions(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo, ids)
+    if read is not None and mode != SearchMode.DENSE:
+        _add_name_lists(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo, ids)
     if dense is not None and embedder is not None:
         out.similarity = _similarities(out, dense.vector, dense.sims, dense.own_vectors,
                                        lambda hashes: ledger.cached_vectors(embedder.name, hashes), dense.own_sims)
@@ -389,12 +356,27 @@ def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: 
     return out
 
 
+def _add_name_lists(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
+                    depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
+                    keep: Callable[[str], bool] | None, repo: Path | None, lexical_ids: Sequence[str]) -> None:
+    """A name query's definitions (_add_definitions); a sentence's name-words list (_add_name_words).
+    Plain words that spell a name only as a whole, and that no definition has, are a sentence
+    (Query.undecided): `out.read`."""
+    if read.names:
+        _add_definitions(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo,
+                         lexical_ids)
+        if read.undecided and not out.defining:
+            out.read = read = read.as_sentence()
+    if read.sentence and settings.name_words_weight > 0:
+        _add_name_words(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep)
+
+
 def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
                      depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
                      keep: Callable[[str], bool] | None, repo: Path | None, lexical_ids: Sequence[str] = ()) -> None:
-    """The chunks that define a name the query spells (the overlay's replacing the index's for
-    the files it holds), as their syntax says (defined.confirmed): `out.defining`, and a list to
-    fuse when they weigh something. Proposed by the name field and the lexical list (`lexical_ids`)."""
+    """The chunks that define a name the query spells (the overlay's replacing the index's for its
+    files), proposed by the name field and the lexical list (`lexical_ids`), as their syntax says
+    (defined.confirmed): `out.defining`, and a list to fuse when they weigh something."""
     names = read.lookup
     defs = _name_ranking(ledger, index_dir, state, names, list(read.words), depth, out.records, settings, keep)
     if ov is not None:

@@ -87,3 +87,23 @@ def test_a_sentence_meets_the_words_of_a_definitions_name(repo: Repo, index_dir:
     # A name query is no sentence: no name-words list, the name tier as before.
     assert ranked(1.0, "InsertRoute") == ranked(0.0, "InsertRoute")
     assert ranked(1.0, "InsertRoute")[0] == "tree.go"
+
+
+def test_plain_words_that_name_no_definition_are_a_sentence(repo: Repo, index_dir: Path) -> None:
+    """Five to eight plain words with no stop might be one long name's words ("build wheel for
+    abi 3 target"): when no definition has that name, they are a sentence, with its priors."""
+    repo.commit_files(FILES)
+    Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).build()
+    words = "credit the customer ledger with the refund"     # 7 words, no full stop
+    assert read(words, "hybrid", DEFAULT).undecided and not read(words, "hybrid", DEFAULT).sentence
+    plain = _scores(Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False,
+                          settings=Settings(kind_weights=UNWEIGHTED, sentence_kind_weights=None)), words)
+    assert plain["tests/test_refunds.py"] > plain["shop/refunds.py"]   # the words favour the test
+    shipped = _scores(Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False), words)
+    assert round(shipped["tests/test_refunds.py"], 6) == round(
+        plain["tests/test_refunds.py"] * SENTENCE_KIND_WEIGHTS["test"], 6)
+    assert list(shipped)[0] == "shop/refunds.py"
+    # The words of a name that is defined stay a name query: its definition first.
+    hits = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).search(
+        "test settle refund credits the customer ledger", k=2, validate=False)
+    assert hits[0].path == "tests/test_refunds.py" and hits[0].matched[0] == "definition-name"
