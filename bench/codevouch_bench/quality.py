@@ -143,6 +143,9 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     **{f"sentence-names-{w}": ({}, {**NO_SENTENCE, "name_words_weight": w}) for w in (0.25, 0.5, 1.0)},
     **{f"sentence-both-names-{w}": ({}, {"sentence_kind_weights": _weights(0.3, 0.1)["kind_weights"],
                                          "name_words_weight": w}) for w in (1.0, 1.5, 2.0)},
+    # Seventh round, from the defaults: how deep each list of the fusion is (a --kind filter looks
+    # 4 times deeper; is that why --kind source beat the default on some held-out corpora?).
+    **{f"depth-{d}": ({}, {"list_depth": d}) for d in (60, 120)},
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed

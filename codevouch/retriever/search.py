@@ -113,7 +113,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             ov = overlay(repo, state, head) if overlay is not None else None
             searched = _within(ov, keep) if ov is not None and keep is not None else ov
             # A kind filter drops candidates after ranking: look deeper so k can still be filled.
-            depth = max(3 * k, 30) * (4 if kinds else 1)
+            depth = max(3 * k, settings.list_depth) * (4 if kinds else 1)
             read = reading.read(query, mode, settings)
             rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
                                  querymodel.for_query(held, state.embedder, mode), pool, settings, early,

@@ -112,6 +112,9 @@ class Settings:
     # Tuning split, whole repositories, docstring MRR@10: 0 0.529, 0.25 0.600, 0.5 0.618, 1.0 0.632,
     # 1.5 0.617, 2.0 0.616 (with the sentence kind weights); names and words at rank 1 unchanged.
     name_words_weight: float = 1.0
+    # How deep each list of the fusion is, at least (3 x k when that is more; a --kind filter
+    # looks 4 times deeper, since it drops candidates after ranking).
+    list_depth: int = 30
     # How many times a ranking is asked again, deeper, when too few of its keys were the
     # branch's (see retriever.search._members).
     max_widenings: int = 4
@@ -128,6 +131,8 @@ class Settings:
             raise InputError(f"unknown lexical_pairs {self.lexical_pairs!r}; use joined, phrase or None.")
         if self.match_threshold is not None and not -1.0 <= self.match_threshold <= 1.0:
             raise InputError(f"match_threshold is a cosine, between -1 and 1 (got {self.match_threshold}).")
+        if self.list_depth < 1:
+            raise InputError(f"list_depth must be at least 1 (got {self.list_depth}).")
         if self.max_widenings < 1:
             raise InputError(f"max_widenings must be at least 1 (got {self.max_widenings}).")
         # A caller's dict is copied and frozen: a setting must not change after it was made.
@@ -142,7 +147,7 @@ class Settings:
     def _scalars(self) -> tuple[Any, ...]:
         return (self.merge_target, self.embed_context, self.collapse, self.lexical_weight, self.rrf_k,
                 self.lexical_pairs, self.max_widenings, self.name_weight, self.name_first_words, self.name_boost,
-                self.exact_boost, self.match_threshold, self.name_words_weight)
+                self.exact_boost, self.match_threshold, self.name_words_weight, self.list_depth)
 
     def build_key(self) -> tuple[int | None, str | None]:
         """The build knobs: two settings with one build key index alike (same chunks, same keys)."""
