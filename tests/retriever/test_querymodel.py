@@ -1,0 +1,31 @@
+"""Which model embeds a query: the caller's when a branch was built with it, else the branch's own;
+a model named only as a guess is never loaded. A real index built in a real git repository."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from codevouch import Index
+from codevouch.embedding import MODEL_NAME, FakeEmbedder
+from codevouch.retriever.mode import SearchMode
+from codevouch.retriever.querymodel import for_query, held
+from tests.gitrepo import Repo
+
+
+def test_a_named_model_is_held_only_when_a_branch_was_built_with_it(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files({"a.py": "def settle():\n    return 1\n"})
+    assert held(FakeEmbedder.name, index_dir) is None          # no index yet: nothing is loaded
+    Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).build()
+    loaded = held(FakeEmbedder.name, index_dir)
+    assert isinstance(loaded, FakeEmbedder)
+    # The CLI names the packaged model whatever was built: a guess no branch uses loads nothing.
+    assert held(MODEL_NAME, index_dir) is None
+    given = FakeEmbedder()
+    assert held(given, index_dir) is given                     # a model object is the caller's own
+
+
+def test_the_query_model_is_the_branchs_own_reusing_the_one_given() -> None:
+    given = FakeEmbedder()
+    assert for_query(given, FakeEmbedder.name, SearchMode.HYBRID) is given
+    assert for_query(given, FakeEmbedder.name, SearchMode.LEXICAL) is None   # words need no model
+    other = for_query(None, FakeEmbedder.name, SearchMode.HYBRID)
+    assert isinstance(other, FakeEmbedder) and other is not given
