@@ -160,8 +160,8 @@ class Ledger:
                 f"WHERE {scope}=? AND {key} IN ({','.join('?' * len(part))}) "
                 f"AND f.status IN ({','.join('?' * len(statuses))}) ORDER BY sb.path, c.ordinal",
                 (state.coll, state.space, *part, *statuses))
-            for key, *row in rows:
-                found.setdefault(key, []).append(_record(state, row))
+            for found_key, *row in rows:     # not `key`: the next part's SQL still names that column
+                found.setdefault(found_key, []).append(_record(state, row))
         return found
 
     def branch_chunks(self, state: BranchState) -> list[ChunkRecord]:

@@ -46,6 +46,19 @@ def test_a_commit_makes_the_branch_and_its_chunks_visible(ledger: Ledger) -> Non
     assert ledger.branch_members(state, [key], by="lex_key")[key] == [hit]
 
 
+def test_more_keys_than_one_query_takes_are_all_found(ledger: Ledger) -> None:
+    # The keys go 500 to a query: every part, not only the first, must look up its own keys.
+    state = branch_state("main")
+    texts = [f"def handler_{i}(request):\n    return {i}\n" for i in range(1203)]
+    ledger.commit(file_change(state, {("shop/handlers.py", "b1"): texts}))
+    hashes = [text_hash(t) for t in texts]
+    members = ledger.branch_members(state, hashes)
+    assert set(members) == set(hashes) and all(len(found) == 1 for found in members.values())
+    chunks = ledger.branch_chunks(state)
+    keys = [lex_key(c.path, c.symbol, c.text_hash) for c in chunks]
+    assert set(ledger.branch_members(state, keys, by="lex_key")) == set(keys)
+
+
 def test_branches_share_a_file_version_and_each_sees_it_as_its_own(ledger: Ledger) -> None:
     main, topic = branch_state("main"), branch_state("topic", commit="beef")
     ledger.commit(file_change(main, {("shop/orders.py", "b1"): ORDERS}))
