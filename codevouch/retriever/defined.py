@@ -16,17 +16,14 @@ from collections.abc import Callable, Collection, Sequence
 from codevouch import caches
 from codevouch.retriever.query import Query
 from codevouch.store import ChunkRecord, lexical
-from codevouch.syntax.definitions import resolve_language, walk
+from codevouch.syntax.definitions import KEYWORDLESS, resolve_language, walk
 from codevouch.syntax.lines import decode
 from codevouch.syntax.packages import qualifies
 
-# The name field reads a definition from a keyword before its name (lexical._defined_in), and
-# in these languages some have none: a JavaScript or TypeScript method (`flush() {`), a binding
-# (`const f = () =>`, `obj.f = function`), a Java method, a Go closure or a name in a `type (...)`
-# group. A small class is one chunk under the class's symbol, so such a method is proposed by
-# nothing but its text: the first chunks of the lexical list in these languages are proposed as
-# well, and the syntax decides. Python and Rust open every definition the chunker knows by a keyword.
-_UNMARKED = frozenset({"javascript", "typescript", "tsx", "java", "go"})
+# The name field holds what a chunk's own parse defines (store/lexical.document), but not for a
+# chunk indexed before it did, nor for one whose text does not parse alone (a piece cut out of a
+# class): in a language whose definitions may have no keyword (KEYWORDLESS), the first chunks of
+# the lexical list are proposed as well, and the parse of the whole file decides.
 # How many of the lexical list's first chunks are proposed (each one's file parsed once, then cached).
 LEXICAL_PROPOSALS = 8
 
@@ -69,11 +66,11 @@ def confirmed(ids: Sequence[str], records: dict[str, ChunkRecord], query: Query,
 
 def proposed(named: list[str], lexical_ids: Sequence[str], records: dict[str, ChunkRecord]) -> list[str]:
     """The candidates to confirm: the name field's (`named`), then the first live chunks of the
-    lexical list in a language where a definition may have no keyword before it (_UNMARKED)."""
+    lexical list in a language where a definition may have no keyword before it (KEYWORDLESS)."""
     seen = set(named)
     return named + [cid for cid in lexical_ids[:LEXICAL_PROPOSALS]
                     if cid not in seen and records[cid].status == "live"
-                    and resolve_language(records[cid].path, None) in _UNMARKED]
+                    and resolve_language(records[cid].path, None) in KEYWORDLESS]
 
 
 def by_symbol(rec: ChunkRecord, names: Collection[str]) -> bool:

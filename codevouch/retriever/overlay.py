@@ -28,7 +28,7 @@ from typing import Any
 from codevouch import caches, environment
 from codevouch.embedding import Embedder, search_encoder
 from codevouch.retriever import standin
-from codevouch.store import BranchState, ChunkRecord, Ledger, lexindex, overlaycache
+from codevouch.store import BranchState, ChunkRecord, Ledger, lexical, lexindex, overlaycache
 from codevouch.worktree.gitio import WorktreeStatus
 
 # New chunks embedded per call, at most: a ceiling beside the time budget, which decides first
@@ -356,8 +356,6 @@ caches.register("codevouch.retriever.overlay.postings", _POSTINGS.clear, _POSTIN
 
 
 def _postings(overlay: Overlay, analyse: Callable[[str], list[str]]) -> _Postings:
-    from codevouch.store import lexical
-
     ids = overlay.chunk_ids()
     found = _POSTINGS.get(ids)
     if found is None:
@@ -365,7 +363,7 @@ def _postings(overlay: Overlay, analyse: Callable[[str], list[str]]) -> _Posting
         names: dict[str, list[int]] = {}
         lengths = []
         for at, c in enumerate(overlay.chunks):
-            tf, dl = _tokens(c.doc, analyse)
+            tf, dl = _tokens(lexical.split(c.doc)[0], analyse)   # its terms, not the names its parse defines
             lengths.append(dl)
             for t, n in tf.items():
                 terms.setdefault(t, []).append((at, n))
@@ -417,7 +415,6 @@ def name_words_scores(overlay: Overlay, words: Sequence[str], index_dir: Path,
     ranks in a sentence's name-words list as it will once built (retriever/search.py)."""
     if not overlay.chunks or not words:
         return []
-    from codevouch.store import lexical
 
     analyse = lexindex.analyzer()
     texts = [lexical.name_words(c.record.symbol) for c in overlay.chunks]
@@ -462,7 +459,7 @@ def _clause_hits(overlay: Overlay, post: _Postings, clause: tuple[tuple[str, int
     held = [{at for at, _ in post.terms.get(t, ())} for t, _ in clause]
     out = []
     for at in sorted(set.intersection(*held)):
-        where = _positions(overlay.chunks[at].doc)
+        where = _positions(lexical.split(overlay.chunks[at].doc)[0])
         (first, base), rest = clause[0], clause[1:]
         tf = sum(1 for p in where[first] if all(p - base + off in where[t] for t, off in rest))
         if tf:

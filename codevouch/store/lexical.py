@@ -63,9 +63,33 @@ def parts(text: str) -> list[str]:
     return out
 
 
+# Between a document's terms and the names its chunk's own parse defines (`document`): what
+# follows it is no term (`split`), so the words a ranking counts stay the chunk's.
+_DEFINES = "\x1e"
+
+
 def document(text: str, path: str, symbol: str) -> str:
-    """What the FTS index sees for one chunk: its path, symbol and code, as split terms."""
-    return " ".join(terms(path.replace("/", " ").replace(".", " ")) + terms(symbol) + terms(text))
+    """What the lexical index holds for one chunk: its path, symbol and code, as split terms; then,
+    in a language where a definition may have no keyword before its name (KEYWORDLESS), the
+    qualified names its text defines when it parses alone (a class kept whole as one chunk carries
+    the class's symbol only: `get value()` and `flush() {` are named here)."""
+    doc = " ".join(terms(path.replace("/", " ").replace(".", " ")) + terms(symbol) + terms(text))
+    names = _parsed_names(text, path)
+    return f"{doc} {_DEFINES} {' '.join(names)}" if names else doc
+
+
+def _parsed_names(text: str, path: str) -> list[str]:
+    from codevouch.syntax.definitions import KEYWORDLESS, find_clean_definitions, resolve_language
+
+    if resolve_language(path, None) not in KEYWORDLESS:
+        return []
+    return [name for name in find_clean_definitions(text, path) or {} if name and "," not in name and " " not in name]
+
+
+def split(doc: str) -> tuple[str, list[str]]:
+    """A document's terms, and the names its chunk's parse defines (`document`)."""
+    words, sep, names = doc.partition(_DEFINES)
+    return (words.rstrip(), names.split()) if sep else (doc, [])
 
 
 def match_query(query: str) -> str | None:
@@ -143,13 +167,17 @@ def _defined_in(document: str, methods: frozenset[str] = frozenset()) -> list[st
 
 
 def definition_keys(document: str, symbol: str) -> list[str]:
-    """The exact keys of everything a chunk defines: its symbol's (`name_keys`) and the names its
-    text defines (a small class merged into one chunk carries the class's symbol only), read from
-    its lexical document, each also under the symbol's names (`response.raise_for_status`)."""
+    """The exact keys of everything a chunk defines: its symbol's (`name_keys`), the names its
+    text defines after a keyword (a small class merged into one chunk carries the class's symbol
+    only), each also under the symbol's names (`response.raise_for_status`), and the names its
+    parse defines (`document`)."""
+    words, parsed = split(document)
     keys = name_keys(symbol)
     outer = [n.strip().lower() for n in symbol.split(",") if n.strip() and n.strip() != _MODULE]
-    for name in _defined_in(document, frozenset(".".join(_components(o)[-2:]) for o in outer)):
+    for name in _defined_in(words, frozenset(".".join(_components(o)[-2:]) for o in outer)):
         keys += [name, _squashed(name), *(f"{o}.{name}" for o in outer[:8] if o != name and not o.endswith("." + name))]
+    for parsed_name in parsed:
+        keys += name_keys(parsed_name)
     return list(dict.fromkeys(k for k in keys if k and k != "~"))
 
 

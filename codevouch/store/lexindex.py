@@ -127,10 +127,11 @@ def _document(doc: Doc) -> Any:
 
     from codevouch.store import lexical
 
-    cid, terms, symbol = doc
+    cid, text, symbol = doc
+    terms, _ = lexical.split(text)
     out = tantivy.Document(id=cid, terms=terms, exact=terms, namewords=lexical.name_words(symbol))
     out.add_unsigned("order", order_of(cid))   # a plain int in the constructor is taken for i64
-    for key in lexical.definition_keys(terms, symbol):
+    for key in lexical.definition_keys(text, symbol):
         out.add_text("name", key)
     return out
 

@@ -12,7 +12,14 @@ from codevouch.caches import clearable
 from codevouch.syntax.languages import SUPPORTED_LANGUAGES, LanguageSpec, detect_language, get_language, get_spec
 from codevouch.syntax.tree import Item, Syntax, def_name, parse, rows
 
-__all__ = ["Definitions", "Found", "find_clean_definitions", "find_definitions", "resolve_language", "walk"]
+__all__ = ["KEYWORDLESS", "Definitions", "Found", "find_clean_definitions", "find_definitions", "resolve_language",
+           "walk"]
+
+# Languages where some definitions have no keyword before their name: a JavaScript or TypeScript
+# method or accessor (`flush() {`, `get value() {`), a binding (`const f = () =>`), a Java method,
+# a Go name in a `type (...)` group. A search reads a name from a keyword (store/lexical.py), so
+# in these the parse must say what a chunk defines.
+KEYWORDLESS = frozenset({"javascript", "typescript", "tsx", "java", "go"})
 
 # qualified symbol -> (start, end) line ranges, 1-based inclusive, in file order
 Definitions = dict[str, list[tuple[int, int]]]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from codevouch import Index
 from codevouch.embedding import FakeEmbedder
+from codevouch.retriever.defined import LEXICAL_PROPOSALS
 from codevouch.retriever.settings import Settings
 from codevouch.store import Ledger, lexindex
 from codevouch.store.lexical import definition_keys, document, names_tests, query_name_keys
@@ -316,6 +317,30 @@ def test_a_method_that_no_keyword_opens_is_found_by_its_name(repo: Repo, index_d
         assert hits[0].path == path, (query, [(h.path, h.symbol, h.matched) for h in hits])
         assert hits[0].matched[0] == "definition-name", (query, hits[0].matched)
         assert [h.path for h in hits if "definition-name" in h.matched] == [path], query
+
+
+def test_an_accessor_named_by_a_common_word_is_found_among_many_chunks_that_say_it(repo: Repo, index_dir: Path) -> None:
+    """`get value()` in a TypeScript class kept whole as one chunk: no keyword opens it, and
+    `value` is said far more often elsewhere, so the class's chunk is not among the first chunks
+    of the lexical list (defined.LEXICAL_PROPOSALS). The name field holds what the chunk's own
+    parse defines (lexical.document), so the name tier finds it there."""
+    users = {f"src/use{i}.ts": "".join(f"export function read{i}x{j}(value: number): number {{\n"
+                                       f"  const value2 = value + value;\n  return value2 * value;\n}}\n\n"
+                                       for j in range(3)) for i in range(2 * LEXICAL_PROPOSALS)}
+    idx = _index(repo, index_dir, {
+        **users,
+        "src/BehaviorSubject.ts": "export class BehaviorSubject<T> extends Subject<T> {\n"
+                                  "  constructor(private _value: T) {\n    super();\n  }\n\n"
+                                  "  get value(): T {\n    return this.getValue();\n  }\n\n"
+                                  "  getValue(): T {\n    return this._value;\n  }\n}\n",
+    })
+    words_only = Index(repo.root, index_dir, embedder=FakeEmbedder(), settings=Settings(name_first_words=0))
+    lexical_first = [h.path for h in words_only.search("value", k=LEXICAL_PROPOSALS, mode="lexical", validate=False)]
+    assert "src/BehaviorSubject.ts" not in lexical_first     # the words alone would not propose it
+    hits = idx.search("value", k=3, validate=False)
+    assert hits[0].path == "src/BehaviorSubject.ts", [(h.path, h.symbol, h.matched) for h in hits]
+    assert hits[0].matched[0] == "definition-name"
+    assert [h.path for h in hits if "definition-name" in h.matched] == ["src/BehaviorSubject.ts"]
 
 
 def test_a_name_with_a_dollar_is_one_name(repo: Repo, index_dir: Path) -> None:
