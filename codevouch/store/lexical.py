@@ -83,6 +83,7 @@ def _parsed_names(text: str, path: str) -> list[str]:
 
     if resolve_language(path, None) not in KEYWORDLESS:
         return []
+    # The names are stored space-separated and read by name_keys, which splits a symbol at ",".
     return [name for name in find_clean_definitions(text, path) or {} if name and "," not in name and " " not in name]
 
 
