@@ -58,8 +58,15 @@ def _restore(repo: Path, edit: str) -> None:
 
 
 def _append(repo: Path, edit: str, n: int) -> None:
+    """New code in the edited file's language: a Python function, or a JavaScript or TypeScript
+    class whose getter and method no keyword opens (what the name field reads from a parse)."""
+    name = f"freshly_written_{os.getpid()}_{n}"
+    code = (f"\n\nexport class Fresh_{os.getpid()}_{n} {{\n  get limit() {{\n    return {n};\n  }}\n\n"
+            f"  {name}(limit) {{\n    return limit * {n};\n  }}\n}}\n"
+            if edit.endswith((".js", ".jsx", ".mjs", ".ts", ".tsx")) else
+            f"\n\ndef {name}(limit):\n    return limit * {n}\n")
     with (repo / edit).open("a", encoding="utf-8") as f:
-        f.write(f"\n\ndef freshly_written_{os.getpid()}_{n}(limit):\n    return limit * {n}\n")
+        f.write(code)
 
 
 def _imports_heavy(repo: Path, env: dict[str, str], edit: str, query: str) -> dict[str, Any]:
@@ -135,7 +142,7 @@ def run(repo_src: Path, work: Path, pairs: int, url: str | None, commit: str | N
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     corpus_arguments(p, "edit-first")
-    p.add_argument("--edit", default=OWN_EDIT, help=f"the tracked Python file to append a function to (default "
+    p.add_argument("--edit", default=OWN_EDIT, help=f"the tracked file to append new code to, Python, JS or TS (default "
                                                     f"{OWN_EDIT})")
     p.add_argument("--pairs", type=int, default=12)
     args = p.parse_args()

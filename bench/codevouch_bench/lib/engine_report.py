@@ -15,6 +15,7 @@ RESULTS = RESULTS_DIR / "bench-engine.json"
 COMPARED = RESULTS_DIR / "bench-engine-large-ab.json"
 # The first CLI search after a one-file edit, real model, no engine (codevouch_bench.edit_first).
 EDIT_FIRST = RESULTS_DIR / "bench-edit-first.json"
+EDIT_FIRST_JS = RESULTS_DIR / "bench-edit-first-js.json"
 
 
 def _ms(s: dict[str, Any]) -> str:
@@ -61,14 +62,24 @@ def section(path: Path = RESULTS, large: dict[str, Any] | None = None, compared:
     return "\n".join(out) + "\n" + large_section(large, compared) + first_call_section() + edit_first_section()
 
 
-def edit_first_section(path: Path = EDIT_FIRST) -> str:
-    """The first CLI search after editing one file, real model, no engine (issue 29's row)."""
-    data = read_json_if_exists(path)
+def edit_first_section(paths: tuple[Path, ...] = (EDIT_FIRST, EDIT_FIRST_JS)) -> str:
+    """The first CLI search after editing one file, real model, no engine: codevouch's own
+    repository (a Python file) and, where it was run, a JavaScript one (`--url ... --edit`)."""
     out = ["\n### The first search after an edit, real model, no engine\n",
-           "Rerun: `python -m codevouch_bench.edit_first --out bench/results/bench-edit-first.json`.\n"]
-    if data is None:
+           "Rerun: `python -m codevouch_bench.edit_first --out bench/results/bench-edit-first.json`; on another "
+           "repository, `--url URL --commit SHA --edit PATH` (bench/results/bench-edit-first-js.json: preact, "
+           "a JavaScript file).\n"]
+    runs = [data for data in map(read_json_if_exists, paths) if data is not None]
+    if not runs:
         out.append("Not run yet.\n")
         return "\n".join(out) + "\n"
+    for data in runs:
+        out.append(_edit_first_run(data))
+    return "\n".join(out) + "\n"
+
+
+def _edit_first_run(data: dict[str, Any]) -> str:
+    out: list[str] = []
     m, c, rw, rc = data["machine"], data["corpus"], data["ratio_wall"], data["ratio_cpu"]
     chunks = sum(c["chunks_by_kind"].values())
     heavy = ", ".join(data["heavy_modules_imported"]) or "neither torch nor sentence-transformers"
@@ -76,7 +87,7 @@ def edit_first_section(path: Path = EDIT_FIRST) -> str:
                f"start and {data['load_avg_1m']['end']} at the end, on {m.get('cores')} cores. Corpus: {c['repo']} "
                f"at {str(c['commit'])[:10]}, {chunks} chunks, model `{c['model']}`; query \"{c['query']}\". "
                f"Whole `codevouch search` processes, `CODEVOUCH_SERVER=off`, alternated pair by pair: edited = "
-               f"`{c['edited']}` restored and a new function appended (new text each time: no cache holds its "
+               f"`{c['edited']}` restored and new code appended (new text each time: no cache holds its "
                f"vector), clean = the file restored. The edited call's note: \"{data['overlay_note']}\". Under "
                f"`python -X importtime` an edited call imported: {heavy}.\n")
     out += ["| call | wall p50 / p95 | CPU p50 / p95 |", "|---|---|---|",
@@ -87,7 +98,7 @@ def edit_first_section(path: Path = EDIT_FIRST) -> str:
     met = "met" if rw["median"] <= 1.3 else "not met"
     out.append(f"\nTarget: at most 1.3× a clean cold CLI search: {rw['median']}× by wall, {met}. Before the numpy "
                "encoder embedded the overlay, the same call imported torch (8-17 s on a loaded machine).\n")
-    return "\n".join(out) + "\n"
+    return "\n".join(out)
 
 
 def _ratio(a: dict[str, Any], b: dict[str, Any]) -> str:
