@@ -474,3 +474,18 @@ def test_splitter_windows_are_scored_on_a_tiny_history(tmp_path: Path) -> None:
     assert r["windows"] >= 2 and r["languages"] == {"PYTHON": r["windows"] - 1, "GO": 1}
     assert 0 < r["current"] < r["windows"] and (r["accuracy"], r["false_fresh"]) == (1.0, 0)
     assert r["text_only_in_another_file"] == {"historical-only: file-deleted": 1}
+
+
+def test_a_paired_comparison_counts_each_querys_side_and_brackets_the_difference() -> None:
+    """Two methods on the same queries: which ranks each query better, the MRR@10 difference, and
+    a resampled interval around it that holds it (and is one point when every query agrees)."""
+    from codevouch_bench.lib.retrieval import paired
+
+    out = paired([1, 2, None, 1], [1, 1, 3, 2])
+    assert (out["better"], out["worse"]) == (1, 2)
+    assert out["mrr@10_difference"] == round((0 - 0.5 - 1 / 3 + 0.5) / 4, 3)
+    low, high = out["interval_95"]
+    assert low <= out["mrr@10_difference"] <= high and low < high
+    assert paired([1, 1], [2, 2])["interval_95"] == [0.5, 0.5]
+    with pytest.raises(AssertionError):
+        paired([1], [1, 2])

@@ -55,6 +55,7 @@ from codevouch_bench.lib.retrieval import (
     langchain_chunks,
     line_windows,
     overlap_hit,
+    paired,
     rank_of,
     scores,
     symbol_hit,
@@ -226,7 +227,8 @@ def settings_of(knobs: dict[str, Any]) -> Settings:
 
 def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
              rows: dict[str, tuple[dict[str, Any], dict[str, Any]]], whole: bool = False,
-             dense_baselines: bool = True, id_queries: int = IDENTIFIER_QUERIES) -> dict[str, Any]:
+             dense_baselines: bool = True, id_queries: int = IDENTIFIER_QUERIES,
+             queries: int = 40) -> dict[str, Any]:
     from codevouch import Index
     from codevouch.store import Ledger, collection_base
     from codevouch.worktree.identity import identify
@@ -235,7 +237,7 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
     base_dir = work / c.name
     repo, index_dir = base_dir / "repo", base_dir / "index"
     files, all_targets, facts = prepare(c, prof, repo, whole)
-    targets = pick_queries(all_targets, prof.corpus_queries, prof.seed)
+    targets = pick_queries(all_targets, queries or len(all_targets), prof.seed)   # 0: every one
     log(f"quality {c.name} ({split}): {facts['sampled_files']} of {facts['repo_files']} files, "
         f"{len(all_targets)} documented library functions, {len(targets)} queries")
     (summary,) = Index(repo, index_dir, embedder=embedder).build()
@@ -325,6 +327,8 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         id_ranks[form]["bm25"] = [rank_of(bm25.search(t.query), t, overlap_hit) for t in queries]
     id_ranks["name"]["grep"] = [rank_of(grep.search(t.query), t, overlap_hit) for t in forms["name"]]
     out["scores"] = {level: {m: scores(r) for m, r in per.items()} for level, per in ranks.items()}
+    if "codevouch-source-only" in ranks["overlap"]:
+        out["default_vs_source_only"] = paired(ranks["overlap"]["codevouch"], ranks["overlap"]["codevouch-source-only"])
     out["ranks"] = ranks  # kept so the overall figures are true micro-averages
     out["identifier_targets"] = len(identifier_targets(texts, [p for p in texts if is_library_code(p)]))
     out["identifiers"] = {form: {m: scores(r) for m, r in per.items()} for form, per in id_ranks.items()}
@@ -398,6 +402,9 @@ def main() -> None:
                    help="with --tune: only the TUNE settings whose names start with this")
     p.add_argument("--whole", action="store_true",
                    help="index every file of each repository (no sampling): the held-out headline")
+    p.add_argument("--queries", type=int,
+                   help="docstring queries per corpus, a seeded sample (default: the profile's, 40; 0: every "
+                        "documented library function, for paired comparisons that one query's rank cannot swing)")
     p.add_argument("--id-queries", type=int, default=IDENTIFIER_QUERIES,
                    help="identifier queries per corpus and form (default %(default)s)")
     p.add_argument("--row", action="append", choices=sorted(CODEVOUCH),
@@ -416,6 +423,7 @@ def main() -> None:
     work = cli.workdir(prof, ("quality" if args.split == "all" and not args.tune else f"quality-{args.split}")
                        + ("-whole" if args.whole else ""))
     embedder = CachedEmbedder(cli.embedder(args))
+    queries = prof.corpus_queries if args.queries is None else args.queries
     started = time.perf_counter()
     if args.tune:
         chosen = [(c, s) for c, s in chosen if s == "tuning"]
@@ -423,11 +431,11 @@ def main() -> None:
     shipped = {m: v for m, v in CODEVOUCH.items() if not args.row or m in (*args.row, "codevouch")}
     rows = {**shipped, **({f"codevouch-tune-{n}": v for n, v in tune.items()} if args.tune else {})}
     per_corpus = [evaluate(c, prof, work, embedder, split, rows, args.whole, not args.no_dense_baselines,
-                           args.id_queries) for c, split in chosen]
+                           args.id_queries, queries) for c, split in chosen]
     result = {"figure": "quality", "profile": prof.name, "machine": machine(), "seed": prof.seed,
               "sampling": "whole repositories" if args.whole else f"sampled to {prof.corpus_bytes} bytes",
               "identifier_queries_per_form": args.id_queries, "command": " ".join(["python", *sys.argv]),
-              "corpus_bytes": prof.corpus_bytes, "max_queries_per_corpus": prof.corpus_queries,
+              "corpus_bytes": prof.corpus_bytes, "max_queries_per_corpus": queries or None,
               "max_file_bytes": MAX_FILE_BYTES, "embedder": embedder.name, "texts_embedded": embedder.embedded,
               "seconds": round(time.perf_counter() - started, 1),
               "overall": overall(per_corpus), "per_corpus": per_corpus}

@@ -208,14 +208,19 @@ def ratio(a: dict[str, Any], b: dict[str, Any]) -> float | None:
     return round(a["mrr@10"] / b["mrr@10"], 2) if b.get("mrr@10") else None
 
 
+def _queries_per_corpus(q: dict[str, Any]) -> str:
+    most = q.get("max_queries_per_corpus")
+    return f"at most {most} queries per repository" if most else "a query per documented library function"
+
+
 def section_quality(q: dict[str, Any]) -> str:
     corpora = [[p["corpus"], f"`{p['spec']}`", p["language"], p["split"], p["repo_files"], p["sampled_files"],
                 f"{p['sampled_bytes'] // 1000} kB", p["indexed_files"], p["documented_functions"], p["queries"]]
                for p in q["per_corpus"]]
     parts = [f"Embedder {q['embedder']}. Each repository is sampled to at most {q['corpus_bytes'] // 1000} kB of "
              f"text files (≤ {q['max_file_bytes'] // 1000} kB each; a seeded hash order, library code first up to "
-             f"half of it) and committed with its docs stripped; at most {q['max_queries_per_corpus']} queries per "
-             f"repository (seed {q['seed']}). {q['texts_embedded']} texts embedded in this run (the rest from the "
+             f"half of it) and committed with its docs stripped; {_queries_per_corpus(q)} "
+             f"(seed {q['seed']}). {q['texts_embedded']} texts embedded in this run (the rest from the "
              f"cache), {q['seconds']} s.\n",
              table(["corpus", "pinned source", "language", "split", "files in repo", "sampled", "bytes",
                     "indexed by codevouch", "documented library functions", "queries"], corpora)]

@@ -5,6 +5,7 @@ Every dense method embeds with the same model (MiniLM) into the same kind of sto
 """
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -110,6 +111,22 @@ def scores(ranks: Sequence[int | None]) -> dict[str, Any]:
             "recall@5": round(sum(1 for r in ranks if r and r <= 5) / n, 3),
             "recall@10": round(sum(1 for r in ranks if r and r <= 10) / n, 3)}
 
+
+
+def paired(a: Sequence[int | None], b: Sequence[int | None], rounds: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Method a against method b on the same queries: how many queries each ranks better, and the
+    difference of their MRR@10 (a - b) with a 95% interval from resampling the queries (a
+    paired bootstrap): with 40 queries, one query moving from rank 1 to 2 is 0.0125 of MRR."""
+    assert len(a) == len(b), "paired scores need the same queries"
+    rr = [(1 / x if x else 0.0) - (1 / y if y else 0.0) for x, y in zip(a, b)]
+    n = len(rr)
+    if n == 0:
+        return {"queries": 0}
+    rng = random.Random(seed)
+    means = sorted(sum(rr[rng.randrange(n)] for _ in range(n)) / n for _ in range(rounds))
+    return {"queries": n, "better": sum(1 for d in rr if d > 0), "worse": sum(1 for d in rr if d < 0),
+            "mrr@10_difference": round(sum(rr) / n, 3),
+            "interval_95": [round(means[int(0.025 * rounds)], 3), round(means[int(0.975 * rounds) - 1], 3)]}
 
 # -- BM25 ------------------------------------------------------------------------------------
 
