@@ -12,7 +12,7 @@ from typing import Any
 from codevouch import caches
 from codevouch.embedding import Embedder
 from codevouch.errors import BadIndex, InputError, NotIndexed
-from codevouch.retriever import blobcache, defined, querymodel, stubs
+from codevouch.retriever import blobcache, defined, fusion, querymodel, stubs
 from codevouch.retriever import overlay as live
 from codevouch.retriever import query as reading
 from codevouch.retriever.collapse import collapse
@@ -112,10 +112,11 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                 raise NotIndexed(_not_indexed(repo, branch, index_dir, outdated))
             ov = overlay(repo, state, head) if overlay is not None else None
             searched = _within(ov, keep) if ov is not None and keep is not None else ov
-            # A kind filter drops candidates after ranking: look deeper so k can still be filled.
-            depth = max(3 * k, settings.list_depth) * (4 if kinds else 1)
+            depth = max(3 * k, settings.list_depth)
             read = reading.read(query, mode, settings)
-            rankings = _rankings(ledger, index_dir, state, query, depth, include_history, mode,
+            # A kind filter drops candidates after ranking: the lists look 4 times deeper, so that k
+            # can still be filled, but they are fused at the default's depth first (_scored).
+            rankings = _rankings(ledger, index_dir, state, query, depth * (4 if kinds else 1), include_history, mode,
                                  querymodel.for_query(held, state.embedder, mode), pool, settings, early,
                                  searched if searched is not None and not searched.empty else None, embed_limit,
                                  read, keep, repo)
@@ -124,14 +125,22 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
                 ov.stand_ins = searched.stand_ins
             read = rankings.read or read   # plain words that name nothing are a sentence
             names = list(read.names)
-            found, tier = _scored(rankings, settings, read, kinds, names)
+            found, tier, fill = _scored(rankings, settings, read, kinds, names, depth)
+            rankings.fill, rankings.depth = fill, depth if kinds else None
         finally:
             ledger.close()
-    found = _dedupe(sorted(found, key=lambda item: (tier.get(item[0].id, _NOT_A_DEFINITION), item[1]), reverse=True))
+    found = fusion.dedupe(sorted(found, key=lambda item: (tier.get(item[0].id, _NOT_A_DEFINITION), item[1]), reverse=True))
+    # What only fills k follows, ordered on its own: no stub's implementation, no window of a
+    # definition, is drawn from it into the default's order (_scored).
+    return _results([*_ordered([f for f in found if f[0].id not in fill], settings),
+                     *_ordered([f for f in found if f[0].id in fill], settings)][:k],
+                    rankings, names, state, repo, head, ov)
+
+
+def _ordered(found: list[tuple[ChunkRecord, float]], settings: Settings) -> list[tuple[ChunkRecord, float]]:
+    """Ranked candidates with each stub after its implementation, and one hit per definition."""
     found = stubs.after_implementations(found)
-    if settings.collapse:
-        found = collapse(found)
-    return _results(found[:k], rankings, names, state, repo, head, ov)
+    return collapse(found) if settings.collapse else found
 
 
 def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, index_dir: Path, mode: str,
@@ -146,12 +155,22 @@ def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, inde
 
 
 def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds: frozenset[str] | None,
-            names: list[str]) -> tuple[list[tuple[ChunkRecord, float]], dict[str, tuple[bool, bool, bool]]]:
+            names: list[str], depth: int) -> tuple[list[tuple[ChunkRecord, float]], dict[str, tuple[bool, bool, bool]],
+                                                  set[str]]:
     """The fused candidates of the kinds asked for, each with its score (weighted by kind when
-    no kind filter is given), and each definition's rank key, which sorts before the score: a
+    no kind filter is given), each definition's rank key, which sorts before the score (a
     definition of a name the query spells ranks above every chunk that only uses it; several
-    rank by the fused score (the rest of the query)."""
-    fused = _fuse(rankings, settings.rrf_k)
+    rank by the fused score, the rest of the query), and the ids that only fill k (after all
+    the others).
+
+    A kind filter keeps, it does not reorder: its chunks are scored by the lists cut at the
+    default's `depth`, so they come in the default's order; the deeper lists it asked for only
+    rank the chunks that none of those reached, after them (fused 4 times deeper, a filter's
+    order was its own: `--kind source` beat or lost to the default by where depth moved a target)."""
+    fused = fusion.fuse(rankings.lists, settings.rrf_k, depth if kinds is not None else None)
+    deeper = fusion.fuse(rankings.lists, settings.rrf_k) if kinds is not None else {}
+    fill = {cid for cid in deeper if cid not in fused}
+    fused.update((cid, deeper[cid]) for cid in fill)
     tiered = bool(names)
     query = read.text
     weights = read.kind_weights(settings)
@@ -169,7 +188,7 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
             tier[rec.id] = (True, lexical.spelled_as_defined(query, rec.symbol),
                             not is_declaration_file(rec.path))
         found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
-    return found, tier
+    return found, tier, fill
 
 
 def _results(top: list[tuple[ChunkRecord, float]], rankings: _Rankings, names: list[str], state: BranchState,
@@ -196,7 +215,9 @@ def _defines(rec: ChunkRecord, names: list[str]) -> bool:
 
 
 def _matched(rec: ChunkRecord, rankings: _Rankings, names: list[str]) -> tuple[str, ...]:
-    found = {label for label, ids in rankings.members.items() if rec.id in ids}
+    # a hit the filter's default-depth fusion scored was matched by the lists it was scored by
+    cut = rankings.depth if rec.id not in rankings.fill else None
+    found = {label for label, ranks in rankings.members.items() if ranks.get(rec.id, math.inf) < (cut or math.inf)}
     if names and (rec.id in rankings.defining or _defines(rec, names)):
         found.add(DEFINITION_NAME)
     if rec.id in rankings.stand_ins and DENSE in found:
@@ -254,11 +275,13 @@ def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | 
 class _Rankings:
     lists: list[tuple[float, list[str]]]   # (weight, chunk ids best first): the branch's members only
     records: dict[str, ChunkRecord]        # the branch's view of every ranked chunk
-    members: dict[str, set[str]] = field(default_factory=dict)  # DENSE / LEXICAL -> ids that list ranked
+    members: dict[str, dict[str, int]] = field(default_factory=dict)  # DENSE / LEXICAL -> id -> its rank there
     defining: set[str] = field(default_factory=set)  # ids that define a name the query spells
     similarity: dict[str, float] = field(default_factory=dict)   # chunk id -> cosine to the query
     stand_ins: set[str] = field(default_factory=set)   # overlay ids the dense list ranked with a stand-in
     read: reading.Query | None = None   # the query as read once the index was asked (Query.undecided)
+    depth: int | None = None   # a kind filter's: how deep the lists were fused for its first hits (_scored)
+    fill: set[str] = field(default_factory=set)   # ids scored by the deeper lists only, to fill k
 
 
 def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
@@ -294,7 +317,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         dense = _dense_ranking(ledger, index_dir, state, qvec.result(), depth, include_history, settings, out.records,
                                embedder, ov, embed_limit, keep)
         out.lists.append((1.0, dense.ids))
-        out.members[DENSE] = set(dense.ids)
+        out.members[DENSE] = fusion.ranks(dense.ids)
         out.stand_ins = dense.stand_ins
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ov is not None and mode != SearchMode.DENSE:
@@ -306,7 +329,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         out.records.update((c.record.id, c.record) for c in ov.chunks)
     if ids:
         out.lists.append((settings.lexical_weight, ids))
-        out.members[LEXICAL] = set(ids)
+        out.members[LEXICAL] = fusion.ranks(ids)
     if read is not None and mode != SearchMode.DENSE:
         _add_name_lists(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo, ids)
     if dense is not None and embedder is not None:
@@ -646,27 +669,6 @@ def _close_readers() -> None:
 
 caches.register("codevouch.retriever.search.space_sizes", _SPACE_SIZES.clear, _SPACE_SIZES.__len__)
 caches.register("codevouch.retriever.search.readers", _close_readers, _READERS.__len__)
-
-
-def _fuse(rankings: _Rankings, rrf_k: int) -> dict[str, float]:
-    """Weighted reciprocal rank fusion, scaled so a chunk ranked first by every list scores 1.0."""
-    scores: dict[str, float] = {}
-    for weight, ranking in rankings.lists:
-        for rank, key in enumerate(ranking):
-            scores[key] = scores.get(key, 0.0) + weight / (rrf_k + rank + 1)
-    total = sum(w for w, r in rankings.lists if r) or 1.0
-    return {key: s * (rrf_k + 1) / total for key, s in scores.items()}
-
-
-def _dedupe(items: list[tuple[ChunkRecord, float]]) -> list[tuple[ChunkRecord, float]]:
-    seen: set[tuple[str, str, int, int]] = set()
-    out = []
-    for rec, score in items:
-        key = (rec.path, rec.blob_sha, rec.start_line, rec.end_line)
-        if key not in seen:
-            seen.add(key)
-            out.append((rec, score))
-    return out
 
 
 def chunk_text_of(data: bytes | None, rec: ChunkRecord, split: dict[str, list[str]] | None = None) -> str:
