@@ -73,6 +73,7 @@ class _Chunked:
     record: ChunkRecord
     text: str
     embedded: str
+    defines: tuple[str, ...] = ()   # Chunk.defines: for its lexical document
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,7 @@ class _Target:
             commit=self.commit, commit_date=self.commit_date, symbol=chunk.symbol,
             start_line=chunk.start_line, end_line=chunk.end_line, indexed_at=self.indexed_at,
             blob_sha=blob_sha, text_hash=text_hash(embedded), kind=kind, language=language, status="live")
-        return _Chunked(record, chunk.text, embedded)
+        return _Chunked(record, chunk.text, embedded, chunk.defines)
 
 
 def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
@@ -264,7 +265,8 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         # History records name the last commit at which the file still existed.
         gone_at=(state.commit, state.commit_date) if state else None,
         dropped_paths=plan.drop,
-        outdated=outdated), embedder.name, {c.record.id: c.text for res in results for c in res.chunks}, on_phase)
+        outdated=outdated), embedder.name, {c.record.id: c.text for res in results for c in res.chunks}, on_phase,
+        {c.record.id: c.defines for res in results for c in res.chunks if c.defines})
     return _summary(target, tree, [*others, *unnamed], ledger.files(target.base), embedded=embedded,
                     reused=len(new_chunks) - embedded + sum(res.shared for res in results),
                     deleted=len(plan.to_history) + len(plan.drop),

@@ -35,11 +35,11 @@ itself over budget (minified code; callers are expected to skip such files).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tree_sitter import Node
 
-from codevouch.syntax.definitions import resolve_language
+from codevouch.syntax.definitions import KEYWORDLESS, Found, definitions_in, resolve_language
 from codevouch.syntax.languages import LanguageSpec, get_spec
 from codevouch.syntax.lines import MODULE_SYMBOL, split_lines
 from codevouch.syntax.tree import Item, Syntax, parse, rows
@@ -55,6 +55,10 @@ class Chunk:
     end_line: int  # 1-based, inclusive
     symbol: str  # qualified symbol(s), ", "-joined when merged; "<module>" for top-level code
     text: str  # "\n".join(split_lines(source)[start_line - 1:end_line])
+    # In a language where a definition may open with no keyword (KEYWORDLESS): the qualified name
+    # of every definition whose lines lie within the chunk, by the file's parse (a class kept whole
+    # as one chunk has the class's symbol; `get value()` and `flush() {` are named here).
+    defines: tuple[str, ...] = ()
 
 
 def _cut_rows(spec: LanguageSpec, nodes: Iterable[Node]) -> set[int]:
@@ -327,4 +331,16 @@ def _chunk_syntax(text: str, lines: list[str], language: str,
     items = syntax.items(root.named_children, "")
     chunker.span(0, len(lines) - 1, items, MODULE_SYMBOL, chunker.new_group(),
                  header_mergeable=True)
-    return chunker.merged_chunks()
+    chunks = chunker.merged_chunks()
+    return _with_definitions(chunks, definitions_in(root, language)) if language in KEYWORDLESS else chunks
+
+
+def _with_definitions(chunks: list[Chunk], found: list[Found]) -> list[Chunk]:
+    """Each chunk with the names of the definitions that lie within it (Chunk.defines): their
+    own lines, from the name's node, not the comments above."""
+    spans = sorted((rows(f.node), f.name) for f in found if f.name)
+    out = []
+    for ch in chunks:
+        names = [name for (start, end), name in spans if ch.start_line <= start + 1 and end + 1 <= ch.end_line]
+        out.append(replace(ch, defines=tuple(dict.fromkeys(names))) if names else ch)
+    return out

@@ -477,5 +477,5 @@ def _cut(root: Path, locator: Locator, path: str, blob: str, rules: Rules, mark:
             symbol=ch.symbol, start_line=ch.start_line, end_line=ch.end_line, indexed_at="", blob_sha=blob,
             text_hash=text_hash(embedded), kind=found.kind, language=language or "text", status="live",
             origin="uncommitted")
-        out.append(OverlayChunk(record, ch.text, embedded, lexical.document(ch.text, path, ch.symbol)))
+        out.append(OverlayChunk(record, ch.text, embedded, lexical.document(ch.text, path, ch.symbol, ch.defines)))
     return _Cut(data, tuple(out), None)

@@ -20,10 +20,10 @@ from codevouch.syntax.definitions import KEYWORDLESS, resolve_language, walk
 from codevouch.syntax.lines import decode
 from codevouch.syntax.packages import qualifies
 
-# The name field holds what a chunk's own parse defines (store/lexical.document), but not for a
-# chunk indexed before it did, nor for one whose text does not parse alone (a piece cut out of a
-# class): in a language whose definitions may have no keyword (KEYWORDLESS), the first chunks of
-# the lexical list are proposed as well, and the parse of the whole file decides.
+# The name field holds what a chunk defines by the chunker's parse (indexer/chunker.Chunk.defines),
+# but not for a chunk indexed before it did: in a language whose definitions may have no keyword
+# (KEYWORDLESS), the first chunks of the lexical list are proposed as well, and the parse of the
+# whole file decides.
 # How many of the lexical list's first chunks are proposed (each one's file parsed once, then cached).
 LEXICAL_PROPOSALS = 8
 

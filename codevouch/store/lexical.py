@@ -7,6 +7,7 @@ words meets code in identifiers. Pure functions; the ledger stores and queries t
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from codevouch.caches import clearable
@@ -68,23 +69,15 @@ def parts(text: str) -> list[str]:
 _DEFINES = "\x1e"
 
 
-def document(text: str, path: str, symbol: str) -> str:
-    """What the lexical index holds for one chunk: its path, symbol and code, as split terms; then,
-    in a language where a definition may have no keyword before its name (KEYWORDLESS), the
-    qualified names its text defines when it parses alone (a class kept whole as one chunk carries
-    the class's symbol only: `get value()` and `flush() {` are named here)."""
+def document(text: str, path: str, symbol: str, defines: Sequence[str] = ()) -> str:
+    """What the lexical index holds for one chunk: its path, symbol and code, as split terms; then
+    the qualified names the chunker's parse says it defines (indexer/chunker.Chunk.defines: in a
+    language where a definition may open with no keyword, a class kept whole as one chunk carries
+    the class's symbol only, and `get value()` and `flush() {` are named there)."""
     doc = " ".join(terms(path.replace("/", " ").replace(".", " ")) + terms(symbol) + terms(text))
-    names = _parsed_names(text, path)
-    return f"{doc} {_DEFINES} {' '.join(names)}" if names else doc
-
-
-def _parsed_names(text: str, path: str) -> list[str]:
-    from codevouch.syntax.definitions import KEYWORDLESS, find_clean_definitions, resolve_language
-
-    if resolve_language(path, None) not in KEYWORDLESS:
-        return []
     # The names are stored space-separated and read by name_keys, which splits a symbol at ",".
-    return [name for name in find_clean_definitions(text, path) or {} if name and "," not in name and " " not in name]
+    names = [name for name in defines if name and "," not in name and " " not in name]
+    return f"{doc} {_DEFINES} {' '.join(names)}" if names else doc
 
 
 def split(doc: str) -> tuple[str, list[str]]:

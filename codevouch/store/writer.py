@@ -108,11 +108,12 @@ class Writer:
         self._prune_lexical(copy.space)
 
     def commit_build(self, change: BuildChange, model: str, chunk_texts: Mapping[str, str],
-                     on_phase: PhaseHook = _no_phase) -> Committed:
+                     on_phase: PhaseHook = _no_phase, defines: Mapping[str, Sequence[str]] | None = None) -> Committed:
         """Steps 2-5 of the protocol for one branch. `change.chunks` are the chunks new to the
         space (their vectors in the embedding cache of `model`), `chunk_texts` each one's text by
-        chunk id (for its lexical row; never stored). `change.lexical` is filled in here, with
-        the rows the space lacks."""
+        chunk id (for its lexical row; never stored), `defines` the names the chunker's parse says
+        it defines, by chunk id (lexical.document). `change.lexical` is filled in here, with the
+        rows the space lacks."""
         ledger, space = self.ledger, change.state.space
         assert space is not None, "a build commits into a space"
         records = [c.record for c in change.chunks]
@@ -131,7 +132,8 @@ class Writer:
 
         docs = {lex_key(r.path, r.symbol, r.text_hash): r for r in records}
         have = ledger.space_lex_keys(space, docs)
-        lexical_docs = [(key, lexical.document(chunk_texts[r.id], r.path, r.symbol))
+        named = defines or {}
+        lexical_docs = [(key, lexical.document(chunk_texts[r.id], r.path, r.symbol, named.get(r.id, ())))
                         for key, r in docs.items() if key not in have]
         previous = ledger.branch(change.state.coll)
         stage_lexical, previous_copy = self._lexical_stage(change, previous, records, on_phase)

@@ -12,8 +12,8 @@ from codevouch.caches import clearable
 from codevouch.syntax.languages import SUPPORTED_LANGUAGES, LanguageSpec, detect_language, get_language, get_spec
 from codevouch.syntax.tree import Item, Syntax, def_name, parse, rows
 
-__all__ = ["KEYWORDLESS", "Definitions", "Found", "find_clean_definitions", "find_definitions", "resolve_language",
-           "walk"]
+__all__ = ["KEYWORDLESS", "Definitions", "Found", "definitions_in", "find_clean_definitions", "find_definitions",
+           "resolve_language", "walk"]
 
 # Languages where some definitions have no keyword before their name: a JavaScript or TypeScript
 # method or accessor (`flush() {`, `get value() {`), a binding (`const f = () =>`), a Java method,
@@ -81,12 +81,18 @@ def walk(text: str, lang: str) -> tuple[Node, list[Found]] | None:
 
     The one walk behind every qualified name: the chunker's symbols for top-level
     definitions and container members, `outer.inner` for those nested anywhere else."""
-    spec = get_spec(lang)
-    syntax = Syntax(spec)
     try:
         root = parse(text, lang)
     except Exception:  # noqa: BLE001 - never crash on odd input
         return None
+    return root, definitions_in(root, lang)
+
+
+def definitions_in(root: Node, lang: str) -> list[Found]:
+    """Every definition in a tree already parsed (`walk`): the chunker names what each chunk
+    defines from the tree it cut the file by, rather than parsing each chunk again."""
+    spec = get_spec(lang)
+    syntax = Syntax(spec)
     found: list[Found] = []
     seen: set[tuple[int, int, str]] = set()
 
@@ -106,7 +112,7 @@ def walk(text: str, lang: str) -> tuple[Node, list[Found]] | None:
         name = _nested_name(spec, node)
         if name:
             found.append(Found(name, *_nested_range(spec, node), node))
-    return root, found
+    return found
 
 
 @clearable

@@ -428,6 +428,20 @@ def test_javascript_arrow_functions_and_class_methods() -> None:
     }
 
 
+
+def test_a_chunk_names_what_it_defines_by_the_files_own_parse() -> None:
+    """Where a definition may open with no keyword (a JS method), each chunk carries the qualified
+    names of the definitions whose lines it holds, from the parse it was cut by: a class kept whole
+    names its methods; cut apart, each piece names its own, and the header names none (the class
+    does not lie within it). Python's definitions all open with a keyword: none are listed."""
+    whole, _ = chunk_text(JAVASCRIPT, "store.js", words, merge_target=0)
+    assert {c.symbol: c.defines for c in whole}["UserStore"] == ("UserStore", "UserStore.add", "UserStore.get")
+    assert {c.symbol: c.defines for c in whole}["fetchUser"] == ("fetchUser",)
+    cut, _ = chunk_text(JAVASCRIPT, "store.js", words, 18, merge_target=0)
+    assert {c.symbol: c.defines for c in cut if c.symbol.startswith("UserStore")} == {
+        "UserStore": (), "UserStore.add": ("UserStore.add",), "UserStore.get": ("UserStore.get",)}
+    assert all(c.defines == () for c in chunk_text(PYTHON, "m.py", words)[0])
+
 def test_javascript_class_method_decorators_and_multiple_bindings() -> None:
     text = src('''
         class Widget {

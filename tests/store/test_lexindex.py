@@ -355,18 +355,17 @@ def test_order_numbers_sort_as_keys_do() -> None:
                 assert lexindex.order_of(a) <= lexindex.order_of(b), (a, b)
 
 
-def test_a_document_names_what_its_parse_defines_and_ranks_by_its_terms_alone() -> None:
-    """A class kept whole names its keyword-less members after the terms (tree-sitter, real
-    grammars): the name keys hold them, the terms a ranking counts do not; a language whose
-    definitions all open with a keyword, or text that does not parse alone, adds nothing."""
+def test_a_document_names_what_its_chunk_defines_and_ranks_by_its_terms_alone() -> None:
+    """A class kept whole names its keyword-less members after the terms (Chunk.defines, from the
+    chunker's parse with real grammars): the name keys hold them, the terms a ranking counts do
+    not; a name that could not be one token is left out, and no names add nothing."""
     cls = ("export class Store {\n  get value() {\n    return this.items;\n  }\n"
            "  flush() {\n    this.items = [];\n  }\n}\n")
-    doc = lexical.document(cls, "src/store.js", "Store")
+    doc = lexical.document(cls, "src/store.js", "Store", ("Store", "Store.value", "Store.flush", "a, b", "c d"))
     terms, names = lexical.split(doc)
     assert names == ["Store", "Store.value", "Store.flush"]
     assert terms == " ".join(lexical.terms("src store js") + lexical.terms("Store") + lexical.terms(cls))
     keys = lexical.definition_keys(doc, "Store")
     assert {"value", "store.value", "flush", "store.flush"} <= set(keys)
     assert "value" not in lexical.definition_keys(terms, "Store")      # the words alone do not say it
-    assert lexical.split(lexical.document("def flush():\n    return 1\n", "a.py", "flush"))[1] == []
-    assert lexical.split(lexical.document("  flush() {\n    x = 1;\n  }\n}\n", "b.js", "Store.flush"))[1] == []
+    assert lexical.document(cls, "src/store.js", "Store") == terms
