@@ -303,7 +303,9 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
     out["definition_name_tags"] = checks.counts
     out["acronyms"] = {"queries": len(acronyms), "found": dict(Counter(x for a in acronyms for x in a.acronyms)),
                        "examples": [[a.target.query, a.without.query] for a in acronyms[:5]],
-                       "scores": {form: {m: scores(r) for m, r in per.items()} for form, per in acro_ranks.items()}}
+                       "scores": {form: {m: scores(r) for m, r in per.items()} for form, per in acro_ranks.items()},
+                       "with_vs_without": {m: paired(acro_ranks["with"][m], acro_ranks["without"][m])
+                                           for m in acro_ranks["with"]}}
     out["acronym_ranks"] = acro_ranks
 
     qvecs = [embedder.embed_query(t.query) for t in targets]

@@ -63,7 +63,7 @@ def _acronym_row(p: dict[str, Any]) -> list[Any]:
     pair = [f"{_mrr(s.get('with', {}), m)} / {_mrr(s.get('without', {}), m)}" if a.get("queries") else None
             for m in ("codevouch", SOURCE)]
     found = ", ".join(f"{k} {n}" for k, n in sorted(a.get("found", {}).items(), key=lambda kv: -kv[1])[:6])
-    return [p["corpus"], a.get("queries"), *pair, found or None]
+    return [p["corpus"], a.get("queries"), *pair, _paired(a.get("with_vs_without", {}).get("codevouch")), found or None]
 
 
 def section(path: Path = RESULTS) -> str:
@@ -98,7 +98,8 @@ def section(path: Path = RESULTS) -> str:
                            "`definition-name` not a definition (name)", "(words)"], [_names_row(p) for p in per]))
         out.append("")
         out.append(_table(["repository", "acronym queries", "MRR@10 default: with / without the acronym",
-                           "`--kind source`: with / without", "acronyms (most asked)"], [_acronym_row(p) for p in per]))
+                           "`--kind source`: with / without", "default: with − without [95%]; queries better / worse",
+                           "acronyms (most asked)"], [_acronym_row(p) for p in per]))
         examples = [f"{p['corpus']}: \"{a}\" / \"{b}\"" for p in per for a, b in p.get("acronyms", {}).get("examples", [])[:2]]
         if examples:
             out.append("\nExamples, as written / without the acronym: " + "; ".join(examples) + ".")
