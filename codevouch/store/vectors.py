@@ -13,6 +13,13 @@ from codevouch.store.locks import vector_lock
 from codevouch.store.naming import server_url
 
 CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
+# Chroma's HNSW search looks at max(ef_search, n) candidates, and its ef_search is 100: asked for
+# the few dozen a search fuses, it missed true neighbours. Against an exact search on real
+# queries (the quality bench's docstring sentences; python -m codevouch_bench.ann_recall), its
+# first 30 held 0.970 of the exact 30 on rxjs (7k vectors; one query none of them) at n <= 100,
+# 0.993 at 200, 0.997 at 300, for +0.7 ms a query. Asking for at least this many costs one
+# wider walk of the graph, not a second search.
+ANN_LEAST = 300
 
 
 class VectorStore:
@@ -142,8 +149,8 @@ class VectorStore:
                 return []
             # No count() to cap n: Chroma (>= 1.0) returns what it holds when asked for more,
             # and counting costs ~15 ms at 100k vectors, as much as the query itself.
-            res = col.query(query_embeddings=[list(vector)], n_results=n, include=["distances"])
-        return [(cid, 1.0 - dist) for cid, dist in zip(res["ids"][0], res["distances"][0])]
+            res = col.query(query_embeddings=[list(vector)], n_results=max(n, ANN_LEAST), include=["distances"])
+        return [(cid, 1.0 - dist) for cid, dist in zip(res["ids"][0][:n], res["distances"][0][:n])]
 
     def _check(self, name: str, expected: int) -> None:
         """BadIndex, naming --repair, when the embedded store lacks vectors the ledger has: once per

@@ -63,3 +63,22 @@ def test_a_server_url_that_is_not_http_is_refused(index_dir: Path, monkeypatch: 
     monkeypatch.setenv("CODEVOUCH_CHROMA_URL", "ftp://localhost:1")
     with VectorStore(index_dir) as store, pytest.raises(CodevouchError, match="is not http"):
         store.count(SPACE)
+
+
+def test_a_few_neighbours_asked_are_the_exact_nearest_best_first(index_dir: Path) -> None:
+    """Asked for the few dozen a search fuses, the store answers with the exact nearest (an
+    exhaustive numpy search says which), in order: its graph search looks at ANN_LEAST candidates."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    centres = rng.normal(size=(40, 32))
+    vectors = centres[rng.integers(0, 40, 3000)] + rng.normal(0, 0.4, (3000, 32))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"v{i}" for i in range(len(vectors))]
+    with VectorStore(index_dir) as store:
+        store.upsert(SPACE, ids, vectors.tolist())
+        for q in rng.normal(size=(30, 32)):
+            q /= np.linalg.norm(q)
+            found = store.query(SPACE, q.tolist(), 12)
+            assert [cid for cid, _ in found] == [ids[i] for i in np.argsort(-(vectors @ q))[:12]]
+            assert [round(s, 4) for _, s in found] == sorted((round(s, 4) for _, s in found), reverse=True)
