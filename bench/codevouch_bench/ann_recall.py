@@ -26,8 +26,7 @@ TOP = 30                                # the fusion's depth
 def measure(name: str, index_dir: Path, queries: list[str], embedder: Any) -> dict[str, Any]:
     import numpy as np
 
-    from codevouch.store import Ledger
-    from codevouch.store.vectors import VectorStore
+    from codevouch.store import Ledger, VectorStore
 
     ledger = Ledger(index_dir)
     try:

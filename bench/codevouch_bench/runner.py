@@ -126,6 +126,11 @@ def _encoder(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--out", str(out)] + (["--per-language", "25"] if quick else []))
 
 
+def _ann_recall(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """The dense list's recall against an exact search, on the indexes of a held-out quality --whole run."""
+    return Run(["--split", "held-out", "--out", str(out)] + (["--fake"] if fake else []))
+
+
 def _gitpython(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run([str(REPO_ROOT)], stdout="text")
 
@@ -147,6 +152,7 @@ FIGURES = {f.name: f for f in (
     Figure("engine_large", False, _engine_large),
     Figure("edit_first", False, _edit_first),
     Figure("encoder", False, _encoder),
+    Figure("ann_recall", False, _ann_recall),
     Figure("gitpython", False, _gitpython, needs="git"),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)
