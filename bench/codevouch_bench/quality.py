@@ -147,6 +147,12 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # Seventh round, from the defaults: how deep each list of the fusion is (a --kind filter looks
     # 4 times deeper; is that why --kind source beat the default on some held-out corpora?).
     **{f"depth-{d}": ({}, {"list_depth": d}) for d in (60, 120)},
+    # Eighth round, from the defaults, every documented function asked: a sentence's prior on prose
+    # and configuration, the non-source chunks still let above their code (--kind source keeps the
+    # default's order since b5c483b, so the two differ by those alone).
+    **{f"prior-docs-{d}-config-{c}": ({}, {"sentence_kind_weights": {"source": 1.0, "test": 0.1, "docs": d,
+                                                                      "config": c}})
+       for d in (0.3, 0.2, 0.1) for c in (1.0, 0.5, 0.3) if (d, c) != (0.3, 1.0)},
 }
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
