@@ -83,15 +83,19 @@ def test_whole_quality_section_reports_stub_share_and_acronyms_per_repository(tm
               "acronyms": {"queries": 7, "found": {"HTTP": 5, "URL": 2}, "examples": [["An HTTP call.", "An call."]],
                            "scores": {"with": {"codevouch": sc(0.3), "codevouch-source-only": sc(0.35)},
                                       "without": {"codevouch": sc(0.6), "codevouch-source-only": sc(0.65)}}}}
-    bare = {**corpus, "corpus": "none", "acronyms": {"queries": 0, "found": {}, "examples": [], "scores": {}}}
+    paired = {"queries": 40, "better": 1, "worse": 4, "mrr@10_difference": -0.05, "interval_95": [-0.1, 0.0]}
+    bare = {**corpus, "corpus": "none", "acronyms": {"queries": 0, "found": {}, "examples": [], "scores": {}},
+            "default_vs_source_only": paired}
     path = tmp_path / "stubs.json"
     path.write_text(json.dumps({"runs": [{"sampling": "whole repositories", "commit": "abc",
                                           "per_corpus": [corpus, bare]}],
                                 "notes": ["A note."]}))
     text = section(path)
-    assert "| attrs | python | 900 | 40 | **0.5** | 0.55 | 0.4 (langchain-1000) | x1.25 | 5 of 20 (25%) |" in text
+    # a run from before the paired interval shows – in its column
+    assert "| attrs | python | 900 | 40 | **0.5** | 0.55 | – | 0.4 (langchain-1000) | x1.25 | 5 of 20 (25%) |" in text
+    assert "| none | python | 900 | 40 | **0.5** | 0.55 | -0.050 [-0.100, +0.000]; 1 / 4 | 0.4 (langchain-1000) |" in text
     assert "| attrs | 150 | 0.99 | 120 | 0.95 | 2 of 150 | 0 of 90 |" in text
-    assert "| attrs | 7 | 0.3 / 0.6 | 0.35 / 0.65 | HTTP 5, URL 2 |" in text
-    assert "| none | 0 | – | – | – |" in text
+    assert "| attrs | 7 | 0.3 / 0.6 | 0.35 / 0.65 | – | HTTP 5, URL 2 |" in text
+    assert "| none | 0 | – | – | – | – |" in text
     assert "A note." in text
     assert section(tmp_path / "absent.json") == ""
