@@ -53,11 +53,14 @@ class Query:
 
     def kind_weights(self, settings: Settings) -> dict[str, float]:
         """The kind weights for this query: a sentence's (Settings.sentence_kind_weights) or every
-        query's; a query that names tests (lexical.TEST_WORDS) ranks test chunks as source."""
+        query's; a query that names tests (lexical.TEST_WORDS) ranks test chunks as source
+        (Settings.named_tests_weight)."""
         sentence = settings.sentence_kind_weights if self.sentence else None
         weights = dict(sentence if sentence is not None else settings.kind_weights)
         if lexical.names_tests(self.text):
-            weights[Kind.TEST] = max(weights.get(Kind.TEST, 1.0), weights.get(Kind.SOURCE, 1.0))
+            named = settings.named_tests_weight
+            weights[Kind.TEST] = max(weights.get(Kind.TEST, 1.0),
+                                     weights.get(Kind.SOURCE, 1.0) if named is None else named)
         return weights
 
     @property

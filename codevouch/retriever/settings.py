@@ -78,6 +78,14 @@ class Settings:
     # there, so a test that calls a function ranks after it (None: kind_weights for every query).
     # Chosen on the tuning split (see SENTENCE_KIND_WEIGHTS).
     sentence_kind_weights: Mapping[str, float] | None = field(default_factory=lambda: SENTENCE_KIND_WEIGHTS)
+    # The test weight of a query that names tests (store/lexical.TEST_WORDS: "test", "fixture",
+    # ...), when that is more than its kind weights give (None: source's weight, so such a test
+    # ranks as source; 0.0: the rule off). Whole repositories, every docstring, held-out: the
+    # rule ranks 59 of 69 test docstrings that name tests better and none worse, and 8 of 1,566
+    # library docstrings worse ("Creates a test client ...": the tests that call it come first);
+    # 0.8 and 0.6 lose test queries first (flask 0.395 -> 0.353 -> 0.243). BENCHMARKS.md,
+    # "Queries that want tests".
+    named_tests_weight: float | None = None
     # One hit per definition (see collapse.py).
     collapse: bool = True
     # How much the lexical list counts against the dense one in the fusion: 0.75 beat 0.5, 1.0
@@ -147,7 +155,8 @@ class Settings:
     def _scalars(self) -> tuple[Any, ...]:
         return (self.merge_target, self.embed_context, self.collapse, self.lexical_weight, self.rrf_k,
                 self.lexical_pairs, self.max_widenings, self.name_weight, self.name_first_words, self.name_boost,
-                self.exact_boost, self.match_threshold, self.name_words_weight, self.list_depth)
+                self.exact_boost, self.match_threshold, self.name_words_weight, self.list_depth,
+                self.named_tests_weight)
 
     def build_key(self) -> tuple[int | None, str | None]:
         """The build knobs: two settings with one build key index alike (same chunks, same keys)."""

@@ -144,6 +144,14 @@ def test_tests_rank_below_source_unless_the_query_asks_for_them(repo: Repo, inde
     assert [h.path for h in asked] == [h.path for h in plain]
     assert [round(h.score, 9) for h in asked] == [round(h.score, 9) for h in plain]
     assert idx.search(query, k=1, kinds=["test"], validate=False)[0].path == "tests/test_redirects.py"
+    # Settings.named_tests_weight sets how far the rule lifts them: 0.0 turns it off (the sentence's own
+    # test weight stays), 0.5 lifts them to half of source's.
+    unweighted_test = {h.path: h.score for h in plain}["tests/test_redirects.py"]
+    sentence_test = Settings().sentence_kind_weights["test"]  # type: ignore[index]
+    for named, weight in ((0.0, sentence_test), (0.5, 0.5)):
+        lifted = Index(repo.root, index_dir, embedder=FakeEmbedder(), settings=Settings(named_tests_weight=named))
+        got = {h.path: h.score for h in lifted.search(query + " test", k=2, validate=False)}
+        assert round(got["tests/test_redirects.py"], 9) == round(unweighted_test * weight, 9), named
 
 
 def test_an_older_lexical_copy_is_bypassed_then_rebuilt(repo: Repo, index_dir: Path) -> None:
