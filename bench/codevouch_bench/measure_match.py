@@ -54,7 +54,7 @@ def run_corpus(c: Any, embedder: Any, work: Path, queries: int) -> dict[str, lis
 
     prof = PROFILES["quick"]
     repo, index_dir = work / c.name / "repo", work / c.name / "index"
-    _, targets, _ = prepare(c, prof, repo)
+    targets = prepare(c, prof, repo).targets
     targets = pick_queries(targets, queries, prof.seed)
     idx = Index(repo, index_dir, embedder=embedder, record=False)
     idx.build()

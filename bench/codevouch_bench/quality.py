@@ -37,9 +37,9 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from codevouch_bench.lib import cli, corpus
+from codevouch_bench.lib import cli, corpus, testqueries
 from codevouch_bench.lib.acronyms import AcronymQuery, acronym_queries
 from codevouch_bench.lib.common import log, machine, write_json
 from codevouch_bench.lib.config import HELD_OUT, TUNING, Corpus, Profile
@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from codevouch.retriever.settings import Settings
 
 ALL_KINDS = ("source", "test", "docs", "config")
+SOURCE = "codevouch-source-only"
 # Knobs are fields of codevouch.retriever.settings.Settings; a row names the ones it changes
 # from the defaults (see settings_of).
 UNWEIGHTED = {"kind_weights": {k: 1.0 for k in ALL_KINDS}}
@@ -79,9 +80,11 @@ BEFORE = {**UNWEIGHTED, "sentence_kind_weights": None, "name_words_weight": 0.0,
 CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "codevouch": ({}, {}),
     "codevouch-before-tuning": ({}, BEFORE),
-    "codevouch-source-only": ({"kinds": ("source",)}, {}),
+    SOURCE: ({"kinds": ("source",)}, {}),
     "codevouch-dense": ({"mode": "dense"}, {}),
     "codevouch-lexical": ({"mode": "lexical"}, {}),
+    # The default without its "a query that names tests ranks tests as source" rule (lib/testqueries.py).
+    testqueries.RULE_OFF: ({}, {"named_tests_weight": 0.0}),
 }
 # The retriever before the name field was searched: no definition-name list, no tier.
 NO_NAMES = {"name_weight": 0.0, "name_first_words": 0}
@@ -94,7 +97,7 @@ NO_SENTENCE = {"sentence_kind_weights": None, "name_words_weight": 0.0}
 CODEVOUCH["codevouch-no-sentence-priors"] = ({}, NO_SENTENCE)
 IDENTIFIER_QUERIES = 150   # per corpus and form, as the measurement outside the team
 # Rows scored on the acronym queries (lib/acronyms.py), each query with and without its acronyms.
-ACRONYM_ROWS = ("codevouch", "codevouch-source-only")
+ACRONYM_ROWS = ("codevouch", SOURCE)
 ACRONYM_QUERIES = 150      # per corpus, at most
 
 
@@ -189,22 +192,32 @@ def is_library_code(path: str) -> bool:
     return (path.endswith(".py") or Path(path).suffix in SUFFIX_LANGUAGE) and not NOT_LIBRARY.search(path)
 
 
-def prepare(c: Corpus, prof: Profile, repo: Path, whole: bool = False) -> tuple[dict[str, str], list[Target], dict[str, Any]]:
-    """Commit the sampled (or whole), doc-free repository; return its files, the library targets, facts."""
+class Prepared(NamedTuple):
+    files: dict[str, str]        # path -> text, docs removed
+    targets: list[Target]        # documented library functions
+    facts: dict[str, Any]
+    tests: list[Target]          # documented functions in test files (lib/testqueries.py)
+
+
+def prepare(c: Corpus, prof: Profile, repo: Path, whole: bool = False) -> Prepared:
+    """Commit the sampled (or whole), doc-free repository; return its files, the library targets,
+    facts and the test targets."""
     root = corpus.extract(c.spec)
     total = corpus.tree_files(root)
     picked = sample_files(root, None if whole else prof.corpus_bytes, prof.seed)
     files: dict[str, str] = {}
     targets: list[Target] = []
+    tests: list[Target] = []
     for path, data in picked.items():
         text, found = strip_docs(path, data.decode("utf-8", "replace"))
         files[path] = text
         targets += [t for t in found if is_library_code(path)]
+        tests += [t for t in found if testqueries.is_test_code(path)]
     corpus.repo_from_files(repo, {p: t.encode() for p, t in files.items()}, f"{c.spec} without docs")
     facts = {"repo_files": len(total), "repo_bytes": sum(len(d) for d in total.values()),
              "sampled_files": len(files), "sampled_bytes": sum(len(d) for d in picked.values()),
-             "documented_functions": len(targets)}
-    return files, targets, facts
+             "documented_functions": len(targets), "documented_tests": len(tests)}
+    return Prepared(files, targets, facts, tests)
 
 
 def pick_queries(targets: list[Target], limit: int, seed: int) -> list[Target]:
@@ -237,12 +250,13 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
              queries: int = 40) -> dict[str, Any]:
     from codevouch import Index
     from codevouch.store import Ledger, collection_base
+    from codevouch.store.lexical import names_tests
     from codevouch.worktree.identity import identify
 
     started = time.perf_counter()
     base_dir = work / c.name
     repo, index_dir = base_dir / "repo", base_dir / "index"
-    files, all_targets, facts = prepare(c, prof, repo, whole)
+    files, all_targets, facts, tests = prepare(c, prof, repo, whole)
     targets = pick_queries(all_targets, queries or len(all_targets), prof.seed)   # 0: every one
     log(f"quality {c.name} ({split}): {facts['sampled_files']} of {facts['repo_files']} files, "
         f"{len(all_targets)} documented library functions, {len(targets)} queries")
@@ -288,6 +302,11 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
     checks = TagCheck(texts)
     acronyms = pick_acronyms(acronym_queries(all_targets), prof.seed)
     acro_ranks: dict[str, dict[str, list[int | None]]] = {"with": {}, "without": {}}
+    test_ranks: dict[str, list[int | None]] = {}
+
+    def test_ranks_of(searcher: Any, **kwargs: Any) -> list[int | None]:
+        return [rank_of(spans_of(searcher.search(t.query, k=10, validate=False, **kwargs)), t, overlap_hit)
+                for t in tests]
     for method, (kwargs, knobs) in rows.items():
         setting = settings_of(knobs)
         searcher = Index(repo, index_dirs[setting.build_key()], embedder=embedder, settings=setting)
@@ -295,6 +314,9 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         record(method, ranked, symbolic=True)
         if method == "codevouch":
             out["docstring_misses"] = stub_losses(ranked, targets, ranks["overlap"][method])
+            test_ranks[testqueries.KIND_TEST] = test_ranks_of(searcher, kinds=("test",))
+        if method in testqueries.ROWS:
+            test_ranks[method] = test_ranks_of(searcher, **kwargs)
         if method in ACRONYM_ROWS:
             for form, asked in (("with", [a.target for a in acronyms]), ("without", [a.without for a in acronyms])):
                 acro_ranks[form][method] = [rank_of(spans_of(searcher.search(t.query, k=10, validate=False, **kwargs)),
@@ -313,6 +335,9 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
                        "with_vs_without": {m: paired(acro_ranks["with"][m], acro_ranks["without"][m])
                                            for m in acro_ranks["with"]}}
     out["acronym_ranks"] = acro_ranks
+    out["test_naming"] = [names_tests(t.query) for t in tests]
+    out["test_queries"] = testqueries.summary(test_ranks, out["test_naming"], ranks["overlap"])
+    out["test_ranks"] = test_ranks
 
     qvecs = [embedder.embed_query(t.query) for t in targets]
     id_qvecs = {form: [embedder.embed_query(t.query) for t in queries] for form, queries in forms.items()}
@@ -335,8 +360,8 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         id_ranks[form]["bm25"] = [rank_of(bm25.search(t.query), t, overlap_hit) for t in queries]
     id_ranks["name"]["grep"] = [rank_of(grep.search(t.query), t, overlap_hit) for t in forms["name"]]
     out["scores"] = {level: {m: scores(r) for m, r in per.items()} for level, per in ranks.items()}
-    if "codevouch-source-only" in ranks["overlap"]:
-        out["default_vs_source_only"] = paired(ranks["overlap"]["codevouch"], ranks["overlap"]["codevouch-source-only"])
+    if SOURCE in ranks["overlap"]:
+        out["default_vs_source_only"] = paired(ranks["overlap"]["codevouch"], ranks["overlap"][SOURCE])
     out["ranks"] = ranks  # kept so the overall figures are true micro-averages
     out["identifier_targets"] = len(identifier_targets(texts, [p for p in texts if is_library_code(p)]))
     out["identifiers"] = {form: {m: scores(r) for m, r in per.items()} for form, per in id_ranks.items()}
@@ -396,6 +421,27 @@ def overall(per_corpus: list[dict[str, Any]]) -> dict[str, Any]:
             out[split]["identifiers"] = {
                 form: {m: scores([r for p in part for r in p["identifier_ranks"][form].get(m, [])])
                        for m in part[0]["identifier_ranks"][form]} for form in part[0]["identifier_ranks"]}
+            out[split]["pooled"] = pooled(part)
+    return out
+
+
+def pooled(part: list[dict[str, Any]]) -> dict[str, Any]:
+    """The paired comparisons over every query of a split at once: one repository's few acronym
+    or test queries leave a wide interval, the split's together a narrow one."""
+    def ranks(get: Any, m: str) -> list[int | None]:
+        return [r for p in part for r in get(p).get(m, [])]
+    out: dict[str, Any] = {}
+    docs, source = ranks(lambda p: p["ranks"]["overlap"], "codevouch"), ranks(lambda p: p["ranks"]["overlap"], SOURCE)
+    if len(source) == len(docs):
+        out["default_vs_source_only"] = paired(docs, source)
+    with_, without = (ranks(lambda p, f=f: p["acronym_ranks"][f], "codevouch") for f in ("with", "without"))
+    out["acronyms_with_vs_without"] = paired(with_, without)
+    tests = [p["test_ranks"] for p in part]
+    if all(testqueries.RULE_OFF in t for t in tests):
+        naming = [n for p in part for n in p["test_naming"]]
+        out["test_queries"] = testqueries.summary(
+            {m: ranks(lambda p: p["test_ranks"], m) for m in testqueries.ROWS}, naming,
+            {m: ranks(lambda p: p["ranks"]["overlap"], m) for m in testqueries.ROWS})
     return out
 
 
@@ -448,7 +494,7 @@ def main() -> None:
               "seconds": round(time.perf_counter() - started, 1),
               "overall": overall(per_corpus), "per_corpus": per_corpus}
     for pc in per_corpus:
-        del pc["ranks"], pc["identifier_ranks"], pc["acronym_ranks"]
+        del pc["ranks"], pc["identifier_ranks"], pc["acronym_ranks"], pc["test_ranks"], pc["test_naming"]
     if args.out:
         write_json(args.out, result)
     for split, levels in result["overall"].items():
@@ -462,6 +508,9 @@ def main() -> None:
         log(f"{pc['corpus']}: codevouch docstring misses at rank 1 {miss['misses']}, lost to a stub of the target "
             f"{miss['lost_to_a_stub']}; definition-name tags on hits that are not definitions: " + ", ".join(
                 f"{form} {n['not_a_definition']} of {n['tagged']}" for form, n in pc["definition_name_tags"].items()))
+        tq = pc["test_queries"]
+        log(f"{pc['corpus']}: {tq['queries']} test queries ({tq['naming_tests']} name tests), MRR@10: " + ", ".join(
+            f"{m} {s.get('mrr@10')}" for m, s in tq["scores"].items()))
         acro = pc["acronyms"]["scores"]
         log(f"{pc['corpus']}: {pc['acronyms']['queries']} acronym queries, MRR@10 with / without the acronym: "
             + ", ".join(f"{m} {acro['with'][m].get('mrr@10')} / {acro['without'][m].get('mrr@10')}" for m in acro["with"]))
