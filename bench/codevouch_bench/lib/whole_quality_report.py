@@ -15,6 +15,7 @@ from codevouch_bench.lib.common import read_json_if_exists
 RESULTS = RESULTS_DIR / "bench-quality-stubs.json"
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 SOURCE = "codevouch-source-only"
+RULE_OFF, KIND_TEST = "codevouch-no-names-tests", "codevouch-kind-test"
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -66,6 +67,33 @@ def _acronym_row(p: dict[str, Any]) -> list[Any]:
     return [p["corpus"], a.get("queries"), *pair, _paired(a.get("with_vs_without", {}).get("codevouch")), found or None]
 
 
+def _tests_row(p: dict[str, Any]) -> list[Any] | None:
+    t = p.get("test_queries")
+    if not t or not t.get("queries"):
+        return None
+    s, rule = t["scores"], t.get("rule", {})
+    return [p["corpus"], t["queries"], t["naming_tests"], _mrr(s, "codevouch"), _mrr(s, RULE_OFF), _mrr(s, KIND_TEST),
+            _paired(rule.get("tests_naming")), _paired(rule.get("library"))]
+
+
+def _pooled(run: dict[str, Any]) -> str:
+    """One line per split: the paired comparisons over all its repositories' queries at once."""
+    lines = []
+    for split, o in run.get("overall", {}).items():
+        pool = o.get("pooled")
+        if not pool:
+            continue
+        parts = [f"default − `--kind source` {_paired(pool.get('default_vs_source_only'))}",
+                 f"acronyms with − without {_paired(pool.get('acronyms_with_vs_without'))}"]
+        rule = pool.get("test_queries", {}).get("rule")
+        if rule:
+            parts += [f"the names-tests rule on test queries that name tests {_paired(rule.get('tests_naming'))}",
+                      f"on library docstring queries {_paired(rule.get('library'))}"]
+        lines.append(f"*All {split} repositories pooled* (difference [95%]; queries better / worse): "
+                     + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
 def section(path: Path = RESULTS) -> str:
     data = read_json_if_exists(path)
     if data is None:
@@ -84,7 +112,11 @@ def section(path: Path = RESULTS) -> str:
            "docstring sentences of library functions that hold a 2-6 letter all-caps word (`HTTP`, `URLs`, "
            "`UTF-8`; not in backticks, not a dotted name, not the whole sentence) and that no other function's "
            "doc shares, each asked as written and with its acronyms cut out (at least three words left); the "
-           "answer is the function either way (codevouch_bench/lib/acronyms.py).\n"]
+           "answer is the function either way (codevouch_bench/lib/acronyms.py). *Test queries*: the first doc "
+           "sentences of documented functions in test files, asked as written; the answer is that test "
+           "(codevouch_bench/lib/testqueries.py). The default ranks tests after code for a sentence unless it "
+           "names tests (`test`, `fixture`, ...); *the names-tests rule* is that exception, measured here both "
+           "on the test queries it serves and on the library docstrings it can cost.\n"]
     for run in data["runs"]:
         per = run["per_corpus"]
         out.append(f"\n**{run.get('sampling')}**, at {run.get('commit', '?')}, {run.get('seconds')} s, load average "
@@ -100,6 +132,16 @@ def section(path: Path = RESULTS) -> str:
         out.append(_table(["repository", "acronym queries", "MRR@10 default: with / without the acronym",
                            "`--kind source`: with / without", "default: with − without [95%]; queries better / worse",
                            "acronyms (most asked)"], [_acronym_row(p) for p in per]))
+        tests = [row for row in map(_tests_row, per) if row]
+        if tests:
+            out.append("")
+            out.append(_table(["repository", "test queries", "that name tests", "MRR@10 default",
+                               "without the names-tests rule", "`--kind test`",
+                               "the rule on those that name tests [95%]; better / worse",
+                               "the rule on library docstrings [95%]; better / worse"], tests))
+        pool = _pooled(run)
+        if pool:
+            out.append("\n" + pool)
         examples = [f"{p['corpus']}: \"{a}\" / \"{b}\"" for p in per for a, b in p.get("acronyms", {}).get("examples", [])[:2]]
         if examples:
             out.append("\nExamples, as written / without the acronym: " + "; ".join(examples) + ".")
