@@ -40,7 +40,7 @@ def confirmed(ids: Sequence[str], records: dict[str, ChunkRecord], query: Query,
     todo: list[str] = []
     for cid in ids:
         rec = records[cid]
-        if resolve_language(rec.path, None) is None:
+        if not may_define(rec):
             continue    # prose, data and config define nothing
         if by_symbol(rec, exact):
             kept.add(cid)
@@ -71,6 +71,11 @@ def proposed(named: list[str], lexical_ids: Sequence[str], records: dict[str, Ch
     return named + [cid for cid in lexical_ids[:LEXICAL_PROPOSALS]
                     if cid not in seen and records[cid].status == "live"
                     and resolve_language(records[cid].path, None) in KEYWORDLESS]
+
+
+def may_define(rec: ChunkRecord) -> bool:
+    """The chunk's file has a grammar: prose, data and config define nothing (`confirmed`)."""
+    return resolve_language(rec.path, None) is not None
 
 
 def by_symbol(rec: ChunkRecord, names: Collection[str]) -> bool:

@@ -431,8 +431,11 @@ def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: li
 
     def fetch(n: int) -> list[str]:
         return [key for key, _ in lexindex.search_names(index_dir, copy, names, n, terms) or []]
+    # Prose has name keys too ("the function send" names `send` by its words): defined.confirmed
+    # refuses them, so they must not take the list's depth (a long definition's window with its
+    # `def` line was cut out by 40 Markdown pages that mention the name).
     return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
-                    keep=keep, ranked=ledger.branch_size(state.coll))
+                    keep=keep, ranked=ledger.branch_size(state.coll), admit=defined.may_define)
 
 
 def _add_name_words(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
@@ -583,7 +586,8 @@ def _pairs(query: str, how: str | None = DEFAULT.lexical_pairs) -> list[str]:
 
 def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bool,
              records: dict[str, ChunkRecord], fetch: Callable[[int], list[str]], by: str = "text_hash",
-             *, widenings: int, keep: Callable[[str], bool] | None = None, ranked: int | None = None) -> list[str]:
+             *, widenings: int, keep: Callable[[str], bool] | None = None, ranked: int | None = None,
+             admit: Callable[[ChunkRecord], bool] | None = None) -> list[str]:
     """The branch's best `depth` chunks (ids) from a ranking of keys over the repository's
     shared space: a vector's text hash, or a lexical row's key (by="lex_key"), which stand
     for every chunk of the branch with that text (as the branch sees it, see branch_members).
@@ -593,7 +597,8 @@ def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bo
     and ask again, deeper, in the rare case that too few were members. `keep`: a --path filter,
     applied to the members, whose share of the space it makes smaller (so the first ask is
     already deep enough, on average, for `depth` members that it keeps). `ranked`: how many chunks
-    `fetch` ranks, when not the whole space (the branch's lexical copy holds its live chunks only)."""
+    `fetch` ranks, when not the whole space (the branch's lexical copy holds its live chunks only).
+    `admit`: a rule on the chunks themselves, which asks again deeper when it refuses too many."""
     assert state.space is not None
     # the space's vectors, with a killed build's leftovers
     total = ranked if ranked is not None else _space_size(ledger, state.space) + ledger.pending_count()
@@ -609,9 +614,10 @@ def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bo
         fresh = [k for k in keys if k not in chunks]
         found = ledger.branch_members(state, fresh, by, include_history)
         chunks.update((k, found.get(k, [])) for k in fresh)
-        members = [rec.id for key in keys for rec in chunks.get(key, ()) if keep is None or keep(rec.path)]
+        members = [rec.id for key in keys for rec in chunks.get(key, ())
+                   if (keep is None or keep(rec.path)) and (admit is None or admit(rec))]
         records.update((rec.id, rec) for key in keys for rec in chunks.get(key, ()) if rec.id not in records)
-        if len(members) >= min(depth, mine) or n >= total:
+        if len(members) >= min(depth, mine) or n >= total or len(keys) < n:   # fewer than asked: all there are
             break
         n = min(total, n * 4)
     return members[:depth]

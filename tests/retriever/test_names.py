@@ -378,3 +378,31 @@ def test_an_uncommitted_method_that_no_keyword_opens_is_found_by_its_name(repo: 
     assert (hits[0].path, hits[0].record.origin) == ("demo/counter.jsx", "uncommitted"), \
         [(h.path, h.record.origin, h.matched) for h in hits]
     assert hits[0].matched[0] == "definition-name", hits[0].matched
+
+
+def _long_definition() -> str:
+    """`flush_batch`, long enough to be cut into windows; its later windows say its name more
+    often than the first (as attrs' `attrs` does), so by words they outrank the one with `def`."""
+    body = "\n".join(f"    step_{i} = compute_value_{i}(items, limit)  # keep going" for i in range(150))
+    tail = "\n".join(f"    flush_batch.calls.append(flush_batch.last)  # flush_batch {i}" for i in range(12))
+    return f"def flush_batch(items, limit):\n{body}\n{tail}\n    return items\n"
+
+
+def test_prose_that_mentions_a_name_leaves_the_name_list_to_definitions(repo: Repo, index_dir: Path) -> None:
+    """Prose gets name keys from its words ("the function flush_batch"), which the search then
+    refuses (prose defines nothing). They must not fill the name list's depth: a long
+    definition's window that holds its `def` line was cut out of it, and the hit tagged
+    `definition-name` was a later window of the body."""
+    files = {"pkg/batch.py": _long_definition()}
+    files.update({f"docs/page_{i}.md": f"# Page {i}\n\nCall the function flush_batch to flush.\n" for i in range(40)})
+    idx = _index(repo, index_dir, files)
+    ledger = Ledger(index_dir)
+    try:
+        (state,) = ledger.branches()
+        windows = [r for r in ledger.branch_chunks(state) if r.path == "pkg/batch.py"]
+    finally:
+        ledger.close()
+    assert len(windows) >= 3 and all(r.symbol == "flush_batch" for r in windows)
+    (hit,) = idx.search("flush_batch", k=1, mode="lexical", validate=False)
+    assert (hit.path, hit.matched[0]) == ("pkg/batch.py", "definition-name")
+    assert hit.record.start_line == 1, (hit.record.start_line, hit.record.end_line)
