@@ -49,6 +49,7 @@ DECLARED = {
     "codevouch.store:NewChunk": "synthetic stores add chunks as a build does",
     "codevouch.store:VectorStore": "synthetic stores write vectors; figure 2 times the store query alone",
     "codevouch.store.vectors:ANN_LEAST": "the ann-recall figure reports how many neighbours a search asks for",
+    "codevouch.store.lexical:names_tests": "the quality figure counts the test queries that the names-tests rule touches",
     "codevouch.store:chunk_id": "synthetic stores give records the build's ids",
     "codevouch.store:collection_base": "figures find a branch's collection as codevouch names it",
     "codevouch.store:space_name": "figures find the vector space as codevouch names it",
