@@ -11,11 +11,11 @@ from typing import Any
 
 from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
+from codevouch_bench.lib.testqueries import KIND_TEST, RULE_OFF
 
 RESULTS = RESULTS_DIR / "bench-quality-stubs.json"
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 SOURCE = "codevouch-source-only"
-RULE_OFF, KIND_TEST = "codevouch-no-names-tests", "codevouch-kind-test"
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
