@@ -132,17 +132,22 @@ def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 
 def _strace(prefix: Path) -> list[str]:
     """strace's argv before the traced command: every process to its own file (`-ff`, so no
-    call is split across lines), the path of every descriptor an openat returns (`-y`)."""
-    return ["strace", "-f", "-ff", "-qq", "-y", "-s", "4096", "-e", "trace=execve,openat", "-e", "signal=none",
-            "-o", str(prefix)]
+    call is split across lines), the path of every descriptor an openat returns (`-y`), each line
+    stamped with its time (`-ttt`), which orders the files."""
+    return ["strace", "-f", "-ff", "-qq", "-y", "-ttt", "-s", "4096", "-e", "trace=execve,openat",
+            "-e", "signal=none", "-o", str(prefix)]
 
 
 def _trace_lines(prefix: Path) -> list[str]:
-    lines: list[str] = []
-    # In the order the processes started (by pid: the interpreter first), not by name.
-    for part in sorted(prefix.parent.glob(prefix.name + ".*"), key=lambda p: int(p.suffix[1:])):
-        lines += part.read_text(errors="replace").splitlines()
-    return lines
+    """Every traced line without its time stamp, the processes in the order they started (the
+    interpreter first). Not by pid: pids wrap around on a machine that has run many processes,
+    and then a child's pid can be lower than its parent's."""
+    parts = []
+    for part in prefix.parent.glob(prefix.name + ".*"):
+        stamped = [line.split(" ", 1) for line in part.read_text(errors="replace").splitlines() if line]
+        if stamped:
+            parts.append((float(stamped[0][0]), [rest for _, rest in stamped]))
+    return [line for _, lines in sorted(parts, key=lambda p: p[0]) for line in lines]
 
 
 def programs_run(lines: list[str]) -> list[str]:
