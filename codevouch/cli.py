@@ -42,6 +42,9 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     """The `codevouch` executable: the engine's answer when it gives one, else the app inside the
     error handler (no tracebacks for users)."""
+    from codevouch import importpath
+
+    importpath.secure()             # before any lazy import: nothing from the working directory
     from codevouch.engine.client import command_of, forward, start_after_answer
 
     code = forward(sys.argv[1:])

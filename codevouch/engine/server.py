@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codevouch import importpath
 from codevouch.engine import execute, paths, protocol
 
 LOCK_WAIT = 10.0          # seconds a new engine waits for the one it replaces to let go
@@ -113,6 +114,8 @@ class Engine:
             # us. Run by hand in a terminal, Ctrl-C stops it (a call it runs then falls back).
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, lambda *_: self.stopping.set())
+        importpath.secure()        # as main() did: calls run in their callers' repositories
+        preload()
         import typer.main
 
         from codevouch.commands.app import build_app
@@ -269,6 +272,33 @@ class Engine:
                 "calls": self.requests, "busy": self.busy, "queued": self.jobs.qsize(),
                 "idle_s": round(time.monotonic() - self.last, 1), "idle_limit_s": self.idle,
                 "warming": self.warming, "warm_up_s": self.warm_up_s}
+
+
+# Imported lazily by some call, by name (the grammars and the token counter load through functions).
+_PRELOAD = ("pathspec", "tantivy", "numpy", "safetensors", "tokenizers", "threadpoolctl", "chromadb")
+
+
+def preload() -> None:
+    """Import, before serving, what a call may import lazily: every grammar, the token counter's
+    encoding, the stores and the query encoder's parts. Nothing from a working directory is on
+    sys.path (importpath), so this is the second guard of issue 45's item 1: a module already
+    loaded is never looked up again, wherever a call runs. What fails is logged; a call that needs
+    it meets the same failure itself, with its own error."""
+    import importlib
+
+    from codevouch.context.windows import count_tokens
+    from codevouch.syntax.languages import SUPPORTED_LANGUAGES, get_language
+
+    start = time.monotonic()
+    loads: list[tuple[str, Any]] = [(name, lambda name=name: importlib.import_module(name)) for name in _PRELOAD]
+    loads += [(f"the {name} grammar", lambda name=name: get_language(name)) for name in sorted(SUPPORTED_LANGUAGES)]
+    loads.append(("the token counter", lambda: count_tokens("")))
+    for what, load in loads:
+        try:
+            load()
+        except Exception as exc:    # noqa: BLE001  (logged; the call that needs it reports it)
+            log(f"preloading {what} failed ({type(exc).__name__}: {exc})")
+    log(f"preloaded the lazy imports in {time.monotonic() - start:.1f} s")
 
 
 def serve(index_dir: Path, idle: float, warm: Path | None = None) -> int:
