@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -62,9 +63,9 @@ def lazy_imports() -> set[str]:
 
 
 def grammar_modules() -> set[str]:
-    """The grammar wheels' modules, read from syntax/languages.py's source."""
-    text = (PACKAGE / "syntax" / "languages.py").read_text()
-    found = {word.strip("\"'(), ") for word in text.split() if word.strip("\"'(), ").startswith("tree_sitter_")}
+    """The grammar wheels' modules, read from the language modules' source (syntax/langs/)."""
+    text = "\n".join(p.read_text() for p in (PACKAGE / "syntax" / "langs").glob("*.py"))
+    found = set(re.findall(r"[\"'](tree_sitter_\w+)[\"']", text))
     assert len(found) >= 6, found
     return found
 

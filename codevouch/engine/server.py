@@ -287,11 +287,12 @@ def preload() -> None:
     import importlib
 
     from codevouch.context.windows import count_tokens
-    from codevouch.syntax.languages import SUPPORTED_LANGUAGES, get_language
+    from codevouch.syntax import registry
+    from codevouch.syntax.languages import get_language
 
     start = time.monotonic()
     loads: list[tuple[str, Any]] = [(name, lambda name=name: importlib.import_module(name)) for name in _PRELOAD]
-    loads += [(f"the {name} grammar", lambda name=name: get_language(name)) for name in sorted(SUPPORTED_LANGUAGES)]
+    loads += [(f"the {name} grammar", lambda name=name: get_language(name)) for name in sorted(registry.names())]
     loads.append(("the token counter", lambda: count_tokens("")))
     for what, load in loads:
         try:

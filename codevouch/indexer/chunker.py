@@ -9,7 +9,7 @@ Model
   public API.  Every chunk's ``text`` is exactly the joined lines of its range.
 * An *item* is a top-level (or container-member) syntax node together with the
   comments/attributes/decorators directly above it (no blank line between).
-  Items that define symbols (see ``LANGUAGE_SPECS``) carry qualified names
+  Items that define symbols (see each language's ``spec.LanguageSpec``) carry qualified names
   (:mod:`codevouch.syntax.tree`, shared with ``find_definitions``).
 * A definition that fits ``budget`` tokens is one piece.  One that does not fit
   is split: a container (class, impl, interface, namespace ...) becomes its
@@ -39,9 +39,11 @@ from dataclasses import dataclass, replace
 
 from tree_sitter import Node
 
-from codevouch.syntax.definitions import KEYWORDLESS, Found, definitions_in, resolve_language
-from codevouch.syntax.languages import LanguageSpec, get_spec
+from codevouch.syntax import registry
+from codevouch.syntax.definitions import Found, definitions_in, resolve_language
+from codevouch.syntax.languages import get_spec
 from codevouch.syntax.lines import MODULE_SYMBOL, split_lines
+from codevouch.syntax.spec import LanguageSpec
 from codevouch.syntax.tree import Item, Syntax, parse, rows
 
 __all__ = ["Chunk", "chunk_text"]
@@ -55,7 +57,7 @@ class Chunk:
     end_line: int  # 1-based, inclusive
     symbol: str  # qualified symbol(s), ", "-joined when merged; "<module>" for top-level code
     text: str  # "\n".join(split_lines(source)[start_line - 1:end_line])
-    # In a language where a definition may open with no keyword (KEYWORDLESS): the qualified name
+    # In a language where a definition may open with no keyword (spec.Language.keywordless): the qualified name
     # of every definition whose lines lie within the chunk, by the file's parse (a class kept whole
     # as one chunk has the class's symbol; `get value()` and `flush() {` are named here).
     defines: tuple[str, ...] = ()
@@ -332,7 +334,7 @@ def _chunk_syntax(text: str, lines: list[str], language: str,
     chunker.span(0, len(lines) - 1, items, MODULE_SYMBOL, chunker.new_group(),
                  header_mergeable=True)
     chunks = chunker.merged_chunks()
-    return _with_definitions(chunks, definitions_in(root, language)) if language in KEYWORDLESS else chunks
+    return _with_definitions(chunks, definitions_in(root, language)) if language in registry.keywordless() else chunks
 
 
 def _with_definitions(chunks: list[Chunk], found: list[Found]) -> list[Chunk]:

@@ -28,7 +28,7 @@ from codevouch.refs.extract import JS_EXTENSIONS, Extracted, Reference, extract
 from codevouch.refs.model import RefReport, RefResult
 from codevouch.refs.worktree import Definitions, WorkTree, module_of
 from codevouch.syntax.lines import split_lines
-from codevouch.syntax.packages import qualifies
+from codevouch.syntax.packages import has_package_clause, qualifies
 from codevouch.validator import symbols
 from codevouch.validator.text import line_count
 from codevouch.worktree import gitio
@@ -275,7 +275,7 @@ class _Checker:
             qualifier, rest = ".".join(parts[:i]), ".".join(parts[i:])
             for rel in sorted(self.mentions.get(_last(rest), ())):
                 spans = self.tree.defs(rel).get(rest)
-                if spans and qualifies(qualifier, rel, self.tree.text(rel) if rel.endswith(".go") else None):
+                if spans and qualifies(qualifier, rel, self.tree.text(rel) if has_package_clause(rel) else None):
                     where = _cite(rel, spans[0])
                     return RefResult(ref, "symbol-defined", f"{ref.symbol} is defined at {where} (in {qualifier}).",
                                      found=where)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from codevouch.syntax import registry
 from codevouch.worktree.changes import HUNK_HEADER
 
 KINDS = ("path", "symbol", "import")
@@ -49,15 +50,17 @@ _PY_IMPORT = re.compile(r"^\s*import\s+(?P<mods>[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*
                         r"\s*(?:#.*)?$")
 # JavaScript/TypeScript relative specifiers (`import x from "./a"`, `export * from "../b"`,
 # `require("./c")`, `import("./d")`): only in a patch, which names the importing file.
-JS_EXTENSIONS = frozenset({"js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx"})
+JS_EXTENSIONS = registry.relative_specifier_extensions()
 _JS_RELATIVE = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["'](\.{1,2}/[^"'\n]*)["']""")
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
 _RECEIVERS = ("self.", "this.", "cls.", "super().")
 # Backticked words that are code but never a repository's definition.
 _LITERALS = frozenset({"True", "False", "None", "null", "undefined", "NaN", "nil", "NULL", "self", "this",
                        "cls", "super", "__init__", "__main__", "__name__", "__all__"})
-_NON_PY_FENCES = frozenset({"js", "javascript", "ts", "typescript", "tsx", "jsx", "go", "rust", "rs", "java",
-                            "bash", "sh", "shell", "console", "json", "yaml", "toml", "text", "c", "cpp"})
+# Fences in another language than Python: their lines hold no Python import to check. The
+# languages codevouch parses name their own tags (spec.Language.fences).
+_NON_PY_FENCES = registry.fences(but="python") | {"bash", "sh", "shell", "console", "json", "yaml", "toml", "text",
+                                                   "c", "cpp"}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from collections.abc import Callable, Collection, Sequence
 from codevouch import caches
 from codevouch.retriever.query import Query
 from codevouch.store import ChunkRecord, lexical
-from codevouch.syntax.definitions import KEYWORDLESS, resolve_language, walk
+from codevouch.syntax import registry
+from codevouch.syntax.definitions import resolve_language, walk
 from codevouch.syntax.lines import decode
 from codevouch.syntax.packages import qualifies
 
@@ -70,7 +71,7 @@ def proposed(named: list[str], lexical_ids: Sequence[str], records: dict[str, Ch
     seen = set(named)
     return named + [cid for cid in lexical_ids[:LEXICAL_PROPOSALS]
                     if cid not in seen and records[cid].status == "live"
-                    and resolve_language(records[cid].path, None) in KEYWORDLESS]
+                    and resolve_language(records[cid].path, None) in registry.keywordless()]
 
 
 def may_define(rec: ChunkRecord) -> bool:

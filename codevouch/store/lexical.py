@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from codevouch.caches import clearable
+from codevouch.syntax import registry
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[^\W\d_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -134,7 +135,7 @@ def name_keys(symbol: str) -> list[str]:
 
 # Keywords that open a definition, in the languages the chunker knows: in a lexical document
 # (`terms`, which keeps word order and whole identifiers) the term after one is a defined name.
-_KEYWORDS = frozenset("def class fn func function struct enum trait interface type macro_rules".split())
+_KEYWORDS = registry.keywords()
 _NAME = re.compile(r"[^\W\d]\w*")
 
 

@@ -9,17 +9,13 @@ import tree_sitter
 from tree_sitter import Node
 
 from codevouch.caches import clearable
-from codevouch.syntax.languages import SUPPORTED_LANGUAGES, LanguageSpec, detect_language, get_language, get_spec
+from codevouch.syntax import registry
+from codevouch.syntax.languages import detect_language, get_language, get_spec
+from codevouch.syntax.spec import LanguageSpec
 from codevouch.syntax.tree import Item, Syntax, def_name, parse, rows
 
-__all__ = ["KEYWORDLESS", "Definitions", "Found", "definitions_in", "find_clean_definitions", "find_definitions",
+__all__ = ["Definitions", "Found", "definitions_in", "find_clean_definitions", "find_definitions",
            "resolve_language", "walk"]
-
-# Languages where some definitions have no keyword before their name: a JavaScript or TypeScript
-# method or accessor (`flush() {`, `get value() {`), a binding (`const f = () =>`), a Java method,
-# a Go name in a `type (...)` group. A search reads a name from a keyword (store/lexical.py), so
-# in these the parse must say what a chunk defines.
-KEYWORDLESS = frozenset({"javascript", "typescript", "tsx", "java", "go"})
 
 # qualified symbol -> (start, end) line ranges, 1-based inclusive, in file order
 Definitions = dict[str, list[tuple[int, int]]]
@@ -29,7 +25,7 @@ def resolve_language(path: str, language: str | None) -> str | None:
     """``language`` when given and supported, else the language of ``path``'s extension."""
     if language is None:
         return detect_language(path)
-    return language if language in SUPPORTED_LANGUAGES else None
+    return language if language in registry.names() else None
 
 
 def find_definitions(text: str, path: str, language: str | None = None) -> Definitions:

@@ -12,14 +12,10 @@ import re
 from functools import lru_cache
 
 from codevouch.caches import clearable
+from codevouch.syntax import registry
 
-# A file stem that names its directory rather than itself: Python's package file, Rust's module
-# and crate roots, a TypeScript/JavaScript directory's index.
-_DIRECTORY_STEMS = frozenset({"__init__", "__main__", "mod", "lib", "main", "index"})
 # What a Rust path starts with when it means "from here", not a module's name.
 _RELATIVE = frozenset({"crate", "self", "super"})
-_GO_PACKAGE = re.compile(r"^[ \t]*package[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
-_STUBS = (".d.ts", ".d.mts", ".d.cts")
 
 
 def module_parts(path: str) -> tuple[str, ...]:
@@ -28,17 +24,26 @@ def module_parts(path: str) -> tuple[str, ...]:
     parts = path.replace("\\", "/").split("/")
     stem = parts[-1]
     lowered = stem.lower()
-    cut = next((len(s) for s in _STUBS if lowered.endswith(s)), 0)
+    # A declaration's whole suffix goes (`index.d.ts` is `index`), not only its last extension.
+    cut = next((len(s) for s in registry.declaration_suffixes() if lowered.endswith(s)), 0)
     stem = stem[:-cut] if cut else stem.rsplit(".", 1)[0] if "." in stem else stem
     out = [p for p in parts[:-1] if p]
-    if stem.lower() not in _DIRECTORY_STEMS:
+    if stem.lower() not in registry.directory_stems():     # `__init__`, Rust's `mod`, `index`
         out.append(stem)
     return tuple(p.lower() for p in out)
 
 
-def go_package(text: str) -> str | None:
-    """A Go file's package clause (`package chi` -> "chi"), or None."""
-    found = _GO_PACKAGE.search(text)
+def has_package_clause(path: str) -> bool:
+    """Whether files like `path` declare their package in their text (Go's `package chi`)."""
+    lang = registry.of_path(path)
+    return lang is not None and lang.package_clause is not None
+
+
+def declared_package(path: str, text: str) -> str | None:
+    """The package `text`, the file at `path`, declares (`package chi` -> "chi"), lower case;
+    None when its language has no package clause or the text has none."""
+    lang = registry.of_path(path)
+    found = lang.package_clause.search(text) if lang is not None and lang.package_clause is not None else None
     return found.group(1).lower() if found else None
 
 
@@ -51,13 +56,13 @@ def qualifier_parts(qualifier: str) -> tuple[str, ...]:
 
 
 def qualifies(qualifier: str, path: str, text: str | None = None) -> bool:
-    """`qualifier` names the file at `path`: it is the file's Go package (read from `text`), or a
+    """`qualifier` names the file at `path`: it is the package the file declares (Go's, read from `text`), or a
     run of its module path's components (`flask` and `flask.app` for src/flask/app.py). A Rust
     `crate::` or `self::` alone qualifies any file of the crate."""
     want = qualifier_parts(qualifier)
     if not want:
         return bool(re.match(r"\s*(crate|self|super)\b", qualifier.lower()))
-    if path.lower().endswith(".go") and text is not None and want == (go_package(text),):
+    if text is not None and want == (declared_package(path, text),):
         return True
     return _run_of(want, module_parts(path))
 

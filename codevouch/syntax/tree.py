@@ -3,7 +3,7 @@ and :func:`codevouch.syntax.definitions.find_definitions`.
 
 An *item* is a top-level (or container-member) node with the comments, attributes and
 decorators directly above it (no blank line between).  Items that define symbols (see
-``LANGUAGE_SPECS``) carry qualified names.  Pure: no file or git I/O.
+``spec.LanguageSpec``) carry qualified names.  Pure: no file or git I/O.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from codevouch.syntax.languages import DefRule, LanguageSpec, get_parser
+from codevouch.syntax.languages import get_parser
+from codevouch.syntax.spec import DefRule, LanguageSpec
 
 __all__ = ["Def", "Item", "Syntax", "def_name", "node_text", "parse", "rows"]
 

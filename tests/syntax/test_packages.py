@@ -1,7 +1,7 @@
 """Package and module qualifiers of a file (pure)."""
 from __future__ import annotations
 
-from codevouch.syntax.packages import go_package, module_parts, qualifier_parts, qualifies
+from codevouch.syntax.packages import declared_package, module_parts, qualifier_parts, qualifies
 
 
 def test_module_parts_drop_directory_stems_and_declaration_suffixes() -> None:
@@ -14,7 +14,7 @@ def test_module_parts_drop_directory_stems_and_declaration_suffixes() -> None:
 
 def test_a_qualifier_is_a_go_package_or_a_run_of_the_module_path() -> None:
     go = "// Package chi is a router.\n// package not_this\npackage chi\n\nfunc URLParam() {}\n"
-    assert go_package(go) == "chi"
+    assert declared_package("srv/server.go", go) == "chi" and declared_package("srv/server.py", go) is None
     assert qualifies("chi", "context.go", go)
     assert not qualifies("chi", "context.go", "package render\n")
     assert qualifies("middleware", "middleware/recoverer.go", "package middleware\n")

@@ -1,0 +1,123 @@
+"""What codevouch knows of one language, as data: the `Language` record each module of
+syntax/langs/ fills in, and the syntax tables (`LanguageSpec`, `DefRule`) inside it.
+
+Adding a language is one module in syntax/langs/ and one line in syntax/registry.py (plus its
+grammar wheel in pyproject.toml); everything that differs between languages is a field here,
+read through the registry. No tree-sitter here: rendering a citation or classifying a path reads
+these tables without loading a grammar.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DefRule:
+    """How a node type that defines a symbol is treated.
+
+    container:   members declared in its ``body`` field are definitions of
+                 their own (qualified as ``Container.member``) and it may be
+                 split into a header piece plus its members.
+    name:        how the symbol name is read (syntax/tree.py, def_name):
+                 "field"          text of the ``name`` field
+                 "string"         ``name`` field with string quotes removed
+                 "go_receiver"    ``Recv.Name`` from a Go method receiver
+                 "impl_type"      base type name of a Rust ``impl`` block
+                 "go_closure"     ``inner`` of ``inner := func() {...}`` (only ever
+                                  inside a function, so only a nested definition)
+                 "js_member"      ``Obj.name`` of ``Obj.name = function () {...}``,
+                                  ``Obj.prototype.name = ...`` and ``exports.name = ...``
+                                  (the object a chain of plain names; ``prototype``
+                                  dropped from it)
+    value_types: when set, the node only counts as a definition if its
+                 ``value_field`` field has one of these types (used for
+                 ``const f = () => ...`` style bindings).
+    value_field: the field ``value_types`` is read from (``value``; ``right``
+                 for an assignment).
+    """
+
+    container: bool = False
+    name: str = "field"
+    value_types: frozenset[str] | None = None
+    value_field: str = "value"
+
+
+LEAF = DefRule()
+CONTAINER = DefRule(container=True)
+
+
+@dataclass(frozen=True)
+class LanguageSpec:
+    """Syntax tables for one language.
+
+    definitions: node type -> rule, for nodes that define a symbol.  The chunker
+                 cuts at those at module level or directly in a container body;
+                 ``find_definitions`` also lists the ones nested anywhere else
+                 (a function in a function, a class in a method).
+    wrappers:    node types that are a definition iff one of their direct
+                 named children is (decorators, ``export``, declarations that
+                 hold ``const f = () => {}`` declarators ...).  The wrapper's
+                 full range belongs to the definition.
+    transparent: node types inside a container body whose children are
+                 members of that container (e.g. Java ``enum_body_declarations``).
+    prefix:      node types that belong to the *next* sibling when directly
+                 above it without a blank line (comments, attributes,
+                 sibling decorators).
+    blocks:      node types whose direct children are statement-like; their
+                 end lines are preferred cut points when a definition has to
+                 be split into line windows.
+    anonymous:   node types whose members have no name to qualify them by (a
+                 Java anonymous class): definitions inside are not listed.
+    """
+
+    definitions: Mapping[str, DefRule]
+    wrappers: frozenset[str] = frozenset()
+    transparent: frozenset[str] = frozenset()
+    prefix: frozenset[str] = frozenset({"comment"})
+    blocks: frozenset[str] = frozenset()
+    anonymous: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Language:
+    """One language codevouch parses.
+
+    name:          the language's name in records and settings (`go`), also the parse's
+    grammar:       (wheel module, function returning the grammar pointer); never downloaded
+    extensions:    lower-case extension with its dot -> the code fence tag a citation gives it
+    syntax:        the definition rules the chunker and the definition finder read
+    keywordless:   some definitions open with no keyword before their name (a JavaScript
+                   method, a Java method, a Go name in a `type (...)` group): the lexical index
+                   cannot read a defined name from a keyword there, so the parse says it
+    keywords:      words that open a definition (`def`, `func`): in a lexical document the
+                   term after one is a defined name (store/lexical.py)
+    fences:        markdown fence tags that name the language (check-refs reads imports in
+                   Python fences only: any other language's fence is skipped)
+    declarations:  file-name suffixes of declaration files (stubs, headers) that declare what
+                   another file implements: a name defined in both is asked for as its
+                   implementation (retriever/stubs.py); also cut from a module path
+    directory_stems: file stems that name their directory rather than themselves in a module
+                   path (`__init__`, Rust's `mod`, a JavaScript directory's `index`)
+    package_clause: a pattern whose first group is the package a file declares (Go's
+                   `package chi`): a qualifier may name the file by it (syntax/packages.py)
+    relative_specifiers: imports name other files by relative specifiers (`import x from
+                   "./a"`, `require("../b")`): check-refs resolves those in a patch
+
+    The default test and generated-file patterns (`*_test.go`, `*_pb2.py`) stay in
+    worktree/rules.py for now: their order is part of every branch's recorded rules, and
+    moving them here would re-read every file on the next build for no change.
+    """
+
+    name: str
+    grammar: tuple[str, str]
+    extensions: Mapping[str, str]
+    syntax: LanguageSpec
+    keywordless: bool = False
+    keywords: tuple[str, ...] = ()
+    fences: tuple[str, ...] = ()
+    declarations: tuple[str, ...] = ()
+    directory_stems: tuple[str, ...] = ()
+    package_clause: re.Pattern[str] | None = None
+    relative_specifiers: bool = False
