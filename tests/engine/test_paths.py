@@ -2,9 +2,23 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from codevouch.engine import paths
+
+
+@pytest.fixture
+def short() -> Iterator[Path]:
+    """A directory with a short path: an engine's socket beside an index in pytest's tmp_path
+    (longer under xdist: .../popen-gw0/...) can pass AF_UNIX's 107 bytes, and then no place fits."""
+    base = Path(tempfile.mkdtemp(prefix="cvp-", dir="/tmp"))
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def test_the_runtime_directory_comes_first(tmp_path: Path) -> None:
@@ -16,13 +30,15 @@ def test_the_runtime_directory_comes_first(tmp_path: Path) -> None:
     assert paths.find(Path("/x/index"), {"XDG_RUNTIME_DIR": str(runtime)}) == place
 
 
-def test_without_a_runtime_directory_it_is_beside_the_index(tmp_path: Path) -> None:
+def test_without_a_runtime_directory_it_is_beside_the_index(short: Path) -> None:
+    tmp_path = short
     index = tmp_path / "index"
     place = paths.find(index, {"TMPDIR": "/nonexistent"}, create=True)
     assert place is not None and place.directory.parent == tmp_path / f".codevouch-engine-{os.getuid()}"
 
 
-def test_a_directory_open_to_others_is_never_used(tmp_path: Path) -> None:
+def test_a_directory_open_to_others_is_never_used(short: Path) -> None:
+    tmp_path = short
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
     (runtime / "codevouch").mkdir(mode=0o755)
