@@ -268,8 +268,9 @@ SERVER = Variable("CODEVOUCH_SERVER", "switch", "auto", "auto",
 SERVER_IDLE = _seconds("CODEVOUCH_SERVER_IDLE", 600.0, "600 (10 min)", "the default (10 min)",
                        f"seconds the resident engine waits for a call before it exits {_ENGINE}")
 SERVER_TIMEOUT = _seconds("CODEVOUCH_SERVER_TIMEOUT", 120.0, "120", "the default (120 s)",
-                          "seconds a CLI call waits for the engine's answer; past it the engine is killed and the "
-                          f"call runs in-process (`0`: no limit) {_ENGINE}")
+                          "seconds a CLI call waits for the engine: in its queue (past it the call runs in-process), "
+                          "then for the answer once the call started (past it the engine is killed and the call "
+                          f"runs in-process; `0`: no limit) {_ENGINE}")
 
 # What codevouch reads, in the order of the table.
 VARIABLES: tuple[Variable, ...] = (

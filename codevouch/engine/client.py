@@ -317,6 +317,14 @@ class Call:
             _after.append((self.place, self.index_dir, dict(os.environ), repo))
             return None
         sock, pid = found
+        if _stopped(pid):
+            # SIGSTOPped: the kernel still accepts connections for it, but it will answer nobody
+            # (a call it runs is frozen too). Replace it now rather than wait out the timeout.
+            sock.close()
+            _note(self.place, f"engine {pid} is stopped (SIGSTOP); killed by the call of pid {os.getpid()}, "
+                              "which runs in-process, and replaced by the next call")
+            _kill(pid)
+            return None
         try:
             code = self._exchange(sock, pid)
         finally:
@@ -340,8 +348,14 @@ class Call:
                 "pid": os.getpid()}
 
     def _exchange(self, sock: socket.socket, pid: int) -> int | None:
+        """The call through the engine. The timeout is counted twice: while the call queues
+        behind other callers' (past it, this call runs in-process and the engine, busy but not
+        hung, skips it), then from the engine's `started` frame (past it, the engine hangs on
+        this very call: it is killed, which ends no other caller's call, since it runs one at a
+        time; the next call starts a fresh one)."""
         deadline = time.monotonic() + self.timeout if self.timeout > 0 else None
         writes: list[tuple[int, bytes]] = []
+        started = False
         try:
             protocol.send_json(sock, self._request())
             fd = 1
@@ -355,7 +369,10 @@ class Call:
                     writes.append((fd, frame))
                     continue
                 op = frame.get("op")
-                if op == "write":
+                if op == "started":
+                    started = True
+                    deadline = time.monotonic() + self.timeout if self.timeout > 0 else None
+                elif op == "write":
                     fd = 2 if frame.get("fd") == 2 else 1
                 elif op == "stdin":
                     protocol.send_bytes(sock, self._stdin(int(frame.get("n", 0))))
@@ -367,7 +384,10 @@ class Call:
                 else:                        # "inprocess", or anything this client does not know
                     return None
         except TimeoutError:
-            _kill(pid)                       # it hangs: it is told nothing more, it is ended
+            if started or _stopped(pid):     # it hangs on this call (or froze): told nothing more, ended
+                _note(self.place, f"the call of pid {os.getpid()} ran past {self.timeout:g} s "
+                                  f"(CODEVOUCH_SERVER_TIMEOUT); engine {pid} is killed, and replaced by the next call")
+                _kill(pid)
             return None
         except (OSError, protocol.PeerError, ValueError, TypeError):
             return None                      # killed mid-call, or it broke the protocol
@@ -388,6 +408,30 @@ class Call:
     def _hand_back_stdin(self) -> None:
         sys.stdin = io.TextIOWrapper(io.BufferedReader(_Replay(b"".join(self.read))),
                                      encoding=sys.stdin.encoding, errors=sys.stdin.errors)
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process `pid` is stopped (state T or t in /proc; False where /proc cannot say)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in (b"T", b"t")
+
+
+def _note(place: paths.Place, message: str) -> None:
+    """A line in the engine's log, written by a client (the engine cannot say it was killed)."""
+    try:
+        fd = os.open(place.log, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        os.write(fd, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [client {os.getpid()}] {message}\n".encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _kill(pid: int) -> None:

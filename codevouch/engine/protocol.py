@@ -6,7 +6,8 @@ raw bytes (stdin, stdout, stderr). One call is one connection:
     client -> {"op": "run", "protocol", "identity", "argv", "cwd", "env", "tty", "encoding"}
     engine -> {"op": "mismatch", "identity"}            another install's or version's engine
            |  {"op": "inprocess", "reason"}             not for the engine: run it in-process
-           |  {"op": "stdin", "n"}  <- B                the command reads stdin: n bytes at most
+           |  {"op": "started"}, then:                  the call left the queue and runs
+              {"op": "stdin", "n"}  <- B                the command reads stdin: n bytes at most
            |  ({"op": "write", "fd"} B)* {"op": "exit", "code"}    the answer, in write order
     client -> {"op": "status"} | {"op": "stop"};  engine -> {"op": "status", ...}
 
@@ -22,7 +23,7 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-PROTOCOL = 1
+PROTOCOL = 2                 # 2: the `started` frame (a client times a call from it)
 MAX_FRAME = 1 << 30          # a frame longer than this is a broken peer, not an answer
 _HEADER = struct.Struct(">IB")
 

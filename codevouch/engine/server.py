@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import queue
+import select
 import signal
 import socket
 import sys
@@ -177,11 +178,18 @@ class Engine:
             self.last = time.monotonic()
 
     def _run(self, app: Any, job: _Job) -> None:
+        if _left(job.conn):
+            # Its client waited past its timeout in the queue and answered in-process.
+            log(f"a call from pid {job.request.pid} was given up while it queued; skipped")
+            job.conn.close()
+            return
         self.busy = " ".join(job.request.argv[:2])
         self.requests += 1
         log(f"call {self.requests} from pid {job.request.pid}: {job.request.argv[:1]}")
         try:
             try:
+                # The client's timeout counts from here, not from when the call queued.
+                protocol.send_json(job.conn, {"op": "started"})
                 record, code = execute.run(app, job.request, job.conn)
             except (OSError, protocol.PeerError) as exc:
                 log(f"call {self.requests}: the caller went away ({exc})")
@@ -272,6 +280,16 @@ class Engine:
                 "calls": self.requests, "busy": self.busy, "queued": self.jobs.qsize(),
                 "idle_s": round(time.monotonic() - self.last, 1), "idle_limit_s": self.idle,
                 "warming": self.warming, "warm_up_s": self.warm_up_s}
+
+
+def _left(conn: socket.socket) -> bool:
+    """Whether the caller closed its end of a queued call: a queued client sends nothing until
+    its call starts, so anything readable is the end of the stream (or a fault)."""
+    try:
+        ready, _, _ = select.select([conn], [], [], 0)
+        return bool(ready) and conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 # Imported lazily by some call, by name (the grammars and the token counter load through functions).

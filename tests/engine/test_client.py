@@ -2,6 +2,7 @@
 in-process (same exit code, same bytes, stdin not lost)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -170,3 +171,47 @@ def test_an_engine_runs_the_package_its_client_was_imported_from(engine: Engines
     engine.only()                       # started after that answer; this call goes to it
     assert same(engine.cv("search", "cancel order", "--repo", str(indexed.root), cwd=checkout), expected)
     assert engine.log().count(" call ") == 1 and f"{checkout / 'codevouch'} " in engine.log()
+
+
+def test_a_call_queued_behind_another_falls_back_and_leaves_the_engine_running(engine: Engines, indexed: Repo) -> None:
+    """The timeout counts from when the engine starts a call, not while it queues: a caller that
+    waits past it in the queue answers in-process and never kills the engine, whose running call
+    (another caller's) goes on and is answered; the engine skips the abandoned call."""
+    lines = snippet_lines(indexed)
+    expected_a = engine.cv("validate", "-", cwd=indexed.root, stdin=lines, server="off")
+    expected_b = engine.cv("index", "status", cwd=indexed.root, server="off")
+    assert engine.cv("index", "status", cwd=indexed.root).returncode == 0
+    pid = engine.only()
+    assert wait_until(lambda: b'"warm_up_s": null' not in engine.cv("serve", "--status", "--json").stdout, 120)
+    full = {**engine.env, "CODEVOUCH_SERVER": "on"}
+    # Caller A's call runs in the engine and waits there for A's stdin, which A holds open.
+    a = subprocess.Popen([sys.executable, "-m", "codevouch", "validate", "-"], cwd=indexed.root, env=full,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert wait_until(lambda: f"from pid {a.pid}" in engine.log(), 120), engine.log()
+        b = engine.cv("index", "status", cwd=indexed.root, env={"CODEVOUCH_SERVER_TIMEOUT": "2"})
+        assert same(b, expected_b)                       # answered in-process after 2 s in the queue
+        assert alive(pid) and engine.only() == pid       # the engine was not killed ...
+        out, err = a.communicate(lines.encode(), timeout=300)
+    finally:
+        if a.poll() is None:
+            a.kill()
+    assert (a.returncode, out, err) == (expected_a.returncode, expected_a.stdout, expected_a.stderr)
+    status = engine.cv("serve", "--status", "--json")
+    assert json.loads(status.stdout)["calls"] == 1, (status.stdout, engine.log())   # A's call; B's skipped
+    assert wait_until(lambda: "given up while it queued; skipped" in engine.log(), 30), engine.log()
+
+
+def test_a_stopped_engine_is_replaced_at_once(engine: Engines, indexed: Repo) -> None:
+    expected = engine.cv("search", "cancel order", cwd=indexed.root, server="off")
+    assert engine.cv("search", "cancel order", cwd=indexed.root).returncode == 0
+    pid = engine.only()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        done = engine.cv("search", "cancel order", cwd=indexed.root)      # the default timeout: 120 s
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGCONT)
+    assert same(done, expected)
+    assert wait_until(lambda: not alive(pid), 30)
+    assert "is stopped (SIGSTOP)" in engine.log()
