@@ -263,15 +263,9 @@ def _entry(old: _Def | None, new: _Def | None, old_path: str, new_path: str,
                            old.d.signature if signature_changed else None, changed, new.own)
 
 
-def align(old: Sequence[_Def], new: Sequence[_Def], old_path: str, new_path: str
-          ) -> list[DefinitionDrift]:
-    """Definitions of two versions of one file, aligned, in the new file's order (a removed
-    one just after where its predecessor went)."""
-    keys_old = [(x.d.name, x.d.signature) for x in old]
-    keys_new = [(x.d.name, x.d.signature) for x in new]
-    anchors = lcs(keys_old, keys_new)
-    paired_old = {i for i, _ in anchors}
-    paired_new = {j for _, j in anchors}
+def _late_pairs(old: Sequence[_Def], new: Sequence[_Def], paired_old: set[int],
+                paired_new: set[int]) -> dict[int, tuple[int, str]]:
+    """Pairs the LCS left out, new index -> (old index, state); marks both sides paired."""
     # Out of LCS order but the same name and signature: reordered. Then the same name only:
     # its signature changed. First unmatched counterpart in file order, for duplicates.
     late: dict[int, tuple[int, str]] = {}
@@ -290,6 +284,19 @@ def align(old: Sequence[_Def], new: Sequence[_Def], old_path: str, new_path: str
                 paired_old.add(i)
                 paired_new.add(j)
                 late[j] = (i, state)
+    return late
+
+
+def align(old: Sequence[_Def], new: Sequence[_Def], old_path: str, new_path: str
+          ) -> list[DefinitionDrift]:
+    """Definitions of two versions of one file, aligned, in the new file's order (a removed
+    one just after where its predecessor went)."""
+    keys_old = [(x.d.name, x.d.signature) for x in old]
+    keys_new = [(x.d.name, x.d.signature) for x in new]
+    anchors = lcs(keys_old, keys_new)
+    paired_old = {i for i, _ in anchors}
+    paired_new = {j for _, j in anchors}
+    late = _late_pairs(old, new, paired_old, paired_new)
     partner = {i: j for i, j in anchors} | {i: j for j, (i, _) in late.items()}
     out: list[tuple[float, DefinitionDrift]] = []
     for i, j in anchors:
@@ -343,13 +350,11 @@ def _code_lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line.strip()]
 
 
-def _cross_file_moves(files: list[FileDrift]) -> list[FileDrift]:
-    """A definition removed from one file and added to another is one move."""
-    removed = [(k, d) for k, f in enumerate(files) for d in f.definitions or () if d.state == "removed"]
-    added = [(k, d) for k, f in enumerate(files) for d in f.definitions or () if d.state == "added"]
-    if not removed or not added:
-        return files
-    swap: dict[int, DefinitionDrift] = {}   # id(old entry) -> the move that replaces it
+def _moves(removed: list[tuple[int, DefinitionDrift]], added: list[tuple[int, DefinitionDrift]]
+           ) -> dict[int, DefinitionDrift]:
+    """id(old entry) -> the move that replaces it, for each removed and added entry paired
+    across files (same name and signature first, then the same name)."""
+    swap: dict[int, DefinitionDrift] = {}
     for key_of in (lambda d: (d.name, d.signature), lambda d: d.name):
         waiting: dict[Any, list[tuple[int, DefinitionDrift]]] = {}
         for k, d in removed:
@@ -366,6 +371,16 @@ def _cross_file_moves(files: list[FileDrift]) -> list[FileDrift]:
                                    gone.signature if gone.signature != d.signature else None,
                                    gone.own != d.own, d.own)
             swap[id(gone)] = swap[id(d)] = move
+    return swap
+
+
+def _cross_file_moves(files: list[FileDrift]) -> list[FileDrift]:
+    """A definition removed from one file and added to another is one move."""
+    removed = [(k, d) for k, f in enumerate(files) for d in f.definitions or () if d.state == "removed"]
+    added = [(k, d) for k, f in enumerate(files) for d in f.definitions or () if d.state == "added"]
+    if not removed or not added:
+        return files
+    swap = _moves(removed, added)
     if not swap:
         return files
     return [replace(f, definitions=tuple(swap.get(id(d), d) for d in f.definitions))

@@ -7,7 +7,7 @@ C-quoted paths (git's quoting of unusual bytes) are unquoted.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from codevouch.worktree.changes import HUNK_HEADER
 
@@ -122,54 +122,66 @@ def parse_patch(text: str) -> list[FilePatch]:
     return files
 
 
+@dataclass
+class _Header:
+    """What a file's extended header lines (between `diff --git` and its first hunk) say."""
+    old_path: str | None
+    new_path: str | None
+    status: str = "modified"
+    binary: bool = False
+    info: dict[str, str | None] = field(default_factory=dict)
+
+
 def _parse_file(lines: list[str], i: int, files: list[FilePatch]) -> int:
     git_old, git_new = _git_line_paths(lines[i][len("diff --git "):])
-    info: dict[str, str | None] = {}
-    old_path: str | None = git_old
-    new_path: str | None = git_new
-    status = "modified"
-    binary = False
+    head = _Header(git_old, git_new)
     i += 1
     while i < len(lines) and not lines[i].startswith(("diff --git ", "@@ ")):
-        line = lines[i]
-        key, _, value = line.partition(" ")
-        if line.startswith("new file mode "):
-            status, old_path, info["new_mode"] = "added", None, line.rsplit(" ", 1)[1]
-        elif line.startswith("deleted file mode "):
-            status, new_path, info["old_mode"] = "deleted", None, line.rsplit(" ", 1)[1]
-        elif key in ("old", "new") and value.startswith("mode "):
-            info[f"{key}_mode"] = value[5:]
-        elif line.startswith(("rename from ", "copy from ")):
-            status = "renamed" if key == "rename" else "copied"
-            old_path = unquote(line.split(" ", 2)[2])
-        elif line.startswith(("rename to ", "copy to ")):
-            new_path = unquote(line.split(" ", 2)[2])
-        elif line.startswith(("similarity index ", "dissimilarity index ")):
-            info["similarity"] = line.rsplit(" ", 1)[1].rstrip("%")
-        elif line.startswith("index "):
-            parts = line.split()
-            if len(parts) == 3:     # "index a..b 100644": the mode did not change
-                info.setdefault("old_mode", parts[2])
-                info.setdefault("new_mode", parts[2])
-        elif line.startswith(("Binary files ", "GIT binary patch")):
-            binary = True
-        elif line.startswith("--- "):
-            old_path = _side(line[4:], "a/")
-        elif line.startswith("+++ "):
-            new_path = _side(line[4:], "b/")
+        _read_header_line(lines[i], head)
         i += 1
     hunks: list[Hunk] = []
     while i < len(lines) and lines[i].startswith("@@ "):
         hunk, i = _parse_hunk(lines, i)
         hunks.append(hunk)
-    if status == "added":
+    info = head.info
+    if head.status == "added":
         info.pop("old_mode", None)
-    if status == "deleted":
+    if head.status == "deleted":
         info.pop("new_mode", None)
-    files.append(FilePatch(status, old_path, new_path, info.get("old_mode"), info.get("new_mode"),
-                           int(similarity) if (similarity := info.get("similarity")) else None, binary,
+    files.append(FilePatch(head.status, head.old_path, head.new_path, info.get("old_mode"), info.get("new_mode"),
+                           int(similarity) if (similarity := info.get("similarity")) else None, head.binary,
                            tuple(hunks)))
     return i
+
+
+def _read_header_line(line: str, head: _Header) -> None:
+    """One extended header line into what the header says so far."""
+    info = head.info
+    key, _, value = line.partition(" ")
+    if line.startswith("new file mode "):
+        head.status, head.old_path, info["new_mode"] = "added", None, line.rsplit(" ", 1)[1]
+    elif line.startswith("deleted file mode "):
+        head.status, head.new_path, info["old_mode"] = "deleted", None, line.rsplit(" ", 1)[1]
+    elif key in ("old", "new") and value.startswith("mode "):
+        info[f"{key}_mode"] = value[5:]
+    elif line.startswith(("rename from ", "copy from ")):
+        head.status = "renamed" if key == "rename" else "copied"
+        head.old_path = unquote(line.split(" ", 2)[2])
+    elif line.startswith(("rename to ", "copy to ")):
+        head.new_path = unquote(line.split(" ", 2)[2])
+    elif line.startswith(("similarity index ", "dissimilarity index ")):
+        info["similarity"] = line.rsplit(" ", 1)[1].rstrip("%")
+    elif line.startswith("index "):
+        parts = line.split()
+        if len(parts) == 3:     # "index a..b 100644": the mode did not change
+            info.setdefault("old_mode", parts[2])
+            info.setdefault("new_mode", parts[2])
+    elif line.startswith(("Binary files ", "GIT binary patch")):
+        head.binary = True
+    elif line.startswith("--- "):
+        head.old_path = _side(line[4:], "a/")
+    elif line.startswith("+++ "):
+        head.new_path = _side(line[4:], "b/")
 
 
 def _parse_hunk(lines: list[str], i: int) -> tuple[Hunk, int]:
