@@ -16,9 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from codevouch.validator import moves, symbols, verbatim
+from codevouch.validator.current import claimed, find_symbol, find_text, holds_its_definitions, named_range, pick
 from codevouch.validator.gathered import Facts, WorkFile, fast_path, identical_blob, same_oid
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
-from codevouch.validator.text import find_lines, line_count, nearest, slice_lines
+from codevouch.validator.text import find_lines, line_count, slice_lines
 from codevouch.vocabulary import Kind
 from codevouch.worktree.paths import Located
 
@@ -78,7 +79,7 @@ def _out_of_range(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict
     past = _past_end(s, loc, work, facts, identical, last, decided)
     if past is None:
         return None
-    current = _find_symbol(s, loc.real, work, facts) if loc.real else None
+    current = find_symbol(s, loc.real, work, facts) if loc.real else None
     first, end = s.start_line or s.end_line, s.end_line or s.start_line
     hint = f"; the current {current.symbol} is at lines {current.start_line}-{current.end_line}" if current else ""
     return Decision("lines-out-of-range",
@@ -168,8 +169,8 @@ def _missing(s: Snippet, loc: Located, facts: Facts) -> Decision:
     if new and work is not None:
         if same_oid(work.blob, facts.old_blob(s, loc.rel)):
             return _renamed_intact(s, loc, new, work, facts)
-        current = _find_text(s, _old_text(s, loc, facts), new, work, facts) or \
-            _find_symbol(s, new, work, facts) or \
+        current = find_text(s, _old_text(s, loc, facts), new, work, facts) or \
+            find_symbol(s, new, work, facts) or \
             Current(new, 1, line_count(work.text), work.text, None)
         where = f"{current.symbol} in {new}" if current.symbol else new
         return Decision("renamed-and-changed",
@@ -223,11 +224,18 @@ def _by_text(s: Snippet, loc: Located, facts: Facts, decided: Decision) -> Decis
                             facts.blob_texts.get(old) if old else None)
     if place is None:
         return decided
-    current = _current(target, place.start_line, place.end_line, work, facts, s.symbol)
+    current = named_range(target, place.start_line, place.end_line, work, facts, s.symbol)
     names = symbols.symbol_names(s.symbol)
     if target == loc.real and _symbol_gone(s, loc, facts, current) or \
             target != loc.real and not all(symbols.resolve(facts.defs(target), n, target) for n in names):
         return decided
+    return _verbatim_decision(s, loc, facts, decided, target, place, current)
+
+
+def _verbatim_decision(s: Snippet, loc: Located, facts: Facts, decided: Decision, target: str,
+                       place: verbatim.Place, current: Current) -> Decision:
+    """What `decided` becomes with the snippet's text verbatim at `place` in `target` (its file,
+    or its rename target)."""
     where = _placed(s, place)
     if target != loc.real:
         reason = "file-renamed" if decided.reason == "text-mismatch" else "chunk-moved"
@@ -262,11 +270,11 @@ def _renamed_intact(s: Snippet, loc: Located, new: str, work: WorkFile, facts: F
     if s.text is not None:
         hits = facts.hits(s.text, new) if s.text.strip() else []
         if not hits:
-            current = _find_symbol(s, new, work, facts)
+            current = find_symbol(s, new, work, facts)
             return Decision("text-mismatch",
                             f"{loc.rel} was renamed to {new} with its content unchanged, but the snippet's text "
                             "is not in it: the text was altered after indexing and must not be trusted.", current)
-        current = _pick(s, hits, new, work, facts, identical=True, needle=s.text)
+        current = pick(s, hits, new, work, facts, identical=True, needle=s.text)
     else:
         last = max(s.start_line or 0, s.end_line or 0)
         if last > line_count(work.text):
@@ -274,8 +282,8 @@ def _renamed_intact(s: Snippet, loc: Located, new: str, work: WorkFile, facts: F
                             f"{loc.rel} was renamed to {new} with its content unchanged, but lines "
                             f"{s.start_line or s.end_line}-{s.end_line or s.start_line} are past its end "
                             f"({line_count(work.text)} lines): nothing there to vouch for.",
-                            _find_symbol(s, new, work, facts))
-        current = _claimed(s, new, work, facts) or _find_symbol(s, new, work, facts) or \
+                            find_symbol(s, new, work, facts))
+        current = claimed(s, new, work, facts) or find_symbol(s, new, work, facts) or \
             Current(new, 1, line_count(work.text), work.text, None)
     at = f"lines {current.start_line}-{current.end_line}" + (f" ({current.symbol})" if current.symbol else "")
     return Decision("file-renamed",
@@ -304,14 +312,14 @@ def _never_existed(s: Snippet, loc: Located, commit: str | None, facts: Facts) -
 def _unversioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts) -> Decision:
     assert loc.real is not None
     if s.text is not None:
-        current = _find_text(s, s.text, loc.real, work, facts)
+        current = find_text(s, s.text, loc.real, work, facts)
         if current is not None and _symbol_gone(s, loc, facts, current):
             return _renamed_around(s, loc, current)
         if current is not None:
             return Decision("text-found",
                             f"The snippet has no commit or blob id, but its text is in the working-tree "
                             f"file at lines {current.start_line}-{current.end_line}.", current)
-    current = _find_symbol(s, loc.real, work, facts)
+    current = find_symbol(s, loc.real, work, facts)
     what = "its text is not in the current file" if s.text is not None else "it carries no text"
     hint = f"; the current {current.symbol} is given instead" if current else ""
     return Decision("no-version-metadata",
@@ -334,7 +342,7 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
     gone = bool(s.commit) and commit is None
     old_text = _old_text(s, loc, facts)
     if old_text is not None:
-        current = _find_text(s, old_text, loc.real, work, facts)
+        current = find_text(s, old_text, loc.real, work, facts)
         if current is not None:
             return _text_kept(s, loc, facts, current)
     return _changed(s, loc, work, facts, gone and old_text is None)
@@ -355,21 +363,21 @@ def _unchanged(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
              "Cut from the working tree, and the file is unchanged since" if worktree else
              "The working-tree file has the same git blob id as the indexed one")
     if s.text is None:
-        current = _claimed(s, loc.real, work, facts) or _find_symbol(s, loc.real, work, facts)
+        current = claimed(s, loc.real, work, facts) or find_symbol(s, loc.real, work, facts)
         return Decision(reason, f"{basis}.", current)
     hits = facts.hits(s.text, loc.real)
     if not hits and same in facts.blob_texts and find_lines(s.text, facts.blob_texts[same]):
         # A clean filter changes the working-tree bytes but git sees the same content.
-        current = _claimed(s, loc.real, work, facts)
+        current = claimed(s, loc.real, work, facts)
         return Decision(reason, f"{basis} (compared after git's filters).", current)
     if hits:
-        current = _pick(s, hits, loc.real, work, facts, identical=True, needle=s.text)
+        current = pick(s, hits, loc.real, work, facts, identical=True, needle=s.text)
         if s.start_line is None or current.start_line == s.start_line:
             return Decision(reason, f"{basis}.", current)
         return Decision("chunk-moved",
                         f"The file is unchanged but the snippet's line numbers are not where its text "
                         f"is: use lines {current.start_line}-{current.end_line}.", current)
-    current = _find_symbol(s, loc.real, work, facts) or _claimed(s, loc.real, work, facts)
+    current = find_symbol(s, loc.real, work, facts) or claimed(s, loc.real, work, facts)
     return Decision("text-mismatch",
                     "The version metadata says the file is unchanged, but the snippet's text is not "
                     "in it: the text was altered after indexing and must not be trusted.", current)
@@ -382,7 +390,7 @@ def _unknown_blob(s: Snippet, loc: Located, work: WorkFile, facts: Facts, commit
     assert loc.real is not None
     if s.blob_sha and commit is not None and s.blob_sha not in facts.objects \
             and facts.blob_at(commit, loc.rel) not in (None, s.blob_sha):
-        current = _find_symbol(s, loc.real, work, facts)
+        current = find_symbol(s, loc.real, work, facts)
         return Decision("unknown-blob",
                         f"The snippet's blob id {s.blob_sha[:12]} is not {loc.rel} at its commit "
                         f"{commit[:7]}, and this repository has no such object: its version metadata "
@@ -412,7 +420,7 @@ def _changed(s: Snippet, loc: Located, work: WorkFile, facts: Facts, nothing_to_
     """The snippet's text is not in the changed file (or there was none to look for): where its
     symbol is now, or that it is gone (from this file, or moved to another)."""
     assert loc.real is not None
-    current = _find_symbol(s, loc.real, work, facts)
+    current = find_symbol(s, loc.real, work, facts)
     if nothing_to_compare:
         # Nothing to compare: no blob id, no text, and the commit is gone (force-pushed).
         hint = f"; the current {current.symbol} is given instead" if current else ""
@@ -455,7 +463,7 @@ def _symbol_gone(s: Snippet, loc: Located, facts: Facts, found: Current) -> bool
         return False
     near = facts.parsed_near(loc.real, found.start_line, found.end_line)
     if near is not None and all(symbols.resolve(near, name, loc.rel) for name in names) \
-            or _holds_its_definitions(s.symbol, found.text, loc.rel, facts):
+            or holds_its_definitions(s.symbol, found.text, loc.rel, facts):
         return False
     now = facts.defs(loc.real)
     old = facts.old_defs(s, loc.rel)
@@ -525,102 +533,9 @@ def _old_text(s: Snippet, loc: Located, facts: Facts) -> str | None:
     return text if text.strip() else None
 
 
-def _find_text(s: Snippet, text: str | None, real: str, work: WorkFile, facts: Facts) -> Current | None:
-    if not text or not text.strip():
-        return None      # blank text "occurs" everywhere and proves nothing
-    hits = facts.hits(text, real)
-    return _pick(s, hits, real, work, facts, needle=text) if hits else None
-
-
-def _pick(s: Snippet, hits: list[tuple[int, int]], real: str, work: WorkFile, facts: Facts,
-          identical: bool = False, needle: str | None = None) -> Current:
-    """Several occurrences: prefer one inside the snippet's symbol, then the nearest to its old lines.
-
-    At the snippet's own lines the snippet's symbol is kept without parsing the file (parsing
-    every referenced file just to re-derive a name the indexer already gave was most of the
-    validator's time) when the file is identical to the indexed one, or when the text holds
-    the definitions it names (or names none): code that stayed put, verbatim, with its
-    definition lines, is still what it was. So is code pushed up or down with its whole
-    top-level block unchanged, when the snippet spells its symbol as codevouch does. Wherever
-    else the code moved, the name is re-derived from the current file.
-    """
-    own_lines = (s.start_line, s.end_line) if s.start_line is not None and s.end_line is not None else None
-    if identical and own_lines is not None and own_lines in hits:
-        # The file is the indexed one and the text is at the snippet's own lines: that is the
-        # chunk the index cut there, whatever repeats of its text the file holds elsewhere, so
-        # no parse is needed to tell the occurrences apart (a large file's was most of a
-        # validated search's tail).
-        hits = [own_lines]
-    if len(hits) > 1 and symbols.symbol_names(s.symbol):
-        defs = facts.defs(real)
-        own = [h for h in hits if symbols.in_symbol(defs, s.symbol, *h, path=real)]
-        hits = own or hits
-    start, end = nearest(hits, s.start_line)
-    if s.symbol and (start, end) == (s.start_line, s.end_line):
-        text = _hit_text(needle, real, start, end, facts)
-        if identical or facts.unchanged_through(s, real, end) or facts.intact_block(s, real, start, end) \
-                or _holds_its_definitions(s.symbol, text, real, facts):
-            return Current(real, start, end, text, s.symbol)
-    elif s.symbol and symbols.own_spelling(s.symbol, real) and facts.intact_block(s, real, start, end):
-        # Shifted by lines added or removed above it, with the top-level block around it as it
-        # was: the same code under the same names. Another tool's spelling is re-derived.
-        return Current(real, start, end, _hit_text(needle, real, start, end, facts), s.symbol)
-    return _current(real, start, end, work, facts, s.symbol)
-
-
-def _hit_text(needle: str | None, real: str, start: int, end: int, facts: Facts) -> str:
-    """The working-tree lines of a hit: the needle itself when it was found verbatim (only a
-    CRLF-tolerant hit differs from it)."""
-    return needle if needle is not None and facts.verbatim(needle, real) else facts.lines(real, start, end)
-
-
 def _stayed_put(s: Snippet, found: Current, facts: Facts) -> bool:
     """The found text is the snippet's own lines with what encloses them unchanged: at the same
     lines in a file unchanged from the top through them, or in an unchanged top-level block."""
     return (found.start_line, found.end_line) == (s.start_line, s.end_line) and \
         facts.unchanged_through(s, found.path, found.end_line) or \
         facts.intact_block(s, found.path, found.start_line, found.end_line)
-
-
-def _holds_its_definitions(symbol: str | None, text: str, path: str, facts: Facts) -> bool:
-    """Whether `text` holds, at its outermost level, a definition of each name in `symbol` (by
-    its own name); True for a symbol that names no definition (`<module>`)."""
-    names = symbols.symbol_names(symbol)
-    return not names or symbols.holds_definitions(facts.text_defs(text, path), names, path)
-
-
-def _claimed(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current | None:
-    """The snippet's own line range in the (unchanged) working-tree file."""
-    if s.start_line is None or s.end_line is None or s.start_line > facts.line_total(real):
-        return None
-    end = min(s.end_line, facts.line_total(real))
-    if s.symbol and end == s.end_line:
-        return Current(real, s.start_line, end, facts.lines(real, s.start_line, end), s.symbol)
-    return _current(real, s.start_line, end, work, facts, s.symbol)
-
-
-def _find_symbol(s: Snippet, real: str, work: WorkFile, facts: Facts) -> Current | None:
-    """The symbol's definition now: looked for in the top-level block at the snippet's old
-    lines first (a fraction of a parse), then in the whole file."""
-    names = symbols.symbol_names(s.symbol)
-    if not names:
-        return None
-    found = None
-    if s.start_line is not None and s.start_line <= facts.line_total(real):
-        near = facts.defs_near(real, s.start_line, min(s.end_line or s.start_line, facts.line_total(real)))
-        if all(symbols.resolve(near, n, real) for n in names):
-            found = symbols.lookup(near, s.symbol, s.start_line, real)
-    found = found or symbols.lookup(facts.defs(real), s.symbol, s.start_line, real)
-    if found is None:
-        return None
-    start, end, name = found
-    return Current(real, start, end, facts.lines(real, start, end), name)
-
-
-def _current(real: str, start: int, end: int, work: WorkFile, facts: Facts, fallback: str | None) -> Current:
-    """A located range, named by the definition that encloses it now (which may differ from
-    the snippet's symbol: a method moved to another class keeps its text, not its name)."""
-    if not symbols.supported(real):
-        return Current(real, start, end, facts.lines(real, start, end), fallback)
-    name = symbols.enclosing(facts.defs_near(real, start, end), start, end) or symbols.MODULE_SYMBOL
-    return Current(real, start, end, facts.lines(real, start, end), name)

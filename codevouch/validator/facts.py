@@ -82,9 +82,8 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
     status = started.status
     known = started.known
     # Commit names need no root either.
-    reading = gitio.PendingCommits(known.root if known else Path(repo), ["HEAD", *(s.commit for s in snippets if s.commit)],
-                                   known={"HEAD": known.head} if known and known.head else None)
-    root = known.root if known else started.root.result() if started.root else gitio.repo_root(repo)
+    reading = _start_commits(repo, snippets, known)
+    root = _root(repo, started)
     locator = Locator(root)
     located = {s.path: locator.locate(s.path) for s in snippets}
     # Which files git ignores, asked before any is read: an ignored file (.env, keys, local
@@ -117,6 +116,19 @@ def gather(repo: Path | str, snippets: Sequence[Snippet], strict: bool = False,
         facts.hits(text, real)
     facts, early = _finish_hashing(facts, hashing)
     return _read_old_blobs(facts, inside, strict, early)
+
+
+def _start_commits(repo: Path | str, snippets: Sequence[Snippet], known: Known | None) -> gitio.PendingCommits:
+    """HEAD and the snippets' commits, with their dates, being read (HEAD not asked when `known`
+    has it)."""
+    return gitio.PendingCommits(known.root if known else Path(repo), ["HEAD", *(s.commit for s in snippets if s.commit)],
+                                known={"HEAD": known.head} if known and known.head else None)
+
+
+def _root(repo: Path | str, started: Started) -> Path:
+    """The top of the work tree: as the caller knows it, else as started, else asked now."""
+    known = started.known
+    return known.root if known else started.root.result() if started.root else gitio.repo_root(repo)
 
 
 def _readable(located: Iterable[Located]) -> list[str]:

@@ -162,6 +162,14 @@ def _dropped(hay: str) -> list[int]:
     return dropped
 
 
+def _cuts_words(body: str, lf: str, pos: int, end: int, cut: Edges | None) -> bool:
+    """Whether the occurrence of `body` at `pos` (to `end`) starts right after, or ends right
+    before, a word character, where its own version (`cut`) does not show it cut inside a word."""
+    if _word(body[0]) and pos > 0 and _word(lf[pos - 1]) and not (cut and cut.in_word_start):
+        return True
+    return _word(body[-1]) and end < len(lf) and _word(lf[end]) and not (cut and cut.in_word_end)
+
+
 def _fits(window: Window, lf: str, pos: int, edges: Edges | None | bool) -> bool:
     """Whether the occurrence of the window's body at `pos` is the window verbatim (the guards
     in the module's docstring). `edges`: what must surround it (from its own version), None
@@ -171,9 +179,7 @@ def _fits(window: Window, lf: str, pos: int, edges: Edges | None | bool) -> bool
         return True
     body, end = window.body, pos + len(window.body)
     cut = edges if isinstance(edges, Edges) else None
-    if _word(body[0]) and pos > 0 and _word(lf[pos - 1]) and not (cut and cut.in_word_start):
-        return False
-    if _word(body[-1]) and end < len(lf) and _word(lf[end]) and not (cut and cut.in_word_end):
+    if _cuts_words(body, lf, pos, end, cut):
         return False
     prefix = lf[lf.rfind("\n", 0, pos) + 1:pos]
     stop = lf.find("\n", end)
