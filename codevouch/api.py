@@ -26,12 +26,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from codevouch import validator
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
 from codevouch.request import KINDS as KINDS  # the kinds a search can keep (re-exported)
-from codevouch.request import ContextRequest, SearchRequest
+from codevouch.request import ContextRequest, SearchRequest, request_from
 from codevouch.results import ContextPack, Hit, Hits, Learned
 from codevouch.retriever.mode import SearchMode
 from codevouch.validator.model import MALFORMED, Validated
@@ -190,7 +190,7 @@ class Index:
         `overlay_limit` new chunks are embedded per call (the rest are ranked by words, and
         `hits.overlay.note()` says so). Only in a checkout of the branch; nothing is written.
         """
-        request = _request(SearchRequest, query, dict(
+        request = request_from(SearchRequest, query, dict(
             k=k, branch=branch, kinds=kinds, include_history=include_history, validate=validate, mode=mode,
             overlay=overlay, paths=paths))
         hits = self._search(request)
@@ -276,7 +276,7 @@ class Index:
         overlay: as in `search`; the pack's report then says how far the index is behind (`live:`).
         paths: as in `search`.
         """
-        request = _request(ContextRequest, query, dict(
+        request = request_from(ContextRequest, query, dict(
             k=k, branch=branch, kinds=kinds, include_history=include_history, mode=mode, budget=budget,
             model=model, reserve=reserve, overlay=overlay, paths=paths))
         hits = self._search(request.search())
@@ -615,25 +615,3 @@ def _checkout_changes(root: Path, branch: str, commit: str) -> tuple[list[FileVe
     if not root.is_dir() or gitio.current_branch(root) != branch:
         return None
     return worktree_changes(root, commit)
-
-
-Req = TypeVar("Req", bound=SearchRequest)
-
-
-def _request(kind: type[Req], query: str | SearchRequest, options: dict[str, Any]) -> Req:
-    """`query` when it is a request already (no option may be given beside it), else the request
-    the keyword form spells: checked once, in its constructor."""
-    if isinstance(query, SearchRequest):
-        given = [name for name, value in options.items() if value != _DEFAULTS[name]]
-        if given:
-            raise TypeError(f"pass {', '.join(given)} in the request, not beside it")
-        if not isinstance(query, kind):
-            raise TypeError(f"expected a {kind.__name__}, got a {type(query).__name__}")
-        return query
-    return kind.of(query, **options)
-
-
-# The keyword form's defaults: an option beside a request must be left at its default.
-_DEFAULTS: dict[str, Any] = {"k": 10, "branch": None, "kinds": None, "include_history": False, "validate": True,
-                             "mode": SearchMode.HYBRID, "overlay": True, "paths": None, "budget": None, "model": None,
-                             "reserve": None}

@@ -96,6 +96,26 @@ class ContextRequest(SearchRequest):
         return SearchRequest(**{f.name: getattr(self, f.name) for f in fields(SearchRequest)})
 
 
+def request_from(kind: type[R], query: str | SearchRequest, options: dict[str, Any]) -> R:
+    """`query` when it is a request already (no option may be given beside it), else the request
+    the keyword form spells: checked once, in its constructor. For `Index.search` and
+    `Index.context`, which take either."""
+    if isinstance(query, SearchRequest):
+        given = [name for name, value in options.items() if value != _DEFAULTS[name]]
+        if given:
+            raise TypeError(f"pass {', '.join(given)} in the request, not beside it")
+        if not isinstance(query, kind):
+            raise TypeError(f"expected a {kind.__name__}, got a {type(query).__name__}")
+        return query
+    return kind.of(query, **options)
+
+
+# The keyword form's defaults: an option beside a request must be left at its default.
+_DEFAULTS: dict[str, Any] = {"k": 10, "branch": None, "kinds": None, "include_history": False, "validate": True,
+                             "mode": SearchMode.HYBRID, "overlay": True, "paths": None, "budget": None, "model": None,
+                             "reserve": None}
+
+
 def check_query(query: object) -> None:
     if not isinstance(query, str) or not query.strip():
         raise InputError("the query is empty; say what you are looking for, in words or code.")
