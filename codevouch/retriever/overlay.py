@@ -194,10 +194,7 @@ def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir:
         return OverlayVectors(kept[1])
     by_hash, found = _known(overlay, embedder.name, ledger, index_dir)
     cached = set(found)
-    missing = [h for h in by_hash if h not in found]
-    borrowed_hash = _stand_in_hashes(overlay, [c for h in missing for c in by_hash[h]], ledger, state)
-    # Nothing stands in for a new definition: it is embedded first.
-    missing.sort(key=lambda h: all(c.record.id in borrowed_hash for c in by_hash[h]))
+    missing, borrowed_hash = _to_embed(overlay, by_hash, found, ledger, state)
     seconds = environment.current().overlay_seconds if seconds is None else seconds
     made = _embed_within(missing, by_hash, embedder, limit, seconds)
     overlaycache.put(index_dir, embedder.name, made)
@@ -225,9 +222,7 @@ def embed_rest(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir: 
     two texts (True: stop now). With the branch's `state`, new definitions go first (changed ones
     have a stand-in meanwhile). The number of texts embedded."""
     by_hash, found = _known(overlay, embedder.name, ledger, index_dir)
-    missing = [h for h in by_hash if h not in found]
-    borrowed = _stand_in_hashes(overlay, [c for h in missing for c in by_hash[h]], ledger, state)
-    missing.sort(key=lambda h: all(c.record.id in borrowed for c in by_hash[h]))
+    missing, _ = _to_embed(overlay, by_hash, found, ledger, state)
     encode = search_encoder(embedder)
     made: dict[str, list[float]] = {}
     for h in missing:
@@ -255,6 +250,17 @@ def _known(overlay: Overlay, model: str, ledger: Ledger, index_dir: Path
         found.update(from_ledger)
         found.update(overlaycache.get(index_dir, model, [h for h in rest if h not in found]))
     return by_hash, found
+
+
+def _to_embed(overlay: Overlay, by_hash: dict[str, list[OverlayChunk]], found: dict[str, list[float]],
+              ledger: Ledger, state: BranchState | None) -> tuple[list[str], dict[str, str]]:
+    """The text hashes no cache holds a vector for, in the order to embed them, and the stand-ins
+    of their chunks (_stand_in_hashes)."""
+    missing = [h for h in by_hash if h not in found]
+    borrowed = _stand_in_hashes(overlay, [c for h in missing for c in by_hash[h]], ledger, state)
+    # Nothing stands in for a new definition: it is embedded first.
+    missing.sort(key=lambda h: all(c.record.id in borrowed for c in by_hash[h]))
+    return missing, borrowed
 
 
 def _stand_in_hashes(overlay: Overlay, chunks: Sequence[OverlayChunk], ledger: Ledger,

@@ -11,12 +11,13 @@ from typing import Any
 
 from codevouch import caches
 from codevouch.embedding import Embedder
-from codevouch.errors import BadIndex, InputError, NotIndexed
-from codevouch.retriever import blobcache, defined, fusion, querymodel, stubs
+from codevouch.errors import InputError, NotIndexed
+from codevouch.retriever import blobcache, defined, fusion, lexlists, querymodel, stubs
 from codevouch.retriever import overlay as live
 from codevouch.retriever import query as reading
 from codevouch.retriever.collapse import collapse
 from codevouch.retriever.matching import DEFINITION_NAME
+from codevouch.retriever.members import members, space_size
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.retriever.standin import STAND_IN
@@ -26,9 +27,7 @@ from codevouch.store import (
     Ledger,
     Outdated,
     VectorStore,
-    lex_key,
     lexical,
-    lexindex,
 )
 from codevouch.store.team import open_for_search
 from codevouch.syntax.extensions import is_declaration_file
@@ -293,7 +292,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     """(weight, ranking) of each list to fuse: dense, then lexical, then the chunks that define a
     name the query spells (`read`, the query as the name tier reads it; the tantivy copy's name
     field, each candidate confirmed by the syntax: retriever/defined.py, its blobs read from `repo`).
-    `keep`: a --path filter, applied by each list to the branch's members (see _members).
+    `keep`: a --path filter, applied by each list to the branch's members (see members.members).
 
     An embedder that says it may (`threadsafe_query`, see embedding.Embedder) embeds the query on
     `pool`'s thread while the lexical half runs on this one: the encoder's matrix products release
@@ -310,8 +309,8 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, query)
     lexical_records: dict[str, ChunkRecord] = {}
     lex_scores: dict[str, float] = {}
-    ids = (_lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings, lex_scores,
-                            keep) if mode != SearchMode.DENSE else [])
+    ids = (lexlists.lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings,
+                                    lex_scores, keep) if mode != SearchMode.DENSE else [])
     dense: _Dense | None = None
     if qvec is not None:
         dense = _dense_ranking(ledger, index_dir, state, qvec.result(), depth, include_history, settings, out.records,
@@ -321,8 +320,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         out.stand_ins = dense.stand_ins
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ov is not None and mode != SearchMode.DENSE:
-        pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
-        terms = list(dict.fromkeys(lexical.terms(query) + pairs))
+        terms = lexlists.terms(query, mode, settings)
         ids = live.merged(_kept(ids, out.records, ov, include_history, state, lambda cid: lex_scores.get(cid, 0.0)),
                           live.lexical_scores(ov, terms, index_dir, ledger.copy_of(state)), depth)
     if ov is not None:
@@ -361,11 +359,11 @@ def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: 
     out = _Dense([], vector, {})
 
     def nearest(n: int) -> list[str]:
-        found = vectors.query(space, vector, n, expected=_space_size(ledger, space))
+        found = vectors.query(space, vector, n, expected=space_size(ledger, space))
         out.sims.update(found)
         return [cid for cid, _ in found]
-    out.ids = _members(ledger, state, depth, include_history, records, nearest,
-                       widenings=settings.max_widenings, keep=keep)
+    out.ids = members(ledger, state, depth, include_history, records, nearest,
+                      widenings=settings.max_widenings, keep=keep)
     if ov is not None and embedder is not None:
         given = live.vectors_for(ov, embedder, ledger, index_dir, embed_limit, state=state)
         own_dense = live.dense_scores(ov, given, vector, depth)
@@ -401,7 +399,8 @@ def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: Bra
     files), proposed by the name field and the lexical list (`lexical_ids`), as their syntax says
     (defined.confirmed): `out.defining`, and a list to fuse when they weigh something."""
     names = read.lookup
-    defs = _name_ranking(ledger, index_dir, state, names, list(read.words), depth, out.records, settings, keep)
+    defs = lexlists.name_ranking(ledger, index_dir, state, names, list(read.words), depth, out.records, settings,
+                                 keep)
     if ov is not None:
         defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state, lambda cid: 0.0)]
         defs += live.defining(ov, names)
@@ -420,55 +419,18 @@ def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: Bra
         out.lists.append((settings.name_weight, defs))
 
 
-def _name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: list[str], terms: list[str],
-                  depth: int, records: dict[str, ChunkRecord], settings: Settings,
-                  keep: Callable[[str], bool] | None = None) -> list[str]:
-    """The branch's chunks that define one of `names`, by the tantivy copy's name field (none
-    when the copy cannot answer)."""
-    copy = ledger.copy_of(state)
-    if copy is None:
-        return []
-
-    def fetch(n: int) -> list[str]:
-        return [key for key, _ in lexindex.search_names(index_dir, copy, names, n, terms) or []]
-    # Prose has name keys too ("the function send" names `send` by its words): defined.confirmed
-    # refuses them, so they must not take the list's depth (a long definition's window with its
-    # `def` line was cut out by 40 Markdown pages that mention the name).
-    return _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
-                    keep=keep, ranked=ledger.branch_size(state.coll), admit=defined.may_define)
-
-
 def _add_name_words(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
                     depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
                     keep: Callable[[str], bool] | None) -> None:
     """A sentence's list of the chunks whose defined names share its words, fused at name_words_weight:
     the index's, less the overlay's replaced files, merged by score with the overlay's own."""
     scores: dict[str, float] = {}
-    named = _name_words_ranking(ledger, index_dir, state, read, depth, out.records, settings, keep, scores)
+    named = lexlists.name_words_ranking(ledger, index_dir, state, read, depth, out.records, settings, keep, scores)
     if ov is not None:
         named = live.merged(_kept(named, out.records, ov, include_history, state, lambda cid: scores.get(cid, 0.0)),
                             live.name_words_scores(ov, read.words, index_dir, ledger.copy_of(state)), depth)
     if named:
         out.lists.append((settings.name_words_weight, named))
-
-
-def _name_words_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int,
-                        records: dict[str, ChunkRecord], settings: Settings,
-                        keep: Callable[[str], bool] | None, scores: dict[str, float]) -> list[str]:
-    """The branch's chunks ranked by the query's words against the words of what they define (the
-    tantivy copy's `namewords` field, stemmed; none when it cannot answer), scores to `scores`."""
-    copy = ledger.copy_of(state)
-    if copy is None or not read.words:
-        return []
-    by_key: dict[str, float] = {}
-
-    def fetch(n: int) -> list[str]:
-        by_key.update(found := lexindex.search(index_dir, copy, read.words, n, only="namewords") or [])
-        return [key for key, _ in found]
-    ids = _members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
-                   keep=keep, ranked=ledger.branch_size(state.coll))
-    _keyed_scores(ids, records, by_key, scores)
-    return ids
 
 
 def _similarities(rankings: _Rankings, query: Sequence[float], sims: dict[str, float],
@@ -529,125 +491,6 @@ def _start_query(pool: ThreadPoolExecutor, embedder: Embedder, query: str) -> Fu
     return done
 
 
-def _keyed_scores(ids: list[str], records: dict[str, ChunkRecord], by_key: dict[str, float],
-                  scores: dict[str, float]) -> None:
-    """Each chunk's score in `scores`, from the lexical key's (`by_key`, as tantivy answered)."""
-    scores.update((cid, by_key.get(lex_key(records[cid].path, records[cid].symbol, records[cid].text_hash), 0.0))
-                  for cid in ids)
-
-
-def _lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int, mode: str,
-                     records: dict[str, ChunkRecord], settings: Settings,
-                     scores: dict[str, float], keep: Callable[[str], bool] | None = None) -> list[str]:
-    """The branch's chunks ranked by the lexical index (their records added to `records`, their
-    scores, higher better, to `scores`)."""
-    assert state.space is not None
-    space, coll = state.space, state.coll
-    pairs = _pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
-    terms = list(dict.fromkeys(lexical.terms(query) + pairs))
-    copy = ledger.copy_of(state)
-    if not terms:
-        return []
-    if copy is None:
-        raise BadIndex(f"the lexical index of branch {state.branch} has no state stamp; run `codevouch index build`.")
-    # The tantivy copy of the branch's live lexical documents (see lexindex.py): the ranking's first search
-    # tells whether it can answer for this state (None: missing, stale or unreadable), and then it is
-    # written from the ledger's rows before anything is taken from it. A later, deeper search that
-    # fails adds nothing.
-    answered = False
-    by_key: dict[str, float] = {}
-
-    def fetch(n: int) -> list[str]:
-        nonlocal answered
-        found = lexindex.search(index_dir, copy, terms, n, settings.name_boost, settings.exact_boost)
-        if found is None and not answered:
-            lexindex.ensure(index_dir, copy, lambda: ledger.lexical_docs(space, coll))
-            found = lexindex.search(index_dir, copy, terms, n, settings.name_boost, settings.exact_boost)
-            if found is None:
-                raise BadIndex(f"the lexical index of branch {state.branch} in {index_dir} cannot be read or "
-                               "written again; run `codevouch index build`.")
-        answered = True
-        by_key.update(found or [])
-        return [key for key, _ in found or []]
-    ids = _members(ledger, state, depth, False, records, fetch, by="lex_key",
-                   widenings=settings.max_widenings, keep=keep, ranked=ledger.branch_size(coll))
-    _keyed_scores(ids, records, by_key, scores)
-    return ids
-
-
-def _pairs(query: str, how: str | None = DEFAULT.lexical_pairs) -> list[str]:
-    """Each two adjacent query words also as one term (Settings.lexical_pairs says how)."""
-    if how is None:
-        return []
-    words = lexical.parts(query)
-    fmt = '"{} {}"' if how == "phrase" else "{}{}"
-    return [fmt.format(a, b) for a, b in zip(words, words[1:]) if a != b]
-
-
-def _members(ledger: Ledger, state: BranchState, depth: int, include_history: bool,
-             records: dict[str, ChunkRecord], fetch: Callable[[int], list[str]], by: str = "text_hash",
-             *, widenings: int, keep: Callable[[str], bool] | None = None, ranked: int | None = None,
-             admit: Callable[[ChunkRecord], bool] | None = None) -> list[str]:
-    """The branch's best `depth` chunks (ids) from a ranking of keys over the repository's
-    shared space: a vector's text hash, or a lexical row's key (by="lex_key"), which stand
-    for every chunk of the branch with that text (as the branch sees it, see branch_members).
-
-    No Chroma `where` filter (100-350 ms at 100k vectors): ask for depth / share results,
-    where share is the branch's part of the space, keep the branch's members by the ledger,
-    and ask again, deeper, in the rare case that too few were members. `keep`: a --path filter,
-    applied to the members, whose share of the space it makes smaller (so the first ask is
-    already deep enough, on average, for `depth` members that it keeps). `ranked`: how many chunks
-    `fetch` ranks, when not the whole space (the branch's lexical copy holds its live chunks only).
-    `admit`: a rule on the chunks themselves, which asks again deeper when it refuses too many."""
-    assert state.space is not None
-    # the space's vectors, with a killed build's leftovers
-    total = ranked if ranked is not None else _space_size(ledger, state.space) + ledger.pending_count()
-    mine = (ledger.branch_size(state.coll, include_history) if keep is None
-            else _kept_size(ledger, state.coll, include_history, keep))
-    if total == 0 or mine == 0:
-        return []
-    n = min(total, math.ceil(depth * total / mine * 1.2))
-    members: list[str] = []
-    chunks: dict[str, list[ChunkRecord]] = {}
-    for _ in range(widenings):
-        keys = fetch(n)
-        fresh = [k for k in keys if k not in chunks]
-        found = ledger.branch_members(state, fresh, by, include_history)
-        chunks.update((k, found.get(k, [])) for k in fresh)
-        members = [rec.id for key in keys for rec in chunks.get(key, ())
-                   if (keep is None or keep(rec.path)) and (admit is None or admit(rec))]
-        records.update((rec.id, rec) for key in keys for rec in chunks.get(key, ()) if rec.id not in records)
-        if len(members) >= min(depth, mine) or n >= total or len(keys) < n:   # fewer than asked: all there are
-            break
-        n = min(total, n * 4)
-    return members[:depth]
-
-
-def _kept_size(ledger: Ledger, coll: str, include_history: bool, keep: Callable[[str], bool]) -> int:
-    """How many of the branch's chunks lie in files `keep` takes (live, plus history when asked)."""
-    statuses = ("live", "deleted") if include_history else ("live",)
-    return sum(row.chunks for row in ledger.files(coll).values() if row.status in statuses and keep(row.path))
-
-
-# Counting a space's chunks reads its whole index (~15 ms CPU at 100k), twice a search. Every
-# commit that adds or collects chunks of a space gives it a new lexical stamp, so the count is
-# kept per stamp. (A space a branch moved away from loses chunks without a new stamp: its
-# count is then too high, which only makes `_members` ask for a few more neighbours.)
-_SPACE_SIZES: dict[tuple[Path, str, str], int] = {}
-
-
-def _space_size(ledger: Ledger, space: str) -> int:
-    stamp = ledger.lexical_stamp(space)
-    if stamp is None:
-        return ledger.space_size(space)
-    key = (ledger.path, space, stamp)
-    if key not in _SPACE_SIZES:
-        if len(_SPACE_SIZES) > 64:
-            _SPACE_SIZES.clear()
-        _SPACE_SIZES[key] = ledger.space_size(space)
-    return _SPACE_SIZES[key]
-
-
 # One open reader per index directory, with the ledger's branch states it was opened under.
 # Opening Chroma costs ~40 ms and its first count/query reloads the HNSW index (~80 ms at 10k
 # chunks): far more than a search. But a reader opened before another process wrote the store
@@ -673,7 +516,6 @@ def _close_readers() -> None:
         reader.close()
 
 
-caches.register("codevouch.retriever.search.space_sizes", _SPACE_SIZES.clear, _SPACE_SIZES.__len__)
 caches.register("codevouch.retriever.search.readers", _close_readers, _READERS.__len__)
 
 

@@ -125,7 +125,7 @@ class Settings:
     # looks 4 times deeper, since it drops candidates after ranking).
     list_depth: int = 30
     # How many times a ranking is asked again, deeper, when too few of its keys were the
-    # branch's (see retriever.search._members).
+    # branch's (see retriever.members.members).
     max_widenings: int = 4
     # A hit is a good match when its similarity (query . chunk cosine) reaches this; when no hit
     # does, search says so instead of presenting them as answers. None: the model's measured

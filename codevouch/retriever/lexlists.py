@@ -1,0 +1,114 @@
+"""The rankings a search asks the branch's tantivy copy for (store/lexindex.py): the lexical
+list (the query's terms against the chunks' words), the name tier's candidates (its `names`
+field) and a sentence's name-words list (its `namewords` field), each cut to the branch's
+chunks (retriever/members.py). search.py fuses them with the dense list.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from codevouch.errors import BadIndex
+from codevouch.retriever import defined
+from codevouch.retriever import query as reading
+from codevouch.retriever.members import members
+from codevouch.retriever.mode import SearchMode
+from codevouch.retriever.settings import DEFAULT, Settings
+from codevouch.store import BranchState, ChunkRecord, Ledger, lex_key, lexical, lexindex
+
+
+def lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int, mode: str,
+                    records: dict[str, ChunkRecord], settings: Settings,
+                    scores: dict[str, float], keep: Callable[[str], bool] | None = None) -> list[str]:
+    """The branch's chunks ranked by the lexical index (their records added to `records`, their
+    scores, higher better, to `scores`)."""
+    assert state.space is not None
+    space, coll = state.space, state.coll
+    searched = terms(query, mode, settings)
+    copy = ledger.copy_of(state)
+    if not searched:
+        return []
+    if copy is None:
+        raise BadIndex(f"the lexical index of branch {state.branch} has no state stamp; run `codevouch index build`.")
+    # The tantivy copy of the branch's live lexical documents (see lexindex.py): the ranking's first search
+    # tells whether it can answer for this state (None: missing, stale or unreadable), and then it is
+    # written from the ledger's rows before anything is taken from it. A later, deeper search that
+    # fails adds nothing.
+    answered = False
+    by_key: dict[str, float] = {}
+
+    def fetch(n: int) -> list[str]:
+        nonlocal answered
+        found = lexindex.search(index_dir, copy, searched, n, settings.name_boost, settings.exact_boost)
+        if found is None and not answered:
+            lexindex.ensure(index_dir, copy, lambda: ledger.lexical_docs(space, coll))
+            found = lexindex.search(index_dir, copy, searched, n, settings.name_boost, settings.exact_boost)
+            if found is None:
+                raise BadIndex(f"the lexical index of branch {state.branch} in {index_dir} cannot be read or "
+                               "written again; run `codevouch index build`.")
+        answered = True
+        by_key.update(found or [])
+        return [key for key, _ in found or []]
+    ids = members(ledger, state, depth, False, records, fetch, by="lex_key",
+                  widenings=settings.max_widenings, keep=keep, ranked=ledger.branch_size(coll))
+    _keyed_scores(ids, records, by_key, scores)
+    return ids
+
+
+def terms(query: str, mode: str, settings: Settings) -> list[str]:
+    """The lexical terms a search sends: the query's, and in hybrid mode its word pairs too."""
+    found = pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
+    return list(dict.fromkeys(lexical.terms(query) + found))
+
+
+def pairs(query: str, how: str | None = DEFAULT.lexical_pairs) -> list[str]:
+    """Each two adjacent query words also as one term (Settings.lexical_pairs says how)."""
+    if how is None:
+        return []
+    words = lexical.parts(query)
+    fmt = '"{} {}"' if how == "phrase" else "{}{}"
+    return [fmt.format(a, b) for a, b in zip(words, words[1:]) if a != b]
+
+
+def name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: list[str], words: list[str],
+                 depth: int, records: dict[str, ChunkRecord], settings: Settings,
+                 keep: Callable[[str], bool] | None = None) -> list[str]:
+    """The branch's chunks that define one of `names`, by the tantivy copy's name field (none
+    when the copy cannot answer)."""
+    copy = ledger.copy_of(state)
+    if copy is None:
+        return []
+
+    def fetch(n: int) -> list[str]:
+        return [key for key, _ in lexindex.search_names(index_dir, copy, names, n, words) or []]
+    # Prose has name keys too ("the function send" names `send` by its words): defined.confirmed
+    # refuses them, so they must not take the list's depth (a long definition's window with its
+    # `def` line was cut out by 40 Markdown pages that mention the name).
+    return members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
+                   keep=keep, ranked=ledger.branch_size(state.coll), admit=defined.may_define)
+
+
+def name_words_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int,
+                       records: dict[str, ChunkRecord], settings: Settings,
+                       keep: Callable[[str], bool] | None, scores: dict[str, float]) -> list[str]:
+    """The branch's chunks ranked by the query's words against the words of what they define (the
+    tantivy copy's `namewords` field, stemmed; none when it cannot answer), scores to `scores`."""
+    copy = ledger.copy_of(state)
+    if copy is None or not read.words:
+        return []
+    by_key: dict[str, float] = {}
+
+    def fetch(n: int) -> list[str]:
+        by_key.update(found := lexindex.search(index_dir, copy, read.words, n, only="namewords") or [])
+        return [key for key, _ in found]
+    ids = members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
+                  keep=keep, ranked=ledger.branch_size(state.coll))
+    _keyed_scores(ids, records, by_key, scores)
+    return ids
+
+
+def _keyed_scores(ids: list[str], records: dict[str, ChunkRecord], by_key: dict[str, float],
+                  scores: dict[str, float]) -> None:
+    """Each chunk's score in `scores`, from the lexical key's (`by_key`, as tantivy answered)."""
+    scores.update((cid, by_key.get(lex_key(records[cid].path, records[cid].symbol, records[cid].text_hash), 0.0))
+                  for cid in ids)
