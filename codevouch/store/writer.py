@@ -117,6 +117,21 @@ class Writer:
         ledger, space = self.ledger, change.state.space
         assert space is not None, "a build commits into a space"
         records = [c.record for c in change.chunks]
+        self._write_new_vectors(model, space, records)
+        on_phase("vectors-written")
+
+        lexical_docs = self._lexical_docs(space, records, chunk_texts, defines)
+        previous = ledger.branch(change.state.coll)
+        stage_lexical, previous_copy = self._lexical_stage(change, previous, records, on_phase)
+        done = ledger.commit(replace(change, lexical=lexical_docs), before_commit=stage_lexical)
+        on_phase("committed")
+        self._clean_after_commit(space, done, previous, previous_copy)
+        return done
+
+    def _write_new_vectors(self, model: str, space: str, records: Sequence[ChunkRecord]) -> None:
+        """Steps 2-3: note as `pending` the texts of `records` the space lacks, then write their
+        vectors, taking from this writer's leftovers the ones an earlier build already uploaded."""
+        ledger = self.ledger
         # One vector per distinct text in the space: only texts it lacks are written.
         texts = list(dict.fromkeys(r.text_hash for r in records))
         held = ledger.space_texts(space, texts)
@@ -128,17 +143,20 @@ class Writer:
             assert leftover is not None
             leftover.difference_update(reused)     # the ledger will know them: not garbage
         self._write_vectors(model, space, [h for h in new_texts if h not in reused])
-        on_phase("vectors-written")
 
+    def _lexical_docs(self, space: str, records: Sequence[ChunkRecord], chunk_texts: Mapping[str, str],
+                      defines: Mapping[str, Sequence[str]] | None) -> list[tuple[str, str]]:
+        """The lexical rows (key, document) of `records` the space lacks (commit_build's `change.lexical`)."""
         docs = {lex_key(r.path, r.symbol, r.text_hash): r for r in records}
-        have = ledger.space_lex_keys(space, docs)
+        have = self.ledger.space_lex_keys(space, docs)
         named = defines or {}
-        lexical_docs = [(key, lexical.document(chunk_texts[r.id], r.path, r.symbol, named.get(r.id, ())))
-                        for key, r in docs.items() if key not in have]
-        previous = ledger.branch(change.state.coll)
-        stage_lexical, previous_copy = self._lexical_stage(change, previous, records, on_phase)
-        done = ledger.commit(replace(change, lexical=lexical_docs), before_commit=stage_lexical)
-        on_phase("committed")
+        return [(key, lexical.document(chunk_texts[r.id], r.path, r.symbol, named.get(r.id, ())))
+                for key, r in docs.items() if key not in have]
+
+    def _clean_after_commit(self, space: str, done: Committed, previous: BranchState | None,
+                            previous_copy: lexindex.Copy | None) -> None:
+        """Step 5: remove what the commit made obsolete (older collections and their tantivy
+        copies, lexical copies no branch uses, and, without a server, unreferenced vectors)."""
         for name in done.old_collections:
             self.vectors.drop(name)
             # The tantivy copies of a space (or older collection) no branch uses any more.
@@ -150,7 +168,6 @@ class Writer:
             # On a server, readers of the last published snapshot may still need these vectors:
             # the next build's start collects them.
             self.collect_garbage()
-        return done
 
     def _lexical_stage(self, change: BuildChange, previous: BranchState | None, records: Sequence[ChunkRecord],
                        on_phase: PhaseHook) -> tuple[Callable[[list[str], str], None], lexindex.Copy | None]:

@@ -105,6 +105,26 @@ def worktree_changes(root: Path, commit: str) -> tuple[list[FileVersions], int]:
     # git sees an untracked copy of a deleted file as delete + nothing: pair exact copies.
     renamed_untracked = untracked_copies(root, {path: blob for path, blob in deleted.items() if blob}, untracked)
     old_blobs = gitio.read_blobs(root, [c.old_blob for c in diff if c.old_blob and c.status != "A"])
+    changes, touched_old = _tracked_changes(root, diff, old_blobs, renamed_untracked)
+    paired = {new: old for old, new in renamed_untracked.items()}
+    for path in untracked:
+        new_text, note = read_worktree(root, path)
+        if path in paired:
+            old_text, old_note = _old_text(old_blobs, deleted[paired[path]])
+            touched_old += 1
+            changes.append(FileVersions("renamed", paired[path], path, old_text, new_text, note or old_note))
+        else:
+            changes.append(FileVersions("added", None, path, None, new_text, note))
+    same = len(gitio.ls_tree(root, commit)) - touched_old
+    return changes, max(same, 0)
+
+
+def _tracked_changes(root: Path, diff: Sequence[gitio.Change], old_blobs: dict[str, bytes],
+                     renamed_untracked: Mapping[str, str]) -> tuple[list[FileVersions], int]:
+    """The changed tracked files of `diff`, in its order, with the text of each side, and how
+    many of them were files of the indexed commit (modified, removed or renamed). A deletion
+    paired with an untracked copy (`renamed_untracked`) is left out: it is listed as a rename
+    with the untracked files."""
     changes: list[FileVersions] = []
     touched_old = 0
     for c in diff:
@@ -119,17 +139,7 @@ def worktree_changes(root: Path, commit: str) -> tuple[list[FileVersions], int]:
         changes.append(FileVersions(status, None if status == "added" else c.old_path,
                                     c.new_path if status != "removed" else None,
                                     old_text, new_text, old_note or new_note))
-    paired = {new: old for old, new in renamed_untracked.items()}
-    for path in untracked:
-        new_text, note = read_worktree(root, path)
-        if path in paired:
-            old_text, old_note = _old_text(old_blobs, deleted[paired[path]])
-            touched_old += 1
-            changes.append(FileVersions("renamed", paired[path], path, old_text, new_text, note or old_note))
-        else:
-            changes.append(FileVersions("added", None, path, None, new_text, note))
-    same = len(gitio.ls_tree(root, commit)) - touched_old
-    return changes, max(same, 0)
+    return changes, touched_old
 
 
 def _old_text(blobs: dict[str, bytes], sha: str | None) -> tuple[str | None, str | None]:

@@ -10,7 +10,7 @@ that configuration came from are unchanged.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from codevouch.errors import GitError
@@ -67,11 +67,36 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
     except GitError:
         _WORKTREE[key] = False
         return ()
+    config = _parse_config_list(out, key)
+    files = config.files
+    home = os.environ.get("HOME")
+    for extra_file in ([os.path.join(home, ".gitconfig")] if home else []) + [
+            os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home or "/", ".config"), "git", "config")]:
+        files.setdefault(extra_file, _stat_key(extra_file))
+    result = tuple(sorted(config.names))
+    _WORKTREE[key] = config.worktree
+    if not config.includes:
+        _FILTERS[key] = _Filters(result, tuple(files.items()), env, tuple(config.attributes), tuple(config.excludes))
+    return result
+
+
+@dataclass
+class _ConfigList:
+    """What filter_names keeps of one `git config --list --show-origin -z`."""
+    names: set[str] = field(default_factory=set)            # filter drivers defined
+    attributes: list[str] = field(default_factory=list)     # core.attributesFile values, in order
+    excludes: list[str] = field(default_factory=list)       # core.excludesFile values, in order
+    files: dict[str, tuple[int, int, int]] = field(default_factory=dict)   # origin files, and their stat
+    includes: bool = False       # include directives, or an origin file that cannot be found again
+    worktree: bool = False       # core.worktree is set
+
+
+def _parse_config_list(out: bytes, key: str) -> _ConfigList:
+    """Read the output of `git config --list --show-origin -z` in the repository at `key` (an
+    absolute path), stat-ing each origin file once, in the order git lists them."""
+    config = _ConfigList()
+    names, attributes, excludes, files = config.names, config.attributes, config.excludes, config.files
     worktree = False
-    names: set[str] = set()
-    attributes: list[str] = []
-    excludes: list[str] = []
-    files: dict[str, tuple[int, int, int]] = {}
     includes = False
     fields = out.decode("utf-8", "surrogateescape").split("\0")
     for origin, entry in zip(fields[0::2], fields[1::2]):
@@ -93,15 +118,9 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
             # Relative origins are relative to the top of the work tree, which `repo` may not
             # be: a file that cannot be found is a file whose changes we could not see.
             includes = includes or files[full] == (0, 0, 0)
-    home = os.environ.get("HOME")
-    for extra_file in ([os.path.join(home, ".gitconfig")] if home else []) + [
-            os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home or "/", ".config"), "git", "config")]:
-        files.setdefault(extra_file, _stat_key(extra_file))
-    result = tuple(sorted(names))
-    _WORKTREE[key] = worktree
-    if not includes:
-        _FILTERS[key] = _Filters(result, tuple(files.items()), env, tuple(attributes), tuple(excludes))
-    return result
+    config.worktree = worktree
+    config.includes = includes
+    return config
 
 
 # repository path -> whether its configuration, when last read, set core.worktree (confine).
