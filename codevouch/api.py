@@ -384,48 +384,9 @@ class Index:
         often stale, commits behind, and whether to rebuild; from the usage records of this
         repository's branch (default: the current one). Thresholds and the number of recent
         calls come from `[health]` in the repository config (recent: override the count)."""
-        from dataclasses import replace
+        from codevouch.health.facts import index_health  # heavy: the store
 
-        from codevouch.health import assess as health
-        from codevouch.health.status import head_and_behind
-        from codevouch.store import usage
-        from codevouch.worktree import gitio
-        from codevouch.worktree.config import load_repo_config
-
-        if recent is not None and recent < 1:
-            raise InputError(f"recent must be at least 1 call (got {recent}).")
-        root = gitio.repo_root(self.repo)
-        branch = branch or gitio.current_branch(root)
-        limits = health.thresholds(load_repo_config(root))
-        limits = replace(limits, recent=recent) if recent is not None else limits
-        records = usage.UsageLog(self.index_dir).recent(str(root), limits.recent, branch)
-        state = self._branch_state(root, branch)
-        head, behind = head_and_behind(root, branch, state.commit) if state else (None, None)
-        # A stale hit's cause is read against the working tree now, and only the checked-out
-        # branch has one: another branch's records are judged by its commits alone.
-        dirty: frozenset[str] = frozenset()
-        checked_out = gitio.head_state(root)
-        if checked_out is not None and checked_out.branch == branch:
-            status = gitio.worktree_status(root)
-            dirty = status.changed | status.untracked
-        changed = len(gitio.diff_trees(root, state.commit, head)) if state and head and behind else None
-        return health.assess(str(root), branch, records, state.commit if state else None, head, behind, limits,
-                             dirty=dirty, changed_files=changed,
-                             chunks_per_file=self._chunks_per_file(state) if changed else 8.0)
-
-    def _chunks_per_file(self, state: BranchState | None) -> float:
-        """The branch's live chunks per live file (8 when it has none), for a rebuild's estimate."""
-        from codevouch.store import Ledger  # heavy: the store
-
-        if state is None:
-            return 8.0
-        ledger = Ledger(self.index_dir, readonly=True)
-        try:
-            files = sum(1 for f in ledger.files(state.coll).values() if f.status != "deleted")
-            chunks = sum(ledger.chunk_counts(state.coll).values())
-        finally:
-            ledger.close()
-        return chunks / files if files else 8.0
+        return index_health(self.repo, self.index_dir, branch, recent, self._branch_state)
 
     def install_hooks(self, wait: float = 3600) -> HooksReport:
         """Write post-commit, post-merge and post-checkout hooks into the repository that build its
