@@ -32,6 +32,7 @@ from codevouch.request import SearchRequest
 from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
+    from codevouch.api import Index
     from codevouch.results import Hits
 
 
@@ -89,6 +90,15 @@ def search_cmd(
     if fmt == "json":
         print_json([h.to_json() for h in hits])     # the one hit form, as the MCP server's
         return
+    _render_checked(hits, fmt, idx, include_history, weak)
+
+
+SEARCH_FORMATS = ("text", "brief", "json", "context")
+
+
+def _render_checked(hits: Hits, fmt: str, idx: Index, include_history: bool, weak: str | None) -> None:
+    """The validated hits in a format other than json: excluded ones hidden from text and brief
+    (a line counts them), then the weak-match line when there is one."""
     results = [h.check for h in hits if h.check is not None]
     shown = [r for r in results if r.verdict != Verdict.EXCLUDED] if fmt in ("text", "brief") else results
     try:
@@ -100,9 +110,6 @@ def search_cmd(
         typer.echo(weak)
     if len(shown) < len(results):
         typer.echo(f"({plural(len(results) - len(shown), 'excluded hit')} hidden; --json lists them)")
-
-
-SEARCH_FORMATS = ("text", "brief", "json", "context")
 
 
 def _overlay_line(hits: Hits, fmt: str) -> None:

@@ -31,9 +31,7 @@ def enclosing(root: Path, results: Sequence[Validated],
     for rank, v in enumerate(results, 1):
         if v.verdict not in CURRENT_VERDICTS:
             continue     # a re-read current version is the whole definition already
-        c = v.current
-        path, start, end, symbol = (c.path, c.start_line, c.end_line, c.symbol or v.parsed.symbol) if c else \
-            (v.parsed.path, v.parsed.start_line, v.parsed.end_line, v.parsed.symbol)
+        path, start, end, symbol = _located(v)
         if not symbol or symbol == MODULE_SYMBOL or start is None:
             continue
         if path not in texts:     # each file read and parsed once, however many snippets it has
@@ -54,3 +52,11 @@ def enclosing(root: Path, results: Sequence[Validated],
 
         found[rank] = Enclosing(read(spans[0]), read(spans[1]) if spans[1] else None)
     return found
+
+
+def _located(v: Validated) -> tuple[str, int | None, int | None, str | None]:
+    """A snippet's path, lines and symbol: its current version's when it has one (the symbol the
+    snippet named when that one has none), else the snippet's own."""
+    c = v.current
+    return (c.path, c.start_line, c.end_line, c.symbol or v.parsed.symbol) if c else \
+        (v.parsed.path, v.parsed.start_line, v.parsed.end_line, v.parsed.symbol)
