@@ -13,6 +13,20 @@ from tests.gitrepo import Repo
 os.environ["CODEVOUCH_SERVER"] = "off"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Markers the inner loop can skip by (CONTRIBUTING.md): `engine` for a test that starts the
+    resident engine (tests/engine/, a module that imports `engines_on`, or a test that uses the `engine` fixture), `bench` for the
+    benchmark project's smoke tests. `model` is set by the tests themselves."""
+    for item in items:
+        module = getattr(item, "module", None)
+        rel = item.nodeid.split("::", 1)[0]
+        if rel.startswith("tests/engine/") or (module is not None and hasattr(module, "engines_on")) \
+                or "engine" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.engine)
+        if rel.startswith("tests/test_bench_"):
+            item.add_marker(pytest.mark.bench)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
                    request: pytest.FixtureRequest) -> Iterator[None]:
