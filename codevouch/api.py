@@ -36,7 +36,7 @@ from codevouch.results import ContextPack, Hit, Hits, Learned
 from codevouch.retriever.mode import SearchMode
 from codevouch.validator.model import MALFORMED, Validated
 from codevouch.vocabulary import Verdict
-from codevouch.worktree import gitinputs, gitio
+from codevouch.worktree import gitio, gitreads
 
 if TYPE_CHECKING:
     from codevouch.drift import Drift
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from codevouch.indexer import Progress
     from codevouch.indexer.build import BranchSummary
     from codevouch.indexer.hooks import HooksReport
-    from codevouch.indexer.many import RepoOutcome, RepoSpec
+    from codevouch.indexer.manyrepos import RepoOutcome, RepoSpec
     from codevouch.refs.model import RefReport
     from codevouch.retriever.overlay import Overlay
     from codevouch.retriever.settings import Settings
@@ -86,7 +86,7 @@ class Index:
         self.repo = Path(repo)
         # Before any git process: a .gitignore, .gitattributes or included config that is a FIFO,
         # a device or a huge file would block git (or fill its memory); refused, naming it.
-        gitinputs.guard(self.repo)
+        gitreads.guard(self.repo)
         self.index_dir = _index_dir(index_dir)
         self._embedder = embedder
         self._choice: EmbeddingChoice | None = None
@@ -384,7 +384,7 @@ class Index:
         often stale, commits behind, and whether to rebuild; from the usage records of this
         repository's branch (default: the current one). Thresholds and the number of recent
         calls come from `[health]` in the repository config (recent: override the count)."""
-        from codevouch.health.facts import index_health  # heavy: the store
+        from codevouch.health.gather import index_health  # heavy: the store
 
         return index_health(self.repo, self.index_dir, branch, recent, self._branch_state)
 
@@ -469,14 +469,14 @@ def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
                 settings: Settings | None = None) -> list[RepoOutcome]:
     """Build many repositories into one index, in order (a nightly job's one call).
 
-    repos: `RepoSpec`s (`codevouch.indexer.many.RepoSpec(path, branches=..., all_branches=...,
+    repos: `RepoSpec`s (`codevouch.indexer.manyrepos.RepoSpec(path, branches=..., all_branches=...,
     include_branches=..., exclude_branches=...)`) or `load_repos(FILE)`'s list. A repository
     that fails is reported in its `RepoOutcome` (`ok`, `error`) and the next one is built;
     `on_repo` sees each outcome as it is known. `wait`: seconds each repository's build waits
     for another writer of the index; settings: the build knobs (as `Index(settings=...)`). The
     model is loaded once (InputError for an unknown name, before any work)."""
     from codevouch.embedding import embedder_by_name
-    from codevouch.indexer.many import build_repos as build_each
+    from codevouch.indexer.manyrepos import build_repos as build_each
     from codevouch.retriever.settings import DEFAULT
     from codevouch.store import default_index_dir
 
@@ -495,7 +495,7 @@ def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
 def load_repos(path: Path | str) -> list[RepoSpec]:
     """The repositories a TOML file lists (`[[repo]]` tables: path, branches or all_branches,
     include_branches, exclude_branches); InputError, naming the entry, for anything else."""
-    from codevouch.indexer.many import load_repos_file
+    from codevouch.indexer.manyrepos import load_repos_file
 
     return load_repos_file(path)
 

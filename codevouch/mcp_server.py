@@ -364,14 +364,14 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     Raises InputError when the `mcp` package is missing (install the `codevouch[mcp]` extra).
     """
     from codevouch import __version__
-    from codevouch.worktree import gitinputs, gitio
+    from codevouch.worktree import gitio, gitreads
 
     try:
         from mcp.types import ToolAnnotations
         server_class = _server_class()
     except ImportError as exc:
         raise InputError("the MCP server needs the `mcp` package: pip install 'codevouch[mcp]'.") from exc
-    gitinputs.guard(repo)           # before git: a FIFO .gitignore or include would block it
+    gitreads.guard(repo)           # before git: a FIFO .gitignore or include would block it
     root = gitio.repo_root(repo)
     tools = Tools(root, Path(index_dir).expanduser().resolve() if index_dir else None, embedder)
     atexit.register(tools.resident.close)   # the background embedding ends before the interpreter

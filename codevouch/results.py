@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from codevouch.validator import to_json
-from codevouch.validator.facts import Known
+from codevouch.validator.gather import Known
 from codevouch.validator.model import Checked, Current, Snippet, Validated
 from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
 

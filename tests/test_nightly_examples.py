@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from codevouch.indexer.many import load_repos_file, parse_repos
+from codevouch.indexer.manyrepos import load_repos_file, parse_repos
 from tests.clihelp import FAKE, cv
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"

@@ -6,7 +6,7 @@ from pathlib import Path
 from codevouch.results import Learned
 from codevouch.retriever.overlay import Overlay
 from codevouch.retriever.search import Results
-from codevouch.validator.facts import Known
+from codevouch.validator.gather import Known
 from codevouch.worktree.files import CallSettings
 from codevouch.worktree.gitio import HeadState, WorktreeStatus
 

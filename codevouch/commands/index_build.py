@@ -27,7 +27,7 @@ from codevouch.printable import plural
 
 if TYPE_CHECKING:
     from codevouch.indexer.build import BranchSummary
-    from codevouch.indexer.many import RepoOutcome, RepoSpec
+    from codevouch.indexer.manyrepos import RepoOutcome, RepoSpec
 
 
 def index_build(
@@ -127,7 +127,7 @@ def _build_one(repo: Path, branch: list[str] | None, all_branches: bool, include
 def _specs(repo: list[Path] | None, repos: Path | None, branch: list[str] | None, all_branches: bool,
            include_branch: list[str] | None, exclude_branch: list[str] | None) -> list[RepoSpec]:
     from codevouch.api import load_repos
-    from codevouch.indexer.many import RepoSpec
+    from codevouch.indexer.manyrepos import RepoSpec
 
     if repos is not None:
         if repo:
@@ -203,7 +203,7 @@ def _outcome_code(outcome: RepoOutcome) -> int:
 
 
 def _echo_outcome(outcome: RepoOutcome, code: int) -> None:
-    from codevouch.indexer.many import normalised
+    from codevouch.indexer.manyrepos import normalised
 
     name = message_line(normalised(outcome.spec.path))
     if outcome.error is None:
@@ -217,7 +217,7 @@ def _echo_outcome(outcome: RepoOutcome, code: int) -> None:
 def _echo_failure(outcome: RepoOutcome, code: int, crash_log: str | None) -> None:
     """One line on stderr for a repository that failed: its path, where it is listed, the
     error, and (in the error's message) what to do."""
-    from codevouch.indexer.many import normalised
+    from codevouch.indexer.manyrepos import normalised
 
     err = outcome.error
     if crash_log is None:

@@ -39,7 +39,7 @@ from codevouch.store import (
 )
 from codevouch.store.writer import PhaseHook, Writer, open_writer
 from codevouch.vocabulary import Kind
-from codevouch.worktree import gitinputs, gitio
+from codevouch.worktree import gitio, gitreads
 from codevouch.worktree.config import load_repo_config
 from codevouch.worktree.identity import RepoIdentity, identify
 from codevouch.worktree.rules import Rules, classify, load_rules_text
@@ -127,7 +127,7 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
     kept by the include/exclude patterns (given here, else the repository's `[branches]`).
     `settings`: its build knobs (merge_target, embed_context) say how files are chunked and
     what is embedded (see codevouch/retriever/settings.py)."""
-    gitinputs.guard(repo_path)      # before git (the nightly's --repos comes here, not through Index)
+    gitreads.guard(repo_path)      # before git (the nightly's --repos comes here, not through Index)
     ident = identify(repo_path)
     if (include_branches or exclude_branches) and not all_branches:
         raise InputError("--include-branch and --exclude-branch choose among --all-branches; add "

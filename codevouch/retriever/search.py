@@ -12,7 +12,7 @@ from typing import Any
 from codevouch import caches
 from codevouch.embedding import Embedder
 from codevouch.errors import InputError, NotIndexed
-from codevouch.retriever import blobcache, defined, fusion, lexlists, querymodel, stubs
+from codevouch.retriever import blobcache, defined, fusion, lexlists, queryencoder, stubs
 from codevouch.retriever import overlay as live
 from codevouch.retriever import query as reading
 from codevouch.retriever.collapse import collapse
@@ -116,7 +116,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             # A kind filter drops candidates after ranking: the lists look 4 times deeper, so that k
             # can still be filled, but they are fused at the default's depth first (_scored).
             rankings = _rankings(ledger, index_dir, state, query, depth * (4 if kinds else 1), include_history, mode,
-                                 querymodel.for_query(held, state.embedder, mode), pool, settings, early,
+                                 queryencoder.for_query(held, state.embedder, mode), pool, settings, early,
                                  searched if searched is not None and not searched.empty else None, embed_limit,
                                  read, keep, repo)
             if ov is not None and searched is not ov and searched is not None:
@@ -147,7 +147,7 @@ def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, inde
     """The model the caller holds (None in lexical mode), and, for one that may (see _rankings),
     its embedding of the query started on `pool`'s thread: the held model is most often the
     branch's own, so it starts while git and the ledger say which branch and model this is for."""
-    held = querymodel.held(embedder, index_dir) if mode != SearchMode.LEXICAL else None
+    held = queryencoder.held(embedder, index_dir) if mode != SearchMode.LEXICAL else None
     early = ((held, _start_query(pool, held, query))
              if held is not None and getattr(held, "threadsafe_query", False) else None)
     return held, early

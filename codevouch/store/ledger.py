@@ -368,7 +368,7 @@ class Ledger:
 def models_in_use(index_dir: Path) -> frozenset[str]:
     """The models the local ledger's branches were built with; empty when it cannot tell (no
     ledger, unreadable, busy). Read as is, never upgraded: a hint for a search, which opens the
-    ledger properly right after (see retriever.querymodel.held)."""
+    ledger properly right after (see retriever.queryencoder.held)."""
     try:
         db = open_for_read(index_dir, IndexDir(index_dir).ledger)
     except CodevouchError:

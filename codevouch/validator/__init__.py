@@ -3,7 +3,7 @@
     results = validate(repo, parse_snippets(text))   # one Validated per snippet, in order
     to_json(results[0]); render_text(results)
 
-Facts are gathered once per call (facts.py, a handful of git processes whatever the
+Facts are gathered once per call (gather.py, a handful of git processes whatever the
 number of snippets); each verdict is a pure function of them (decide.py).
 """
 from __future__ import annotations
@@ -17,8 +17,8 @@ from codevouch.errors import InputError
 from codevouch.validator import shapes
 from codevouch.validator.citation import header, version_line
 from codevouch.validator.decide import LOST, decide, move_needle
-from codevouch.validator.facts import Known, Started, find_elsewhere, gather, start
-from codevouch.validator.gathered import Facts
+from codevouch.validator.facts import Facts
+from codevouch.validator.gather import Known, Started, find_elsewhere, gather, start
 from codevouch.validator.model import REASONS, VERDICTS, Checked, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, no_lone_surrogates, parse_items, parse_snippets
 from codevouch.validator.parsecache import CACHE as PARSES

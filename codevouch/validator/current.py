@@ -7,7 +7,7 @@ symbol's definition (find_symbol), and named by the definition that encloses it
 from __future__ import annotations
 
 from codevouch.validator import symbols
-from codevouch.validator.gathered import Facts, WorkFile
+from codevouch.validator.facts import Facts, WorkFile
 from codevouch.validator.model import Current, Snippet
 from codevouch.validator.text import nearest
 

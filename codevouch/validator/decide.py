@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from codevouch.validator import moves, symbols, verbatim
 from codevouch.validator.current import claimed, find_symbol, find_text, holds_its_definitions, named_range, pick
-from codevouch.validator.gathered import Facts, WorkFile, fast_path, identical_blob, same_oid
+from codevouch.validator.facts import Facts, WorkFile, fast_path, identical_blob, same_oid
 from codevouch.validator.model import KIND_REASON, Current, Decision, Snippet
 from codevouch.validator.text import find_lines, line_count, slice_lines
 from codevouch.vocabulary import Kind

@@ -454,7 +454,7 @@ def test_a_moved_clone_takes_its_entry_over(repo: Repo, tmp_path: Path) -> None:
 def test_a_nightly_run_builds_a_repository_with_a_name_that_is_not_utf8(repo: Repo, tmp_path: Path) -> None:
     # The nightly run reported the same crash for that repository (and built the others).
     from codevouch.api import build_repos
-    from codevouch.indexer.many import RepoSpec
+    from codevouch.indexer.manyrepos import RepoSpec
 
     (repo.root / "billing.py").write_text(BILLING)
     with open(bytes(repo.root) + b"/caf\xe9.py", "wb") as handle:    # latin-1, as older tools wrote it

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from codevouch.validator.decide import decide
-from codevouch.validator.gathered import Facts, WorkFile
+from codevouch.validator.facts import Facts, WorkFile
 from codevouch.validator.model import MALFORMED, REASONS, Snippet
 from codevouch.worktree import gitio
 from codevouch.worktree.files import TooLarge

@@ -1,4 +1,4 @@
-"""codevouch/worktree/gitinputs.py: the files git reads before it answers, checked before git
+"""codevouch/worktree/gitreads.py: the files git reads before it answers, checked before git
 starts. Real repositories with real FIFOs, /dev/zero links and sparse files where git looks:
 each is refused by name; a clean repository, and odd files git never reads, pass."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codevouch.errors import ConfigError
-from codevouch.worktree.gitinputs import GIT_FILE_CAP, config_entries, first_refused, guard, worktree_top
+from codevouch.worktree.gitreads import GIT_FILE_CAP, config_entries, first_refused, guard, worktree_top
 from tests.gitrepo import Repo, plant_special
 
 

@@ -272,7 +272,7 @@ def _root_ignores(root: str) -> Callable[[str], bool] | None:
 _IGNORES: dict[bytes, Callable[[str], bool]] = {}
 _MAX_IGNORES = 16
 _MAX_ANSWERS = 200_000
-register("codevouch.worktree.gitinputs._IGNORES", _IGNORES.clear, lambda: len(_IGNORES))
+register("codevouch.worktree.gitreads._IGNORES", _IGNORES.clear, lambda: len(_IGNORES))
 
 
 def _ignores_of(data: bytes) -> Callable[[str], bool]:
@@ -324,7 +324,7 @@ class _Listing:
 _LISTINGS: dict[str, _Listing] = {}
 _MAX_LISTINGS = 500_000
 _RACY_NS = 3 * 10**9
-register("codevouch.worktree.gitinputs._LISTINGS", _LISTINGS.clear, lambda: len(_LISTINGS))
+register("codevouch.worktree.gitreads._LISTINGS", _LISTINGS.clear, lambda: len(_LISTINGS))
 
 
 def _listing(directory: str) -> _Listing | None:

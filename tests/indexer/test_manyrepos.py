@@ -13,7 +13,7 @@ from codevouch import api
 from codevouch.embedding import embedder_by_name
 from codevouch.errors import InputError, NotARepository
 from codevouch.indexer.build import BranchSummary
-from codevouch.indexer.many import RepoSpec, build_repos, load_repos_file, parse_repos
+from codevouch.indexer.manyrepos import RepoSpec, build_repos, load_repos_file, parse_repos
 from codevouch.store import writer_lock
 from tests.clihelp import FAKE, cv
 from tests.gitrepo import Repo

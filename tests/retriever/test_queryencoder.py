@@ -7,7 +7,7 @@ from pathlib import Path
 from codevouch import Index
 from codevouch.embedding import MODEL_NAME, FakeEmbedder
 from codevouch.retriever.mode import SearchMode
-from codevouch.retriever.querymodel import for_query, held
+from codevouch.retriever.queryencoder import for_query, held
 from tests.gitrepo import Repo
 
 
