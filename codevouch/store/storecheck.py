@@ -37,9 +37,26 @@ def header_problem(path: Path) -> str | None:
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         finally:
             db.close()
+    except sqlite3.OperationalError as exc:
+        if "readonly" in str(exc) and _journal_pending(path):
+            # A build killed inside a write left its journal: a read-only connection cannot roll
+            # it back, the store's own read-write open does (and then reads the previous state).
+            return None
+        return f"{type(exc).__name__}: {exc}"
     except (OSError, sqlite3.Error) as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def _journal_pending(path: Path) -> bool:
+    """Whether a rollback journal or a write-ahead log lies beside the SQLite file at `path`."""
+    for suffix in ("-journal", "-wal"):
+        try:
+            if path.with_name(path.name + suffix).stat().st_size > 0:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def check_store(index_dir: Path, spaces: Collection[str] = ()) -> None:

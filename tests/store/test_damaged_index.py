@@ -171,3 +171,34 @@ def test_a_missing_or_emptied_vector_store_is_named_and_repair_restores_dense_se
     assert json.loads(dense.stdout)[0]["path"] == "shop/cancel.py"
     again = cv("index", "build", *where, *FAKE)
     assert again.returncode == 0 and "up to date" in again.stdout, again.stderr
+
+
+def test_a_journal_left_by_a_killed_writer_is_not_damage(tmp_path: Path) -> None:
+    """A build killed inside a write to the store's SQLite file leaves a hot journal: a read-only
+    connection cannot roll it back ("attempt to write a readonly database"), and the check read
+    that as damage and sent a search to --repair (seen once in test_crash_concurrency under load).
+    The store's own read-write open rolls it back and reads the previous state."""
+    from codevouch.store.storecheck import header_problem
+
+    path = tmp_path / "chroma.sqlite3"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE t(x BLOB)")
+    db.execute("INSERT INTO t VALUES (1)")
+    db.commit()
+    db.close()
+    child = ("import os, signal, sqlite3, sys\n"
+             "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+             "db.execute('PRAGMA journal_mode=DELETE'); db.execute('PRAGMA cache_size=10')\n"
+             "db.execute('BEGIN IMMEDIATE')\n"
+             "for _ in range(2000):\n    db.execute('INSERT INTO t VALUES (?)', (os.urandom(500),))\n"
+             "os.kill(os.getpid(), signal.SIGKILL)\n")
+    done = subprocess.run([sys.executable, "-c", child, str(path)], timeout=60)
+    assert done.returncode == -signal.SIGKILL
+    assert (tmp_path / "chroma.sqlite3-journal").stat().st_size > 0        # the journal is hot
+    assert header_problem(path) is None
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT count(*) FROM t").fetchone() == (1,)         # rolled back: the previous state
+    db.close()
+    # Real damage is still named.
+    path.write_bytes(b"SQLite format 3\0" + b"\xff" * 200)
+    assert header_problem(path) is not None
