@@ -228,9 +228,11 @@ class Index:
                             overlay=_overlay_source(self.settings, call) if request.overlay else None,
                             embed_limit=self.overlay_limit, paths=request.paths)
         threshold = self._match_threshold(candidates.model, candidates.root, call)
+        read = candidates.query   # the query as the search read it: not split again per hit
+        assert read is not None
         hits = []
         for c in candidates:
-            named = matching.matches_by_name(request.query, c.record.symbol, c.matched)
+            named = matching.matches_by_name(read, c.record.symbol, c.matched)
             hits.append(Hit(c.record, c.score, c.text, matched=c.matched, similarity=c.similarity, name_match=named,
                             good_match=matching.good_match(named, c.similarity, threshold)))
         known = Learned.of(candidates, call)

@@ -5,7 +5,7 @@ chunks (retriever/members.py). search.py fuses them with the dense list.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from codevouch.errors import BadIndex
@@ -17,14 +17,14 @@ from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import BranchState, ChunkRecord, Ledger, lex_key, lexical, lexindex
 
 
-def lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int, mode: str,
+def lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int, mode: str,
                     records: dict[str, ChunkRecord], settings: Settings,
                     scores: dict[str, float], keep: Callable[[str], bool] | None = None) -> list[str]:
     """The branch's chunks ranked by the lexical index (their records added to `records`, their
     scores, higher better, to `scores`)."""
     assert state.space is not None
     space, coll = state.space, state.coll
-    searched = terms(query, mode, settings)
+    searched = terms(read, mode, settings)
     copy = ledger.copy_of(state)
     if not searched:
         return []
@@ -55,17 +55,22 @@ def lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, query: 
     return ids
 
 
-def terms(query: str, mode: str, settings: Settings) -> list[str]:
-    """The lexical terms a search sends: the query's, and in hybrid mode its word pairs too."""
-    found = pairs(query, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
-    return list(dict.fromkeys(lexical.terms(query) + found))
+def terms(read: reading.Query, mode: str, settings: Settings) -> list[str]:
+    """The lexical terms a search sends: the query's (its words as read), and in hybrid mode its
+    word pairs too."""
+    found = pairs_of(read.parts, settings.lexical_pairs) if mode == SearchMode.HYBRID else []
+    return list(dict.fromkeys([*read.words, *found]))
 
 
 def pairs(query: str, how: str | None = DEFAULT.lexical_pairs) -> list[str]:
     """Each two adjacent query words also as one term (Settings.lexical_pairs says how)."""
+    return pairs_of(lexical.parts(query), how) if how is not None else []
+
+
+def pairs_of(words: Sequence[str], how: str | None = DEFAULT.lexical_pairs) -> list[str]:
+    """`pairs` of a query's parts already split (lexical.parts; Query.parts)."""
     if how is None:
         return []
-    words = lexical.parts(query)
     fmt = '"{} {}"' if how == "phrase" else "{}{}"
     return [fmt.format(a, b) for a, b in zip(words, words[1:]) if a != b]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from codevouch.retriever.query import Query
 from codevouch.store import lexical
 from codevouch.syntax.lines import MODULE_SYMBOL
 
@@ -19,21 +20,29 @@ def name_matches(query: str, symbol: str) -> bool:
     """Whether `query` spells `symbol`: the qualified name or its last component, whatever the
     case (`client.send`, `send`), or the same identifier words (`raise for status` for
     `raise_for_status`, `g zip decoder` and `gzip decoder` for `GZipDecoder`)."""
-    q, words = query.strip().lower(), lexical.parts(query)
+    return _spells(query.strip().lower(), tuple(lexical.parts(query)), symbol)
+
+
+def spells(query: Query, symbol: str) -> bool:
+    """`name_matches` for a query as the search read it (its stripped text and parts)."""
+    return _spells(query.stripped.lower(), query.parts, symbol)
+
+
+def _spells(q: str, words: tuple[str, ...], symbol: str) -> bool:
     for sym in symbol.lower().split(", "):   # a merged chunk names each of its definitions
         if not sym or sym == MODULE_SYMBOL:
             continue
         last = re.split(r"\.|::|#", sym)[-1]
-        if q in (sym, last) or (words and (words == lexical.parts(last)
+        if q in (sym, last) or (words and (words == tuple(lexical.parts(last))
                                            or "".join(words) == re.sub(r"[^0-9a-z]", "", last))):
             return True
     return False
 
 
-def matches_by_name(query: str, symbol: str, matched: Sequence[str]) -> bool:
-    """The query spells the symbol, or the search found the chunk as a definition of a name
-    the query spells (`matched` holds DEFINITION_NAME)."""
-    return name_matches(query, symbol) or DEFINITION_NAME in matched
+def matches_by_name(query: Query, symbol: str, matched: Sequence[str]) -> bool:
+    """The query (as the search read it: Results.query) spells the symbol, or the search found
+    the chunk as a definition of a name the query spells (`matched` holds DEFINITION_NAME)."""
+    return spells(query, symbol) or DEFINITION_NAME in matched
 
 
 def good_match(named: bool, similarity: float | None, threshold: float | None) -> bool | None:

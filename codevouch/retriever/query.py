@@ -1,5 +1,7 @@
-"""A search query as the name tier reads it, read once: the names it spells and the qualified
-names whose qualifier may be a package or module (pure).
+"""A search query as the retriever reads it, read once per search: its words and parts, whether
+it names tests, the names it spells and the qualified names whose qualifier may be a package or
+module (pure). Every stage of a search, and the api's name matching of its hits, reads these
+instead of splitting the query's text again.
 
 `chi.URLParam` is the exact key `chi.urlparam` (a type `chi` with a member `URLParam`) and also
 `URLParam` qualified by `chi`, which a definition answers when its file is in package `chi`
@@ -8,7 +10,7 @@ names whose qualifier may be a package or module (pure).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from codevouch.retriever.mode import SearchMode
 from codevouch.retriever.settings import Settings
@@ -30,13 +32,21 @@ class Qualified:
 
 @dataclass(frozen=True)
 class Query:
-    """A query as the retriever reads it, once: its text, its words (lexical.terms: identifiers
-    split at case and underscores, stop words out), whether it is a sentence, the exact name
-    keys it spells (lexical.query_name_keys) and its qualified names."""
+    """A query as the retriever reads it, once (`read`): its text, its words (lexical.terms:
+    identifiers split at case and underscores, stop words out), whether it is a sentence, the
+    exact name keys it spells (lexical.query_name_keys) and its qualified names."""
     text: str
     names: tuple[str, ...] = ()
     qualified: tuple[Qualified, ...] = ()
     words: tuple[str, ...] = ()
+    # The words in order, each identifier as its parts, stop words out (lexical.parts): the lexical
+    # list's word pairs (lexlists.terms) and the name match of a hit (matching.name_matches).
+    parts: tuple[str, ...] = ()
+    # The text without surrounding white space: a definition spelled with the query's own case
+    # (lexical.spelled_exactly) and the name match of a hit.
+    stripped: str = ""
+    # The query asks for tests (lexical.names_tests): test chunks rank as source (kind_weights).
+    tests: bool = False
     # More words than Settings.name_first_words and not one name as a whole: prose, which asks
     # for the code that does something (the sentence priors: Settings.sentence_kind_weights,
     # name_words_weight).
@@ -49,7 +59,8 @@ class Query:
 
     def as_sentence(self) -> Query:
         """The query read as prose, when the name its words spell is defined nowhere."""
-        return Query(self.text, words=self.words, sentence=True)
+        return Query(self.text, words=self.words, parts=self.parts, stripped=self.stripped, tests=self.tests,
+                     sentence=True)
 
     def kind_weights(self, settings: Settings) -> dict[str, float]:
         """The kind weights for this query: a sentence's (Settings.sentence_kind_weights) or every
@@ -57,7 +68,7 @@ class Query:
         (Settings.named_tests_weight)."""
         sentence = settings.sentence_kind_weights if self.sentence else None
         weights = dict(sentence if sentence is not None else settings.kind_weights)
-        if lexical.names_tests(self.text):
+        if self.tests:
             named = settings.named_tests_weight
             weights[Kind.TEST] = max(weights.get(Kind.TEST, 1.0),
                                      weights.get(Kind.SOURCE, 1.0) if named is None else named)
@@ -75,9 +86,11 @@ def read(text: str, mode: str, settings: Settings) -> Query:
     it counts only when it is one name as a whole: `test_find_bridge_pyo3_feature` (six parts)
     or "write binding wheel abi 3", which no sentence spells."""
     words = tuple(lexical.terms(text))
-    count = len(lexical.parts(text))
+    parts = tuple(lexical.parts(text))
+    count = len(parts)
+    said = Query(text, words=words, parts=parts, stripped=text.strip(), tests=lexical.holds_test_words(words))
     if mode == SearchMode.DENSE or settings.name_first_words <= 0:
-        return Query(text, words=words, sentence=count > max(settings.name_first_words, SENTENCE_WORDS))
+        return replace(said, sentence=count > max(settings.name_first_words, SENTENCE_WORDS))
     short = count <= settings.name_first_words
     names = tuple(lexical.query_name_keys(text, whole_only=not short))
     bare = text.strip().strip("`").strip()
@@ -87,7 +100,7 @@ def read(text: str, mode: str, settings: Settings) -> Query:
     # Only the whole's squashed words spell a name (a name's own keys are written without "~").
     undecided = (len(bare.split()) > settings.name_first_words and bool(names) and not quals
                  and all(key.startswith("~") for key in names))
-    return Query(text, names, quals, words, sentence=not short and not names, undecided=undecided)
+    return replace(said, names=names, qualified=quals, sentence=not short and not names, undecided=undecided)
 
 
 def qualified(token: str) -> list[Qualified]:

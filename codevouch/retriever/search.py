@@ -60,7 +60,8 @@ class Candidate:
 
 
 class Results(list[Candidate]):
-    """The candidates, best first, and the working-tree overlay they were searched with (None: off)."""
+    """The candidates, best first, the working-tree overlay they were searched with (None: off)
+    and the query as the search read it (`query`: the api matches each hit's name with it)."""
 
     def __init__(self, hits: list[Candidate], overlay: live.Overlay | None = None, model: str | None = None,
                  root: Path | None = None, head: gitio.HeadState | None = None,
@@ -74,6 +75,7 @@ class Results(list[Candidate]):
         # The validation and the usage record of the same call read them instead of asking again.
         self.head = head
         self.state = state
+        self.query: reading.Query | None = None   # the query as read once (retriever/query.py)
 
 
 # What makes a branch's working-tree overlay: (repository root, branch state, the work tree's
@@ -115,16 +117,15 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             read = reading.read(query, mode, settings)
             # A kind filter drops candidates after ranking: the lists look 4 times deeper, so that k
             # can still be filled, but they are fused at the default's depth first (_scored).
-            rankings = _rankings(ledger, index_dir, state, query, depth * (4 if kinds else 1), include_history, mode,
+            rankings = _rankings(ledger, index_dir, state, read, depth * (4 if kinds else 1), include_history, mode,
                                  queryencoder.for_query(held, state.embedder, mode), pool, settings, early,
                                  searched if searched is not None and not searched.empty else None, embed_limit,
-                                 read, keep, repo)
+                                 keep, repo)
             if ov is not None and searched is not ov and searched is not None:
                 ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
                 ov.stand_ins = searched.stand_ins
             read = rankings.read or read   # plain words that name nothing are a sentence
-            names = list(read.names)
-            found, tier, fill = _scored(rankings, settings, read, kinds, names, depth)
+            found, tier, fill = _scored(rankings, settings, read, kinds, list(read.names), depth)
             rankings.fill, rankings.depth = fill, depth if kinds else None
         finally:
             ledger.close()
@@ -133,7 +134,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
     # definition, is drawn from it into the default's order (_scored).
     return _results([*_ordered([f for f in found if f[0].id not in fill], settings),
                      *_ordered([f for f in found if f[0].id in fill], settings)][:k],
-                    rankings, names, state, repo, head, ov)
+                    rankings, read, state, repo, head, ov)
 
 
 def _ordered(found: list[tuple[ChunkRecord, float]], settings: Settings) -> list[tuple[ChunkRecord, float]]:
@@ -171,7 +172,6 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
     fill = {cid for cid in deeper if cid not in fused}
     fused.update((cid, deeper[cid]) for cid in fill)
     tiered = bool(names)
-    query = read.text
     weights = read.kind_weights(settings)
     found: list[tuple[ChunkRecord, float]] = []
     # a definition's rank key, before the fused score: (defines, own case, implementation)
@@ -184,16 +184,17 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
             # spelled with the definition's own case first: `progressbar` before `ProgressBar`;
             # then an implementation before its declaration (lib/option.js before
             # typings/index.d.ts, whose chunks hold a dozen signatures and win on words)
-            tier[rec.id] = (True, lexical.spelled_as_defined(query, rec.symbol),
+            tier[rec.id] = (True, lexical.spelled_exactly(read.stripped, rec.symbol),
                             not is_declaration_file(rec.path))
         found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
     return found, tier, fill
 
 
-def _results(top: list[tuple[ChunkRecord, float]], rankings: _Rankings, names: list[str], state: BranchState,
+def _results(top: list[tuple[ChunkRecord, float]], rankings: _Rankings, read: reading.Query, state: BranchState,
              repo: Path, head: gitio.HeadState | None, ov: live.Overlay | None) -> Results:
     """The top candidates as cited, with their text at the indexed blob (an overlay chunk's
-    from the overlay), what matched each and its similarity."""
+    from the overlay), what matched each and its similarity, and the query as read."""
+    names = list(read.names)
     matched = {rec.id: _matched(rec, rankings, names) for rec, _ in top}
     sims = rankings.similarity
     found = [(_cited(rec, state, repo), score) for rec, score in top]
@@ -201,8 +202,10 @@ def _results(top: list[tuple[ChunkRecord, float]], rankings: _Rankings, names: l
     blobs = blobcache.read_blobs(repo, [rec.blob_sha for rec, _ in found if rec.blob_sha not in texts])
     blobs.update((rec.blob_sha, texts[rec.blob_sha]) for rec, _ in found if rec.blob_sha in texts)
     lines: dict[str, list[str]] = {}  # a blob split once, however many of its chunks hit
-    return Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines), matched[rec.id],
-                              sims.get(rec.id)) for rec, score in found], ov, state.embedder, repo, head, state)
+    out = Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines), matched[rec.id],
+                             sims.get(rec.id)) for rec, score in found], ov, state.embedder, repo, head, state)
+    out.query = read
+    return out
 
 
 _NOT_A_DEFINITION = (False, False, False)
@@ -283,15 +286,15 @@ class _Rankings:
     fill: set[str] = field(default_factory=set)   # ids scored by the deeper lists only, to fill k
 
 
-def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, depth: int,
+def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int,
               include_history: bool, mode: str, embedder: Embedder | None, pool: ThreadPoolExecutor,
               settings: Settings, early: tuple[Embedder, Future[list[float]]] | None = None,
               ov: live.Overlay | None = None, embed_limit: int = live.EMBED_LIMIT,
-              read: reading.Query | None = None, keep: Callable[[str], bool] | None = None,
-              repo: Path | None = None) -> _Rankings:
+              keep: Callable[[str], bool] | None = None, repo: Path | None = None) -> _Rankings:
     """(weight, ranking) of each list to fuse: dense, then lexical, then the chunks that define a
-    name the query spells (`read`, the query as the name tier reads it; the tantivy copy's name
-    field, each candidate confirmed by the syntax: retriever/defined.py, its blobs read from `repo`).
+    name the query spells (`read`, the query as read once: its text is embedded, its words are the
+    lexical terms, its names the name tier's; the tantivy copy's name field, each candidate
+    confirmed by the syntax: retriever/defined.py, its blobs read from `repo`).
     `keep`: a --path filter, applied by each list to the branch's members (see members.members).
 
     An embedder that says it may (`threadsafe_query`, see embedding.Embedder) embeds the query on
@@ -306,10 +309,10 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     out = _Rankings([], {})
     qvec: Future[list[float]] | None = None
     if mode != SearchMode.LEXICAL and embedder is not None:
-        qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, query)
+        qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, read.text)
     lexical_records: dict[str, ChunkRecord] = {}
     lex_scores: dict[str, float] = {}
-    ids = (lexlists.lexical_ranking(ledger, index_dir, state, query, depth, mode, lexical_records, settings,
+    ids = (lexlists.lexical_ranking(ledger, index_dir, state, read, depth, mode, lexical_records, settings,
                                     lex_scores, keep) if mode != SearchMode.DENSE else [])
     dense: _Dense | None = None
     if qvec is not None:
@@ -320,7 +323,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
         out.stand_ins = dense.stand_ins
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ov is not None and mode != SearchMode.DENSE:
-        terms = lexlists.terms(query, mode, settings)
+        terms = lexlists.terms(read, mode, settings)
         ids = live.merged(_kept(ids, out.records, ov, include_history, state, lambda cid: lex_scores.get(cid, 0.0)),
                           live.lexical_scores(ov, terms, index_dir, ledger.copy_of(state)), depth)
     if ov is not None:
@@ -328,7 +331,7 @@ def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, query: str, d
     if ids:
         out.lists.append((settings.lexical_weight, ids))
         out.members[LEXICAL] = fusion.ranks(ids)
-    if read is not None and mode != SearchMode.DENSE:
+    if mode != SearchMode.DENSE:
         _add_name_lists(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo, ids)
     if dense is not None and embedder is not None:
         out.similarity = _similarities(out, dense.vector, dense.sims, dense.own_vectors,

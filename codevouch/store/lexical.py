@@ -7,7 +7,7 @@ words meets code in identifiers. Pure functions; the ledger stores and queries t
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from codevouch.caches import clearable
@@ -179,7 +179,11 @@ def definition_keys(document: str, symbol: str) -> list[str]:
 def spelled_as_defined(query: str, symbol: str) -> bool:
     """The query is, case and all, one of the symbol's names or dotted tails (`progressbar` is
     the function `progressbar`, not the class `ProgressBar`, though both match case-insensitively)."""
-    text = query.strip()
+    return spelled_exactly(query.strip(), symbol)
+
+
+def spelled_exactly(text: str, symbol: str) -> bool:
+    """`spelled_as_defined` for a query already stripped of surrounding white space (`text`)."""
     for name in (n.strip() for n in symbol.split(",")):
         parts = _components(name)
         if any(".".join(parts[i:]) == text for i in range(len(parts))):
@@ -225,7 +229,12 @@ def query_name_keys(query: str, whole_only: bool = False) -> list[str]:
 
 def names_tests(query: str) -> bool:
     """The query asks for tests (`test`, `fixture`, `pytest`, ... or an identifier holding one)."""
-    return any(w in TEST_WORDS for w in terms(query))
+    return holds_test_words(terms(query))
+
+
+def holds_test_words(words: Iterable[str]) -> bool:
+    """`names_tests` for a query's terms already split (`terms`)."""
+    return any(w in TEST_WORDS for w in words)
 
 
 def name_words(symbol: str) -> str:

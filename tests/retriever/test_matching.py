@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from codevouch.retriever.matching import DEFINITION_NAME, good_match, matches_by_name, name_matches
+from codevouch.retriever.matching import DEFINITION_NAME, good_match, matches_by_name, name_matches, spells
+from codevouch.retriever.query import read
 from codevouch.retriever.search import DEFINITION_NAME as SEARCH_LABEL
+from codevouch.retriever.settings import DEFAULT
+
+MODES = ("hybrid", "dense", "lexical")
 
 
 @pytest.mark.parametrize(("query", "symbol"), [
@@ -20,6 +24,8 @@ from codevouch.retriever.search import DEFINITION_NAME as SEARCH_LABEL
 ])
 def test_the_query_spells_the_symbol(query: str, symbol: str) -> None:
     assert name_matches(query, symbol)
+    assert all(spells(read(query, mode, DEFAULT), symbol) for mode in MODES)   # the query as a search reads it
+    assert spells(read(f"  {query}\n", "hybrid", DEFAULT), symbol)
 
 
 @pytest.mark.parametrize(("query", "symbol"), [
@@ -30,13 +36,17 @@ def test_the_query_spells_the_symbol(query: str, symbol: str) -> None:
 ])
 def test_the_query_does_not_spell_the_symbol(query: str, symbol: str) -> None:
     assert not name_matches(query, symbol)
+    assert not any(spells(read(query, mode, DEFAULT), symbol) for mode in MODES)
 
 
 def test_a_definition_the_search_found_by_name_matches_by_name() -> None:
     assert SEARCH_LABEL == DEFINITION_NAME
-    assert matches_by_name("how do we cancel", "Order.cancel", (DEFINITION_NAME, "lexical"))
-    assert matches_by_name("cancel", "Order.cancel", ("dense",))
-    assert not matches_by_name("how do we cancel", "Order.cancel", ("lexical", "dense"))
+    sentence, name = read("how do we cancel", "hybrid", DEFAULT), read("cancel", "hybrid", DEFAULT)
+    assert matches_by_name(sentence, "Order.cancel", (DEFINITION_NAME, "lexical"))
+    assert matches_by_name(name, "Order.cancel", ("dense",))
+    assert not matches_by_name(sentence, "Order.cancel", ("lexical", "dense"))
+    assert matches_by_name(sentence.as_sentence(), "Order.cancel", (DEFINITION_NAME,))
+    assert matches_by_name(name.as_sentence(), "Order.cancel", ())   # read as prose, the same words
 
 
 def test_a_good_match_is_a_name_match_or_a_similarity_at_the_threshold() -> None:

@@ -1,8 +1,12 @@
 """The query as the name tier reads it: names, acronyms as words, qualified names (pure)."""
 from __future__ import annotations
 
+import pytest
+
+from codevouch.retriever import lexlists
 from codevouch.retriever.query import Qualified, qualified, read
 from codevouch.retriever.settings import DEFAULT, Settings
+from codevouch.store import lexical
 from codevouch.store.lexical import query_name_keys
 
 
@@ -33,3 +37,29 @@ def test_an_acronym_or_a_word_in_a_sentence_names_nothing() -> None:
     assert "http" in query_name_keys("the `HTTP` constant")
     assert query_name_keys("`Mux`") == ["mux", "~mux"]
     assert "httpserver" in query_name_keys("start an HTTPServer now")
+
+
+@pytest.mark.parametrize("text", ["OrderService.cancel_order", "  crate::routing::Router\n", "raise for status",
+                                  "test fixtures for the ledger", "pytest fixture that builds an index", "`spelled_as_defined`",
+                                  "where are exclusion rules loaded", "HTTPClient's cookie_jar", "", "   "])
+def test_the_query_is_read_once_into_what_every_stage_needs(text: str) -> None:
+    """What a search's stages and the api's name match read from the Query is what the store's
+    functions say of its text, in every mode, and still so once it is read as a sentence."""
+    for mode in ("hybrid", "dense", "lexical"):
+        q = read(text, mode, DEFAULT)
+        for each in (q, q.as_sentence()):
+            assert each.text == text and each.stripped == text.strip()
+            assert each.words == tuple(lexical.terms(text)) and each.parts == tuple(lexical.parts(text))
+            assert each.tests == lexical.names_tests(text)
+    for sym in ("OrderService.cancel_order", "cancel_order", "Router", "spelled_as_defined", "Ledger"):
+        assert lexical.spelled_exactly(read(text, "hybrid", DEFAULT).stripped, sym) == lexical.spelled_as_defined(text, sym)
+
+
+def test_the_lexical_terms_come_from_the_query_as_read() -> None:
+    """lexlists.terms sends the query's words, and in hybrid mode its word pairs, as the text's."""
+    for text in ("the cookie jar", "HTTPClient cookie_jar", "raise for status", "Router"):
+        for how in ("phrase", "joined", None):
+            settings = Settings(lexical_pairs=how)
+            sent = lexlists.terms(read(text, "hybrid", settings), "hybrid", settings)
+            assert sent == list(dict.fromkeys(lexical.terms(text) + lexlists.pairs(text, how)))
+        assert lexlists.terms(read(text, "lexical", DEFAULT), "lexical", DEFAULT) == list(dict.fromkeys(lexical.terms(text)))
