@@ -411,13 +411,14 @@ class Call:
 
 
 def _stopped(pid: int) -> bool:
-    """Whether process `pid` is stopped (state T or t in /proc; False where /proc cannot say)."""
+    """Whether process `pid` is stopped by a signal (state T in /proc; False where /proc cannot
+    say). Not `t`: a traced process (strace -f) passes through that state at every system call."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             state = handle.read().rsplit(b")", 1)[-1].split()[0]
     except (OSError, IndexError):
         return False
-    return state in (b"T", b"t")
+    return state == b"T"
 
 
 def _note(place: paths.Place, message: str) -> None:
