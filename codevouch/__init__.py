@@ -30,9 +30,8 @@ if TYPE_CHECKING:
         UnknownRevision,
     )
     from codevouch.request import ContextRequest, SearchRequest
-    from codevouch.retriever.mode import SearchMode
     from codevouch.validator.model import Current, Validated
-    from codevouch.vocabulary import Kind, Verdict
+    from codevouch.vocabulary import Kind, SearchMode, Verdict
 
 __version__ = "0.1.0"
 
@@ -43,10 +42,9 @@ _HOMES: dict[str, str] = {
     **{name: "codevouch.errors" for name in (
         "CodevouchError", "ConfigError", "DetachedHead", "GitError", "IndexLocked", "InputError", "NoCommits",
         "NotARepository", "NotIndexed", "UnknownRevision")},
-    "SearchMode": "codevouch.retriever.mode",
     "ContextRequest": "codevouch.request", "SearchRequest": "codevouch.request",
     "Current": "codevouch.validator.model", "Validated": "codevouch.validator.model",
-    "Kind": "codevouch.vocabulary", "Verdict": "codevouch.vocabulary",
+    "Kind": "codevouch.vocabulary", "SearchMode": "codevouch.vocabulary", "Verdict": "codevouch.vocabulary",
 }
 
 __all__ = [

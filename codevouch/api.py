@@ -33,9 +33,8 @@ from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
 from codevouch.request import KINDS as KINDS  # the kinds a search can keep (re-exported)
 from codevouch.request import ContextRequest, SearchRequest, request_from
 from codevouch.results import ContextPack, Hit, Hits, Learned
-from codevouch.retriever.mode import SearchMode
 from codevouch.validator.model import MALFORMED, Validated
-from codevouch.vocabulary import Verdict
+from codevouch.vocabulary import SearchMode, Verdict
 from codevouch.worktree import gitio, gitreads
 
 if TYPE_CHECKING:
@@ -222,11 +221,9 @@ class Index:
                     guess = model_name(configured)
             except InputError:
                 pass   # a bad model setting must not stop a search of a branch built otherwise
-        candidates = search(self.repo, request.query, self.index_dir, branch=request.branch, k=request.k,
-                            include_history=request.include_history, mode=request.mode, kinds=request.kinds,
-                            embedder=guess, settings=self.settings,
+        candidates = search(self.repo, request, self.index_dir, embedder=guess, settings=self.settings,
                             overlay=_overlay_source(self.settings, call) if request.overlay else None,
-                            embed_limit=self.overlay_limit, paths=request.paths)
+                            embed_limit=self.overlay_limit)
         threshold = self._match_threshold(candidates.model, candidates.root, call)
         read = candidates.query   # the query as the search read it: not split again per hit
         assert read is not None

@@ -1,7 +1,8 @@
 """What a search or a context call asks for, built and checked once: `SearchRequest` and
 `ContextRequest`. The CLI builds one from its options, the MCP server from its tool's arguments,
-and `Index.search` / `Index.context` take it (their keyword form builds one); so every door
-refuses a bad value with the same InputError, in the same words, before anything runs.
+and `Index.search` / `Index.context` take it (their keyword form builds one) and hand the search
+to the retriever whole (retriever/search.py); so every door refuses a bad value with the same
+InputError, in the same words, before anything runs.
 
     from codevouch.request import ContextRequest, SearchRequest
     hits = Index(".").search(SearchRequest.of("cancel order", k=5, kinds=["source"], paths=["src/"]))
@@ -15,7 +16,8 @@ Through the resident engine, the socket carries the CLI's argv, not a request: t
 the CLI's own command, which builds the request from it as in-process, so the answer is the same
 bytes (engine/execute.py). A second encoding of the request would be a second path to keep equal.
 
-A leaf over the vocabulary: cheap to import (the patterns' parser loads only when paths are given).
+A leaf over the vocabulary (which spells the search modes), in the store's layer, below the
+retriever that takes it: cheap to import (the patterns' parser loads only when paths are given).
 """
 from __future__ import annotations
 
@@ -25,8 +27,7 @@ from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from codevouch.errors import InputError
-from codevouch.retriever.mode import SEARCH_MODES, SearchMode
-from codevouch.vocabulary import INDEXED_KINDS
+from codevouch.vocabulary import INDEXED_KINDS, SEARCH_MODES, SearchMode
 
 R = TypeVar("R", bound="SearchRequest")
 KINDS: tuple[str, ...] = tuple(k.value for k in INDEXED_KINDS)   # the kinds a search can keep

@@ -1,11 +1,12 @@
-"""The words every layer shares: a hit's verdict and a file's kind.
+"""The words every layer shares: a hit's verdict, a file's kind and a search's mode.
 
-Both are `str` enums (not `StrEnum`: Python 3.10 has none), so a member equals its string
+All are `str` enums (not `StrEnum`: Python 3.10 has none), so a member equals its string
 (`Verdict.USABLE == "usable"`, `Kind.TEST == "test"`), hashes like it, and is written as it
 in JSON, SQLite and f-strings: data read back from disk or given as JSON compares equal to
 the members. A leaf: it imports nothing of codevouch, so the store, the rules and the
 validator all use it. The verdicts' reasons are in validator/model.py; the rules that give
-a file its kind are in worktree/rules.py.
+a file its kind are in worktree/rules.py. The search modes live here, not in the retriever, so
+that a SearchRequest (request.py, a layer below the retriever, which takes it) can check them.
 """
 from __future__ import annotations
 
@@ -47,3 +48,16 @@ class Kind(_Word):
 INDEXED_KINDS = (Kind.SOURCE, Kind.TEST, Kind.DOCS, Kind.CONFIG)
 # Kinds whose files are counted but never embedded (each gives the validator an excluded reason).
 EXCLUDED_KINDS = (Kind.GENERATED, Kind.VENDOR, Kind.BACKUP, Kind.FIXTURE)
+
+
+class SearchMode(_Word):
+    """How a search ranks: the one spelling of the modes that the API, the CLI, the MCP server
+    and the retriever check and compare. hybrid: dense and lexical rankings fused by rank (the
+    default); dense: embeddings only; lexical: terms only. Members equal their strings:
+    `SearchMode.HYBRID == "hybrid"`."""
+    HYBRID = "hybrid"
+    DENSE = "dense"
+    LEXICAL = "lexical"
+
+
+SEARCH_MODES: tuple[str, ...] = tuple(m.value for m in SearchMode)   # hybrid, dense, lexical

@@ -343,6 +343,7 @@ def test_synthetic_index_with_repeated_texts_is_searchable(tmp_path: Path) -> No
     from codevouch_bench.lib.synthetic import build_synthetic_index
 
     from codevouch.embedding import FakeEmbedder
+    from codevouch.request import SearchRequest
     from codevouch.retriever.search import search
     from tests.gitrepo import Repo
 
@@ -351,7 +352,7 @@ def test_synthetic_index_with_repeated_texts_is_searchable(tmp_path: Path) -> No
     repo.commit(**{"a.py": body, "b.py": body, "c.py": "def refund(p):\n    return p.refund()\n"})
     index = tmp_path / "index"
     assert build_synthetic_index(repo.root, index, 30, 1, embedder=FakeEmbedder.name, dim=FakeEmbedder.dim) == 30
-    hits = search(repo.root, "cancel order", index, k=3, embedder=FakeEmbedder())
+    hits = search(repo.root, SearchRequest("cancel order", k=3), index, embedder=FakeEmbedder())
     assert hits[0].record.path in ("a.py", "b.py") and "order.cancel()" in hits[0].text
 
 

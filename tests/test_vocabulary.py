@@ -1,4 +1,4 @@
-"""The shared words (codevouch/vocabulary.py, retriever/mode.py): each spelled once, and a member
+"""The shared words (codevouch/vocabulary.py; retriever/mode.py re-exports the modes): each spelled once, and a member
 written to disk or JSON reads back equal to it."""
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import sqlite3
 from typing import get_args
 
 import codevouch
+from codevouch import vocabulary
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.validator.model import KIND_REASON, REASONS, VERDICTS
 from codevouch.validator.shapes import INPUT_FORMATS
@@ -41,6 +42,7 @@ def test_verdicts_and_modes_are_spelled_once() -> None:
     assert CURRENT_VERDICTS == ("usable", "stale-but-ok")
     assert SEARCH_MODES == ("hybrid", "dense", "lexical")
     assert codevouch.Verdict is Verdict and codevouch.Kind is Kind and codevouch.SearchMode is SearchMode
+    assert vocabulary.SearchMode is SearchMode and vocabulary.SEARCH_MODES is SEARCH_MODES   # mode.py re-exports them
 
 
 def test_the_mcp_schema_spells_the_same_kinds_and_modes() -> None:

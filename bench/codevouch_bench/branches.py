@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent     # bench/codevouch_bench
@@ -123,7 +124,6 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake
     """Runs with whichever codevouch is first on the import path (PYTHONPATH) (the release under test)."""
     from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
     from codevouch.indexer.build import build_index
-    from codevouch.retriever.search import search
     from codevouch.store import Ledger
 
     class WideFake(FakeEmbedder):
@@ -158,10 +158,11 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake
     times: list[float] = []
     query_cpu = 0.0
     for name in [branches[0], branches[len(branches) // 2], branches[-1]]:
-        search(repo, qs[0], index_dir, branch=name, embedder=emb)  # warm: HNSW in memory
+        search = searcher(repo, index_dir, name, emb)
+        search(qs[0])  # warm: HNSW in memory
         for q in qs:
             start, cpu0 = time.perf_counter(), cpu_seconds()
-            search(repo, q, index_dir, branch=name, k=10, embedder=emb)
+            search(q)
             times.append(time.perf_counter() - start)
             query_cpu += cpu_seconds() - cpu0
     times.sort()
@@ -173,6 +174,21 @@ def worker(repo: Path, index_dir: Path, branches: list[str], qs: list[str], fake
             "query_ms": {"p50": round(1000 * times[len(times) // 2], 1),
                          "p95": round(1000 * times[int(len(times) * 0.95) - 1], 1), "n": len(times),
                          "cpu_mean": round(1000 * query_cpu / len(times), 1)}}
+
+
+def searcher(repo: Path, index_dir: Path, branch: str, emb: object) -> Callable[[str], object]:
+    """The library search of one branch, k=10, as the release under test spells it: this tree's
+    takes a SearchRequest (codevouch.retriever.search.search(repo, request, index_dir, ...)); a
+    release before it (the 'before' side) took the request's fields as keywords."""
+    import inspect
+
+    from codevouch.retriever.search import search
+
+    if "request" not in inspect.signature(search).parameters:
+        return lambda q: search(repo, q, index_dir, branch=branch, k=10, embedder=emb)
+    from codevouch import SearchRequest
+
+    return lambda q: search(repo, SearchRequest(q, branch=branch, k=10), index_dir, embedder=emb)
 
 
 def run_side(code: Path, repo: Path, branches: list[str], qs: list[str], fake: bool,

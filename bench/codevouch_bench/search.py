@@ -39,19 +39,18 @@ def validator_available() -> bool:
 
 def warm(repo: Path, index_dir: Path, queries: list[str], fake: bool) -> dict[str, Any]:
     """Library latency in one process with the model loaded: search() by mode, and its parts."""
-    import inspect
-
     import numpy as np
 
+    from codevouch import SearchRequest
     from codevouch.embedding import FakeEmbedder, MiniLMEmbedder
     from codevouch.retriever.search import search
     from codevouch.store import VectorStore, space_name
     from codevouch.worktree.identity import identify
 
     emb = FakeEmbedder() if fake else MiniLMEmbedder()
-    search(repo, queries[0], index_dir, embedder=emb)  # warm-up: model, Chroma's HNSW in memory
-    modes = ["hybrid", "dense", "lexical"] if "mode" in inspect.signature(search).parameters else [None]
-    times: dict[str, list[float]] = {f"search_{m}_ms" if m else "search_ms": [] for m in modes}
+    search(repo, SearchRequest(queries[0]), index_dir, embedder=emb)  # warm-up: model, Chroma's HNSW in memory
+    modes = ["hybrid", "dense", "lexical"]
+    times: dict[str, list[float]] = {f"search_{m}_ms": [] for m in modes}
     embeds, stores = [], []
     store = VectorStore(index_dir)
     live = space_name(identify(repo).id, emb.name)
@@ -60,9 +59,9 @@ def warm(repo: Path, index_dir: Path, queries: list[str], fake: bool) -> dict[st
     for q in queries:
         for m in modes:
             start, before = time.perf_counter(), _cpu()
-            search(repo, q, index_dir, k=10, embedder=emb, **({"mode": m} if m else {}))
-            times[f"search_{m}_ms" if m else "search_ms"].append(time.perf_counter() - start)
-            if m in ("hybrid", None):
+            search(repo, SearchRequest(q, k=10, mode=m), index_dir, embedder=emb)
+            times[f"search_{m}_ms"].append(time.perf_counter() - start)
+            if m == "hybrid":
                 cpu.append(_cpu() - before)
         start = time.perf_counter()
         emb.embed_query(q)
@@ -73,7 +72,7 @@ def warm(repo: Path, index_dir: Path, queries: list[str], fake: bool) -> dict[st
         stores.append(time.perf_counter() - start)
     out = {name: summary(t) for name, t in times.items()}
     out.update(_index_search(repo, index_dir, queries, emb))
-    out["search_ms"] = out.get("search_hybrid_ms", out.get("search_ms"))  # the default mode
+    out["search_ms"] = out["search_hybrid_ms"]  # the default mode
     return {**out, "search_cpu_ms": summary(cpu), "query_embedding_ms": summary(embeds),
             "store_query_ms": summary(stores), "load_average": round(os.getloadavg()[0], 2)}
 
@@ -178,11 +177,12 @@ col.query(query_embeddings=col.get(limit=1, include=["embeddings"])["embeddings"
 # it just filled (at a million chunks it reported the 3.8 GB filling process as the search's).
 MEMORY_PROBE = """
 import sys
+from codevouch import SearchRequest
 from codevouch.retriever.search import search
 from pathlib import Path
 repo, index, queries = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
 for q in queries:
-    search(repo, q, index, k=10)
+    search(repo, SearchRequest(q, k=10), index)
 with open("/proc/self/status") as status:
     print(next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024)
 """

@@ -1,19 +1,9 @@
-"""How a search ranks (`SearchMode`): the one spelling of the modes that the API, the CLI, the
-MCP server and the retriever check and compare. A leaf, cheap to import."""
+"""How a search ranks (`SearchMode`, `SEARCH_MODES`): re-exported from codevouch/vocabulary.py,
+where they live since a SearchRequest (a layer below the retriever) checks them; the retriever's
+modules, and any code that imported them from here, keep this name. A leaf, cheap to import."""
 from __future__ import annotations
 
-from enum import Enum
+from codevouch.vocabulary import SEARCH_MODES as SEARCH_MODES
+from codevouch.vocabulary import SearchMode as SearchMode
 
-
-class SearchMode(str, Enum):
-    """hybrid: dense and lexical rankings fused by rank (the default); dense: embeddings only;
-    lexical: terms only. Members equal their strings: `SearchMode.HYBRID == "hybrid"`."""
-    HYBRID = "hybrid"
-    DENSE = "dense"
-    LEXICAL = "lexical"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-SEARCH_MODES: tuple[str, ...] = tuple(m.value for m in SearchMode)   # hybrid, dense, lexical
+__all__ = ["SEARCH_MODES", "SearchMode"]

@@ -11,14 +11,15 @@ from typing import Any
 
 from codevouch import caches
 from codevouch.embedding import Embedder
-from codevouch.errors import InputError, NotIndexed
+from codevouch.errors import NotIndexed
+from codevouch.request import SearchRequest
 from codevouch.retriever import blobcache, defined, fusion, lexlists, queryencoder, stubs
 from codevouch.retriever import overlay as live
 from codevouch.retriever import query as reading
 from codevouch.retriever.collapse import collapse
 from codevouch.retriever.matching import DEFINITION_NAME
 from codevouch.retriever.members import members, space_size
-from codevouch.retriever.mode import SEARCH_MODES, SearchMode
+from codevouch.retriever.mode import SearchMode
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.retriever.standin import STAND_IN
 from codevouch.store import (
@@ -84,28 +85,29 @@ class Results(list[Candidate]):
 OverlaySource = Callable[[Path, BranchState, "gitio.HeadState | None"], live.Overlay]
 
 
-def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | None = None, k: int = 10,
-           include_history: bool = False, embedder: Embedder | str | None = None,
-           mode: str = SearchMode.HYBRID, kinds: frozenset[str] | None = None,
+def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embedder: Embedder | str | None = None,
            settings: Settings = DEFAULT, overlay: OverlaySource | None = None,
-           embed_limit: int = live.EMBED_LIMIT, paths: Sequence[str] | None = None) -> Results:
-    """Top-k chunks of a branch. `mode`: hybrid (dense + lexical, fused by rank), dense or lexical.
-    `kinds`: keep only chunks of these file kinds (source, test, docs, config). `embedder`: a
-    model to reuse for the query, or the name of the one expected; either way the query is
-    embedded by the model the branch was built with. `settings`: the ranking's knobs (kind
-    weights, fusion, collapsing: see settings.py); its build knobs are the index's business.
-    `overlay`: what differs from the index in the working tree, searched beside it
+           embed_limit: int = live.EMBED_LIMIT) -> Results:
+    """The request's top k chunks of a branch, as it asks (request.py, checked when it was made):
+    its query on its branch (None: the checked-out one), in its mode (hybrid: dense + lexical,
+    fused by rank; dense; lexical), of its kinds (source, test, docs, config; None: every kind),
+    with chunks of deleted files when include_history, and only of files its `paths` match
+    (gitignore-style: `src/`, `*.py`, `!src/vendor/`), before ranking: each list looks as deep as
+    it must for k such chunks, and the overlay's chunks are filtered alike. Its `overlay` and
+    `validate` are the api's business: the api passes the overlay's source, or None.
+
+    `embedder`: a model to reuse for the query, or the name of the one expected; either way the
+    query is embedded by the model the branch was built with. `settings`: the ranking's knobs
+    (kind weights, fusion, collapsing: see settings.py); its build knobs are the index's
+    business. `overlay`: what differs from the index in the working tree, searched beside it
     (retriever/overlay.py): an index hit from a changed file gives way to the file's current
     chunks, and at most `embed_limit` new chunks are embedded (the rest are ranked by words
-    only, and the Results' overlay says how many). `paths`: keep only chunks of files these
-    gitignore-style patterns match (`src/`, `*.py`, `!src/vendor/`), before ranking: each list
-    looks as deep as it must for k such chunks, and the overlay's chunks are filtered alike."""
-    if mode not in SEARCH_MODES:
-        raise InputError(f"unknown search mode {mode!r}; use hybrid, dense or lexical.")
-    keep = path_filter(paths) if paths else None
+    only, and the Results' overlay says how many)."""
+    query, k, mode, kinds = request.query, request.k, request.mode, request.kinds
+    keep = path_filter(request.paths) if request.paths else None
     with ThreadPoolExecutor(max_workers=1) as pool:
         held, early = _early_query(pool, embedder, index_dir, mode, query)
-        repo, repo_id, branch, head = _locate(repo_path, branch, index_dir)
+        repo, repo_id, branch, head = _locate(repo_path, request.branch, index_dir)
         ledger, state = open_for_search(repo_id, branch, index_dir, str(repo))
         try:
             outdated = ledger.outdated(repo_id, str(repo), branch)
@@ -117,7 +119,7 @@ def search(repo_path: Path | str, query: str, index_dir: Path, branch: str | Non
             read = reading.read(query, mode, settings)
             # A kind filter drops candidates after ranking: the lists look 4 times deeper, so that k
             # can still be filled, but they are fused at the default's depth first (_scored).
-            rankings = _rankings(ledger, index_dir, state, read, depth * (4 if kinds else 1), include_history, mode,
+            rankings = _rankings(ledger, index_dir, state, read, depth * (4 if kinds else 1), request.include_history, mode,
                                  queryencoder.for_query(held, state.embedder, mode), pool, settings, early,
                                  searched if searched is not None and not searched.empty else None, embed_limit,
                                  keep, repo)

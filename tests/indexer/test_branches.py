@@ -13,6 +13,7 @@ from codevouch.embedding import FakeEmbedder
 from codevouch.errors import ConfigError, InputError, NotIndexed
 from codevouch.indexer.branches import BranchFilter, select_branches
 from codevouch.indexer.build import build_index
+from codevouch.request import SearchRequest
 from codevouch.retriever.search import search
 from codevouch.store import Ledger, space_name
 from codevouch.worktree.identity import identify
@@ -57,15 +58,15 @@ def test_branches_share_storage_and_answer_for_themselves(repo: Repo, index_dir:
     assert ledger.space_size(space) == main.chunks + len(names)
     ledger.close()
     for i, name in enumerate(names):
-        hits = search(repo.root, f"function_{i} topic {i}", index_dir, branch=name, k=30, embedder=FakeEmbedder())
+        hits = search(repo.root, SearchRequest(f"function_{i} topic {i}", branch=name, k=30), index_dir, embedder=FakeEmbedder())
         mine = [h for h in hits if h.record.path == f"pkg/mod{i}.py"]
         assert mine and all(f"topic {i}" in h.text for h in mine), name
         # No other branch's version of any file leaks into this branch's answer.
         assert not any("topic" in h.text for h in hits if h.record.path != f"pkg/mod{i}.py")
         assert {h.record.branch for h in hits} == {name}
-    hits = search(repo.root, "function_3", index_dir, k=30, embedder=FakeEmbedder())
+    hits = search(repo.root, SearchRequest("function_3", k=30), index_dir, embedder=FakeEmbedder())
     assert hits and not any("topic" in h.text for h in hits)
-    lexical_hits = search(repo.root, "topic", index_dir, branch="topic-2", k=10, mode="lexical")
+    lexical_hits = search(repo.root, SearchRequest("topic", branch="topic-2", k=10, mode="lexical"), index_dir)
     assert [h.record.path for h in lexical_hits] == ["pkg/mod2.py"]
 
 
@@ -83,12 +84,12 @@ def test_deleting_a_branch_file_keeps_shared_vectors_and_collects_garbage(repo: 
     build_index(repo.root, index_dir, FakeEmbedder(), branches=["topic-0"])
     assert vector_count(index_dir, space) == before - 1
     # mod5.py left topic-0 only: history there, live on main.
-    hist = search(repo.root, "helper_5", index_dir, branch="topic-0", k=30, include_history=True,
+    hist = search(repo.root, SearchRequest("helper_5", branch="topic-0", k=30, include_history=True), index_dir,
                   embedder=FakeEmbedder())
     assert any(h.record.path == "pkg/mod5.py" and h.record.status == "deleted" for h in hist)
-    live = search(repo.root, "helper_5", index_dir, branch="topic-0", k=30, embedder=FakeEmbedder())
+    live = search(repo.root, SearchRequest("helper_5", branch="topic-0", k=30), index_dir, embedder=FakeEmbedder())
     assert not any(h.record.path == "pkg/mod5.py" for h in live)
-    main = search(repo.root, "helper_5", index_dir, branch="main", k=30, embedder=FakeEmbedder())
+    main = search(repo.root, SearchRequest("helper_5", branch="main", k=30), index_dir, embedder=FakeEmbedder())
     assert any(h.record.path == "pkg/mod5.py" and h.record.status == "live" for h in main)
 
 
@@ -174,8 +175,8 @@ def test_a_branch_that_edits_a_big_file_stores_only_its_new_texts(repo: Repo, in
         ledger.close()
     for mode in ("dense", "lexical", "hybrid"):
         for branch, start in (("main", 33), ("topic", 49)):
-            [hit] = [h for h in search(repo.root, "step_c apply_step_c_3", index_dir, branch=branch, k=10,
-                                       embedder=FakeEmbedder(), mode=mode) if h.record.symbol == "step_c"]
+            [hit] = [h for h in search(repo.root, SearchRequest("step_c apply_step_c_3", branch=branch, k=10, mode=mode),
+                                       index_dir, embedder=FakeEmbedder()) if h.record.symbol == "step_c"]
             rec = hit.record
             assert (rec.branch, rec.start_line, rec.end_line) == (branch, start, start + 13), mode
             assert rec.commit == repo.git("rev-parse", branch).strip()

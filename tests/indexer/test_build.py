@@ -12,6 +12,7 @@ from codevouch import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.errors import DetachedHead, NoCommits, NotARepository
 from codevouch.indexer.build import build_index
+from codevouch.request import SearchRequest
 from codevouch.retriever.search import search
 from codevouch.store import Ledger, collection_base, space_name
 from codevouch.worktree.identity import identify
@@ -65,7 +66,7 @@ def test_first_build_records_six_fields(repo: Repo, index_dir: Path) -> None:
     [s] = build(repo, index_dir)
     assert (s.branch, s.commit, s.files, s.indexed_files) == ("main", commit, 2, 2)
     assert s.chunks >= 2 and s.embedded + s.reused == s.chunks
-    hits = search(repo.root, "cancel an order", index_dir, k=50, embedder=FakeEmbedder())
+    hits = search(repo.root, SearchRequest("cancel an order", k=50), index_dir, embedder=FakeEmbedder())
     # The whole class fits the token budget, so it is one chunk named after the class.
     rec = next(h.record for h in hits if h.record.path == "shop/orders.py" and "def cancel_order" in h.text)
     assert "OrderService" in rec.symbol
@@ -105,12 +106,12 @@ def test_second_branch_embeds_only_changed_chunks(repo: Repo, index_dir: Path) -
     assert feature.chunks == main.chunks
     # The branches share one collection: the vectors of both branches, each stored once
     # (billing.py's new blob adds its chunks; orders.py's are shared).
-    billing = len([h for h in search(repo.root, "charge refund", index_dir, k=50, branch="feature",
+    billing = len([h for h in search(repo.root, SearchRequest("charge refund", k=50, branch="feature"), index_dir,
                                      embedder=FakeEmbedder()) if h.record.path == "shop/billing.py"])
     assert vector_count(index_dir, space_name(identify(repo.root).id, fake.name)) == main.chunks + billing
     # Each branch answers with its own version of the changed file.
     for branch, wanted in (("main", "return payment.refund()"), ("feature", "reason='customer'")):
-        hits = search(repo.root, "refund payment", index_dir, k=50, branch=branch, embedder=FakeEmbedder())
+        hits = search(repo.root, SearchRequest("refund payment", k=50, branch=branch), index_dir, embedder=FakeEmbedder())
         texts = [h.text for h in hits if h.record.path == "shop/billing.py"]
         assert any(wanted in t for t in texts) and all(h.record.branch == branch for h in hits)
         assert all(("reason='customer'" in t) == (branch == "feature") for t in texts if "def refund_payment" in t)
@@ -154,9 +155,9 @@ def test_deleted_file_is_history_not_returned_by_default(repo: Repo, index_dir: 
     repo.remove("legacy.py")
     repo.commit("remove legacy")
     build(repo, index_dir)
-    default = search(repo.root, "legacy cancel handler", index_dir, k=10, embedder=FakeEmbedder())
+    default = search(repo.root, SearchRequest("legacy cancel handler", k=10), index_dir, embedder=FakeEmbedder())
     assert all(h.record.path != "legacy.py" for h in default)
-    with_history = search(repo.root, "legacy cancel handler", index_dir, k=10, include_history=True,
+    with_history = search(repo.root, SearchRequest("legacy cancel handler", k=10, include_history=True), index_dir,
                           embedder=FakeEmbedder())
     old = next(h for h in with_history if h.record.path == "legacy.py")
     assert old.record.status == "deleted" and old.record.commit == first
@@ -195,12 +196,12 @@ def test_killed_build_leaves_old_index_and_rerun_finishes(repo: Repo, index_dir:
                 raise KeyboardInterrupt(f"killed at {p}")
         with pytest.raises(KeyboardInterrupt):
             build(repo, index_dir, on_phase=kill)
-        hits = search(repo.root, "alpha beta function", index_dir, k=10, embedder=FakeEmbedder())
+        hits = search(repo.root, SearchRequest("alpha beta function", k=10), index_dir, embedder=FakeEmbedder())
         assert [h.record.path for h in hits] == ["a.py"]
         assert "'alpha'" in hits[0].text
     s = build(repo, index_dir)[0]
     assert not s.noop and s.indexed_files == 2
-    hits = search(repo.root, "alpha beta function", index_dir, k=10, embedder=FakeEmbedder())
+    hits = search(repo.root, SearchRequest("alpha beta function", k=10), index_dir, embedder=FakeEmbedder())
     assert sorted(h.record.path for h in hits) == ["a.py", "b.py"]
     assert any("ALPHA changed" in h.text for h in hits)
     # Vectors the killed runs left behind were collected: Chroma holds what the ledger holds.
@@ -223,7 +224,7 @@ def test_unusual_files_are_reported(repo: Repo, index_dir: Path) -> None:
     assert reasons["huge.txt"].startswith("huge")
     assert reasons["min.js"].startswith("minified")
     assert live_paths(index_dir, repo) == {"latin.py", "notes.txt"}
-    hits = search(repo.root, "caf", index_dir, k=5, embedder=FakeEmbedder())
+    hits = search(repo.root, SearchRequest("caf", k=5), index_dir, embedder=FakeEmbedder())
     latin = next(h for h in hits if h.record.path == "latin.py")
     assert "d\xe9j\xe0" in latin.text
 
@@ -264,7 +265,7 @@ def test_several_repositories_share_one_index(tmp_path: Path, index_dir: Path) -
     build(one, index_dir, fake)
     s2 = build(two, index_dir, fake)[0]
     assert (s2.embedded, s2.reused) == (1, 1)  # the identical chunk is embedded once for both
-    [hit] = search(one.root, "only_in_two", index_dir, k=5, embedder=FakeEmbedder())
+    [hit] = search(one.root, SearchRequest("only_in_two", k=5), index_dir, embedder=FakeEmbedder())
     assert hit.record.repo == str(one.root.resolve()) and hit.record.path == "same.py"
 
 
@@ -272,15 +273,15 @@ def test_lexical_search_splits_identifiers_and_survives_rebuilds(repo: Repo, ind
     repo.commit(**{"web/orders.js": "export function cancelOrder(id) {\n  return api.post(id);\n}\n",
                    "web/users.js": "export function loadUser(id) {\n  return api.get(id);\n}\n"})
     build(repo, index_dir)
-    [hit] = search(repo.root, "cancel orders", index_dir, k=1, mode="lexical")
+    [hit] = search(repo.root, SearchRequest("cancel orders", k=1, mode="lexical"), index_dir)
     assert hit.record.path == "web/orders.js" and hit.record.symbol == "cancelOrder"
     repo.remove("web/orders.js")
     repo.commit("drop orders")
     build(repo, index_dir)
-    hits = search(repo.root, "cancel orders", index_dir, k=5, mode="lexical")
+    hits = search(repo.root, SearchRequest("cancel orders", k=5, mode="lexical"), index_dir)
     assert all(h.record.path != "web/orders.js" for h in hits)
     # Query text is data: FTS syntax in it is quoted, never interpreted.
-    assert search(repo.root, 'user" OR NEAR(', index_dir, k=5, mode="lexical")[0].record.path == "web/users.js"
+    assert search(repo.root, SearchRequest('user" OR NEAR(', k=5, mode="lexical"), index_dir)[0].record.path == "web/users.js"
 
 
 def test_the_embedded_text_carries_the_chunks_path_and_symbol(repo: Repo, index_dir: Path) -> None:
@@ -292,7 +293,7 @@ def test_the_embedded_text_carries_the_chunks_path_and_symbol(repo: Repo, index_
     assert summary.chunks == 2 and summary.embedded == 2
     assert vector_count(index_dir, space_name(identify(repo.root).id, FakeEmbedder.name)) == 2
     for word in ("invoice", "receipt"):
-        hits = search(repo.root, f"{word} total", index_dir, embedder=FakeEmbedder(), mode="dense")
+        hits = search(repo.root, SearchRequest(f"{word} total", mode="dense"), index_dir, embedder=FakeEmbedder())
         assert [h.record.path for h in hits] == [f"{word}.py", ({"invoice", "receipt"} - {word}).pop() + ".py"]
         assert hits[0].text == same.rstrip("\n")  # the snippet is the file's text, without the context
 
@@ -315,7 +316,7 @@ def test_a_branch_embedded_without_context_is_read_again_once(repo: Repo, index_
     [again] = build(repo, index_dir)
     assert again.noop and again.embedded == 0
     assert collection_names(index_dir) == {space_name(identify(repo.root).id, FakeEmbedder.name)}
-    hits = search(repo.root, "cancel order", index_dir, embedder=FakeEmbedder())
+    hits = search(repo.root, SearchRequest("cancel order"), index_dir, embedder=FakeEmbedder())
     assert hits[0].record.path == "shop/orders.py" and "def cancel_order" in hits[0].text
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from codevouch import Index
 from codevouch.errors import InputError
+from codevouch.request import SearchRequest
 from codevouch.retriever.search import search
 from tests.clihelp import FAKE, cv
 from tests.gitrepo import Repo
@@ -42,7 +43,7 @@ def test_path_filter_comes_before_ranking(repo: Repo, index_dir: Path) -> None:
     assert {h.path for h in idx.search("order", k=3, paths=["lib.py"], overlay=False)} == {"billing/legacy/lib.py"}
     assert list(idx.search("order", k=3, paths=["nowhere/"], overlay=False)) == []
     # The retriever alone takes the same patterns.
-    raw = search(repo.root, "order", index_dir, k=4, embedder="fake-bow-64", paths=["*/inv_[0-1].py"])
+    raw = search(repo.root, SearchRequest("order", k=4, paths=["*/inv_[0-1].py"]), index_dir, embedder="fake-bow-64")
     assert {c.record.path for c in raw} == {"billing/inv_0.py", "billing/inv_1.py"}
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from codevouch.embedding import FakeEmbedder
 from codevouch.indexer.build import build_index
+from codevouch.request import SearchRequest
 from codevouch.retriever.search import search
 from tests.gitrepo import Repo
 
@@ -49,7 +50,7 @@ def test_the_query_thread_follows_the_embedder_and_the_ranking_does_not(repo: Re
     here = threading.get_ident()
     answers = []
     for embedder in (Recording(threadsafe=True), Recording(threadsafe=False), Plain()):
-        hits = search(repo.root, "cancel an order", index_dir, k=3, embedder=embedder)  # type: ignore[arg-type]
+        hits = search(repo.root, SearchRequest("cancel an order", k=3), index_dir, embedder=embedder)  # type: ignore[arg-type]
         answers.append([(h.record.path, h.record.start_line, round(h.score, 9)) for h in hits])
         assert len(embedder.threads) == 1
         assert (embedder.threads[0] != here) == (getattr(embedder, "threadsafe_query", False) is True)
@@ -75,7 +76,7 @@ def test_a_model_named_by_string_starts_on_the_query_before_the_branch_is_locate
     })
     build_index(repo.root, index_dir, FakeEmbedder())
     expected = [(h.record.path, h.record.start_line, round(h.score, 9))
-                for h in search(repo.root, "cancel an order", index_dir, k=2, embedder=FakeEmbedder())]
+                for h in search(repo.root, SearchRequest("cancel an order", k=2), index_dir, embedder=FakeEmbedder())]
     events: list[str] = []
     threads: dict[str, list[int]] = {"fake": [], "minilm": []}
     real_locate, real_start = search_mod._locate, search_mod._start_query

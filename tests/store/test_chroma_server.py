@@ -17,6 +17,7 @@ from codevouch import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.errors import NotIndexed
 from codevouch.indexer.build import build_index
+from codevouch.request import SearchRequest
 from codevouch.retriever.search import search
 from tests import storehelp
 from tests.gitrepo import Repo
@@ -36,7 +37,7 @@ def test_build_and_search_on_a_chroma_server(chroma_server: str, repo: Repo, tmp
     [s] = build_index(repo.root, index_dir, FakeEmbedder())
     assert s.chunks == 2
     assert not (index_dir / "chroma").exists()  # the vectors went to the server
-    hits = search(repo.root, "alpha_search_target", index_dir, k=1, embedder=FakeEmbedder(), mode="dense")
+    hits = search(repo.root, SearchRequest("alpha_search_target", k=1, mode="dense"), index_dir, embedder=FakeEmbedder())
     assert hits[0].record.path == "a.py"
 
 
@@ -53,7 +54,7 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
     dir_b.mkdir()
     for mode in ("dense", "lexical", "hybrid"):
-        hits = search(clone, "cancel_order", dir_b, k=1, embedder=FakeEmbedder(), mode=mode)
+        hits = search(clone, SearchRequest("cancel_order", k=1, mode=mode), dir_b, embedder=FakeEmbedder())
         assert hits[0].record.path == "shop/cancel.py" and "order.cancel()" in hits[0].text, mode
     assert not (dir_b / "state.sqlite").exists()  # B holds only the downloaded snapshot
 
@@ -62,7 +63,7 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     seen: dict[str, list[str]] = {}
 
     def reader(phase: str) -> None:
-        hits = search(clone, "ship_order", dir_b, k=5, embedder=FakeEmbedder(), mode="lexical")
+        hits = search(clone, SearchRequest("ship_order", k=5, mode="lexical"), dir_b, embedder=FakeEmbedder())
         seen[phase] = [h.record.path for h in hits]
 
     build_index(repo.root, dir_a, FakeEmbedder(), on_phase=reader)
@@ -71,9 +72,9 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     assert set(seen) == {"planned", "vectors-written", "lexical-staged", "committed"}
     assert all(paths and "shop/ship.py" not in paths for paths in seen.values()), seen
     subprocess.run(["git", "-C", str(clone), "pull", "-q"], check=True)
-    assert search(clone, "ship_order", dir_b, k=1, embedder=FakeEmbedder(),
-                  mode="lexical")[0].record.path == "shop/ship.py"
-    hits = search(clone, "ship_order", dir_b, k=3, embedder=FakeEmbedder(), mode="dense")
+    assert search(clone, SearchRequest("ship_order", k=1, mode="lexical"), dir_b,
+                  embedder=FakeEmbedder())[0].record.path == "shop/ship.py"
+    hits = search(clone, SearchRequest("ship_order", k=3, mode="dense"), dir_b, embedder=FakeEmbedder())
     ship = next(h for h in hits if h.record.path == "shop/ship.py")
     assert "order.ship()" in ship.text and ship.record.repo == str(clone.resolve())
     # One generation cached in B, the older one removed.
@@ -81,7 +82,7 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     # A build with nothing new publishes nothing new: readers keep their copy.
     [s] = build_index(repo.root, dir_a, FakeEmbedder())
     assert s.noop
-    search(clone, "ship_order", dir_b, k=1, embedder=FakeEmbedder(), mode="lexical")
+    search(clone, SearchRequest("ship_order", k=1, mode="lexical"), dir_b, embedder=FakeEmbedder())
     assert [p.parent for p in (dir_b / "team").rglob("state.sqlite")] == [cached]
 
 
@@ -90,7 +91,7 @@ def test_reader_with_nothing_published_is_told_what_to_do(chroma_server: str, re
     monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
     repo.commit(**{"a.py": "A = 1\n"})
     with pytest.raises(NotIndexed, match="no team index"):
-        search(repo.root, "a", tmp_path / "empty", embedder=FakeEmbedder())
+        search(repo.root, SearchRequest("a"), tmp_path / "empty", embedder=FakeEmbedder())
 
 
 def test_one_builder_per_repository_per_server(chroma_server: str, repo: Repo, tmp_path: Path,
@@ -138,7 +139,7 @@ def test_one_builder_per_repository_per_server(chroma_server: str, repo: Repo, t
         assert vectors.count(space) == texts == summary.chunks
     with pytest.raises(BuilderConflict):
         build_index(repo.root, dir_a, FakeEmbedder())
-    hits = search(repo.root, "refund_order", tmp_path / "reader", k=1, embedder=FakeEmbedder(), mode="dense")
+    hits = search(repo.root, SearchRequest("refund_order", k=1, mode="dense"), tmp_path / "reader", embedder=FakeEmbedder())
     assert hits[0].record.path == "shop/refund.py"
 
 

@@ -15,8 +15,9 @@ from tests.gitrepo import Repo
 _SEARCH = """
 import sys
 from pathlib import Path
+from codevouch.request import SearchRequest
 from codevouch.retriever.search import search
-hits = search(sys.argv[1], "alpha", Path(sys.argv[2]), mode=sys.argv[3])
+hits = search(sys.argv[1], SearchRequest("alpha", mode=sys.argv[3]), Path(sys.argv[2]))
 print(len(hits), "chromadb" in sys.modules)
 """
 
