@@ -5,26 +5,25 @@ chunks (retriever/members.py). search.py fuses them with the dense list.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 from codevouch.errors import BadIndex
 from codevouch.retriever import defined
 from codevouch.retriever import query as reading
 from codevouch.retriever.members import members
 from codevouch.retriever.mode import SearchMode
+from codevouch.retriever.searchrun import SearchRun
 from codevouch.retriever.settings import DEFAULT, Settings
-from codevouch.store import BranchState, ChunkRecord, Ledger, lex_key, lexical, lexindex
+from codevouch.store import ChunkRecord, lex_key, lexical, lexindex
 
 
-def lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int, mode: str,
-                    records: dict[str, ChunkRecord], settings: Settings,
-                    scores: dict[str, float], keep: Callable[[str], bool] | None = None) -> list[str]:
-    """The branch's chunks ranked by the lexical index (their records added to `records`, their
-    scores, higher better, to `scores`)."""
+def lexical_ranking(run: SearchRun, records: dict[str, ChunkRecord], scores: dict[str, float]) -> list[str]:
+    """The branch's chunks ranked by the lexical index for the run's query (their records added
+    to `records`, their scores, higher better, to `scores`)."""
+    ledger, index_dir, state, settings = run.ledger, run.index_dir, run.state, run.settings
     assert state.space is not None
     space, coll = state.space, state.coll
-    searched = terms(read, mode, settings)
+    searched = terms(run.read, run.mode, settings)
     copy = ledger.copy_of(state)
     if not searched:
         return []
@@ -49,8 +48,7 @@ def lexical_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read: r
         answered = True
         by_key.update(found or [])
         return [key for key, _ in found or []]
-    ids = members(ledger, state, depth, False, records, fetch, by="lex_key",
-                  widenings=settings.max_widenings, keep=keep, ranked=ledger.branch_size(coll))
+    ids = members(run, False, records, fetch, by="lex_key", ranked=ledger.branch_size(coll))
     _keyed_scores(ids, records, by_key, scores)
     return ids
 
@@ -75,11 +73,10 @@ def pairs_of(words: Sequence[str], how: str | None = DEFAULT.lexical_pairs) -> l
     return [fmt.format(a, b) for a, b in zip(words, words[1:]) if a != b]
 
 
-def name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: list[str], words: list[str],
-                 depth: int, records: dict[str, ChunkRecord], settings: Settings,
-                 keep: Callable[[str], bool] | None = None) -> list[str]:
+def name_ranking(run: SearchRun, names: list[str], words: list[str], records: dict[str, ChunkRecord]) -> list[str]:
     """The branch's chunks that define one of `names`, by the tantivy copy's name field (none
     when the copy cannot answer)."""
+    ledger, index_dir, state = run.ledger, run.index_dir, run.state
     copy = ledger.copy_of(state)
     if copy is None:
         return []
@@ -89,15 +86,16 @@ def name_ranking(ledger: Ledger, index_dir: Path, state: BranchState, names: lis
     # Prose has name keys too ("the function send" names `send` by its words): defined.confirmed
     # refuses them, so they must not take the list's depth (a long definition's window with its
     # `def` line was cut out by 40 Markdown pages that mention the name).
-    return members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
-                   keep=keep, ranked=ledger.branch_size(state.coll), admit=defined.may_define)
+    return members(run, False, records, fetch, by="lex_key", ranked=ledger.branch_size(state.coll),
+                   admit=defined.may_define)
 
 
-def name_words_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int,
-                       records: dict[str, ChunkRecord], settings: Settings,
-                       keep: Callable[[str], bool] | None, scores: dict[str, float]) -> list[str]:
-    """The branch's chunks ranked by the query's words against the words of what they define (the
-    tantivy copy's `namewords` field, stemmed; none when it cannot answer), scores to `scores`."""
+def name_words_ranking(run: SearchRun, read: reading.Query, records: dict[str, ChunkRecord],
+                       scores: dict[str, float]) -> list[str]:
+    """The branch's chunks ranked by the words of `read` (the run's query, or that query read as a
+    sentence) against the words of what they define (the tantivy copy's `namewords` field, stemmed;
+    none when it cannot answer), scores to `scores`."""
+    ledger, index_dir, state = run.ledger, run.index_dir, run.state
     copy = ledger.copy_of(state)
     if copy is None or not read.words:
         return []
@@ -106,8 +104,7 @@ def name_words_ranking(ledger: Ledger, index_dir: Path, state: BranchState, read
     def fetch(n: int) -> list[str]:
         by_key.update(found := lexindex.search(index_dir, copy, read.words, n, only="namewords") or [])
         return [key for key, _ in found]
-    ids = members(ledger, state, depth, False, records, fetch, by="lex_key", widenings=settings.max_widenings,
-                  keep=keep, ranked=ledger.branch_size(state.coll))
+    ids = members(run, False, records, fetch, by="lex_key", ranked=ledger.branch_size(state.coll))
     _keyed_scores(ids, records, by_key, scores)
     return ids
 

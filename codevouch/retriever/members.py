@@ -2,8 +2,9 @@
 
 The vector store and the tantivy copy rank keys (a vector's text hash, a lexical row's key),
 each of which stands for every chunk of a branch with that text. `members` asks a ranking for
-enough keys that `depth` of them are the branch's, by the ledger, and asks again deeper when
-too few were; `space_size` is what it (and the dense list's `expected`) counts the space by.
+enough keys that a search's depth of them (searchrun.SearchRun) are the branch's, by the ledger,
+and asks again deeper when too few were; `space_size` is what it (and the dense list's
+`expected`) counts the space by.
 """
 from __future__ import annotations
 
@@ -12,24 +13,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from codevouch import caches
-from codevouch.store import BranchState, ChunkRecord, Ledger
+from codevouch.retriever.searchrun import SearchRun
+from codevouch.store import ChunkRecord, Ledger
 
 
-def members(ledger: Ledger, state: BranchState, depth: int, include_history: bool,
-            records: dict[str, ChunkRecord], fetch: Callable[[int], list[str]], by: str = "text_hash",
-            *, widenings: int, keep: Callable[[str], bool] | None = None, ranked: int | None = None,
+def members(run: SearchRun, include_history: bool, records: dict[str, ChunkRecord],
+            fetch: Callable[[int], list[str]], by: str = "text_hash", *, ranked: int | None = None,
             admit: Callable[[ChunkRecord], bool] | None = None) -> list[str]:
-    """The branch's best `depth` chunks (ids) from a ranking of keys over the repository's
-    shared space: a vector's text hash, or a lexical row's key (by="lex_key"), which stand
-    for every chunk of the branch with that text (as the branch sees it, see branch_members).
+    """The best `run.depth` chunks (ids) of the run's branch from a ranking of keys over the
+    repository's shared space: a vector's text hash, or a lexical row's key (by="lex_key"), which
+    stand for every chunk of the branch with that text (as the branch sees it, see branch_members).
 
     No Chroma `where` filter (100-350 ms at 100k vectors): ask for depth / share results,
     where share is the branch's part of the space, keep the branch's members by the ledger,
-    and ask again, deeper, in the rare case that too few were members. `keep`: a --path filter,
-    applied to the members, whose share of the space it makes smaller (so the first ask is
-    already deep enough, on average, for `depth` members that it keeps). `ranked`: how many chunks
-    `fetch` ranks, when not the whole space (the branch's lexical copy holds its live chunks only).
-    `admit`: a rule on the chunks themselves, which asks again deeper when it refuses too many."""
+    and ask again, deeper (at most settings.max_widenings asks), in the rare case that too few
+    were members. `run.keep`: a --path filter, applied to the members, whose share of the space it
+    makes smaller (so the first ask is already deep enough, on average, for `depth` members that it
+    keeps). `ranked`: how many chunks `fetch` ranks, when not the whole space (the branch's lexical
+    copy holds its live chunks only). `admit`: a rule on the chunks themselves, which asks again
+    deeper when it refuses too many."""
+    ledger, state, depth, keep = run.ledger, run.state, run.depth, run.keep
     assert state.space is not None
     # the space's vectors, with a killed build's leftovers
     total = ranked if ranked is not None else space_size(ledger, state.space) + ledger.pending_count()
@@ -40,7 +43,7 @@ def members(ledger: Ledger, state: BranchState, depth: int, include_history: boo
     n = min(total, math.ceil(depth * total / mine * 1.2))
     found: list[str] = []
     chunks: dict[str, list[ChunkRecord]] = {}
-    for _ in range(widenings):
+    for _ in range(run.settings.max_widenings):
         keys = fetch(n)
         fresh = [k for k in keys if k not in chunks]
         rows = ledger.branch_members(state, fresh, by, include_history)

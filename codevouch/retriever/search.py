@@ -20,6 +20,7 @@ from codevouch.retriever.collapse import collapse
 from codevouch.retriever.matching import DEFINITION_NAME
 from codevouch.retriever.members import members, space_size
 from codevouch.retriever.mode import SearchMode
+from codevouch.retriever.searchrun import SearchRun
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.retriever.standin import STAND_IN
 from codevouch.store import (
@@ -119,10 +120,10 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
             read = reading.read(query, mode, settings)
             # A kind filter drops candidates after ranking: the lists look 4 times deeper, so that k
             # can still be filled, but they are fused at the default's depth first (_scored).
-            rankings = _rankings(ledger, index_dir, state, read, depth * (4 if kinds else 1), request.include_history, mode,
-                                 queryencoder.for_query(held, state.embedder, mode), pool, settings, early,
-                                 searched if searched is not None and not searched.empty else None, embed_limit,
-                                 keep, repo)
+            run = SearchRun(ledger, index_dir, state, read, depth * (4 if kinds else 1), request.include_history, mode,
+                            settings, pool, searched if searched is not None and not searched.empty else None,
+                            embed_limit, keep, repo)
+            rankings = _rankings(run, queryencoder.for_query(held, state.embedder, mode), early)
             if ov is not None and searched is not ov and searched is not None:
                 ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
                 ov.stand_ins = searched.stand_ins
@@ -288,53 +289,52 @@ class _Rankings:
     fill: set[str] = field(default_factory=set)   # ids scored by the deeper lists only, to fill k
 
 
-def _rankings(ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query, depth: int,
-              include_history: bool, mode: str, embedder: Embedder | None, pool: ThreadPoolExecutor,
-              settings: Settings, early: tuple[Embedder, Future[list[float]]] | None = None,
-              ov: live.Overlay | None = None, embed_limit: int = live.EMBED_LIMIT,
-              keep: Callable[[str], bool] | None = None, repo: Path | None = None) -> _Rankings:
+def _rankings(run: SearchRun, embedder: Embedder | None,
+              early: tuple[Embedder, Future[list[float]]] | None = None) -> _Rankings:
     """(weight, ranking) of each list to fuse: dense, then lexical, then the chunks that define a
-    name the query spells (`read`, the query as read once: its text is embedded, its words are the
-    lexical terms, its names the name tier's; the tantivy copy's name field, each candidate
-    confirmed by the syntax: retriever/defined.py, its blobs read from `repo`).
-    `keep`: a --path filter, applied by each list to the branch's members (see members.members).
+    name the query spells (`run.read`, the query as read once: its text is embedded, its words are
+    the lexical terms, its names the name tier's; the tantivy copy's name field, each candidate
+    confirmed by the syntax: retriever/defined.py, its blobs read from `run.repo`).
+    `run.keep`: a --path filter, applied by each list to the branch's members (see members.members).
 
     An embedder that says it may (`threadsafe_query`, see embedding.Embedder) embeds the query on
-    `pool`'s thread while the lexical half runs on this one: the encoder's matrix products release
-    the GIL, and each half is about a third of a search. Any other embeds it in line. `early`: a
-    model and its embedding of the query already under way, used when it is `embedder`.
+    `run.pool`'s thread while the lexical half runs on this one: the encoder's matrix products
+    release the GIL, and each half is about a third of a search. Any other embeds it in line.
+    `early`: a model and its embedding of the query already under way, used when it is `embedder`.
 
-    `ov`: the working-tree overlay. Each list then holds the index's candidates, less those of
-    files the overlay replaces, merged by score with the overlay's chunks (cosine similarity
-    for the dense list, BM25 on the lexical index's scale for the other; retriever/overlay.py)."""
+    `run.overlay`: the working-tree overlay. Each list then holds the index's candidates, less
+    those of files the overlay replaces, merged by score with the overlay's chunks (cosine
+    similarity for the dense list, BM25 on the lexical index's scale for the other;
+    retriever/overlay.py)."""
+    ledger, index_dir, state, read, mode = run.ledger, run.index_dir, run.state, run.read, run.mode
+    settings, ov = run.settings, run.overlay
     assert state.space is not None
     out = _Rankings([], {})
     qvec: Future[list[float]] | None = None
     if mode != SearchMode.LEXICAL and embedder is not None:
-        qvec = early[1] if early is not None and early[0] is embedder else _start_query(pool, embedder, read.text)
+        qvec = early[1] if early is not None and early[0] is embedder else _start_query(run.pool, embedder, read.text)
     lexical_records: dict[str, ChunkRecord] = {}
     lex_scores: dict[str, float] = {}
-    ids = (lexlists.lexical_ranking(ledger, index_dir, state, read, depth, mode, lexical_records, settings,
-                                    lex_scores, keep) if mode != SearchMode.DENSE else [])
+    ids = lexlists.lexical_ranking(run, lexical_records, lex_scores) if mode != SearchMode.DENSE else []
     dense: _Dense | None = None
     if qvec is not None:
-        dense = _dense_ranking(ledger, index_dir, state, qvec.result(), depth, include_history, settings, out.records,
-                               embedder, ov, embed_limit, keep)
+        dense = _dense_ranking(run, qvec.result(), out.records, embedder)
         out.lists.append((1.0, dense.ids))
         out.members[DENSE] = fusion.ranks(dense.ids)
         out.stand_ins = dense.stand_ins
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ov is not None and mode != SearchMode.DENSE:
         terms = lexlists.terms(read, mode, settings)
-        ids = live.merged(_kept(ids, out.records, ov, include_history, state, lambda cid: lex_scores.get(cid, 0.0)),
-                          live.lexical_scores(ov, terms, index_dir, ledger.copy_of(state)), depth)
+        ids = live.merged(_kept(ids, out.records, ov, run.include_history, state,
+                                lambda cid: lex_scores.get(cid, 0.0)),
+                          live.lexical_scores(ov, terms, index_dir, ledger.copy_of(state)), run.depth)
     if ov is not None:
         out.records.update((c.record.id, c.record) for c in ov.chunks)
     if ids:
         out.lists.append((settings.lexical_weight, ids))
         out.members[LEXICAL] = fusion.ranks(ids)
     if mode != SearchMode.DENSE:
-        _add_name_lists(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo, ids)
+        _add_name_lists(out, run, ids)
     if dense is not None and embedder is not None:
         out.similarity = _similarities(out, dense.vector, dense.sims, dense.own_vectors,
                                        lambda hashes: ledger.cached_vectors(embedder.name, hashes), dense.own_sims)
@@ -352,12 +352,11 @@ class _Dense:
     stand_ins: set[str] = field(default_factory=set)   # overlay chunk ids scored with a stand-in vector
 
 
-def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: list[float], depth: int,
-                   include_history: bool, settings: Settings, records: dict[str, ChunkRecord],
-                   embedder: Embedder | None, ov: live.Overlay | None, embed_limit: int,
-                   keep: Callable[[str], bool] | None) -> _Dense:
+def _dense_ranking(run: SearchRun, vector: list[float], records: dict[str, ChunkRecord],
+                   embedder: Embedder | None) -> _Dense:
     """The branch's nearest chunks to the query's vector (their records added to `records`);
     with the overlay and the model to embed its chunks, merged by cosine with the overlay's."""
+    ledger, index_dir, state, depth, ov = run.ledger, run.index_dir, run.state, run.depth, run.overlay
     assert state.space is not None
     space = state.space
     vectors = _vector_reader(ledger, index_dir)
@@ -367,13 +366,12 @@ def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: 
         found = vectors.query(space, vector, n, expected=space_size(ledger, space))
         out.sims.update(found)
         return [cid for cid, _ in found]
-    out.ids = members(ledger, state, depth, include_history, records, nearest,
-                      widenings=settings.max_widenings, keep=keep)
+    out.ids = members(run, run.include_history, records, nearest)
     if ov is not None and embedder is not None:
-        given = live.vectors_for(ov, embedder, ledger, index_dir, embed_limit, state=state)
+        given = live.vectors_for(ov, embedder, ledger, index_dir, run.embed_limit, state=state)
         own_dense = live.dense_scores(ov, given, vector, depth)
         out.own_sims.update(own_dense)
-        out.ids = live.merged(_kept(out.ids, records, ov, include_history, state,
+        out.ids = live.merged(_kept(out.ids, records, ov, run.include_history, state,
                                     lambda cid: out.sims.get(records[cid].text_hash, 0.0)),
                               own_dense, depth)
         # Only the dense score is borrowed: the hit keeps the chunk's current text, record and check.
@@ -382,32 +380,28 @@ def _dense_ranking(ledger: Ledger, index_dir: Path, state: BranchState, vector: 
     return out
 
 
-def _add_name_lists(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
-                    depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
-                    keep: Callable[[str], bool] | None, repo: Path | None, lexical_ids: Sequence[str]) -> None:
+def _add_name_lists(out: _Rankings, run: SearchRun, lexical_ids: Sequence[str]) -> None:
     """A name query's definitions (_add_definitions); a sentence's name-words list (_add_name_words).
     Plain words that spell a name only as a whole, and that no definition has, are a sentence
     (Query.undecided): `out.read`."""
+    read = run.read
     if read.names:
-        _add_definitions(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep, repo,
-                         lexical_ids)
+        _add_definitions(out, run, lexical_ids)
         if read.undecided and not out.defining:
             out.read = read = read.as_sentence()
-    if read.sentence and settings.name_words_weight > 0:
-        _add_name_words(out, ledger, index_dir, state, read, depth, settings, ov, include_history, keep)
+    if read.sentence and run.settings.name_words_weight > 0:
+        _add_name_words(out, run, read)
 
 
-def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
-                     depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
-                     keep: Callable[[str], bool] | None, repo: Path | None, lexical_ids: Sequence[str] = ()) -> None:
+def _add_definitions(out: _Rankings, run: SearchRun, lexical_ids: Sequence[str] = ()) -> None:
     """The chunks that define a name the query spells (the overlay's replacing the index's for its
     files), proposed by the name field and the lexical list (`lexical_ids`), as their syntax says
     (defined.confirmed): `out.defining`, and a list to fuse when they weigh something."""
+    read, ov, repo = run.read, run.overlay, run.repo
     names = read.lookup
-    defs = lexlists.name_ranking(ledger, index_dir, state, names, list(read.words), depth, out.records, settings,
-                                 keep)
+    defs = lexlists.name_ranking(run, names, list(read.words), out.records)
     if ov is not None:
-        defs = [cid for cid, _ in _kept(defs, out.records, ov, include_history, state, lambda cid: 0.0)]
+        defs = [cid for cid, _ in _kept(defs, out.records, ov, run.include_history, run.state, lambda cid: 0.0)]
         defs += live.defining(ov, names)
     defs = defined.proposed(defs, lexical_ids, out.records)
     texts = ov.texts if ov is not None else {}
@@ -420,22 +414,24 @@ def _add_definitions(out: _Rankings, ledger: Ledger, index_dir: Path, state: Bra
         return found
     defs = defined.confirmed(defs, out.records, read, blobs)
     out.defining.update(defs)
-    if defs and settings.name_weight > 0:
-        out.lists.append((settings.name_weight, defs))
+    if defs and run.settings.name_weight > 0:
+        out.lists.append((run.settings.name_weight, defs))
 
 
-def _add_name_words(out: _Rankings, ledger: Ledger, index_dir: Path, state: BranchState, read: reading.Query,
-                    depth: int, settings: Settings, ov: live.Overlay | None, include_history: bool,
-                    keep: Callable[[str], bool] | None) -> None:
+def _add_name_words(out: _Rankings, run: SearchRun, read: reading.Query) -> None:
     """A sentence's list of the chunks whose defined names share its words, fused at name_words_weight:
-    the index's, less the overlay's replaced files, merged by score with the overlay's own."""
+    the index's, less the overlay's replaced files, merged by score with the overlay's own. `read`:
+    the run's query, or that query read as a sentence (_add_name_lists)."""
+    ov, state = run.overlay, run.state
     scores: dict[str, float] = {}
-    named = lexlists.name_words_ranking(ledger, index_dir, state, read, depth, out.records, settings, keep, scores)
+    named = lexlists.name_words_ranking(run, read, out.records, scores)
     if ov is not None:
-        named = live.merged(_kept(named, out.records, ov, include_history, state, lambda cid: scores.get(cid, 0.0)),
-                            live.name_words_scores(ov, read.words, index_dir, ledger.copy_of(state)), depth)
+        named = live.merged(_kept(named, out.records, ov, run.include_history, state,
+                                  lambda cid: scores.get(cid, 0.0)),
+                            live.name_words_scores(ov, read.words, run.index_dir, run.ledger.copy_of(state)),
+                            run.depth)
     if named:
-        out.lists.append((settings.name_words_weight, named))
+        out.lists.append((run.settings.name_words_weight, named))
 
 
 def _similarities(rankings: _Rankings, query: Sequence[float], sims: dict[str, float],
