@@ -14,7 +14,7 @@ from codevouch.retriever.members import members
 from codevouch.retriever.mode import SearchMode
 from codevouch.retriever.searchrun import SearchRun
 from codevouch.retriever.settings import DEFAULT, Settings
-from codevouch.store import ChunkRecord, lex_key, lexical, lexindex
+from codevouch.store import ChunkRecord, lex_key, lexindex
 
 
 def lexical_ranking(run: SearchRun, records: dict[str, ChunkRecord], scores: dict[str, float]) -> list[str]:
@@ -60,13 +60,9 @@ def terms(read: reading.Query, mode: str, settings: Settings) -> list[str]:
     return list(dict.fromkeys([*read.words, *found]))
 
 
-def pairs(query: str, how: str | None = DEFAULT.lexical_pairs) -> list[str]:
-    """Each two adjacent query words also as one term (Settings.lexical_pairs says how)."""
-    return pairs_of(lexical.parts(query), how) if how is not None else []
-
-
 def pairs_of(words: Sequence[str], how: str | None = DEFAULT.lexical_pairs) -> list[str]:
-    """`pairs` of a query's parts already split (lexical.parts; Query.parts)."""
+    """Each two adjacent words of a query's parts (Query.parts) also as one term
+    (Settings.lexical_pairs says how)."""
     if how is None:
         return []
     fmt = '"{} {}"' if how == "phrase" else "{}{}"

@@ -1,6 +1,6 @@
 """Whether a hit is a good match for its query: pure decisions over a ranked candidate.
 
-A hit matches by name when the query spells its symbol (`name_matches`) or the search found
+A hit matches by name when the query spells its symbol (`spells`) or the search found
 it as a definition of a name the query spells; it is a good match when it matches by name or
 its similarity reaches the model's threshold (`good_match`).
 """
@@ -16,15 +16,10 @@ from codevouch.syntax.lines import MODULE_SYMBOL
 DEFINITION_NAME = "definition-name"   # retriever.search's match label for a definition the query names
 
 
-def name_matches(query: str, symbol: str) -> bool:
-    """Whether `query` spells `symbol`: the qualified name or its last component, whatever the
-    case (`client.send`, `send`), or the same identifier words (`raise for status` for
-    `raise_for_status`, `g zip decoder` and `gzip decoder` for `GZipDecoder`)."""
-    return _spells(query.strip().lower(), tuple(lexical.parts(query)), symbol)
-
-
 def spells(query: Query, symbol: str) -> bool:
-    """`name_matches` for a query as the search read it (its stripped text and parts)."""
+    """Whether the query, as the search read it, spells `symbol`: the qualified name or its last
+    component, whatever the case (`client.send`, `send`), or the same identifier words (`raise
+    for status` for `raise_for_status`, `g zip decoder` and `gzip decoder` for `GZipDecoder`)."""
     return _spells(query.stripped.lower(), query.parts, symbol)
 
 

@@ -40,7 +40,7 @@ class Query:
     qualified: tuple[Qualified, ...] = ()
     words: tuple[str, ...] = ()
     # The words in order, each identifier as its parts, stop words out (lexical.parts): the lexical
-    # list's word pairs (lexlists.terms) and the name match of a hit (matching.name_matches).
+    # list's word pairs (lexlists.terms) and the name match of a hit (matching.spells).
     parts: tuple[str, ...] = ()
     # The text without surrounding white space: a definition spelled with the query's own case
     # (lexical.spelled_exactly) and the name match of a hit.

@@ -17,8 +17,6 @@ _TAG_ONLY: Mapping[str, str] = {
     ".html": "html", ".css": "css", ".xml": "xml",
 }
 
-# Extension -> the grammar's language name (syntax/languages.py loads it), for the files codevouch parses.
-LANGUAGE_BY_EXTENSION: Mapping[str, str] = {ext: lang.name for ext, lang in registry.by_extension().items()}
 # Extension -> a code fence's language tag (validator/render.py).
 FENCE_TAG_BY_EXTENSION: Mapping[str, str] = {
     **_TAG_ONLY, **{ext: tag for lang in registry.LANGUAGES for ext, tag in lang.extensions.items()}}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import cache
 
 import tree_sitter
@@ -21,18 +21,11 @@ from codevouch.syntax import registry
 from codevouch.syntax.spec import LanguageSpec
 
 __all__ = [
-    "LANGUAGE_SPECS",
-    "SUPPORTED_LANGUAGES",
     "detect_language",
     "get_language",
     "get_parser",
     "get_spec",
 ]
-
-# The built-in languages as tables, read once (tests list them; code asks the registry per call).
-SUPPORTED_LANGUAGES: frozenset[str] = registry.names()
-LANGUAGE_SPECS: Mapping[str, LanguageSpec] = {lang.name: lang.syntax for lang in registry.LANGUAGES}
-
 
 def detect_language(path: str) -> str | None:
     """Language name for a file path by its extension, or None if unsupported."""

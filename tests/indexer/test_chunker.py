@@ -13,10 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codevouch.indexer.chunker import Chunk, chunk_text
+from codevouch.syntax import registry
 from codevouch.syntax.definitions import find_definitions
 from codevouch.syntax.languages import (
-    LANGUAGE_SPECS,
-    SUPPORTED_LANGUAGES,
     detect_language,
     get_language,
     get_parser,
@@ -315,8 +314,8 @@ def test_detect_language(path: str, language: str | None) -> None:
 
 
 def test_grammars_load_and_are_cached() -> None:
-    assert set(LANGUAGE_SPECS) == SUPPORTED_LANGUAGES
-    for name in SUPPORTED_LANGUAGES:
+    assert {lang.name for lang in registry.LANGUAGES} == registry.names()
+    for name in registry.names():
         assert get_language(name) is get_language(name)
         assert get_parser(name) is get_parser(name)
         assert get_parser(name).parse(b"x").root_node is not None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from codevouch.retriever.matching import DEFINITION_NAME, good_match, matches_by_name, name_matches, spells
+from codevouch.retriever.matching import DEFINITION_NAME, good_match, matches_by_name, spells
 from codevouch.retriever.query import read
 from codevouch.retriever.search import DEFINITION_NAME as SEARCH_LABEL
 from codevouch.retriever.settings import DEFAULT
@@ -23,7 +23,6 @@ MODES = ("hybrid", "dense", "lexical")
     ("cancel", "Order.create, Order.cancel"),   # any definition of a merged chunk
 ])
 def test_the_query_spells_the_symbol(query: str, symbol: str) -> None:
-    assert name_matches(query, symbol)
     assert all(spells(read(query, mode, DEFAULT), symbol) for mode in MODES)   # the query as a search reads it
     assert spells(read(f"  {query}\n", "hybrid", DEFAULT), symbol)
 
@@ -35,7 +34,6 @@ def test_the_query_spells_the_symbol(query: str, symbol: str) -> None:
     ("", ""),
 ])
 def test_the_query_does_not_spell_the_symbol(query: str, symbol: str) -> None:
-    assert not name_matches(query, symbol)
     assert not any(spells(read(query, mode, DEFAULT), symbol) for mode in MODES)
 
 

@@ -10,7 +10,7 @@ import pytest
 from codevouch import Index
 from codevouch.indexer import overlay as derived
 from codevouch.retriever import overlay as live
-from codevouch.retriever.lexlists import pairs
+from codevouch.retriever.lexlists import pairs_of
 from codevouch.store import Ledger, lex_key, lexical, lexindex, overlaycache
 from codevouch.store.records import BranchState
 from tests.gitrepo import Repo
@@ -51,7 +51,7 @@ def _main(index_dir: Path) -> tuple[BranchState, lexindex.Copy]:
 
 def _terms(query: str) -> list[str]:
     """The lexical terms a hybrid search sends (lexlists.lexical_ranking)."""
-    return list(dict.fromkeys(lexical.terms(query) + pairs(query)))
+    return list(dict.fromkeys(lexical.terms(query) + pairs_of(lexical.parts(query))))
 
 
 def _scores_hold_once_built(repo: Repo, index_dir: Path, queries: list[str],

@@ -61,5 +61,5 @@ def test_the_lexical_terms_come_from_the_query_as_read() -> None:
         for how in ("phrase", "joined", None):
             settings = Settings(lexical_pairs=how)
             sent = lexlists.terms(read(text, "hybrid", settings), "hybrid", settings)
-            assert sent == list(dict.fromkeys(lexical.terms(text) + lexlists.pairs(text, how)))
+            assert sent == list(dict.fromkeys(lexical.terms(text) + lexlists.pairs_of(lexical.parts(text), how)))
         assert lexlists.terms(read(text, "lexical", DEFAULT), "lexical", DEFAULT) == list(dict.fromkeys(lexical.terms(text)))

@@ -5,8 +5,9 @@ import shutil
 from pathlib import Path
 
 from codevouch import Index, clear_caches
-from codevouch.retriever.lexlists import pairs
+from codevouch.retriever.lexlists import pairs_of
 from codevouch.store import Ledger, collection_base, lexical, lexindex, space_name
+from codevouch.store.lexical import parts
 from codevouch.worktree.identity import identify
 from tests.gitrepo import Repo
 
@@ -140,8 +141,8 @@ def test_adjacent_query_words_meet_a_camel_case_identifier_as_a_unit(repo: Repo,
     })
     Index(repo.root, index_dir, embedder="fake-bow-64").build()
     assert _tantivy(index_dir, repo, "the cookie jar") == ["web/misc.js", "web/jar.js"]
-    assert pairs("the cookie jar") == ["cookiejar"]  # what a hybrid search adds
-    assert _tantivy(index_dir, repo, "the cookie jar", pairs("the cookie jar")) == ["web/jar.js", "web/misc.js"]
+    assert pairs_of(parts("the cookie jar")) == ["cookiejar"]  # what a hybrid search adds
+    assert _tantivy(index_dir, repo, "the cookie jar", pairs_of(parts("the cookie jar"))) == ["web/jar.js", "web/misc.js"]
 
 
 def test_a_lexical_half_searches_the_copy_once_and_writes_it_again_when_it_cannot(

@@ -1,14 +1,15 @@
 """One extension table (codevouch/syntax/extensions.py) for parsing and for code fences."""
 from __future__ import annotations
 
-from codevouch.syntax.extensions import FENCE_TAG_BY_EXTENSION, LANGUAGE_BY_EXTENSION
-from codevouch.syntax.languages import SUPPORTED_LANGUAGES, detect_language
+from codevouch.syntax import registry
+from codevouch.syntax.extensions import FENCE_TAG_BY_EXTENSION
+from codevouch.syntax.languages import detect_language
 from codevouch.validator.render import code_block, language
 
 
 def test_every_parsed_extension_has_a_grammar_and_a_fence_tag() -> None:
-    assert set(LANGUAGE_BY_EXTENSION.values()) == SUPPORTED_LANGUAGES
-    assert set(LANGUAGE_BY_EXTENSION) < set(FENCE_TAG_BY_EXTENSION)
+    assert {lang.name for lang in registry.by_extension().values()} == registry.names()
+    assert set(registry.by_extension()) < set(FENCE_TAG_BY_EXTENSION)
 
 
 def test_fence_tags_and_grammars_differ_where_a_highlighter_knows_more() -> None:

@@ -5,7 +5,8 @@ import threading
 
 import pytest
 
-from codevouch.syntax.languages import LANGUAGE_SPECS, SUPPORTED_LANGUAGES, detect_language, get_language, get_parser, get_spec
+from codevouch.syntax import registry
+from codevouch.syntax.languages import detect_language, get_language, get_parser, get_spec
 
 
 @pytest.mark.parametrize(("path", "language"), [
@@ -27,7 +28,7 @@ def test_every_supported_language_has_tables_and_a_grammar_that_parses() -> None
     samples = {"python": "def f():\n    pass\n", "javascript": "function f() {}\n", "typescript": "let x: number = 1;\n",
                "tsx": "const a = <div/>;\n", "go": "package m\nfunc F() {}\n", "rust": "fn f() {}\n",
                "java": "class A {}\n"}
-    assert set(SUPPORTED_LANGUAGES) == set(LANGUAGE_SPECS) == set(samples)
+    assert registry.names() == set(registry.by_name()) == set(samples)
     for name, code in samples.items():
         spec = get_spec(name)
         assert spec.definitions, name
