@@ -1,11 +1,13 @@
 """What may stay on sys.path (codevouch/importpath.py): nothing a working directory decides."""
 from __future__ import annotations
 
-import subprocess
+import importlib
 import sys
 from pathlib import Path
 
-from codevouch.importpath import trusted
+import pytest
+
+from codevouch.importpath import secure, trusted
 
 
 def test_empty_relative_and_starting_directory_entries_go() -> None:
@@ -18,14 +20,14 @@ def test_the_directory_codevouch_lives_in_stays_when_it_is_the_working_directory
     assert trusted(["/opt/checkout"], "/elsewhere", own="/opt/checkout") == ["/opt/checkout"]
 
 
-def test_after_secure_a_module_in_the_working_directory_is_not_importable(tmp_path: Path) -> None:
+def test_after_secure_a_module_in_the_working_directory_is_not_importable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`python -c` puts '' first and `python -m` the starting directory: after secure(), as
     main() calls it, neither is on sys.path and a module planted there is not found."""
-    (tmp_path / "planted_here.py").write_text("print('PLANTED')\n")
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-            "from codevouch import importpath; importpath.secure(); "
-            "print('' in sys.path, sys.argv[1] in sys.path)\n"
-            "try:\n    import planted_here\nexcept ModuleNotFoundError:\n    print('not found')")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60, check=True)
-    assert done.stdout.split("\n")[:2] == ["False False", "not found"]
+    (tmp_path / "planted_here.py").write_text("raise AssertionError('PLANTED imported')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["", str(tmp_path), *sys.path])
+    secure()
+    assert "" not in sys.path and str(tmp_path) not in sys.path
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("planted_here")

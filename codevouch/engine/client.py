@@ -204,12 +204,10 @@ def start(place: paths.Place, index_dir: Path, env: dict[str, str] | None = None
         return None
     try:
         # The engine imports this very package (the one the client was imported from: a checkout's
-        # own `codevouch/` in the current directory, say), never another on its own sys.path. It
-        # serves calls from inside the callers' repositories: `-c` puts '' (the working directory
-        # at each import) first on sys.path, so relative entries go before anything is imported
-        # (importpath.secure does it again in main()).
-        boot = ("import os, sys; sys.path[:] = [p for p in sys.path if p and os.path.isabs(p)]; "
-                f"sys.path.insert(0, {str(paths.PACKAGE.parent)!r}); from codevouch.cli import main; main()")
+        # own `codevouch/` in the current directory, say), never another on its own sys.path. `-c`
+        # puts '' first, the working directory at each import: here the private directory, and
+        # main() drops it (importpath.secure) before it serves from inside callers' repositories.
+        boot = f"import sys; sys.path.insert(0, {str(paths.PACKAGE.parent)!r}); from codevouch.cli import main; main()"
         proc = subprocess.Popen(
             [sys.executable, "-c", boot, "serve", "--index", str(index_dir), *(["--warm", warm] if warm else [])],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd=place.directory,

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codevouch import importpath
 from codevouch.engine import execute, paths, protocol
 
 LOCK_WAIT = 10.0          # seconds a new engine waits for the one it replaces to let go
@@ -115,8 +114,7 @@ class Engine:
             # us. Run by hand in a terminal, Ctrl-C stops it (a call it runs then falls back).
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, lambda *_: self.stopping.set())
-        importpath.secure()        # as main() did: calls run in their callers' repositories
-        preload()
+        preload()                  # main() dropped the working directory from sys.path (importpath)
         import typer.main
 
         from codevouch.commands.app import build_app
