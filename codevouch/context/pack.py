@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from codevouch.context.windows import TokenCounter
 from codevouch.errors import BudgetTooSmall, InputError
@@ -29,6 +29,10 @@ from codevouch.validator.citation import clean, location, reread_header
 from codevouch.validator.model import VERDICTS, Validated
 from codevouch.validator.render import code_block
 from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
+
+if TYPE_CHECKING:
+    # For the type checker only (typing.Unpack is 3.11+): no runtime dependency on typing_extensions.
+    from typing_extensions import Unpack
 
 # Why something was left out of a pack.
 LEFT_OUT_REASONS: dict[str, str] = {
@@ -59,6 +63,24 @@ class Enclosing:
     and its decorators and signature when the snippet starts below them."""
     definition: Lines
     signature: Lines | None = None
+
+
+@dataclass(frozen=True)
+class ReportNotes:
+    """The lines a pack's report opens with, each the caller's to say: the packing decides none
+    of them, and none changes what goes in, so they travel as one from pack to the report."""
+    index: str | None = None      # branch@commit of the index's last build (None: never built)
+    budget_note: str = ""         # where the budget came from
+    live_note: str = ""           # how far the index is behind the working tree (the overlay's note)
+    match_note: str = ""          # no hit is a good match (the pack still holds them, ranked, for the reader)
+
+
+class NoteKeywords(TypedDict, total=False):
+    """ReportNotes as pack's keywords: the form Index.pack calls it with."""
+    index: str | None
+    budget_note: str
+    live_note: str
+    match_note: str
 
 
 @dataclass(frozen=True)
@@ -237,16 +259,13 @@ class _Packer:
     """The state of one packing: what is in, what is out, and each item's place and cost."""
     count: TokenCounter
     budget: int
-    index: str | None
-    budget_note: str
+    notes: ReportNotes
     chosen: list[Item]
     left: list[Entry]
     cost: dict[int, int]
     place: dict[int, tuple[int, int]]     # id(item) -> (section, rank of its group's best hit)
     listed: int = _REPORT_LINES            # left-out items the report names
     origin: dict[int, Item] = field(default_factory=dict)   # id(entry) -> the item it reports
-    live_note: str = ""                   # how far the index is behind the working tree (the overlay)
-    match_note: str = ""                  # no hit is a good match (results.Hits.note)
 
     def entry(self, item: Item, why: str | None, note: str = "") -> Entry:
         made = Entry(item.rank, item.section, item.where, item.verdict, item.reason, self.cost[id(item)],
@@ -269,13 +288,14 @@ class _Packer:
 
     def report(self, chosen: Sequence[Item], left: Sequence[Entry], listed: int) -> str:
         """What went in (count, tokens), what was left out and why, and the index commit."""
-        lines = ["## Pack report", f"index: {clean(self.index) if self.index else 'unknown'}"]
-        if self.live_note:
-            lines.append(f"live: {clean(self.live_note)}")
-        if self.match_note:
-            lines.append(f"match: {clean(self.match_note)}")
-        if self.budget_note:
-            lines.append(f"budget: {self.budget_note}")
+        notes = self.notes
+        lines = ["## Pack report", f"index: {clean(notes.index) if notes.index else 'unknown'}"]
+        if notes.live_note:
+            lines.append(f"live: {clean(notes.live_note)}")
+        if notes.match_note:
+            lines.append(f"match: {clean(notes.match_note)}")
+        if notes.budget_note:
+            lines.append(f"budget: {notes.budget_note}")
         restored = sum(1 for i in chosen if i.signature is not None)
         lines.append(f"included: {plural(len(chosen), 'snippet')}, {plural(sum(self.cost[id(i)] for i in chosen), 'token')}"
                      + (f", {restored} with a restored signature" if restored else ""))
@@ -297,23 +317,20 @@ class _Packer:
 
 
 def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include_history: bool = False,
-         enclosing: dict[int, Enclosing] | None = None, index: str | None = None,
-         budget_note: str = "", live_note: str = "", match_note: str = "") -> Pack:
+         enclosing: dict[int, Enclosing] | None = None, **notes: Unpack[NoteKeywords]) -> Pack:
     """The context pack for ranked `results` within `budget` tokens as counted by `count`.
 
-    budget_note: a line for the report saying where the budget came from; live_note: one saying
-    how far the index is behind the working tree (the overlay's note); match_note: one saying
-    that no hit is a good match (the pack still holds them, ranked, for the reader to judge). Raises InputError
-    when the budget cannot hold even an empty pack with its report.
+    notes: the report's opening lines (ReportNotes' fields: index, budget_note, live_note, match_note).
+    Raises InputError when the budget cannot hold even an empty pack with its report.
     """
     if budget < 1:
         raise InputError(f"the token budget must be at least 1 (got {budget}).")
     # The left-out citations may take at most _REPORT_SHARE of the budget, so a long list
     # never crowds out code: fewer are named when needed (the --json manifest lists all).
+    report_notes = ReportNotes(**notes)
     for listed in (_REPORT_LINES, 10, 5, 0):
         try:
-            out = _pack_once(results, count, budget, include_history, enclosing, index, budget_note, listed,
-                             live_note, match_note)
+            out = _pack_once(results, count, budget, include_history, enclosing, report_notes, listed)
         except InputError:
             if listed:
                 continue
@@ -325,16 +342,14 @@ def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include
 
 
 def _pack_once(results: Sequence[Validated], count: TokenCounter, budget: int, include_history: bool,
-               enclosing: dict[int, Enclosing] | None, index: str | None, budget_note: str,
-               listed: int, live_note: str = "", match_note: str = "") -> Pack:
+               enclosing: dict[int, Enclosing] | None, notes: ReportNotes, listed: int) -> Pack:
     current, history, excluded = items_of(results, enclosing)
     groups = slots(current)
     sep = count("\n\n")
-    p = _Packer(count, budget, index, budget_note, [], list(excluded),
+    p = _Packer(count, budget, notes, [], list(excluded),
                 cost={id(i): count(i.block) + sep for i in (*(x for g in groups for x in g), *history)},
                 place={**{id(i): (0, min(x.rank for x in g)) for g in groups for i in g},
-                       **{id(i): (1, i.rank) for i in history}}, listed=listed, live_note=live_note,
-                match_note=match_note)
+                       **{id(i): (1, i.rank) for i in history}}, listed=listed)
     if not include_history:
         p.left += [p.entry(i, "historical", "ask for history (--include-history) to add it") for i in history]
     wanted = [i for g in groups for i in g] + (history if include_history else [])
@@ -401,7 +416,7 @@ def _fit(p: _Packer) -> Pack:
             raise BudgetTooSmall(p.budget, tokens)
     text, tokens = _refill(p, text, tokens)
     included = tuple(p.entry(i, None) for i in sorted(p.chosen, key=lambda i: p.place[id(i)]))
-    return Pack(text, tokens, p.budget, included, tuple(sorted(p.left, key=lambda e: e.rank)), p.index,
+    return Pack(text, tokens, p.budget, included, tuple(sorted(p.left, key=lambda e: e.rank)), p.notes.index,
                 verdict_line(p.chosen, p.left))
 
 

@@ -53,6 +53,21 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
+class Standing:
+    """Where the branch's index stands against the repository now, fetched by gather.py: its
+    indexed commit (None: never built), HEAD and the commits between, the paths that differ from
+    HEAD in the working tree (`dirty`: changed and untracked files), and what a rebuild would
+    read (`changed_files` between the indexed commit and HEAD, at the index's chunks per file).
+    The records say how stale hits were; this says why, and what a rebuild would change."""
+    index_commit: str | None
+    head: str | None
+    commits_behind: int | None
+    dirty: Collection[str] = frozenset()
+    changed_files: int | None = None
+    chunks_per_file: float = 8.0
+
+
+@dataclass(frozen=True)
 class Health:
     repo: str
     branch: str | None
@@ -228,14 +243,10 @@ def _because(behind: float | None, calls: int, commits_behind: int | None, limit
     return because
 
 
-def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_commit: str | None,
-           head: str | None, commits_behind: int | None, limits: Thresholds,
-           dirty: Collection[str] = frozenset(), changed_files: int | None = None,
-           chunks_per_file: float = 8.0) -> Health:
-    """Health over `records` (oldest first), the branch's distance from HEAD, and the paths that
-    differ from HEAD in the working tree now (`dirty`: changed and untracked files);
-    `changed_files` between the indexed commit and HEAD, and the index's chunks per file, give a
-    rebuild's cost."""
+def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], standing: Standing,
+           limits: Thresholds) -> Health:
+    """Health over `records` (oldest first), judged against where the index stands now
+    (`standing`: its distance from HEAD, the dirty paths, a rebuild's cost)."""
     not_counted = dict(Counter(r.op for r in records if r.op not in COUNTED_OPS))
     records = [r for r in records if r.op in COUNTED_OPS]
     ratio = _ratio(records)
@@ -243,13 +254,14 @@ def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], index_
     stale = [p for r in records for p, verdict, _ in r.non_usable if verdict in STALE]
     paths = Counter(stale)
     dirs = Counter(str(PurePosixPath(p).parent) + "/" if "/" in p else "./" for p in paths.elements())
-    at_head = index_commit is not None and index_commit == head
+    at_head = standing.index_commit is not None and standing.index_commit == standing.head
+    dirty = standing.dirty
     causes = Counter(_cause(p, dirty, at_head) for p in stale)
     excluded = sum(r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
-    because = _because(_behind_share(records, at_head, dirty), len(records), commits_behind, limits,
+    because = _because(_behind_share(records, at_head, dirty), len(records), standing.commits_behind, limits,
                        _behind_rising(records, at_head, dirty))
     return Health(repo, branch, len(records), sum(r.hits for r in records), excluded, ratio,
                   {c: causes[c] for c in CAUSES}, older, newer, trend,
                   dict(Counter(r.op for r in records)), not_counted, paths.most_common(TOP), dirs.most_common(TOP),
-                  index_commit, head, commits_behind, bool(because), because, limits,
-                  changed_files, chunks_per_file)
+                  standing.index_commit, standing.head, standing.commits_behind, bool(because), because, limits,
+                  standing.changed_files, standing.chunks_per_file)

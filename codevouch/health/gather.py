@@ -36,9 +36,9 @@ def index_health(repo: Path, index_dir: Path, branch: str | None, recent: int | 
         status = gitio.worktree_status(root)
         dirty = status.changed | status.untracked
     changed = len(gitio.diff_trees(root, state.commit, head)) if state and head and behind else None
-    return health.assess(str(root), branch, records, state.commit if state else None, head, behind, limits,
-                         dirty=dirty, changed_files=changed,
-                         chunks_per_file=_chunks_per_file(index_dir, state) if changed else 8.0)
+    standing = health.Standing(state.commit if state else None, head, behind, dirty=dirty, changed_files=changed,
+                               chunks_per_file=_chunks_per_file(index_dir, state) if changed else 8.0)
+    return health.assess(str(root), branch, records, standing, limits)
 
 
 def _chunks_per_file(index_dir: Path, state: BranchState | None) -> float:

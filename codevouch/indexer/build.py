@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.errors import DiskFull, InputError, disk_full, is_disk_full
@@ -43,6 +44,10 @@ from codevouch.worktree import gitio, gitreads
 from codevouch.worktree.config import load_repo_config
 from codevouch.worktree.identity import RepoIdentity, identify
 from codevouch.worktree.rules import Rules, classify, load_rules_text
+
+if TYPE_CHECKING:
+    # For the type checker only (typing.Unpack is 3.11+): no runtime dependency on typing_extensions.
+    from typing_extensions import Unpack
 
 EMBED_BATCH = 64
 
@@ -74,6 +79,20 @@ class _Chunked:
     text: str
     embedded: str
     defines: tuple[str, ...] = ()   # Chunk.defines: for its lexical document
+
+
+@dataclass(frozen=True)
+class _Work:
+    """What one build of a branch did, for its summary (BranchSummary's counts): chunk texts
+    embedded, chunks whose vector was reused, files that left the branch, files read and
+    chunked, whether it was a no-op, and how long it took. One record, so that the no-op and a
+    real build hand the summary the same fields."""
+    embedded: int = 0
+    reused: int = 0
+    deleted: int = 0
+    indexed: int = 0
+    noop: bool = False
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -118,22 +137,27 @@ def rules_at(reader: gitio.BlobReader, tree: dict[str, gitio.TreeEntry]) -> Rule
     return load_rules_text(text(".codevouch.toml"), text("pyproject.toml"))
 
 
-def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
-                branches: Sequence[str] = (), all_branches: bool = False, wait: float = 0,
-                progress: Progress | None = None, on_phase: PhaseHook | None = None,
-                include_branches: Sequence[str] | None = None,
-                exclude_branches: Sequence[str] | None = None, settings: Settings = DEFAULT) -> list[BranchSummary]:
-    """Build `branches` (default: the current one), or with all_branches every local branch
-    kept by the include/exclude patterns (given here, else the repository's `[branches]`).
+class BranchChoice(TypedDict, total=False):
+    """Which branches a build indexes, as build_index's keywords (the form Index.build, the
+    nightly and the git hooks call it with): `branches` by name (default: the current one), or
+    with `all_branches` every local branch that the `include_branches`/`exclude_branches` globs
+    keep (when not given, the repository's `[branches]` do). The globs only choose among all
+    branches, so the four travel, and are checked, together (_chosen_branches)."""
+    branches: Sequence[str]
+    all_branches: bool
+    include_branches: Sequence[str] | None
+    exclude_branches: Sequence[str] | None
+
+
+def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder, *, wait: float = 0,
+                progress: Progress | None = None, on_phase: PhaseHook | None = None, settings: Settings = DEFAULT,
+                **choice: Unpack[BranchChoice]) -> list[BranchSummary]:
+    """Build the branches `choice` names (BranchChoice; default: the current one).
     `settings`: its build knobs (merge_target, embed_context) say how files are chunked and
     what is embedded (see codevouch/retriever/settings.py)."""
     gitreads.guard(repo_path)      # before git (the nightly's --repos comes here, not through Index)
     ident = identify(repo_path)
-    if (include_branches or exclude_branches) and not all_branches:
-        raise InputError("--include-branch and --exclude-branch choose among --all-branches; add "
-                         "--all-branches, or name the branches with --branch.")
-    patterns = branch_filter(load_repo_config(ident.root), include_branches, exclude_branches)
-    names = resolve_branches(ident.root, branches, all_branches, patterns)
+    names = _chosen_branches(ident.root, **choice)   # as keywords: a misspelt one is a TypeError, never ignored
     for name in names:      # an unknown branch fails here, before the writer lock is waited for
         gitio.branch_commit(ident.root, name)
     try:
@@ -146,6 +170,18 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
         if is_disk_full(exc):
             raise disk_full(index_dir, exc) from exc
         raise
+
+
+def _chosen_branches(root: Path, branches: Sequence[str] = (), all_branches: bool = False,
+                     include_branches: Sequence[str] | None = None,
+                     exclude_branches: Sequence[str] | None = None) -> list[str]:
+    """The branch names a BranchChoice asks for in the repository at `root`; InputError for
+    globs given without all_branches."""
+    if (include_branches or exclude_branches) and not all_branches:
+        raise InputError("--include-branch and --exclude-branch choose among --all-branches; add "
+                         "--all-branches, or name the branches with --branch.")
+    patterns = branch_filter(load_repo_config(root), include_branches, exclude_branches)
+    return resolve_branches(root, branches, all_branches, patterns)
 
 
 def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, embedder: Embedder, wait: float,
@@ -244,8 +280,8 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         if _up_to_date(state, full, commit, outdated) and state is not None and state.repo == target.repo:
             # (An entry taken over from a clone gone from its path is written again, with this path.)
             writer.sync_lexical(target.base)
-            return _summary(target, tree, [*others, *unnamed], old_files, embedded=0, reused=0, deleted=0, indexed=0,
-                            noop=True, seconds=time.monotonic() - started)
+            return _summary(target, tree, [*others, *unnamed], old_files,
+                            _Work(noop=True, seconds=time.monotonic() - started))
         plan = plan_refresh(old_files, tree, full)
         # Files another branch already indexed at the same blob are not chunked again.
         shared = ledger.blob_chunks(target.space, [(p, tree[p].blob_sha) for p in plan.index])
@@ -267,10 +303,10 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         dropped_paths=plan.drop,
         outdated=outdated), embedder.name, {c.record.id: c.text for res in results for c in res.chunks}, on_phase,
         {c.record.id: c.defines for res in results for c in res.chunks if c.defines})
-    return _summary(target, tree, [*others, *unnamed], ledger.files(target.base), embedded=embedded,
-                    reused=len(new_chunks) - embedded + sum(res.shared for res in results),
-                    deleted=len(plan.to_history) + len(plan.drop),
-                    indexed=len(results), noop=False, seconds=time.monotonic() - started)
+    return _summary(target, tree, [*others, *unnamed], ledger.files(target.base), _Work(
+        embedded=embedded, reused=len(new_chunks) - embedded + sum(res.shared for res in results),
+        deleted=len(plan.to_history) + len(plan.drop), indexed=len(results), noop=False,
+        seconds=time.monotonic() - started))
 
 
 # Git allows any bytes but NUL and "/" in a name; the ledger stores names as UTF-8 text, and a
@@ -409,8 +445,7 @@ def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
 
 
 def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence[gitio.TreeEntry],
-             files: dict[str, FileRow], *, embedded: int, reused: int, deleted: int, indexed: int, noop: bool,
-             seconds: float) -> BranchSummary:
+             files: dict[str, FileRow], work: _Work) -> BranchSummary:
     current = [f for f in files.values() if f.status != "deleted"]
     # Symlinks and submodules are never read (a link may point outside the repository), but
     # they are listed: a tree of 24 entries must not silently report 19 files.
@@ -420,10 +455,10 @@ def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence
     return BranchSummary(
         repo=target.repo, branch=target.branch, commit=target.commit, commit_date=target.commit_date,
         files=len(tree) + len(others),
-        chunks=sum(f.chunks for f in current if f.status == "live"), embedded=embedded, reused=reused,
-        deleted=deleted, indexed_files=indexed, skipped=dict(Counter(r for _, r in skipped_list)),
+        chunks=sum(f.chunks for f in current if f.status == "live"), embedded=work.embedded, reused=work.reused,
+        deleted=work.deleted, indexed_files=work.indexed, skipped=dict(Counter(r for _, r in skipped_list)),
         excluded=dict(excluded), skipped_files=[{"path": p, "reason": r} for p, r in skipped_list],
-        noop=noop, seconds=round(seconds, 3))
+        noop=work.noop, seconds=round(work.seconds, 3))
 
 
 def _not_a_file(entry: gitio.TreeEntry) -> str:

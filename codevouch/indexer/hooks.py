@@ -321,6 +321,17 @@ class Fired:
     commit: str | None = None
 
 
+@dataclass(frozen=True)
+class _Installed:
+    """What `hooks install` wrote into the hook's command line (`--for`, `--index`,
+    `--embedder`, `--wait`): the git directory the hooks guard, and the index, model and queueing
+    time its build uses. Fixed at install, the same for every firing: one record through the run."""
+    installed_for: Path
+    index_dir: Path
+    embedder: str
+    wait: float
+
+
 def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, embedder: str,
              wait: float = DEFAULT_WAIT, repo: Path | str = ".", fired: Fired = Fired()) -> str:
     """What a hook's background process does: build the branch the hook fired on, of the
@@ -344,7 +355,7 @@ def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, e
         return text
 
     try:
-        return note(_run(hook, args, installed_for, index_dir, embedder, wait, repo, fired, note))
+        return note(_run(hook, args, _Installed(installed_for, index_dir, embedder, wait), repo, fired, note))
     except Exception as exc:  # the hook must never fail git, nor die without a word
         import traceback
 
@@ -352,8 +363,7 @@ def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, e
                     + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 
 
-def _run(hook: str, args: list[str], installed_for: Path, index_dir: Path, embedder: str, wait: float,
-         repo: Path | str, fired: Fired, note: Any) -> str:
+def _run(hook: str, args: list[str], installed: _Installed, repo: Path | str, fired: Fired, note: Any) -> str:
     from codevouch.embedding import embedder_by_name
     from codevouch.errors import DetachedHead, IndexLocked
     from codevouch.indexer.build import build_index
@@ -364,19 +374,19 @@ def _run(hook: str, args: list[str], installed_for: Path, index_dir: Path, embed
         return "skipped: a checkout of files, not of a branch"
     try:
         root = gitio.repo_root(repo)
-        if _common_dir(root) != installed_for.resolve():
+        if _common_dir(root) != installed.installed_for.resolve():
             return (f"skipped: {root} is not the repository these hooks were installed for "
-                    f"({installed_for}); run `codevouch hooks install` in it")
+                    f"({installed.installed_for}); run `codevouch hooks install` in it")
         try:
             branch = fired.branch or gitio.current_branch(root)
         except DetachedHead:
             return f"skipped: HEAD is detached in {root} (a rebase or a checkout of a commit); no branch to build"
-        model = embedder_by_name(embedder)
+        model = embedder_by_name(installed.embedder)
         try:
-            summaries = build_index(root, index_dir, model, branches=[branch], wait=0)
+            summaries = build_index(root, installed.index_dir, model, branches=[branch], wait=0)
         except IndexLocked:
-            note(f"{root} {branch}: another build holds the index; queued (up to {wait:g}s)")
-            summaries = build_index(root, index_dir, model, branches=[branch], wait=wait)
+            note(f"{root} {branch}: another build holds the index; queued (up to {installed.wait:g}s)")
+            summaries = build_index(root, installed.index_dir, model, branches=[branch], wait=installed.wait)
     except CodevouchError as exc:
         return f"failed: {type(exc).__name__}: {exc}"
     s = summaries[0]

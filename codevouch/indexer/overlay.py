@@ -89,7 +89,7 @@ def derive(root: Path, state: BranchState, file_limit: int = FILE_LIMIT, head: s
     rules = rules_of(root)
     # The same status, the same stat data of every file it names and the same rules make the same
     # overlay: a warm call over unchanged edits takes the last one whole (see _Made).
-    made_key = _made_key(root, state, head, behind, raw_status, status, rules, file_limit, settings)
+    made_key = _made_key(root, state, _Observed(head, behind, raw_status, status), rules, file_limit, settings)
     made = _made_before(made_key)
     if made is not None:
         return replace(made, status=status, embedded=0, cached=0, unembedded=0, stand_ins=0, seconds=time.monotonic() - started)
@@ -247,12 +247,44 @@ class _Chunking:
         if cut is None:
             if self._count_tokens is None:
                 self._count_tokens = token_counter()
-            cut = replace(_cut(self.root, self.locator, path, blob, self.rules, self.marks.get(path),
-                               self._count_tokens, self.branch, self.settings), cut_at=now_utc())
+            cut = replace(self._read_and_chunk(path, blob, self._count_tokens), cut_at=now_utc())
             if len(_CUTS) >= _CUTS_MAX:
                 _CUTS.clear()
             _CUTS[key] = cut
         return cut
+
+    def _read_and_chunk(self, path: str, blob: str, count_tokens: Callable[[str], int]) -> _Cut:
+        """A working-tree file's chunks, or why it has none (the build's reasons and rules)."""
+        loc = self.locator.locate(path)
+        if not loc.inside or not loc.exists or loc.real != loc.rel:
+            return _Cut(None, (), "not a regular file (symlinks are not followed)")
+        data = read_bytes(self.root, loc.real or path, self.rules.max_file_bytes)
+        if isinstance(data, TooLarge):
+            return _Cut(None, (), f"skipped: huge (>{self.rules.max_file_bytes} bytes)")
+        if data is None:
+            return _Cut(None, (), "unreadable")
+        reason = skip_reason(data, self.rules)
+        text = decode(data) if reason is None else decode(data[:2048])
+        found = classify(path, text, self.rules, self.marks.get(path))
+        if found.excluded:
+            return _Cut(None, (), f"excluded: {found.rule or found.kind}")
+        if reason is not None:
+            return _Cut(None, (), f"skipped: {reason}")
+        pieces, language = chunk_text(text, path, count_tokens, CHUNK_TOKEN_BUDGET,
+                                      merge_target=self.settings.merge_target)
+        if not pieces:
+            return _Cut(None, (), "skipped: no content to index")
+        out = []
+        for ordinal, ch in enumerate(pieces):
+            embedded = embedtext.embedded_text(path, ch.symbol, ch.text, self.settings.embed_context)
+            record = ChunkRecord(
+                id=chunk_id(path, blob, ordinal), repo=str(self.root), path=path, branch=self.branch, commit="",
+                commit_date="", symbol=ch.symbol, start_line=ch.start_line, end_line=ch.end_line, indexed_at="",
+                blob_sha=blob, text_hash=text_hash(embedded), kind=found.kind, language=language or "text",
+                status="live", origin="uncommitted")
+            out.append(OverlayChunk(record, ch.text, embedded,
+                                    lexical.document(ch.text, path, ch.symbol, ch.defines)))
+        return _Cut(data, tuple(out), None)
 
     def cited(self, cut: _Cut, where: _Provenance) -> list[OverlayChunk]:
         """The cut's chunks as cited from this branch and `where` (made once per variant)."""
@@ -326,8 +358,18 @@ def _keep_made(made_key: tuple[tuple[str, str], tuple[object, ...], bool] | None
         _MADE[made_key[0]] = _Made(made_key[1], overlay)
 
 
-def _made_key(root: Path, state: BranchState, head: str | None, behind: int | None, raw_status: bytes,
-              status: gitio.WorktreeStatus, rules: Rules, file_limit: int, settings: Settings
+@dataclass(frozen=True)
+class _Observed:
+    """What git said of the working tree at the start of one derive: HEAD, the commits from the
+    indexed commit to it, and the status (as git wrote it, and parsed). Together they decide
+    whether the last overlay made is still this one (_made_key)."""
+    head: str | None
+    behind: int | None
+    raw_status: bytes
+    status: gitio.WorktreeStatus
+
+
+def _made_key(root: Path, state: BranchState, seen: _Observed, rules: Rules, file_limit: int, settings: Settings
               ) -> tuple[tuple[str, str], tuple[object, ...], bool] | None:
     """(where, what an overlay is derived from, whether it may be kept), or None when that cannot
     be told from stat data (gitio.hash_context).
@@ -345,7 +387,7 @@ def _made_key(root: Path, state: BranchState, head: str | None, behind: int | No
     folders: dict[str, tuple[object, ...]] = {}
     stats: list[tuple[object, ...]] = []
     settled = True
-    for path in sorted(status.changed | status.untracked):
+    for path in sorted(seen.status.changed | seen.status.untracked):
         try:
             st = os.lstat(f"{top}/{path}")
         except (OSError, ValueError):
@@ -353,7 +395,7 @@ def _made_key(root: Path, state: BranchState, head: str | None, behind: int | No
             continue
         stats.append((path, gitio.stat_key(st), gitio.folder_attributes(top, path, folders)))
         settled = settled and gitio.settled(st, now)
-    key = (state.commit, state.space, head, behind, raw_status, tuple(stats), context,
+    key = (state.commit, state.space, seen.head, seen.behind, seen.raw_status, tuple(stats), context,
            json.dumps(rules.to_json(), sort_keys=True), repr(settings.build_key()), file_limit)
     return (top, state.branch), key, settled
 
@@ -445,37 +487,3 @@ def _diff(root: Path, base: str, head: str | None, status: gitio.WorktreeStatus,
             _DIFFS.clear()
         _DIFFS[key] = found
     return found
-
-
-def _cut(root: Path, locator: Locator, path: str, blob: str, rules: Rules, mark: str | None,
-         count_tokens: Callable[[str], int], branch: str, settings: Settings) -> _Cut:
-    """A working-tree file's chunks, or why it has none (the build's reasons and rules)."""
-    loc = locator.locate(path)
-    if not loc.inside or not loc.exists or loc.real != loc.rel:
-        return _Cut(None, (), "not a regular file (symlinks are not followed)")
-    data = read_bytes(root, loc.real or path, rules.max_file_bytes)
-    if isinstance(data, TooLarge):
-        return _Cut(None, (), f"skipped: huge (>{rules.max_file_bytes} bytes)")
-    if data is None:
-        return _Cut(None, (), "unreadable")
-    reason = skip_reason(data, rules)
-    text = decode(data) if reason is None else decode(data[:2048])
-    found = classify(path, text, rules, mark)
-    if found.excluded:
-        return _Cut(None, (), f"excluded: {found.rule or found.kind}")
-    if reason is not None:
-        return _Cut(None, (), f"skipped: {reason}")
-    pieces, language = chunk_text(text, path, count_tokens, CHUNK_TOKEN_BUDGET,
-                                  merge_target=settings.merge_target)
-    if not pieces:
-        return _Cut(None, (), "skipped: no content to index")
-    out = []
-    for ordinal, ch in enumerate(pieces):
-        embedded = embedtext.embedded_text(path, ch.symbol, ch.text, settings.embed_context)
-        record = ChunkRecord(
-            id=chunk_id(path, blob, ordinal), repo=str(root), path=path, branch=branch, commit="", commit_date="",
-            symbol=ch.symbol, start_line=ch.start_line, end_line=ch.end_line, indexed_at="", blob_sha=blob,
-            text_hash=text_hash(embedded), kind=found.kind, language=language or "text", status="live",
-            origin="uncommitted")
-        out.append(OverlayChunk(record, ch.text, embedded, lexical.document(ch.text, path, ch.symbol, ch.defines)))
-    return _Cut(data, tuple(out), None)

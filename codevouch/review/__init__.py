@@ -24,9 +24,13 @@ from codevouch.review.scope import INDEX, WORKTREE, Scope, read_patches, resolve
 from codevouch.validator.render import fence
 
 if TYPE_CHECKING:
+    # typing_extensions for the type checker only (typing.Unpack is 3.11+): no runtime dependency.
+    from typing_extensions import Unpack
+
     from codevouch.api import Index
     from codevouch.context.windows import Budget
     from codevouch.review.patch import FilePatch
+    from codevouch.review.scope import ScopeFlags
 
 __all__ = ["Part", "Review", "build_review", "review", "run_reviewer"]
 
@@ -85,14 +89,14 @@ class Review:
         return out
 
 
-def review(index: Index, revision: str | None = None, *, staged: bool = False, unstaged: bool = False,
-           untracked: bool = False, all_local: bool = False, base: str | None = None,
-           budget: int | None = None, model: str | None = None, related: bool = True,
-           command: str | None = None, timeout: float = 600) -> Review:
+def review(index: Index, revision: str | None = None, *, budget: int | None = None, model: str | None = None,
+           related: bool = True, command: str | None = None, timeout: float = 600,
+           **scope: Unpack[ScopeFlags]) -> Review:
     """A change cut into parts for a reviewer (markdown per part, a manifest whose coverage
     lists every changed file and hunk once), with related code from `index` when the
     branch is indexed. Scope: `revision` "A..B" / "A...B", `base` (merge-base with the
-    working tree), or local changes (staged/unstaged/untracked; default all of them).
+    working tree), or local changes (staged/unstaged/untracked/all_local; default all of
+    them): ScopeFlags.
     command: run it once per part with the part on stdin (no shell); see Review.results.
     Raises EmptyScope, UnknownRevision, InputError."""
     from codevouch.review.execute import split_command
@@ -100,22 +104,22 @@ def review(index: Index, revision: str | None = None, *, staged: bool = False, u
 
     if command is not None:
         split_command(command)   # a bad command fails before any work
-    built = build_review(index, revision, staged, unstaged, untracked, all_local, base, budget, model, related)
+    built = build_review(index, revision, budget=budget, model=model, related=related, **scope)
     if command is not None:
         built = run_reviewer(built, command, timeout, gitio.repo_root(index.repo))
     return built
 
 
-def build_review(index: Index, revision: str | None = None, staged: bool = False, unstaged: bool = False,
-                 untracked: bool = False, all_local: bool = False, base: str | None = None,
-                 budget: int | None = None, model: str | None = None, related: bool = True,
-                 related_share: float = _DEFAULT_RELATED_SHARE) -> Review:
+def build_review(index: Index, revision: str | None = None, *, budget: int | None = None, model: str | None = None,
+                 related: bool = True, related_share: float = _DEFAULT_RELATED_SHARE,
+                 **asked: Unpack[ScopeFlags]) -> Review:
+    """review without running a reviewer: the scope (`revision`, ScopeFlags) cut into parts."""
     from codevouch.context.windows import budget_counter, resolve_budget
     from codevouch.worktree import gitio
     from codevouch.worktree.files import load_worktree_rules
 
     root = gitio.repo_root(index.repo)
-    scope = resolve_scope(root, revision, staged, unstaged, untracked, all_local, base)
+    scope = resolve_scope(root, revision, **asked)
     resolved = resolve_budget(budget, model, root)
     if resolved.tokens < MIN_PART_TOKENS:
         raise InputError(f"a part budget of {resolved.tokens} tokens is too small for a review; "
@@ -145,7 +149,7 @@ def build_review(index: Index, revision: str | None = None, staged: bool = False
                          "give a larger --budget.")
     the_plan = plan(patches, left_out, count, cap, count(not_shown) + 2 if not_shown else 0)
     wanted_by_part, definitions = _changed_definitions(the_plan, scope, old_texts, new_texts)
-    finder = Finder(index, *_related_branch(index, root, base)) if related else None
+    finder = Finder(index, *_related_branch(index, root, asked.get("base"))) if related else None
     parts, stats = _render_parts(the_plan, scope, resolved.tokens, count, not_shown, wanted_by_part, finder)
     status: dict[str, Any] = {"status": "off", "reason": "--no-related"}
     if finder is not None:
@@ -301,10 +305,12 @@ def _render_parts(the_plan: Plan, scope: Scope, budget: int, count: Any, not_sho
         tail = f"\n\n{not_shown}" if k == 0 and not_shown else ""
         wanted = wanted_by_part[k] if finder is not None else []
 
+        header = _Header(k + 1, n, scope, files, hunks, len(wanted))
+
         # render is called only within this iteration, so the loop's variables are the ones meant.
         def render(related: str) -> str:
             # The diff and the code come from the repository: control characters as escapes.
-            return visible(_assemble(k + 1, n, scope, files, hunks, len(wanted), body, related, tail))  # noqa: B023
+            return visible(_assemble(header, body, related, tail))  # noqa: B023
 
         # Sums of piece counts (plus a token per join) bound the whole from above in practice;
         # the exact count of the finished part is checked below, and trimmed if ever over.
@@ -348,9 +354,22 @@ def _related_md(title: str, blocks: Sequence[tuple[Related, str]]) -> str:
     return "\n\n".join([title, *(b for _, b in blocks)]) if blocks else ""
 
 
-def _assemble(i: int, n: int, scope: Scope, files: int, hunks: int, definitions: int, body: str,
-              related: str, tail: str) -> str:
-    rest = f", related code for {plural(definitions, 'definition')}" if related else ""
-    head = _HEADER.format(i=i, n=n, scope=scope.description, files=plural(files, "file"),
-                          hunks=plural(hunks, "hunk"), rest=rest)
-    return "\n".join([head, body, *([f"\n{related}"] if related else [])]) + tail + "\n"
+@dataclass(frozen=True)
+class _Header:
+    """What a part's header says (_HEADER): which part of how many, the scope, and what the part
+    holds. Fixed for the part while its related code is fitted, so made once per part."""
+    part: int
+    parts: int
+    scope: Scope
+    files: int
+    hunks: int
+    definitions: int       # changed definitions the part looks up related code for
+
+    def text(self, with_related: bool) -> str:
+        rest = f", related code for {plural(self.definitions, 'definition')}" if with_related else ""
+        return _HEADER.format(i=self.part, n=self.parts, scope=self.scope.description, files=plural(self.files, "file"),
+                              hunks=plural(self.hunks, "hunk"), rest=rest)
+
+
+def _assemble(header: _Header, body: str, related: str, tail: str) -> str:
+    return "\n".join([header.text(bool(related)), body, *([f"\n{related}"] if related else [])]) + tail + "\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from codevouch.errors import InputError
 from codevouch.review.patch import FilePatch, added_file, parse_patch
@@ -32,6 +33,18 @@ class Scope:
     def to_json(self) -> dict[str, object]:
         return {"kind": self.kind, "old": self.old, "new": self.new, "untracked": self.untracked,
                 "description": self.description}
+
+
+class ScopeFlags(TypedDict, total=False):
+    """The local scope flags of a review, as review's keywords (`--staged`, `--unstaged`,
+    `--untracked`: combinable; `--all`; `--base BRANCH`): with a revision, all that
+    resolve_scope reads. They pass as one from review through build_review to resolve_scope,
+    which checks that they do not conflict."""
+    staged: bool
+    unstaged: bool
+    untracked: bool
+    all_local: bool
+    base: str | None
 
 
 def resolve_scope(root: Path, revision: str | None = None, staged: bool = False, unstaged: bool = False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from codevouch.health.assess import Thresholds, assess
+from codevouch.health.assess import Standing, Thresholds, assess
 from codevouch.store.usage import UsageRecord
 from tests.clihelp import cv
 from tests.gitrepo import Repo
@@ -52,12 +52,12 @@ def record(stale: int, usable: int, excluded: int = 0) -> UsageRecord:
 def test_assess_ratio_trend_and_thresholds() -> None:
     limits = Thresholds(recent=10, stale_ratio=0.5, commits_behind=10)
     falling = assess("/r", "main", [record(4, 0), record(4, 0), record(0, 4), record(0, 4, excluded=9)],
-                     "c", "h", 3, limits)
+                     Standing("c", "h", 3), limits)
     assert falling.stale_ratio == 0.5 and falling.trend == "falling" and falling.rebuild
     assert falling.because == ["stale ratio 50% from the index behind HEAD, over the last 4 calls >= 50%"]
-    few = assess("/r", "main", [record(1, 3)], "c", "h", 10, limits)
+    few = assess("/r", "main", [record(1, 3)], Standing("c", "h", 10), limits)
     assert few.trend == "not enough calls" and few.because == ["10 commits behind HEAD >= 10"]
-    empty = assess("/r", "main", [], None, None, None, limits)
+    empty = assess("/r", "main", [], Standing(None, None, None), limits)
     assert empty.stale_ratio is None and not empty.rebuild and empty.calls == 0
 
 
@@ -119,12 +119,12 @@ def test_a_rising_behind_share_with_the_index_behind_recommends_a_rebuild_with_i
 
 def test_no_rebuild_needed_always_says_why() -> None:
     limits = Thresholds(recent=10, stale_ratio=0.5, commits_behind=10)
-    calm = assess("/r", "main", [record(0, 4)] * 4, "c", "h", 3, limits)
+    calm = assess("/r", "main", [record(0, 4)] * 4, Standing("c", "h", 3), limits)
     assert not calm.rebuild
     assert calm.recommendation == ("no rebuild needed: 0% of hits were stale from the index behind HEAD "
                                    "(under 50%, not rising), and the index is 3 commits behind HEAD (under 10)")
-    empty = assess("/r", "main", [], "c", "h", 1, limits)
+    empty = assess("/r", "main", [], Standing("c", "h", 1), limits)
     assert empty.recommendation == ("no rebuild needed: no search or context hits recorded yet, and the index "
                                     "is 1 commit behind HEAD (under 10)")
-    assert assess("/r", "main", [], None, None, None, limits).recommendation == \
+    assert assess("/r", "main", [], Standing(None, None, None), limits).recommendation == \
         "no rebuild needed: the branch is not indexed"
