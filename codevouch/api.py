@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codevouch import validator
+from codevouch.call import Call, in_call
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
 from codevouch.request import KINDS as KINDS  # the kinds a search can keep (re-exported)
 from codevouch.request import ContextRequest, SearchRequest, request_from
@@ -79,23 +80,30 @@ class Index:
 
     def __init__(self, repo: Path | str = ".", index_dir: Path | str | None = None,
                  embedder: str | Embedder | None = None, record: bool | None = None,
-                 settings: Settings | None = None, overlay_limit: int | None = None) -> None:
+                 settings: Settings | None = None, overlay_limit: int | None = None,
+                 call: Call | None = None) -> None:
         from codevouch.retriever.settings import DEFAULT  # heavy: the embedding package
 
+        # The call this Index serves (codevouch/call.py): a door's (the CLI's, the engine's, the
+        # MCP server's), else this process as the caller. Its environment is the one every
+        # method reads and runs git with.
+        self.call = call if call is not None else Call.of_process()
         self.repo = Path(repo)
-        # Before any git process: a .gitignore, .gitattributes or included config that is a FIFO,
-        # a device or a huge file would block git (or fill its memory); refused, naming it.
-        gitreads.guard(self.repo)
-        self.index_dir = _index_dir(index_dir)
+        with self.call.entered():
+            # Before any git process: a .gitignore, .gitattributes or included config that is a
+            # FIFO, a device or a huge file would block git (or fill its memory); refused, naming it.
+            gitreads.guard(self.repo)
+            self.index_dir = index_dir_of(index_dir, self.call)
         self._embedder = embedder
         self._choice: EmbeddingChoice | None = None
         self.record = record
         self.settings = settings if settings is not None else DEFAULT
-        self.overlay_limit = _overlay_limit(overlay_limit)
+        self.overlay_limit = _overlay_limit(overlay_limit, self.call)
 
     def __repr__(self) -> str:
         return f"Index(repo={str(self.repo)!r}, index_dir={str(self.index_dir)!r})"
 
+    @in_call
     def embedder(self) -> Embedder:
         """The build model (loaded lazily; InputError for an unknown name or a model that is
         not a directory: nothing is downloaded)."""
@@ -110,6 +118,7 @@ class Index:
             self._embedder = embedder_by_name(self._embedder, choice.device)
         return self._embedder
 
+    @in_call
     def model_name(self) -> str:
         """The name of the build model (nothing loaded): the one given, else the configured one
         (CODEVOUCH_EMBEDDING_MODEL, `[embedding] model`, else the packaged MiniLM)."""
@@ -120,6 +129,7 @@ class Index:
             return model_name(choice.model or DEFAULT_EMBEDDER, choice.base)
         return self._embedder if isinstance(self._embedder, str) else self._embedder.name
 
+    @in_call
     def embedding_choice(self, root: Path | None = None, call: CallSettings | None = None) -> EmbeddingChoice:
         """What the environment and the repository config say of the model, device and match
         threshold (worktree.config.embedding_choice); the defaults outside a repository.
@@ -148,6 +158,7 @@ class Index:
         configured = self.embedding_choice(root, call).match_threshold
         return configured if configured is not None else self.settings.threshold_for(model)
 
+    @in_call
     def build(self, branches: Sequence[str] = (), all_branches: bool = False, wait: float = 0,
               progress: Progress | None = None, include_branches: Sequence[str] | None = None,
               exclude_branches: Sequence[str] | None = None) -> list[BranchSummary]:
@@ -165,6 +176,7 @@ class Index:
                            include_branches=include_branches, exclude_branches=exclude_branches,
                            settings=self.settings)
 
+    @in_call
     def search(self, query: str | SearchRequest, k: int = 10, branch: str | None = None,
                kinds: Iterable[str] | None = None, include_history: bool = False, validate: bool = True,
                mode: str = SearchMode.HYBRID, hide_excluded: bool = False, overlay: bool = True,
@@ -211,13 +223,12 @@ class Index:
         # repository's config (a configured directory model just starts later).
         guess: str | Embedder = self._embedder if self._embedder is not None else DEFAULT_EMBEDDER
         if self._embedder is None:
-            from codevouch import environment
             from codevouch.embedding import model_name
 
             try:
                 if self._choice is not None:
                     guess = self.model_name()
-                elif (configured := environment.current().embedding_model) is not None:
+                elif (configured := self.call.env.embedding_model) is not None:
                     guess = model_name(configured)
             except InputError:
                 pass   # a bad model setting must not stop a search of a branch built otherwise
@@ -242,6 +253,7 @@ class Index:
                                      known=known.facts if known is not None else None)
         return [replace(h, check=v) for h, v in zip(hits, results)]
 
+    @in_call
     def validate(self, snippets: Iterable[Mapping[str, Any] | Hit], strict: bool = False,
                  input_format: str = "auto") -> list[Validated]:
         """A verdict for each item, in input order: Hits, codevouch snippets (dicts with at least
@@ -259,6 +271,7 @@ class Index:
         self._record("validate", None, [r for r in results if r.reason != MALFORMED])
         return results
 
+    @in_call
     def context(self, query: str | ContextRequest, k: int = 10, branch: str | None = None,
                 kinds: Iterable[str] | None = None, include_history: bool = False,
                 mode: str = SearchMode.HYBRID, budget: int | None = None, model: str | None = None,
@@ -287,6 +300,7 @@ class Index:
         self._record("context", request.branch, results, hits.known)
         return replace(packed, overlay=hits.overlay, no_good_match=hits.no_good_match)
 
+    @in_call
     def pack(self, results: Sequence[Validated], budget: int | None = None, model: str | None = None,
              reserve: float | None = None, include_history: bool = False,
              branch: str | None = None, live_note: str = "", match_note: str = "") -> ContextPack:
@@ -336,6 +350,7 @@ class Index:
         finally:
             ledger.close()
 
+    @in_call
     def check_refs(self, text: str) -> RefReport:
         """Check every code reference in an agent's answer (markdown or a patch) against the
         working tree: `path#L10-L20` and `path:42`, backticked `Class.method` and function
@@ -378,6 +393,7 @@ class Index:
                               [(v.parsed.path, v.verdict, v.reason) for v in results])
         usage.UsageLog(self.index_dir).append(rec, settings.max_records)
 
+    @in_call
     def health(self, branch: str | None = None, recent: int | None = None) -> Health:
         """How stale recent calls' hits were (and the trend), the paths and directories most
         often stale, commits behind, and whether to rebuild; from the usage records of this
@@ -387,6 +403,7 @@ class Index:
 
         return index_health(self.repo, self.index_dir, branch, recent, self._branch_state)
 
+    @in_call
     def install_hooks(self, wait: float = 3600) -> HooksReport:
         """Write post-commit, post-merge and post-checkout hooks into the repository that build its
         branch (the one each hook fired on) into this index in the background, queued up to `wait` seconds behind
@@ -397,12 +414,14 @@ class Index:
 
         return hooks.install(self.repo, self.index_dir, self.model_name(), wait)
 
+    @in_call
     def uninstall_hooks(self) -> HooksReport:
         """Remove the hooks `install_hooks` wrote and put back exactly what was there."""
         from codevouch.indexer import hooks  # `import codevouch` loads no part of the indexer
 
         return hooks.uninstall(self.repo)
 
+    @in_call
     def status(self) -> list[dict[str, Any]]:
         """Per indexed branch of this repository: indexed commit and date, head, commits behind,
         when built, files and chunks by kind, the exclusion rules. [] when nothing is indexed."""
@@ -410,6 +429,7 @@ class Index:
 
         return _with_drift(index_status(self.index_dir, self.repo))
 
+    @in_call
     def stand_in_branch(self, current: str, base: str | None = None) -> tuple[str, str | None]:
         """The branch whose index answers for the checked-out branch `current`, and `current`
         when that is another one (else None). The one rule drift and review share: `current`
@@ -439,6 +459,7 @@ class Index:
             return current, None
         return (others[0], current) if others else (current, None)
 
+    @in_call
     def drift(self, branch: str | None = None) -> Drift:
         """Files and definitions that changed between the branch's indexed commit and the
         working tree. A branch named here must be indexed (NotIndexed); without one, the
@@ -477,7 +498,6 @@ def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
     from codevouch.embedding import embedder_by_name
     from codevouch.indexer.manyrepos import build_repos as build_each
     from codevouch.retriever.settings import DEFAULT
-    from codevouch.store import default_index_dir
 
     if embedder is None or isinstance(embedder, str):
         from codevouch.worktree.config import RepoConfig, embedding_choice
@@ -486,7 +506,7 @@ def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
         model = embedder_by_name(embedder or choice.model or DEFAULT_EMBEDDER, choice.device)
     else:
         model = embedder
-    target = Path(index_dir or default_index_dir()).expanduser().resolve()
+    target = index_dir_of(index_dir, Call.of_process())
     return build_each(list(repos), target, model, wait=wait, progress=progress, on_repo=on_repo,
                       settings=settings if settings is not None else DEFAULT)
 
@@ -499,11 +519,10 @@ def load_repos(path: Path | str) -> list[RepoSpec]:
     return load_repos_file(path)
 
 
-def _overlay_limit(given: int | None) -> int:
-    from codevouch import environment
+def _overlay_limit(given: int | None, call: Call) -> int:
 
     if given is None:
-        given = environment.current().overlay_limit     # unset: retriever.overlay.EMBED_LIMIT
+        given = call.env.overlay_limit     # unset: retriever.overlay.EMBED_LIMIT
     if given < 0:
         raise InputError(f"the overlay limit must be 0 or more chunks (got {given}).")
     return given
@@ -542,7 +561,7 @@ def repair_vectors(index_dir: Path | str | None = None, wait: float = 0) -> tupl
     embedding; the damaged store moved aside). (the index directory, store.repair.Repaired)."""
     from codevouch.store.repair import repair  # heavy: the store
 
-    where = _index_dir(index_dir)
+    where = index_dir_of(index_dir, Call.of_process())
     return where, repair(where, wait)
 
 
@@ -550,14 +569,15 @@ def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]
     """`Index.status()` for every repository in an index directory."""
     from codevouch.health.status import index_status  # heavy: the store
 
-    return _with_drift(index_status(_index_dir(index_dir), None))
+    return _with_drift(index_status(index_dir_of(index_dir, Call.of_process()), None))
 
 
-def _index_dir(given: Path | str | None) -> Path:
-    """The index directory: the one given, else the default ($CODEVOUCH_INDEX, else XDG's)."""
+def index_dir_of(given: Path | str | None, call: Call) -> Path:
+    """The index directory of `call`: the one given, else the default ($CODEVOUCH_INDEX, else
+    XDG's), absolute (a relative one from the call's working directory)."""
     from codevouch.store import default_index_dir  # heavy: the store
 
-    return Path(given or default_index_dir()).expanduser().resolve()
+    return call.path(call.env.expanduser(str(given or default_index_dir(call.env)))).resolve()
 
 
 def _with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -565,7 +585,7 @@ def _with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from codevouch.drift import with_drift
     from codevouch.retriever.overlay import FILE_LIMIT  # heavy: the store
 
-    return with_drift(rows, _checkout_changes, FILE_LIMIT, lambda: _overlay_limit(None))
+    return with_drift(rows, _checkout_changes, FILE_LIMIT, lambda: _overlay_limit(None, Call.of_process()))
 
 
 def _checkout_changes(root: Path, branch: str, commit: str) -> tuple[list[FileVersions], int] | None:

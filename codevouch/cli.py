@@ -55,17 +55,20 @@ def main() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    from codevouch.commands.common import error_handler
+    import typer.main
 
-    try:
-        with error_handler():
-            build_app(sys.argv[1:])(prog_name="codevouch")
-    except SystemExit as done:
-        if command_of(sys.argv[1:]) is not None:
-            _flush()                    # the answer is out before an engine starts beside us
-            start_after_answer()
-            exit_now(done.code)         # returns when it cannot: the interpreter's own exit then
-        raise
+    from codevouch.call import Call
+    from codevouch.commands import runner
+
+    argv = sys.argv[1:]
+    # This process is the caller: its environment, working directory and streams make the Call.
+    command: Any = typer.main.get_command(build_app(argv))
+    code = runner.run(command, argv, Call.of_process(), runner.Streams.of_process())
+    if command_of(argv) is not None:
+        _flush()                    # the answer is out before an engine starts beside us
+        start_after_answer()
+        exit_now(code)              # returns when it cannot: the interpreter's own exit then
+    raise SystemExit(code)
 
 
 def _flush() -> None:

@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, overload
 
 from codevouch.caches import clearable
 from codevouch.errors import ConfigError, SettingError
@@ -297,6 +299,25 @@ class Environment:
     when its attribute is read: a bad one raises only where it is used."""
     raw: Mapping[str, str] = field(default_factory=dict)
 
+    @overload
+    def get(self, name: str) -> str | None: ...
+
+    @overload
+    def get(self, name: str, default: str) -> str: ...
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """Any variable of the environment (HOME, XDG_*, GIT_*), not only a declared one."""
+        return self.raw.get(name, default)
+
+    def expanduser(self, path: str) -> str:
+        """os.path.expanduser with this environment's HOME (`~` and `~/...`); `~user` from the
+        password database, as os.path does."""
+        if path == "~" or path.startswith("~/"):
+            home = self.raw.get("HOME")
+            if home is not None:
+                return (home.rstrip("/") or "/") + path[1:]
+        return os.path.expanduser(path) if path.startswith("~") else path
+
     def value(self, var: Variable) -> Any:
         text = self.raw.get(var.name)
         if text is None or var.empty(text) or var.parse is None:
@@ -410,10 +431,26 @@ def of(env: Mapping[str, str] | Environment | None) -> Environment:
 
 _CURRENT = Environment(os.environ)
 
+# The environment of the call running in this context (codevouch.call.Call.entered): the caller's
+# own, a snapshot, where the process runs calls for others (the engine, the MCP server); unset,
+# the process's own (a `codevouch` process, a library user's). Never os.environ rewritten.
+_CALL: ContextVar[Environment | None] = ContextVar("codevouch_call_environment", default=None)
+
 
 def current() -> Environment:
-    """The CODEVOUCH_* variables as they are set at each read (see the module's docstring)."""
-    return _CURRENT
+    """The running call's environment, else the process's variables as they are set at each read
+    (see the module's docstring)."""
+    return _CALL.get() or _CURRENT
+
+
+@contextmanager
+def applied(env: Environment) -> Iterator[None]:
+    """`env` as `current()` in this context (this thread, and what it runs with its context)."""
+    token = _CALL.set(env)
+    try:
+        yield
+    finally:
+        _CALL.reset(token)
 
 
 @clearable

@@ -8,6 +8,7 @@ import typer
 
 from codevouch.commands.common import JsonOpt, RepoOpt, fail, open_index, print_json, read_source
 from codevouch.commands.exits import EXIT_MISSING
+from codevouch.commands.invocation import echo
 from codevouch.errors import CodevouchError
 from codevouch.printable import one_line, plural
 
@@ -37,11 +38,11 @@ def check_refs_cmd(
             if r.status == "ok" and not show_all:
                 continue
             # One line per reference, whatever the answer or the file names hold.
-            typer.echo(one_line(f"line {r.ref.line}: {r.status} ({r.reason}): {r.detail}"
+            echo(one_line(f"line {r.ref.line}: {r.status} ({r.reason}): {r.detail}"
                                 + (f" -> {r.suggestion}" if r.suggestion else "")))
         for path, why in report.skipped:
-            typer.echo(one_line(f"skipped {path}: {why}"))
+            echo(one_line(f"skipped {path}: {why}"))
         counts = report.counts()
-        typer.echo(f"{plural(len(report.results), 'reference')}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+        echo(f"{plural(len(report.results), 'reference')}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     if not report.passed(strict):
         raise typer.Exit(EXIT_MISSING)

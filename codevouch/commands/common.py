@@ -22,11 +22,13 @@ from codevouch.commands.exits import (
     EXIT_STORE,
     EXIT_USAGE,
 )
+from codevouch.commands.invocation import Invocation, echo, invocation, stdout
 from codevouch.errors import CodevouchError, IndexBusy, IndexLocked, InputError, NotIndexed, StoreUnavailable
 from codevouch.printable import json_text
 
 if TYPE_CHECKING:
     from codevouch.api import Index
+    from codevouch.environment import Environment
     from codevouch.validator.model import Validated
 
 
@@ -69,7 +71,7 @@ def exit_code(exc: CodevouchError) -> int:
 
 def fail(exc: CodevouchError) -> typer.Exit:
     """Print the error's one-line message and return the Exit carrying its code."""
-    typer.echo(f"codevouch: {message_line(str(exc))}", err=True)
+    echo(f"codevouch: {message_line(str(exc))}", err=True)
     return typer.Exit(exit_code(exc))
 
 
@@ -82,64 +84,74 @@ def message_line(text: str) -> str:
     return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
 
 
-def crash_log_path() -> Path:
-    base = os.path.expanduser(os.environ.get("XDG_CACHE_HOME") or "")
+def crash_log_path(env: Environment | None = None) -> Path:
+    """$XDG_CACHE_HOME/codevouch/crash.log of the caller's environment (this process's for None)."""
+    env = env if env is not None else invocation().call.env
+    base = env.expanduser(env.get("XDG_CACHE_HOME") or "")
     if not os.path.isabs(base):         # relative: ignored, as the XDG spec says
-        base = str(Path.home() / ".cache")
+        base = os.path.join(env.expanduser("~"), ".cache")
     return Path(base) / "codevouch" / "crash.log"
 
 
-def _interrupted() -> NoReturn:
-    typer.echo("codevouch: interrupted", err=True)
+def _interrupted(invoked: Invocation) -> NoReturn:
+    err = invoked.streams.stderr
+    typer.echo("codevouch: interrupted", file=err)
     # Every `finally` below this frame has run (locks released, nothing half-committed). Exit
     # now, whether the KeyboardInterrupt reached us or typer turned it into SystemExit(130):
     # letting the interpreter finalize after a Ctrl-C sometimes ended in death by SIGINT (-2).
-    sys.stdout.flush()
-    sys.stderr.flush()
+    invoked.streams.stdout.flush()
+    err.flush()
     os._exit(EXIT_INTERRUPTED)
 
 
 @contextmanager
-def error_handler() -> Iterator[None]:
+def error_handler(invoked: Invocation | None = None) -> Iterator[None]:
     """The CLI's outermost frame: known errors print one line with their exit code, Ctrl-C exits
-    130, a bug writes its traceback to a log file and prints one line naming it (as pre-commit)."""
+    130, a bug writes its traceback to a log file and prints one line naming it (as pre-commit).
+    Its lines go to the call's stderr (`invoked`: runner.run's; None: this process's)."""
+    invoked = invoked if invoked is not None else invocation()
+
+    def say(line: str) -> None:
+        typer.echo(line, file=invoked.streams.stderr)
+
     try:
         yield
     except CodevouchError as exc:  # raised outside a command's own mapping (while rendering, say)
-        typer.echo(f"codevouch: {message_line(str(exc))}", err=True)
+        say(f"codevouch: {message_line(str(exc))}")
         raise SystemExit(exit_code(exc)) from None
     except KeyboardInterrupt:
-        _interrupted()
+        _interrupted(invoked)
     except SystemExit as exc:
         if exc.code == EXIT_INTERRUPTED:  # typer turned Ctrl-C into exit 130 without a word
-            _interrupted()
+            _interrupted(invoked)
         raise
     except BrokenPipeError:
         # `codevouch search ... | head`: the reader left; say nothing more (stdout is gone).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), invoked.streams.stdout.fileno())
         raise SystemExit(EXIT_ERROR) from None
     except Exception as exc:
         from codevouch.errors import is_disk_full
 
         if is_disk_full(exc):   # a write that no command's own mapping caught (usage records, say)
-            typer.echo(f"codevouch: disk full ({type(exc).__name__}: {message_line(str(exc))[:200]}): nothing "
-                       "changed; free space and run the command again.", err=True)
+            say(f"codevouch: disk full ({type(exc).__name__}: {message_line(str(exc))[:200]}): nothing "
+                "changed; free space and run the command again.")
             raise SystemExit(EXIT_ERROR) from None
-        where = _write_crash_log(exc)
-        typer.echo(f"codevouch: unexpected error: {type(exc).__name__}: {message_line(str(exc))[:300]}; "
-                   f"this is a bug. The traceback is in {where}; please include it in a report.", err=True)
+        where = _write_crash_log(exc, invoked)
+        say(f"codevouch: unexpected error: {type(exc).__name__}: {message_line(str(exc))[:300]}; "
+            f"this is a bug. The traceback is in {where}; please include it in a report.")
         raise SystemExit(EXIT_CRASH) from None
 
 
-def _write_crash_log(exc: BaseException) -> str:
+def _write_crash_log(exc: BaseException, invoked: Invocation) -> str:
     import platform
     import traceback
     from datetime import datetime, timezone
 
+    argv = ["codevouch", *invoked.argv]
     text = (f"### codevouch crash {datetime.now(timezone.utc).isoformat(timespec='seconds')}\n"
-            f"argv: {sys.argv!r}\npython: {sys.version.split()[0]} on {platform.platform()}\n\n"
+            f"argv: {argv!r}\npython: {sys.version.split()[0]} on {platform.platform()}\n\n"
             + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)) + "\n")
-    for path in (crash_log_path(), Path(tempfile.gettempdir()) / f"codevouch-crash-{os.getpid()}.log"):
+    for path in (crash_log_path(invoked.call.env), Path(tempfile.gettempdir()) / f"codevouch-crash-{os.getpid()}.log"):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a", encoding="utf-8", errors="backslashreplace") as log:
@@ -147,12 +159,12 @@ def _write_crash_log(exc: BaseException) -> str:
             return str(path)
         except OSError:
             continue
-    sys.stderr.write(text)  # nowhere to write it: the traceback itself is the last resort
+    invoked.streams.stderr.write(text)  # nowhere to write it: the traceback itself is the last resort
     return "the output above"
 
 
 def usage(message: str) -> typer.Exit:
-    typer.echo(f"codevouch: {message}", err=True)
+    echo(f"codevouch: {message}", err=True)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -167,10 +179,12 @@ def check_format(fmt: str | None, as_json: bool, formats: tuple[str, ...] = FORM
 
 def open_index(repo: Path, index: Path | None, embedder: str | None = None, no_record: bool = False,
                overlay_limit: int | None = None) -> Index:
+    """The api's Index for this call: its paths as the caller meant them, its Call passed on."""
     from codevouch.api import Index
 
-    return Index(repo, index, embedder=embedder, record=False if no_record else None,
-                 overlay_limit=overlay_limit)
+    call = invocation().call
+    return Index(call.path(repo), call.path(index) if index is not None else None, embedder=embedder,
+                 record=False if no_record else None, overlay_limit=overlay_limit, call=call)
 
 
 def overlay_note(overlay: Any, as_json: bool) -> None:
@@ -180,16 +194,16 @@ def overlay_note(overlay: Any, as_json: bool) -> None:
     if overlay is None:
         return
     if as_json:
-        sys.stderr.write(json.dumps({"overlay": overlay.summary()}, ensure_ascii=False) + "\n")
+        invocation().streams.stderr.write(json.dumps({"overlay": overlay.summary()}, ensure_ascii=False) + "\n")
         return
     note = overlay.note()
     if note:
-        typer.echo(f"note: {note}")
+        echo(f"note: {note}")
 
 
 def print_json(data: Any) -> None:
     # Exact text, as JSON: control characters it would leave raw are written as \u escapes.
-    sys.stdout.write(json_text(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
+    stdout().write(json_text(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
 
 
 def render_results(results: Sequence[Validated], fmt: str, idx: Index, include_history: bool,
@@ -198,15 +212,16 @@ def render_results(results: Sequence[Validated], fmt: str, idx: Index, include_h
     report carries `live_note`, how far the index is behind the working tree)."""
     from codevouch import validator
 
+    out = stdout()
     if fmt == "json":
         print_json([validator.to_json(r) for r in results])
     elif fmt == "brief":
-        sys.stdout.write(validator.render_brief(results))
+        out.write(validator.render_brief(results))
     elif fmt == "context":
-        sys.stdout.write(idx.pack(results, include_history=include_history, live_note=live_note).markdown)
-        sys.stdout.flush()
+        out.write(idx.pack(results, include_history=include_history, live_note=live_note).markdown)
+        out.flush()
     else:
-        sys.stdout.write(validator.render_text(results))
+        out.write(validator.render_text(results))
 
 
 class progress:
@@ -242,13 +257,14 @@ MAX_INPUT_BYTES: int = environment.MAX_INPUT_BYTES.default   # validate's snippe
 def read_source(source: str, what: str) -> str:
     """The text of a FILE argument, or stdin for '-'; InputError when it cannot be read or is
     over the input cap (CODEVOUCH_MAX_INPUT_BYTES): at most the cap plus one byte is read."""
-    cap = environment.current().max_input_bytes
+    call = invocation().call
+    cap = call.env.max_input_bytes
     name = "standard input" if source == "-" else source
     if source == "-":
-        data = sys.stdin.buffer.read(cap + 1)
+        data = invocation().streams.stdin.buffer.read(cap + 1)
     else:
         try:
-            with open(source, "rb") as handle:
+            with open(call.path(source), "rb") as handle:
                 data = handle.read(cap + 1)
         except OSError as exc:
             raise InputError(f"cannot read {source}: {exc}; pass a readable {what} or '-' for stdin.") from exc
@@ -265,4 +281,4 @@ def read_source(source: str, what: str) -> str:
 
 def crash_logged(exc: BaseException) -> str:
     """Write a bug's traceback to the crash log (as the outermost frame does); where it went."""
-    return _write_crash_log(exc)
+    return _write_crash_log(exc, invocation())

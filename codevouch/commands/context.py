@@ -1,7 +1,6 @@
 """`codevouch context`: search, validate and print a context pack for an agent, within a token budget."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -24,6 +23,7 @@ from codevouch.commands.common import (
     open_index,
     print_json,
 )
+from codevouch.commands.invocation import stdout
 from codevouch.errors import CodevouchError
 from codevouch.request import ContextRequest
 
@@ -68,4 +68,4 @@ def context_cmd(
     if as_json:
         print_json({**pack.manifest(), "markdown": pack.markdown})
     else:
-        sys.stdout.write(pack.markdown)
+        stdout().write(pack.markdown)

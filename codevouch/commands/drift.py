@@ -4,9 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
-
 from codevouch.commands.common import BranchOpt, IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
+from codevouch.commands.invocation import echo
 from codevouch.errors import CodevouchError
 from codevouch.printable import one_line, visible
 
@@ -25,7 +24,7 @@ def drift_cmd(repo: RepoOpt = Path("."), branch: BranchOpt = None, index: IndexO
     if as_json:
         print_json(report.to_json())
     else:
-        typer.echo(render(report), nl=False)
+        echo(render(report), nl=False)
 
 
 def render(report: Drift) -> str:

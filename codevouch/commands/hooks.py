@@ -13,6 +13,7 @@ import typer
 
 from codevouch.api import DEFAULT_EMBEDDER
 from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, message_line, open_index, print_json
+from codevouch.commands.invocation import echo, invocation
 from codevouch.errors import CodevouchError
 
 WaitOpt = Annotated[float, typer.Option(
@@ -37,11 +38,11 @@ def hooks_install(
     if as_json:
         print_json(report.to_json())
         return
-    typer.echo(f"hooks in {message_line(str(report.hooks_dir))} ({report.source}); builds log to "
+    echo(f"hooks in {message_line(str(report.hooks_dir))} ({report.source}); builds log to "
                f"{message_line(str(report.log))}")
     for h in report.hooks:
         extra = f" (the hook that was there runs after it: {message_line(h.chained.name)})" if h.chained else ""
-        typer.echo(f"  {h.name}: {h.action}{extra}")
+        echo(f"  {h.name}: {h.action}{extra}")
 
 
 def hooks_uninstall(repo: RepoOpt = Path("."), as_json: JsonOpt = False) -> None:
@@ -54,9 +55,9 @@ def hooks_uninstall(repo: RepoOpt = Path("."), as_json: JsonOpt = False) -> None
     if as_json:
         print_json(report.to_json())
         return
-    typer.echo(f"hooks in {message_line(str(report.hooks_dir))}:")
+    echo(f"hooks in {message_line(str(report.hooks_dir))}:")
     for h in report.hooks:
-        typer.echo(f"  {h.name}: {h.action}" + (f" ({message_line(h.note)})" if h.note else ""))
+        echo(f"  {h.name}: {h.action}" + (f" ({message_line(h.note)})" if h.note else ""))
 
 
 def hooks_run(
@@ -75,14 +76,14 @@ def hooks_run(
     = None,
 ) -> None:
     """What an installed hook starts in the background (not for people): build, log, exit 0."""
+    from codevouch.api import index_dir_of
     from codevouch.indexer import hooks
-    from codevouch.store import default_index_dir
 
     try:
         os.setsid()   # out of the terminal's session: closing the terminal does not end the build
     except OSError:   # already a group leader (a shell with job control started it)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    index_dir = Path(index or default_index_dir()).expanduser().resolve()
+    index_dir = index_dir_of(index, invocation().call)
     fired = hooks.Fired(branch or None, commit or None)
     hooks.run_hook(hook, list(args or ()), installed_for, index_dir, embedder, wait, fired=fired)
     raise typer.Exit(0)

@@ -1,7 +1,6 @@
 """`codevouch index build`: index the committed content of branches, of one repository or many."""
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
@@ -21,6 +20,7 @@ from codevouch.commands.common import (
     usage,
 )
 from codevouch.commands.exits import EXIT_CRASH, EXIT_OK, EXIT_REPOS_FAILED
+from codevouch.commands.invocation import echo, invocation, stderr
 from codevouch.commands.progress import ProgressLines
 from codevouch.errors import CodevouchError
 from codevouch.printable import plural
@@ -88,16 +88,16 @@ def _repair(index: Path | None, wait: float, as_json: bool) -> dict[str, Any] | 
         raise fail(exc) from None
     if done.ledger_aside is not None:
         if not as_json:
-            typer.echo(f"repaired {index_dir}: the corrupt ledger is at {message_line(done.ledger_aside)}; a new "
+            echo(f"repaired {index_dir}: the corrupt ledger is at {message_line(done.ledger_aside)}; a new "
                        f"one holds {plural(done.salvaged, 'cached vector')} read back from it; building the repository again")
         return asdict(done)
     if as_json:
         print_json(asdict(done))
         return None
-    typer.echo(f"repaired {index_dir}: {plural(done.vectors, 'vector')} in {plural(done.spaces, 'space')} written from the "
+    echo(f"repaired {index_dir}: {plural(done.vectors, 'vector')} in {plural(done.spaces, 'space')} written from the "
                f"embedding cache, 0 embedded" + (f"; the damaged store is at {done.aside}" if done.aside else ""))
     if done.missing:
-        typer.echo(f"codevouch: {plural(done.missing, 'text')} had no cached vector: dense search will not find them "
+        echo(f"codevouch: {plural(done.missing, 'text')} had no cached vector: dense search will not find them "
                    "until their files change; move the index directory aside and build again to embed all.",
                    err=True)
     return None
@@ -109,7 +109,7 @@ def _build_one(repo: Path, branch: list[str] | None, all_branches: bool, include
     try:
         idx = open_index(repo, index, embedder)
         idx.embedder()  # an unknown model is a usage error before any work starts
-        terminal = sys.stderr.isatty()
+        terminal = stderr().isatty()
         with progress(enabled=not as_json and terminal) as bar:
             # Not a terminal (cron, CI): a plain line now and then once the build runs long.
             summaries = idx.build(branches=branch or (), all_branches=all_branches, wait=wait,
@@ -147,12 +147,11 @@ def _specs(repo: list[Path] | None, repos: Path | None, branch: list[str] | None
 
 
 def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder: str | None, as_json: bool) -> None:
-    from codevouch.api import DEFAULT_EMBEDDER, build_repos
+    from codevouch.api import DEFAULT_EMBEDDER, build_repos, index_dir_of
     from codevouch.embedding import embedder_by_name
-    from codevouch.store import default_index_dir
     from codevouch.worktree.config import RepoConfig, embedding_choice
 
-    index_dir = Path(index or default_index_dir()).expanduser().resolve()
+    index_dir = index_dir_of(index, invocation().call)
     try:
         # One model for every repository: the option's, else the environment's, else packaged.
         choice = embedding_choice(RepoConfig(), None)
@@ -172,7 +171,7 @@ def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder
         if outcome.error is not None:   # with --json too: the night's log must say what failed
             _echo_failure(outcome, codes[id(outcome)], crashes.get(id(outcome)))
 
-    terminal = sys.stderr.isatty()
+    terminal = stderr().isatty()
     with progress(enabled=not as_json and terminal) as bar:
         outcomes = build_repos(specs, index_dir, model, wait=wait, progress=bar if terminal else ProgressLines(),
                                on_repo=report)
@@ -189,7 +188,7 @@ def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder
         print_json({"index": str(index_dir), "ok": len(outcomes) - len(failed), "failed": len(failed),
                     "repos": rows})
     else:
-        typer.echo(f"{len(outcomes)} repositories: {len(outcomes) - len(failed)} built, {len(failed)} failed")
+        echo(f"{len(outcomes)} repositories: {len(outcomes) - len(failed)} built, {len(failed)} failed")
     raise typer.Exit(EXIT_REPOS_FAILED if failed else EXIT_OK)
 
 
@@ -207,11 +206,11 @@ def _echo_outcome(outcome: RepoOutcome, code: int) -> None:
 
     name = message_line(normalised(outcome.spec.path))
     if outcome.error is None:
-        typer.echo(f"== {name}: {len(outcome.branches)} branch(es), {outcome.seconds:.1f}s")
+        echo(f"== {name}: {len(outcome.branches)} branch(es), {outcome.seconds:.1f}s")
         for s in outcome.branches:
             _echo_summary(s)
         return
-    typer.echo(f"== {name}: failed (exit {code})")
+    echo(f"== {name}: failed (exit {code})")
 
 
 def _echo_failure(outcome: RepoOutcome, code: int, crash_log: str | None) -> None:
@@ -227,15 +226,15 @@ def _echo_failure(outcome: RepoOutcome, code: int, crash_log: str | None) -> Non
                    f"The traceback is in {crash_log}; please include it in a report.")
     listed = outcome.spec.listed_at
     where = f" (listed at {message_line(str(listed))})" if listed is not None and str(listed) not in str(err) else ""
-    typer.echo(f"codevouch: {message_line(normalised(outcome.spec.path))}{where}: failed (exit {code}): "
+    echo(f"codevouch: {message_line(normalised(outcome.spec.path))}{where}: failed (exit {code}): "
                f"{type(err).__name__}: {message}", err=True)
 
 
 def _echo_summary(s: BranchSummary) -> None:
     state = "up to date" if s.noop else f"{s.indexed_files} files read"
-    typer.echo(f"{s.branch}@{s.commit[:7]} ({state}): {s.files} files, {s.chunks} chunks, "
+    echo(f"{s.branch}@{s.commit[:7]} ({state}): {s.files} files, {s.chunks} chunks, "
                f"{s.embedded} embedded, {s.reused} reused, {s.deleted} deleted, {s.seconds:.1f}s")
     for reason, n in sorted(s.skipped.items()):
-        typer.echo(f"  skipped {n}: {reason}")
+        echo(f"  skipped {n}: {reason}")
     for rule, n in sorted(s.excluded.items()):
-        typer.echo(f"  excluded {n}: {rule}")
+        echo(f"  excluded {n}: {rule}")

@@ -1,13 +1,13 @@
 """`codevouch index health`: how stale recent calls' hits were, where, and whether to rebuild."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from codevouch.commands.common import BranchOpt, IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
+from codevouch.commands.invocation import stdout
 from codevouch.errors import CodevouchError
 from codevouch.printable import visible
 
@@ -32,4 +32,4 @@ def index_health(
     if as_json:
         print_json(report.to_json())
     else:
-        sys.stdout.write(visible(render(report)))
+        stdout().write(visible(render(report)))

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from codevouch.commands.common import IndexOpt, JsonOpt, fail, open_index, print_json
+from codevouch.commands.invocation import echo
 from codevouch.errors import CodevouchError, GitError
 from codevouch.printable import plural
 
@@ -43,26 +44,26 @@ def index_status(
         print_json({"index": str(index_dir), "branches": rows})
         return
     if not rows:
-        typer.echo(f"nothing indexed in {index_dir}; run `codevouch index build`.")
+        echo(f"nothing indexed in {index_dir}; run `codevouch index build`.")
     for r in rows:
         behind = "? commits" if r["commits_behind"] is None else plural(r["commits_behind"], "commit")
-        typer.echo(f"{r['repo']} {r['branch']}: indexed {r['commit'][:7]} ({r['commit_date']}), "
+        echo(f"{r['repo']} {r['branch']}: indexed {r['commit'][:7]} ({r['commit_date']}), "
                    f"head {(r['head'] or '?')[:7]}, {behind} behind, built {r['built_at']}")
-        typer.echo("  files: " + ", ".join(f"{k} {v}" for k, v in sorted(r["files_by_kind"].items())))
-        typer.echo("  chunks: " + ", ".join(f"{k} {v}" for k, v in sorted(r["chunks_by_kind"].items())))
-        typer.echo(f"  model: {r['embedder']}")
-        typer.echo(f"  rules: {r['rules']['source']}")
+        echo("  files: " + ", ".join(f"{k} {v}" for k, v in sorted(r["files_by_kind"].items())))
+        echo("  chunks: " + ", ".join(f"{k} {v}" for k, v in sorted(r["chunks_by_kind"].items())))
+        echo(f"  model: {r['embedder']}")
+        echo(f"  rules: {r['rules']['source']}")
         if r.get("source") == "team snapshot":
-            typer.echo(f"  from the team snapshot {r['snapshot']} on {r['server']} (built elsewhere)")
+            echo(f"  from the team snapshot {r['snapshot']} on {r['server']} (built elsewhere)")
         if r.get("needs_rebuild"):
-            typer.echo("  built by an older codevouch: run `codevouch index build` once "
+            echo("  built by an older codevouch: run `codevouch index build` once "
                        "(it embeds each chunk once more)")
         if r.get("drift"):
-            typer.echo(f"  drift: {r['drift']['summary']}")
+            echo(f"  drift: {r['drift']['summary']}")
         ov = r.get("overlay")
         if ov and ov["changed_files"]:
             over = ov["changed_files"] - ov["searched_live"]
-            typer.echo(f"  overlay: searches {plural(ov['searched_live'], 'changed file')} live beside the index"
+            echo(f"  overlay: searches {plural(ov['searched_live'], 'changed file')} live beside the index"
                        + (f" ({over} over its limit of {ov['file_limit']}: not searched)" if over else "")
                        + f"; embeds at most {plural(ov['embed_limit'], 'new chunk')} per search"
                        + (" (`codevouch index build` catches up)" if over else ""))

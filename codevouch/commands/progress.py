@@ -10,12 +10,12 @@ EVERY seconds or each STEP of the phase, whichever comes first (steps at most 5 
 """
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from typing import TextIO
 
 from codevouch import environment
+from codevouch.commands.invocation import stderr
 
 EVERY: float = environment.PROGRESS_SECONDS.default   # seconds between lines (CODEVOUCH_PROGRESS_SECONDS; 0: every step)
 STEP = 0.05             # or each 5% of a phase
@@ -32,7 +32,7 @@ class ProgressLines:
 
     def __init__(self, stream: TextIO | None = None, every: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.stream = stream or sys.stderr
+        self.stream = stream or stderr()
         self.every = every_from_env() if every is None else every
         self.clock = clock
         self.started = clock()

@@ -9,6 +9,7 @@ import typer
 
 from codevouch.commands.common import IndexOpt, JsonOpt, RepoOpt, fail, open_index, print_json
 from codevouch.commands.exits import EXIT_EMPTY_SCOPE, EXIT_ERROR, EXIT_REVIEW_FAILED, EXIT_UNKNOWN_REVISION
+from codevouch.commands.invocation import echo, invocation
 from codevouch.errors import CodevouchError, EmptyScope, UnknownRevision
 from codevouch.printable import plural, visible
 
@@ -44,10 +45,10 @@ def review_cmd(
                                untracked=untracked, all_local=all_local, base=base, budget=budget,
                                model=model, related=not no_related, command=command, timeout=timeout)
     except EmptyScope as exc:
-        typer.echo(f"codevouch: {exc}", err=True)
+        echo(f"codevouch: {exc}", err=True)
         raise typer.Exit(EXIT_EMPTY_SCOPE) from exc
     except UnknownRevision as exc:
-        typer.echo(f"codevouch: {exc}", err=True)
+        echo(f"codevouch: {exc}", err=True)
         raise typer.Exit(EXIT_UNKNOWN_REVISION) from exc
     except CodevouchError as exc:
         raise fail(exc) from exc
@@ -60,24 +61,25 @@ def review_cmd(
         _print_results(review)
     elif out is None:
         for part in review.parts:
-            typer.echo(part.markdown)       # already printable (review/__init__.py)
-            typer.echo(f"<!-- codevouch: end of part {part.index} of {len(review.parts)} -->\n")
-    typer.echo(summary(review), err=not (out is not None and not as_json and command is None))
+            echo(part.markdown)       # already printable (review/__init__.py)
+            echo(f"<!-- codevouch: end of part {part.index} of {len(review.parts)} -->\n")
+    echo(summary(review), err=not (out is not None and not as_json and command is None))
     if review.failed():
         raise typer.Exit(EXIT_REVIEW_FAILED)
 
 
 def _write(out: Path, review: Review) -> list[str]:
+    where = invocation().call.path(out)     # as the caller meant it; messages name it as given
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        where.mkdir(parents=True, exist_ok=True)
         names = [f"part-{p.index:03d}.md" for p in review.parts]
         for name, part in zip(names, review.parts):
-            (out / name).write_text(part.markdown, "utf-8")
-        (out / "manifest.json").write_text(
+            (where / name).write_text(part.markdown, "utf-8")
+        (where / "manifest.json").write_text(
             json.dumps(review.manifest(with_markdown=False, files=names), indent=2, ensure_ascii=False) + "\n",
             "utf-8")
     except OSError as exc:
-        typer.echo(f"codevouch: cannot write the review into {out}: {exc.strerror or exc}", err=True)
+        echo(f"codevouch: cannot write the review into {out}: {exc.strerror or exc}", err=True)
         raise typer.Exit(EXIT_ERROR) from exc
     return names
 
@@ -86,15 +88,15 @@ def _print_results(review: Review) -> None:
     for r in review.results:
         label = {"findings": "findings", "no_findings": "no findings", "failed": "FAILED",
                  "timed_out": "TIMED OUT"}[r.status]
-        typer.echo(f"## part {r.part} of {len(review.parts)}: {label} ({r.duration_s:.1f} s"
+        echo(f"## part {r.part} of {len(review.parts)}: {label} ({r.duration_s:.1f} s"
                    f"{'' if r.exit_code is None else f', exit {r.exit_code}'})")
         if r.error:
-            typer.echo(visible(f"error: {r.error}"))
+            echo(visible(f"error: {r.error}"))
         if r.output.strip():
-            typer.echo(visible(r.output.rstrip()))
+            echo(visible(r.output.rstrip()))
         if not r.ok and r.stderr.strip():
-            typer.echo(visible("stderr: " + r.stderr.strip()[-2000:]))
-        typer.echo("")
+            echo(visible("stderr: " + r.stderr.strip()[-2000:]))
+        echo("")
 
 
 def summary(review: Review) -> str:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -26,6 +25,7 @@ from codevouch.commands.common import (
     print_json,
     render_results,
 )
+from codevouch.commands.invocation import echo, stdout
 from codevouch.errors import CodevouchError
 from codevouch.printable import plural
 from codevouch.request import SearchRequest
@@ -78,14 +78,14 @@ def search_cmd(
     if weak is not None and not show_all and fmt in ("text", "brief"):
         # Ten poor hits read as ten answers: one line instead (--json keeps them, each with
         # good_match false; --all shows them).
-        typer.echo(f"{weak} (--all shows the hits anyway)")
+        echo(f"{weak} (--all shows the hits anyway)")
         return
     if no_validate:
         _render_unvalidated([h.snippet() for h in hits], fmt)
         return
     if path and not len(hits) and fmt in ("text", "brief"):
         # Empty because of the filter, not the query: say so rather than print nothing.
-        typer.echo("no indexed file matches " + " ".join(f"--path {shlex.quote(p)}" for p in path))
+        echo("no indexed file matches " + " ".join(f"--path {shlex.quote(p)}" for p in path))
         return
     if fmt == "json":
         print_json([h.to_json() for h in hits])     # the one hit form, as the MCP server's
@@ -107,9 +107,9 @@ def _render_checked(hits: Hits, fmt: str, idx: Index, include_history: bool, wea
     except CodevouchError as exc:
         raise fail(exc) from exc
     if weak is not None and fmt in ("text", "brief"):
-        typer.echo(weak)
+        echo(weak)
     if len(shown) < len(results):
-        typer.echo(f"({plural(len(results) - len(shown), 'excluded hit')} hidden; --json lists them)")
+        echo(f"({plural(len(results) - len(shown), 'excluded hit')} hidden; --json lists them)")
 
 
 def _overlay_line(hits: Hits, fmt: str) -> None:
@@ -118,7 +118,7 @@ def _overlay_line(hits: Hits, fmt: str) -> None:
         # One line per hit on stdout, nothing else, for pipes (the note goes to stderr).
         note = hits.overlay.note() if hits.overlay is not None else None
         if note:
-            typer.echo(f"note: {note}", err=True)
+            echo(f"note: {note}", err=True)
     elif fmt != "context":
         overlay_note(hits.overlay, fmt == "json")
 
@@ -132,12 +132,12 @@ def _render_unvalidated(snippets: list[dict], fmt: str) -> None:
         return
     for s in snippets:
         if fmt == "brief":
-            typer.echo(brief_line(None, s["path"], s["start_line"], s["end_line"], s["symbol"], s))
+            echo(brief_line(None, s["path"], s["start_line"], s["end_line"], s["symbol"], s))
             continue
         sim = s.get("similarity")
         shown = f"similarity {sim:.2f}" if isinstance(sim, (int, float)) else f"rank score {s['score']:.3f}"
-        typer.echo(one_line(f"{s['path']}#L{s['start_line']}-L{s['end_line']} ({s['symbol']}) "
+        echo(one_line(f"{s['path']}#L{s['start_line']}-L{s['end_line']} ({s['symbol']}) "
                             f"{s['branch']}@{s['commit'][:7]} {shown} [{s['status']}, not validated]"))
-        typer.echo(visible(s["text"]))
-        typer.echo("")
-    sys.stdout.flush()
+        echo(visible(s["text"]))
+        echo("")
+    stdout().flush()

@@ -18,6 +18,7 @@ from codevouch.commands.common import (
     render_results,
 )
 from codevouch.commands.exits import EXIT_HISTORICAL, EXIT_USAGE
+from codevouch.commands.invocation import echo
 from codevouch.errors import CodevouchError
 from codevouch.validator.model import MALFORMED
 from codevouch.vocabulary import Verdict
@@ -58,7 +59,7 @@ def validate_cmd(
         raise fail(exc) from exc
     malformed = [r for r in results if r.reason == MALFORMED]
     for r in malformed:
-        typer.echo(f"codevouch: {message_line(r.detail)}", err=True)
+        echo(f"codevouch: {message_line(r.detail)}", err=True)
     if malformed:
         raise typer.Exit(EXIT_USAGE)
     if any(r.verdict == Verdict.HISTORICAL_ONLY for r in results):

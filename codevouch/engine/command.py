@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from codevouch import environment
+from codevouch.commands.invocation import echo
 from codevouch.engine import client, paths
 from codevouch.printable import plural
 
@@ -37,7 +38,7 @@ def serve_cmd(
     The CLI starts it on first use and it exits after CODEVOUCH_SERVER_IDLE seconds (default 600)
     without a call; CODEVOUCH_SERVER=off runs every call in-process. See docs/ENGINE.md."""
     if status and stop:
-        typer.echo("codevouch: --status and --stop disagree; pass one of them.", err=True)
+        echo("codevouch: --status and --stop disagree; pass one of them.", err=True)
         raise typer.Exit(2)
     index_dir, place = _place(index)
     if status:
@@ -53,15 +54,15 @@ def serve_cmd(
 def _status(index_dir: Path, place: paths.Place | None, as_json: bool) -> None:
     found = client.status(place) if place is not None else None
     if as_json:
-        typer.echo(json.dumps(found or {"running": False, "index": str(index_dir),
+        echo(json.dumps(found or {"running": False, "index": str(index_dir),
                                         "socket": str(place.socket) if place else None}, indent=2))
         return
     if place is None:
-        typer.echo(f"no engine for {index_dir}: no private directory for its socket (docs/ENGINE.md)")
+        echo(f"no engine for {index_dir}: no private directory for its socket (docs/ENGINE.md)")
     elif found is None:
-        typer.echo(f"no engine runs for {index_dir} (its socket would be {place.socket})")
+        echo(f"no engine runs for {index_dir} (its socket would be {place.socket})")
     else:
-        typer.echo(f"engine pid {found.get('pid')} serves {found.get('index')} on {found.get('socket')}: "
+        echo(f"engine pid {found.get('pid')} serves {found.get('index')} on {found.get('socket')}: "
                    f"{plural(found.get('calls') or 0, 'call')} since {found.get('started')}, idle {found.get('idle_s')} s "
                    f"of {found.get('idle_limit_s')}{'; warming up' if found.get('warming') else ''}; "
                    f"log {found.get('log')}")
@@ -74,6 +75,6 @@ def _stop(index_dir: Path, place: paths.Place | None, as_json: bool) -> None:
         while time.monotonic() < deadline and client.listening(place):
             time.sleep(0.05)
     if as_json:
-        typer.echo(json.dumps({"stopped": asked, "index": str(index_dir)}))
+        echo(json.dumps({"stopped": asked, "index": str(index_dir)}))
     else:
-        typer.echo(f"stopped the engine of {index_dir}" if asked else f"no engine runs for {index_dir}")
+        echo(f"stopped the engine of {index_dir}" if asked else f"no engine runs for {index_dir}")

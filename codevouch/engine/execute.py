@@ -4,18 +4,19 @@ the caller on demand. The command is the same code a `codevouch` process runs (s
 the repository, refuses paths outside it, and reads the repository's settings exactly as
 in-process), and the answer is the same bytes and exit code.
 
-The working directory, the environment and sys.std* are the process's, so calls run one at a
-time, on the engine's main thread (server.py): that thread also owns every git child, which a
-parent-death guard may tie to the thread that started it.
+The command gets the caller's environment and working directory as a `Call` and writes to the
+call's own streams: the process's environment, working directory and sys.std* are never changed.
+Calls still run one at a time, on the engine's main thread (server.py): the process-wide caches
+are written by one call at a time, and that thread owns every git child, which a parent-death
+guard may tie to the thread that started it.
 """
 from __future__ import annotations
 
 import io
 import os
+import select
 import socket
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,57 +116,47 @@ def _text(raw: io.RawIOBase, encoding: str, write: bool) -> io.TextIOWrapper:
     return io.TextIOWrapper(io.BufferedReader(raw), encoding=encoding)
 
 
-@contextmanager
-def _as_caller(request: Request, conn: socket.socket, record: list[tuple[int, bytes]]) -> Iterator[None]:
-    """The process's cwd, environment, argv and std streams set to the caller's for the call."""
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    saved_streams, saved_argv = (sys.stdin, sys.stdout, sys.stderr), sys.argv
+def run(command: Any, request: Request, conn: socket.socket,
+        cancel: threading.Event | None = None) -> tuple[list[tuple[int, bytes]], int]:
+    """Run `request` through `command` (the CLI's click command tree, built once, as the engine
+    holds it) with the caller's Call and streams that record what it writes; (the writes in
+    order, the exit code). The same runner as in-process (commands/runner.py): nothing of this
+    process (its environment, working directory, argv, sys.std*) is changed for the call."""
+    from codevouch.call import Call
+    from codevouch.commands import runner
+
+    record: list[tuple[int, bytes]] = []
+    streams = runner.Streams(_text(_Stdin(conn, request.tty[0]), request.encoding[0], write=False),
+                             _text(_Sink(1, record, request.tty[1]), request.encoding[1], write=True),
+                             _text(_Sink(2, record, request.tty[2]), request.encoding[2], write=True))
     try:
-        os.environ.clear()
-        os.environ.update(request.env)
-        os.chdir(request.cwd)
-        sys.argv = ["codevouch", *request.argv]
-        sys.stdin = _text(_Stdin(conn, request.tty[0]), request.encoding[0], write=False)
-        sys.stdout = _text(_Sink(1, record, request.tty[1]), request.encoding[1], write=True)
-        sys.stderr = _text(_Sink(2, record, request.tty[2]), request.encoding[2], write=True)
-        yield
+        code = runner.run(command, request.argv, Call.of(request.env, request.cwd, cancel), streams)
     finally:
-        for stream in (sys.stdout, sys.stderr):
+        for stream in (streams.stdout, streams.stderr):
             try:
                 stream.flush()
             except (OSError, ValueError):
                 pass
-        sys.stdin, sys.stdout, sys.stderr = saved_streams
-        sys.argv = saved_argv
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-
-
-def _code(exc: SystemExit) -> int:
-    if exc.code is None:
-        return 0
-    if isinstance(exc.code, int):
-        return exc.code
-    sys.stderr.write(f"{exc.code}\n")      # as the interpreter does for SystemExit("text")
-    return 1
-
-
-def run(app: Callable[..., Any], request: Request, conn: socket.socket) -> tuple[list[tuple[int, bytes]], int]:
-    """Run `request` through `app` (the CLI's command: its typer app, or the click command built
-    from it once, as the engine holds it); (the writes in order, the exit code).
-    The CLI's outermost frame (error_handler) is the same as in-process."""
-    from codevouch.commands.common import error_handler
-
-    record: list[tuple[int, bytes]] = []
-    code = 0
-    with _as_caller(request, conn, record):
-        try:
-            with error_handler():
-                app(args=list(request.argv), prog_name="codevouch")
-        except SystemExit as exc:
-            code = _code(exc)
     return record, code
+
+
+def watch(conn: socket.socket, cancel: threading.Event, done: threading.Event, every: float = 0.1) -> None:
+    """Until `done`: set `cancel` when the caller closes its end of a running call (it was
+    interrupted, or gave up), so the call stops at its next git process or embedding batch
+    (call.check) rather than run on for nobody. A caller sends nothing while its call runs but
+    stdin the call asked for, so what is readable and empty is the end of the stream."""
+    while not done.wait(every):
+        try:
+            ready, _, _ = select.select([conn], [], [], 0)
+            # Never blocking: the call's own thread may take the stdin bytes first.
+            left = bool(ready) and conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            continue
+        except (OSError, ValueError):
+            left = True
+        if left:
+            cancel.set()
+            return
 
 
 def answer(conn: socket.socket, record: list[tuple[int, bytes]], code: int) -> None:

@@ -27,26 +27,17 @@ PROTOCOL = 2                 # 2: the `started` frame (a client times a call fro
 MAX_FRAME = 1 << 30          # a frame longer than this is a broken peer, not an answer
 _HEADER = struct.Struct(">IB")
 
-# The request's environment: the caller's values of these names and prefixes, nothing else. They
-# are what codevouch and the git it runs read (the index and cache locations, git's own user
-# configuration, the locale, the terminal's width); never a value of the engine's own, and never
-# one a repository sets (a repository's settings are read from its files by the command itself).
-ENV_NAMES = frozenset({
-    "HOME", "PATH", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "NO_COLOR",
-    "FORCE_COLOR", "COLUMNS", "LINES", "CI", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
-    "XDG_RUNTIME_DIR", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "SENTENCE_TRANSFORMERS_HOME",
-})
-ENV_PREFIXES = ("CODEVOUCH_", "LC_", "GIT_")
-
+# The request's environment is the caller's whole environment: the command sees it as its Call's
+# (a snapshot; codevouch/call.py), git's children are started with it, and the engine's process
+# is never changed by it. So a call reads what it would read in-process, whatever the variable.
 
 class PeerError(Exception):
     """The other end is not this user's, or broke the protocol."""
 
 
 def request_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The part of `environ` a request carries (and the only part the engine applies)."""
-    return {k: v for k, v in environ.items()
-            if isinstance(k, str) and isinstance(v, str) and (k in ENV_NAMES or k.startswith(ENV_PREFIXES))}
+    """The environment a request carries: every variable whose name and value are text."""
+    return {k: v for k, v in environ.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def peer(sock: socket.socket) -> tuple[int, int]:

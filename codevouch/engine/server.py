@@ -188,7 +188,17 @@ class Engine:
             try:
                 # The client's timeout counts from here, not from when the call queued.
                 protocol.send_json(job.conn, {"op": "started"})
-                record, code = execute.run(app, job.request, job.conn)
+                cancel, done = threading.Event(), threading.Event()
+                threading.Thread(target=execute.watch, args=(job.conn, cancel, done), name="watch", daemon=True).start()
+                try:
+                    with self.resident.call():      # one warm state, one call at a time, as the MCP server's
+                        record, code = execute.run(app, job.request, job.conn, cancel)
+                finally:
+                    done.set()
+                if cancel.is_set():
+                    log(f"call {self.requests}: its caller went away (interrupted or gave up); the call was "
+                        "stopped at its next git process or embedding batch, and nothing was sent")
+                    return
             except (OSError, protocol.PeerError) as exc:
                 log(f"call {self.requests}: the caller went away ({exc})")
                 return

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codevouch import caches, environment
+from codevouch import caches, call, environment
 from codevouch.embedding import Embedder, search_encoder
 from codevouch.retriever import standin
 from codevouch.store import BranchState, ChunkRecord, Ledger, lexical, lexindex, overlaycache
@@ -303,6 +303,7 @@ def _embed_within(todo: Sequence[str], by_hash: dict[str, list[OverlayChunk]], e
     for h in todo[:limit]:
         if made and time.monotonic() - started >= seconds:
             break
+        call.check()              # a caller that gave up stops here, between two texts
         made[h] = list(encode(by_hash[h][0].embedded))
     return made
 

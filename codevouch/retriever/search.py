@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from codevouch import caches
+from codevouch.call import carried
 from codevouch.embedding import Embedder
 from codevouch.errors import NotIndexed
 from codevouch.request import SearchRequest
@@ -486,7 +487,7 @@ def _kept(ids: list[str], records: dict[str, ChunkRecord], ov: live.Overlay, inc
 def _start_query(pool: ThreadPoolExecutor, embedder: Embedder, query: str) -> Future[list[float]]:
     """The query's vector: on `pool`'s thread for a model that says it may, else now, in line."""
     if getattr(embedder, "threadsafe_query", False):
-        return pool.submit(embedder.embed_query, query)
+        return pool.submit(carried(embedder.embed_query), query)   # in the call's environment
     done: Future[list[float]] = Future()
     done.set_result(embedder.embed_query(query))
     return done

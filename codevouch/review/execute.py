@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codevouch import environment
 from codevouch.errors import InputError
 
 _MAX_OUTPUT = 1_000_000      # characters of stdout/stderr kept per part
@@ -53,7 +54,7 @@ def split_command(command: str) -> list[str]:
 
 
 def run_part(argv: list[str], part: int, parts: int, markdown: str, timeout: float, cwd: Path) -> ExecResult:
-    env = {**os.environ, "CODEVOUCH_PART": str(part), "CODEVOUCH_PARTS": str(parts)}
+    env = {**environment.current().raw, "CODEVOUCH_PART": str(part), "CODEVOUCH_PARTS": str(parts)}
     start = time.monotonic()
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from codevouch import embedding, environment
+from codevouch.environment import Environment
 
 
 def server_url() -> str | None:
@@ -17,16 +18,17 @@ def server_url() -> str | None:
     return environment.current().chroma_url
 
 
-def default_index_dir() -> Path:
-    """--index, else $CODEVOUCH_INDEX, else $XDG_DATA_HOME/codevouch (~/.local/share/codevouch)."""
-    env = environment.current().index
-    if env:
-        return Path(env).expanduser()
-    base = os.path.expanduser(os.environ.get("XDG_DATA_HOME") or "")
+def default_index_dir(env: Environment) -> Path:
+    """--index, else $CODEVOUCH_INDEX, else $XDG_DATA_HOME/codevouch (~/.local/share/codevouch),
+    of the caller's environment `env`."""
+    given = env.index
+    if given:
+        return Path(env.expanduser(given))
+    base = env.expanduser(env.get("XDG_DATA_HOME") or "")
     if not os.path.isabs(base):
         # The XDG spec: a relative value is invalid and ignored (it would put the index in
         # whatever directory the command runs in: inside the repository).
-        base = str(Path.home() / ".local" / "share")
+        base = os.path.join(env.expanduser("~"), ".local", "share")
     return Path(base) / "codevouch"
 
 

@@ -151,12 +151,12 @@ def test_a_malformed_request_is_refused_before_anything_runs(change: dict) -> No
         execute.Request.of({**frame, **change})
 
 
-def test_a_request_keeps_only_the_listed_environment() -> None:
+def test_a_request_keeps_the_callers_environment_as_its_own() -> None:
     from codevouch.engine import execute
 
     frame = {"op": "run", "argv": ["search", "x"], "cwd": "/", "tty": [False, True, True],
              "encoding": ["utf-8", "utf-8", "utf-8"], "env": {"CODEVOUCH_INDEX": "/i", "LD_PRELOAD": "/evil.so"}}
-    assert execute.Request.of(frame).env == {"CODEVOUCH_INDEX": "/i"}
+    assert execute.Request.of(frame).env == {"CODEVOUCH_INDEX": "/i", "LD_PRELOAD": "/evil.so"}
 
 
 def test_team_mode_through_the_engine(engine: Engines, repo: Repo, tmp_path: Path) -> None:
@@ -199,3 +199,113 @@ def test_the_engine_embeds_the_rest_of_a_big_overlay_after_answering(built: tupl
     second = engine.cv("search", "reply to the request", "--json", cwd=repo.root, env=one_at_a_time)
     after = [json.loads(line)["overlay"] for line in second.stderr.splitlines() if line.startswith(b'{"overlay"')][-1]
     assert after["not_embedded"] == 0 and after["embedded"] == 0, after     # every vector was cached
+
+
+class _Untouchable:
+    """A stand-in for sys.stdout / sys.stderr during a call: any write to it is a swap missed."""
+    def __init__(self) -> None:
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+_WATCHED: list[tuple[str, tuple]] = []
+_WATCHING: list[bool] = [False]
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _WATCHING[0] and event in ("os.chdir", "os.putenv", "os.unsetenv"):
+        _WATCHED.append((event, args))
+
+
+def test_the_engine_runs_a_call_without_changing_its_own_process(repo: Repo, index_dir: Path,
+                                                                   tmp_path: Path) -> None:
+    """The server side of a call: no environment write, no chdir, no sys.std* in use (CPython's
+    audit events see every chdir and putenv), and the answer is the caller's."""
+    import os
+    import socket
+    import sys
+
+    import typer.main
+
+    from codevouch.api import Index
+    from codevouch.commands.app import build_app
+    from codevouch.engine import execute
+
+    shop(repo)
+    Index(repo.root, index_dir, embedder="fake-bow-64").build()
+    (tmp_path / "elsewhere").mkdir()
+    command = typer.main.get_command(build_app())
+    frame = {"op": "run", "argv": ["search", "cancel order", "--format", "brief"], "cwd": str(repo.root / "src"),
+             "tty": [False, False, False], "encoding": ["utf-8", "utf-8", "utf-8"], "pid": 1,
+             "env": {"CODEVOUCH_INDEX": str(index_dir), "HOME": str(tmp_path), "PATH": os.environ["PATH"],
+                     "CODEVOUCH_NO_RECORD": "1", "SOME_UNLISTED_VARIABLE": "x"}}
+    request = execute.Request.of(frame)
+    warm, cold = socket.socketpair(socket.AF_UNIX)
+    with warm, cold:
+        first, _ = execute.run(command, request, warm)
+    # A warm engine: the libraries a first call imports (some of which set a variable of their
+    # own as they load) were loaded by an earlier call, or by the engine's preload.
+    assert any(fd == 1 for fd, _ in first)
+    sys.addaudithook(_audit)
+    before = (dict(os.environ), os.getcwd(), sys.argv)
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    out, err = _Untouchable(), _Untouchable()
+    here, there = socket.socketpair(socket.AF_UNIX)
+    os.chdir(tmp_path / "elsewhere")          # the engine's own directory is not the caller's
+    try:
+        sys.stdout, sys.stderr = out, err      # type: ignore[assignment]
+        _WATCHING[0] = True
+        record, code = execute.run(command, request, there)
+    finally:
+        _WATCHING[0] = False
+        sys.stdin, sys.stdout, sys.stderr = streams
+        os.chdir(before[1])
+        here.close()
+        there.close()
+    assert _WATCHED == [] and out.writes == [] and err.writes == []
+    assert (dict(os.environ), os.getcwd(), sys.argv) == before
+    assert code == 0, record
+    answer = b"".join(data for fd, data in record if fd == 1).decode()
+    assert "src/orders.py:1-3" in answer and "cancel_order" in answer
+
+
+def test_a_caller_that_leaves_cancels_its_own_call(repo: Repo, index_dir: Path) -> None:
+    """The engine's watcher sees the caller close its end and sets the call's cancel event; a
+    cancelled call stops before its next git process (call.check) and writes nothing."""
+    import socket
+    import threading
+
+    import typer.main
+
+    from codevouch.api import Index
+    from codevouch.commands.app import build_app
+    from codevouch.engine import execute
+    from codevouch.worktree.git import _process
+
+    here, there = socket.socketpair(socket.AF_UNIX)
+    cancel, done = threading.Event(), threading.Event()
+    watcher = threading.Thread(target=execute.watch, args=(there, cancel, done, 0.01))
+    watcher.start()
+    assert not cancel.wait(0.1)               # a caller that waits is not gone
+    here.close()
+    watcher.join(5)
+    assert cancel.is_set() and not watcher.is_alive()
+    there.close()
+
+    shop(repo)
+    Index(repo.root, index_dir, embedder="fake-bow-64").build()
+    frame = {"op": "run", "argv": ["search", "cancel order"], "cwd": str(repo.root), "pid": 1,
+             "tty": [False, False, False], "encoding": ["utf-8", "utf-8", "utf-8"],
+             "env": {"CODEVOUCH_INDEX": str(index_dir), "CODEVOUCH_NO_RECORD": "1", "PATH": "/usr/bin:/bin"}}
+    before = sum(_process.PROCESSES.values())
+    a, b = socket.socketpair(socket.AF_UNIX)
+    with a, b:
+        record, code = execute.run(typer.main.get_command(build_app()), execute.Request.of(frame), b, cancel)
+    assert (record, code) == ([], 130)
+    assert sum(_process.PROCESSES.values()) == before     # no git process started after the cancel

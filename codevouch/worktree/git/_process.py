@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from codevouch import environment
+from codevouch import call, environment
 from codevouch.errors import FilterFailed, GitError
 from codevouch.worktree.git import _lifetime
 
@@ -88,7 +88,7 @@ FALSE_VAR = "CV_GIT_FALSE"
 
 def _env() -> dict[str, str]:
     # Read per call, not at import, so a changed environment (HOME in tests) reaches git.
-    env = {k: v for k, v in no_git_env(os.environ).items() if k not in _PROGRAM_VARS}
+    env = {k: v for k, v in no_git_env(environment.current().raw).items() if k not in _PROGRAM_VARS}
     return {
         **env,
         EMPTY_VAR: "", FALSE_VAR: "false",
@@ -141,7 +141,9 @@ def _spawn(cmd: tuple[str, ...], *, stdin: int, stdout: int, stderr: int,
            env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
     """Start one git process (`cmd` from `_command`): counted, in the hardened environment
     (`env` on top), its stdin never this process's own (an MCP server's is the client's pipe),
-    and watched, so it dies with this process (`_lifetime`). Every git start goes through here."""
+    and watched, so it dies with this process (`_lifetime`). Every git start goes through here,
+    so a call whose caller gave up (call.check) stops here, before its next git process."""
+    call.check()
     _counted(cmd)
     full_env = {**_env(), **(env or {})}
     group = _lifetime.group()

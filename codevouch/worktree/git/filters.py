@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codevouch import environment
 from codevouch.errors import GitError
 from codevouch.worktree.git._process import EMPTY_VAR, FALSE_VAR, _run_raw, run_filters
 
@@ -43,11 +44,11 @@ def _config_env() -> tuple[str, ...]:
     """The environment that decides git's configuration: the variables above and the
     GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n> pairs that GIT_CONFIG_COUNT says git reads (only
     those: walking all of os.environ cost a millisecond per git call)."""
-    named = tuple(os.environ.get(k, "\0") for k in _CONFIG_ENV)
-    count = os.environ.get("GIT_CONFIG_COUNT", "").strip()
+    named = tuple(environment.current().get(k, "\0") for k in _CONFIG_ENV)
+    count = environment.current().get("GIT_CONFIG_COUNT", "").strip()
     if not count.isdigit():
         return named
-    return named + tuple(os.environ.get(f"GIT_CONFIG_{part}_{n}", "\0")
+    return named + tuple(environment.current().get(f"GIT_CONFIG_{part}_{n}", "\0")
                          for n in range(min(int(count), 10_000)) for part in ("KEY", "VALUE"))
 
 
@@ -69,9 +70,9 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
         return ()
     config = _parse_config_list(out, key)
     files = config.files
-    home = os.environ.get("HOME")
+    home = environment.current().get("HOME")
     for extra_file in ([os.path.join(home, ".gitconfig")] if home else []) + [
-            os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home or "/", ".config"), "git", "config")]:
+            os.path.join(environment.current().get("XDG_CONFIG_HOME") or os.path.join(home or "/", ".config"), "git", "config")]:
         files.setdefault(extra_file, _stat_key(extra_file))
     result = tuple(sorted(config.names))
     _WORKTREE[key] = config.worktree
@@ -108,9 +109,9 @@ def _parse_config_list(out: bytes, key: str) -> _ConfigList:
             includes = True
         worktree = worktree or name.lower() == "core.worktree"
         if name.lower() == "core.attributesfile" and "\n" in entry:
-            attributes.append(os.path.expanduser(entry.split("\n", 1)[1]))
+            attributes.append(environment.current().expanduser(entry.split("\n", 1)[1]))
         if name.lower() == "core.excludesfile" and "\n" in entry:
-            excludes.append(os.path.expanduser(entry.split("\n", 1)[1]))
+            excludes.append(environment.current().expanduser(entry.split("\n", 1)[1]))
         if origin.startswith("file:"):
             path = origin[len("file:"):]
             full = path if os.path.isabs(path) else os.path.join(key, path)
@@ -165,5 +166,5 @@ def excludes_file(repo: Path | str) -> str | None:
         return None
     if config.excludes:
         return config.excludes[-1]
-    home = os.environ.get("HOME") or "/"
-    return os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git", "ignore")
+    home = environment.current().get("HOME") or "/"
+    return os.path.join(environment.current().get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git", "ignore")

@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from codevouch import caches
+from codevouch import caches, environment
 from codevouch.errors import GitError
 from codevouch.worktree.git._process import run_filters
 from codevouch.worktree.git.filters import _FILTERS, filter_names
@@ -198,9 +198,9 @@ def hash_context(repo: Path | str) -> tuple[object, ...] | None:
             common = os.path.join(git_dir, handle.read(4096).decode("utf-8", "surrogateescape").strip())
     except OSError:
         pass
-    home = os.environ.get("HOME") or "/"
+    home = environment.current().get("HOME") or "/"
     attributes = [os.path.join(common, "info", "attributes"), os.path.join(git_dir, "info", "attributes"),
-                  os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git",
+                  os.path.join(environment.current().get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git",
                                "attributes"), *config.attributes]
     return (config.files, config.env, _stat4(index), tuple(_stat4(a) for a in attributes))
 
