@@ -182,9 +182,9 @@ def open_index(repo: Path, index: Path | None, embedder: str | None = None, no_r
     """The api's Index for this call: its paths as the caller meant them, its Call passed on."""
     from codevouch.api import Index
 
-    call = invocation().call
-    return Index(call.path(repo), call.path(index) if index is not None else None, embedder=embedder,
-                 record=False if no_record else None, overlay_limit=overlay_limit, call=call)
+    call = invocation().call          # Index reads --index from the call's directory (api.index_dir_of)
+    return Index(call.path(repo), index, embedder=embedder, record=False if no_record else None,
+                 overlay_limit=overlay_limit, call=call)
 
 
 def overlay_note(overlay: Any, as_json: bool) -> None:
@@ -257,14 +257,14 @@ MAX_INPUT_BYTES: int = environment.MAX_INPUT_BYTES.default   # validate's snippe
 def read_source(source: str, what: str) -> str:
     """The text of a FILE argument, or stdin for '-'; InputError when it cannot be read or is
     over the input cap (CODEVOUCH_MAX_INPUT_BYTES): at most the cap plus one byte is read."""
-    call = invocation().call
-    cap = call.env.max_input_bytes
+    invoked = invocation()
+    cap = invoked.call.env.max_input_bytes
     name = "standard input" if source == "-" else source
     if source == "-":
-        data = invocation().streams.stdin.buffer.read(cap + 1)
+        data = invoked.streams.stdin.buffer.read(cap + 1)
     else:
         try:
-            with open(call.path(source), "rb") as handle:
+            with open(invoked.call.path(source), "rb") as handle:
                 data = handle.read(cap + 1)
         except OSError as exc:
             raise InputError(f"cannot read {source}: {exc}; pass a readable {what} or '-' for stdin.") from exc

@@ -59,7 +59,7 @@ class Request:
             except LookupError as exc:
                 raise protocol.PeerError(f"unknown encoding {name!r}") from exc
         pid = frame.get("pid")
-        return cls(tuple(argv), cwd, protocol.request_env(env), (bool(tty[0]), bool(tty[1]), bool(tty[2])),
+        return cls(tuple(argv), cwd, dict(env), (bool(tty[0]), bool(tty[1]), bool(tty[2])),
                    (encoding[0], encoding[1], encoding[2]), pid if isinstance(pid, int) else 0)
 
 

@@ -44,11 +44,12 @@ def _config_env() -> tuple[str, ...]:
     """The environment that decides git's configuration: the variables above and the
     GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n> pairs that GIT_CONFIG_COUNT says git reads (only
     those: walking all of os.environ cost a millisecond per git call)."""
-    named = tuple(environment.current().get(k, "\0") for k in _CONFIG_ENV)
-    count = environment.current().get("GIT_CONFIG_COUNT", "").strip()
+    env = environment.current()         # the running call's (codevouch/call.py)
+    named = tuple(env.get(k, "\0") for k in _CONFIG_ENV)
+    count = env.get("GIT_CONFIG_COUNT", "").strip()
     if not count.isdigit():
         return named
-    return named + tuple(environment.current().get(f"GIT_CONFIG_{part}_{n}", "\0")
+    return named + tuple(env.get(f"GIT_CONFIG_{part}_{n}", "\0")
                          for n in range(min(int(count), 10_000)) for part in ("KEY", "VALUE"))
 
 
@@ -71,8 +72,7 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
     config = _parse_config_list(out, key)
     files = config.files
     home = environment.current().get("HOME")
-    for extra_file in ([os.path.join(home, ".gitconfig")] if home else []) + [
-            os.path.join(environment.current().get("XDG_CONFIG_HOME") or os.path.join(home or "/", ".config"), "git", "config")]:
+    for extra_file in ([os.path.join(home, ".gitconfig")] if home else []) + [user_git_file("config")]:
         files.setdefault(extra_file, _stat_key(extra_file))
     result = tuple(sorted(config.names))
     _WORKTREE[key] = config.worktree
@@ -166,5 +166,11 @@ def excludes_file(repo: Path | str) -> str | None:
         return None
     if config.excludes:
         return config.excludes[-1]
-    home = environment.current().get("HOME") or "/"
-    return os.path.join(environment.current().get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git", "ignore")
+    return user_git_file("ignore")
+
+
+def user_git_file(name: str) -> str:
+    """`$XDG_CONFIG_HOME/git/<name>` (else `~/.config/git/<name>`) of the running call's
+    environment: where git reads the user's config, ignore and attributes files."""
+    env = environment.current()
+    return os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or "/", ".config"), "git", name)

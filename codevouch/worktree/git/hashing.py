@@ -27,10 +27,10 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from codevouch import caches, environment
+from codevouch import caches
 from codevouch.errors import GitError
 from codevouch.worktree.git._process import run_filters
-from codevouch.worktree.git.filters import _FILTERS, filter_names
+from codevouch.worktree.git.filters import _FILTERS, filter_names, user_git_file
 from codevouch.worktree.git.runner import Pending, run
 from codevouch.worktree.git.status import _index_file, _stat4
 from codevouch.worktree.rules import MAX_FILE_BYTES
@@ -198,10 +198,8 @@ def hash_context(repo: Path | str) -> tuple[object, ...] | None:
             common = os.path.join(git_dir, handle.read(4096).decode("utf-8", "surrogateescape").strip())
     except OSError:
         pass
-    home = environment.current().get("HOME") or "/"
     attributes = [os.path.join(common, "info", "attributes"), os.path.join(git_dir, "info", "attributes"),
-                  os.path.join(environment.current().get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git",
-                               "attributes"), *config.attributes]
+                  user_git_file("attributes"), *config.attributes]
     return (config.files, config.env, _stat4(index), tuple(_stat4(a) for a in attributes))
 
 
