@@ -490,3 +490,14 @@ def test_a_paired_comparison_counts_each_querys_side_and_brackets_the_difference
     assert paired([1, 1], [2, 2])["interval_95"] == [0.5, 0.5]
     with pytest.raises(AssertionError):
         paired([1], [1, 2])
+
+
+def test_a_render_keeps_the_house_passes_written_by_hand(tmp_path: Path) -> None:
+    """The house passes' before-and-after timings are run by hand against two commits (no figure
+    module reruns them): a render of the results must carry them, not drop them."""
+    from codevouch_bench.lib import report
+    from codevouch_bench.lib.common import machine
+
+    rendered = report.render({"profile": "quick", "machine": machine(), "figures": {}})
+    assert "## The house's fourth pass" in rendered and report.HOUSE.read_text() in rendered
+    assert report.house_section(tmp_path / "absent.md") == ""

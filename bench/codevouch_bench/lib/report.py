@@ -549,6 +549,16 @@ def rerun_command(key: str, profile: str) -> str:
     return f"python -m codevouch_bench --only {key}" + (" --quick" if profile == "quick" else "")
 
 
+HOUSE = RESULTS_DIR / "house-passes.md"
+
+
+def house_section(path: Path = HOUSE) -> str:
+    """The house passes' before-and-after timings of a user's first call (farm-bench pairs, run by
+    hand against two commits: no figure module reruns them), kept as written in `path` so that a
+    render never drops them."""
+    return path.read_text() if path.exists() else ""
+
+
 def render(results: dict[str, Any]) -> str:
     figs = results["figures"]
     results_file = "bench/results/benchmarks-quick.json" if results["profile"] == "quick" else "bench/results/benchmarks.json"
@@ -586,6 +596,7 @@ def render(results: dict[str, Any]) -> str:
             out.append(f"\n_{fig.get('wall_seconds')} s wall for this figure._\n")
     out.append(branches_section())
     out.append(overlay_section())
+    out.append(house_section())
     out.append(engine_section(large=figs.get("engine_large")))
     out.append(overlay_first_section())
     out.append(encoder_section())
