@@ -23,8 +23,11 @@ def busy_timeout() -> float:
 
 
 @contextmanager
-def vector_lock(index_dir: Path, write: bool, enabled: bool) -> Iterator[None]:
-    """Shared for a reader, exclusive for a writer; a reader waits at most $CODEVOUCH_BUSY_TIMEOUT s."""
+def vector_lock(index_dir: Path, write: bool, enabled: bool, exclusive: bool = False) -> Iterator[None]:
+    """Shared for a reader, exclusive for a writer; a reader waits at most $CODEVOUCH_BUSY_TIMEOUT s.
+
+    `exclusive` makes a reader's turn exclusive (still bounded, still creating nothing): opening
+    an embedded Chroma client writes its SQLite file, so a reader opens it alone."""
     lock_path = IndexDir(index_dir).vectors_lock
     if not enabled:
         yield
@@ -41,7 +44,7 @@ def vector_lock(index_dir: Path, write: bool, enabled: bool) -> Iterator[None]:
     except OSError as exc:
         raise BadIndex(f"cannot open {lock_path}: {exc.strerror or exc}.") from exc
     try:
-        mode = fcntl.LOCK_EX if write else fcntl.LOCK_SH
+        mode = fcntl.LOCK_EX if write or exclusive else fcntl.LOCK_SH
         timeout = None if write else busy_timeout()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:

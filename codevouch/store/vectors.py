@@ -29,7 +29,8 @@ class VectorStore:
     build is inside one of its write transactions, any other process that opens the store
     blocks, without limit (a build paused there blocked searches for minutes). So every
     access goes through `vectors.lock` in the index directory: a build holds it exclusively
-    for each write batch only, readers hold it shared; a reader that cannot get it within
+    for each write batch only, any process holds it exclusively while it opens the store
+    (an open writes), readers hold it shared otherwise; a reader that cannot get it within
     $CODEVOUCH_BUSY_TIMEOUT seconds (default 20) raises IndexBusy instead of hanging. Between
     batches readers get in and answer from the ledger's last committed state. A Chroma
     server (CODEVOUCH_CHROMA_URL) serialises writes itself and needs no lock.
@@ -92,8 +93,15 @@ class VectorStore:
     @contextmanager
     def _access(self, write: bool) -> Iterator[None]:
         """The vectors.lock turn (see the class docstring) and Chroma's errors as ours."""
-        with vector_lock(self._index_dir, write, enabled=not self._server):
+        # Opening an embedded client writes its SQLite file (measured on chromadb 1.5.9: the
+        # file's change counter moves on every open, queries and close leave it alone). Two
+        # processes opening at once, or a build paused mid-open, then fail each other's reads
+        # with "database is locked"; so the open, a reader's too, is taken exclusively.
+        opening = self._client_obj is None and not self._server
+        with vector_lock(self._index_dir, write, enabled=not self._server, exclusive=opening):
             try:
+                if opening:
+                    self._client  # noqa: B018 (opened here, inside the exclusive turn)
                 yield
             except CodevouchError:
                 raise

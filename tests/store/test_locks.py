@@ -57,3 +57,23 @@ def test_readers_share_the_vector_lock_and_never_create_it(index_dir: Path) -> N
         pass
     with vector_lock(index_dir, write=False, enabled=True), vector_lock(index_dir, write=False, enabled=True):
         pass  # two readers at once
+
+
+def test_a_reader_opens_the_store_alone_then_shares_it(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening an embedded Chroma client writes its SQLite file, so a reader's first access
+    waits for an exclusive turn (a build paused while opening, or another reader opening,
+    failed searches with "database is locked"); once open, it reads beside other readers."""
+    index_dir.mkdir()
+    with VectorStore(index_dir) as store:
+        store.upsert(SPACE, ["a"], [[1.0, 0.0]])
+    monkeypatch.setenv("CODEVOUCH_BUSY_TIMEOUT", "0.3")
+    with VectorStore(index_dir, readonly=True) as opened:
+        assert opened.query(SPACE, [1.0, 0.0], 1)[0][0] == "a"
+        fd = os.open(IndexDir(index_dir).vectors_lock, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # another reader, mid-query
+            assert opened.query(SPACE, [1.0, 0.0], 1)[0][0] == "a"
+            with VectorStore(index_dir, readonly=True) as opening, pytest.raises(IndexBusy):
+                opening.query(SPACE, [1.0, 0.0], 1)
+        finally:
+            os.close(fd)
