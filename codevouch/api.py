@@ -32,13 +32,17 @@ from codevouch import validator
 from codevouch.call import Call, in_call
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
 from codevouch.request import KINDS as KINDS  # the kinds a search can keep (re-exported)
-from codevouch.request import ContextRequest, SearchRequest, request_from
+from codevouch.request import ContextOptions, ContextRequest, SearchOptions, SearchRequest, request_from
 from codevouch.results import ContextPack, Hit, Hits, Learned
 from codevouch.validator.model import MALFORMED, Validated
-from codevouch.vocabulary import SearchMode, Verdict
+from codevouch.vocabulary import Verdict
 from codevouch.worktree import gitio, gitreads
 
 if TYPE_CHECKING:
+    # typing.Unpack is 3.11+: typing_extensions for the type checker only.
+    from typing_extensions import Unpack
+
+    from codevouch.context.pack import NoteKeywords
     from codevouch.drift import Drift
     from codevouch.embedding import Embedder
     from codevouch.health.assess import Health
@@ -177,10 +181,8 @@ class Index:
                            settings=self.settings)
 
     @in_call
-    def search(self, query: str | SearchRequest, k: int = 10, branch: str | None = None,
-               kinds: Iterable[str] | None = None, include_history: bool = False, validate: bool = True,
-               mode: str = SearchMode.HYBRID, hide_excluded: bool = False, overlay: bool = True,
-               paths: Sequence[str] | None = None) -> Hits:
+    def search(self, query: str | SearchRequest, *, hide_excluded: bool = False,
+               **options: Unpack[SearchOptions]) -> Hits:
         """The top-k chunks of a branch for `query`, each checked against the working tree.
 
         query: the words, or a `SearchRequest` (codevouch.request) that holds them and every
@@ -201,9 +203,7 @@ class Index:
         `overlay_limit` new chunks are embedded per call (the rest are ranked by words, and
         `hits.overlay.note()` says so). Only in a checkout of the branch; nothing is written.
         """
-        request = request_from(SearchRequest, query, dict(
-            k=k, branch=branch, kinds=kinds, include_history=include_history, validate=validate, mode=mode,
-            overlay=overlay, paths=paths))
+        request = request_from(SearchRequest, query, options)
         hits = self._search(request)
         if request.validate:
             self._record("search", request.branch, [h.check for h in hits if h.check is not None], hits.known)
@@ -272,11 +272,7 @@ class Index:
         return results
 
     @in_call
-    def context(self, query: str | ContextRequest, k: int = 10, branch: str | None = None,
-                kinds: Iterable[str] | None = None, include_history: bool = False,
-                mode: str = SearchMode.HYBRID, budget: int | None = None, model: str | None = None,
-                reserve: float | None = None, overlay: bool = True,
-                paths: Sequence[str] | None = None) -> ContextPack:
+    def context(self, query: str | ContextRequest, **options: Unpack[ContextOptions]) -> ContextPack:
         """Search, validate and pack the hits for an agent within a token budget.
 
         query: the words, or a `ContextRequest` (codevouch.request) holding them and every option
@@ -288,9 +284,7 @@ class Index:
         overlay: as in `search`; the pack's report then says how far the index is behind (`live:`).
         paths: as in `search`.
         """
-        request = request_from(ContextRequest, query, dict(
-            k=k, branch=branch, kinds=kinds, include_history=include_history, mode=mode, budget=budget,
-            model=model, reserve=reserve, overlay=overlay, paths=paths))
+        request = request_from(ContextRequest, query, options)
         hits = self._search(request.search())
         results = [h.check for h in hits if h.check is not None]
         packed = self._pack(results, budget=request.budget, model=request.model, reserve=request.reserve,
@@ -307,12 +301,14 @@ class Index:
         """Pack validated snippets (in rank order) within a token budget; see `context`.
         live_note: a line for the pack's report (how far the index is behind the working tree);
         match_note: one saying no hit is a good match (`Hits.note`)."""
-        return self._pack(results, budget, model, reserve, include_history, branch, live_note, match_note)
+        return self._pack(results, budget, model, reserve, include_history, branch, live_note=live_note,
+                          match_note=match_note)
 
     def _pack(self, results: Sequence[Validated], budget: int | None = None, model: str | None = None,
               reserve: float | None = None, include_history: bool = False, branch: str | None = None,
-              live_note: str = "", match_note: str = "", call: CallSettings | None = None) -> ContextPack:
-        """`pack`, with the settings the call loaded already (`call`; None: loaded here)."""
+              call: CallSettings | None = None, **notes: Unpack[NoteKeywords]) -> ContextPack:
+        """`pack`, with the settings the call loaded already (`call`; None: loaded here); `notes`:
+        the report's live and match lines."""
         # Local: `import codevouch` (every CLI call) needs none of the pack's modules.
         from codevouch.context import enclosing  # heavy: tree-sitter
         from codevouch.context.pack import pack
@@ -324,8 +320,8 @@ class Index:
         chosen = resolve_budget(budget, model, root, reserve=reserve, config=call.config(root))
         packed = pack(results, budget_counter(chosen), chosen.tokens, include_history=include_history,
                       enclosing=enclosing.enclosing(root, results, call.rules),
-                      index=self._index_label(root, branch), budget_note=chosen.describe(), live_note=live_note,
-                      match_note=match_note)
+                      index=self._index_label(root, branch), budget_note=chosen.describe(),
+                      live_note=notes.get("live_note", ""), match_note=notes.get("match_note", ""))
         return ContextPack(packed.markdown, tuple(results), packed, chosen)
 
     def _index_label(self, root: Path, branch: str | None) -> str | None:

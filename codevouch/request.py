@@ -22,9 +22,9 @@ retriever that takes it: cheap to import (the patterns' parser loads only when p
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from codevouch.errors import InputError
 from codevouch.vocabulary import INDEXED_KINDS, SEARCH_MODES, SearchMode
@@ -97,7 +97,34 @@ class ContextRequest(SearchRequest):
         return SearchRequest(**{f.name: getattr(self, f.name) for f in fields(SearchRequest)})
 
 
-def request_from(kind: type[R], query: str | SearchRequest, options: dict[str, Any]) -> R:
+class SearchOptions(TypedDict, total=False):
+    """`Index.search`'s keyword form: a SearchRequest's fields but the query (each one's meaning
+    and default are the request's). Keyword arguments, so a new option is one line here."""
+    k: int
+    branch: str | None
+    kinds: Iterable[str] | None
+    include_history: bool
+    validate: bool
+    mode: str
+    overlay: bool
+    paths: Sequence[str] | str | None
+
+
+class ContextOptions(TypedDict, total=False):
+    """`Index.context`'s keyword form: a ContextRequest's fields but the query."""
+    k: int
+    branch: str | None
+    kinds: Iterable[str] | None
+    include_history: bool
+    mode: str
+    overlay: bool
+    paths: Sequence[str] | str | None
+    budget: int | None
+    model: str | None
+    reserve: float | None
+
+
+def request_from(kind: type[R], query: str | SearchRequest, options: Mapping[str, Any]) -> R:
     """`query` when it is a request already (no option may be given beside it), else the request
     the keyword form spells: checked once, in its constructor. For `Index.search` and
     `Index.context`, which take either."""
