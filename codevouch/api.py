@@ -266,9 +266,16 @@ class Index:
         strict=True re-hashes every referenced file even when HEAD-and-clean would pass it.
         Raises InputError only for an unknown input_format.
         """
+        from codevouch.worktree.files import CallSettings
+
+        # One rev-parse and one load of the config and rules for the verdicts and the record (no
+        # head: not a repository, or no commits; the validator asks itself and says what is wrong).
+        call, head = CallSettings(), gitio.head_state(self.repo)
+        facts = validator.Known(head.root, head.commit, rules_of=call.rules) if head is not None else None
         items = [s._for_validator() if isinstance(s, Hit) else s for s in snippets]
-        results = validator.validate_items(self.repo, items, input_format, strict=strict)
-        self._record("validate", None, [r for r in results if r.reason != MALFORMED])
+        results = validator.validate_items(self.repo, items, input_format, strict=strict, known=facts)
+        self._record("validate", None, [r for r in results if r.reason != MALFORMED],
+                     Learned(head, None, facts, call) if head is not None else None)
         return results
 
     @in_call
