@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from codevouch.api import KINDS, Index
+from codevouch.call import Call
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
 from codevouch.printable import faithful, has_lone_surrogate
 from codevouch.request import ContextRequest, SearchRequest
@@ -86,17 +87,18 @@ class Tools:
     def _call(self, fn: Callable[[Index], T]) -> T:
         from mcp.server.mcpserver.exceptions import ToolError
 
+        call = Call.of_process()        # the server's own environment and directory, as of this tool call
         try:
-            with self.resident.call():
-                try:
-                    return fn(Index(self.repo, self.index_dir, embedder=self.embedder))
-                except BudgetTooSmall as exc:
-                    # The CLI's words name its flag (--budget); an agent passes arguments.
-                    raise ToolError(f"a budget of {exc.budget} tokens cannot hold even an empty context pack "
-                                    f"({exc.needed} tokens): pass a larger `budget` (at least {exc.needed}), or "
-                                    "a `model` with a larger window.") from exc
-                except CodevouchError as exc:
-                    raise ToolError(str(exc)) from exc
+            try:
+                return self.resident.serve(call, lambda: fn(Index(self.repo, self.index_dir, embedder=self.embedder,
+                                                                  call=call)))
+            except BudgetTooSmall as exc:
+                # The CLI's words name its flag (--budget); an agent passes arguments.
+                raise ToolError(f"a budget of {exc.budget} tokens cannot hold even an empty context pack "
+                                f"({exc.needed} tokens): pass a larger `budget` (at least {exc.needed}), or "
+                                "a `model` with a larger window.") from exc
+            except CodevouchError as exc:
+                raise ToolError(str(exc)) from exc
         finally:
             # After the call, whether it answered or failed: the SDK sends the answer meanwhile.
             self.resident.embed_rest_in_background()

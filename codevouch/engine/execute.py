@@ -18,10 +18,13 @@ import select
 import socket
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codevouch.engine import protocol
 from codevouch.engine.client import command_of
+
+if TYPE_CHECKING:
+    from codevouch.call import Call
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,14 @@ class Request:
         pid = frame.get("pid")
         return cls(tuple(argv), cwd, dict(env), (bool(tty[0]), bool(tty[1]), bool(tty[2])),
                    (encoding[0], encoding[1], encoding[2]), pid if isinstance(pid, int) else 0)
+
+
+    def call(self, cancel: threading.Event | None = None) -> Call:
+        """The caller as a `Call`: its environment (a copy) and working directory; `cancel` set
+        when it goes away."""
+        from codevouch.call import Call
+
+        return Call.of(self.env, self.cwd, cancel)
 
 
 class _Sink(io.RawIOBase):
@@ -116,13 +127,12 @@ def _text(raw: io.RawIOBase, encoding: str, write: bool) -> io.TextIOWrapper:
     return io.TextIOWrapper(io.BufferedReader(raw), encoding=encoding)
 
 
-def run(command: Any, request: Request, conn: socket.socket,
-        cancel: threading.Event | None = None) -> tuple[list[tuple[int, bytes]], int]:
+def run(command: Any, request: Request, conn: socket.socket, call: Call) -> tuple[list[tuple[int, bytes]], int]:
     """Run `request` through `command` (the CLI's click command tree, built once, as the engine
-    holds it) with the caller's Call and streams that record what it writes; (the writes in
-    order, the exit code). The same runner as in-process (commands/runner.py): nothing of this
-    process (its environment, working directory, argv, sys.std*) is changed for the call."""
-    from codevouch.call import Call
+    holds it) as `call` (the caller's: `Call.of(request.env, request.cwd, cancel)`) with streams
+    that record what it writes; (the writes in order, the exit code). The same runner as
+    in-process (commands/runner.py): nothing of this process (its environment, working
+    directory, argv, sys.std*) is changed for the call."""
     from codevouch.commands import runner
 
     record: list[tuple[int, bytes]] = []
@@ -130,7 +140,7 @@ def run(command: Any, request: Request, conn: socket.socket,
                              _text(_Sink(1, record, request.tty[1]), request.encoding[1], write=True),
                              _text(_Sink(2, record, request.tty[2]), request.encoding[2], write=True))
     try:
-        code = runner.run(command, request.argv, Call.of(request.env, request.cwd, cancel), streams)
+        code = runner.run(command, request.argv, call, streams)
     finally:
         for stream in (streams.stdout, streams.stderr):
             try:

@@ -190,9 +190,9 @@ class Engine:
                 protocol.send_json(job.conn, {"op": "started"})
                 cancel, done = threading.Event(), threading.Event()
                 threading.Thread(target=execute.watch, args=(job.conn, cancel, done), name="watch", daemon=True).start()
-                try:
-                    with self.resident.call():      # one warm state, one call at a time, as the MCP server's
-                        record, code = execute.run(app, job.request, job.conn, cancel)
+                call = job.request.call(cancel)
+                try:        # one warm state, one call at a time: the MCP server's way too
+                    record, code = self.resident.serve(call, lambda: execute.run(app, job.request, job.conn, call))
                 finally:
                     done.set()
                 if cancel.is_set():

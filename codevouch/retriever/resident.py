@@ -5,9 +5,10 @@ What such a process keeps between calls is in the process-wide caches (caches.py
 stack, the embedding model, the open lexical copies, the overlay's vectors), each of which sees a
 build by another process at the next call. What it does between calls is here: `Resident`.
 
-- Calls run one at a time, and never beside the work between calls: the process-wide caches
-  are not written by two at once (the engine's calls also own its working directory and
-  environment). The engine runs them on its main thread, the MCP server through `call()`.
+- Calls run one at a time, through `serve(call, work)`, and never beside the work between
+  calls: the process-wide caches are not written by two at once. Each runs inside its own
+  `Call`; nothing of the process (environment, directory, streams) is changed for it. The
+  engine serves them on its main thread, the MCP server on the SDK's worker threads.
 - After a call, the rest of a big overlay is embedded (`embed_rest`): a search embeds what its
   time budget allows and ranks the other changed definitions with their indexed version's
   vector; the texts it left are embedded between calls, new definitions first, and the next
@@ -25,6 +26,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from codevouch.call import Call
+
+T = TypeVar("T")
 
 
 class Resident:
@@ -53,6 +60,14 @@ class Resident:
             yield
         finally:
             self._lock.release()
+
+    def serve(self, call: Call, work: Callable[[], T]) -> T:
+        """The one way a warm process runs a call, the engine's (a command with the caller's
+        argv and streams) and the MCP server's (a tool on an `Index`) alike: one at a time
+        (`call()`), inside the caller's `Call` (its environment, directory and cancel event
+        for everything below, git's children included)."""
+        with self.call(), call.entered():
+            return work()
 
     def wanted(self) -> bool:
         """Whether a call waits (or the process closes): background work stops."""

@@ -248,7 +248,7 @@ def test_the_engine_runs_a_call_without_changing_its_own_process(repo: Repo, ind
     request = execute.Request.of(frame)
     warm, cold = socket.socketpair(socket.AF_UNIX)
     with warm, cold:
-        first, _ = execute.run(command, request, warm)
+        first, _ = execute.run(command, request, warm, request.call())
     # A warm engine: the libraries a first call imports (some of which set a variable of their
     # own as they load) were loaded by an earlier call, or by the engine's preload.
     assert any(fd == 1 for fd, _ in first)
@@ -261,7 +261,7 @@ def test_the_engine_runs_a_call_without_changing_its_own_process(repo: Repo, ind
     try:
         sys.stdout, sys.stderr = out, err      # type: ignore[assignment]
         _WATCHING[0] = True
-        record, code = execute.run(command, request, there)
+        record, code = execute.run(command, request, there, request.call())
     finally:
         _WATCHING[0] = False
         sys.stdin, sys.stdout, sys.stderr = streams
@@ -306,6 +306,7 @@ def test_a_caller_that_leaves_cancels_its_own_call(repo: Repo, index_dir: Path) 
     before = sum(_process.PROCESSES.values())
     a, b = socket.socketpair(socket.AF_UNIX)
     with a, b:
-        record, code = execute.run(typer.main.get_command(build_app()), execute.Request.of(frame), b, cancel)
+        request = execute.Request.of(frame)
+        record, code = execute.run(typer.main.get_command(build_app()), request, b, request.call(cancel))
     assert (record, code) == ([], 130)
     assert sum(_process.PROCESSES.values()) == before     # no git process started after the cancel
