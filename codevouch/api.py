@@ -28,8 +28,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codevouch import validator
+from codevouch import callreads, validator
 from codevouch.call import Call, in_call
+from codevouch.callreads import index_dir_of as index_dir_of  # the commands' too (re-exported)
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
 from codevouch.request import KINDS as KINDS  # the kinds a search can keep (re-exported)
 from codevouch.request import ContextOptions, ContextRequest, SearchOptions, SearchRequest, request_from
@@ -102,7 +103,7 @@ class Index:
         self._choice: EmbeddingChoice | None = None
         self.record = record
         self.settings = settings if settings is not None else DEFAULT
-        self.overlay_limit = _overlay_limit(overlay_limit, self.call)
+        self.overlay_limit = callreads.overlay_limit(overlay_limit, self.call)
 
     def __repr__(self) -> str:
         return f"Index(repo={str(self.repo)!r}, index_dir={str(self.index_dir)!r})"
@@ -150,7 +151,7 @@ class Index:
                 except NotARepository:
                     root = None
             cfg = RepoConfig() if root is None else call.config(root) if call is not None else load_repo_config(root)
-            self._choice = embedding_choice(cfg, root)
+            self._choice = embedding_choice(cfg, root, self.call.env)
         return self._choice
 
     def _match_threshold(self, model: str | None, root: Path | None = None,
@@ -178,7 +179,7 @@ class Index:
         return build_index(self.repo, self.index_dir, self.embedder(), branches=branches,
                            all_branches=all_branches, wait=wait, progress=progress,
                            include_branches=include_branches, exclude_branches=exclude_branches,
-                           settings=self.settings)
+                           settings=self.settings, store=callreads.store_settings(self.call))
 
     @in_call
     def search(self, query: str | SearchRequest, *, hide_excluded: bool = False,
@@ -234,7 +235,8 @@ class Index:
                 pass   # a bad model setting must not stop a search of a branch built otherwise
         candidates = search(self.repo, request, self.index_dir, embedder=guess, settings=self.settings,
                             overlay=_overlay_source(self.settings, call) if request.overlay else None,
-                            embed_limit=self.overlay_limit)
+                            embed_limit=self.overlay_limit, store=callreads.store_settings(self.call),
+                            embed_seconds=lambda: self.call.env.overlay_seconds)
         threshold = self._match_threshold(candidates.model, candidates.root, call)
         read = candidates.query   # the query as the search read it: not split again per hit
         assert read is not None
@@ -324,7 +326,7 @@ class Index:
 
         root = gitio.repo_root(self.repo)
         call = call if call is not None else CallSettings()
-        chosen = resolve_budget(budget, model, root, reserve=reserve, config=call.config(root))
+        chosen = resolve_budget(budget, model, root, reserve=reserve, env=self.call.env, config=call.config(root))
         packed = pack(results, budget_counter(chosen), chosen.tokens, include_history=include_history,
                       enclosing=enclosing.enclosing(root, results, call.rules),
                       index=self._index_label(root, branch), budget_note=chosen.describe(),
@@ -362,7 +364,7 @@ class Index:
         "now at") from git history. Needs no index."""
         from codevouch.refs.check import check_refs  # local: only check-refs reads answers
 
-        return check_refs(self.repo, text)
+        return check_refs(self.repo, text, lambda: self.call.env.max_references)
 
     def _record(self, op: str, branch: str | None, results: Sequence[Validated],
                 known: Learned | None = None) -> None:
@@ -379,7 +381,7 @@ class Index:
             return
         head = known.head if known is not None else gitio.head_state(self.repo)
         root = head.root if head is not None else gitio.repo_root(self.repo)
-        settings = usage.settings(known.call.config(root) if known is not None else load_repo_config(root))
+        settings = usage.settings(known.call.config(root) if known is not None else load_repo_config(root), self.call.env)
         if self.record is None and not settings.record:
             return
         head_commit = head.commit if head is not None else gitio.head_commit(root)
@@ -430,7 +432,7 @@ class Index:
         when built, files and chunks by kind, the exclusion rules. [] when nothing is indexed."""
         from codevouch.health.status import index_status  # heavy: the store
 
-        return _with_drift(index_status(self.index_dir, self.repo))
+        return _with_drift(index_status(self.index_dir, self.repo, callreads.store_settings(self.call)))
 
     @in_call
     def stand_in_branch(self, current: str, base: str | None = None) -> tuple[str, str | None]:
@@ -445,7 +447,7 @@ class Index:
 
         def indexed(name: str) -> bool:
             try:
-                indexed_commit(self.index_dir, root, name, ident)
+                indexed_commit(self.index_dir, root, name, ident, self.call)
             except NotIndexed:
                 return False
             return True
@@ -475,7 +477,7 @@ class Index:
         instead_of = None
         if branch is None:
             branch, instead_of = self.stand_in_branch(gitio.current_branch(root))
-        commit = indexed_commit(self.index_dir, root, branch)
+        commit = indexed_commit(self.index_dir, root, branch, call=self.call)
         try:
             changes, same = worktree_changes(root, commit)
         except CommitGone as exc:
@@ -502,16 +504,16 @@ def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
     from codevouch.indexer.manyrepos import build_repos as build_each
     from codevouch.retriever.settings import DEFAULT
 
+    call = Call.of_process()
     if embedder is None or isinstance(embedder, str):
         from codevouch.worktree.config import RepoConfig, embedding_choice
 
-        choice = embedding_choice(RepoConfig(), None)   # one model for all: the environment's, else packaged
+        choice = embedding_choice(RepoConfig(), None, call.env)   # one model for all: the environment's, else packaged
         model = embedder_by_name(embedder or choice.model or DEFAULT_EMBEDDER, choice.device)
     else:
         model = embedder
-    target = index_dir_of(index_dir, Call.of_process())
-    return build_each(list(repos), target, model, wait=wait, progress=progress, on_repo=on_repo,
-                      settings=settings if settings is not None else DEFAULT)
+    return build_each(list(repos), index_dir_of(index_dir, call), model, wait=wait, progress=progress, on_repo=on_repo,
+                      settings=settings if settings is not None else DEFAULT, store=callreads.store_settings(call))
 
 
 def load_repos(path: Path | str) -> list[RepoSpec]:
@@ -520,15 +522,6 @@ def load_repos(path: Path | str) -> list[RepoSpec]:
     from codevouch.indexer.manyrepos import load_repos_file
 
     return load_repos_file(path)
-
-
-def _overlay_limit(given: int | None, call: Call) -> int:
-
-    if given is None:
-        given = call.env.overlay_limit     # unset: retriever.overlay.EMBED_LIMIT
-    if given < 0:
-        raise InputError(f"the overlay limit must be 0 or more chunks (got {given}).")
-    return given
 
 
 def _overlay_source(settings: Settings, call: CallSettings) -> Callable[[Path, BranchState, HeadState | None], Overlay]:
@@ -544,14 +537,17 @@ def _overlay_source(settings: Settings, call: CallSettings) -> Callable[[Path, B
     return source
 
 
-def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity | None = None) -> str:
+def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity | None = None,
+                   call: Call | None = None) -> str:
     """The commit a branch was last indexed at (NotIndexed if never; creates nothing). `ident`:
-    the repository's identity when the caller has it (asking for several branches)."""
+    the repository's identity when the caller has it (asking for several branches); `call`:
+    whose store settings (None: this process's)."""
     from codevouch.store.team import open_for_search  # heavy: the store
     from codevouch.worktree.identity import identify
 
     ident = ident or identify(root, index_dir)
-    ledger, state = open_for_search(ident.id, branch, index_dir, str(ident.root))
+    store = callreads.store_settings(call or Call.of_process())
+    ledger, state = open_for_search(ident.id, branch, index_dir, str(ident.root), store)
     ledger.close()
     if state is None:
         raise NotIndexed(f"branch {branch!r} of {root} is not in the index at {index_dir}; run "
@@ -564,23 +560,17 @@ def repair_vectors(index_dir: Path | str | None = None, wait: float = 0) -> tupl
     embedding; the damaged store moved aside). (the index directory, store.repair.Repaired)."""
     from codevouch.store.repair import repair  # heavy: the store
 
-    where = index_dir_of(index_dir, Call.of_process())
-    return where, repair(where, wait)
+    call = Call.of_process()
+    where = index_dir_of(index_dir, call)
+    return where, repair(where, wait, callreads.store_settings(call))
 
 
 def index_status_all(index_dir: Path | str | None = None) -> list[dict[str, Any]]:
     """`Index.status()` for every repository in an index directory."""
     from codevouch.health.status import index_status  # heavy: the store
 
-    return _with_drift(index_status(index_dir_of(index_dir, Call.of_process()), None))
-
-
-def index_dir_of(given: Path | str | None, call: Call) -> Path:
-    """The index directory of `call`: the one given, else the default ($CODEVOUCH_INDEX, else
-    XDG's), absolute (a relative one from the call's working directory)."""
-    from codevouch.store import default_index_dir  # heavy: the store
-
-    return call.path(call.env.expanduser(str(given or default_index_dir(call.env)))).resolve()
+    call = Call.of_process()
+    return _with_drift(index_status(index_dir_of(index_dir, call), None, callreads.store_settings(call)))
 
 
 def _with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -588,7 +578,7 @@ def _with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from codevouch.drift import with_drift
     from codevouch.retriever.overlay import FILE_LIMIT  # heavy: the store
 
-    return with_drift(rows, _checkout_changes, FILE_LIMIT, lambda: _overlay_limit(None, Call.of_process()))
+    return with_drift(rows, _checkout_changes, FILE_LIMIT, lambda: callreads.overlay_limit(None, Call.of_process()))
 
 
 def _checkout_changes(root: Path, branch: str, commit: str) -> tuple[list[FileVersions], int] | None:

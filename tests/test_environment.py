@@ -172,13 +172,18 @@ def test_the_modules_defaults_are_the_declared_ones() -> None:
     from codevouch.commands import common, progress
     from codevouch.refs import check
     from codevouch.retriever import overlay
-    from codevouch.store import chromahttp, lease, locks
+    from codevouch.store import chromahttp, lease, locks, settings
     from codevouch.validator import parse
 
     assert (locks.BUSY_TIMEOUT_S, chromahttp.DEFAULT_TIMEOUT, lease.DEFAULT_TTL_S, progress.EVERY) == (
         20.0, 5.0, 36 * 3600.0, 10.0)
     assert (common.MAX_INPUT_BYTES, parse.MAX_SNIPPETS, check.MAX_REFERENCES, overlay.EMBED_LIMIT) == (
         8 << 20, 100_000, 5_000, 64)
+    assert overlay.EMBED_SECONDS == 0.5
+    # A store opened without a Call (tests, benches) has the declared defaults, not the process's.
+    store = settings.DEFAULT
+    assert (store.chroma_url, store.chroma_timeout, store.busy_timeout, store.lease_ttl) == (
+        None, 5.0, 20.0, 36 * 3600.0)
 
 
 # Every numeric variable has a range; a value past either end, or not a number, is a SettingError

@@ -151,10 +151,11 @@ def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder
     from codevouch.embedding import embedder_by_name
     from codevouch.worktree.config import RepoConfig, embedding_choice
 
-    index_dir = index_dir_of(index, invocation().call)
+    call = invocation().call
+    index_dir = index_dir_of(index, call)
     try:
         # One model for every repository: the option's, else the environment's, else packaged.
-        choice = embedding_choice(RepoConfig(), None)
+        choice = embedding_choice(RepoConfig(), None, call.env)
         model = embedder_by_name(embedder or choice.model or DEFAULT_EMBEDDER, choice.device)
         model.dim  # noqa: B018  (an unknown model is a usage error before any work starts)
     except CodevouchError as exc:

@@ -27,7 +27,6 @@ def index_status(
 ) -> None:
     """Per repository and branch: indexed commit, branch head, commits behind, counts, rules."""
     from codevouch.api import index_status_all
-    from codevouch.store import server_url
 
     try:
         if repo is not None:
@@ -36,7 +35,7 @@ def index_status(
         else:
             here = open_index(Path("."), index)
             index_dir, rows = here.index_dir, index_status_all(here.index_dir)
-            if not rows and server_url():
+            if not rows and here.call.env.chroma_url:
                 rows = _team_rows(here)
     except CodevouchError as exc:
         raise fail(exc) from exc

@@ -18,7 +18,7 @@ from codevouch.commands.common import (
     render_results,
 )
 from codevouch.commands.exits import EXIT_HISTORICAL, EXIT_USAGE
-from codevouch.commands.invocation import echo
+from codevouch.commands.invocation import echo, invocation
 from codevouch.errors import CodevouchError
 from codevouch.validator.model import MALFORMED
 from codevouch.vocabulary import Verdict
@@ -50,7 +50,8 @@ def validate_cmd(
 
     fmt = check_format(fmt, as_json)
     try:
-        items = validator.parse_items(read_source(source, "JSON file"))
+        call = invocation().call
+        items = validator.parse_items(read_source(source, "JSON file"), lambda: call.env.max_snippets)
         idx = open_index(repo, index, no_record=no_record)
         results = idx.validate(items, strict=strict, input_format=input_format)
         # The snippets were handed in: a pack shows their history too (marked as such).

@@ -6,20 +6,22 @@ from pathlib import Path
 from typing import Any
 
 from codevouch.errors import GitError, NoCommits
+from codevouch.store.settings import DEFAULT, StoreSettings
 from codevouch.store.status import branch_rows
 from codevouch.worktree import gitio
 from codevouch.worktree.identity import identify
 
 
-def index_status(index_dir: Path, repo: Path | None = None) -> list[dict[str, Any]]:
+def index_status(index_dir: Path, repo: Path | None = None, store: StoreSettings = DEFAULT) -> list[dict[str, Any]]:
     """Per branch: its state and how far behind it is. With `repo`, only that repository's
     branches (found by root commit, so from any clone), counted in that clone; else each
-    branch is counted in the clone it was built from (store/status.py says which rows)."""
+    branch is counted in the clone it was built from (store/status.py says which rows).
+    `store`: the caller's store settings (a team reader's server)."""
     try:
         ident = identify(repo, index_dir) if repo is not None else None
     except NoCommits:
         return []  # nothing committed: nothing of it can be indexed
-    rows = branch_rows(index_dir, (ident.id, ident.root) if ident is not None else None)
+    rows = branch_rows(index_dir, (ident.id, ident.root) if ident is not None else None, store)
     for row in rows:
         where = ident.root if ident is not None else Path(row["repo"])
         row["head"], row["commits_behind"] = head_and_behind(where, row["branch"], row["commit"])

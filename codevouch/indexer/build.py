@@ -35,9 +35,10 @@ from codevouch.store import (
     Outdated,
     chunk_id,
     collection_base,
-    server_url,
     space_name,
 )
+from codevouch.store.settings import DEFAULT as STORE_DEFAULT
+from codevouch.store.settings import StoreSettings
 from codevouch.store.writer import PhaseHook, Writer, open_writer
 from codevouch.vocabulary import Kind
 from codevouch.worktree import gitio, gitreads
@@ -151,17 +152,18 @@ class BranchChoice(TypedDict, total=False):
 
 def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder, *, wait: float = 0,
                 progress: Progress | None = None, on_phase: PhaseHook | None = None, settings: Settings = DEFAULT,
-                **choice: Unpack[BranchChoice]) -> list[BranchSummary]:
+                store: StoreSettings = STORE_DEFAULT, **choice: Unpack[BranchChoice]) -> list[BranchSummary]:
     """Build the branches `choice` names (BranchChoice; default: the current one).
     `settings`: its build knobs (merge_target, embed_context) say how files are chunked and
-    what is embedded (see codevouch/retriever/settings.py)."""
+    what is embedded (see codevouch/retriever/settings.py). `store`: the caller's server, busy
+    timeout and lease (codevouch/store/settings.py; default: none set)."""
     gitreads.guard(repo_path)      # before git (the nightly's --repos comes here, not through Index)
     ident = identify(repo_path)
     names = _chosen_branches(ident.root, **choice)   # as keywords: a misspelt one is a TypeError, never ignored
     for name in names:      # an unknown branch fails here, before the writer lock is waited for
         gitio.branch_commit(ident.root, name)
     try:
-        return _build_locked(ident, names, index_dir, embedder, wait, progress, on_phase, settings)
+        return _build_locked(ident, names, index_dir, embedder, wait, progress, on_phase, settings, store)
     except DiskFull:
         raise
     except Exception as exc:
@@ -185,13 +187,14 @@ def _chosen_branches(root: Path, branches: Sequence[str] = (), all_branches: boo
 
 
 def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, embedder: Embedder, wait: float,
-                  progress: Progress | None, on_phase: PhaseHook | None, settings: Settings) -> list[BranchSummary]:
+                  progress: Progress | None, on_phase: PhaseHook | None, settings: Settings,
+                  store: StoreSettings) -> list[BranchSummary]:
     """build_index's work under the writer lock."""
     from codevouch.store.storecheck import check_store, vector_spaces
 
-    with open_writer(index_dir, wait) as writer:
+    with open_writer(index_dir, wait, store) as writer:
         # A damaged, emptied or missing vector store is named (with --repair), never "up to date".
-        check_store(index_dir, vector_spaces(writer.ledger))
+        check_store(index_dir, vector_spaces(writer.ledger), writer.vectors.settings.chroma_url)
         # Read the heads again once the lock is held: a build that queued behind another (a git
         # hook's, say) builds the branches as they are now, so two queued builds can never
         # land in the wrong order and leave the older commit indexed.
@@ -203,7 +206,7 @@ def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, em
             claim()  # renewed before each branch: a long build keeps its lease
             summaries.append(_build_branch(ident, name, commits[name], writer, embedder,
                                            progress, on_phase or (lambda _phase: None), settings))
-        if server_url():
+        if writer.vectors.settings.chroma_url:
             claim()
             writer.publish(ident.id)
             claim()

@@ -37,13 +37,16 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codevouch.errors import CodevouchError, InputError
 from codevouch.indexer import hookfiles
 from codevouch.indexer.hookfiles import CHAINED, HOOKS, Entry, Fingerprint, Record
 from codevouch.printable import plural
 from codevouch.worktree import gitio
+
+if TYPE_CHECKING:
+    from codevouch.store.settings import StoreSettings
 
 __all__ = ["HOOKS", "CHAINED", "DEFAULT_WAIT", "HookFile", "HooksReport", "HooksRefused", "install", "locate",
            "run_hook", "uninstall", "Fired"]
@@ -333,11 +336,13 @@ class _Installed:
 
 
 def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, embedder: str,
-             wait: float = DEFAULT_WAIT, repo: Path | str = ".", fired: Fired = Fired()) -> str:
+             wait: float = DEFAULT_WAIT, repo: Path | str = ".", fired: Fired = Fired(),
+             store: StoreSettings | None = None) -> str:
     """What a hook's background process does: build the branch the hook fired on, of the
     repository here, queued behind the writer lock; append one line per step to
     INDEX_DIR/hooks.log. Never raises (a bug is logged with its traceback); returns the
-    outcome's line."""
+    outcome's line. `store`: the hook process's store settings (its Call's environment; None:
+    none set)."""
     from codevouch.store.indexdir import IndexDir
 
     log = IndexDir(index_dir).hooks_log
@@ -355,7 +360,7 @@ def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, e
         return text
 
     try:
-        return note(_run(hook, args, _Installed(installed_for, index_dir, embedder, wait), repo, fired, note))
+        return note(_run(hook, args, _Installed(installed_for, index_dir, embedder, wait), repo, fired, note, store))
     except Exception as exc:  # the hook must never fail git, nor die without a word
         import traceback
 
@@ -363,10 +368,14 @@ def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, e
                     + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 
 
-def _run(hook: str, args: list[str], installed: _Installed, repo: Path | str, fired: Fired, note: Any) -> str:
+def _run(hook: str, args: list[str], installed: _Installed, repo: Path | str, fired: Fired, note: Any,
+         given: StoreSettings | None) -> str:
     from codevouch.embedding import embedder_by_name
     from codevouch.errors import DetachedHead, IndexLocked
     from codevouch.indexer.build import build_index
+    from codevouch.store.settings import DEFAULT
+
+    store = given if given is not None else DEFAULT
 
     if hook not in HOOKS:
         raise InputError(f"unknown hook {hook!r}; codevouch installs {', '.join(HOOKS)}.")
@@ -383,10 +392,11 @@ def _run(hook: str, args: list[str], installed: _Installed, repo: Path | str, fi
             return f"skipped: HEAD is detached in {root} (a rebase or a checkout of a commit); no branch to build"
         model = embedder_by_name(installed.embedder)
         try:
-            summaries = build_index(root, installed.index_dir, model, branches=[branch], wait=0)
+            summaries = build_index(root, installed.index_dir, model, branches=[branch], wait=0, store=store)
         except IndexLocked:
             note(f"{root} {branch}: another build holds the index; queued (up to {installed.wait:g}s)")
-            summaries = build_index(root, installed.index_dir, model, branches=[branch], wait=installed.wait)
+            summaries = build_index(root, installed.index_dir, model, branches=[branch], wait=installed.wait,
+                                    store=store)
     except CodevouchError as exc:
         return f"failed: {type(exc).__name__}: {exc}"
     s = summaries[0]

@@ -37,6 +37,8 @@ from codevouch.embedding import Embedder
 from codevouch.errors import InputError, NotARepository
 from codevouch.indexer.build import BranchSummary, PhaseHook, Progress, build_index
 from codevouch.retriever.settings import DEFAULT, Settings
+from codevouch.store.settings import DEFAULT as STORE_DEFAULT
+from codevouch.store.settings import StoreSettings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -190,9 +192,10 @@ def _names(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
 def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder, wait: float = 0,
                 progress: Progress | None = None, on_phase: PhaseHook | None = None,
                 on_repo: Callable[[RepoOutcome], None] | None = None,
-                settings: Settings = DEFAULT) -> list[RepoOutcome]:
-    """Build each repository in turn into `index_dir` (with `settings`' build knobs); a failure is recorded in its outcome and
-    the next repository is built. `on_repo` sees each outcome as soon as it is known.
+                settings: Settings = DEFAULT, store: StoreSettings = STORE_DEFAULT) -> list[RepoOutcome]:
+    """Build each repository in turn into `index_dir` (with `settings`' build knobs, `store`'s
+    server and lease); a failure is recorded in its outcome and the next repository is built.
+    `on_repo` sees each outcome as soon as it is known.
 
     Any exception a repository's build raises is caught, a bug included (the outcome carries it:
     the caller decides how to report it), so that one odd repository cannot cost the others
@@ -205,7 +208,8 @@ def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder, 
             outcome.branches = build_index(spec.path, index_dir, embedder, branches=spec.branches,
                                            all_branches=spec.all_branches, wait=wait, progress=progress,
                                            on_phase=on_phase, include_branches=spec.include_branches or None,
-                                           exclude_branches=spec.exclude_branches or None, settings=settings)
+                                           exclude_branches=spec.exclude_branches or None, settings=settings,
+                                           store=store)
         except Exception as exc:  # a CodevouchError, or a bug: either way the next repository is built
             outcome.error = _where_listed(exc, spec)
         outcome.seconds = time.monotonic() - started

@@ -16,7 +16,7 @@ import os
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -43,15 +43,16 @@ MAX_HOME_FILES = 200    # files parsed to say where a member is really defined (
 MAX_REFERENCES: int = environment.MAX_REFERENCES.default
 
 
-def check_refs(repo: Path | str, text: str) -> RefReport:
-    """Extract the references of an answer (markdown or a patch) and check each one."""
+def check_refs(repo: Path | str, text: str, cap: Callable[[], int] = lambda: MAX_REFERENCES) -> RefReport:
+    """Extract the references of an answer (markdown or a patch) and check each one. `cap()`: the
+    most references checked (the caller's CODEVOUCH_MAX_REFERENCES), asked once they are counted."""
     tree = WorkTree(gitio.repo_root(repo))
     # NFC, so a path spelled with combining marks (NFD) is read whole; _path finds the file
     # under whichever form git stores.
     extracted = extract(unicodedata.normalize("NFC", text))
-    cap = environment.current().max_references
-    if len(extracted.refs) > cap:
-        raise InputError(f"the text cites {len(extracted.refs)} references, over the cap of {cap} "
+    most = cap()
+    if len(extracted.refs) > most:
+        raise InputError(f"the text cites {len(extracted.refs)} references, over the cap of {most} "
                          "(CODEVOUCH_MAX_REFERENCES); check it in parts, or raise the cap.")
     tree.ignored = _ignored(tree.root, extracted.refs)
     checker = _Checker(tree, extracted)

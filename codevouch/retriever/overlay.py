@@ -37,6 +37,8 @@ from codevouch.worktree.gitio import WorktreeStatus
 # docs/OVERLAY.md). The count stays for callers that want a fixed number (scripts, tests); its
 # default is CODEVOUCH_OVERLAY_LIMIT's (environment.py).
 EMBED_LIMIT: int = environment.OVERLAY_LIMIT.default
+# Seconds one search may spend embedding, when its caller gives none: CODEVOUCH_OVERLAY_SECONDS's default.
+EMBED_SECONDS: float = environment.OVERLAY_SECONDS.default
 # Changed files read and chunked per call, at most (the rest are named in the summary, not
 # searched): chunking runs at ~150 files/s, so a tree 10,000 files away still answers in seconds.
 FILE_LIMIT = 500
@@ -179,10 +181,11 @@ def has_unfinished() -> bool:
 
 
 def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir: Path,
-                limit: int | None = EMBED_LIMIT, seconds: float | None = None,
+                limit: int | None = EMBED_LIMIT, seconds: float | Callable[[], float] = EMBED_SECONDS,
                 state: BranchState | None = None) -> OverlayVectors:
-    """The overlay's chunks' vectors: cached ones, and texts embedded now within `seconds`
-    (default $CODEVOUCH_OVERLAY_SECONDS) and at most `limit` of them, kept in the overlay cache;
+    """The overlay's chunks' vectors: cached ones, and texts embedded now within `seconds` (the
+    caller's CODEVOUCH_OVERLAY_SECONDS; a function is asked once the cached vectors are known,
+    so a bad value fails only a search that gets that far) and at most `limit` of them, kept in the overlay cache;
     new definitions first (nothing stands in for them), then changed ones, which meanwhile rank
     with their indexed version's vector (`state`: the branch, to find it; None: no stand-ins).
     Sets the overlay's embedded / cached / unembedded / stand_ins counts."""
@@ -195,8 +198,7 @@ def vectors_for(overlay: Overlay, embedder: Embedder, ledger: Ledger, index_dir:
     by_hash, found = _known(overlay, embedder.name, ledger, index_dir)
     cached = set(found)
     missing, borrowed_hash = _to_embed(overlay, by_hash, found, ledger, state)
-    seconds = environment.current().overlay_seconds if seconds is None else seconds
-    made = _embed_within(missing, by_hash, embedder, limit, seconds)
+    made = _embed_within(missing, by_hash, embedder, limit, seconds() if callable(seconds) else seconds)
     overlaycache.put(index_dir, embedder.name, made)
     found.update(made)
     left = [h for h in missing if h not in made]

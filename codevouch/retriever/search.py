@@ -29,9 +29,11 @@ from codevouch.store import (
     ChunkRecord,
     Ledger,
     Outdated,
+    StoreSettings,
     VectorStore,
     lexical,
 )
+from codevouch.store.settings import DEFAULT as STORE_DEFAULT
 from codevouch.store.team import open_for_search
 from codevouch.syntax.extensions import is_declaration_file
 from codevouch.syntax.lines import decode
@@ -89,7 +91,8 @@ OverlaySource = Callable[[Path, BranchState, "gitio.HeadState | None"], live.Ove
 
 def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embedder: Embedder | str | None = None,
            settings: Settings = DEFAULT, overlay: OverlaySource | None = None,
-           embed_limit: int = live.EMBED_LIMIT) -> Results:
+           embed_limit: int = live.EMBED_LIMIT, store: StoreSettings = STORE_DEFAULT,
+           embed_seconds: Callable[[], float] = lambda: live.EMBED_SECONDS) -> Results:
     """The request's top k chunks of a branch, as it asks (request.py, checked when it was made):
     its query on its branch (None: the checked-out one), in its mode (hybrid: dense + lexical,
     fused by rank; dense; lexical), of its kinds (source, test, docs, config; None: every kind),
@@ -103,14 +106,16 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
     (kind weights, fusion, collapsing: see settings.py); its build knobs are the index's
     business. `overlay`: what differs from the index in the working tree, searched beside it
     (retriever/overlay.py): an index hit from a changed file gives way to the file's current
-    chunks, and at most `embed_limit` new chunks are embedded (the rest are ranked by words
-    only, and the Results' overlay says how many)."""
+    chunks, and at most `embed_limit` new chunks are embedded, within `embed_seconds()` (the rest
+    are ranked by words only, and the Results' overlay says how many). `store`: the caller's
+    store settings (codevouch/store/settings.py); `embed_seconds` its CODEVOUCH_OVERLAY_SECONDS,
+    asked only when the overlay embeds."""
     query, k, mode, kinds = request.query, request.k, request.mode, request.kinds
     keep = path_filter(request.paths) if request.paths else None
     with ThreadPoolExecutor(max_workers=1) as pool:
         held, early = _early_query(pool, embedder, index_dir, mode, query)
         repo, repo_id, branch, head = _locate(repo_path, request.branch, index_dir)
-        ledger, state = open_for_search(repo_id, branch, index_dir, str(repo))
+        ledger, state = open_for_search(repo_id, branch, index_dir, str(repo), store)
         try:
             outdated = ledger.outdated(repo_id, str(repo), branch)
             if state is None or outdated is not None:
@@ -123,7 +128,7 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
             # can still be filled, but they are fused at the default's depth first (_scored).
             run = SearchRun(ledger, index_dir, state, read, depth * (4 if kinds else 1), request.include_history, mode,
                             settings, pool, searched if searched is not None and not searched.empty else None,
-                            embed_limit, keep, repo)
+                            embed_limit, keep, repo, store, embed_seconds)
             rankings = _rankings(run, queryencoder.for_query(held, state.embedder, mode), early)
             if ov is not None and searched is not ov and searched is not None:
                 ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
@@ -360,7 +365,7 @@ def _dense_ranking(run: SearchRun, vector: list[float], records: dict[str, Chunk
     ledger, index_dir, state, depth, ov = run.ledger, run.index_dir, run.state, run.depth, run.overlay
     assert state.space is not None
     space = state.space
-    vectors = _vector_reader(ledger, index_dir)
+    vectors = _vector_reader(ledger, index_dir, run.store)
     out = _Dense([], vector, {})
 
     def nearest(n: int) -> list[str]:
@@ -369,7 +374,7 @@ def _dense_ranking(run: SearchRun, vector: list[float], records: dict[str, Chunk
         return [cid for cid, _ in found]
     out.ids = members(run, run.include_history, records, nearest)
     if ov is not None and embedder is not None:
-        given = live.vectors_for(ov, embedder, ledger, index_dir, run.embed_limit, state=state)
+        given = live.vectors_for(ov, embedder, ledger, index_dir, run.embed_limit, run.embed_seconds, state=state)
         own_dense = live.dense_scores(ov, given, vector, depth)
         out.own_sims.update(own_dense)
         out.ids = live.merged(_kept(out.ids, records, ov, run.include_history, state,
@@ -500,14 +505,17 @@ def _start_query(pool: ThreadPoolExecutor, embedder: Embedder, query: str) -> Fu
 _READERS: dict[Path, tuple[tuple[Any, ...], VectorStore]] = {}
 
 
-def _vector_reader(ledger: Ledger, index_dir: Path) -> VectorStore:
+def _vector_reader(ledger: Ledger, index_dir: Path, store: StoreSettings) -> VectorStore:
+    """The open reader of `index_dir`, with this call's `store` settings (its busy timeout: a
+    reader kept from an earlier call keeps the server it was opened on, as it always has)."""
     states = tuple((b.coll, b.commit, b.built_at) for b in ledger.branches())
     cached = _READERS.get(index_dir)
     if cached is not None and cached[0] == states:
+        cached[1].settings = store
         return cached[1]
     if cached is not None:
         cached[1].close()
-    reader = VectorStore(index_dir, readonly=True)
+    reader = VectorStore(index_dir, readonly=True, settings=store)
     _READERS[index_dir] = (states, reader)
     return reader
 

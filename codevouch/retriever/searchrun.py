@@ -12,7 +12,7 @@ from pathlib import Path
 from codevouch.retriever import overlay as live
 from codevouch.retriever import query as reading
 from codevouch.retriever.settings import Settings
-from codevouch.store import BranchState, Ledger
+from codevouch.store import BranchState, Ledger, StoreSettings
 
 
 @dataclass(frozen=True)
@@ -31,3 +31,5 @@ class SearchRun:
     embed_limit: int              # at most this many new overlay chunks are embedded
     keep: Callable[[str], bool] | None   # a --path filter, applied by each list to the branch's members
     repo: Path | None             # the clone whose git the definitions' blobs are read from
+    store: StoreSettings          # the caller's store settings: the vector reader's busy timeout, its server
+    embed_seconds: Callable[[], float]   # the caller's overlay time budget, read when the overlay embeds

@@ -10,7 +10,7 @@ lists every changed file and hunk exactly once: included, truncated or left out 
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,7 +106,7 @@ def review(index: Index, revision: str | None = None, *, budget: int | None = No
         split_command(command)   # a bad command fails before any work
     built = build_review(index, revision, budget=budget, model=model, related=related, **scope)
     if command is not None:
-        built = run_reviewer(built, command, timeout, gitio.repo_root(index.repo))
+        built = run_reviewer(built, command, timeout, gitio.repo_root(index.repo), index.call.env.raw)
     return built
 
 
@@ -120,7 +120,7 @@ def build_review(index: Index, revision: str | None = None, *, budget: int | Non
 
     root = gitio.repo_root(index.repo)
     scope = resolve_scope(root, revision, **asked)
-    resolved = resolve_budget(budget, model, root)
+    resolved = resolve_budget(budget, model, root, env=index.call.env)
     if resolved.tokens < MIN_PART_TOKENS:
         raise InputError(f"a part budget of {resolved.tokens} tokens is too small for a review; "
                          f"give --budget {MIN_PART_TOKENS} or more.")
@@ -182,14 +182,18 @@ def _branch(root: Path) -> str | None:
         return None
 
 
-def run_reviewer(review: Review, command: str, timeout: float, cwd: Path) -> Review:
-    """Run the reviewer once per part; the Review with each part's result."""
+def run_reviewer(review: Review, command: str, timeout: float, cwd: Path,
+                 environ: Mapping[str, str] | None = None) -> Review:
+    """Run the reviewer once per part; the Review with each part's result. `environ`: the
+    reviewer's environment, the caller's (None: this process's, as `Call.of_process()` reads it)."""
+    from codevouch.call import Call
     from codevouch.review.execute import run_part, split_command
 
     argv = split_command(command)
     if timeout <= 0:
         raise InputError("--timeout must be a positive number of seconds.")
-    results = tuple(run_part(argv, p.index, len(review.parts), p.markdown, timeout, cwd) for p in review.parts)
+    env = environ if environ is not None else Call.of_process().env.raw
+    results = tuple(run_part(argv, p.index, len(review.parts), p.markdown, timeout, cwd, env) for p in review.parts)
     return replace(review, results=results, command=tuple(argv))
 
 

@@ -12,11 +12,11 @@ import shlex
 import signal
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codevouch import environment
 from codevouch.errors import InputError
 
 _MAX_OUTPUT = 1_000_000      # characters of stdout/stderr kept per part
@@ -53,8 +53,11 @@ def split_command(command: str) -> list[str]:
     return argv
 
 
-def run_part(argv: list[str], part: int, parts: int, markdown: str, timeout: float, cwd: Path) -> ExecResult:
-    env = {**environment.current().raw, "CODEVOUCH_PART": str(part), "CODEVOUCH_PARTS": str(parts)}
+def run_part(argv: list[str], part: int, parts: int, markdown: str, timeout: float, cwd: Path,
+             environ: Mapping[str, str]) -> ExecResult:
+    """Run the reviewer on one part, with the caller's environment `environ` (its Call's, passed
+    down) and the part's number and count added."""
+    env = {**environ, "CODEVOUCH_PART": str(part), "CODEVOUCH_PARTS": str(parts)}
     start = time.monotonic()
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -11,6 +11,7 @@ The modules, one concept each:
     ledger      Ledger: the SQLite half, small typed reads and one transaction per build
     vectors     VectorStore: the Chroma half (embedded in chroma/, or a server)
     locks       write.lock (one build at a time) and vectors.lock (writes versus readers)
+    settings    StoreSettings: the caller's server, timeouts and lease, handed to what opens the store
     writer      Writer: the storage protocol of a build, in its order (below)
     lexical, lexindex, team, lease, usage, status: as their docstrings say (health, the
                 analysis and rendering of usage records, is codevouch/health/, above the store)
@@ -51,14 +52,14 @@ from codevouch.store.naming import (
     collection_base,
     default_index_dir,
     lex_key,
-    server_url,
     space_name,
 )
 from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed, FileRow, NewChunk, Outdated
+from codevouch.store.settings import StoreSettings
 from codevouch.store.vectors import VectorStore
 
 __all__ = [
     "BranchState", "BuildChange", "ChunkRecord", "Committed", "FileRow", "IndexDir", "Ledger",
     "NewChunk", "Outdated", "VectorStore", "chunk_id", "collection_base", "default_index_dir", "lex_key", "models_in_use",
-    "server_url", "space_name", "writer_lock",
+    "StoreSettings", "space_name", "writer_lock",
 ]

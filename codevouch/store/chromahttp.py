@@ -17,17 +17,14 @@ from codevouch import environment
 DEFAULT_TIMEOUT: float = environment.CHROMA_TIMEOUT.default
 
 
-def timeout() -> float:
-    """Seconds one call to the Chroma server may take (connect, send, wait for the answer)."""
-    return environment.current().chroma_timeout
-
-
-def timed_client(host: str, port: int, ssl: bool, settings: Any) -> Any:
-    """chromadb.HttpClient(host, port, ssl, settings), every call of it bounded by timeout()."""
+def timed_client(host: str, port: int, ssl: bool, settings: Any, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """chromadb.HttpClient(host, port, ssl, settings), every call of it bounded by `timeout`:
+    seconds one call to the Chroma server may take (connect, send, wait for the answer; 0: no
+    limit), the caller's CODEVOUCH_CHROMA_TIMEOUT (store/settings.py)."""
     import chromadb
     import httpx
 
-    limit = timeout() or None
+    limit = timeout or None
     try:
         with urllib.request.urlopen(f"{'https' if ssl else 'http'}://{host}:{port}/api/v2/heartbeat",
                                     timeout=limit) as answer:

@@ -28,7 +28,6 @@ from pathlib import Path
 
 from codevouch import environment
 from codevouch.errors import BuilderConflict
-from codevouch.store.naming import server_url
 from codevouch.store.team import LEASE, snapshot_collection
 from codevouch.store.vectors import VectorStore
 
@@ -50,10 +49,6 @@ class Claim:
     took_over: bool    # another builder held the repository before (its lease had lapsed)
 
 
-def ttl() -> float:
-    return environment.current().lease_ttl   # inf: never lapses
-
-
 def holder(vectors: VectorStore, repo_id: str) -> Lease | None:
     """The current lease of the repository on the server, lapsed or not; None if never claimed."""
     found = vectors.get_documents(snapshot_collection(repo_id), [LEASE]).get(LEASE)
@@ -70,22 +65,23 @@ def holder(vectors: VectorStore, repo_id: str) -> Lease | None:
 def claim(vectors: VectorStore, repo_id: str, owner: str, index_dir: Path) -> Claim:
     """Take or renew the repository's lease for `owner`; BuilderConflict while another holds it.
     Times are the server's (its heartbeat), so a builder whose clock is days ahead cannot take
-    over a lease renewed minutes ago, nor make its own last for days too long."""
+    over a lease renewed minutes ago, nor make its own last for days too long. The lease lasts
+    the store's `lease_ttl` (the caller's CODEVOUCH_LEASE_TTL; inf: never lapses)."""
     server_now = vectors.server_time()
     now = time.time() if server_now is None else server_now
     before = holder(vectors, repo_id)
     if before is not None and before.owner != owner and before.expires_at > now:
-        raise BuilderConflict(_refusal(before))
-    mine = Lease(owner, socket.gethostname(), str(index_dir.resolve()), now, now + ttl())
+        raise BuilderConflict(_refusal(before, vectors.settings.chroma_url))
+    mine = Lease(owner, socket.gethostname(), str(index_dir.resolve()), now, now + vectors.settings.lease_ttl)
     vectors.put_documents(snapshot_collection(repo_id), [(LEASE, owner, asdict(mine))])
     after = holder(vectors, repo_id)
     if after is None or after.owner != owner:
-        raise BuilderConflict(_refusal(after or mine))
+        raise BuilderConflict(_refusal(after or mine, vectors.settings.chroma_url))
     return Claim(mine, before is not None and before.owner != owner)
 
 
-def _refusal(lease: Lease) -> str:
-    return (f"the team index of this repository on {server_url()} is built from another index directory "
+def _refusal(lease: Lease, server: str | None) -> str:
+    return (f"the team index of this repository on {server} is built from another index directory "
             f"({lease.index_dir} on {lease.host}, last build {_when(lease.renewed_at)}): one builder per "
             "repository per server, or the two would remove each other's vectors and publish over each "
             "other's snapshot. Build there (readers only search), or unset CODEVOUCH_CHROMA_URL to build a "

@@ -12,19 +12,17 @@ from pathlib import Path
 from codevouch import environment
 from codevouch.errors import BadIndex, IndexBusy, IndexLocked
 from codevouch.store.indexdir import IndexDir
+from codevouch.store.settings import DEFAULT, StoreSettings
 
 # How long a read waits for a build's write to the embedded Chroma store to finish.
 BUSY_TIMEOUT_S: float = environment.BUSY_TIMEOUT.default
 
 
-def busy_timeout() -> float:
-    """CODEVOUCH_BUSY_TIMEOUT (seconds a reader waits for a writer), else BUSY_TIMEOUT_S."""
-    return environment.current().busy_timeout
-
-
 @contextmanager
-def vector_lock(index_dir: Path, write: bool, enabled: bool, exclusive: bool = False) -> Iterator[None]:
-    """Shared for a reader, exclusive for a writer; a reader waits at most $CODEVOUCH_BUSY_TIMEOUT s.
+def vector_lock(index_dir: Path, write: bool, enabled: bool, exclusive: bool = False,
+                settings: StoreSettings = DEFAULT) -> Iterator[None]:
+    """Shared for a reader, exclusive for a writer; a reader waits at most `settings.busy_timeout`
+    seconds (CODEVOUCH_BUSY_TIMEOUT of the caller's environment, read when it waits).
 
     `exclusive` makes a reader's turn exclusive (still bounded, still creating nothing): opening
     an embedded Chroma client writes its SQLite file, so a reader opens it alone."""
@@ -45,7 +43,7 @@ def vector_lock(index_dir: Path, write: bool, enabled: bool, exclusive: bool = F
         raise BadIndex(f"cannot open {lock_path}: {exc.strerror or exc}.") from exc
     try:
         mode = fcntl.LOCK_EX if write or exclusive else fcntl.LOCK_SH
-        timeout = None if write else busy_timeout()
+        timeout = None if write else settings.busy_timeout
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             try:

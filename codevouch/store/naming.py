@@ -9,13 +9,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from codevouch import embedding, environment
+from codevouch import embedding
 from codevouch.environment import Environment
-
-
-def server_url() -> str | None:
-    """CODEVOUCH_CHROMA_URL when set: vectors (and team snapshots) live on that server."""
-    return environment.current().chroma_url
 
 
 def default_index_dir(env: Environment) -> Path:

@@ -21,7 +21,7 @@ from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledger import Ledger
 from codevouch.store.ledgerfile import quote_path, sqlite_errors
 from codevouch.store.locks import writer_lock
-from codevouch.store.naming import server_url
+from codevouch.store.settings import DEFAULT, StoreSettings
 from codevouch.store.vectors import VectorStore
 
 BATCH = 2000
@@ -56,11 +56,12 @@ def ledger_damage(index_dir: Path) -> str | None:
     return None if found == ["ok"] else "; ".join(found)[:300]
 
 
-def renew_ledger(index_dir: Path) -> Repaired:
+def renew_ledger(index_dir: Path, settings: StoreSettings = DEFAULT) -> Repaired:
     """A corrupt ledger: moved aside (`state.sqlite.damaged-STAMP`, with its WAL), a new one made,
     the cached vectors it still yields copied in (so the build embeds only what was lost), and the
     stores derived from the old one (chroma/, lexical/) removed: the repository's next build makes
-    them again from git. The caller builds the repository."""
+    them again from git. The caller builds the repository. `settings`: the caller's (with a
+    server, chroma/ is not the vectors' home and is left alone)."""
     where = IndexDir(index_dir)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     aside = where.ledger.with_name(f"{where.ledger.name}.damaged-{stamp}")
@@ -73,7 +74,7 @@ def renew_ledger(index_dir: Path) -> Repaired:
         salvaged = _salvage_cache(aside, ledger)
     finally:
         ledger.close()
-    if not server_url():
+    if not settings.chroma_url:
         shutil.rmtree(where.chroma, ignore_errors=True)
     shutil.rmtree(where.lexical, ignore_errors=True)
     return Repaired(0, 0, 0, None, str(aside), salvaged)
@@ -111,16 +112,17 @@ def _put_raw(ledger: Ledger, batch: dict[str, dict[str, bytes]]) -> None:
                            [(model, h, v) for h, v in vectors.items()])
 
 
-def repair(index_dir: Path, wait: float = 0) -> Repaired:
+def repair(index_dir: Path, wait: float = 0, settings: StoreSettings = DEFAULT) -> Repaired:
     """Move the embedded store aside and write every space's vectors again from the cache; with a
-    corrupt ledger, renew the ledger instead (`renew_ledger`: the caller then builds)."""
-    if server_url() and ledger_damage(index_dir) is None:
+    corrupt ledger, renew the ledger instead (`renew_ledger`: the caller then builds).
+    `settings`: the caller's (store/settings.py); refused with a Chroma server."""
+    if settings.chroma_url and ledger_damage(index_dir) is None:
         raise InputError("--repair rebuilds the embedded vector store; with CODEVOUCH_CHROMA_URL set the "
                          "vectors are on the server: unset it, or rebuild the server's copy with a build.")
     with writer_lock(index_dir, wait):
         damage = ledger_damage(index_dir)
         if damage is not None:
-            return renew_ledger(index_dir)
+            return renew_ledger(index_dir, settings)
         ledger = Ledger(index_dir)
         try:
             chroma = IndexDir(index_dir).chroma
@@ -131,7 +133,7 @@ def repair(index_dir: Path, wait: float = 0) -> Repaired:
                 os.replace(chroma, aside)
             spaces = {s.space: s.embedder for s in ledger.branches() if s.space}
             written = missing = 0
-            with VectorStore(index_dir) as vectors:
+            with VectorStore(index_dir, settings=settings) as vectors:
                 for space, model in sorted(spaces.items()):
                     hashes = [h for (h,) in ledger.db.execute(
                         "SELECT text_hash FROM space_texts WHERE space=? ORDER BY text_hash", (space,))]

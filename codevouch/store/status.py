@@ -11,20 +11,20 @@ from typing import Any
 
 from codevouch.errors import NotIndexed
 from codevouch.store.ledger import Ledger
-from codevouch.store.naming import server_url
 from codevouch.store.records import BranchState
+from codevouch.store.settings import DEFAULT, StoreSettings
 from codevouch.store.vectors import VectorStore
 
 # A repository as the caller identified it: (its id, the root commit's hash; its clone's root).
 RepoKey = tuple[str, Path]
 
 
-def branch_rows(index_dir: Path, ident: RepoKey | None = None) -> list[dict[str, Any]]:
+def branch_rows(index_dir: Path, ident: RepoKey | None = None, settings: StoreSettings = DEFAULT) -> list[dict[str, Any]]:
     """Per branch: its state (`head` and `commits_behind` None, for the caller to fill). With
     `ident`, only that repository's branches (found by root commit, so from any clone), its
     `where` the clone. A team reader (CODEVOUCH_CHROMA_URL set, none of the repository's
     branches in its own index) gets the branches of the team snapshot its searches use, marked
-    `"source": "team snapshot"`."""
+    `"source": "team snapshot"`. `settings`: the caller's (store/settings.py)."""
     try:
         ledger: Ledger | None = Ledger(index_dir, readonly=True)
     except NotIndexed:
@@ -35,22 +35,22 @@ def branch_rows(index_dir: Path, ident: RepoKey | None = None) -> list[dict[str,
             rows = _rows(ledger, ident, {"source": "local"})
         finally:
             ledger.close()
-    if ident is not None and not rows and server_url():
-        rows = _team_rows(index_dir, ident)
+    if ident is not None and not rows and settings.chroma_url:
+        rows = _team_rows(index_dir, ident, settings)
     return rows
 
 
-def _team_rows(index_dir: Path, ident: RepoKey) -> list[dict[str, Any]]:
+def _team_rows(index_dir: Path, ident: RepoKey, settings: StoreSettings) -> list[dict[str, Any]]:
     """The branches of the repository's team snapshot (fetched as a search would fetch it)."""
     from codevouch.store import team
 
-    with VectorStore(index_dir, readonly=True) as vectors:
+    with VectorStore(index_dir, readonly=True, settings=settings) as vectors:
         snapshot = team.fetch(vectors, ident[0], index_dir)
     if snapshot is None:
         return []
     ledger = Ledger(snapshot, readonly=True)
     try:
-        return _rows(ledger, ident, {"source": "team snapshot", "server": server_url(),
+        return _rows(ledger, ident, {"source": "team snapshot", "server": settings.chroma_url,
                                      "snapshot": snapshot.name})
     finally:
         ledger.close()

@@ -11,7 +11,6 @@ from codevouch.errors import BadIndex
 from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledger import Ledger
 from codevouch.store.ledgerfile import quote_path
-from codevouch.store.naming import server_url
 
 HINT = ("run `codevouch index build --repair`: it rebuilds the vectors from the embedding cache, "
         "without embedding anything")
@@ -59,14 +58,14 @@ def _journal_pending(path: Path) -> bool:
     return False
 
 
-def check_store(index_dir: Path, spaces: Collection[str] = ()) -> None:
+def check_store(index_dir: Path, spaces: Collection[str] = (), server: str | None = None) -> None:
     """BadIndex, naming the fix, when the embedded store's SQLite file is not a database, or when it
     (or its directory) is gone, or lacks the collection of one of `spaces` (those the ledger holds
     vectors for). SQLite reads of the header and of Chroma's `collections` table, no Chroma client
-    and no scan: a no-op build stays fast."""
+    and no scan: a no-op build stays fast. Nothing to check with the vectors on a `server`."""
     where = IndexDir(index_dir)
     path = where.chroma_file
-    if server_url():
+    if server:
         return
     if not path.exists():
         if spaces:

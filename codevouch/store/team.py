@@ -31,8 +31,8 @@ from pathlib import Path
 from codevouch.errors import IndexBusy, NotIndexed, StoreUnavailable
 from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledger import Ledger
-from codevouch.store.naming import server_url
 from codevouch.store.records import BranchState
+from codevouch.store.settings import DEFAULT, StoreSettings
 from codevouch.store.vectors import VectorStore
 
 HEAD = "HEAD"
@@ -119,23 +119,24 @@ def _install(home: Path, local: Path, data: bytes) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str) -> tuple[Ledger, BranchState | None]:
+def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str,
+                    settings: StoreSettings = DEFAULT) -> tuple[Ledger, BranchState | None]:
     """The ledger that answers for `branch` in the clone whose root is `clone` (Ledger.find_branch):
     the local one when it holds the branch (the builder, or a local build), else, with a Chroma
-    server configured, the team snapshot."""
+    server in the caller's `settings`, the team snapshot."""
     try:
         ledger: Ledger | None = Ledger(index_dir, readonly=True)
     except NotIndexed:
-        if not server_url():
+        if not settings.chroma_url:
             raise
         ledger = None
     if ledger is not None:
         state = ledger.find_branch(repo_id, branch, clone)
-        if state is not None or not server_url():
+        if state is not None or not settings.chroma_url:
             return ledger, state
         ledger.close()
     try:
-        with VectorStore(index_dir, readonly=True) as vectors:
+        with VectorStore(index_dir, readonly=True, settings=settings) as vectors:
             snapshot = fetch(vectors, repo_id, index_dir)
     except StoreUnavailable:
         # A dead or stalled server: the snapshot fetched last still answers what needs no vector
@@ -145,7 +146,7 @@ def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str) -> t
             raise
     if snapshot is None:
         raise NotIndexed(
-            f"nothing is indexed for this repository in {index_dir}, and the Chroma server {server_url()} has "
+            f"nothing is indexed for this repository in {index_dir}, and the Chroma server {settings.chroma_url} has "
             "no team index for it; the builder publishes one with `codevouch index build` (with "
             "CODEVOUCH_CHROMA_URL set), or build locally.")
     ledger = Ledger(snapshot, readonly=True)

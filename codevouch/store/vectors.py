@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from codevouch.errors import BadIndex, CodevouchError, StoreUnavailable, disk_full, is_disk_full
 from codevouch.store.indexdir import IndexDir
 from codevouch.store.locks import vector_lock
-from codevouch.store.naming import server_url
+from codevouch.store.settings import DEFAULT, StoreSettings
 
 CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
 # Chroma's HNSW search looks at max(ef_search, n) candidates, and its ef_search is 100: asked for
@@ -34,13 +34,18 @@ class VectorStore:
     $CODEVOUCH_BUSY_TIMEOUT seconds (default 20) raises IndexBusy instead of hanging. Between
     batches readers get in and answer from the ledger's last committed state. A Chroma
     server (CODEVOUCH_CHROMA_URL) serialises writes itself and needs no lock.
+
+    `settings`: the caller's (store/settings.py); the server is its `chroma_url` when opened. A
+    reader kept open across calls (retriever/search.py) is handed each call's `settings`, as
+    the busy timeout and the server's timeout are read at their use.
     """
 
-    def __init__(self, index_dir: Path, readonly: bool = False) -> None:
+    def __init__(self, index_dir: Path, readonly: bool = False, settings: StoreSettings = DEFAULT) -> None:
         self._index_dir = index_dir
         self._path = IndexDir(index_dir).chroma
         self._readonly = readonly
-        self._server = server_url()
+        self.settings = settings
+        self._server = settings.chroma_url
         self._client_obj: Any = None
         self._cols: dict[str, Any] = {}
         self._checked: set[str] = set()   # collections whose count this open compared with the ledger
@@ -63,7 +68,7 @@ class VectorStore:
                 from codevouch.store.chromahttp import timed_client
 
                 self._client_obj = timed_client(url.hostname, url.port or (443 if url.scheme == "https" else 8000),
-                                                url.scheme == "https", settings)
+                                                url.scheme == "https", settings, self.settings.chroma_timeout)
             else:
                 self._client_obj = chromadb.PersistentClient(path=str(self._path), settings=settings)
         return self._client_obj
@@ -98,7 +103,7 @@ class VectorStore:
         # processes opening at once, or a build paused mid-open, then fail each other's reads
         # with "database is locked"; so the open, a reader's too, is taken exclusively.
         opening = self._client_obj is None and not self._server
-        with vector_lock(self._index_dir, write, enabled=not self._server, exclusive=opening):
+        with vector_lock(self._index_dir, write, enabled=not self._server, exclusive=opening, settings=self.settings):
             try:
                 if opening:
                     self._client  # noqa: B018 (opened here, inside the exclusive turn)
@@ -106,7 +111,7 @@ class VectorStore:
             except CodevouchError:
                 raise
             except Exception as exc:
-                raise _store_error(exc, self._server, self._path) from exc
+                raise _store_error(exc, self._server, self._path, self.settings) from exc
 
     def collection(self, name: str, create: bool = True) -> Any:
         if name not in self._cols:
@@ -258,15 +263,13 @@ class VectorStore:
             return 0 if col is None else col.count()
 
 
-def _store_error(exc: Exception, server: str | None, path: Path) -> CodevouchError:
+def _store_error(exc: Exception, server: str | None, path: Path, settings: StoreSettings) -> CodevouchError:
     text = f"{type(exc).__name__}: {exc}"
     if is_disk_full(exc):
         return disk_full(path if not server else "the Chroma server's disk", exc)
     if server and _timed_out(exc):
-        from codevouch.store.chromahttp import timeout
-
         return StoreUnavailable(
-            f"the Chroma server at CODEVOUCH_CHROMA_URL={server} did not answer within {timeout():g} s "
+            f"the Chroma server at CODEVOUCH_CHROMA_URL={server} did not answer within {settings.chroma_timeout:g} s "
             "(CODEVOUCH_CHROMA_TIMEOUT): it is stalled or overloaded; `--mode lexical` searches without it, "
             "or raise CODEVOUCH_CHROMA_TIMEOUT for a slow server.")
     if server:

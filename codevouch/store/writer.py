@@ -24,8 +24,9 @@ from pathlib import Path
 from codevouch.store import lease, lexical, lexindex, team
 from codevouch.store.ledger import Ledger
 from codevouch.store.locks import writer_lock
-from codevouch.store.naming import lex_key, server_url
+from codevouch.store.naming import lex_key
 from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed
+from codevouch.store.settings import DEFAULT, StoreSettings
 from codevouch.store.vectors import VectorStore
 
 # Called between the phases of a build ("planned" by the build; "vectors-written",
@@ -80,7 +81,7 @@ class Writer:
         """In server mode, take the repository's builder lease (store/lease.py) before any
         write; returns what renews it (a no-op without a server). Taking over a lapsed lease of
         another builder removes that builder's vectors from the space: this ledger does not know them."""
-        if not server_url():
+        if not self.vectors.settings.chroma_url:
             return lambda: None
         ledger, vectors = self.ledger, self.vectors
         owner = ledger.builder_id()
@@ -164,7 +165,7 @@ class Writer:
         self._prune_lexical(space, previous_copy)
         if previous is not None and previous.space not in (None, space) and previous.space not in done.old_collections:
             self._prune_lexical(previous.space)    # the branch left that space: its copy there goes
-        if not server_url():
+        if not self.vectors.settings.chroma_url:
             # On a server, readers of the last published snapshot may still need these vectors:
             # the next build's start collects them.
             self.collect_garbage()
@@ -208,12 +209,13 @@ class Writer:
 
 
 @contextmanager
-def open_writer(index_dir: Path, wait: float) -> Iterator[Writer]:
-    """The index's one writer: waits up to `wait` seconds for write.lock (IndexLocked after)."""
+def open_writer(index_dir: Path, wait: float, settings: StoreSettings = DEFAULT) -> Iterator[Writer]:
+    """The index's one writer: waits up to `wait` seconds for write.lock (IndexLocked after).
+    `settings`: the caller's (store/settings.py): its vectors, its lease."""
     with writer_lock(index_dir, wait):
         ledger = Ledger(index_dir)
         try:
-            with VectorStore(index_dir) as vectors:
+            with VectorStore(index_dir, settings=settings) as vectors:
                 yield Writer(index_dir, ledger, vectors)
         finally:
             ledger.close()

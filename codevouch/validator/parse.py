@@ -17,32 +17,40 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # input error, not a range to look for.
 MAX_LINE = 2**31 - 1
 _FIX = "each snippet must be a JSON object with at least a non-empty string \"path\""
+# Snippets one call takes (~6 s) when its caller gives no cap: CODEVOUCH_MAX_SNIPPETS's default.
+MAX_SNIPPETS: int = environment.MAX_SNIPPETS.default
 
 
-def parse_snippets(text: str) -> list[dict[str, Any]]:
+def _default_cap() -> int:
+    return MAX_SNIPPETS
+
+
+def parse_snippets(text: str, cap: Callable[[], int] = _default_cap) -> list[dict[str, Any]]:
     """Snippets from a JSON list, a single JSON object, or JSON lines; [] for empty input.
-    Every item must be a codevouch snippet: the first that is not raises InputError."""
-    items, where = _parsed(text)
+    Every item must be a codevouch snippet: the first that is not raises InputError. `cap()`:
+    the most snippets taken (the caller's CODEVOUCH_MAX_SNIPPETS), asked when the text is not empty."""
+    items, where = _parsed(text, cap)
     for n, item in items:
         check_snippet(item, f"input {where} {n}")
         no_lone_surrogates(item, f"input {where} {n}")
     return [item for _, item in items]
 
 
-def parse_items(text: str) -> list[Any]:
+def parse_items(text: str, cap: Callable[[], int] = _default_cap) -> list[Any]:
     """The items of a JSON list, a single JSON object, or JSON lines, unchecked ([] for empty
     input): each is read by its shape later (shapes.py), and one that is wrong is that item's
-    error alone. InputError only for what is not JSON, or too many items."""
-    return [item for _, item in _parsed(text)[0]]
+    error alone. InputError only for what is not JSON, or more items than `cap()` (as in
+    parse_snippets)."""
+    return [item for _, item in _parsed(text, cap)[0]]
 
 
-def _parsed(text: str) -> tuple[list[tuple[int, Any]], str]:
+def _parsed(text: str, most: Callable[[], int]) -> tuple[list[tuple[int, Any]], str]:
     """(number, item) pairs, numbered as the error messages count them (items of a list, lines
     of JSON lines), and which of the two that is."""
     stripped = text.strip()
     if not stripped:
         return [], "item"
-    cap = environment.current().max_snippets
+    cap = most()
     if stripped.startswith("{"):
         # One (possibly pretty-printed) object; if that fails it is JSON lines, parsed below.
         try:
@@ -74,9 +82,6 @@ def _parsed(text: str) -> tuple[list[tuple[int, Any]], str]:
                 f"input line {n}: invalid JSON ({exc.msg} at column {exc.colno}); give one "
                 f"JSON object per line (JSON lines) or a single JSON list.") from exc
     return items, "line"
-
-
-MAX_SNIPPETS: int = environment.MAX_SNIPPETS.default    # per validate call from the CLI (~6 s): CODEVOUCH_MAX_SNIPPETS
 
 
 def _at_most(count: int, cap: int) -> None:

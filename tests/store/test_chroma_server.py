@@ -15,12 +15,18 @@ import pytest
 
 from codevouch import Index
 from codevouch.embedding import FakeEmbedder
+from codevouch.environment import Environment
 from codevouch.errors import NotIndexed
 from codevouch.indexer.build import build_index
 from codevouch.request import SearchRequest
 from codevouch.retriever.search import search
+from codevouch.store.settings import StoreSettings
 from tests import storehelp
 from tests.gitrepo import Repo
+
+# The store's settings a process caller has (Call.of_process()): its own variables, read at each
+# use, so the monkeypatched CODEVOUCH_CHROMA_URL and CODEVOUCH_LEASE_TTL below are what it reads.
+PROCESS = StoreSettings.of(Environment(os.environ))
 
 
 @pytest.fixture
@@ -34,10 +40,11 @@ def test_build_and_search_on_a_chroma_server(chroma_server: str, repo: Repo, tmp
     monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
     repo.commit(**{"a.py": "def alpha_search_target():\n    return 1\n", "b.py": "def beta():\n    return 2\n"})
     index_dir = tmp_path / "index"
-    [s] = build_index(repo.root, index_dir, FakeEmbedder())
+    [s] = build_index(repo.root, index_dir, FakeEmbedder(), store=PROCESS)
     assert s.chunks == 2
     assert not (index_dir / "chroma").exists()  # the vectors went to the server
-    hits = search(repo.root, SearchRequest("alpha_search_target", k=1, mode="dense"), index_dir, embedder=FakeEmbedder())
+    hits = search(repo.root, SearchRequest("alpha_search_target", k=1, mode="dense"), index_dir, embedder=FakeEmbedder(),
+                  store=PROCESS)
     assert hits[0].record.path == "a.py"
 
 
@@ -49,12 +56,12 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     repo.commit(**{"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n",
                    "shop/refund.py": "def refund_order(order):\n    return order.refund()\n"})
     dir_a, dir_b = tmp_path / "A", tmp_path / "B"
-    build_index(repo.root, dir_a, FakeEmbedder())
+    build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS)
     clone = tmp_path / "laptop" / "clone"
     subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
     dir_b.mkdir()
     for mode in ("dense", "lexical", "hybrid"):
-        hits = search(clone, SearchRequest("cancel_order", k=1, mode=mode), dir_b, embedder=FakeEmbedder())
+        hits = search(clone, SearchRequest("cancel_order", k=1, mode=mode), dir_b, embedder=FakeEmbedder(), store=PROCESS)
         assert hits[0].record.path == "shop/cancel.py" and "order.cancel()" in hits[0].text, mode
     assert not (dir_b / "state.sqlite").exists()  # B holds only the downloaded snapshot
 
@@ -63,26 +70,26 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     seen: dict[str, list[str]] = {}
 
     def reader(phase: str) -> None:
-        hits = search(clone, SearchRequest("ship_order", k=5, mode="lexical"), dir_b, embedder=FakeEmbedder())
+        hits = search(clone, SearchRequest("ship_order", k=5, mode="lexical"), dir_b, embedder=FakeEmbedder(), store=PROCESS)
         seen[phase] = [h.record.path for h in hits]
 
-    build_index(repo.root, dir_a, FakeEmbedder(), on_phase=reader)
+    build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS, on_phase=reader)
     # Vectors written, lexical copy staged, ledger committed on A: not published, so B still
     # sees the last build.
     assert set(seen) == {"planned", "vectors-written", "lexical-staged", "committed"}
     assert all(paths and "shop/ship.py" not in paths for paths in seen.values()), seen
     subprocess.run(["git", "-C", str(clone), "pull", "-q"], check=True)
     assert search(clone, SearchRequest("ship_order", k=1, mode="lexical"), dir_b,
-                  embedder=FakeEmbedder())[0].record.path == "shop/ship.py"
-    hits = search(clone, SearchRequest("ship_order", k=3, mode="dense"), dir_b, embedder=FakeEmbedder())
+                  embedder=FakeEmbedder(), store=PROCESS)[0].record.path == "shop/ship.py"
+    hits = search(clone, SearchRequest("ship_order", k=3, mode="dense"), dir_b, embedder=FakeEmbedder(), store=PROCESS)
     ship = next(h for h in hits if h.record.path == "shop/ship.py")
     assert "order.ship()" in ship.text and ship.record.repo == str(clone.resolve())
     # One generation cached in B, the older one removed.
     [cached] = [p.parent for p in (dir_b / "team").rglob("state.sqlite")]
     # A build with nothing new publishes nothing new: readers keep their copy.
-    [s] = build_index(repo.root, dir_a, FakeEmbedder())
+    [s] = build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS)
     assert s.noop
-    search(clone, SearchRequest("ship_order", k=1, mode="lexical"), dir_b, embedder=FakeEmbedder())
+    search(clone, SearchRequest("ship_order", k=1, mode="lexical"), dir_b, embedder=FakeEmbedder(), store=PROCESS)
     assert [p.parent for p in (dir_b / "team").rglob("state.sqlite")] == [cached]
 
 
@@ -91,7 +98,7 @@ def test_reader_with_nothing_published_is_told_what_to_do(chroma_server: str, re
     monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
     repo.commit(**{"a.py": "A = 1\n"})
     with pytest.raises(NotIndexed, match="no team index"):
-        search(repo.root, SearchRequest("a"), tmp_path / "empty", embedder=FakeEmbedder())
+        search(repo.root, SearchRequest("a"), tmp_path / "empty", embedder=FakeEmbedder(), store=PROCESS)
 
 
 def test_one_builder_per_repository_per_server(chroma_server: str, repo: Repo, tmp_path: Path,
@@ -108,9 +115,9 @@ def test_one_builder_per_repository_per_server(chroma_server: str, repo: Repo, t
     repo.commit(**{"shop/ship.py": "def ship_order(order):\n    return order.ship()\n"})
     repo.git("checkout", "-q", "main")
     dir_a, dir_b = tmp_path / "a", tmp_path / "b"
-    build_index(repo.root, dir_a, FakeEmbedder(), all_branches=True)
+    build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS, all_branches=True)
     with pytest.raises(BuilderConflict, match=f"another index directory \\({dir_a.resolve()}"):
-        build_index(repo.root, dir_b, FakeEmbedder())
+        build_index(repo.root, dir_b, FakeEmbedder(), store=PROCESS)
     env = {**os.environ, "CODEVOUCH_CHROMA_URL": chroma_server}
     proc = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root),
                            "--index", str(dir_b), "--embedder", "fake-bow-64"], env=env, capture_output=True,
@@ -118,28 +125,29 @@ def test_one_builder_per_repository_per_server(chroma_server: str, repo: Repo, t
     assert proc.returncode == 4 and "one builder per repository per server" in proc.stderr, proc.stderr
     # The holder builds on (its lease is renewed), and its readers see the new build.
     repo.commit(**{"shop/refund.py": "def refund_order(order):\n    return order.refund()\n"})
-    build_index(repo.root, dir_a, FakeEmbedder())
+    build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS)
     repo_id = identify(repo.root).id
-    with VectorStore(dir_a) as vectors:
+    with VectorStore(dir_a, settings=PROCESS) as vectors:
         held = lease.holder(vectors, repo_id)
     assert held is not None and held.index_dir == str(dir_a.resolve()) and held.expires_at > held.renewed_at
     # A lease renewed with a zero time to live has lapsed by the next build: B takes over, and
     # the vectors only A's ledger knew (topic's ship.py) leave the shared space.
     monkeypatch.setenv("CODEVOUCH_LEASE_TTL", "0")
-    build_index(repo.root, dir_a, FakeEmbedder())
+    build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS)
     monkeypatch.delenv("CODEVOUCH_LEASE_TTL")
-    [summary] = build_index(repo.root, dir_b, FakeEmbedder())
+    [summary] = build_index(repo.root, dir_b, FakeEmbedder(), store=PROCESS)
     space = space_name(repo_id, FakeEmbedder.name)
     ledger = Ledger(dir_b)
     try:
         texts = ledger.space_size(space)
     finally:
         ledger.close()
-    with VectorStore(dir_b) as vectors:
+    with VectorStore(dir_b, settings=PROCESS) as vectors:
         assert vectors.count(space) == texts == summary.chunks
     with pytest.raises(BuilderConflict):
-        build_index(repo.root, dir_a, FakeEmbedder())
-    hits = search(repo.root, SearchRequest("refund_order", k=1, mode="dense"), tmp_path / "reader", embedder=FakeEmbedder())
+        build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS)
+    hits = search(repo.root, SearchRequest("refund_order", k=1, mode="dense"), tmp_path / "reader",
+                  embedder=FakeEmbedder(), store=PROCESS)
     assert hits[0].record.path == "shop/refund.py"
 
 
@@ -148,7 +156,7 @@ def test_index_status_on_a_team_reader_lists_the_snapshot(chroma_server: str, re
     monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
     repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
     repo.git("branch", "release")
-    build_index(repo.root, tmp_path / "builder", FakeEmbedder(), all_branches=True)
+    build_index(repo.root, tmp_path / "builder", FakeEmbedder(), store=PROCESS, all_branches=True)
     clone = tmp_path / "laptop" / "clone"
     subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
     reader = tmp_path / "reader"
@@ -179,7 +187,7 @@ def test_a_team_readers_overlay_is_local_and_writes_nothing_to_the_server(
     what they hold) and the downloaded snapshot are as they were."""
     monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
     repo.commit(**{"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
-    build_index(repo.root, tmp_path / "A", FakeEmbedder())
+    build_index(repo.root, tmp_path / "A", FakeEmbedder(), store=PROCESS)
     clone, dir_b = tmp_path / "laptop" / "clone", tmp_path / "B"
     subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
     dir_b.mkdir()

@@ -96,11 +96,11 @@ def test_lease_times_come_from_the_server_not_a_clock_ahead(server: tuple[str, s
                           env=env, cwd=repo.root, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 4 and "one builder per repository per server" in proc.stderr, proc.stderr
     # A renews with the server's time: its lease lapses 36 h after the server's now, whatever A's clock.
-    from codevouch.store import VectorStore, lease
+    from codevouch.environment import Environment
+    from codevouch.store import StoreSettings, VectorStore, lease
     from codevouch.worktree.identity import identify
 
-    monkeypatch.setenv("CODEVOUCH_CHROMA_URL", url)
-    with VectorStore(tmp_path / "a") as vectors:
+    with VectorStore(tmp_path / "a", settings=StoreSettings.of(Environment({"CODEVOUCH_CHROMA_URL": url}))) as vectors:
         held = lease.holder(vectors, identify(repo.root).id)
         now = vectors.server_time()
     assert held is not None and now is not None and abs(held.renewed_at - now) < 600

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from codevouch.embedding import FakeEmbedder
+from codevouch.environment import Environment
 from codevouch.errors import IndexBusy, IndexLocked
 from codevouch.indexer.build import build_index
-from codevouch.store import IndexDir, VectorStore, writer_lock
+from codevouch.store import IndexDir, StoreSettings, VectorStore, writer_lock
 from codevouch.store.locks import vector_lock
 from tests.gitrepo import Repo
 from tests.storehelp import SPACE
@@ -29,17 +30,22 @@ def test_second_writer_gets_a_clear_message(repo: Repo, index_dir: Path) -> None
     assert build_index(repo.root, index_dir, FakeEmbedder())[0].chunks == 1
 
 
+# The caller's CODEVOUCH_BUSY_TIMEOUT, handed to the store (store/settings.py): never os.environ's.
+QUICK = StoreSettings.of(Environment({"CODEVOUCH_BUSY_TIMEOUT": "0.3"}))
+
+
 def test_a_reader_waits_for_a_vector_write_at_most_the_busy_timeout(index_dir: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     index_dir.mkdir()  # as a build's write.lock makes it: the lock file goes in an existing directory
     with VectorStore(index_dir) as store:
         store.upsert(SPACE, ["a"], [[1.0, 0.0]])
-    monkeypatch.setenv("CODEVOUCH_BUSY_TIMEOUT", "0.3")
+    monkeypatch.delenv("CODEVOUCH_BUSY_TIMEOUT", raising=False)   # the process's own is not read
     fd = os.open(IndexDir(index_dir).vectors_lock, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # as a build inside a write batch holds it
         started = time.monotonic()
-        with VectorStore(index_dir, readonly=True) as reader, pytest.raises(IndexBusy, match="--mode lexical"):
+        with VectorStore(index_dir, readonly=True, settings=QUICK) as reader, \
+                pytest.raises(IndexBusy, match="--mode lexical"):
             reader.query(SPACE, [1.0, 0.0], 1)
         assert 0.3 <= time.monotonic() - started < 5
     finally:
@@ -59,21 +65,20 @@ def test_readers_share_the_vector_lock_and_never_create_it(index_dir: Path) -> N
         pass  # two readers at once
 
 
-def test_a_reader_opens_the_store_alone_then_shares_it(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reader_opens_the_store_alone_then_shares_it(index_dir: Path) -> None:
     """Opening an embedded Chroma client writes its SQLite file, so a reader's first access
     waits for an exclusive turn (a build paused while opening, or another reader opening,
     failed searches with "database is locked"); once open, it reads beside other readers."""
     index_dir.mkdir()
     with VectorStore(index_dir) as store:
         store.upsert(SPACE, ["a"], [[1.0, 0.0]])
-    monkeypatch.setenv("CODEVOUCH_BUSY_TIMEOUT", "0.3")
-    with VectorStore(index_dir, readonly=True) as opened:
+    with VectorStore(index_dir, readonly=True, settings=QUICK) as opened:
         assert opened.query(SPACE, [1.0, 0.0], 1)[0][0] == "a"
         fd = os.open(IndexDir(index_dir).vectors_lock, os.O_RDONLY)
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)  # another reader, mid-query
             assert opened.query(SPACE, [1.0, 0.0], 1)[0][0] == "a"
-            with VectorStore(index_dir, readonly=True) as opening, pytest.raises(IndexBusy):
+            with VectorStore(index_dir, readonly=True, settings=QUICK) as opening, pytest.raises(IndexBusy):
                 opening.query(SPACE, [1.0, 0.0], 1)
         finally:
             os.close(fd)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from codevouch.environment import Environment
 from codevouch.errors import CodevouchError
-from codevouch.store import IndexDir, VectorStore
+from codevouch.store import IndexDir, StoreSettings, VectorStore
 from tests.storehelp import SPACE
 
 
@@ -59,9 +60,9 @@ def test_a_reader_of_an_index_without_vectors_creates_nothing(index_dir: Path) -
     assert IndexDir(index_dir).chroma_file.is_file() and IndexDir(index_dir).vectors_lock.is_file()
 
 
-def test_a_server_url_that_is_not_http_is_refused(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CODEVOUCH_CHROMA_URL", "ftp://localhost:1")
-    with VectorStore(index_dir) as store, pytest.raises(CodevouchError, match="is not http"):
+def test_a_server_url_that_is_not_http_is_refused(index_dir: Path) -> None:
+    settings = StoreSettings.of(Environment({"CODEVOUCH_CHROMA_URL": "ftp://localhost:1"}))
+    with VectorStore(index_dir, settings=settings) as store, pytest.raises(CodevouchError, match="is not http"):
         store.count(SPACE)
 
 

@@ -1,0 +1,43 @@
+"""What the api reads of a `Call` (codevouch/call.py) and hands below it as values: the index
+directory, the overlay's limit, the store's settings. The modules below the api take these as
+arguments and never ask the environment themselves (tests/test_environment_readers.py).
+
+Beside the api (under it in pyproject's layers) so that the api's methods, its module-level
+functions and the commands make them one way; `import codevouch` loads nothing of the store
+through it (the store is imported inside the functions that need it).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codevouch.call import Call
+from codevouch.errors import InputError
+
+if TYPE_CHECKING:
+    from codevouch.store.settings import StoreSettings
+
+
+def index_dir_of(given: Path | str | None, call: Call) -> Path:
+    """The index directory of `call`: the one given, else the default ($CODEVOUCH_INDEX, else
+    XDG's), absolute (a relative one from the call's working directory)."""
+    from codevouch.store import default_index_dir  # heavy: the store
+
+    return call.path(call.env.expanduser(str(given or default_index_dir(call.env)))).resolve()
+
+
+def overlay_limit(given: int | None, call: Call) -> int:
+    """The most new working-tree chunks a search embeds: the one given, else the call's
+    CODEVOUCH_OVERLAY_LIMIT (unset: retriever.overlay.EMBED_LIMIT); InputError below 0."""
+    if given is None:
+        given = call.env.overlay_limit
+    if given < 0:
+        raise InputError(f"the overlay limit must be 0 or more chunks (got {given}).")
+    return given
+
+
+def store_settings(call: Call) -> StoreSettings:
+    """The store's settings of `call` (codevouch/store/settings.py), each read at its use."""
+    from codevouch.store.settings import StoreSettings  # heavy: the store
+
+    return StoreSettings.of(call.env)
