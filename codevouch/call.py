@@ -10,8 +10,9 @@ What a call ran with is therefore one object, and the process itself is never re
 call: no `os.environ` write, no `chdir`. The environment is a snapshot (an `Environment` over a
 mapping of the caller's variables); `entered()` makes it what `environment.current()` answers
 in this context, for the one door below the api that must see the caller's variables at every
-use: git's children, which are started with them (worktree/git/_process.py), and the git
-facts that follow them (global config and attributes files under the caller's HOME).
+use: git's children, which are started with them, and the git facts that follow them (global
+config and attributes files under the caller's HOME), all through one function,
+worktree/git/_process.py `caller_env()`. Every other setting goes down as a value.
 
 A leaf above `environment`: it imports nothing else of codevouch.
 """

@@ -18,6 +18,7 @@ from codevouch.worktree.git._process import (
     PROCESSES,
     REPO_LOCATING_VARS,
     RUN_FILTERS_VAR,
+    caller_env,
     no_git_env,
 )
 from codevouch.worktree.git.attributes import (
@@ -99,7 +100,7 @@ __all__ = [
     # errors the git layer raises
     "DetachedHead", "GitError", "NoCommits", "NotARepository", "UnknownRevision",
     # _process, filters, runner: starting git
-    "PROCESSES", "REPO_LOCATING_VARS", "RUN_FILTERS_VAR", "no_git_env",
+    "PROCESSES", "REPO_LOCATING_VARS", "RUN_FILTERS_VAR", "caller_env", "no_git_env",
     "Pending", "run",
     # refs
     "HeadState", "PendingRoot", "branch_commit", "current_branch", "head_commit", "head_state", "is_root", "local_branches",

@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from codevouch import environment
 from codevouch.caches import register
 from codevouch.errors import ConfigError
+from codevouch.worktree.gitio import caller_env
 from codevouch.worktree.safe_read import NotRegular, TooLarge, check_file, read_file
 
 # The most bytes any one of these files may hold: far over any real .gitignore or config, far
@@ -187,7 +187,7 @@ def _shown(path: Path, top: Path) -> str:
 def _path_value(value: str, base: Path) -> Path | None:
     if value.startswith("%(prefix)/"):
         return None                     # relative to git's install prefix: not the repository's
-    expanded = environment.current().expanduser(value)
+    expanded = caller_env().expanduser(value)
     if expanded.startswith("~"):
         return None                     # ~user that does not exist: git skips it too
     return base / expanded

@@ -38,7 +38,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from codevouch import environment
+from codevouch.worktree.gitio import caller_env
 
 FILE = "root-commits"
 LEDGER = "state.sqlite"          # store/indexdir.py's LEDGER (the store is a layer above): an index is there
@@ -52,7 +52,7 @@ _UNKEYED_VARS = ("GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE")
 def history_key(root: Path, head: str) -> str | None:
     """What the first-parent walk from `head` in the work tree `root` depends on, as a hex digest;
     None when that cannot be told from files alone (see the module's docstring)."""
-    if any(environment.current().get(var) is not None for var in _UNKEYED_VARS):
+    if any(caller_env().get(var) is not None for var in _UNKEYED_VARS):
         return None
     common = _common_dir(root)
     if common is None or os.path.exists(os.path.join(common, "reftable")):

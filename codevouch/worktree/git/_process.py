@@ -74,9 +74,24 @@ RUN_FILTERS_VAR = environment.RUN_GIT_FILTERS.name
 _PROGRAM_VARS = ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EDITOR")
 
 
+def caller_env() -> environment.Environment:
+    """The environment of the call running in this context: the caller's, which the door that
+    took the call (the CLI, the engine per request, the api's `Index`) made its `Call` of and
+    entered (`Call.entered()` sets a context variable; unset, this process's own variables).
+
+    The one reader of the running call's environment below the api (tests/test_environment_readers.py
+    holds every other module to that). Git's children must be started with the caller's
+    variables at every use (HOME, XDG_CONFIG_HOME, GIT_CONFIG_*, ssh settings), and so must the
+    git facts that follow them (the user's config and attributes files, `~` in a config path,
+    the variables that make history unkeyable: filters.py, gitreads.py, rootcache.py ask here).
+    Passing the environment through every git call instead would thread it through a hundred
+    functions that only reach git; the settings codevouch itself acts on are passed down as values."""
+    return environment.current()
+
+
 def run_filters() -> bool:
     """Whether the user opted in (CODEVOUCH_RUN_GIT_FILTERS=1) to running configured filters."""
-    return environment.current().run_git_filters
+    return caller_env().run_git_filters
 
 
 # The variables that `--config-env` settings take their values from (filters.filter_overrides):
@@ -88,7 +103,7 @@ FALSE_VAR = "CV_GIT_FALSE"
 
 def _env() -> dict[str, str]:
     # Read per call, not at import, so a changed environment (HOME in tests) reaches git.
-    env = {k: v for k, v in no_git_env(environment.current().raw).items() if k not in _PROGRAM_VARS}
+    env = {k: v for k, v in no_git_env(caller_env().raw).items() if k not in _PROGRAM_VARS}
     return {
         **env,
         EMPTY_VAR: "", FALSE_VAR: "false",

@@ -13,9 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codevouch import environment
 from codevouch.errors import GitError
-from codevouch.worktree.git._process import EMPTY_VAR, FALSE_VAR, _run_raw, run_filters
+from codevouch.worktree.git._process import EMPTY_VAR, FALSE_VAR, _run_raw, caller_env, run_filters
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ def _config_env() -> tuple[str, ...]:
     """The environment that decides git's configuration: the variables above and the
     GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n> pairs that GIT_CONFIG_COUNT says git reads (only
     those: walking all of os.environ cost a millisecond per git call)."""
-    env = environment.current()         # the running call's (codevouch/call.py)
+    env = caller_env()         # the running call's (codevouch/call.py)
     named = tuple(env.get(k, "\0") for k in _CONFIG_ENV)
     count = env.get("GIT_CONFIG_COUNT", "").strip()
     if not count.isdigit():
@@ -71,7 +70,7 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
         return ()
     config = _parse_config_list(out, key)
     files = config.files
-    home = environment.current().get("HOME")
+    home = caller_env().get("HOME")
     for extra_file in ([os.path.join(home, ".gitconfig")] if home else []) + [user_git_file("config")]:
         files.setdefault(extra_file, _stat_key(extra_file))
     result = tuple(sorted(config.names))
@@ -109,9 +108,9 @@ def _parse_config_list(out: bytes, key: str) -> _ConfigList:
             includes = True
         worktree = worktree or name.lower() == "core.worktree"
         if name.lower() == "core.attributesfile" and "\n" in entry:
-            attributes.append(environment.current().expanduser(entry.split("\n", 1)[1]))
+            attributes.append(caller_env().expanduser(entry.split("\n", 1)[1]))
         if name.lower() == "core.excludesfile" and "\n" in entry:
-            excludes.append(environment.current().expanduser(entry.split("\n", 1)[1]))
+            excludes.append(caller_env().expanduser(entry.split("\n", 1)[1]))
         if origin.startswith("file:"):
             path = origin[len("file:"):]
             full = path if os.path.isabs(path) else os.path.join(key, path)
@@ -172,5 +171,5 @@ def excludes_file(repo: Path | str) -> str | None:
 def user_git_file(name: str) -> str:
     """`$XDG_CONFIG_HOME/git/<name>` (else `~/.config/git/<name>`) of the running call's
     environment: where git reads the user's config, ignore and attributes files."""
-    env = environment.current()
+    env = caller_env()
     return os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or "/", ".config"), "git", name)
