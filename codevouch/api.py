@@ -235,8 +235,7 @@ class Index:
                 pass   # a bad model setting must not stop a search of a branch built otherwise
         candidates = search(self.repo, request, self.index_dir, embedder=guess, settings=self.settings,
                             overlay=_overlay_source(self.settings, call) if request.overlay else None,
-                            embed_limit=self.overlay_limit, store=callreads.store_settings(self.call),
-                            embed_seconds=lambda: self.call.env.overlay_seconds)
+                            caller=callreads.search_caller(self.call, self.overlay_limit))
         threshold = self._match_threshold(candidates.model, candidates.root, call)
         read = candidates.query   # the query as the search read it: not split again per hit
         assert read is not None

@@ -15,6 +15,7 @@ from codevouch.call import Call
 from codevouch.errors import InputError
 
 if TYPE_CHECKING:
+    from codevouch.retriever.searchrun import Caller
     from codevouch.store.settings import StoreSettings
 
 
@@ -41,3 +42,11 @@ def store_settings(call: Call) -> StoreSettings:
     from codevouch.store.settings import StoreSettings  # heavy: the store
 
     return StoreSettings.of(call.env)
+
+
+def search_caller(call: Call, embed_limit: int) -> Caller:
+    """What `call` sets for a search: the overlay's limit (`embed_limit`, the Index's) and time
+    budget (CODEVOUCH_OVERLAY_SECONDS, read when the overlay embeds), and the store's settings."""
+    from codevouch.retriever.searchrun import Caller  # heavy: the store
+
+    return Caller(embed_limit, lambda: call.env.overlay_seconds, store_settings(call))

@@ -88,6 +88,6 @@ def hooks_run(
     call = invocation().call
     index_dir = index_dir_of(index, call)
     fired = hooks.Fired(branch or None, commit or None)
-    hooks.run_hook(hook, list(args or ()), installed_for, index_dir, embedder, wait, fired=fired,
+    hooks.run_hook(hook, list(args or ()), hooks.Installed(installed_for, index_dir, embedder, wait), fired=fired,
                    store=StoreSettings.of(call.env))
     raise typer.Exit(0)

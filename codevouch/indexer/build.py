@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.errors import DiskFull, InputError, disk_full, is_disk_full
@@ -150,20 +150,48 @@ class BranchChoice(TypedDict, total=False):
     exclude_branches: Sequence[str] | None
 
 
-def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder, *, wait: float = 0,
-                progress: Progress | None = None, on_phase: PhaseHook | None = None, settings: Settings = DEFAULT,
-                store: StoreSettings = STORE_DEFAULT, **choice: Unpack[BranchChoice]) -> list[BranchSummary]:
-    """Build the branches `choice` names (BranchChoice; default: the current one).
-    `settings`: its build knobs (merge_target, embed_context) say how files are chunked and
-    what is embedded (see codevouch/retriever/settings.py). `store`: the caller's server, busy
-    timeout and lease (codevouch/store/settings.py; default: none set)."""
+class BuildKnobs(TypedDict, total=False):
+    """How a build runs, as build_index's and build_repos' keywords (each one's default in
+    `_How`): `wait` seconds for another build's writer lock, `progress` (files done, files in
+    all, a path), `on_phase` (called at each commit phase: the crash tests' hook), `settings`
+    (its build knobs, merge_target and embed_context, say how files are chunked and what is
+    embedded: codevouch/retriever/settings.py), `store` (the caller's server, busy timeout and
+    lease: codevouch/store/settings.py)."""
+    wait: float
+    progress: Progress | None
+    on_phase: PhaseHook | None
+    settings: Settings
+    store: StoreSettings
+
+
+class BuildOptions(BranchChoice, BuildKnobs, total=False):
+    """build_index's keywords: which branches (BranchChoice) and how (BuildKnobs)."""
+
+
+@dataclass(frozen=True)
+class _How:
+    """BuildKnobs with their defaults, as the build passes them down."""
+    wait: float = 0
+    progress: Progress | None = None
+    on_phase: PhaseHook | None = None
+    settings: Settings = DEFAULT
+    store: StoreSettings = STORE_DEFAULT
+
+
+def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
+                **options: Unpack[BuildOptions]) -> list[BranchSummary]:
+    """Build the branches `options` names (BranchChoice; default: the current one), as its
+    BuildKnobs say. A misspelt keyword is a TypeError, never ignored."""
     gitreads.guard(repo_path)      # before git (the nightly's --repos comes here, not through Index)
+    given: dict[str, Any] = dict(options)
+    choice = {key: given.pop(key) for key in BranchChoice.__optional_keys__ if key in given}
+    how = _How(**given)
     ident = identify(repo_path)
-    names = _chosen_branches(ident.root, **choice)   # as keywords: a misspelt one is a TypeError, never ignored
+    names = _chosen_branches(ident.root, **choice)
     for name in names:      # an unknown branch fails here, before the writer lock is waited for
         gitio.branch_commit(ident.root, name)
     try:
-        return _build_locked(ident, names, index_dir, embedder, wait, progress, on_phase, settings, store)
+        return _build_locked(ident, names, index_dir, embedder, how)
     except DiskFull:
         raise
     except Exception as exc:
@@ -186,13 +214,13 @@ def _chosen_branches(root: Path, branches: Sequence[str] = (), all_branches: boo
     return resolve_branches(root, branches, all_branches, patterns)
 
 
-def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, embedder: Embedder, wait: float,
-                  progress: Progress | None, on_phase: PhaseHook | None, settings: Settings,
-                  store: StoreSettings) -> list[BranchSummary]:
+def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, embedder: Embedder,
+                  how: _How) -> list[BranchSummary]:
     """build_index's work under the writer lock."""
     from codevouch.store.storecheck import check_store, vector_spaces
 
-    with open_writer(index_dir, wait, store) as writer:
+    settings = how.settings
+    with open_writer(index_dir, how.wait, how.store) as writer:
         # A damaged, emptied or missing vector store is named (with --repair), never "up to date".
         check_store(index_dir, vector_spaces(writer.ledger), writer.vectors.settings.chroma_url)
         # Read the heads again once the lock is held: a build that queued behind another (a git
@@ -205,7 +233,7 @@ def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, em
         for name in names:
             claim()  # renewed before each branch: a long build keeps its lease
             summaries.append(_build_branch(ident, name, commits[name], writer, embedder,
-                                           progress, on_phase or (lambda _phase: None), settings))
+                                           how.progress, how.on_phase or (lambda _phase: None), settings))
         if writer.vectors.settings.chroma_url:
             claim()
             writer.publish(ident.id)

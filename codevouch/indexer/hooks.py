@@ -325,7 +325,7 @@ class Fired:
 
 
 @dataclass(frozen=True)
-class _Installed:
+class Installed:
     """What `hooks install` wrote into the hook's command line (`--for`, `--index`,
     `--embedder`, `--wait`): the git directory the hooks guard, and the index, model and queueing
     time its build uses. Fixed at install, the same for every firing: one record through the run."""
@@ -335,8 +335,7 @@ class _Installed:
     wait: float
 
 
-def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, embedder: str,
-             wait: float = DEFAULT_WAIT, repo: Path | str = ".", fired: Fired = Fired(),
+def run_hook(hook: str, args: list[str], installed: Installed, repo: Path | str = ".", fired: Fired = Fired(),
              store: StoreSettings | None = None) -> str:
     """What a hook's background process does: build the branch the hook fired on, of the
     repository here, queued behind the writer lock; append one line per step to
@@ -345,7 +344,7 @@ def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, e
     none set)."""
     from codevouch.store.indexdir import IndexDir
 
-    log = IndexDir(index_dir).hooks_log
+    log = IndexDir(installed.index_dir).hooks_log
 
     def note(line: str) -> str:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -360,7 +359,7 @@ def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, e
         return text
 
     try:
-        return note(_run(hook, args, _Installed(installed_for, index_dir, embedder, wait), repo, fired, note, store))
+        return note(_run(hook, args, installed, repo, fired, note, store))
     except Exception as exc:  # the hook must never fail git, nor die without a word
         import traceback
 
@@ -368,7 +367,7 @@ def run_hook(hook: str, args: list[str], installed_for: Path, index_dir: Path, e
                     + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 
 
-def _run(hook: str, args: list[str], installed: _Installed, repo: Path | str, fired: Fired, note: Any,
+def _run(hook: str, args: list[str], installed: Installed, repo: Path | str, fired: Fired, note: Any,
          given: StoreSettings | None) -> str:
     from codevouch.embedding import embedder_by_name
     from codevouch.errors import DetachedHead, IndexLocked

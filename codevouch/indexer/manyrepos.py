@@ -31,14 +31,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codevouch.embedding import Embedder
 from codevouch.errors import InputError, NotARepository
-from codevouch.indexer.build import BranchSummary, PhaseHook, Progress, build_index
-from codevouch.retriever.settings import DEFAULT, Settings
-from codevouch.store.settings import DEFAULT as STORE_DEFAULT
-from codevouch.store.settings import StoreSettings
+from codevouch.indexer.build import BranchSummary, BuildKnobs, build_index
+
+if TYPE_CHECKING:
+    # typing.Unpack is 3.11+: typing_extensions for the type checker only.
+    from typing_extensions import Unpack
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -189,13 +190,13 @@ def _names(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder, wait: float = 0,
-                progress: Progress | None = None, on_phase: PhaseHook | None = None,
+def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder,
                 on_repo: Callable[[RepoOutcome], None] | None = None,
-                settings: Settings = DEFAULT, store: StoreSettings = STORE_DEFAULT) -> list[RepoOutcome]:
-    """Build each repository in turn into `index_dir` (with `settings`' build knobs, `store`'s
-    server and lease); a failure is recorded in its outcome and the next repository is built.
-    `on_repo` sees each outcome as soon as it is known.
+                **knobs: Unpack[BuildKnobs]) -> list[RepoOutcome]:
+    """Build each repository in turn into `index_dir`, each as its knobs say (build.BuildKnobs:
+    the writer lock's wait, progress, settings, the store's settings); a failure is recorded in
+    its outcome and the next repository is built. `on_repo` sees each outcome as soon as it is
+    known.
 
     Any exception a repository's build raises is caught, a bug included (the outcome carries it:
     the caller decides how to report it), so that one odd repository cannot cost the others
@@ -206,10 +207,9 @@ def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder, 
         outcome = RepoOutcome(spec)
         try:
             outcome.branches = build_index(spec.path, index_dir, embedder, branches=spec.branches,
-                                           all_branches=spec.all_branches, wait=wait, progress=progress,
-                                           on_phase=on_phase, include_branches=spec.include_branches or None,
-                                           exclude_branches=spec.exclude_branches or None, settings=settings,
-                                           store=store)
+                                           all_branches=spec.all_branches,
+                                           include_branches=spec.include_branches or None,
+                                           exclude_branches=spec.exclude_branches or None, **knobs)
         except Exception as exc:  # a CodevouchError, or a bug: either way the next repository is built
             outcome.error = _where_listed(exc, spec)
         outcome.seconds = time.monotonic() - started

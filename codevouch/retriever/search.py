@@ -21,7 +21,7 @@ from codevouch.retriever.collapse import collapse
 from codevouch.retriever.matching import DEFINITION_NAME
 from codevouch.retriever.members import members, space_size
 from codevouch.retriever.mode import SearchMode
-from codevouch.retriever.searchrun import SearchRun
+from codevouch.retriever.searchrun import NO_CALL, Caller, SearchRun
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.retriever.standin import STAND_IN
 from codevouch.store import (
@@ -33,7 +33,6 @@ from codevouch.store import (
     VectorStore,
     lexical,
 )
-from codevouch.store.settings import DEFAULT as STORE_DEFAULT
 from codevouch.store.team import open_for_search
 from codevouch.syntax.extensions import is_declaration_file
 from codevouch.syntax.lines import decode
@@ -90,9 +89,7 @@ OverlaySource = Callable[[Path, BranchState, "gitio.HeadState | None"], live.Ove
 
 
 def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embedder: Embedder | str | None = None,
-           settings: Settings = DEFAULT, overlay: OverlaySource | None = None,
-           embed_limit: int = live.EMBED_LIMIT, store: StoreSettings = STORE_DEFAULT,
-           embed_seconds: Callable[[], float] = lambda: live.EMBED_SECONDS) -> Results:
+           settings: Settings = DEFAULT, overlay: OverlaySource | None = None, caller: Caller = NO_CALL) -> Results:
     """The request's top k chunks of a branch, as it asks (request.py, checked when it was made):
     its query on its branch (None: the checked-out one), in its mode (hybrid: dense + lexical,
     fused by rank; dense; lexical), of its kinds (source, test, docs, config; None: every kind),
@@ -106,16 +103,15 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
     (kind weights, fusion, collapsing: see settings.py); its build knobs are the index's
     business. `overlay`: what differs from the index in the working tree, searched beside it
     (retriever/overlay.py): an index hit from a changed file gives way to the file's current
-    chunks, and at most `embed_limit` new chunks are embedded, within `embed_seconds()` (the rest
-    are ranked by words only, and the Results' overlay says how many). `store`: the caller's
-    store settings (codevouch/store/settings.py); `embed_seconds` its CODEVOUCH_OVERLAY_SECONDS,
-    asked only when the overlay embeds."""
+    chunks, and at most `caller.embed_limit` new chunks are embedded, within
+    `caller.embed_seconds()` (the rest are ranked by words only, and the Results' overlay says
+    how many). `caller`: what the caller's Call sets (searchrun.Caller), its store settings too."""
     query, k, mode, kinds = request.query, request.k, request.mode, request.kinds
     keep = path_filter(request.paths) if request.paths else None
     with ThreadPoolExecutor(max_workers=1) as pool:
         held, early = _early_query(pool, embedder, index_dir, mode, query)
         repo, repo_id, branch, head = _locate(repo_path, request.branch, index_dir)
-        ledger, state = open_for_search(repo_id, branch, index_dir, str(repo), store)
+        ledger, state = open_for_search(repo_id, branch, index_dir, str(repo), caller.store)
         try:
             outdated = ledger.outdated(repo_id, str(repo), branch)
             if state is None or outdated is not None:
@@ -128,7 +124,7 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
             # can still be filled, but they are fused at the default's depth first (_scored).
             run = SearchRun(ledger, index_dir, state, read, depth * (4 if kinds else 1), request.include_history, mode,
                             settings, pool, searched if searched is not None and not searched.empty else None,
-                            embed_limit, keep, repo, store, embed_seconds)
+                            keep, repo, caller)
             rankings = _rankings(run, queryencoder.for_query(held, state.embedder, mode), early)
             if ov is not None and searched is not ov and searched is not None:
                 ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
@@ -365,7 +361,7 @@ def _dense_ranking(run: SearchRun, vector: list[float], records: dict[str, Chunk
     ledger, index_dir, state, depth, ov = run.ledger, run.index_dir, run.state, run.depth, run.overlay
     assert state.space is not None
     space = state.space
-    vectors = _vector_reader(ledger, index_dir, run.store)
+    vectors = _vector_reader(ledger, index_dir, run.caller.store)
     out = _Dense([], vector, {})
 
     def nearest(n: int) -> list[str]:
@@ -374,7 +370,8 @@ def _dense_ranking(run: SearchRun, vector: list[float], records: dict[str, Chunk
         return [cid for cid, _ in found]
     out.ids = members(run, run.include_history, records, nearest)
     if ov is not None and embedder is not None:
-        given = live.vectors_for(ov, embedder, ledger, index_dir, run.embed_limit, run.embed_seconds, state=state)
+        given = live.vectors_for(ov, embedder, ledger, index_dir, run.caller.embed_limit, run.caller.embed_seconds,
+                                 state=state)
         own_dense = live.dense_scores(ov, given, vector, depth)
         out.own_sims.update(own_dense)
         out.ids = live.merged(_kept(out.ids, records, ov, run.include_history, state,

@@ -13,6 +13,18 @@ from codevouch.retriever import overlay as live
 from codevouch.retriever import query as reading
 from codevouch.retriever.settings import Settings
 from codevouch.store import BranchState, Ledger, StoreSettings
+from codevouch.store.settings import DEFAULT as STORE_DEFAULT
+
+
+@dataclass(frozen=True)
+class Caller:
+    """What the caller's Call sets for one search (the api reads it from the Call: callreads.py):
+    at most `embed_limit` new overlay chunks are embedded, within `embed_seconds()` (its
+    CODEVOUCH_OVERLAY_SECONDS, asked only when the overlay embeds), and the store's settings
+    (its busy timeout, its server). The default: no Call, the declared defaults."""
+    embed_limit: int = live.EMBED_LIMIT
+    embed_seconds: Callable[[], float] = lambda: live.EMBED_SECONDS
+    store: StoreSettings = STORE_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -28,8 +40,9 @@ class SearchRun:
     settings: Settings            # the ranking's knobs (settings.py)
     pool: ThreadPoolExecutor      # the thread the query may be embedded on while the lexical half runs
     overlay: live.Overlay | None  # the working-tree overlay as searched (--path applied); None: off or empty
-    embed_limit: int              # at most this many new overlay chunks are embedded
     keep: Callable[[str], bool] | None   # a --path filter, applied by each list to the branch's members
     repo: Path | None             # the clone whose git the definitions' blobs are read from
-    store: StoreSettings          # the caller's store settings: the vector reader's busy timeout, its server
-    embed_seconds: Callable[[], float]   # the caller's overlay time budget, read when the overlay embeds
+    caller: Caller                # the caller's overlay embedding limits and store settings
+
+
+NO_CALL = Caller()     # a search with no Call: the declared defaults

@@ -20,6 +20,7 @@ from codevouch.errors import NotIndexed
 from codevouch.indexer.build import build_index
 from codevouch.request import SearchRequest
 from codevouch.retriever.search import search
+from codevouch.retriever.searchrun import Caller
 from codevouch.store.settings import StoreSettings
 from tests import storehelp
 from tests.gitrepo import Repo
@@ -27,6 +28,7 @@ from tests.gitrepo import Repo
 # The store's settings a process caller has (Call.of_process()): its own variables, read at each
 # use, so the monkeypatched CODEVOUCH_CHROMA_URL and CODEVOUCH_LEASE_TTL below are what it reads.
 PROCESS = StoreSettings.of(Environment(os.environ))
+SEARCH = Caller(store=PROCESS)
 
 
 @pytest.fixture
@@ -44,7 +46,7 @@ def test_build_and_search_on_a_chroma_server(chroma_server: str, repo: Repo, tmp
     assert s.chunks == 2
     assert not (index_dir / "chroma").exists()  # the vectors went to the server
     hits = search(repo.root, SearchRequest("alpha_search_target", k=1, mode="dense"), index_dir, embedder=FakeEmbedder(),
-                  store=PROCESS)
+                  caller=SEARCH)
     assert hits[0].record.path == "a.py"
 
 
@@ -61,7 +63,7 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
     dir_b.mkdir()
     for mode in ("dense", "lexical", "hybrid"):
-        hits = search(clone, SearchRequest("cancel_order", k=1, mode=mode), dir_b, embedder=FakeEmbedder(), store=PROCESS)
+        hits = search(clone, SearchRequest("cancel_order", k=1, mode=mode), dir_b, embedder=FakeEmbedder(), caller=SEARCH)
         assert hits[0].record.path == "shop/cancel.py" and "order.cancel()" in hits[0].text, mode
     assert not (dir_b / "state.sqlite").exists()  # B holds only the downloaded snapshot
 
@@ -70,7 +72,7 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     seen: dict[str, list[str]] = {}
 
     def reader(phase: str) -> None:
-        hits = search(clone, SearchRequest("ship_order", k=5, mode="lexical"), dir_b, embedder=FakeEmbedder(), store=PROCESS)
+        hits = search(clone, SearchRequest("ship_order", k=5, mode="lexical"), dir_b, embedder=FakeEmbedder(), caller=SEARCH)
         seen[phase] = [h.record.path for h in hits]
 
     build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS, on_phase=reader)
@@ -80,8 +82,8 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     assert all(paths and "shop/ship.py" not in paths for paths in seen.values()), seen
     subprocess.run(["git", "-C", str(clone), "pull", "-q"], check=True)
     assert search(clone, SearchRequest("ship_order", k=1, mode="lexical"), dir_b,
-                  embedder=FakeEmbedder(), store=PROCESS)[0].record.path == "shop/ship.py"
-    hits = search(clone, SearchRequest("ship_order", k=3, mode="dense"), dir_b, embedder=FakeEmbedder(), store=PROCESS)
+                  embedder=FakeEmbedder(), caller=SEARCH)[0].record.path == "shop/ship.py"
+    hits = search(clone, SearchRequest("ship_order", k=3, mode="dense"), dir_b, embedder=FakeEmbedder(), caller=SEARCH)
     ship = next(h for h in hits if h.record.path == "shop/ship.py")
     assert "order.ship()" in ship.text and ship.record.repo == str(clone.resolve())
     # One generation cached in B, the older one removed.
@@ -89,7 +91,7 @@ def test_team_index_builder_and_reader_on_other_machines(chroma_server: str, rep
     # A build with nothing new publishes nothing new: readers keep their copy.
     [s] = build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS)
     assert s.noop
-    search(clone, SearchRequest("ship_order", k=1, mode="lexical"), dir_b, embedder=FakeEmbedder(), store=PROCESS)
+    search(clone, SearchRequest("ship_order", k=1, mode="lexical"), dir_b, embedder=FakeEmbedder(), caller=SEARCH)
     assert [p.parent for p in (dir_b / "team").rglob("state.sqlite")] == [cached]
 
 
@@ -98,7 +100,7 @@ def test_reader_with_nothing_published_is_told_what_to_do(chroma_server: str, re
     monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
     repo.commit(**{"a.py": "A = 1\n"})
     with pytest.raises(NotIndexed, match="no team index"):
-        search(repo.root, SearchRequest("a"), tmp_path / "empty", embedder=FakeEmbedder(), store=PROCESS)
+        search(repo.root, SearchRequest("a"), tmp_path / "empty", embedder=FakeEmbedder(), caller=SEARCH)
 
 
 def test_one_builder_per_repository_per_server(chroma_server: str, repo: Repo, tmp_path: Path,
@@ -147,7 +149,7 @@ def test_one_builder_per_repository_per_server(chroma_server: str, repo: Repo, t
     with pytest.raises(BuilderConflict):
         build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS)
     hits = search(repo.root, SearchRequest("refund_order", k=1, mode="dense"), tmp_path / "reader",
-                  embedder=FakeEmbedder(), store=PROCESS)
+                  embedder=FakeEmbedder(), caller=SEARCH)
     assert hits[0].record.path == "shop/refund.py"
 
 
