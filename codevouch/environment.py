@@ -420,10 +420,8 @@ class Environment:
         return self.value(SERVER_TIMEOUT)
 
 
-def of(env: Mapping[str, str] | Environment | None) -> Environment:
-    """An Environment: `env` itself, the declared variables of a mapping, or `current()` for None."""
-    if env is None:
-        return current()
+def of(env: Mapping[str, str] | Environment) -> Environment:
+    """An Environment: `env` itself, or the declared variables of a mapping."""
     if isinstance(env, Environment):
         return env
     return Environment({v.name: env[v.name] for v in VARIABLES if v.name in env})

@@ -208,15 +208,15 @@ class _Level:
 
 def resolve_budget(budget: int | None, model: str | None, repo: Path | None,
                    reserve: float | None = None,
-                   env: Mapping[str, str] | environment.Environment | None = None,
+                   *, env: Mapping[str, str] | environment.Environment,
                    config: RepoConfig | None = None) -> Budget:
     """The safe input budget: caller's budget/model > environment > repository config > default.
 
     repo: the repository root whose `.codevouch.toml` / pyproject.toml may set `[budget]` and
     `[models]` (None: no repository config). reserve: the fraction of the window kept free
     (default: CODEVOUCH_RESERVE, else `[budget] reserve`, else 10%). Raises InputError for an
-    unknown model or a budget below 1, ConfigError for bad settings. env: the variables (None:
-    as set now). config: `repo`'s config when the call loaded it already.
+    unknown model or a budget below 1, ConfigError for bad settings. env: the caller's
+    variables (its Call's). config: `repo`'s config when the call loaded it already.
     """
     vars_ = environment.of(env)
     repo_cfg = config if config is not None else _repo_config(repo)

@@ -74,9 +74,9 @@ class UsageSettings:
     max_records: int = DEFAULT_MAX_RECORDS
 
 
-def settings(config: RepoConfig, env: Mapping[str, str] | environment.Environment | None = None) -> UsageSettings:
+def settings(config: RepoConfig, env: Mapping[str, str] | environment.Environment) -> UsageSettings:
     """`[usage]` from the repository config; CODEVOUCH_NO_RECORD (any value but "" or 0) wins.
-    env: the variables (None: as set now)."""
+    env: the caller's variables (its Call's)."""
     section = config.section("usage")
     where = f"{config.source} [usage]"
     unknown = set(section) - _USAGE_KEYS

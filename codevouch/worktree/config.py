@@ -146,12 +146,12 @@ class EmbeddingChoice:
 
 
 def embedding_choice(cfg: RepoConfig, root: Path | None,
-                     env: Mapping[str, str] | environment.Environment | None = None) -> EmbeddingChoice:
+                     env: Mapping[str, str] | environment.Environment) -> EmbeddingChoice:
     """`[embedding] model / device / match_threshold`, each overridden by its environment
     variable (CODEVOUCH_EMBEDDING_MODEL, CODEVOUCH_EMBEDDING_DEVICE, CODEVOUCH_MATCH_THRESHOLD).
     A relative model directory in the config is relative to the repository root, in the
     environment to the current directory. ConfigError for a bad key or value. env: the
-    variables (None: as set now)."""
+    caller's variables (its Call's)."""
     vars_ = environment.of(env)
     section = cfg.section("embedding")
     where = f"{cfg.source} [embedding]"
