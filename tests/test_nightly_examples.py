@@ -5,6 +5,7 @@ workflow parses as YAML with the jobs a GitHub scheduled workflow needs."""
 from __future__ import annotations
 
 import configparser
+import functools
 import json
 import os
 import re
@@ -17,15 +18,18 @@ from pathlib import Path
 import pytest
 
 from codevouch.indexer.manyrepos import load_repos_file, parse_repos
-from tests.clihelp import FAKE, cv
+from tests.clihelp import FAKE, cv, cv_process
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 NIGHTLY = EXAMPLES.parent / "NIGHTLY.md"
 REAL_BUILDER = "/opt/codevouch/venv/bin/codevouch"
 
 
+@functools.cache
 def _build_flags() -> set[str]:
-    out = cv("index", "build", "--help")
+    # A real process (its tests are marked `process`): click prints --help to sys.stdout, not
+    # to the call's stdout.
+    out = cv_process("index", "build", "--help")
     assert out.returncode == 0, out.stderr
     return set(re.findall(r"--[a-z][a-z-]+", out.stdout))
 
@@ -70,6 +74,7 @@ def test_the_repositories_file_loads_and_the_cli_accepts_it(tmp_path: Path) -> N
     assert [r["error"]["type"] for r in report["repos"]] == ["NotARepository"] * 3
 
 
+@pytest.mark.process
 def test_the_crontab_runs_a_valid_build_every_night() -> None:
     flags = _build_flags()
     jobs = []
@@ -98,6 +103,7 @@ def _units() -> dict[str, configparser.ConfigParser]:
     return units
 
 
+@pytest.mark.process
 def test_the_systemd_units_have_what_a_nightly_oneshot_needs() -> None:
     units = _units()
     service, timer = units["codevouch-index.service"], units["codevouch-index.timer"]
@@ -124,6 +130,7 @@ def test_the_systemd_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
     assert proc.returncode == 0 and not ours, proc.stdout + proc.stderr
 
 
+@pytest.mark.process
 def test_the_github_workflow_parses_and_builds_into_the_team_server() -> None:
     yaml = pytest.importorskip("yaml")
     flow = yaml.safe_load((EXAMPLES / "github-workflow.yml").read_text())
@@ -146,6 +153,7 @@ def test_the_github_workflow_parses_and_builds_into_the_team_server() -> None:
                if step.get("uses", "").startswith("actions/checkout"))
 
 
+@pytest.mark.process
 def test_the_crontab_line_logs_each_failed_repository_with_its_list_file_and_line(tmp_path: Path) -> None:
     """The crontab's own command, run as cron runs it (sh; the JSON to one file, stderr appended to
     the log), on three repositories of which one is missing; only the paths and the model differ."""

@@ -1,4 +1,4 @@
-"""The CLI as a user runs it: a real process, real git repositories, the fake embedder for speed."""
+"""The CLI as a user runs it (in-process, tests/clihelp.py), real git repositories, the fake embedder for speed."""
 from __future__ import annotations
 
 import json
@@ -52,6 +52,7 @@ def test_errors_have_exit_codes_and_advice(tmp_path: Path, repo: Repo, index_dir
     assert bad.returncode == 2
 
 
+@pytest.mark.process
 def test_help_is_fast_and_light() -> None:
     # --help must not import the heavy stack (torch, chromadb, sentence-transformers).
     code = ("import sys; from codevouch.cli import app\n"

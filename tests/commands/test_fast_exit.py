@@ -8,13 +8,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from codevouch.cli import exit_now
 from codevouch.store.indexdir import IndexDir
 from tests.clihelp import FAKE
 from tests.gitrepo import Repo
 
+# About the process itself: its exit and its start.
+pytestmark = pytest.mark.process
+
 _SCRIPT = """
 import atexit, sys, threading
+import pytest
+
 from codevouch.cli import exit_now
 atexit.register(lambda: sys.stdout.write(" atexit ran"))
 sys.stdout.write("unflushed")

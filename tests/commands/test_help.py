@@ -8,7 +8,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from codevouch.cli import app
-from tests.clihelp import cv
+from tests.clihelp import cv, cv_process
 
 
 def _commands() -> list[tuple[list[str], Any]]:
@@ -57,12 +57,14 @@ def test_help_shows_every_source_string(path: list[str], cmd: Any) -> None:
     assert "<bool>" not in rendered
 
 
+@pytest.mark.process
 def test_help_in_a_real_process_keeps_brackets() -> None:
-    mcp = cv("mcp", "--help").stdout
+    # A real process: click prints --help to sys.stdout, not to the call's stdout.
+    mcp = cv_process("mcp", "--help").stdout
     assert "codevouch[mcp]" in mcp and "<bool>" not in mcp
-    health = cv("index", "health", "--help").stdout
+    health = cv_process("index", "health", "--help").stdout
     assert "[health]" in health and "--json " in health
-    assert "[budget]" in cv("context", "--help").stdout
+    assert "[budget]" in cv_process("context", "--help").stdout
 
 
 @pytest.mark.parametrize("command", [["search", "x"], ["validate", "-"]])

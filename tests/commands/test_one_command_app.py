@@ -49,6 +49,7 @@ def test_the_whole_app_lists_every_command() -> None:
         assert f" {name} " in text, name
 
 
+@pytest.mark.process
 def test_a_search_imports_no_other_command_module(repo: Repo, index_dir: Path) -> None:
     repo.commit(**{"shop/cancel.py": "def cancel_order(order):\n    order.cancel()\n    return order\n"})
     assert cv("index", "build", "--repo", str(repo.root), *FAKE, index=index_dir).returncode == 0

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.clihelp import FAKE, cv
 from tests.gitrepo import Repo
 
@@ -22,6 +24,7 @@ print(len(hits), "chromadb" in sys.modules)
 """
 
 
+@pytest.mark.process
 def test_a_lexical_search_never_imports_chromadb_and_a_hybrid_one_does(repo: Repo, tmp_path: Path) -> None:
     repo.commit(**{"a.py": "def alpha():\n    return 1\n"})
     index = tmp_path / "index"
