@@ -1,22 +1,22 @@
 """Bad environment, empty queries, a corrupt lexical stamp (issue 19, parts 4 and 5): each a clear
-message or a working answer through the real CLI, never a traceback."""
+message or a working answer through the CLI (in-process), never a traceback."""
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import clihelp
 from tests.gitrepo import Repo
 
 FAKE = ["--embedder", "fake-bow-64"]
 
 
 def cv(repo: Repo, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "codevouch", *args], cwd=repo.root, text=True,
-                          capture_output=True, timeout=300, env={**os.environ, **env})
+    # The variables reach the command as the call's environment (as the engine passes a caller's).
+    return clihelp.cv(*args, cwd=repo.root, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +62,8 @@ def test_a_relative_xdg_data_home_is_ignored(tmp_path: Path) -> None:
     repo = Repo(tmp_path / "repo")
     repo.commit_files({"a.py": "def a():\n    return 1\n"})
     home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if k != "CODEVOUCH_INDEX"}
-    out = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", *FAKE], cwd=repo.root, text=True,
-                         capture_output=True, timeout=300, env={**env, "HOME": str(home), "XDG_DATA_HOME": "rel/dir"})
+    out = clihelp.cv("index", "build", *FAKE, cwd=repo.root,
+                     env={"CODEVOUCH_INDEX": None, "HOME": str(home), "XDG_DATA_HOME": "rel/dir"})
     assert out.returncode == 0, out.stderr
     assert not (repo.root / "rel").exists(), "the index went inside the repository"
     assert (home / ".local" / "share" / "codevouch").is_dir()

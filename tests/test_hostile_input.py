@@ -1,7 +1,8 @@
 """A corpus of hostile and unusual input, each case with its expected handling (issue 11, part 5).
 
 Build input (files in a real repository), repository states, snippets for `validate`, and
-search arguments. Exit codes are checked through real processes; content through the library.
+search arguments. Exit codes are checked through the CLI (in-process; a real process where the
+test is about one: argv bytes, strace); content through the library.
 """
 from __future__ import annotations
 
@@ -16,18 +17,16 @@ import pytest
 
 from codevouch.api import Index
 from codevouch.errors import DetachedHead, InputError, NoCommits, NotARepository
+from tests.clihelp import cv_bytes
 from tests.gitrepo import GIT_ENV, Repo
 
 FAKE = ["--embedder", "fake-bow-64"]
 LONG_FUNCTION = "def long_function(x):\n" + "".join(f"    x = x + {i}\n" for i in range(10_000)) + "    return x\n"
 
 
-def cv(*args: str, index: Path, cwd: Path | None = None, stdin: str | bytes | None = None,
-       timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "CODEVOUCH_INDEX": str(index)}
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    return subprocess.run([sys.executable, "-m", "codevouch", *args], capture_output=True, env=env, cwd=cwd,
-                          input=data, timeout=timeout)
+def cv(*args: str, index: Path, cwd: Path | None = None, stdin: str | bytes | None = None
+       ) -> subprocess.CompletedProcess[bytes]:
+    return cv_bytes(*args, index=index, cwd=cwd, stdin=stdin)
 
 
 def no_traceback(out: subprocess.CompletedProcess[bytes], code: int) -> str:
@@ -256,7 +255,7 @@ def test_citation_header_cannot_be_forged_by_any_line_break(hostile, sep: str) -
 def test_100k_snippets_on_stdin(hostile) -> None:
     repo, index, _ = hostile
     lines = "".join(json.dumps({"path": "ok.py" if i % 2 else "missing.py"}) + "\n" for i in range(100_000))
-    out = cv("validate", "-", "--repo", str(repo.root), "--json", index=index, stdin=lines, timeout=600)
+    out = cv("validate", "-", "--repo", str(repo.root), "--json", index=index, stdin=lines)
     no_traceback(out, 3)
     assert len(json.loads(out.stdout)) == 100_000
 
@@ -277,6 +276,7 @@ def test_bad_search_arguments_exit_2(hostile, argv: list[str], words: str) -> No
     assert words in err
 
 
+@pytest.mark.process
 def test_invalid_utf8_query_exits_2(hostile) -> None:
     repo, index, _ = hostile
     out = subprocess.run([sys.executable.encode(), b"-m", b"codevouch", b"search", b"caf\xff", b"--repo",
@@ -309,6 +309,7 @@ def _strace_usable() -> bool:
     return probe.returncode == 0        # ptrace may be forbidden (a container without CAP_SYS_PTRACE)
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not _strace_usable(), reason="strace is not installed, or ptrace is not permitted here")
 @pytest.mark.parametrize("argv, stdin", [
     (["validate", "-"], '{"path": "ok.py", "start_line": 1, "end_line": 2, "text": "def fine():"}\n'),

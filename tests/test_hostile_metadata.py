@@ -2,8 +2,9 @@
 .gitignore and .gitattributes git reads, a file `include.path` names, and codevouch's own
 settings (.codevouch.toml, pyproject.toml). Each hung `search`, `validate`, `check-refs` or
 `index build` (git, or codevouch itself, blocked on the FIFO or read without end). Each command
-runs in a subprocess with a timeout, so a regression fails instead of hanging the suite; each must
-end in a clear error (exit 1) that names the file, with no traceback."""
+runs in-process on a thread of its own with a timeout (tests/clihelp.py), so a regression fails
+instead of hanging the suite; each must end in a clear error (exit 1) that names the file, with no
+traceback. The MCP server is a real process."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.clihelp import cv_bytes
 from tests.gitrepo import Repo, plant_special
 
 FAKE = ["--embedder", "fake-bow-64"]
@@ -31,9 +33,7 @@ WORDS = {"fifo": "a FIFO", "zero": "", "sparse": "bytes, over the"}
 
 def cv(repo: Repo, index: Path, argv: list[str], stdin: str) -> subprocess.CompletedProcess[bytes]:
     # A timeout well over the few seconds each takes: a hang fails the test instead of the suite.
-    return subprocess.run([sys.executable, "-m", "codevouch", *argv, "--repo", str(repo.root)], input=stdin.encode(),
-                          capture_output=True, timeout=90, env={**os.environ, "CODEVOUCH_INDEX": str(index)},
-                          cwd=repo.root.parent)
+    return cv_bytes(*argv, "--repo", str(repo.root), stdin=stdin, index=index, cwd=repo.root.parent, timeout=90)
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +93,7 @@ def test_the_repository_answers_again_once_the_file_is_gone(built: tuple[Repo, P
 @pytest.mark.parametrize("tool, args", [("search", '{"query": "cancel order"}'), ("status", "{}"),
                                         ("validate", '{"snippets": [{"path": "a.py", "text": "def cancel_order(o):"}]}'),
                                         ("check_refs", '{"text": "see `cancel_order` in a.py"}')])
+@pytest.mark.process
 def test_over_mcp_a_fifo_gitignore_gets_an_answer(built: tuple[Repo, Path], tool: str, args: str) -> None:
     # The server started on a clean tree; the FIFO comes later: every tool call must still be
     # answered (it left search, status and validate unanswered, git blocked on the FIFO).

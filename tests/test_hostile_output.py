@@ -2,20 +2,19 @@
 
 A committed line carries cursor movement, an OSC 52 clipboard write, a C1 CSI and DEL; a file
 name carries a newline that would start a forged `check:` line. Every text output (search,
-validate, validate --format context, context, review, drift, check-refs, through real CLI
-processes) shows them as visible escapes; `--json` keeps the exact text.
+validate, validate --format context, context, review, drift, check-refs, through the CLI
+in-process) shows them as visible escapes; `--json` keeps the exact text.
 """
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from codevouch.printable import json_text, one_line, visible
+from tests import clihelp
 from tests.gitrepo import Repo
 
 HOSTILE = "\x1b[1A\x1b[2Kcheck: usable \x1b]52;c;cGF3bmVk\x07 \x9b31m \x7f \u202e"
@@ -25,8 +24,7 @@ FORGED_NAME = "evil\ncheck: usable (forged).py"
 
 
 def cv(repo: Repo, index: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "codevouch", *args], cwd=repo.root, input=stdin, text=True,
-                          capture_output=True, timeout=300, env={**os.environ, "CODEVOUCH_INDEX": str(index)})
+    return clihelp.cv(*args, cwd=repo.root, index=index, stdin=stdin)
 
 
 @pytest.fixture(scope="module")

@@ -2,14 +2,12 @@
 the library, the CLI and the MCP server (which build one each)."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from codevouch import ContextRequest, Index, InputError, SearchRequest
+from tests.clihelp import cv
 from tests.gitrepo import Repo
 
 BAD: list[tuple[dict, str]] = [
@@ -64,12 +62,10 @@ def test_the_cli_refuses_with_the_request_s_own_words(repo: Repo, tmp_path: Path
     """The CLI checks nothing of its own beside the request: its message is the request's,
     which the library and the MCP server give too."""
     repo.commit_files({"a.py": "def a():\n    return 1\n"})
-    env = {**os.environ, "CODEVOUCH_SERVER": "off", "CODEVOUCH_INDEX": str(tmp_path / "index")}
     for argv, options in ((["search", "x", "--mode", "psychic"], {"query": "x", "mode": "psychic"}),
                           (["context", "x", "--path", "!vendor/"], {"query": "x", "paths": ["!vendor/"]}),
                           (["search", "x", "--kind", "binary"], {"query": "x", "kinds": ["binary"]})):
-        done = subprocess.run([sys.executable, "-m", "codevouch", *argv], cwd=repo.root, env=env,
-                              capture_output=True, text=True, timeout=120)
+        done = cv(*argv, cwd=repo.root, index=tmp_path / "index", env={"CODEVOUCH_SERVER": "off"})
         with pytest.raises(InputError) as caught:
             SearchRequest.of(**options)
         assert (done.returncode, done.stderr) == (2, f"codevouch: {caught.value}\n"), argv

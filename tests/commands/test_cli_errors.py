@@ -1,6 +1,7 @@
 """Failures a user meets at the terminal: each is one clear line and an exit code, never a traceback.
 
-Real processes (`python -m codevouch`), real git repositories, the embedded Chroma store.
+The CLI in-process (tests/clihelp.py), a real process where the test is about one (Ctrl-C, the
+crash log, a mount namespace), real git repositories, the embedded Chroma store.
 """
 from __future__ import annotations
 
@@ -14,19 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.clihelp import FAKE, cv
 from tests.gitrepo import Repo
 from tests.procs import wait_for_open
-
-FAKE = ["--embedder", "fake-bow-64"]
-
-
-def cv(*args: str, index: Path | None = None, env: dict[str, str] | None = None, cwd: Path | None = None,
-       stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, **(env or {})}
-    if index is not None:
-        full["CODEVOUCH_INDEX"] = str(index)
-    return subprocess.run([sys.executable, "-m", "codevouch", *args], capture_output=True, text=True,
-                          env=full, cwd=cwd, input=stdin, timeout=timeout)
 
 
 def clean_error(out: subprocess.CompletedProcess[str], code: int, *words: str) -> None:
@@ -120,6 +111,7 @@ def test_reads_of_a_built_index_add_no_files(built: Repo, index_dir: Path) -> No
 
 # --- interrupts and crashes --------------------------------------------------------------------
 
+@pytest.mark.process
 def test_ctrl_c_exits_130_without_traceback_and_keeps_the_previous_state(built: Repo, index_dir: Path) -> None:
     built.commit_files({f"pkg/m{i}.py": f"def func_{i}(x):\n    return x * {i}\n" for i in range(400)})
     before = cv("index", "status", "--json", index=index_dir).stdout
@@ -141,6 +133,7 @@ def test_ctrl_c_exits_130_without_traceback_and_keeps_the_previous_state(built: 
     assert rerun.returncode == 0, rerun.stderr
 
 
+@pytest.mark.process
 def test_an_unexpected_error_prints_one_line_and_logs_the_traceback(tmp_path: Path) -> None:
     code = ("from codevouch.commands.common import error_handler\n"
             "with error_handler():\n"
@@ -196,6 +189,7 @@ def _unshare_works() -> bool:
     return subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not _unshare_works(), reason="needs `unshare -rm` to make a read-only bind mount")
 def test_read_only_index_mount(built: Repo, index_dir: Path, tmp_path: Path) -> None:
     mnt = tmp_path / "ro"

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from codevouch.request import SearchRequest
 from codevouch.retriever.search import search
 from codevouch.store import Ledger, space_name
 from codevouch.worktree.identity import identify
+from tests.clihelp import cv
 from tests.gitrepo import Repo
 from tests.storehelp import vector_count
 
@@ -113,10 +113,8 @@ def test_include_and_exclude_branch_flags_and_config(repo: Repo, index_dir: Path
     assert sorted(s.branch for s in idx.build(all_branches=True, exclude_branches=["gh-pages"])) == [
         "main", "release/1.0", "release/2.0"]
     # And through the CLI.
-    proc = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root),
-                           "--index", str(index_dir), "--embedder", "fake-bow-64", "--all-branches",
-                           "--include-branch", "release/*", "--exclude-branch", "release/2*", "--json"],
-                          capture_output=True, text=True)
+    proc = cv("index", "build", "--repo", str(repo.root), "--index", str(index_dir), "--embedder", "fake-bow-64",
+              "--all-branches", "--include-branch", "release/*", "--exclude-branch", "release/2*", "--json")
     assert proc.returncode == 0, proc.stderr
     assert [b["branch"] for b in json.loads(proc.stdout)["branches"]] == ["release/1.0"]
     repo.write(".codevouch.toml", '[branches]\nexclude = "gh-pages"\ninclude = [1]\n')

@@ -5,15 +5,13 @@ Real repositories, the library and the CLI (--json)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from codevouch.refs.check import check_refs
 from codevouch.refs.extract import extract
 from codevouch.validator import validate
+from tests.clihelp import cv
 from tests.gitrepo import Repo
 
 NAMES = ["space file.py", "L1-L2.py", "-L2.py", "br[1].py", "a=b.py", "x,y.py", "100%.py", "a~1.py",
@@ -54,8 +52,7 @@ def test_extraction_keeps_the_order_of_appearance() -> None:
 
 def test_cli_json_reports_no_false_missing(odd: Repo) -> None:
     text = "".join(f"- `{name}#L1`\n" for name in NAMES)
-    out = subprocess.run([sys.executable, "-m", "codevouch", "check-refs", "-", "--json", "--repo", str(odd.root)],
-                         input=text, capture_output=True, text=True, env={**os.environ}, check=False)
+    out = cv("check-refs", "-", "--json", "--repo", str(odd.root), stdin=text)
     assert out.returncode == 0, out.stdout + out.stderr
     refs = json.loads(out.stdout)["references"]
     assert sorted(r["path"] for r in refs) == sorted(NAMES) and {r["status"] for r in refs} == {"ok"}
@@ -72,12 +69,9 @@ def test_a_file_named_with_a_newline_validates_as_usable(repo: Repo) -> None:
     repo.write(name, "def f():\n    return 2\n")
     (changed,) = validate(repo.root, items[:1])
     assert (changed.verdict, changed.reason) == ("historical-only", "content-changed")
-    out = subprocess.run([sys.executable, "-m", "codevouch", "validate", "-", "--json", "--repo", str(repo.root)],
-                         input=json.dumps(items[1:2]), capture_output=True, text=True, env={**os.environ}, check=False)
+    out = cv("validate", "-", "--json", "--repo", str(repo.root), stdin=json.dumps(items[1:2]))
     repo.write(name, "def f():\n    return 1\n")
-    again = subprocess.run([sys.executable, "-m", "codevouch", "validate", "-", "--json", "--repo", str(repo.root)],
-                           input=json.dumps(items[1:2]), capture_output=True, text=True, env={**os.environ},
-                           check=False)
+    again = cv("validate", "-", "--json", "--repo", str(repo.root), stdin=json.dumps(items[1:2]))
     assert json.loads(out.stdout)[0]["verdict"] != "usable"
     assert (json.loads(again.stdout)[0]["verdict"], json.loads(again.stdout)[0]["reason"]) == ("usable", "same-commit")
 

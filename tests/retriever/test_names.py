@@ -6,10 +6,7 @@ dense half is noise and what is asserted is the name field, the stemmer and the 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from codevouch import Index
@@ -18,6 +15,7 @@ from codevouch.retriever.defined import LEXICAL_PROPOSALS
 from codevouch.retriever.settings import Settings
 from codevouch.store import Ledger, lexindex
 from codevouch.store.lexical import definition_keys, document, names_tests, query_name_keys
+from tests.clihelp import cv
 from tests.gitrepo import Repo
 
 # Chunks that only use `raise_for_status` say it far more often than its definition does, so
@@ -191,10 +189,8 @@ def test_an_older_lexical_copy_is_bypassed_then_rebuilt(repo: Repo, index_dir: P
 
 def test_search_json_says_what_matched(repo: Repo, index_dir: Path) -> None:
     _index(repo, index_dir)
-    env = {**os.environ, "CODEVOUCH_INDEX": str(index_dir)}
-    out = subprocess.run([sys.executable, "-m", "codevouch", "search", "raise_for_status", "--json", "-k", "3",
-                          "--no-validate", "--repo", str(repo.root)], env=env, capture_output=True, text=True,
-                         timeout=300)
+    out = cv("search", "raise_for_status", "--json", "-k", "3", "--no-validate", "--repo", str(repo.root),
+             index=index_dir)
     assert out.returncode == 0, out.stderr
     hits = json.loads(out.stdout)
     assert hits[0]["matched"][0] == "definition-name" and hits[0]["path"] == "web/models.py"

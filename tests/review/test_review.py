@@ -1,10 +1,9 @@
 """`codevouch review` on real repositories: every scope, every edge, coverage that adds up,
-related code from a real index, and the four outcomes of --exec (real processes)."""
+related code from a real index, and the four outcomes of --exec (real reviewer processes)."""
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,15 +15,10 @@ from codevouch.context.windows import budget_counter
 from codevouch.errors import EmptyScope, InputError, UnknownRevision
 from codevouch.review import Review
 from codevouch.review import review as review_change
+from tests.clihelp import cv
 from tests.gitrepo import Repo
 
 BODY = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(60))
-
-
-def cv(*args: str, index: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CODEVOUCH_INDEX": str(index)}
-    return subprocess.run([sys.executable, "-m", "codevouch", *args], env=env, capture_output=True,
-                          text=True, timeout=300)
 
 
 def git_truth(repo: Repo, *diff_args: str, untracked: bool = False) -> dict[str, int]:

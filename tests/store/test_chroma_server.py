@@ -5,7 +5,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -23,6 +22,7 @@ from codevouch.retriever.search import search
 from codevouch.retriever.searchrun import Caller
 from codevouch.store.settings import StoreSettings
 from tests import storehelp
+from tests.clihelp import cv
 from tests.gitrepo import Repo
 
 # The store's settings a process caller has (Call.of_process()): its own variables, read at each
@@ -120,10 +120,8 @@ def test_one_builder_per_repository_per_server(chroma_server: str, repo: Repo, t
     build_index(repo.root, dir_a, FakeEmbedder(), store=PROCESS, all_branches=True)
     with pytest.raises(BuilderConflict, match=f"another index directory \\({dir_a.resolve()}"):
         build_index(repo.root, dir_b, FakeEmbedder(), store=PROCESS)
-    env = {**os.environ, "CODEVOUCH_CHROMA_URL": chroma_server}
-    proc = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root),
-                           "--index", str(dir_b), "--embedder", "fake-bow-64"], env=env, capture_output=True,
-                          text=True)
+    proc = cv("index", "build", "--repo", str(repo.root), "--index", str(dir_b), "--embedder", "fake-bow-64",
+              env={"CODEVOUCH_CHROMA_URL": chroma_server})
     assert proc.returncode == 4 and "one builder per repository per server" in proc.stderr, proc.stderr
     # The holder builds on (its lease is renewed), and its readers see the new build.
     repo.commit(**{"shop/refund.py": "def refund_order(order):\n    return order.refund()\n"})
@@ -162,10 +160,9 @@ def test_index_status_on_a_team_reader_lists_the_snapshot(chroma_server: str, re
     clone = tmp_path / "laptop" / "clone"
     subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
     reader = tmp_path / "reader"
-    env = {**os.environ, "CODEVOUCH_CHROMA_URL": chroma_server}
+    env = {"CODEVOUCH_CHROMA_URL": chroma_server}
     for args in (["--repo", str(clone)], []):
-        proc = subprocess.run([sys.executable, "-m", "codevouch", "index", "status", "--index", str(reader),
-                               "--json", *args], env=env, cwd=clone, capture_output=True, text=True)
+        proc = cv("index", "status", "--index", str(reader), "--json", *args, env=env, cwd=clone)
         assert proc.returncode == 0, proc.stderr
         rows = json.loads(proc.stdout)["branches"]
         assert sorted(r["branch"] for r in rows) == ["main", "release"], args
@@ -173,13 +170,10 @@ def test_index_status_on_a_team_reader_lists_the_snapshot(chroma_server: str, re
                    and r["repo"] == str(clone.resolve()) for r in rows), rows
         # Counted in this clone, which has a local main but no local release branch.
         assert [r["commits_behind"] for r in sorted(rows, key=lambda r: r["branch"])] == [0, None]
-    text = subprocess.run([sys.executable, "-m", "codevouch", "index", "status", "--index", str(reader)],
-                          env=env, cwd=clone, capture_output=True, text=True).stdout
+    text = cv("index", "status", "--index", str(reader), env=env, cwd=clone).stdout
     assert "from the team snapshot" in text and "release" in text
     # Without a server, the same reader has nothing indexed.
-    env.pop("CODEVOUCH_CHROMA_URL")
-    proc = subprocess.run([sys.executable, "-m", "codevouch", "index", "status", "--index", str(reader), "--json"],
-                          env=env, cwd=clone, capture_output=True, text=True)
+    proc = cv("index", "status", "--index", str(reader), "--json", env={"CODEVOUCH_CHROMA_URL": None}, cwd=clone)
     assert json.loads(proc.stdout)["branches"] == []
 
 

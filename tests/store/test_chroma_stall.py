@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import clihelp
 from tests.clihelp import FAKE
 from tests.gitrepo import Repo
 from tests.storehelp import chroma_server
@@ -30,11 +31,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 
 def cv(*args: str, url: str, index: Path, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:
-    env = {**os.environ, "CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_INDEX": str(index),
-           "CODEVOUCH_CHROMA_TIMEOUT": TIMEOUT}
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "codevouch", *args], cwd=cwd, env=env, capture_output=True,
-                         text=True, timeout=120)
+    out = clihelp.cv(*args, cwd=cwd, index=index, env={"CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_CHROMA_TIMEOUT": TIMEOUT})
     return out, time.monotonic() - started
 
 
@@ -69,13 +67,12 @@ def test_a_bad_timeout_names_the_variable(server: tuple[str, subprocess.Popen[by
     url, _ = server
     repo = Repo(tmp_path / "repo")
     repo.commit_files({"a.py": "def a():\n    return 1\n"})
-    env = {**os.environ, "CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_INDEX": str(tmp_path / "i"),
-           "CODEVOUCH_CHROMA_TIMEOUT": "soon"}
-    out = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repo", str(repo.root), *FAKE],
-                         env=env, cwd=repo.root, capture_output=True, text=True, timeout=120)
+    out = clihelp.cv("index", "build", "--repo", str(repo.root), *FAKE, cwd=repo.root, index=tmp_path / "i",
+                     env={"CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_CHROMA_TIMEOUT": "soon"})
     assert out.returncode == 2 and "CODEVOUCH_CHROMA_TIMEOUT='soon'" in out.stderr, out.stderr
 
 
+@pytest.mark.process
 def test_lease_times_come_from_the_server_not_a_clock_ahead(server: tuple[str, subprocess.Popen[bytes]],
                                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Builder B's clock is 3 days ahead (its Python's time.time, shifted by a sitecustomize): it

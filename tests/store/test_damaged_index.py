@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from codevouch.store import migrations
+from tests import clihelp
 from tests.clihelp import FAKE
 from tests.gitrepo import Repo
 
@@ -26,12 +27,15 @@ SHOP = {
 
 
 def cv(*args: str, file_limit: int | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m codevouch ARGS`; with `file_limit`, no file may grow past that many bytes (RLIMIT_FSIZE:
-    every write beyond it fails, as on a full disk, with no privileges needed)."""
+    """`codevouch ARGS` in-process; with `file_limit`, a real `python -m codevouch` process in which no
+    file may grow past that many bytes (RLIMIT_FSIZE: every write beyond it fails, as on a full
+    disk, with no privileges needed; its test is marked `process`)."""
+    if file_limit is None:
+        return clihelp.cv(*args)
+
     def limited() -> None:
-        if file_limit is not None:
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-            resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
     return subprocess.run([sys.executable, "-m", "codevouch", *args], capture_output=True, text=True, timeout=300,
                           preexec_fn=limited)
 
@@ -41,6 +45,7 @@ def no_crash(proc: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in proc.stderr and "unexpected error" not in proc.stderr, proc.stderr
 
 
+@pytest.mark.process
 def test_a_first_build_stopped_by_a_full_disk_is_called_incomplete_and_a_build_fixes_it(
         repo: Repo, index_dir: Path) -> None:
     # The end state of a first build that the disk stopped inside its setup: a ledger with some
@@ -173,6 +178,7 @@ def test_a_missing_or_emptied_vector_store_is_named_and_repair_restores_dense_se
     assert again.returncode == 0 and "up to date" in again.stdout, again.stderr
 
 
+@pytest.mark.process
 def test_a_journal_left_by_a_killed_writer_is_not_damage(tmp_path: Path) -> None:
     """A build killed inside a write to the store's SQLite file leaves a hot journal: a read-only
     connection cannot roll it back ("attempt to write a readonly database"), and the check read

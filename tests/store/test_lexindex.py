@@ -4,6 +4,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from codevouch import Index, clear_caches
 from codevouch.retriever.lexlists import pairs_of
 from codevouch.store import Ledger, collection_base, lexical, lexindex, space_name
@@ -63,6 +65,7 @@ def test_builds_keep_the_copy_in_step_and_a_stale_copy_is_never_used(repo: Repo,
     assert _tantivy(index_dir, repo, "refund") == ["shop/refund.py", "docs/orders.md"]
 
 
+@pytest.mark.process
 def test_a_search_process_sees_a_build_made_by_another_process(repo: Repo, index_dir: Path) -> None:
     # Searches keep their Chroma reader open between calls; a build committed by another
     # process since must still be seen by the next search (the reader is reopened).

@@ -15,6 +15,7 @@ import pytest
 
 from codevouch.api import Index
 from codevouch.refs import check_refs
+from tests.clihelp import cv
 from tests.gitrepo import Repo
 
 ORDERS = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(6))[:-1]     # 17 lines, each ending "\n"
@@ -62,9 +63,7 @@ def test_absurd_line_numbers_are_an_input_error(orders: Repo, tmp_path: Path, li
     v = validate(orders, tmp_path, commit=orders.head(), start_line=1, end_line=line)
     assert v.reason == "malformed-input" and "beyond any file" in v.detail     # that item's error alone
     raw = json.dumps({"path": "src/orders.py", "start_line": 1, "end_line": line}) + "\n"
-    out = subprocess.run([sys.executable, "-m", "codevouch", "validate", "-"], cwd=orders.root, input=raw,
-                         text=True, capture_output=True, timeout=120,
-                         env={**os.environ, "CODEVOUCH_INDEX": str(tmp_path / "index")})
+    out = cv("validate", "-", cwd=orders.root, stdin=raw, index=tmp_path / "index")
     assert out.returncode == 2 and "beyond any file" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -77,6 +76,7 @@ def _without_dac(argv: list[str]) -> list[str]:
 
 @pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None,
                     reason="root without setpriv: every file is readable")
+@pytest.mark.process
 def test_an_unreadable_file_is_not_a_file_not_deleted(orders: Repo, tmp_path: Path) -> None:
     (orders.root / "src/orders.py").chmod(0)
     try:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from codevouch import Index
 from codevouch.refs import check_refs
 from codevouch.validator import validate
+from tests.clihelp import cv
 from tests.gitrepo import Repo
 from tests.test_mcp_wire import Wire, call
 
@@ -23,8 +23,7 @@ KEYS = f'def get_api_key():\n    return "{SECRET}"\n'
 
 
 def cli(repo: Repo, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "codevouch", *args, "--repo", str(repo.root)], input=stdin,
-                          capture_output=True, text=True, env={**os.environ}, check=False)
+    return cv(*args, "--repo", str(repo.root), stdin=stdin)
 
 
 def secret_repo(repo: Repo, ignore: str = "secrets/\n") -> Repo:
@@ -109,6 +108,7 @@ def test_check_refs_refuses_an_ignored_path(repo: Repo) -> None:
     assert json.loads(out.stdout)["references"][0]["reason"] == "path-ignored"
 
 
+@pytest.mark.process
 def test_mcp_validate_tool_over_stdio(tmp_path: Path) -> None:
     repo = secret_repo(Repo(tmp_path / "repo"))
     Index(repo.root, tmp_path / "index", embedder="fake-bow-64").build()
@@ -143,9 +143,7 @@ def test_search_and_context_hide_a_file_that_became_ignored(tmp_path: Path) -> N
     assert not any("NEWKEY-91c2" in json.dumps(h.to_json()) for h in hits)
     pack = index.context("get_api_key api key", k=5)
     assert "NEWKEY-91c2" not in pack.markdown
-    out = subprocess.run([sys.executable, "-m", "codevouch", "search", "get_api_key", "--json", "--repo",
-                          str(repo.root), "--index", str(tmp_path / "index")], capture_output=True, text=True,
-                         env={**os.environ}, check=False)
+    out = cv("search", "get_api_key", "--json", "--repo", str(repo.root), "--index", str(tmp_path / "index"))
     assert "NEWKEY-91c2" not in out.stdout
 
 

@@ -5,15 +5,13 @@ repositories, the library and the CLI (--json)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
 from codevouch.commands.exits import EXIT_HISTORICAL
 from codevouch.validator import validate
+from tests.clihelp import cv
 from tests.gitrepo import Repo
 
 EIGHT = "".join(f"line{n}\n" for n in range(1, 9))       # 8 lines, ending in a newline
@@ -24,8 +22,7 @@ def verdicts(repo: Repo, items: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def cli(repo: Repo, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = subprocess.run([sys.executable, "-m", "codevouch", "validate", "-", "--json", "--repo", str(repo.root)],
-                         input=json.dumps(items), capture_output=True, text=True, env={**os.environ}, check=False)
+    out = cv("validate", "-", "--json", "--repo", str(repo.root), stdin=json.dumps(items))
     results = json.loads(out.stdout)
     historical = any(r["verdict"] == "historical-only" for r in results)
     assert out.returncode == (EXIT_HISTORICAL if historical else 0), out.stderr
