@@ -18,6 +18,9 @@ import pytest
 
 from tests.gitrepo import Repo
 
+# Real processes: the peak memory checked is the process's own.
+pytestmark = pytest.mark.process
+
 FAKE = ["--embedder", "fake-bow-64"]
 SPARSE = 256 << 20          # bytes of the sparse file (no disk used)
 MAX_RSS = 220 << 20         # a command's peak memory, well under the file's size

@@ -17,6 +17,9 @@ import pytest
 from tests.clihelp import FAKE
 from tests.gitrepo import Repo
 
+# A real process in a private mount namespace.
+pytestmark = pytest.mark.process
+
 # Run inside the namespace: mount, build small, add files, build again (fills the disk), then read.
 DRIVER = r"""
 import json, os, subprocess, sys

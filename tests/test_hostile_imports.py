@@ -31,6 +31,9 @@ import codevouch
 from tests.enginehelp import FAKE, engines_on, wait_until
 from tests.gitrepo import Repo
 
+# Real processes: what a process imports from a hostile sys.path.
+pytestmark = pytest.mark.process
+
 SCRIPT = Path(sys.executable).parent / "codevouch"
 PACKAGE = Path(codevouch.__file__).parent
 

@@ -25,6 +25,9 @@ from codevouch import Index
 from tests.gitrepo import Repo
 from tests.test_mcp_wire import Wire, call
 
+# Real processes: each runs in its own process group under a timeout (see above).
+pytestmark = pytest.mark.process
+
 FAKE = ["--embedder", "fake-bow-64"]
 TIMEOUT = 120
 ORDERS = "def cancel_order(order):\n    return order.cancel()\n"

@@ -32,7 +32,9 @@ from codevouch import Index
 from tests.gitrepo import Repo
 from tests.test_hostile_input import _strace_usable
 
-pytestmark = pytest.mark.skipif(not _strace_usable(), reason="strace is not installed, or ptrace is not permitted here")
+# Real processes, traced.
+pytestmark = [pytest.mark.process,
+              pytest.mark.skipif(not _strace_usable(), reason="strace is not installed, or ptrace is not permitted here")]
 
 ORDERS = "def cancel_order(order):\n    return order.cancel()\n"
 NOTES = "cancel the order when asked\n"

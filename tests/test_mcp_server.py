@@ -19,6 +19,9 @@ from codevouch.context.windows import token_counter
 from codevouch.store import writer_lock
 from tests.gitrepo import Repo
 
+# A real MCP server process on stdio (a real CLI process beside it).
+pytestmark = pytest.mark.process
+
 T = TypeVar("T")
 SHOP = {
     "shop/__init__.py": "",

@@ -16,6 +16,9 @@ import pytest
 from codevouch import Index
 from tests.gitrepo import Repo
 
+# A real MCP server process on stdio.
+pytestmark = pytest.mark.process
+
 
 class Wire:
     def __init__(self, repo: Repo, index: Path, env: dict[str, str] | None = None, log: Path | None = None) -> None:

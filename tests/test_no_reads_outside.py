@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.gitrepo import Repo
 
 # Runs in a child process so the hook sees every open() of the validator and check-refs paths.
@@ -29,6 +31,7 @@ print(json.dumps({"opened": opened, "reasons": [r.reason for r in results]}))
 """
 
 
+@pytest.mark.process
 def test_validate_and_check_refs_never_open_files_outside_the_repository(repo: Repo, tmp_path: Path) -> None:
     secret = tmp_path / "secret-outside"
     secret.mkdir()

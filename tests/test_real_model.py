@@ -11,7 +11,8 @@ import pytest
 
 from tests.gitrepo import Repo
 
-pytestmark = pytest.mark.model
+# Real CLI processes with the real model.
+pytestmark = [pytest.mark.process, pytest.mark.model]
 
 FILES = {
     "shop/orders.py": '''"""Order handling."""

@@ -13,7 +13,8 @@ import pytest
 from codevouch.embedding import MiniLMEmbedder
 from codevouch.embedding.numpy_minilm import numpy_minilm
 
-pytestmark = pytest.mark.model
+# Real CLI processes (-X importtime) with the real model.
+pytestmark = [pytest.mark.process, pytest.mark.model]
 
 
 def test_numpy_encoder_matches_sentence_transformers() -> None:

@@ -26,6 +26,9 @@ from codevouch.indexer.build import build_index
 from tests.gitrepo import Repo
 from tests.procs import holds_open, stop_when, wait_until
 
+# Real processes: builds killed and run beside each other.
+pytestmark = pytest.mark.process
+
 FAKE = ["--embedder", "fake-bow-64"]
 QUERIES = ("compute the total of an order", "validate the customer address", "module_7 helper", "refund")
 KILLS = 10

@@ -63,6 +63,7 @@ def test_the_filters_commit_stands_in_only_for_items_without_one() -> None:
         langchain_item("x", {}, None, "HEAD~1")
 
 
+@pytest.mark.process
 def test_import_codevouch_imports_no_pipeline_library() -> None:
     import subprocess
     import sys

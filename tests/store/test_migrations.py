@@ -65,6 +65,7 @@ def schema_of(index_dir: Path) -> tuple[str, list[str]]:
         db.close()
 
 
+@pytest.mark.process
 def test_previous_release_index_upgrades_in_place(repo: Repo, index_dir: Path) -> None:
     repo.commit_files(SHOP)
     old_index(repo, index_dir)
@@ -117,6 +118,7 @@ def test_previous_release_index_upgrades_in_place(repo: Repo, index_dir: Path) -
     assert summary.indexed_files == 1 and not summary.noop
 
 
+@pytest.mark.process
 def test_space_keyed_by_chunk_id_moves_once(repo: Repo, index_dir: Path) -> None:
     """m004: a space of the release before (a vector per chunk) reads as needing a build; each
     branch's build moves it, and the old space goes with the last. Intentional change

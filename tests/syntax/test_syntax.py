@@ -25,12 +25,14 @@ def _modules_after(statement: str) -> set[str]:
     return set(out.stdout.split())
 
 
+@pytest.mark.process
 def test_validator_does_not_import_the_indexer() -> None:
     loaded = _modules_after("import codevouch.validator, codevouch.validator.symbols")
     assert "codevouch.validator.symbols" in loaded
     assert not any(m.startswith("codevouch.indexer") for m in loaded)
 
 
+@pytest.mark.process
 def test_importing_the_syntax_package_loads_no_grammar() -> None:
     loaded = _modules_after("import codevouch.syntax")
     assert "codevouch.syntax.lines" in loaded

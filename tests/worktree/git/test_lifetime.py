@@ -17,8 +17,10 @@ from codevouch.worktree.git import _lifetime
 from tests.gitrepo import Repo
 from tests.procs import wait_until
 
-pytestmark = pytest.mark.skipif(not _lifetime.AVAILABLE or not sys.platform.startswith("linux"),
-                                reason="the watchdog needs process groups and Python 3.11")
+# Real processes: git children outlive no parent.
+pytestmark = [pytest.mark.process,
+              pytest.mark.skipif(not _lifetime.AVAILABLE or not sys.platform.startswith("linux"),
+                                 reason="the watchdog needs process groups and Python 3.11")]
 
 
 def _state(pid: int) -> str | None:
