@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 from codevouch.commands.progress import ProgressLines
@@ -15,11 +14,8 @@ def test_a_build_off_a_terminal_prints_progress_lines(tmp_path: Path) -> None:
     the end. With the interval at 0 (CODEVOUCH_PROGRESS_SECONDS) every 5% step prints a line."""
     repo = Repo(tmp_path / "repo")
     repo.commit_files({f"pkg/m{n:02}.py": f"def f{n}(x):\n    return x + {n}\n" for n in range(30)}, "thirty files")
-    os.environ["CODEVOUCH_PROGRESS_SECONDS"] = "0"
-    try:
-        proc = cv("index", "build", *FAKE, "--json", cwd=repo.root, index=tmp_path / "index")
-    finally:
-        del os.environ["CODEVOUCH_PROGRESS_SECONDS"]
+    proc = cv("index", "build", *FAKE, "--json", cwd=repo.root, index=tmp_path / "index",
+              env={"CODEVOUCH_PROGRESS_SECONDS": "0"})
     assert proc.returncode == 0, proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("codevouch: build: ")]
     chunking = [ln for ln in lines if "chunking" in ln and "files chunked" not in ln]
