@@ -8,9 +8,7 @@ traceback. The MCP server is a real process."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -125,9 +123,8 @@ def test_the_nightly_build_reports_the_hostile_repository_and_builds_the_others(
     plant(bad, ".gitattributes", "fifo")
     listing = tmp_path / "repos.toml"
     listing.write_text(f'[[repo]]\npath = "{bad.root}"\n\n[[repo]]\npath = "{good.root}"\n')
-    out = subprocess.run([sys.executable, "-m", "codevouch", "index", "build", "--repos", str(listing), "--json",
-                          *FAKE], capture_output=True, timeout=120, cwd=tmp_path,
-                         env={**os.environ, "CODEVOUCH_INDEX": str(tmp_path / "index")})
+    out = cv_bytes("index", "build", "--repos", str(listing), "--json", *FAKE, cwd=tmp_path, index=tmp_path / "index",
+                   timeout=120)
     text = out.stdout.decode() + out.stderr.decode()
     assert out.returncode == 23, (out.returncode, text[-2000:])
     assert ".gitattributes" in text and "a FIFO" in text and "Traceback" not in text

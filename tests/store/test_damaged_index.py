@@ -131,8 +131,7 @@ def test_a_corrupt_ledger_names_the_command_that_recovers_and_that_command_recov
         no_crash(proc)
         assert proc.returncode == 1, (args, proc.stderr)
         assert f"the index ledger {index_dir / 'state.sqlite'} is corrupt" in proc.stderr and fix in proc.stderr
-    repaired = subprocess.run([sys.executable, "-m", "codevouch", *fix.split()[1:], *FAKE, "--json"],
-                              cwd=repo.root, capture_output=True, text=True, timeout=300)
+    repaired = clihelp.cv(*fix.split()[1:], *FAKE, "--json", cwd=repo.root)
     assert repaired.returncode == 0, repaired.stderr
     report = json.loads(repaired.stdout)
     aside = Path(report["repaired"]["ledger_aside"])

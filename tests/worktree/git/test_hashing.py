@@ -124,6 +124,7 @@ def test_what_is_not_a_file_or_a_symlink_is_skipped_with_its_reason(repo: Repo) 
                                "big.py": "huge (>1000 bytes)"}
 
 
+@pytest.mark.process
 def test_a_fifo_is_skipped_unopened(repo: Repo, tmp_path: Path) -> None:
     """In a child process under a timeout: git given a FIFO blocks for ever (a regression
     must fail, not hang the suite)."""
