@@ -553,7 +553,7 @@ HOUSE = RESULTS_DIR / "house-passes.md"
 
 
 def house_section(path: Path = HOUSE) -> str:
-    """The house passes' before-and-after timings of a user's first call (farm-bench pairs, run by
+    """The house passes' before-and-after timings of a user's first call (alternated whole-process pairs, run by
     hand against two commits: no figure module reruns them), kept as written in `path` so that a
     render never drops them."""
     return path.read_text() if path.exists() else ""
