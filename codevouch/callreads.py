@@ -41,7 +41,7 @@ def store_settings(call: Call) -> StoreSettings:
     """The store's settings of `call` (codevouch/store/settings.py), each read at its use."""
     from codevouch.store.settings import StoreSettings  # heavy: the store
 
-    return StoreSettings.of(call.env)
+    return StoreSettings(call.env)
 
 
 def search_caller(call: Call, embed_limit: int) -> Caller:

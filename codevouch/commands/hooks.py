@@ -83,11 +83,11 @@ def hooks_run(
         os.setsid()   # out of the terminal's session: closing the terminal does not end the build
     except OSError:   # already a group leader (a shell with job control started it)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    from codevouch.store.settings import StoreSettings
+    from codevouch.callreads import store_settings
 
     call = invocation().call
     index_dir = index_dir_of(index, call)
     fired = hooks.Fired(branch or None, commit or None)
     hooks.run_hook(hook, list(args or ()), hooks.Installed(installed_for, index_dir, embedder, wait), fired=fired,
-                   store=StoreSettings.of(call.env))
+                   store=store_settings(call))
     raise typer.Exit(0)

@@ -1,7 +1,7 @@
 """The store's settings: `StoreSettings`, the four variables the store acts on, handed down by the
 caller that opens the store (the api from its Call's environment, a command from its Call).
 
-    store = StoreSettings.of(call.env)
+    store = StoreSettings(call.env)
     VectorStore(index_dir, readonly=True, settings=store)
 
     chroma_url      CODEVOUCH_CHROMA_URL: vectors (and team snapshots) on that server, else embedded
@@ -29,10 +29,6 @@ from codevouch.environment import Environment
 class StoreSettings:
     """The store's four settings, each read from `env` (the caller's) at its use."""
     env: Environment = field(default_factory=Environment)
-
-    @classmethod
-    def of(cls, env: Environment) -> StoreSettings:
-        return cls(env)
 
     @property
     def chroma_url(self) -> str | None:

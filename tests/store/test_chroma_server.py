@@ -27,7 +27,7 @@ from tests.gitrepo import Repo
 
 # The store's settings a process caller has (Call.of_process()): its own variables, read at each
 # use, so the monkeypatched CODEVOUCH_CHROMA_URL and CODEVOUCH_LEASE_TTL below are what it reads.
-PROCESS = StoreSettings.of(Environment(os.environ))
+PROCESS = StoreSettings(Environment(os.environ))
 SEARCH = Caller(store=PROCESS)
 
 

@@ -97,7 +97,7 @@ def test_lease_times_come_from_the_server_not_a_clock_ahead(server: tuple[str, s
     from codevouch.store import StoreSettings, VectorStore, lease
     from codevouch.worktree.identity import identify
 
-    with VectorStore(tmp_path / "a", settings=StoreSettings.of(Environment({"CODEVOUCH_CHROMA_URL": url}))) as vectors:
+    with VectorStore(tmp_path / "a", settings=StoreSettings(Environment({"CODEVOUCH_CHROMA_URL": url}))) as vectors:
         held = lease.holder(vectors, identify(repo.root).id)
         now = vectors.server_time()
     assert held is not None and now is not None and abs(held.renewed_at - now) < 600

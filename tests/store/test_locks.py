@@ -31,7 +31,7 @@ def test_second_writer_gets_a_clear_message(repo: Repo, index_dir: Path) -> None
 
 
 # The caller's CODEVOUCH_BUSY_TIMEOUT, handed to the store (store/settings.py): never os.environ's.
-QUICK = StoreSettings.of(Environment({"CODEVOUCH_BUSY_TIMEOUT": "0.3"}))
+QUICK = StoreSettings(Environment({"CODEVOUCH_BUSY_TIMEOUT": "0.3"}))
 
 
 def test_a_reader_waits_for_a_vector_write_at_most_the_busy_timeout(index_dir: Path,

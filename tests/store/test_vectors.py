@@ -61,7 +61,7 @@ def test_a_reader_of_an_index_without_vectors_creates_nothing(index_dir: Path) -
 
 
 def test_a_server_url_that_is_not_http_is_refused(index_dir: Path) -> None:
-    settings = StoreSettings.of(Environment({"CODEVOUCH_CHROMA_URL": "ftp://localhost:1"}))
+    settings = StoreSettings(Environment({"CODEVOUCH_CHROMA_URL": "ftp://localhost:1"}))
     with VectorStore(index_dir, settings=settings) as store, pytest.raises(CodevouchError, match="is not http"):
         store.count(SPACE)
 
