@@ -437,6 +437,12 @@ def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool, early
             want.add(old)       # is the symbol gone, or spelled by another tool? (decide._symbol_gone)
         elif s.text is not None and same and work and not facts.hits(s.text, loc.real or ""):
             want.add(same)      # a clean filter may explain the difference: compare with the blob
+        elif s.text is not None and s.text.strip() and old and same is None \
+                and not (work and facts.hits(s.text, loc.real or "")):
+            # A window not found as whole lines in its file (changed, or renamed away): a
+            # splitter's window cut mid-line. Its own version shows where it was cut, which is
+            # what must surround it now (verbatim.locate); without it only line edges count.
+            want.add(old)
     blobs = early.result()
     blobs.update(gitio.read_blobs(facts.root, sorted(want - set(early.names))))
     # Exactly the wanted ones: an old text where none was wanted would change what decide does.

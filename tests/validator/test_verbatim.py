@@ -241,3 +241,28 @@ def test_a_window_is_never_fresh_unless_its_text_is_there(windows_repo: tuple[Re
             assert item["text"] in current
             assert v.current is not None
             assert item["text"] in "\n".join(current.split("\n")[v.current.start_line - 1:v.current.end_line])
+
+
+def test_windows_cut_mid_line_stay_current_after_a_line_above_and_a_rename(repo: Repo) -> None:
+    """A sentence splitter's window starts and ends mid-line. Its own version (read from git at
+    its commit) shows where it was cut, so a line added above or a pure rename keeps it current;
+    an end that was a line's end must still be one (a grown line is a changed window)."""
+    text = "def alpha(x):\n    y = x + 1\n    return y\n\n\ndef beta(total):\n    total = total * 2\n    return total\n"
+    old = repo.commit(**{"m.py": text})
+    mid = text[text.index("x + 1"):text.index("total *") + len("total *")]
+    whole_end = text[text.index("= total * 2"):]          # ends at the file's last line's end
+    items = [{"path": "m.py", "commit": old, "start_index": text.index(t), "text": t} for t in (mid, whole_end.strip())]
+    assert [v.verdict for v in validate(repo.root, items)] == ["usable", "usable"]
+
+    repo.write("m.py", "# new\n" + text.replace("    return total\n", "    return total * tax\n"))
+    above = validate(repo.root, items)
+    assert (above[0].verdict, above[0].reason) == ("stale-but-ok", "chunk-moved")
+    assert above[0].current is not None and (above[0].current.start_line, above[0].current.end_line) == (3, 8)
+    # "return total" is verbatim in "return total * tax", but its line grew: not the same code.
+    assert above[1].verdict == "historical-only"
+
+    repo.write("m.py", text)
+    repo.git("mv", "m.py", "m2.py")
+    renamed = validate(repo.root, items)
+    assert [(v.verdict, v.reason) for v in renamed] == [("stale-but-ok", "file-renamed")] * 2
+    assert renamed[0].current is not None and renamed[0].current.path == "m2.py"
