@@ -211,7 +211,9 @@ def _echo_outcome(outcome: RepoOutcome, code: int) -> None:
         for s in outcome.branches:
             _echo_summary(s)
         return
-    echo(f"== {name}: failed (exit {code})")
+    echo(f"== {name}: failed (exit {code})" + (f", {len(outcome.branches)} branch(es) built" if outcome.branches else ""))
+    for s in outcome.branches:      # the branches that exist, built beside a named one that does not
+        _echo_summary(s)
 
 
 def _echo_failure(outcome: RepoOutcome, code: int, crash_log: str | None) -> None:

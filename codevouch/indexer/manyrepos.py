@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codevouch.embedding import Embedder
-from codevouch.errors import InputError, NotARepository
+from codevouch.errors import InputError, NotARepository, UnknownRevision
 from codevouch.indexer.build import BranchSummary, BuildKnobs, build_index
 
 if TYPE_CHECKING:
@@ -206,10 +206,16 @@ def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder,
         started = time.monotonic()
         outcome = RepoOutcome(spec)
         try:
-            outcome.branches = build_index(spec.path, index_dir, embedder, branches=spec.branches,
-                                           all_branches=spec.all_branches,
-                                           include_branches=spec.include_branches or None,
-                                           exclude_branches=spec.exclude_branches or None, **knobs)
+            # A named branch that is gone costs only itself: the others are built, then it is
+            # reported as the entry's error.
+            present, missing = _named_branches(spec)
+            if present or not missing:
+                outcome.branches = build_index(spec.path, index_dir, embedder, branches=present,
+                                               all_branches=spec.all_branches,
+                                               include_branches=spec.include_branches or None,
+                                               exclude_branches=spec.exclude_branches or None, **knobs)
+            if missing:
+                outcome.error = _missing_branches(spec, missing, [s.branch for s in outcome.branches])
         except Exception as exc:  # a CodevouchError, or a bug: either way the next repository is built
             outcome.error = _where_listed(exc, spec)
         outcome.seconds = time.monotonic() - started
@@ -217,6 +223,33 @@ def build_repos(specs: Sequence[RepoSpec], index_dir: Path, embedder: Embedder,
         if on_repo is not None:
             on_repo(outcome)
     return outcomes
+
+
+def _named_branches(spec: RepoSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The entry's named branches that exist (as `index build --branch` takes them: a branch or
+    a commit), and those that do not. Asked only when it names some."""
+    if not spec.branches:
+        return (), ()
+    from codevouch.worktree import gitio
+
+    present, missing = [], []
+    for name in spec.branches:
+        try:
+            gitio.resolve_commit(spec.path, name)
+            present.append(name)
+        except UnknownRevision:
+            missing.append(name)
+    return tuple(present), tuple(missing)
+
+
+def _missing_branches(spec: RepoSpec, missing: Sequence[str], built: Sequence[str]) -> UnknownRevision:
+    names = ", ".join(repr(m) for m in missing)
+    listed = f"the [[repo]] entry at {spec.listed_at}" if spec.listed_at is not None else "the repository"
+    done = f"built {', '.join(built)}" if built else "built nothing"
+    return UnknownRevision(f"{names} {'is not a branch' if len(missing) == 1 else 'are not branches'} or "
+                           f"commit{'' if len(missing) == 1 else 's'} in {normalised(spec.path)} ({done}); "
+                           f"`git branch` lists the branches: fix or remove {'it' if len(missing) == 1 else 'them'} "
+                           f"in {listed}.")
 
 
 def _where_listed(exc: Exception, spec: RepoSpec) -> Exception:

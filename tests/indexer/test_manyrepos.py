@@ -125,6 +125,22 @@ exclude_branches = ["feat*"]
     assert "2 repositories: 2 built, 0 failed" in again.stdout and "up to date" in again.stdout
 
 
+def test_a_named_branch_that_is_gone_costs_only_itself(tmp_path: Path, index_dir: Path) -> None:
+    shop = _repo(tmp_path / "shop", "release/1")
+    listing = tmp_path / "repos.toml"
+    listing.write_text(f'[[repo]]\npath = "{shop.root}"\nbranches = ["main", "no-such-branch", "release/1"]\n')
+    out = cv("index", "build", "--repos", str(listing), *FAKE, index=index_dir)
+    assert out.returncode == 23, out.stderr
+    # The branches that exist are built and listed; the missing one is named on its own line.
+    assert "2 branch(es) built" in out.stdout and "main@" in out.stdout and "release/1@" in out.stdout
+    [line] = [ln for ln in out.stderr.splitlines() if "no-such-branch" in ln]
+    assert "UnknownRevision" in line and "built main, release/1" in line and "repos.toml line 1" in line
+    status = {row["branch"] for row in api.index_status_all(index_dir)}
+    assert status == {"main", "release/1"}
+    only_gone = build_repos([RepoSpec(shop.root, branches=("gone",))], index_dir, embedder_by_name("fake-bow-64"))
+    assert not only_gone[0].ok and only_gone[0].branches == [] and "built nothing" in str(only_gone[0].error)
+
+
 def test_cli_single_repository_keeps_its_exit_codes(tmp_path: Path, index_dir: Path) -> None:
     assert cv("index", "build", "--repo", str(tmp_path / "gone"), *FAKE, index=index_dir).returncode == 1
     shop = _repo(tmp_path / "shop")
