@@ -65,7 +65,8 @@ class HooksRefused(InputError):
 class HookFile:
     name: str
     path: Path
-    action: str     # installed, chained, updated, unchanged | removed, restored, kept-yours, absent
+    action: str     # installed, chained, updated, unchanged | removed, restored, kept-yours (your lines or
+                    # your hook, kept), absent (no hook of codevouch's here)
     chained: Path | None = None  # the hook that was there before, run after ours
     note: str | None = None      # what a person should know about it (a file left as it was, and why)
 
@@ -272,8 +273,8 @@ def _plan_uninstall(name: str, place: _Place, record: Record | None) -> tuple[st
         return ("restore", None) if restore else ("remove", None)
     added = None if text is None else hookfiles.their_lines(entry.wrote, text)
     if added is None and (text is None or not hookfiles.is_ours(path)):   # replaced, not edited
-        if not restore:
-            return "absent", f"{name} is no longer codevouch's hook (replaced since install): left as it is"
+        if not restore:     # the hook is yours now: kept, and said so (not "absent": it is there)
+            return "left", f"{name} is no longer codevouch's hook (replaced since install): left as it is"
         raise HooksRefused(
             f"{path} is no longer codevouch's hook, and {chained} is the hook it kept aside; "
             "nothing is changed. Keep the one you want as the hook and remove the other.")
@@ -286,8 +287,8 @@ def _plan_uninstall(name: str, place: _Place, record: Record | None) -> tuple[st
         raise HooksRefused(
             f"{path} holds {plural(len(added), 'line')} you added, and the hook that was there before install is kept aside "
             f"as {chained.name}: uninstall puts that one back byte for byte and would lose your lines, so nothing "
-            f"is changed. Move your lines into {chained.name} (or remove them from {name}), then run "
-            "`codevouch hooks uninstall` again.")
+            f"is changed. Copy your lines out of {name} and remove them there, run `codevouch hooks uninstall` "
+            f"again (it puts {chained.name} back as {name}), then add your lines to {name}.")
     return "kept-yours", hookfiles.without_ours(entry.wrote, added)
 
 
@@ -306,6 +307,8 @@ def uninstall(repo: Path | str) -> HooksReport:
         elif how == "remove":
             path.unlink()
             done.append(HookFile(name, path, "removed"))
+        elif how == "left":
+            done.append(HookFile(name, path, "kept-yours", note=extra))
         elif how == "kept-yours":
             hookfiles.write_file(path, extra or "", os.lstat(path).st_mode & 0o7777)
             done.append(HookFile(name, path, "kept-yours", note="codevouch's lines removed; the lines you added kept"))

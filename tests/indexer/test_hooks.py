@@ -371,6 +371,35 @@ def test_uninstall_refuses_when_it_cannot_keep_both_or_tell_lines_apart(shop: Re
     assert hook.read_text() == "#!/bin/sh\necho mine\n"
 
 
+def test_every_refusal_of_uninstall_names_a_step_that_then_succeeds(shop: Repo, index_dir: Path) -> None:
+    """A line added to codevouch's hook over a chained one: the refusal's step (take the lines
+    out, uninstall, add them back) ends with your hook and your line; and the path a user took
+    before (lines moved into the kept-aside hook, then `mv` it back as the message said) ends
+    with the hook reported as kept, not absent."""
+    hooks_dir = shop.root / ".git" / "hooks"
+    hook, aside = hooks_dir / "post-commit", hooks_dir / "post-commit.codevouch-chained"
+    for moved in (False, True):
+        hook.write_text("#!/bin/sh\necho mine\n")
+        hook.chmod(0o755)
+        install(shop, index_dir)
+        ours = hook.read_text()
+        hook.write_text(ours + "echo added\n")
+        refused = cv("hooks", "uninstall", "--repo", str(shop.root))
+        assert refused.returncode == 2 and "remove them there, run `codevouch hooks uninstall`" in refused.stderr
+        hook.write_text(ours)                       # the lines taken out, as the message says
+        if moved:       # or, as the old message said: into the hook kept aside
+            aside.write_text(aside.read_text() + "echo added\n")
+            second = cv("hooks", "uninstall", "--repo", str(shop.root))
+            assert second.returncode == 2 and f"mv {aside} {hook}" in second.stderr, second.stderr
+            os.replace(aside, hook)
+        done = cv("hooks", "uninstall", "--repo", str(shop.root), "--json")
+        assert done.returncode == 0, done.stderr
+        action = {h["name"]: h["action"] for h in json.loads(done.stdout)["hooks"]}["post-commit"]
+        assert action == ("kept-yours" if moved else "restored")
+        assert hook.read_text() == "#!/bin/sh\necho mine\n" + ("echo added\n" if moved else "")
+        assert not aside.exists()
+
+
 # -- which branch a hook builds ---------------------------------------------------------------
 
 def test_a_hook_builds_the_branch_it_fired_on_not_the_one_checked_out_since(shop: Repo, index_dir: Path) -> None:
