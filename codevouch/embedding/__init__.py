@@ -225,8 +225,10 @@ class SentenceTransformerEmbedder:
             except Exception as exc:  # a directory that is not a model: say which, and why
                 from codevouch.errors import InputError
 
-                raise InputError(f"cannot load the embedding model in {self.directory} ({type(exc).__name__}: "
-                                 f"{str(exc)[:200]}); give a sentence-transformers model directory.") from exc
+                # The error's words are left out: they may quote the directory's files (a config's
+                # "model type" field), which are data, never printed.
+                raise InputError(f"cannot load the embedding model in {self.directory} ({type(exc).__name__}); "
+                                 "give a sentence-transformers model directory.") from exc
         return self._model
 
     @property
@@ -260,14 +262,21 @@ def search_encoder(embedder: Embedder) -> Callable[[str], list[float]]:
 
 
 def model_directory(value: str, base: Path | None = None) -> Path:
-    """The model directory `value` names (relative to `base`, else the current directory),
-    resolved; InputError when it is not a directory: codevouch never downloads a model."""
+    """The model directory `value` names, resolved; InputError when it is not a directory:
+    codevouch never downloads a model. `base`: the repository root when a repository's own
+    config names it, which must then lie inside it (links resolved): a cloned repository may
+    not make codevouch open files elsewhere. Else relative to the current directory."""
     from codevouch.errors import InputError
 
-    path = Path(value).expanduser()
+    path = Path(value).expanduser() if base is None else Path(value)
     if not path.is_absolute():
         path = (base or Path.cwd()) / path
     path = path.resolve()
+    if base is not None and not path.is_relative_to(base.resolve()):
+        raise InputError(f"the repository's config names the embedding model directory {value!r}, which is outside "
+                         f"the repository ({base}); a repository's own config may name a model inside it, or the "
+                         f"packaged {MODEL_NAME}. For a model elsewhere, set CODEVOUCH_EMBEDDING_MODEL or pass "
+                         "--embedder.")
     if not path.is_dir():
         raise InputError(f"embedding model {value!r} is neither {MODEL_NAME} (the packaged default) nor a "
                          f"directory ({path} is not one); codevouch never downloads a model: give the path of "

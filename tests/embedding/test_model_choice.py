@@ -100,13 +100,16 @@ def test_the_configured_threshold_says_no_good_match(repo: Repo, index_dir: Path
 
 
 @pytest.mark.model
-def test_a_model_by_directory_embeds_into_its_own_space(repo: Repo, index_dir: Path) -> None:
-    """The packaged MiniLM passed as a directory: a model of its own (another space, the
-    branch re-embedded), named by `index status`, with the packaged model's threshold."""
+def test_a_model_by_directory_embeds_into_its_own_space(repo: Repo, index_dir: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The packaged MiniLM passed as a directory (the user's setting: a repository's own config
+    may not name one outside it): a model of its own (another space, the branch re-embedded),
+    named by `index status`, with the packaged model's threshold."""
     repo.commit_files(SHOP)
     (first,) = Index(repo.root, index_dir, embedder="fake-bow-64").build()
     packaged = model_path().resolve()
-    repo.write(".codevouch.toml", f'[embedding]\nmodel = "{packaged}"\ndevice = "auto"\n')
+    monkeypatch.setenv("CODEVOUCH_EMBEDDING_MODEL", str(packaged))
+    repo.write(".codevouch.toml", '[embedding]\ndevice = "auto"\n')
     idx = Index(repo.root, index_dir, record=False)
     (moved,) = idx.build()
     assert moved.embedded == first.embedded > 0     # every chunk embedded again, in the new space
@@ -118,3 +121,41 @@ def test_a_model_by_directory_embeds_into_its_own_space(repo: Repo, index_dir: P
     assert hits[0].path == "shop/cancel.py" and hits[0].similarity is not None and hits[0].good_match is True
     miss = idx.search("render a triangle mesh with opengl shaders", k=2)
     assert miss.no_good_match, [h.similarity for h in miss]
+
+
+_OPENED: list[str] = []
+_WATCH: list[str] = []      # the directory whose opens the hook records, while a test watches
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open" and _WATCH and isinstance(args[0], str) and args[0].startswith(_WATCH[0]):
+        _OPENED.append(args[0])
+
+
+@pytest.mark.parametrize("written", ["absolute", "climbing", "linked"])
+def test_a_repositorys_config_may_not_name_a_model_outside_it(repo: Repo, tmp_path: Path, index_dir: Path,
+                                                            written: str) -> None:
+    """A cloned repository's `.codevouch.toml` naming a model directory elsewhere makes nothing
+    there be opened, and no file's content reaches a message; the user's own setting may."""
+    import sys
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config.json").write_text('{"model_type": "SECRET-4711"}')
+    repo.commit(**SHOP)
+    if written == "linked":
+        (repo.root / "models").symlink_to(outside)
+    named = {"absolute": str(outside), "climbing": "../outside", "linked": "models"}[written]
+    repo.write(".codevouch.toml", f'[embedding]\nmodel = "{named}"\n')
+    sys.addaudithook(_audit)
+    _OPENED.clear()
+    _WATCH[:] = [str(outside)]
+    try:
+        with pytest.raises(InputError, match="outside the repository") as refused:
+            Index(repo.root, index_dir).build()
+    finally:
+        _WATCH.clear()
+    assert _OPENED == [] and "SECRET" not in str(refused.value)
+    out = cv("index", "build", "--repo", str(repo.root), index=index_dir)
+    assert out.returncode == 2 and "outside the repository" in out.stderr and "SECRET" not in out.stderr
+    assert "CODEVOUCH_EMBEDDING_MODEL" in out.stderr
