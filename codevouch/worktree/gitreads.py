@@ -280,9 +280,9 @@ def _ignores_of(data: bytes) -> Callable[[str], bool]:
     known = _IGNORES.get(data)
     if known is not None:
         return known
-    from pathspec import GitIgnoreSpec
+    from codevouch.worktree.globs import matcher
 
-    match = GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines()).match_file
+    match = matcher(data.decode("utf-8", "replace").splitlines())
     answers: dict[str, bool] = {}
 
     def ignored(path: str) -> bool:

@@ -95,8 +95,7 @@ def path_filter(patterns: Sequence[str]) -> Callable[[str], bool]:
     if all(p.startswith("!") for p in cleaned):
         raise InputError("every --path pattern negates ('!'), so none would keep a file; name what to "
                          "keep first, e.g. --path 'src/' --path '!src/vendor/'.")
-    spec = _spec(tuple(line for p in cleaned for line in _with_contents(p)))
-    return spec.match_file
+    return _spec(tuple(line for p in cleaned for line in _with_contents(p)))
 
 
 def _with_contents(pattern: str) -> tuple[str, ...]:
@@ -112,15 +111,15 @@ def _with_contents(pattern: str) -> tuple[str, ...]:
 
 def matches(path: str, pattern: str) -> bool:
     """Whether `pattern` alone, read as one line of a .gitignore, matches the file `path`."""
-    return _spec((pattern,)).match_file(path)
+    return _spec((pattern,))(path)
 
 
 @clearable
 @lru_cache(maxsize=128)
-def _spec(patterns: tuple[str, ...]) -> Any:
-    from pathspec import GitIgnoreSpec
+def _spec(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    from codevouch.worktree.globs import matcher  # pathspec on RE2: only when there are patterns
 
-    return GitIgnoreSpec.from_lines(patterns)
+    return matcher(patterns)
 
 
 def _first_match(path: str, patterns: tuple[str, ...]) -> str | None:
@@ -128,7 +127,7 @@ def _first_match(path: str, patterns: tuple[str, ...]) -> str | None:
     None when the list does not match it."""
     if not patterns:
         return None
-    if not _spec(patterns).match_file(path):
+    if not _spec(patterns)(path):
         return None
     # Matched (negations applied, last match wins): name the first positive pattern that
     # matches, which is the rule a reader looks for in the list.
