@@ -425,29 +425,33 @@ def _finish_hashing(facts: Facts, started: _Hashing) -> tuple[Facts, gitio.Pendi
 def _read_old_blobs(facts: Facts, inside: Sequence[Snippet], strict: bool, early: gitio.PendingBlobs) -> Facts:
     """Old texts, read from git (`cat-file --batch`) only where a decision needs them: those
     read early, and the rest in one more process if any is missing."""
-    want: set[str] = set()
-    for s in inside:
-        loc = facts.located[s.path]
-        same = identical_blob(s, facts, strict)
-        old = facts.old_blob(s, loc.rel)
-        work = facts.files.get(loc.real or "")
-        if s.text is None and old and same is None:
-            want.add(old)       # the snippet's lines, to look for in the changed file
-        elif old and same is None and loc.exists and symbols.symbol_names(s.symbol):
-            want.add(old)       # is the symbol gone, or spelled by another tool? (decide._symbol_gone)
-        elif s.text is not None and same and work and not facts.hits(s.text, loc.real or ""):
-            want.add(same)      # a clean filter may explain the difference: compare with the blob
-        elif s.text is not None and s.text.strip() and old and same is None \
-                and not (work and facts.hits(s.text, loc.real or "")):
-            # A window not found as whole lines in its file (changed, or renamed away): a
-            # splitter's window cut mid-line. Its own version shows where it was cut, which is
-            # what must surround it now (verbatim.locate); without it only line edges count.
-            want.add(old)
+    want = {blob for s in inside if (blob := _wanted_blob(s, facts, strict)) is not None}
     blobs = early.result()
     blobs.update(gitio.read_blobs(facts.root, sorted(want - set(early.names))))
     # Exactly the wanted ones: an old text where none was wanted would change what decide does.
     texts = {sha: decode(blobs[sha]) for sha in want if sha in blobs}
     return replace(facts, blob_texts=texts)
+
+
+def _wanted_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
+    """The blob whose text a decision about `s` compares with, or None (no I/O)."""
+    loc = facts.located[s.path]
+    same = identical_blob(s, facts, strict)
+    old = facts.old_blob(s, loc.rel)
+    work = facts.files.get(loc.real or "")
+    if s.text is None:
+        return old if old and same is None else None     # its lines, to look for in the changed file
+    found = bool(work) and bool(facts.hits(s.text, loc.real or ""))
+    if same:
+        return None if found or not work else same        # a clean filter may explain the difference
+    if old and loc.exists and symbols.symbol_names(s.symbol):
+        return old      # is the symbol gone, or spelled by another tool? (decide._symbol_gone)
+    if old and s.text.strip() and not found:
+        # A window not found as whole lines in its file (changed, or renamed away): a splitter's
+        # window cut mid-line. Its own version shows where it was cut, which is what must
+        # surround it now (verbatim.locate); without it only line edges count.
+        return old
+    return None
 
 
 def find_elsewhere(facts: Facts, needles: Sequence[str]) -> Facts:
