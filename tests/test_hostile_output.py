@@ -119,3 +119,22 @@ def test_visible_and_one_line() -> None:
     assert one_line("a\nb\tc\u2028") == "a\\x0ab\\x09c\\u2028"
     assert visible(visible("\x1b")) == "\\x1b"
     assert json.loads(json_text(json.dumps({"a": HOSTILE + "\ud800"}, ensure_ascii=False))) == {"a": HOSTILE + "\ud800"}
+
+
+def test_a_branch_named_with_controls_is_shown_escaped_in_every_text(tmp_path: Path) -> None:
+    """A branch named with a C1 CSI and a right-to-left override: `index status`, the note a
+    search prints when the index is behind, and the overlay line beside `--json` show escapes."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"a.py": "def f():\n    return 1\n"})
+    repo.git("checkout", "-q", "-b", "esc-\x9b31m-\u202ex")
+    index = tmp_path / "index"
+    assert cv(repo, index, "index", "build", "--embedder", "fake-bow-64").returncode == 0
+    repo.commit_files({"a.py": "def f():\n    return 2\n"})       # the index is one commit behind
+    status = cv(repo, index, "index", "status")
+    text = cv(repo, index, "search", "f", "-k", "1")
+    as_json = cv(repo, index, "search", "f", "-k", "1", "--json")
+    assert status.returncode == text.returncode == as_json.returncode == 0, (status.stderr, text.stderr)
+    assert "esc-\\x9b31m-\\u202ex" in status.stdout and "note: index esc-\\x9b31m-\\u202ex@" in text.stdout
+    assert json.loads(as_json.stderr)["overlay"]["index"].startswith("esc-\x9b31m-\u202ex@")   # exact, escaped by JSON
+    for out in (status, text, as_json):
+        assert not any(raw in out.stdout + out.stderr for raw in RAW), (out.stdout, out.stderr)

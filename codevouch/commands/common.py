@@ -194,7 +194,7 @@ def overlay_note(overlay: Any, as_json: bool) -> None:
     if overlay is None:
         return
     if as_json:
-        invocation().streams.stderr.write(json.dumps({"overlay": overlay.summary()}, ensure_ascii=False) + "\n")
+        invocation().streams.stderr.write(json_text(json.dumps({"overlay": overlay.summary()}, ensure_ascii=False)) + "\n")
         return
     note = overlay.note()
     if note:

@@ -13,6 +13,7 @@ from typing import TextIO
 import typer
 
 from codevouch.call import Call
+from codevouch.printable import visible
 
 try:    # typer 0.2x carries its own copy of click, with the same modules
     from typer._click import globals as click_globals
@@ -51,9 +52,11 @@ def invocation() -> Invocation:
 
 def echo(message: str = "", err: bool = False, nl: bool = True) -> None:
     """click's echo (a flush after each line; escape sequences dropped where the stream is not a
-    terminal) to the call's stdout, or stderr."""
+    terminal) to the call's stdout, or stderr, with every control character a repository could
+    put in it (a branch, a path, a symbol, a remote URL, a commit subject) shown as an escape
+    (printable.visible: the one printable path; already escaped text is left as it is)."""
     streams = invocation().streams
-    typer.echo(message, file=streams.stderr if err else streams.stdout, nl=nl)
+    typer.echo(visible(message), file=streams.stderr if err else streams.stdout, nl=nl)
 
 
 def stdout() -> TextIO:
