@@ -38,7 +38,7 @@ from pydantic import Field
 from codevouch.api import KINDS, Index
 from codevouch.call import Call
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
-from codevouch.printable import faithful, has_lone_surrogate
+from codevouch.printable import faithful, has_lone_surrogate, json_text, visible
 from codevouch.request import ContextRequest, SearchRequest
 from codevouch.retriever.resident import Resident
 from codevouch.vocabulary import Verdict
@@ -326,11 +326,24 @@ def _encodable(value: T) -> T:
     return value
 
 
-def _encoding(tool: Callable[..., T]) -> Callable[..., T]:
-    """`tool` answering with `_encodable` data (its signature kept: the SDK reads the schema)."""
+def _encoding(tool: Callable[..., T]) -> Callable[..., Any]:
+    """`tool` answering with `_encodable` data (its signature kept: the SDK reads the schema),
+    its text content shown as the CLI shows it: a markdown answer through `visible`, and the
+    JSON text of a structured one (the SDK's own, pydantic's) with the characters JSON leaves
+    raw but a terminal acts on (C1, DEL, bidi controls) as `\\uXXXX` escapes (`json_text`),
+    the structured content itself exact."""
     @functools.wraps(tool)
-    def answer(*args: Any, **kwargs: Any) -> T:
-        return _encodable(tool(*args, **kwargs))
+    def answer(*args: Any, **kwargs: Any) -> Any:
+        value = _encodable(tool(*args, **kwargs))
+        if isinstance(value, str):
+            return visible(value)
+        if not isinstance(value, dict):
+            return value
+        import pydantic_core
+        from mcp.types import CallToolResult, TextContent
+
+        text = json_text(pydantic_core.to_json(value, fallback=str, indent=2).decode())
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
     return answer
 
 

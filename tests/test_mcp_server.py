@@ -310,3 +310,27 @@ def test_a_hit_has_one_json_form_and_a_bad_value_one_message(repo: Repo, index_d
     assert "order.cancel()" in historical["reference_text"] and "reason" in historical["code"]
     said = message.removeprefix("Error executing tool search: ")      # the SDK's prefix
     assert refused.returncode == 2 and refused.stderr == f"codevouch: {said}\n"
+
+
+def test_text_content_shows_controls_from_the_repository_as_escapes(repo: Repo, index_dir: Path) -> None:
+    """A branch named with a C1 CSI and a right-to-left override, and a DEL in the code: the
+    tools' text content escapes them as the CLI's JSON does; the structured content is exact."""
+    raw = ("\x9b", "\u202e", "\x7f")
+    repo.commit_files(SHOP)
+    repo.git("checkout", "-q", "-b", "esc-\x9b31m-\u202ex")
+    repo.commit_files({"shop/cancel.py": "def cancel_order(order):\n    return order  # \x7f\n"})
+    Index(repo.root, index_dir, embedder="fake-bow-64").build()
+    repo.commit_files({"shop/refund.py": "def refund_order(order):\n    return None\n"})   # one behind
+
+    async def body(client: Client) -> list[Any]:
+        return [await client.call_tool(tool, args) for tool, args in
+                (("search", {"query": "cancel_order", "k": 2}), ("status", {}),
+                 ("context", {"query": "cancel_order", "budget": 2000}))]
+    results = session(server(repo, index_dir), body)
+    texts = [c.text for r in results for c in r.content]
+    assert not any(r.is_error for r in results), texts
+    assert not any(ch in text for text in texts for ch in raw), texts
+    assert "esc-\\u009b31m-\\u202ex" in texts[0] and "\\u007f" in texts[0]
+    search = results[0].structured_content
+    assert search is not None and search["overlay"]["index"].startswith("esc-\x9b31m-\u202ex@")
+    assert "\x7f" in search["hits"][0]["code"]
