@@ -340,3 +340,30 @@ def test_git_is_the_only_program_run_and_always_with_the_safety_options(hostile,
         argv_text = line.split("[", 1)[1]
         missing = [opt for opt in GIT_SAFETY if f'"{opt}"' not in argv_text]
         assert not missing, (missing, line[:400])
+
+
+DEEP = "a = " + "[" * 5000 + "]" * 5000 + "\n"
+
+
+@pytest.mark.parametrize("where", [".codevouch.toml", "pyproject.toml", "repos file"])
+def test_a_config_nested_thousands_deep_is_a_clear_error_not_a_crash(tmp_path: Path, where: str) -> None:
+    """A `.codevouch.toml`, a pyproject.toml or a `--repos` file nested 5,000 deep: the exit code
+    of any bad config (1) or bad input file (2), naming the file and the nesting, not
+    RecursionError and exit 70; the engine's client, which reads
+    the config for the off switch, does not crash either."""
+    from codevouch.engine.client import repository_says_off
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"a.py": "def f():\n    return 1\n"})
+    index = tmp_path / "index"
+    if where == "repos file":
+        listing = tmp_path / "repos.toml"
+        listing.write_text(f'[[repo]]\npath = "{repo.root}"\n' + DEEP)
+        out = cv("index", "build", "--repos", str(listing), "--embedder", "fake-bow-64", index=index)
+    else:
+        repo.write(where, DEEP if where == ".codevouch.toml" else "[tool.codevouch]\n" + DEEP)
+        assert repository_says_off(["search", "f"], str(repo.root)) is False
+        out = cv("index", "build", "--repo", str(repo.root), "--embedder", "fake-bow-64", index=index)
+    err = out.stderr.decode()
+    assert out.returncode == (2 if where == "repos file" else 1), (out.returncode, err)
+    assert "too deeply" in err and "Traceback" not in err and "RecursionError" not in err

@@ -109,8 +109,8 @@ def _toml(root: Path, name: str) -> dict | None:
 
     try:
         return tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return {}      # the command, in-process, reads it again and says what is wrong
 
 
 def wanted(argv: list[str]) -> tuple[str, str] | None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,11 +39,6 @@ from codevouch.indexer.build import BranchSummary, BuildKnobs, build_index
 if TYPE_CHECKING:
     # typing.Unpack is 3.11+: typing_extensions for the type checker only.
     from typing_extensions import Unpack
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 _ENTRY_KEYS = ("path", "branches", "all_branches", "include_branches", "exclude_branches")
 MAX_REPOS_FILE_BYTES = 1 << 20     # a list of repositories; anything larger is not one
@@ -143,10 +137,12 @@ def _read_bounded(source: Path) -> bytes:
 
 def parse_repos(text: str, source: str = "<repos>", base: Path | None = None) -> list[RepoSpec]:
     """`load_repos_file` on text; relative paths are relative to `base` (default: the current directory)."""
+    from codevouch.worktree.config import toml_table
+
     try:
-        table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{source} is not valid TOML: {exc}.") from exc
+        table = toml_table(text)
+    except ValueError as exc:
+        raise InputError(f"{source} {exc}; fix the file, then run again.") from exc
     extra = sorted(set(table) - {"repo"})
     if extra:
         raise InputError(f"{source}: unknown top-level key(s) {', '.join(extra)}; list repositories as [[repo]] tables.")

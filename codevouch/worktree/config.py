@@ -75,14 +75,37 @@ def codevouch_table(pyproject: str) -> Any:
     return copy.deepcopy(_parsed(pyproject, "pyproject.toml").get("tool", {}).get("codevouch"))
 
 
+MAX_TOML_DEPTH = 32     # tables and arrays inside one another; codevouch's own settings use 3
+
+
+def toml_table(text: str) -> dict[str, Any]:
+    """`text` parsed as TOML, at most MAX_TOML_DEPTH deep; ValueError (its words say what is
+    wrong) for invalid TOML or deeper nesting. A file nested thousands deep made tomllib (and
+    every walk over its result) raise RecursionError: a crash, exit 70."""
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"is not valid TOML ({exc})") from exc
+    except RecursionError:
+        raise ValueError("nests tables or arrays too deeply to read") from None
+    level: list[tuple[Any, int]] = [(table, 1)]
+    while level:            # a walk without recursion: its depth is what is checked
+        value, depth = level.pop()
+        if depth > MAX_TOML_DEPTH:
+            raise ValueError(f"nests tables or arrays more than {MAX_TOML_DEPTH} deep")
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        level.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return table
+
+
 @clearable
 @lru_cache(maxsize=16)
 def _parsed(text: str, name: str) -> dict[str, Any]:
     # Keyed by the text itself, so an edit is never missed; never handed out (see loads).
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{name} is not valid TOML ({exc}); fix or remove it.") from exc
+        return toml_table(text)
+    except ValueError as exc:
+        raise ConfigError(f"{name} {exc}; fix or remove it.") from exc
 
 
 MAX_CONFIG_BYTES = 1 << 20
