@@ -367,3 +367,13 @@ def test_a_config_nested_thousands_deep_is_a_clear_error_not_a_crash(tmp_path: P
     err = out.stderr.decode()
     assert out.returncode == (2 if where == "repos file" else 1), (out.returncode, err)
     assert "too deeply" in err and "Traceback" not in err and "RecursionError" not in err
+
+
+def test_a_number_of_100000_digits_in_validate_input_is_a_clear_error(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"a.py": "def f():\n    return 1\n"})
+    huge = '[{"path": "a.py", "start_line": ' + "9" * 100_000 + "}]"
+    for text in (huge, huge[1:-1]):          # a list, and JSON lines
+        out = cv("validate", "-", "--repo", str(repo.root), index=tmp_path / "index", stdin=text)
+        err = out.stderr.decode()
+        assert out.returncode == 2 and "number JSON cannot read" in err and "Traceback" not in err, err

@@ -108,6 +108,13 @@ def _loads(text: str) -> Any:
         # json's decoder recurses once per nesting level: 100,000 `[` exhaust the stack.
         raise InputError("input is nested too deeply to be snippets; give a JSON list of snippet "
                          "objects, or one JSON object per line.") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        # Python's int-string limit (a number of more than 4,300 digits), said in its words: no
+        # field of a snippet is such a number.
+        raise InputError(f"input holds a number JSON cannot read here ({exc}); give line numbers and "
+                         "offsets as ordinary integers.") from None
 
 
 def _line_in(text: str, stripped: str, pos: int) -> int:
