@@ -377,3 +377,28 @@ def test_a_number_of_100000_digits_in_validate_input_is_a_clear_error(tmp_path: 
         out = cv("validate", "-", "--repo", str(repo.root), index=tmp_path / "index", stdin=text)
         err = out.stderr.decode()
         assert out.returncode == 2 and "number JSON cannot read" in err and "Traceback" not in err, err
+
+
+HUGE = 10 ** 30
+
+
+@pytest.mark.parametrize("config", [
+    f"[usage]\nmax_records = {HUGE}\n", f"[health]\nrecent = {HUGE}\n", f"[health]\ncommits_behind = {HUGE}\n",
+    f"[budget]\ntokens = {HUGE}\n", f"max_file_bytes = {HUGE}\n", f"[models.big]\nwindow = {HUGE}\noutput = 10\n",
+])
+def test_a_number_too_big_in_the_config_is_a_clear_error(tmp_path: Path, config: str) -> None:
+    """Every number a repository's config gives is range-checked: one past SQLite's integers
+    raised OverflowError (exit 70) on the first usage record or health query."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"a.py": "def f():\n    return 1\n"})
+    index = tmp_path / "index"
+    assert cv("index", "build", "--repo", str(repo.root), "--embedder", "fake-bow-64", index=index).returncode == 0
+    repo.write(".codevouch.toml", config)
+    said = ""
+    for argv in (["search", "f", "-k", "1"], ["index", "health"], ["context", "f", "--model", "big"]):
+        out = cv(*argv, "--repo", str(repo.root), index=index)
+        err = out.stderr.decode()
+        assert "Traceback" not in err and "OverflowError" not in err and out.returncode != 70, (argv, err)
+        said += err
+    if "[usage]" in config or "[health]" in config:     # checked here; the others had their bounds
+        assert "from 1 to" in said, said

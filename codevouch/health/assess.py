@@ -160,6 +160,12 @@ def rebuild_cost(changed_files: int | None, chunks_per_file: float) -> str:
     return f"about {shown}: {plural(changed_files, 'file')} changed"
 
 
+# The largest values a repository's [health] may give: a number past SQLite's 64-bit integers
+# (a LIMIT) raised OverflowError, a crash.
+MAX_RECENT = 1_000_000
+MAX_COMMITS_BEHIND = 1_000_000_000
+
+
 def thresholds(config: RepoConfig) -> Thresholds:
     section = config.section("health")
     where = f"{config.source} [health]"
@@ -170,12 +176,12 @@ def thresholds(config: RepoConfig) -> Thresholds:
     recent = section.get("recent", base.recent)
     ratio = section.get("stale_ratio", base.stale_ratio)
     behind = section.get("commits_behind", base.commits_behind)
-    if not isinstance(recent, int) or isinstance(recent, bool) or recent < 1:
-        raise ConfigError(f"{where} recent must be a positive number of calls.")
+    if not isinstance(recent, int) or isinstance(recent, bool) or not 1 <= recent <= MAX_RECENT:
+        raise ConfigError(f"{where} recent must be a number of calls from 1 to {MAX_RECENT:,}.")
     if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio <= 1:
         raise ConfigError(f"{where} stale_ratio must be a fraction from 0 to 1 (e.g. 0.2).")
-    if not isinstance(behind, int) or isinstance(behind, bool) or behind < 1:
-        raise ConfigError(f"{where} commits_behind must be a positive number of commits.")
+    if not isinstance(behind, int) or isinstance(behind, bool) or not 1 <= behind <= MAX_COMMITS_BEHIND:
+        raise ConfigError(f"{where} commits_behind must be a number of commits from 1 to {MAX_COMMITS_BEHIND:,}.")
     return Thresholds(recent, float(ratio), behind)
 
 

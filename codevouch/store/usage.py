@@ -68,6 +68,9 @@ class UsageRecord:
                 "non_usable": [list(p) for p in self.non_usable]}
 
 
+MAX_MAX_RECORDS = 100_000_000     # records kept per index: far past any use, inside SQLite's integers
+
+
 @dataclass(frozen=True)
 class UsageSettings:
     record: bool = True
@@ -86,8 +89,9 @@ def settings(config: RepoConfig, env: Mapping[str, str] | environment.Environmen
     keep = section.get("max_records", DEFAULT_MAX_RECORDS)
     if not isinstance(record, bool):
         raise ConfigError(f"{where} record must be true or false.")
-    if not isinstance(keep, int) or isinstance(keep, bool) or keep < 1:
-        raise ConfigError(f"{where} max_records must be a positive integer.")
+    if not isinstance(keep, int) or isinstance(keep, bool) or not 1 <= keep <= MAX_MAX_RECORDS:
+        # A number past SQLite's 64-bit integers raised OverflowError (a crash) at the first record.
+        raise ConfigError(f"{where} max_records must be a whole number from 1 to {MAX_MAX_RECORDS:,}.")
     if environment.of(env).no_record:
         record = False
     return UsageSettings(record, keep)
