@@ -402,3 +402,17 @@ def test_a_number_too_big_in_the_config_is_a_clear_error(tmp_path: Path, config:
         said += err
     if "[usage]" in config or "[health]" in config:     # checked here; the others had their bounds
         assert "from 1 to" in said, said
+
+
+def test_a_file_url_inside_the_repository_is_read_as_its_path(tmp_path: Path) -> None:
+    """docs/VALIDATION.md: a `file://` URL (percent-encoded) is read as its path, in the
+    codevouch shape too (it was `path-never-existed`); one outside is still outside."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"my file.py": "def f():\n    return 1\n"})
+    url = (repo.root / "my file.py").as_uri()          # file:///.../my%20file.py
+    items = [{"path": url, "text": "def f():\n    return 1", "commit": repo.head()},
+             {"path": (tmp_path / "elsewhere.py").as_uri(), "text": "x"}]
+    out = cv("validate", "-", "--repo", str(repo.root), "--json", index=tmp_path / "index", stdin=json.dumps(items))
+    assert out.returncode in (0, 3), out.stderr.decode()
+    results = json.loads(out.stdout)
+    assert [(r["verdict"], r["reason"]) for r in results] == [("usable", "same-commit"), ("excluded", "outside-repo")]

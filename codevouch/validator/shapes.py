@@ -131,6 +131,9 @@ def read(item: Any, where: str, input_format: str = "auto") -> Any:
     if shape is None:
         raise InputError(f"{where}: missing \"path\", and it is no LangChain Document or LlamaIndex node "
                          f"either: {_SHAPES}.")
+    path = item.get("path")
+    if isinstance(path, str) and path.startswith("file://"):
+        return {**item, "path": file_path(path)}     # a file:// URL is read as its path, in every shape
     return item
 
 
