@@ -226,12 +226,14 @@ def _named_branches(spec: RepoSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
     a commit), and those that do not. Asked only when it names some."""
     if not spec.branches:
         return (), ()
-    from codevouch.worktree import gitio
+    from codevouch.worktree import gitio, gitreads
 
+    gitreads.guard(spec.path)             # before any git process runs in it, as build_index does
+    root = gitio.repo_root(spec.path)     # not a repository: NotARepository, as a build would say
     present, missing = [], []
     for name in spec.branches:
         try:
-            gitio.resolve_commit(spec.path, name)
+            gitio.resolve_commit(root, name)
             present.append(name)
         except UnknownRevision:
             missing.append(name)
