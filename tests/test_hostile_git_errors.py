@@ -120,3 +120,13 @@ def test_a_missing_required_filter_not_run_is_checked_without_it(filtered: tuple
         got = cv(*args, cwd=repo.root, index=index)
         no_raw_git(got)
         assert got.returncode == 0, got.stderr
+
+
+def test_a_config_that_includes_itself_is_named_not_called_no_repository(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"a.py": "def f():\n    return 1\n"})
+    with (repo.root / ".git" / "config").open("a") as config:
+        config.write("[include]\n\tpath = config\n")
+    out = cv("index", "build", "--repo", str(repo.root), *FAKE, index=tmp_path / "index")
+    assert out.returncode == 1 and "includes itself" in out.stderr and "not inside a git repository" not in out.stderr
+    assert ".git/config" in out.stderr and "\\x0a" not in out.stderr, out.stderr

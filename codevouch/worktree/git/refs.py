@@ -35,6 +35,13 @@ def _toplevel(out: bytes) -> Path:
 
 def _not_a_repository(p: Path, exc: GitError) -> NotARepository:
     """Why `rev-parse --show-toplevel` failed in `p`, said for a user: bare, or no repository."""
+    loop = _INCLUDE_LOOP.search(exc.stderr or "")
+    if loop is not None:
+        said = _one_line(" ".join(loop.group(0).split()))
+        return NotARepository(
+            f"git cannot read the configuration of the repository at {p}: an `[include] path` includes "
+            f"itself ({said}); remove the include that leads back, and retry.",
+            exc.cmd, exc.returncode, exc.stderr)
     config = _CONFIG_ERROR.search(exc.stderr or "")
     if config is not None:
         return NotARepository(
@@ -52,6 +59,8 @@ def _not_a_repository(p: Path, exc: GitError) -> NotARepository:
 
 
 # git's words for a configuration file it cannot parse (a repository's own .git/config among them).
+# git's words for an include that leads back to a file it is reading (git stops at depth 10).
+_INCLUDE_LOOP = re.compile(r"exceeded maximum include depth[^\n]*(?:\n\s+[^\n]+)?")
 _CONFIG_ERROR = re.compile(r"bad config line \d+ in [^\n]*|bad (numeric )?config[^\n]*|unable to parse[^\n]*config[^\n]*")
 
 
