@@ -109,6 +109,10 @@ class Engine:
         if lock is None:
             log("another engine serves this index; exiting")
             return 0
+        problem = _socket_problem(self.place.socket)
+        if problem is not None:
+            log(f"refusing to serve: {problem}")
+            return 1
         if not (sys.stdin is not None and sys.stdin.isatty()):
             # Started by a CLI (detached, stdin closed): a Ctrl-C meant for some terminal is not for
             # us. Run by hand in a terminal, Ctrl-C stops it (a call it runs then falls back).
@@ -326,6 +330,24 @@ def preload() -> None:
         except Exception as exc:    # noqa: BLE001  (logged; the call that needs it reports it)
             log(f"preloading {what} failed ({type(exc).__name__}: {exc})")
     log(f"preloaded the lazy imports in {time.monotonic() - start:.1f} s")
+
+
+def _socket_problem(path: Path) -> str | None:
+    """Why the engine cannot put its socket at `path` (None: nothing there, or a stale socket it
+    replaces): something else of that name, which it never removes. Calls run in-process."""
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot look at {path} ({exc.strerror})"
+    if stat.S_ISSOCK(mode):
+        return None
+    kind = "a directory" if stat.S_ISDIR(mode) else "a link" if stat.S_ISLNK(mode) else "a file"
+    return (f"{path} is {kind}, not the engine's socket; remove it (when no engine runs) to let the engine "
+            "start. Until then every call runs in-process.")
 
 
 def serve(index_dir: Path, idle: float, warm: Path | None = None) -> int:

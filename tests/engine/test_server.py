@@ -154,3 +154,24 @@ def test_the_engine_warms_up_on_the_repository_of_the_call_that_started_it(engin
     assert records() == before
     assert same(engine.cv("search", "cancel order", cwd=indexed.root),
                 engine.cv("search", "cancel order", cwd=indexed.root, server="off"))
+
+
+def test_a_directory_where_the_socket_goes_is_refused_in_words(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Something other than a socket at the socket's path: the engine says what and where, and
+    exits 1 (the calls run in-process), not 'this is a bug' with a traceback; it removes nothing."""
+    from codevouch.engine import paths
+    from codevouch.engine.server import Engine
+
+    base = Path(os.path.realpath("/tmp")) / f"cvs-{os.getpid()}"
+    base.mkdir(mode=0o700)
+    try:
+        place = paths.Place(base / "engine")
+        place.directory.mkdir(mode=0o700)
+        place.socket.mkdir()
+        code = Engine(tmp_path / "index", place, idle=1).serve()
+        err = capfd.readouterr().err
+        assert code == 1 and f"{place.socket} is a directory, not the engine's socket" in err, err
+        assert "Traceback" not in err and "bug" not in err and place.socket.is_dir()
+    finally:
+        import shutil
+        shutil.rmtree(base, ignore_errors=True)
