@@ -263,6 +263,12 @@ RUN_GIT_FILTERS = Variable("CODEVOUCH_RUN_GIT_FILTERS", "flag", False, "off",
                            "(git-lfs, git-crypt) when hashing working-tree files; never settable from a repository "
                            "(SECURITY.md)",
                            lambda text: text.strip().lower() in ("1", "true", "yes", "on"))
+ALLOW_OUTSIDE_GIT_DIR = Variable("CODEVOUCH_ALLOW_OUTSIDE_GIT_DIR", "flag", False, "off",
+                                 "`1` (or true, yes, on): read a repository whose git directory or object store a "
+                                 "`.git` file, `.git` link, `commondir` or `objects/info/alternates` puts in another "
+                                 "directory (linked worktrees and submodules are recognised without it); never "
+                                 "settable from a repository (SECURITY.md)",
+                                 lambda text: text.strip().lower() in ("1", "true", "yes", "on"))
 SERVER = Variable("CODEVOUCH_SERVER", "switch", "auto", "auto",
                   "`off` (or 0, false, no): every CLI call runs in-process; `on`: read commands go to the resident "
                   f"engine even when `CI=true`; `auto`: the engine, except under `CI=true` {_ENGINE}",
@@ -278,7 +284,7 @@ SERVER_TIMEOUT = _seconds("CODEVOUCH_SERVER_TIMEOUT", 120.0, "120", "the default
 VARIABLES: tuple[Variable, ...] = (
     INDEX, CHROMA_URL, CHROMA_TIMEOUT, LEASE_TTL, BUSY_TIMEOUT, BUDGET, MODEL, RESERVE, EMBEDDING_MODEL,
     EMBEDDING_DEVICE, MATCH_THRESHOLD, NO_RECORD, PROGRESS_SECONDS, MAX_INPUT_BYTES, MAX_SNIPPETS,
-    MAX_REFERENCES, OVERLAY_LIMIT, OVERLAY_SECONDS, RUN_GIT_FILTERS, SERVER, SERVER_IDLE, SERVER_TIMEOUT,
+    MAX_REFERENCES, OVERLAY_LIMIT, OVERLAY_SECONDS, RUN_GIT_FILTERS, ALLOW_OUTSIDE_GIT_DIR, SERVER, SERVER_IDLE, SERVER_TIMEOUT,
 )
 
 # Named for the table only: codevouch sets these for a child, or its scripts read them.
@@ -400,6 +406,11 @@ class Environment:
     @property
     def overlay_seconds(self) -> float:
         return self.value(OVERLAY_SECONDS)
+
+    @property
+    def allow_outside_git_dir(self) -> bool:
+        """CODEVOUCH_ALLOW_OUTSIDE_GIT_DIR: whether a git directory elsewhere may be read (gitreads.guard)."""
+        return self.value(ALLOW_OUTSIDE_GIT_DIR)
 
     @property
     def run_git_filters(self) -> bool:

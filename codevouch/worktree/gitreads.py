@@ -58,13 +58,21 @@ class Refused:
 
 def guard(path: Path | str) -> None:
     """ConfigError naming the first file git would read that is a FIFO, a device, or over the cap,
-    in the repository holding `path`; nothing when there is none (or no repository: git says so)."""
+    in the repository holding `path`, or the pointer that puts its git data in another directory
+    (worktree/gitowner.py; unless the caller's CODEVOUCH_ALLOW_OUTSIDE_GIT_DIR); nothing when
+    there is none (or no repository: git says so)."""
     top = worktree_top(Path(path))
     if top is None:
         return
     refused = first_refused(top)
     if refused is not None:
         raise ConfigError(refused.message(top))
+    if not caller_env().allow_outside_git_dir:
+        from codevouch.worktree.gitowner import outside_git_dir
+
+        elsewhere = outside_git_dir(top)
+        if elsewhere is not None:
+            raise ConfigError(elsewhere)
 
 
 def worktree_top(path: Path) -> Path | None:

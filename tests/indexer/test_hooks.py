@@ -241,11 +241,16 @@ def test_a_git_directory_pointing_at_another_repository_gets_no_hooks(shop: Repo
         target = tmp_path / "handed"
         target.mkdir()
         (target / ".git").write_text(f"gitdir: {victim.root / '.git'}\n")
+    # Refused before git runs (gitreads.guard: the git directory is elsewhere), and by hooks'
+    # own check where the user allows git directories elsewhere: nothing is written either way.
     out = cv("hooks", "install", "--repo", str(target), "--index", str(index_dir), *FAKE)
+    assert out.returncode == 1 and "another directory" in out.stderr and "nothing was run" in out.stderr, out.stderr
+    allowed = {"CODEVOUCH_ALLOW_OUTSIDE_GIT_DIR": "1"}
+    out = cv("hooks", "install", "--repo", str(target), "--index", str(index_dir), *FAKE, env=allowed)
     assert out.returncode == 2 and "outside" in out.stderr and "nothing is written" in out.stderr, out.stderr
     assert snapshot(victim.root / ".git" / "hooks") == before
     assert not (victim.root / ".git" / "codevouch-hooks.json").exists()
-    assert cv("hooks", "uninstall", "--repo", str(target)).returncode == 2
+    assert cv("hooks", "uninstall", "--repo", str(target), env=allowed).returncode == 2
     assert snapshot(victim.root / ".git" / "hooks") == before
 
 

@@ -144,9 +144,13 @@ def test_a_kept_listing_still_sees_a_new_fifo_and_a_grown_file(repo: Repo) -> No
         guard(repo.root)
 
 
-def test_a_git_directory_reached_through_a_symlink_is_read_as_one(repo: Repo, tmp_path: Path) -> None:
+def test_a_git_directory_reached_through_a_symlink_is_read_as_one(repo: Repo, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     os.rename(repo.root / ".git", tmp_path / "moved.git")
     os.symlink(tmp_path / "moved.git", repo.root / ".git")
+    with pytest.raises(ConfigError, match="CODEVOUCH_ALLOW_OUTSIDE_GIT_DIR"):
+        guard(repo.root)          # a git directory elsewhere: refused unless the user allows it
+    monkeypatch.setenv("CODEVOUCH_ALLOW_OUTSIDE_GIT_DIR", "1")
     guard(repo.root)
     plant(tmp_path / "moved.git" / "info" / "exclude", "fifo")
     with pytest.raises(ConfigError, match="info/exclude"):
