@@ -37,6 +37,9 @@ _MAX_INCLUDE_DEPTH = 10          # as git's own limit on nested includes
 
 _TREE_FILES = frozenset({".gitignore", ".gitattributes"})
 _GIT_DIR_FILES = ("config", "config.worktree", "info/exclude", "info/attributes")
+# Files git opens in its git directory on most commands, read in parts (no size cap), and the ref
+# HEAD names: a FIFO or a link to a device among them hung build, search, validate and review.
+_GIT_STATE_FILES = ("HEAD", "index", "packed-refs", "shallow", "info/grafts", "objects/info/alternates")
 
 
 @dataclass(frozen=True)
@@ -122,8 +125,36 @@ def _git_dir_files(top: Path) -> Iterator[Refused | None]:
             if problem is not None:
                 yield Refused(git_dir / name, f"the repository's {name}", problem)
                 return
+        for name in (*_GIT_STATE_FILES, *_head_ref(git_dirs[0])):
+            problem = _irregular(git_dir / name)
+            if problem is not None:
+                yield Refused(git_dir / name, f"the repository's {name}", problem)
+                return
         yield from _config_files(top, git_dir / "config", 0, set())
         yield from _config_files(top, git_dir / "config.worktree", 0, set())
+    mailmap = _irregular(top / ".mailmap")
+    if mailmap is not None:
+        yield Refused(top / ".mailmap", "the .mailmap git reads for commit authors", mailmap)
+
+
+def _head_ref(git_dir: Path) -> tuple[str, ...]:
+    """The ref HEAD names (`refs/heads/main`), as a path in a git directory; () for a detached
+    HEAD, or one that is not a small regular file (refused by its own check)."""
+    data = read_file(git_dir / "HEAD", _POINTER_CAP, follow=False)
+    if not isinstance(data, bytes):
+        return ()
+    text = data.decode("utf-8", "surrogateescape").strip()
+    ref = text[len("ref:"):].strip() if text.startswith("ref:") else ""
+    parts = ref.split("/")
+    return (ref,) if ref.startswith("refs/") and ".." not in parts and "" not in parts else ()
+
+
+def _irregular(path: Path) -> NotRegular | None:
+    """What makes `path` unsafe for git to open, size aside (an index or packed-refs may be large
+    and is read in parts): a FIFO (git blocks on it), a device (`/dev/zero`: git reads without
+    end), or unreadable. A directory fails git at once, which is no hang."""
+    problem = check_file(path, 1 << 62)
+    return problem if isinstance(problem, NotRegular) and problem != NotRegular("a directory") else None
 
 
 def _problem(path: Path | str) -> NotRegular | TooLarge | None:

@@ -168,3 +168,26 @@ def test_a_directory_the_top_gitignore_ignores_is_not_walked(repo: Repo) -> None
     plant(repo.root / "pkg" / ".venv" / ".gitattributes", "fifo")
     found = first_refused(repo.root)
     assert found is not None and found.path == repo.root / "pkg" / ".venv" / ".gitattributes"
+
+
+@pytest.mark.parametrize("name", ["HEAD", "index", "packed-refs", "shallow", "info/grafts",
+                                  "objects/info/alternates", "refs/heads/main", ".mailmap"])
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_fifo_or_device_among_the_files_git_opens_on_every_command_is_refused(repo: Repo, name: str,
+                                                                              kind: str) -> None:
+    """Each hung build, search, validate and review (a link to /dev/zero as the branch's ref drove
+    git to 18 GB); a large index or packed-refs is no problem (read in parts: no size cap)."""
+    head = repo.git("symbolic-ref", "HEAD").strip()
+    path = repo.root / name if name == ".mailmap" else repo.root / ".git" / name.replace("refs/heads/main", head)
+    if path.exists():
+        path.unlink()
+    plant(path, kind)
+    with pytest.raises(ConfigError, match=WORDS[kind]):
+        guard(repo.root)
+
+
+def test_a_large_index_is_not_refused(repo: Repo) -> None:
+    index = repo.root / ".git" / "index"
+    with index.open("ab") as grown:
+        grown.truncate(GIT_FILE_CAP + 1)     # sparse: larger than any file the guard caps
+    guard(repo.root)
