@@ -99,6 +99,9 @@ class Tools:
                                 "a `model` with a larger window.") from exc
             except CodevouchError as exc:
                 raise ToolError(str(exc)) from exc
+            except PermissionError as exc:     # as the CLI says it (commands/common.error_handler)
+                raise ToolError(f"permission denied: {exc.filename or ''} ({exc.strerror or 'not permitted'}); the "
+                                "server reads only what its user may read.") from exc
         finally:
             # After the call, whether it answered or failed: the SDK sends the answer meanwhile.
             self.resident.embed_rest_in_background()

@@ -125,6 +125,13 @@ def error_handler(invoked: Invocation | None = None) -> Iterator[None]:
         if exc.code == EXIT_INTERRUPTED:  # typer turned Ctrl-C into exit 130 without a word
             _interrupted(invoked)
         raise
+    except PermissionError as exc:
+        # A --repo, --index or FILE under a directory this user cannot read or traverse: the
+        # operating system's refusal, not a bug. codevouch runs with the caller's permissions.
+        where = f" {message_line(str(exc.filename))}" if exc.filename else ""
+        say(f"codevouch: permission denied:{where} ({exc.strerror or 'not permitted'}); codevouch reads only "
+            "what you may read: pass a path you can read, or change its permissions.")
+        raise SystemExit(EXIT_ERROR) from None
     except BrokenPipeError:
         # `codevouch search ... | head`: the reader left; say nothing more (stdout is gone).
         os.dup2(os.open(os.devnull, os.O_WRONLY), invoked.streams.stdout.fileno())

@@ -130,3 +130,23 @@ def test_an_nfd_path_is_found_by_check_refs(tmp_path: Path) -> None:
         ok, past = report.results
         assert (ok.status, past.reason) == ("ok", "lines-past-end"), report.to_json()
         assert not report.passed()
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None,
+                    reason="root without setpriv: every directory is traversable")
+@pytest.mark.process
+@pytest.mark.parametrize("argv", [["search", "f"], ["validate", "-"], ["check-refs", "-"], ["context", "f"],
+                                  ["drift"], ["index", "build", "--embedder", "fake-bow-64"], ["hooks", "install"]])
+def test_a_repository_the_caller_cannot_traverse_is_a_clear_error(tmp_path: Path, argv: list[str]) -> None:
+    locked = tmp_path / "locked"
+    repo = Repo(locked / "repo")
+    repo.commit_files({"a.py": "def f():\n    return 1\n"})
+    locked.chmod(0)
+    try:
+        env = {**os.environ, "CODEVOUCH_INDEX": str(tmp_path / "index"), "CODEVOUCH_SERVER": "off"}
+        out = subprocess.run(_without_dac([sys.executable, "-m", "codevouch", *argv, "--repo", str(repo.root)]),
+                             input="\n", text=True, capture_output=True, timeout=120, env=env, cwd=tmp_path)
+    finally:
+        locked.chmod(0o755)
+    assert out.returncode == 1, out.stderr
+    assert "permission denied" in out.stderr and "bug" not in out.stderr and "Traceback" not in out.stderr
