@@ -275,7 +275,21 @@ def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | 
         return (f"branch {branch!r} of {repo} was indexed by an older codevouch, which kept a copy of every "
                 f"vector per branch; run {build} once to move it to the shared store (it embeds each chunk "
                 "once more: the embedded text now carries the chunk's path and symbol).")
+    if not _branch_exists(repo, branch):
+        # A name git does not know: building it cannot work, so say that instead.
+        return (f"{repo} has no branch {branch!r} (nor a commit of that name); `git -C {repo} branch` lists "
+                "its branches: pass one of them to --branch.")
     return f"branch {branch!r} of {repo} is not in the index at {index_dir}; run {build} first."
+
+
+def _branch_exists(repo: Path, branch: str) -> bool:
+    from codevouch.errors import GitError
+
+    try:
+        gitio.resolve_commit(repo, branch)
+        return True
+    except GitError:
+        return False
 
 
 @dataclass

@@ -210,3 +210,16 @@ def test_read_only_index_mount(built: Repo, index_dir: Path, tmp_path: Path) -> 
     dense = under_ro(f"{exe} search 'cancel order' --mode dense --repo {built.root}")
     assert "Traceback" not in dense.stderr
     assert dense.returncode == 0 and "shop/cancel.py" in dense.stdout or dense.returncode == 1, dense.stderr
+
+
+def test_a_branch_git_does_not_know_is_named_not_offered_for_a_build(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"a.py": "def f():\n    return 1\n"})
+    repo.git("branch", "feature")
+    index = tmp_path / "index"
+    assert cv("index", "build", "--repo", str(repo.root), *FAKE, index=index).returncode == 0
+    missing = cv("search", "f", "--repo", str(repo.root), "--branch", "nosuch", index=index)
+    assert missing.returncode == 5 and "has no branch 'nosuch'" in missing.stderr, missing.stderr
+    assert "index build" not in missing.stderr
+    unbuilt = cv("search", "f", "--repo", str(repo.root), "--branch", "feature", index=index)
+    assert unbuilt.returncode == 5 and "--branch feature" in unbuilt.stderr and "index build" in unbuilt.stderr
