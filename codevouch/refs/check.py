@@ -101,7 +101,7 @@ class _Checker:
             return ()
         cap = self.tree.max_file_bytes
         return tuple((p, f"too large: over the {cap}-byte cap (max_file_bytes), not searched")
-                     for p in sorted(self.tree.huge))
+                     for p in sorted(self.tree.huge_text))
 
     def check(self, ref: Reference) -> RefResult:
         if ref.kind == "path":

@@ -64,11 +64,17 @@ class WorkTree:
         (see too_large_note)."""
         return over_cap(self.root, self.files, self.max_file_bytes)
 
+    @cached_property
+    def huge_text(self) -> frozenset[str]:
+        """`huge` less the binary files (git's test: a NUL in the first 8,000 bytes): an image or
+        an archive holds no name a reference could cite, so leaving it out is not worth a word."""
+        return frozenset(p for p in self.huge if not _binary(self.root / p))
+
     def too_large_note(self) -> str:
         """What a search of the working tree's text did not see ("" when nothing was left out)."""
-        if not self.huge:
+        if not self.huge_text:
             return ""
-        shown = sorted(self.huge)
+        shown = sorted(self.huge_text)
         more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
         return (f" Not searched: {plural(len(shown), 'file')} over the {self.max_file_bytes}-byte cap (max_file_bytes), "
                 f"skipped as too large: {', '.join(shown[:3])}{more}.")
@@ -145,3 +151,21 @@ def _python_modules(files: Iterable[str]) -> dict[str, str]:
             for i in range(start + 1, len(parts)):
                 dirs.setdefault(".".join(parts[start:i]), "/".join(parts[:i]) + "/")
     return {**dirs, **modules}
+
+
+def _binary(path: Path) -> bool:
+    """Whether the regular file at `path` looks binary as git judges it (a NUL byte among its
+    first 8,000); False when it cannot be opened as one (never follows a link, never blocks)."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and b"\0" in os.read(fd, 8000)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

@@ -256,3 +256,21 @@ def test_invented_qualifier_in_the_cli_fails_strict(repo: Repo) -> None:
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert proc.stdout.count("missing (qualifier-missing)") == 2
     assert "did you mean Client.send (client/transport.py#L10-L12)?" in proc.stdout
+
+
+def test_a_binary_file_over_the_cap_needs_no_skipped_line(tmp_path: Path) -> None:
+    """check-refs named every image over max_file_bytes as 'skipped: too large' on every call;
+    a binary file holds no name a reference cites. A text file over the cap is still named."""
+    from tests.clihelp import cv
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({".codevouch.toml": "max_file_bytes = 1000\n", "a.py": "def cancel_order():\n    return 1\n",
+                       "big.py": "# " + "x" * 2000 + "\n"})
+    (repo.root / "docs").mkdir()
+    (repo.root / "docs" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(3000))
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "logo")
+    out = cv("check-refs", "-", "--repo", str(repo.root), stdin="Call `cancel_order()` and `refund_order()`.\n",
+             index=tmp_path / "index")
+    assert "skipped big.py: too large" in out.stdout, out.stdout + out.stderr
+    assert "logo.png" not in out.stdout + out.stderr
