@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 Query = Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in words or code.")]
-K = Annotated[int, Field(ge=1, le=50, description="Number of hits.")]
+# The CLI's range (commands/common.LimitOpt): one range at every door.
+K = Annotated[int, Field(ge=1, le=200, description="Number of hits.")]
 Branch = Annotated[str | None, Field(max_length=250, description="Branch to search (default: the current one).")]
 # The Literals spell INDEXED_KINDS and SearchMode for the input schema (a test holds them equal).
 Kinds = Annotated[list[Literal["source", "test", "docs", "config"]] | None,
@@ -264,7 +265,7 @@ def argument_errors(tool: str, errors: list[Any], arguments: dict[str, Any], sch
 
 
 def _accepts(prop: dict[str, Any]) -> str:
-    """What a JSON-schema property accepts, in words ("a whole number from 1 to 50")."""
+    """What a JSON-schema property accepts, in words ("a whole number from 1 to 200")."""
     options = prop.get("anyOf")
     if options:
         words = [_accepts(o) for o in options if o.get("type") != "null"]

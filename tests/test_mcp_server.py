@@ -164,7 +164,7 @@ def test_bad_arguments_get_errors_and_the_server_survives(repo: Repo, index_dir:
             ("search", {"query": "x", "kinds": ["binary"]}), ("context", {"query": "x", "budget": -5}),
             ("validate", {"snippets": "not a list"}), ("build", {}))}
         assert list(said.values()) == [
-            'Invalid arguments for search: `k` must be a whole number from 1 to 50 (got 0). '
+            'Invalid arguments for search: `k` must be a whole number from 1 to 200 (got 0). '
             '`mode` must be one of "hybrid", "dense", "lexical" (got "psychic").',
             "Invalid arguments for search: `query` is required: a string of 1 to 2000 characters.",
             'Invalid arguments for search: `kinds` must be a list of values from "source", "test", "docs", '
