@@ -42,7 +42,11 @@ def index_status(
     if as_json:
         print_json({"index": str(index_dir), "branches": rows})
         return
-    if not rows:
+    if not rows and repo is not None and index_status_all(index_dir):
+        # The directory holds other repositories: "nothing indexed" would say it is empty.
+        echo(f"{repo} is not indexed in {index_dir} (it holds other repositories: `codevouch index status` "
+             f"lists them); run `codevouch index build --repo {repo}`.")
+    elif not rows:
         echo(f"nothing indexed in {index_dir}; run `codevouch index build`.")
     for r in rows:
         behind = "? commits" if r["commits_behind"] is None else plural(r["commits_behind"], "commit")

@@ -223,3 +223,16 @@ def test_a_branch_git_does_not_know_is_named_not_offered_for_a_build(tmp_path: P
     assert "index build" not in missing.stderr
     unbuilt = cv("search", "f", "--repo", str(repo.root), "--branch", "feature", index=index)
     assert unbuilt.returncode == 5 and "--branch feature" in unbuilt.stderr and "index build" in unbuilt.stderr
+
+
+def test_status_of_an_unindexed_repository_says_so_beside_others(tmp_path: Path) -> None:
+    indexed, other = Repo(tmp_path / "indexed"), Repo(tmp_path / "other")
+    for n, repo in enumerate((indexed, other)):
+        repo.commit_files({"a.py": f"def f():\n    return {n}\n"})      # two histories, two repositories
+    index = tmp_path / "index"
+    assert cv("index", "build", "--repo", str(indexed.root), *FAKE, index=index).returncode == 0
+    out = cv("index", "status", "--repo", str(other.root), index=index)
+    assert out.returncode == 0 and "is not indexed in" in out.stdout and "holds other repositories" in out.stdout
+    assert "nothing indexed" not in out.stdout
+    empty = cv("index", "status", "--repo", str(other.root), index=tmp_path / "empty")
+    assert "nothing indexed in" in empty.stdout
