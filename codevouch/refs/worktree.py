@@ -66,9 +66,13 @@ class WorkTree:
 
     @cached_property
     def huge_text(self) -> frozenset[str]:
-        """`huge` less the binary files (git's test: a NUL in the first 8,000 bytes): an image or
-        an archive holds no name a reference could cite, so leaving it out is not worth a word."""
-        return frozenset(p for p in self.huge if not _binary(self.root / p))
+        """`huge` less the binary files that are no source (git's test: a NUL in the first 8,000
+        bytes; no language of ours by its name): an image or an archive holds no name a reference
+        could cite, so leaving it out is not worth a word. A source file over the cap is named,
+        whatever it holds."""
+        from codevouch.syntax.languages import detect_language
+
+        return frozenset(p for p in self.huge if detect_language(p) is not None or not _binary(self.root / p))
 
     def too_large_note(self) -> str:
         """What a search of the working tree's text did not see ("" when nothing was left out)."""
