@@ -71,7 +71,7 @@ def judge(repo: Path | str, items: Sequence[Mapping[str, Any]], input_format: st
     read as the relative one (the validator's rule). An item that cannot be read comes back
     `excluded`, `malformed-input`, its detail naming the field; the call goes on."""
     results = validate_items(Path(repo), items, input_format)
-    for position, v in enumerate(results):
+    for position, v in enumerate(results, 1):     # counted from 1, as the detail's "input item N"
         if v.reason == "malformed-input":
             LOG.warning("codevouch dropped item %d, which it cannot read: %s", position, one_line(v.detail))
     return [_judged(v, keep_history) for v in results]

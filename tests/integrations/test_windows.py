@@ -71,3 +71,12 @@ def test_import_codevouch_imports_no_pipeline_library() -> None:
             "print(sorted(m for m in sys.modules if m.startswith(('langchain', 'llama_index'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_dropped_item_is_counted_as_its_detail_counts_it(repo: Repo, caplog: pytest.LogCaptureFixture) -> None:
+    commit = repo.commit(**{"m.py": "X = 1\n"})
+    with caplog.at_level("WARNING", logger="codevouch"):
+        [first, second] = judge(repo.root, [langchain_item("X = 1", {"source": "m.py"}, "d1", commit),
+                                            langchain_item("X = 1", {"title": "no source"}, "d2", commit)], "langchain")
+    assert first.validated.reason == "same-commit" and "input item 2" in second.validated.detail
+    assert "dropped item 2," in caplog.text and "dropped item 1," not in caplog.text, caplog.text
