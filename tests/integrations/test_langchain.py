@@ -87,4 +87,4 @@ def test_a_document_without_a_source_is_dropped_and_the_others_judged(
     assert [(d.id, d.metadata["codevouch_verdict"]) for d in kept] == [("good", "usable")]
     # The dropped one is said, with the field it lacks, not lost in silence.
     [record] = caplog.records
-    assert "item 0" in record.getMessage() and "metadata.source" in record.getMessage()
+    assert "dropped item 1," in record.getMessage() and "metadata.source" in record.getMessage()
