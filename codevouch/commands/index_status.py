@@ -49,24 +49,29 @@ def index_status(
     elif not rows:
         echo(f"nothing indexed in {index_dir}; run `codevouch index build`.")
     for r in rows:
-        behind = "? commits" if r["commits_behind"] is None else plural(r["commits_behind"], "commit")
-        echo(f"{r['repo']} {r['branch']}: indexed {r['commit'][:7]} ({r['commit_date']}), "
-                   f"head {(r['head'] or '?')[:7]}, {behind} behind, built {r['built_at']}")
-        echo("  files: " + ", ".join(f"{k} {v}" for k, v in sorted(r["files_by_kind"].items())))
-        echo("  chunks: " + ", ".join(f"{k} {v}" for k, v in sorted(r["chunks_by_kind"].items())))
-        echo(f"  model: {r['embedder']}")
-        echo(f"  rules: {r['rules']['source']}")
-        if r.get("source") == "team snapshot":
-            echo(f"  from the team snapshot {r['snapshot']} on {r['server']} (built elsewhere)")
-        if r.get("needs_rebuild"):
-            echo("  built by an older codevouch: run `codevouch index build` once "
-                       "(it embeds each chunk once more)")
-        if r.get("drift"):
-            echo(f"  drift: {r['drift']['summary']}")
-        ov = r.get("overlay")
-        if ov and ov["changed_files"]:
-            over = ov["changed_files"] - ov["searched_live"]
-            echo(f"  overlay: searches {plural(ov['searched_live'], 'changed file')} live beside the index"
-                       + (f" ({over} over its limit of {ov['file_limit']}: not searched)" if over else "")
-                       + f"; embeds at most {plural(ov['embed_limit'], 'new chunk')} per search"
-                       + (" (`codevouch index build` catches up)" if over else ""))
+        _echo_row(r)
+
+
+def _echo_row(r: dict[str, Any]) -> None:
+    """One repository and branch of the status, as text."""
+    behind = "? commits" if r["commits_behind"] is None else plural(r["commits_behind"], "commit")
+    echo(f"{r['repo']} {r['branch']}: indexed {r['commit'][:7]} ({r['commit_date']}), "
+         f"head {(r['head'] or '?')[:7]}, {behind} behind, built {r['built_at']}")
+    echo("  files: " + ", ".join(f"{k} {v}" for k, v in sorted(r["files_by_kind"].items())))
+    echo("  chunks: " + ", ".join(f"{k} {v}" for k, v in sorted(r["chunks_by_kind"].items())))
+    echo(f"  model: {r['embedder']}")
+    echo(f"  rules: {r['rules']['source']}")
+    if r.get("source") == "team snapshot":
+        echo(f"  from the team snapshot {r['snapshot']} on {r['server']} (built elsewhere)")
+    if r.get("needs_rebuild"):
+        echo("  built by an older codevouch: run `codevouch index build` once "
+             "(it embeds each chunk once more)")
+    if r.get("drift"):
+        echo(f"  drift: {r['drift']['summary']}")
+    ov = r.get("overlay")
+    if ov and ov["changed_files"]:
+        over = ov["changed_files"] - ov["searched_live"]
+        echo(f"  overlay: searches {plural(ov['searched_live'], 'changed file')} live beside the index"
+             + (f" ({over} over its limit of {ov['file_limit']}: not searched)" if over else "")
+             + f"; embeds at most {plural(ov['embed_limit'], 'new chunk')} per search"
+             + (" (`codevouch index build` catches up)" if over else ""))
