@@ -22,6 +22,7 @@ COMMANDS: dict[tuple[str, str], tuple[str, str, dict[str, Any]]] = {
     ("index", "build"): ("index_build", "index_build", {}),
     ("index", "status"): ("index_status", "index_status", {}),
     ("index", "health"): ("index_health", "index_health", {}),
+    ("index", "forget"): ("index_forget", "index_forget", {}),
     ("hooks", "install"): ("hooks", "hooks_install", {}),
     ("hooks", "uninstall"): ("hooks", "hooks_uninstall", {}),
     ("hooks", "run"): ("hooks", "hooks_run", {"hidden": True}),

@@ -69,6 +69,12 @@ def publish(ledger: Ledger, vectors: VectorStore, repo_id: str) -> str:
     return generation
 
 
+def withdraw(vectors: VectorStore, repo_id: str) -> None:
+    """Remove the repository's team collection (its snapshots, `HEAD` and the builder's lease):
+    `index forget` of its last branch. Readers then find no team index for it (NotIndexed)."""
+    vectors.drop(snapshot_collection(repo_id))
+
+
 def fetch(vectors: VectorStore, repo_id: str, cache: Path) -> Path | None:
     """The directory of the current snapshot's ledger for `repo_id` (downloaded into `cache`
     when new); None when nothing was published for it."""

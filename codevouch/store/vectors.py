@@ -1,6 +1,9 @@
 """The Chroma half of the index: vectors by text hash, and data records (team snapshots, leases)."""
 from __future__ import annotations
 
+import re
+import shutil
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,6 +12,7 @@ from urllib.parse import urlsplit
 
 from codevouch.errors import BadIndex, CodevouchError, StoreUnavailable, disk_full, is_disk_full
 from codevouch.store.indexdir import IndexDir
+from codevouch.store.ledgerfile import quote_path
 from codevouch.store.locks import vector_lock
 from codevouch.store.settings import DEFAULT, StoreSettings
 
@@ -200,10 +204,15 @@ class VectorStore:
             return [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
 
     def drop(self, name: str) -> None:
-        """Remove a whole collection (an older release's per-branch one); absent is fine."""
+        """Remove a whole collection (an older release's per-branch one, a forgotten space); absent
+        is fine. Embedded, its vector segment's directory goes too: Chroma 1.x deletes the
+        collection's rows and leaves its HNSW files on disk (chroma-core/chroma#5259)."""
         with self._access(write=True):
             if self.collection(name, create=False) is not None:
+                segments = [] if self._server else _segment_dirs(self._path, name)
                 self._client.delete_collection(name)
+                for segment in segments:
+                    shutil.rmtree(segment, ignore_errors=True)
             self._cols.pop(name, None)
 
     def put_documents(self, name: str, items: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
@@ -261,6 +270,23 @@ class VectorStore:
         with self._access(write=False):
             col = self.collection(name, create=False)
             return 0 if col is None else col.count()
+
+
+def _segment_dirs(path: Path, name: str) -> list[Path]:
+    """The directories of the collection's vector segments in the embedded store at `path`, read
+    from Chroma's own `segments` table (as storecheck reads `collections`); none when it cannot tell."""
+    try:
+        db = sqlite3.connect(f"file:{quote_path(path / 'chroma.sqlite3')}?mode=ro", uri=True)
+        try:
+            ids = [str(i) for (i,) in db.execute(
+                "SELECT s.id FROM segments s JOIN collections c ON c.id = s.collection WHERE c.name = ? "
+                "AND s.scope = 'VECTOR'", (name,))]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return []
+    # Chroma names them by UUID, directly in the store's directory: nothing else is removed.
+    return [path / i for i in ids if re.fullmatch(r"[0-9a-f-]{36}", i) and (path / i).is_dir()]
 
 
 def _store_error(exc: Exception, server: str | None, path: Path, settings: StoreSettings) -> CodevouchError:

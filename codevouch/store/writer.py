@@ -11,6 +11,9 @@ A build plans and chunks (codevouch/indexer/build.py); what it made reaches the 
 
 A build killed anywhere leaves the previous state readable; what it left behind is in `pending`,
 and the next writer's `collect_garbage` removes it (see the package docstring).
+
+`index forget` (store/forget.py) writes through here too: one ledger transaction (`forget`), then
+what it made garbage (`after_forget`), which the next writer removes if it was killed between.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from codevouch.store import lease, lexical, lexindex, team
+from codevouch.store.forget import DROP_ALL, Forgotten, forget_entries
 from codevouch.store.ledger import Ledger
 from codevouch.store.locks import writer_lock
 from codevouch.store.naming import lex_key
@@ -57,7 +61,7 @@ class Writer:
         `keep_for_reuse` (a build's start): only note them; commit_build takes from them the texts
         it needs instead of uploading those again, and finish() removes the rest."""
         ledger, vectors = self.ledger, self.vectors
-        pending = ledger.pending()
+        pending = self._drop_marked(ledger.pending())
         by_collection: dict[str, list[str]] = {}
         for name, cid in pending:
             by_collection.setdefault(name, []).append(cid)
@@ -71,6 +75,39 @@ class Writer:
         if not keep_for_reuse:
             ledger.clear_pending(pending)
             self._leftover.clear()
+
+    def _drop_marked(self, pending: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Drop the collections a forget or a build marked DROP_ALL (no entry uses their space),
+        with their tantivy copies; the other pending ids. A marked space that holds vectors again
+        keeps its collection (a writer runs this first, so that does not happen)."""
+        marks = [(name, cid) for name, cid in pending if cid == DROP_ALL]
+        for name, _ in marks:
+            if self.ledger.space_size(name) == 0 and not any(b.space == name for b in self.ledger.branches()):
+                self.vectors.drop(name)
+                shutil.rmtree(lexindex.space_dir(self.index_dir, name), ignore_errors=True)
+        if marks:
+            self.ledger.clear_pending(marks)
+        return [item for item in pending if item[1] != DROP_ALL]
+
+    def forget(self, entries: Sequence[BranchState], on_phase: PhaseHook = _no_phase) -> Forgotten:
+        """Remove branch entries in one ledger transaction (store/forget.py); `on_phase("staged")`
+        runs inside it, before COMMIT. Then call `after_forget` (a server's snapshot first)."""
+        with self.ledger.transaction() as db:
+            done = forget_entries(db, entries)
+            on_phase("staged")
+        on_phase("committed")
+        return done
+
+    def after_forget(self, done: Forgotten) -> None:
+        """What a forget made garbage: tantivy copies no entry names, the marked collections, and
+        (without a server: readers of its last snapshot may need them until the next build) the
+        vectors no remaining chunk uses."""
+        for space in done.kept_spaces:
+            self._prune_lexical(space)
+        if self.vectors.settings.chroma_url:
+            self._drop_marked(self.ledger.pending())
+        else:
+            self.collect_garbage()
 
     def finish(self) -> None:
         """The end of a build: leftovers it did not reuse are garbage now."""

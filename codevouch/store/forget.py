@@ -1,0 +1,109 @@
+"""`codevouch index forget`, the ledger's half: branch entries removed in one transaction.
+
+What goes, in the one transaction that makes the new state visible (Ledger.transaction):
+  - the entries' `branches`, `files`, `outdated` rows and their lexical stamps;
+  - in each space they used: the file versions no remaining entry references, with their chunk
+    rows, and the texts (vectors) and lexical rows no remaining chunk uses, as a build collects
+    them (ledger._collect_unreferenced); a space no entry uses any more goes whole
+    (ledger._drop_space), and a `pending` row (space, DROP_ALL) says its collection is garbage;
+  - embedding-cache rows of the texts removed here that no space still holds (`embeddings` is keyed
+    by the embedded text's hash: a text another repository, branch or model's space still holds
+    keeps its row; rows the forgotten entries never used stay as they are).
+
+After the commit, the writer (store/writer.py, Writer.forget) removes what it made garbage: the
+collections marked DROP_ALL, the vectors listed in `pending`, the tantivy copies no entry names.
+Killed before the commit, nothing changed; after it, the new state is whole and the next writer
+(a build or a forget: Writer.collect_garbage) removes what is left.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from codevouch.store.ledger import _collect_unreferenced, _drop_space
+from codevouch.store.ledgerfile import BRANCH_STAMP
+from codevouch.store.records import BranchState
+
+# A `pending` id that stands for the whole collection: no entry uses its space any more.
+DROP_ALL = "*"
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What one forget removed from the ledger, and what it kept."""
+    entries: tuple[BranchState, ...]
+    dropped_spaces: tuple[str, ...]      # spaces no entry uses now: rows gone, collection to drop whole
+    kept_spaces: tuple[str, ...]         # spaces other entries still use: only what they do not share went
+    collections: tuple[str, ...]         # an older layout's collections only the forgotten entries used
+    chunks: int                          # chunk rows removed (a chunk is one per file version and position)
+    vectors: int                         # distinct texts (vectors) removed
+    cache_removed: int                   # embedding-cache rows removed with them
+    cache_kept: int                      # cache rows of removed texts kept: another space still holds the text
+
+
+def _texts(db: sqlite3.Connection, space: str) -> set[str]:
+    return {h for (h,) in db.execute("SELECT text_hash FROM space_texts WHERE space=?", (space,))}
+
+
+def _chunks(db: sqlite3.Connection, space: str) -> int:
+    row = db.execute("SELECT count(*) FROM space_chunks c JOIN space_blobs sb ON sb.id = c.blob WHERE sb.space=?",
+                     (space,)).fetchone()
+    return int(row[0])
+
+
+def forget_entries(db: sqlite3.Connection, entries: Sequence[BranchState]) -> Forgotten:
+    """Remove `entries` (inside the caller's transaction; see the module docstring)."""
+    colls = [e.coll for e in entries]
+    spaces = sorted({e.space for e in entries if e.space})
+    before = {s: (_texts(db, s), _chunks(db, s)) for s in spaces}
+    collections: list[str] = []
+    for coll in colls:
+        row = db.execute("SELECT collections FROM outdated WHERE coll=?", (coll,)).fetchone()
+        if row is not None:
+            collections += json.loads(row[0])
+        for sql in ("DELETE FROM files WHERE coll=?", "DELETE FROM branches WHERE coll=?",
+                    "DELETE FROM outdated WHERE coll=?"):
+            db.execute(sql, (coll,))
+        db.execute("DELETE FROM meta WHERE key=?", (f"{BRANCH_STAMP}{coll}",))
+    dropped, kept, removed, chunks = [], [], set(), 0
+    for space in spaces:
+        texts, count = before[space]
+        if db.execute("SELECT 1 FROM branches WHERE space=? LIMIT 1", (space,)).fetchone():
+            _collect_unreferenced(db, space)
+            removed |= texts - _texts(db, space)
+            chunks += count - _chunks(db, space)
+            kept.append(space)
+        else:
+            _drop_space(db, space)
+            db.execute("INSERT OR IGNORE INTO pending VALUES (?, ?)", (space, DROP_ALL))
+            removed |= texts
+            chunks += count
+            dropped.append(space)
+    for name in collections:    # an older layout's own collections: garbage as a dropped space's
+        db.execute("INSERT OR IGNORE INTO pending VALUES (?, ?)", (name, DROP_ALL))
+    cache_removed, cache_kept = _forget_cached(db, removed)
+    return Forgotten(tuple(entries), tuple(dropped), tuple(kept), tuple(collections), chunks, len(removed),
+                     cache_removed, cache_kept)
+
+
+def _forget_cached(db: sqlite3.Connection, removed: set[str]) -> tuple[int, int]:
+    """Remove the embedding-cache rows of the `removed` texts that no space holds any more;
+    (rows removed, rows kept because a space still holds their text)."""
+    if not removed:
+        return 0, 0
+    held = {h for (h,) in db.execute("SELECT text_hash FROM space_texts")} & removed
+    gone = sorted(removed - held)
+    models = [m for (m,) in db.execute("SELECT DISTINCT model FROM embeddings")]
+    count = 0
+    for model in models:
+        for start in range(0, len(gone), 500):
+            part = gone[start:start + 500]
+            count += db.execute(f"DELETE FROM embeddings WHERE model=? AND text_hash IN ({','.join('?' * len(part))})",
+                                (model, *part)).rowcount
+    kept = 0
+    for model in models:
+        kept += sum(1 for h in held if db.execute("SELECT 1 FROM embeddings WHERE model=? AND text_hash=?",
+                                                  (model, h)).fetchone())
+    return count, kept
