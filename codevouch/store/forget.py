@@ -18,6 +18,7 @@ Killed before the commit, nothing changed; after it, the new state is whole and 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ def forget_entries(db: sqlite3.Connection, entries: Sequence[BranchState]) -> Fo
         texts, count = before[space]
         if db.execute("SELECT 1 FROM branches WHERE space=? LIMIT 1", (space,)).fetchone():
             _collect_unreferenced(db, space)
+            _restamp(db, space)
             removed |= texts - _texts(db, space)
             chunks += count - _chunks(db, space)
             kept.append(space)
@@ -86,6 +88,18 @@ def forget_entries(db: sqlite3.Connection, entries: Sequence[BranchState]) -> Fo
     cache_removed, cache_kept = _forget_cached(db, removed)
     return Forgotten(tuple(entries), tuple(dropped), tuple(kept), tuple(collections), chunks, len(removed),
                      cache_removed, cache_kept)
+
+
+def _restamp(db: sqlite3.Connection, space: str) -> None:
+    """A new lexical stamp for a space whose rows changed (what caches of its size key on,
+    retriever/members.py); its remaining branches keep the stamp their tantivy copy is named
+    after (a branch stamped by no build of its own takes the space's, ledgerfile.branch_stamp)."""
+    row = db.execute("SELECT value FROM meta WHERE key=?", (f"lexical:{space}",)).fetchone()
+    if row is not None:
+        db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                       [(f"{BRANCH_STAMP}{coll}", row[0])
+                        for (coll,) in db.execute("SELECT coll FROM branches WHERE space=?", (space,)).fetchall()])
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"lexical:{space}", f"forget {os.urandom(8).hex()}"))
 
 
 def _forget_cached(db: sqlite3.Connection, removed: set[str]) -> tuple[int, int]:
