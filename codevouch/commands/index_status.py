@@ -63,6 +63,42 @@ def _echo_disk(usage: dict[str, Any], index_dir: Path) -> None:
          f"(shared by content); {size_text(rest)} in no repository (usage records, team snapshots, free pages)")
 
 
+def _echo_repository(sized: dict[str, Any]) -> None:
+    echo(f"== {message_line(sized['repo'])}: {plural(len(sized['branches']), 'branch', 'branches')}, "
+         f"{plural(sized['chunks'], 'chunk')}, {plural(sized['vectors'], 'vector')}, "
+         + _parts(sized, "lexical copies"))
+
+
+def _echo_row(r: dict[str, Any]) -> None:
+    """One branch's lines."""
+    behind = "? commits" if r["commits_behind"] is None else plural(r["commits_behind"], "commit")
+    echo(f"{r['repo']} {r['branch']}: indexed {r['commit'][:7]} ({r['commit_date']}), "
+               f"head {(r['head'] or '?')[:7]}, {behind} behind, built {r['built_at']}")
+    echo("  files: " + ", ".join(f"{k} {v}" for k, v in sorted(r["files_by_kind"].items())))
+    echo("  chunks: " + ", ".join(f"{k} {v}" for k, v in sorted(r["chunks_by_kind"].items())))
+    if "size" in r:
+        size = r["size"]
+        echo(f"  size: {plural(size['chunks'], 'chunk')}; its own (no other branch shares them): "
+             f"{plural(size['own_chunks'], 'chunk')}, {plural(size['own_vectors'], 'vector')}, "
+             + _parts(size, "lexical copy"))
+    echo(f"  model: {r['embedder']}")
+    echo(f"  rules: {r['rules']['source']}")
+    if r.get("source") == "team snapshot":
+        echo(f"  from the team snapshot {r['snapshot']} on {r['server']} (built elsewhere)")
+    if r.get("needs_rebuild"):
+        echo("  built by an older codevouch: run `codevouch index build` once "
+                   "(it embeds each chunk once more)")
+    if r.get("drift"):
+        echo(f"  drift: {r['drift']['summary']}")
+    ov = r.get("overlay")
+    if ov and ov["changed_files"]:
+        over = ov["changed_files"] - ov["searched_live"]
+        echo(f"  overlay: searches {plural(ov['searched_live'], 'changed file')} live beside the index"
+                   + (f" ({over} over its limit of {ov['file_limit']}: not searched)" if over else "")
+                   + f"; embeds at most {plural(ov['embed_limit'], 'new chunk')} per search"
+                   + (" (`codevouch index build` catches up)" if over else ""))
+
+
 def index_status(
     repo: Annotated[Optional[Path], typer.Option("--repo", metavar="PATH", help="Only this repository.")] = None,
     index: IndexOpt = None,
@@ -97,41 +133,13 @@ def index_status(
              f"lists them); run `codevouch index build --repo {repo}`.")
     elif not rows:
         echo(f"nothing indexed in {index_dir}; run `codevouch index build`.")
-    sizes = {(repo["repo_id"] or repo["repo"]): repo for repo in repos}
+    sizes = {(r["repo_id"] or r["repo"]): r for r in repos}
     seen: set[str] = set()
     for r in rows:
         key = r["repo_id"] or r["repo"]
         if key in sizes and key not in seen:
             seen.add(key)
-            repo = sizes[key]
-            echo(f"== {message_line(repo['repo'])}: {plural(len(repo['branches']), 'branch', 'branches')}, "
-                 f"{plural(repo['chunks'], 'chunk')}, {plural(repo['vectors'], 'vector')}, "
-                 + _parts(repo, "lexical copies"))
-        behind = "? commits" if r["commits_behind"] is None else plural(r["commits_behind"], "commit")
-        echo(f"{r['repo']} {r['branch']}: indexed {r['commit'][:7]} ({r['commit_date']}), "
-                   f"head {(r['head'] or '?')[:7]}, {behind} behind, built {r['built_at']}")
-        echo("  files: " + ", ".join(f"{k} {v}" for k, v in sorted(r["files_by_kind"].items())))
-        echo("  chunks: " + ", ".join(f"{k} {v}" for k, v in sorted(r["chunks_by_kind"].items())))
-        if "size" in r:
-            size = r["size"]
-            echo(f"  size: {plural(size['chunks'], 'chunk')}; its own (no other branch shares them): "
-                 f"{plural(size['own_chunks'], 'chunk')}, {plural(size['own_vectors'], 'vector')}, "
-                 + _parts(size, "lexical copy"))
-        echo(f"  model: {r['embedder']}")
-        echo(f"  rules: {r['rules']['source']}")
-        if r.get("source") == "team snapshot":
-            echo(f"  from the team snapshot {r['snapshot']} on {r['server']} (built elsewhere)")
-        if r.get("needs_rebuild"):
-            echo("  built by an older codevouch: run `codevouch index build` once "
-                       "(it embeds each chunk once more)")
-        if r.get("drift"):
-            echo(f"  drift: {r['drift']['summary']}")
-        ov = r.get("overlay")
-        if ov and ov["changed_files"]:
-            over = ov["changed_files"] - ov["searched_live"]
-            echo(f"  overlay: searches {plural(ov['searched_live'], 'changed file')} live beside the index"
-                       + (f" ({over} over its limit of {ov['file_limit']}: not searched)" if over else "")
-                       + f"; embeds at most {plural(ov['embed_limit'], 'new chunk')} per search"
-                       + (" (`codevouch index build` catches up)" if over else ""))
+            _echo_repository(sizes[key])
+        _echo_row(r)
     if rows and usage:
         _echo_disk(usage, index_dir)

@@ -72,8 +72,7 @@ def forget(index_dir: Path, repo: Path, given: str, branches: Sequence[str] = ()
         ids = sorted({s.repo_id for s in chosen if s.repo_id})
         server = writer.vectors.settings.chroma_url
         if server:
-            for repo_id in ids:     # one builder per repository and server, as for a build
-                writer.claim(repo_id, next((s.space for s in chosen if s.repo_id == repo_id and s.space), ""))
+            _claim(writer, ids, chosen)
         done = writer.forget(chosen, on_phase or (lambda _phase: None))
         paths = {s.repo for s in chosen if s.repo_id is None}
         left = [s for s in writer.ledger.branches() if s.repo_id in ids or (s.repo_id is None and s.repo in paths)]
@@ -121,6 +120,12 @@ def _of_branches(chosen: list[BranchState], branches: Sequence[str], index_dir: 
         raise NotIndexed(f"branch {missing[0]!r} of {chosen[0].repo} is not in the index at {index_dir} (its "
                          f"indexed branches: {', '.join(have)}); nothing was forgotten.")
     return [s for s in chosen if s.branch in branches]
+
+
+def _claim(writer: Writer, ids: Sequence[str], chosen: Sequence[BranchState]) -> None:
+    """One builder per repository and server: the lease, as a build claims it (store/lease.py)."""
+    for repo_id in ids:
+        writer.claim(repo_id, next((s.space for s in chosen if s.repo_id == repo_id and s.space), ""))
 
 
 def _republish(writer: Writer, ids: Sequence[str], left: Sequence[BranchState]) -> None:

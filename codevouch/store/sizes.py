@@ -166,11 +166,7 @@ class _Measure:
         others = {h for n, s in self.spaces.items() if n not in names for h in s.hashes.values()}
         texts = {h for s in mine for h in s.hashes.values()}
         chunks = sum(len(s.chunks) for s in mine)
-        lexes = sum(len({lex for _, _, lex in s.chunks}) for s in mine)
-        ledger = (self.row("files", sum(self.files.get(s.coll, 0) for s in states))
-                  + self.row("space_blobs", sum(len({b for b, _, _ in s.chunks}) for s in mine))
-                  + self.row("space_chunks", chunks) + self.row("space_texts", sum(len(s.hashes) for s in mine))
-                  + self.row("lexmap", lexes) + self.row("lexicon", lexes))
+        ledger = self._space_rows(mine) + self.row("files", sum(self.files.get(s.coll, 0) for s in states))
         lexical = sum(dir_bytes(lexindex.space_dir(self.index_dir, n)) for n in names)
         vectors = None if self.server else sum(self.vectors.get(n, 0) for n in names)
         first = states[0]
@@ -178,8 +174,16 @@ class _Measure:
                 **self._sized({"chunks": chunks, "vectors": sum(len(s.hashes) for s in mine)}, lexical, ledger,
                               vectors, self.row("embeddings", len((texts - others) & self.cached)))}
 
+    def _space_rows(self, spaces: list[_Space]) -> float:
+        """The ledger bytes of the spaces' rows: file versions, chunks, texts, lexical rows."""
+        lexes = sum(len({lex for _, _, lex in s.chunks}) for s in spaces)
+        return (self.row("space_blobs", sum(len({b for b, _, _ in s.chunks}) for s in spaces))
+                + self.row("space_chunks", sum(len(s.chunks) for s in spaces))
+                + self.row("space_texts", sum(len(s.hashes) for s in spaces))
+                + self.row("lexmap", lexes) + self.row("lexicon", lexes))
+
     @staticmethod
-    def _sized(counts: dict[str, int], lexical: int, ledger: float, vectors: int | None,
+    def _sized(counts: dict[str, Any], lexical: int, ledger: float, vectors: int | None,
                cache: float) -> dict[str, Any]:
         parts = {"lexical": lexical, "ledger": round(ledger), "vectors": vectors, "embedding_cache": round(cache)}
         return {**counts, "bytes": {**parts, "total": sum(v for v in parts.values() if v is not None)}}
