@@ -12,7 +12,9 @@ The modules, one concept each:
     vectors     VectorStore: the Chroma half (embedded in chroma/, or a server)
     locks       write.lock (one build at a time) and vectors.lock (writes versus readers)
     settings    StoreSettings: the caller's server, timeouts and lease, handed to what opens the store
-    writer      Writer: the storage protocol of a build, in its order (below)
+    writer      Writer: the storage protocol of a build, in its order (below), and of a forget
+    forget      `index forget`'s ledger transaction: entries removed, what they alone used with them
+    sizes       what each repository and branch takes on disk (`index status`)
     lexical, lexindex, team, lease, usage, status: as their docstrings say (health, the
                 analysis and rendering of usage records, is codevouch/health/, above the store)
 Chroma: per (repository, embedding model) one collection of vectors, keyed by text hash and
