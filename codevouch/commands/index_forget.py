@@ -41,9 +41,9 @@ def index_forget(
     if as_json:
         print_json({"index": str(index_dir), **done.to_json()})
         return
-    what = ("the repository" if done.repository else
-            f"{plural(len(done.branches), 'branch', 'branches')} ({', '.join(done.branches)})")
-    echo(f"forgot {message_line(what)} of {message_line(done.repo)} in {index_dir}: "
+    branches = f"{plural(len(done.branches), 'branch', 'branches')} ({', '.join(done.branches)})"
+    what = f"the repository {done.repo}, its {branches}," if done.repository else f"{branches} of {done.repo}"
+    echo(f"forgot {message_line(what)} in {message_line(str(index_dir))}: "
          f"{plural(done.chunks, 'chunk')}, {plural(done.vectors, 'vector')} and "
          f"{plural(done.cache_removed, 'cached embedding')} removed")
     if done.remaining:

@@ -108,16 +108,19 @@ def _forget_cached(db: sqlite3.Connection, removed: set[str]) -> tuple[int, int]
     if not removed:
         return 0, 0
     held = {h for (h,) in db.execute("SELECT text_hash FROM space_texts")} & removed
-    gone = sorted(removed - held)
     models = [m for (m,) in db.execute("SELECT DISTINCT model FROM embeddings")]
+    return _cache_rows(db, models, sorted(removed - held), "DELETE"), _cache_rows(db, models, sorted(held), "SELECT")
+
+
+def _cache_rows(db: sqlite3.Connection, models: Sequence[str], hashes: Sequence[str], verb: str) -> int:
+    """How many cache rows of `hashes` there are (verb SELECT) or were removed (DELETE)."""
     count = 0
     for model in models:
-        for start in range(0, len(gone), 500):
-            part = gone[start:start + 500]
-            count += db.execute(f"DELETE FROM embeddings WHERE model=? AND text_hash IN ({','.join('?' * len(part))})",
-                                (model, *part)).rowcount
-    kept = 0
-    for model in models:
-        kept += sum(1 for h in held if db.execute("SELECT 1 FROM embeddings WHERE model=? AND text_hash=?",
-                                                  (model, h)).fetchone())
-    return count, kept
+        for start in range(0, len(hashes), 500):
+            part = hashes[start:start + 500]
+            where = f"FROM embeddings WHERE model=? AND text_hash IN ({','.join('?' * len(part))})"
+            if verb == "DELETE":
+                count += db.execute(f"DELETE {where}", (model, *part)).rowcount
+            else:
+                count += int(db.execute(f"SELECT count(*) {where}", (model, *part)).fetchone()[0])
+    return count

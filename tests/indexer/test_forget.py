@@ -117,7 +117,7 @@ def test_forget_one_repository_keeps_another_and_the_vectors_it_shares(tmp_path:
         assert cv("index", "build", "--repo", str(repo.root), *FAKE, index=index).returncode == EXIT_OK
     done = cv("index", "forget", "--repo", str(one.root), index=index)
     assert done.returncode == EXIT_OK, done.stderr
-    assert "forgot the repository" in done.stdout and "kept 1 cached embedding" in done.stdout
+    assert f"forgot the repository {one.root}, its 1 branch (main)," in done.stdout and "kept 1 cached embedding" in done.stdout
     assert len(rows(index, "SELECT * FROM embeddings")) == 2      # two's texts: orders.py (shared) and stock.py
     assert space(one) not in collections(index) and space(two) in collections(index)
     code, paths = search(two, index, "cancel_order", "main")
