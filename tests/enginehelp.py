@@ -69,11 +69,13 @@ class Engines:
     pids: set[int] = field(default_factory=set)
 
     def cv(self, *args: str, cwd: Path | None = None, stdin: bytes | str | None = None, server: str = "on",
-           env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
-        """`python -m codevouch ARGS` with the engine `server` (on: through the engine)."""
+           env: dict[str, str] | None = None, timeout: float = 300,
+           wrap: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+        """`python -m codevouch ARGS` with the engine `server` (on: through the engine); `wrap`: a
+        command that runs it (`setpriv ...`, `unshare ...`)."""
         full = {**self.env, "CODEVOUCH_SERVER": server, **(env or {})}
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        done = subprocess.run([sys.executable, "-m", "codevouch", *args], cwd=cwd, env=full, input=data,
+        done = subprocess.run([*wrap, sys.executable, "-m", "codevouch", *args], cwd=cwd, env=full, input=data,
                               capture_output=True, timeout=timeout)
         self.pids.update(self.running().values())
         return done

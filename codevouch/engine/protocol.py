@@ -5,14 +5,16 @@ raw bytes (stdin, stdout, stderr). One call is one connection:
 
     client -> {"op": "run", "protocol", "identity", "argv", "cwd", "env", "tty", "encoding"}
     engine -> {"op": "mismatch", "identity"}            another install's or version's engine
-           |  {"op": "inprocess", "reason"}             not for the engine: run it in-process
+           |  {"op": "inprocess", "reason"}             not for the engine: run it in-process (also
+                                                          "not served: ...", a caller whose view differs)
            |  {"op": "started"}, then:                  the call left the queue and runs
               {"op": "stdin", "n"}  <- B                the command reads stdin: n bytes at most
            |  ({"op": "write", "fd"} B)* {"op": "exit", "code"}    the answer, in write order
     client -> {"op": "status"} | {"op": "stop"};  engine -> {"op": "status", ...}
 
 Both ends check the other's uid with SO_PEERCRED: an engine serves its own user only, and a
-client talks only to an engine of its own user. Pure standard library (the client imports it).
+client talks only to an engine of its own user; the engine serves a caller of its user only when
+it sees the same files (peerview.py). Pure standard library (the client imports it).
 """
 from __future__ import annotations
 

@@ -1,13 +1,15 @@
 """The resident engine: `codevouch serve` for one user, index directory and install.
 
 It listens on a Unix socket (mode 0600, in a private 0700 directory: paths.py) and nothing else,
-refuses a peer of another uid (SO_PEERCRED), and runs the calls one at a time on its main thread
-(execute.py says why); status and stop are answered by the connection's own thread, so they come
-back while a call runs. It keeps what a warm process keeps: the imported stack, the embedding
-model, the open lexical copies and caches (each designed for a long-lived process: a build by
-another process is seen by the next call, which reopens what changed); the working-tree overlay
-is derived from git for every call, as in-process. It exits after CODEVOUCH_SERVER_IDLE seconds
-without a call, on `codevouch serve --stop`, or on SIGTERM.
+refuses a peer of another uid (SO_PEERCRED), answers "not served" to a caller of its uid whose
+view of the files differs from its own (peerview.py: the caller runs the call in-process), and
+runs the calls one at a time on its main thread (execute.py says why); status and stop are
+answered by the connection's own thread, so they come back while a call runs. It keeps what a
+warm process keeps: the imported stack, the embedding model, the open lexical copies and caches
+(each designed for a long-lived process: a build by another process is seen by the next call,
+which reopens what changed); the working-tree overlay is derived from git for every call, as
+in-process. It exits after CODEVOUCH_SERVER_IDLE seconds without a call, on `codevouch serve
+--stop`, or on SIGTERM.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codevouch.engine import execute, paths, protocol
+from codevouch.engine import execute, paths, peerview, protocol
 
 LOCK_WAIT = 10.0          # seconds a new engine waits for the one it replaces to let go
 
@@ -32,6 +34,12 @@ LOCK_WAIT = 10.0          # seconds a new engine waits for the one it replaces t
 def log(message: str) -> None:
     sys.__stderr__.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {message}\n")  # type: ignore[union-attr]
     sys.__stderr__.flush()  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True)
+class _Peer:
+    pid: int                 # SO_PEERCRED's
+    pidfd: int | None        # taken when it connected (peerview.peer_pidfd), None where none can be
 
 
 @dataclass
@@ -46,6 +54,8 @@ class Engine:
         self.warming = False
         self.warm_up_s: float | None = None
         self.identity = paths.identity()
+        # What this engine sees (peerview.py): a caller whose view differs is not served.
+        self.view = peerview.read("self") if peerview.own_proc_is_ours() else None
         self.started = time.time()
         self.last = time.monotonic()
         self.requests = 0
@@ -243,21 +253,25 @@ class Engine:
             conn.close()
             return
         keep = False
+        pidfd = peerview.peer_pidfd(conn, pid)     # now: the pid names the process that connected
         try:
             conn.settimeout(10.0)
             kind, frame = protocol.recv(conn)
             conn.settimeout(None)
             if kind != "J":
                 raise protocol.PeerError("the first frame is not a request")
-            keep = self._handle(conn, frame, pid)
+            keep = self._handle(conn, frame, _Peer(pid, pidfd))
         except (OSError, protocol.PeerError) as exc:
             log(f"dropped a connection from pid {pid}: {exc}")
         finally:
+            if pidfd is not None:
+                os.close(pidfd)
             if not keep:
                 conn.close()
 
-    def _handle(self, conn: socket.socket, frame: dict[str, Any], pid: int) -> bool:
+    def _handle(self, conn: socket.socket, frame: dict[str, Any], peer: _Peer) -> bool:
         """Answer status and stop here; queue a call. Whether the connection is kept (queued)."""
+        pid = peer.pid
         op = frame.get("op")
         if op == "status":
             protocol.send_json(conn, self.status())
@@ -274,6 +288,12 @@ class Engine:
             return False
         if self.stopping.is_set():
             protocol.send_json(conn, {"op": "inprocess", "reason": "stopping"})
+            return False
+        refused = peerview.check(self.view, pid, peer.pidfd)
+        if refused is not None:
+            # Same uid, not the same view: served here, the call would read what its caller cannot.
+            log(f"not serving pid {pid}: {refused}; it runs the call in-process, with its own view")
+            protocol.send_json(conn, {"op": "inprocess", "reason": "not served: " + refused})
             return False
         from codevouch.engine.client import command_of
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import stat
 import struct
@@ -175,3 +176,69 @@ def test_a_directory_where_the_socket_goes_is_refused_in_words(tmp_path: Path, c
     finally:
         import shutil
         shutil.rmtree(base, ignore_errors=True)
+
+
+# --- a caller of the same uid that sees less: not served, answered in-process ---------------------
+
+SECRET = "def cancel_order(order):\n    return 'vault-secret'\n"
+
+
+def _vaulted(engine: Engines, tmp_path: Path) -> tuple[Repo, Path]:
+    """A repository under `vault/`, indexed, and an engine warmed up on it, then the vault closed
+    (mode 000): only a caller that may override file permissions (root's CAP_DAC_OVERRIDE) reads it."""
+    vault = tmp_path / "vault"
+    repo = Repo(vault / "repo")
+    repo.commit_files({"src/orders.py": SECRET})
+    assert engine.cv("index", "build", *FAKE, cwd=repo.root).returncode == 0
+    engine.start(repo.root)
+    os.chmod(vault, 0)
+    return repo, vault
+
+
+def _served_then_refused(engine: Engines, repo: Repo, tmp_path: Path, wrap: tuple[str, ...], words: str) -> bytes:
+    """The engine answers root's own call for the closed repository (it may read it); the wrapped
+    caller is not served, the engine's log says why, and the answer (run in-process, with the
+    caller's view) shows nothing of the repository. Its stderr."""
+    served = engine.cv("search", "cancel order", "--repo", str(repo.root), cwd=tmp_path)
+    assert served.returncode == 0 and b"cancel_order" in served.stdout, served
+    assert engine.log().count("] call ") == 1
+    out = engine.cv("search", "cancel order", "--repo", str(repo.root), cwd=tmp_path, wrap=wrap)
+    assert b"cancel_order" not in out.stdout and b"vault-secret" not in out.stdout, out.stdout
+    assert out.returncode != 0 and b"Traceback" not in out.stderr, out.stderr
+    log = engine.log()
+    assert log.count("] call ") == 1, log[-2000:]             # the engine ran no call for it
+    assert "not serving pid" in log and f"the caller's {words}" in log and "in-process" in log, log[-2000:]
+    return out.stderr
+
+
+@pytest.mark.skipif(os.getuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root, and setpriv to start a caller without CAP_DAC_OVERRIDE")
+def test_a_caller_without_the_engines_capabilities_is_answered_in_process(engine: Engines, tmp_path: Path) -> None:
+    # Before, root's engine read the closed repository for a caller that could not, and showed it.
+    repo, vault = _vaulted(engine, tmp_path)
+    try:
+        err = _served_then_refused(engine, repo, tmp_path, (
+            "setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--inh-caps", "-all"),
+            "permitted capabilities, effective capabilities, capability bounding set differ")
+    finally:
+        os.chmod(vault, 0o700)
+    assert b"permission denied" in err, err
+
+
+def _can_hide_a_directory() -> bool:
+    if os.getuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
+                           capture_output=True)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _can_hide_a_directory(), reason="needs root, unshare and mount to hide a directory")
+def test_a_caller_in_another_mount_namespace_is_answered_in_process(engine: Engines, tmp_path: Path) -> None:
+    # The caller's own mount namespace puts an empty file system over the vault: the repository
+    # is not there for it, and the engine must not show it what is there for the engine.
+    repo, vault = _vaulted(engine, tmp_path)
+    os.chmod(vault, 0o700)
+    hide = ("unshare", "-m", "--propagation", "private", "sh", "-c", 'mount -t tmpfs tmpfs "$0" && exec "$@"', str(vault))
+    err = _served_then_refused(engine, repo, tmp_path, hide, "mount namespace differs")
+    assert b"codevouch:" in err, err
