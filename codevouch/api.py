@@ -339,7 +339,7 @@ class Index:
 
     def _branch_state(self, root: Path, branch: str | None) -> BranchState | None:
         from codevouch.store import IndexDir, Ledger  # heavy: the store
-        from codevouch.worktree.identity import identify
+        from codevouch.worktree.identity import holds, identify
 
         if not IndexDir(self.index_dir).has_ledger():
             return None
@@ -350,7 +350,7 @@ class Index:
         except CodevouchError:
             return None     # detached HEAD, unreadable index: the label just says "unknown"
         try:
-            return ledger.find_branch(ident.id, name, str(ident.root))
+            return ledger.find_branch(ident.id, name, str(ident.root), holds(ident.root))
         finally:
             ledger.close()
 
@@ -542,11 +542,11 @@ def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity
     the repository's identity when the caller has it (asking for several branches); `call`:
     whose store settings (None: this process's)."""
     from codevouch.store.team import open_for_search  # heavy: the store
-    from codevouch.worktree.identity import identify
+    from codevouch.worktree.identity import holds, identify
 
     ident = ident or identify(root, index_dir)
     store = callreads.store_settings(call or Call.of_process())
-    ledger, state = open_for_search(ident.id, branch, index_dir, str(ident.root), store)
+    ledger, state = open_for_search(ident.id, branch, index_dir, str(ident.root), holds(ident.root), store)
     ledger.close()
     if state is None:
         raise NotIndexed(f"branch {branch!r} of {root} is not in the index at {index_dir}; run "

@@ -9,7 +9,7 @@ from codevouch.errors import GitError, NoCommits
 from codevouch.store.settings import DEFAULT, StoreSettings
 from codevouch.store.status import branch_rows
 from codevouch.worktree import gitio
-from codevouch.worktree.identity import identify
+from codevouch.worktree.identity import holds, identify
 
 
 def index_status(index_dir: Path, repo: Path | None = None, store: StoreSettings = DEFAULT) -> list[dict[str, Any]]:
@@ -21,7 +21,8 @@ def index_status(index_dir: Path, repo: Path | None = None, store: StoreSettings
         ident = identify(repo, index_dir) if repo is not None else None
     except NoCommits:
         return []  # nothing committed: nothing of it can be indexed
-    rows = branch_rows(index_dir, (ident.id, ident.root) if ident is not None else None, store)
+    rows = (branch_rows(index_dir, (ident.id, ident.root), store, holds(ident.root)) if ident is not None
+            else branch_rows(index_dir, None, store))
     for row in rows:
         where = ident.root if ident is not None else Path(row["repo"])
         row["head"], row["commits_behind"] = head_and_behind(where, row["branch"], row["commit"])

@@ -247,13 +247,18 @@ def branch_key(ledger: Ledger, ident: RepoIdentity, branch: str) -> str:
     unless another clone of the repository on this machine holds it: then this clone's own, so
     that two clones' builds never overwrite each other's entry (the last one won, and the first
     clone's search named a commit it did not have). A clone takes the shared entry over when the
-    clone that held it is gone from its path. Searches find their clone's entry first (Ledger.find_branch)."""
+    clone that held it is gone from its path, and only when it holds the commit that entry was built
+    at: a fork that shares only the root commit builds its own entry, never on top of another
+    project's (whose files would stay in it as history). Searches find their clone's entry first
+    (Ledger.find_branch)."""
     own = collection_base(ident.id, branch, str(ident.root))
     if ledger.branch(own) is not None:
         return own
     shared = collection_base(ident.id, branch)
     holder = ledger.branch(shared)
-    if holder is None or holder.repo == str(ident.root) or not Path(holder.repo).is_dir():
+    if holder is None or holder.repo == str(ident.root):
+        return shared
+    if not Path(holder.repo).is_dir() and gitio.has_commit(ident.root, holder.commit):
         return shared
     return own
 

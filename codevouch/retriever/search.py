@@ -37,7 +37,7 @@ from codevouch.store.team import open_for_search
 from codevouch.syntax.extensions import is_declaration_file
 from codevouch.syntax.lines import decode
 from codevouch.worktree import gitio
-from codevouch.worktree.identity import identify, repo_id
+from codevouch.worktree.identity import holds, identify, repo_id
 from codevouch.worktree.rules import path_filter
 
 # What made a candidate: it defines a name the query spells (`definition-name`), or the lexical
@@ -111,11 +111,11 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
     with ThreadPoolExecutor(max_workers=1) as pool:
         held, early = _early_query(pool, embedder, index_dir, mode, query)
         repo, repo_id, branch, head = _locate(repo_path, request.branch, index_dir)
-        ledger, state = open_for_search(repo_id, branch, index_dir, str(repo), caller.store)
+        ledger, state = open_for_search(repo_id, branch, index_dir, str(repo), holds(repo), caller.store)
         try:
             outdated = ledger.outdated(repo_id, str(repo), branch)
             if state is None or outdated is not None:
-                raise NotIndexed(_not_indexed(repo, branch, index_dir, outdated))
+                raise NotIndexed(_not_indexed(repo, branch, index_dir, outdated, ledger.has_entries(repo_id, branch)))
             ov = overlay(repo, state, head) if overlay is not None else None
             searched = _within(ov, keep) if ov is not None and keep is not None else ov
             depth = max(3 * k, settings.list_depth)
@@ -265,7 +265,9 @@ def _locate(repo_path: Path | str, branch: str | None,
     return ident.root, ident.id, branch or gitio.current_branch(ident.root), head
 
 
-def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | None) -> str:
+def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | None, passed_over: bool) -> str:
+    """Why the branch has no entry to search, for a user. `passed_over`: the index holds an entry of
+    a repository with the same root commit, built at a commit this one does not have."""
     build = f"`codevouch index build --repo {repo} --branch {branch} --index {index_dir}`"
     if outdated is not None and outdated.layout == "per-chunk":  # see migrations.m004, m005
         return (f"branch {branch!r} of {repo} was indexed by an older codevouch, which stored a vector per "
@@ -279,6 +281,11 @@ def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | 
         # A name git does not know: building it cannot work, so say that instead.
         return (f"{repo} has no branch {branch!r} (nor a commit of that name); `git -C {repo} branch` lists "
                 "its branches: pass one of them to --branch.")
+    if passed_over:
+        return (f"branch {branch!r} of {repo} is not in the index at {index_dir}: an entry there shares this "
+                "repository's first commit but was built at a commit this repository does not have, so it is "
+                "another repository's (a fork's, or a project started from the same commit) or one this clone "
+                f"has not fetched. If this is a clone of the same repository, `git fetch` it; else run {build}.")
     return f"branch {branch!r} of {repo} is not in the index at {index_dir}; run {build} first."
 
 

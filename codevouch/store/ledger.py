@@ -91,18 +91,31 @@ class Ledger:
         row = self.db.execute("SELECT * FROM branches WHERE coll=?", (coll,)).fetchone()
         return BranchState(*row) if row else None
 
-    def find_branch(self, repo_id: str, branch: str, clone: str) -> BranchState | None:
+    def find_branch(self, repo_id: str, branch: str, clone: str, holds: Callable[[str], bool]) -> BranchState | None:
         """The entry that answers for `branch` of repository `repo_id` in the clone whose root is
         `clone`: the clone's own entry, else the shared one (whichever clone built it: a second
         clone, or a team reader, finds the index a first one built), else the most recently built
-        entry of another clone."""
+        entry of another clone. An entry built elsewhere answers only when its indexed commit is
+        in this clone (`holds(commit)`, a git fact the caller passes in): a root commit alone is
+        no proof of one repository, and a fork that shares only that must not read another
+        project's entry (SECURITY.md). The clone's own entry answers whatever became of its commit
+        (rewritten and collected: the search says so and to rebuild)."""
+        def answers(state: BranchState | None) -> bool:
+            return state is not None and (state.repo == clone or holds(state.commit))
+
         for key in (collection_base(repo_id, branch, clone), collection_base(repo_id, branch)):
             state = self.branch(key)
-            if state is not None:
+            if answers(state):
                 return state
-        row = self.db.execute("SELECT * FROM branches WHERE repo_id=? AND branch=? ORDER BY built_at DESC, coll "
-                              "LIMIT 1", (repo_id, branch)).fetchone()
-        return BranchState(*row) if row else None
+        rows = self.db.execute("SELECT * FROM branches WHERE repo_id=? AND branch=? ORDER BY built_at DESC, coll",
+                               (repo_id, branch))
+        return next((s for s in (BranchState(*r) for r in rows) if answers(s)), None)
+
+    def has_entries(self, repo_id: str, branch: str) -> bool:
+        """Whether any entry of `branch` of a repository with the root commit `repo_id` is here,
+        answering or not (the words of a refusal)."""
+        return self.db.execute("SELECT 1 FROM branches WHERE repo_id=? AND branch=? LIMIT 1",
+                               (repo_id, branch)).fetchone() is not None
 
     def branches(self) -> list[BranchState]:
         return [BranchState(*r) for r in self.db.execute("SELECT * FROM branches ORDER BY repo, branch")]

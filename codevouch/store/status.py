@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,12 @@ from codevouch.store.vectors import VectorStore
 RepoKey = tuple[str, Path]
 
 
-def branch_rows(index_dir: Path, ident: RepoKey | None = None, settings: StoreSettings = DEFAULT) -> list[dict[str, Any]]:
+def branch_rows(index_dir: Path, ident: RepoKey | None = None, settings: StoreSettings = DEFAULT,
+                holds: Callable[[str], bool] = lambda commit: True) -> list[dict[str, Any]]:
     """Per branch: its state (`head` and `commits_behind` None, for the caller to fill). With
-    `ident`, only that repository's branches (found by root commit, so from any clone), its
-    `where` the clone. A team reader (CODEVOUCH_CHROMA_URL set, none of the repository's
+    `ident`, only that repository's branches (found by root commit, so from any clone: the entry
+    its searches use, Ledger.find_branch, which takes `holds`: whether a commit is in that clone),
+    its `where` the clone. A team reader (CODEVOUCH_CHROMA_URL set, none of the repository's
     branches in its own index) gets the branches of the team snapshot its searches use, marked
     `"source": "team snapshot"`. `settings`: the caller's (store/settings.py)."""
     try:
@@ -32,15 +35,16 @@ def branch_rows(index_dir: Path, ident: RepoKey | None = None, settings: StoreSe
     rows: list[dict[str, Any]] = []
     if ledger is not None:
         try:
-            rows = _rows(ledger, ident, {"source": "local"})
+            rows = _rows(ledger, ident, holds, {"source": "local"})
         finally:
             ledger.close()
     if ident is not None and not rows and settings.chroma_url:
-        rows = _team_rows(index_dir, ident, settings)
+        rows = _team_rows(index_dir, ident, settings, holds)
     return rows
 
 
-def _team_rows(index_dir: Path, ident: RepoKey, settings: StoreSettings) -> list[dict[str, Any]]:
+def _team_rows(index_dir: Path, ident: RepoKey, settings: StoreSettings,
+               holds: Callable[[str], bool]) -> list[dict[str, Any]]:
     """The branches of the repository's team snapshot (fetched as a search would fetch it)."""
     from codevouch.store import team
 
@@ -50,22 +54,24 @@ def _team_rows(index_dir: Path, ident: RepoKey, settings: StoreSettings) -> list
         return []
     ledger = Ledger(snapshot, readonly=True)
     try:
-        return _rows(ledger, ident, {"source": "team snapshot", "server": settings.chroma_url,
+        return _rows(ledger, ident, holds, {"source": "team snapshot", "server": settings.chroma_url,
                                      "snapshot": snapshot.name})
     finally:
         ledger.close()
 
 
-def _rows(ledger: Ledger, ident: RepoKey | None, source: dict[str, Any]) -> list[dict[str, Any]]:
+def _rows(ledger: Ledger, ident: RepoKey | None, holds: Callable[[str], bool],
+          source: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     outdated = ledger.outdated_branches()
     for state in ledger.branches():
         if ident is not None and not _same_repository(state, ident):
             continue
         if ident is not None and state.repo_id:
-            # Several clones' entries of one branch: the one this clone's searches use.
-            chosen = ledger.find_branch(ident[0], state.branch, str(ident[1]))
-            if chosen is not None and chosen.coll != state.coll:
+            # Several clones' entries of one branch: the one this clone's searches use (none: a
+            # fork's, another project's that shares only the root commit, is not this repository's).
+            chosen = ledger.find_branch(ident[0], state.branch, str(ident[1]), holds)
+            if chosen is None or chosen.coll != state.coll:
                 continue
         where = ident[1] if ident is not None else Path(state.repo)
         files = ledger.files(state.coll)

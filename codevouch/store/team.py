@@ -25,6 +25,7 @@ import os
 import shutil
 import tempfile
 import zlib
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -125,11 +126,12 @@ def _install(home: Path, local: Path, data: bytes) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str,
+def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str, holds: Callable[[str], bool],
                     settings: StoreSettings = DEFAULT) -> tuple[Ledger, BranchState | None]:
-    """The ledger that answers for `branch` in the clone whose root is `clone` (Ledger.find_branch):
-    the local one when it holds the branch (the builder, or a local build), else, with a Chroma
-    server in the caller's `settings`, the team snapshot."""
+    """The ledger that answers for `branch` in the clone whose root is `clone` (Ledger.find_branch,
+    which takes `holds`: whether a commit is in that clone): the local one when it holds the branch
+    (the builder, or a local build), else, with a Chroma server in the caller's `settings`, the
+    team snapshot."""
     try:
         ledger: Ledger | None = Ledger(index_dir, readonly=True)
     except NotIndexed:
@@ -137,7 +139,7 @@ def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str,
             raise
         ledger = None
     if ledger is not None:
-        state = ledger.find_branch(repo_id, branch, clone)
+        state = ledger.find_branch(repo_id, branch, clone, holds)
         if state is not None or not settings.chroma_url:
             return ledger, state
         ledger.close()
@@ -156,4 +158,4 @@ def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str,
             "no team index for it; the builder publishes one with `codevouch index build` (with "
             "CODEVOUCH_CHROMA_URL set), or build locally.")
     ledger = Ledger(snapshot, readonly=True)
-    return ledger, ledger.find_branch(repo_id, branch, clone)
+    return ledger, ledger.find_branch(repo_id, branch, clone, holds)

@@ -4,11 +4,18 @@ A path names one clone on one machine; the root commit (reached from HEAD by fir
 names the repository wherever it is cloned or moved, so a second clone, or a reader on
 another machine, finds the index that a first clone built. The remote URL is a label for
 people, the path a tag of the clone that built it.
+
+A root commit is a key, not a proof: a fork, or another project started from the same first
+commit, shares it. So an entry built in another clone answers for this one only when this one
+holds the entry's indexed commit (`holds`: that commit and its tree are objects of this
+repository): a second clone, or one with newer commits, holds it; a fork that shares only older
+history does not, and is told it is not indexed (Ledger.find_branch applies the rule).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 from codevouch.caches import clearable
@@ -27,6 +34,13 @@ def identify(path: Path | str, cache_dir: Path | None = None) -> RepoIdentity:
     (worktree/rootcache.py)."""
     root = gitio.repo_root(path)
     return RepoIdentity(root, repo_id(root, gitio.head_commit(root), cache_dir), gitio.remote_url(root))
+
+
+def holds(root: Path) -> Callable[[str], bool]:
+    """Whether a commit (a full id) is in the repository whose work tree is `root`: the test an
+    index entry built in another clone must pass to answer for this one. Asked afresh each time
+    (a `git fetch` between two calls of a warm process brings the commit in)."""
+    return partial(gitio.has_commit, root)
 
 
 def repo_id(root: Path, head: str | None, cache_dir: Path | None = None) -> str:

@@ -3,7 +3,7 @@ branches share, what garbage collection removes, and what a failed commit leaves
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import astuple, replace
 from pathlib import Path
 
@@ -11,6 +11,7 @@ import pytest
 
 from codevouch.errors import BadIndex, NotIndexed
 from codevouch.store import BuildChange, Ledger, Outdated, lex_key
+from codevouch.store.naming import collection_base
 from tests.storehelp import MODEL, SPACE, branch_state, file_change, text_hash
 
 ORDERS = ["def cancel_order(order):\n    return order.cancel()\n", "def ship_order(order):\n    return order.ship()\n"]
@@ -198,3 +199,24 @@ def test_outdated_branches_are_found_by_repository_id_or_path_and_travel_with_a_
         older.coll, "per-branch", ("cv-by-path-live", "cv-by-path-hist"))))
     assert done.old_collections == ["cv-by-path-live", "cv-by-path-hist"]
     assert ledger.outdated_branches() == {state.coll} and ledger.branch(older.coll) is None
+
+
+def test_an_entry_built_elsewhere_answers_only_a_clone_that_holds_its_commit(ledger: Ledger) -> None:
+    # Entries are found by root commit; a fork shares that and nothing else. The shared entry
+    # (built by /repo at c0ffee) and another clone's own (/second at beef) answer a third clone
+    # only when it holds their commits; each clone's own entry answers whatever its commit became.
+    shared = branch_state("main")
+    second = replace(branch_state("main", commit="beef"), coll=collection_base("repo-id", "main", "/second"),
+                     repo="/second", built_at="2026-02-01T00:00:00Z")
+    for state in (shared, second):
+        ledger.commit(file_change(state, {("shop/orders.py", "b1"): ORDERS}, held=ledger))
+
+    def holding(*commits: str) -> Callable[[str], bool]:
+        return lambda commit: commit in commits
+
+    assert ledger.find_branch("repo-id", "main", "/fork", holding()) is None
+    assert ledger.find_branch("repo-id", "main", "/third", holding("c0ffee", "beef")) == shared
+    assert ledger.find_branch("repo-id", "main", "/third", holding("beef")) == second
+    assert ledger.find_branch("repo-id", "main", "/repo", holding()) == shared
+    assert ledger.find_branch("repo-id", "main", "/second", holding()) == second
+    assert ledger.has_entries("repo-id", "main") and not ledger.has_entries("other-id", "main")

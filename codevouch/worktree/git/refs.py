@@ -177,6 +177,15 @@ def is_root(repo: Path, commit: str) -> bool:
     return out.decode().split() == [commit]
 
 
+def has_commit(repo: Path, commit: str) -> bool:
+    """Whether `commit` (a full hex id) is a commit of `repo` whose tree is there too: an object of
+    its own store (alternates are refused before git runs), reachable or not. One process."""
+    if not _FULL_ID.fullmatch(commit):
+        return False
+    out = run(repo, "cat-file", "--batch-check=%(objecttype)", stdin=f"{commit}^{{commit}}^{{tree}}\n".encode())
+    return out.split() == [b"tree"]
+
+
 def remote_url(repo: Path) -> str | None:
     """The `origin` remote's URL (else the first remote's), a label for people; None without one."""
     names = run(repo, "remote").decode().split()

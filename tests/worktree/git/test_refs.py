@@ -52,3 +52,17 @@ def test_the_root_asked_in_the_background_is_repo_root_s_answer(repo: Repo, tmp_
             gitio.repo_root(where)
         assert str(background.value) == str(foreground.value)
         assert ("bare git repository" in str(background.value)) == (where.name == "bare")
+
+
+def test_has_commit_asks_for_the_commit_and_its_tree(repo: Repo) -> None:
+    # The test an index entry built in another clone passes to answer for this one.
+    first = repo.commit(**{"a.py": "A = 1\n"})
+    tree = repo.git("rev-parse", "HEAD^{tree}").strip()
+    blob = repo.git("rev-parse", "HEAD:a.py").strip()
+    assert gitio.has_commit(repo.root, first)
+    missing = ("0" if first[0] != "0" else "1") + first[1:]
+    for absent in (missing, tree, blob, first[:12], "HEAD", "--all", ""):
+        assert not gitio.has_commit(repo.root, absent), absent
+    # A commit that no ref reaches any more is still an object of the repository: held.
+    repo.git("commit", "-q", "--amend", "-m", "rewritten")
+    assert gitio.has_commit(repo.root, first)
