@@ -298,7 +298,7 @@ def test_a_100kb_query_answers(hostile) -> None:
 
 # What every git process codevouch starts must carry: none of the repository's programs runs.
 GIT_SAFETY = ("--no-pager", "--no-optional-locks", "core.fsmonitor=false", "core.hooksPath=/dev/null",
-              "credential.helper=", "diff.autoRefreshIndex=false")
+              "credential.helper=", "diff.autoRefreshIndex=false", "diff.orderFile=/dev/null", "log.mailmap=false")
 
 
 def _strace_usable() -> bool:

@@ -316,3 +316,48 @@ def test_mcp_refuses_a_work_tree_moved_while_it_runs(tmp_path: Path) -> None:
     assert outside_opens(case, lines) == []
     assert "outside-secret" not in json.dumps(answers)
     assert all(failed and "core.worktree" in text for failed, text in answers.values()), answers
+
+
+# --- config includes: which outside files git opens, exactly ------------------------------------
+
+def test_git_opens_only_the_documented_files_a_repository_config_names_outside(tmp_path: Path) -> None:
+    """git follows a repository's `include.path` and `includeIf.<cond>.path` wherever they point
+    (git has no switch that turns includes off for one scope and keeps the user's own), and
+    opens the `core.excludesFile` and `core.attributesFile` they set: those, and only those, are
+    opened outside (SECURITY.md lists them; each is stat-checked first). `diff.orderFile` (read by
+    every status and diff: a FIFO there hung search) and `mailmap.file` (read by every log) are
+    set off on git's command line, and never opened."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    names = {"evil.inc": (f"[include]\n\tpath = {outside}/second.inc\n"
+                          f"[core]\n\texcludesFile = {outside}/ex\n\tattributesFile = {outside}/attr\n"
+                          f"[diff]\n\torderFile = {outside}/order\n[mailmap]\n\tfile = {outside}/map\n"),
+             "second.inc": "[x]\n\ty = 1\n", "cond.inc": "[x]\n\tz = 1\n",
+             "ex": "*.log\n", "attr": "*.bin binary\n", "order": "*.py\n", "map": "A <a@b> T <t@e>\n"}
+    for name, text in names.items():
+        (outside / name).write_text(text)
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"a.py": ORDERS, "gone.py": "def gone():\n    return 1\n"})
+    repo.git("rm", "-q", "gone.py")
+    repo.git("commit", "-q", "-m", "gone")
+    index = tmp_path / "index"
+    Index(repo.root, index, embedder="fake-bow-64").build()
+    repo.git("config", "include.path", str(outside / "evil.inc"))
+    repo.git("config", f"includeIf.gitdir:{repo.root}/.path", str(outside / "cond.inc"))
+    repo.write("a.py", ORDERS + "\n# edited\n")
+    snippet = json.dumps({"path": "never.py", "text": "def never():\n    pass\n"}) + "\n"
+    runs = {"search": (["search", "cancel order", "--json"], ""),
+            "validate": (["validate", "-"], snippet),
+            "check-refs": (["check-refs", "-"], "see `gone.py:1`\n"),
+            "review": (["review", "--base", "HEAD~1"], "")}
+    opened: set[str] = set()
+    for name, (argv, stdin) in runs.items():
+        prefix = tmp_path / f"trace-{name}"
+        out = subprocess.run([*_strace(prefix), sys.executable, "-m", "codevouch", *argv], cwd=repo.root,
+                             input=stdin.encode(), capture_output=True, timeout=300,
+                             env={**os.environ, "CODEVOUCH_INDEX": str(index)})
+        assert out.returncode in (0, 3) and b"Traceback" not in out.stderr, (name, out.returncode, out.stderr)
+        lines = _trace_lines(prefix)
+        _assert_only_git(lines)
+        opened |= {os.path.basename(p) for p in paths_opened(lines) if _within(p, outside)}
+    assert {"evil.inc", "second.inc", "cond.inc"} <= opened <= {"evil.inc", "second.inc", "cond.inc", "ex", "attr"}, opened

@@ -63,6 +63,11 @@ SAFE_CONFIG: tuple[str, ...] = (
     "core.untrackedCache=false",    # nothing to write back into the index
     "diff.autoRefreshIndex=false",  # `git diff` rewrites .git/index (whatever --no-optional-locks
                                     # says, git 2.39) when it met files whose stat data was stale
+    # Files a repository's config names, which git opened on read paths: diff.orderFile on every
+    # status and diff (a FIFO there hung search; a missing one failed it), mailmap.file on every
+    # log and show. No command here orders a diff or shows an author's name, so neither is needed.
+    "diff.orderFile=/dev/null",     # an empty order (an empty value is an unreadable path to git)
+    "log.mailmap=false",            # no .mailmap, mailmap.file or mailmap.blob read
 )
 
 # Opt-in, from the environment only (never from a repository): run the filter drivers that the
