@@ -257,6 +257,9 @@ def _placed(s: Snippet, place: verbatim.Place) -> str:
     if place.own:
         own = f"at its own {'lines' if place.start_line == s.start_line else 'offset'}"
         return own + (f" (the text occurs {place.count} times)" if place.count > 1 else "")
+    if place.carried and place.count > 1:
+        return (f"at lines {place.start_line}-{place.end_line}, where the lines around it in its own version "
+                f"are now (the text occurs {place.count} times)")
     return f"at lines {place.start_line}-{place.end_line}" + (
         f", the nearest of the {place.count} places the text occurs" if place.count > 1 else "")
 

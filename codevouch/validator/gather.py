@@ -441,7 +441,8 @@ def _wanted_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
     work = facts.files.get(loc.real or "")
     if s.text is None:
         return old if old and same is None else None     # its lines, to look for in the changed file
-    found = bool(work) and bool(facts.hits(s.text, loc.real or ""))
+    hits = facts.hits(s.text, loc.real or "") if work else []
+    found = bool(hits)
     if same:
         return None if found or not work else same        # a clean filter may explain the difference
     if old and loc.exists and symbols.symbol_names(s.symbol):
@@ -451,6 +452,8 @@ def _wanted_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
         # window cut mid-line. Its own version shows where it was cut, which is what must
         # surround it now (verbatim.locate); without it only line edges count.
         return old
+    if old and len(hits) > 1 and all(start != s.start_line for start, _ in hits):
+        return old      # several places, none its own: its own version says which is its (verbatim._carried)
     return None
 
 

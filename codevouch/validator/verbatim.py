@@ -17,15 +17,19 @@ Guards that keep the tolerance exact:
   is a changed line; a window cut mid-line may sit mid-line;
 - without that version, a window must begin at a line's indentation (at the line's start
   when the window kept its blanks) and end at the line's end, trailing blanks aside;
-- a window found in several places is placed where its own lines or offset point; a block of
-  MIN_SPAN lines or more, at the one place nearest to them; a shorter window (a closing brace,
-  `return None`, `pass`) nowhere else: never "somewhere".
+- a window found in several places is placed where its own version's lines are now: where
+  the window sits in a run of lines that both versions share (edits above or below it moved
+  it, nothing changed it), it is at that run's new place; else where its own lines or offset
+  point; a block of MIN_SPAN lines or more, at the one place nearest to them; a shorter window
+  (a closing brace, `return None`, `pass`) nowhere else: never "somewhere".
 """
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 MAX_PLACES = 200    # a window that occurs more often than this cannot be placed
 MIN_SPAN = 3        # lines a repeated window needs to be placed by nearness (see _nearest)
@@ -40,6 +44,7 @@ class Place:
     offset: int        # offset of the window's first non-blank character in the file as given
     count: int         # how many places the text occurs in (MAX_PLACES at most)
     own: bool          # at the line or offset the snippet gives
+    carried: bool = False   # where its own version's lines are now (_carried)
 
 
 @dataclass(frozen=True)
@@ -70,13 +75,14 @@ def locate(window: Window, hay: str, old: str | None = None) -> Place | None:
     if not window.body.strip():
         return None      # blank text is everywhere and proves nothing
     edges = _edges(window, old) if old is not None else None
-    found = _places(window, hay, edges)
+    anchor = _carried(window, old, hay) if old is not None else None
+    found = _places(window, hay, edges, anchor)
     if found is None:
         return None
     places, raw = found
     span = window.body.count("\n")
     offset, line, mine = places[0]
-    return Place(line, line + span, raw(offset), len(places), mine)
+    return Place(line, line + span, raw(offset), len(places), mine, offset == anchor)
 
 
 @dataclass(frozen=True)
@@ -91,10 +97,11 @@ class Edges:
 LOOSE = True                  # _fits' edges: anything may surround the window
 
 
-def _places(window: Window, hay: str,
-            edges: Edges | None | bool) -> tuple[list[tuple[int, int, bool]], Callable[[int], int]] | None:
+def _places(window: Window, hay: str, edges: Edges | None | bool,
+            anchor: int | None = None) -> tuple[list[tuple[int, int, bool]], Callable[[int], int]] | None:
     """The chosen place first ((LF offset, start line, own)), with every place it was chosen
-    from, and the map from LF offsets to offsets in `hay`; None when there is no place to choose."""
+    from, and the map from LF offsets to offsets in `hay`; None when there is no place to choose.
+    `anchor`: the LF offset its own version's place is at now (_carried), chosen before all others."""
     lf = hay.replace("\r\n", "\n") if "\r" in hay else hay
     # LF-text offsets of the "\r"s dropped from "\r\n" (to give offsets in the file as given).
     crs = _dropped(hay) if lf is not hay else []
@@ -109,13 +116,24 @@ def _places(window: Window, hay: str,
             line = lf.count("\n", 0, pos) + 1
             places.append((pos, line, line == window.start_line or window.start_char in (pos, raw(pos))))
         pos = lf.find(window.body, pos + 1)
-    mine = [p for p in places if p[2]]
+    chosen = _chosen(window, places, anchor)
+    return (chosen, raw) if chosen is not None else None
+
+
+def _chosen(window: Window, places: list[tuple[int, int, bool]],
+            anchor: int | None) -> list[tuple[int, int, bool]] | None:
+    """`places` with the chosen one first: where its own version's place is now (`anchor`), else
+    at its own lines or offset, else the one nearest to them; None when none can be chosen."""
     if not places:
         return None
+    carried = [p for p in places if p[0] == anchor]
+    if carried:
+        return carried + [p for p in places if p[0] != anchor]
+    mine = [p for p in places if p[2]]
     if len(places) > 1 and not mine:
         near = _nearest(window, places)
-        return ([near] + [p for p in places if p is not near], raw) if near is not None else None
-    return (mine + [p for p in places if not p[2]]), raw
+        return [near] + [p for p in places if p is not near] if near is not None else None
+    return mine + [p for p in places if not p[2]]
 
 
 def _nearest(window: Window, places: list[tuple[int, int, bool]]) -> tuple[int, int, bool] | None:
@@ -133,6 +151,105 @@ def _nearest(window: Window, places: list[tuple[int, int, bool]]) -> tuple[int, 
         return None
     best = min(key)
     return places[key.index(best)] if key.count(best) == 1 else None
+
+
+def _carried(window: Window, old: str, hay: str) -> int | None:
+    """The LF offset in `hay` where the window is now, carried from its place in its own version
+    (`old`) through a run of lines both versions share; None when its lines changed, or it has no
+    one place in its own version."""
+    found = _places(window, old, LOOSE)
+    if found is None:
+        return None
+    pos, line, _ = found[0][0]
+    old_lf, lf = old.replace("\r\n", "\n"), hay.replace("\r\n", "\n")
+    first = line - 1                            # 0-based, in old
+    last = first + window.body.count("\n")
+    column = pos - _line_starts(old_lf)[first]
+    lines = _split(old_lf)
+    for a, b, size in _shared_runs(old_lf, lf):
+        # The run must hold code beyond the window's own lines: a lone `return None` matched
+        # with a blank line says nothing about which of its copies it is.
+        if a <= first and last < a + size and \
+                any(lines[k].strip() for k in range(a, a + size) if not first <= k <= last):
+            return _line_starts(lf)[first + b - a] + column
+    return None
+
+
+@lru_cache(maxsize=8)
+def _split(text: str) -> list[str]:
+    return text.split("\n")
+
+
+@lru_cache(maxsize=8)
+def _line_starts(text: str) -> tuple[int, ...]:
+    starts, at = [0], text.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    return tuple(starts)
+
+
+@lru_cache(maxsize=8)
+def _shared_runs(old: str, new: str) -> tuple[tuple[int, int, int], ...]:
+    """Runs of lines the two texts share, as (start in old, start in new, length), 0-based, in
+    linear time whatever the texts (a patience diff's anchoring): each line that occurs once in
+    each text, in the longest order both texts keep, extended over the equal lines around it;
+    then the common first lines; the common last lines only where no line anchors a run (they
+    may align a repeated line with the wrong copy). Cached: a file's windows share the pair."""
+    a, b = _split(old), _split(new)
+    runs: list[tuple[int, int, int]] = []
+    end_a = end_b = 0
+    for i, j in _anchors(a, b):
+        if i < end_a:
+            continue       # inside the run before it: the equal lines it was extended over
+        start_i, start_j = i, j
+        while start_i > end_a and start_j > end_b and a[start_i - 1] == b[start_j - 1]:
+            start_i, start_j = start_i - 1, start_j - 1
+        end_a, end_b = i + 1, j + 1
+        while end_a < len(a) and end_b < len(b) and a[end_a] == b[end_b]:
+            end_a, end_b = end_a + 1, end_b + 1
+        runs.append((start_i, start_j, end_a - start_i))
+    head = _common_length(a, b)
+    runs.append((0, 0, head))
+    if len(runs) == 1:
+        tail = _common_length(a[head:][::-1], b[head:][::-1])
+        runs.append((len(a) - tail, len(b) - tail, tail))
+    return tuple(r for r in runs if r[2])
+
+
+def _anchors(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
+    """(i, j) of the lines that occur once in `a` and once in `b`, the longest chain of them
+    in the same order in both (patience sorting: a longest increasing subsequence of j)."""
+    once_a = {line: i for i, line in enumerate(a) if line.strip()}
+    seen_a = Counter(a)
+    seen_b = Counter(b)
+    pairs = sorted((once_a[line], j) for j, line in enumerate(b)
+                   if seen_b[line] == 1 and seen_a[line] == 1 and line in once_a)
+    tops: list[int] = []                   # tops[k]: the least j ending a chain of k + 1
+    ends: list[int] = []                   # the pair index at each top
+    before: list[int] = [-1] * len(pairs)  # each pair's predecessor in its chain
+    for n, (_, j) in enumerate(pairs):
+        k = bisect_left(tops, j)
+        before[n] = ends[k - 1] if k else -1
+        if k == len(tops):
+            tops.append(j)
+            ends.append(n)
+        else:
+            tops[k], ends[k] = j, n
+    chain, n = [], ends[-1] if ends else -1
+    while n != -1:
+        chain.append(pairs[n])
+        n = before[n]
+    return chain[::-1]
+
+
+def _common_length(a: Sequence[str], b: Sequence[str]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _edges(window: Window, old: str) -> Edges | None:

@@ -266,3 +266,45 @@ def test_windows_cut_mid_line_stay_current_after_a_line_above_and_a_rename(repo:
     renamed = validate(repo.root, items)
     assert [(v.verdict, v.reason) for v in renamed] == [("stale-but-ok", "file-renamed")] * 2
     assert renamed[0].current is not None and renamed[0].current.path == "m2.py"
+
+
+def test_a_short_repeated_window_is_carried_where_its_own_lines_are_now() -> None:
+    """A code splitter's one-line window (`\"\"\"`, `return None`) occurs many times in a file. With
+    its own version at hand, a line diff carries it to where its own lines are now; where those
+    lines changed it is placed nowhere (never "somewhere")."""
+    old = "def a():\n    return None\n\n\ndef b():\n    return None\n"
+    window = Window.of("return None", 6, old.rindex("return None"))
+    above = "# one\n# two\n" + old
+    place = locate(window, above, old=old)
+    assert place is not None and (place.start_line, place.own, place.carried, place.count) == (8, False, True, 2)
+    assert place.offset == above.rindex("return None")
+    # Its own line changed (b's body): the others are a's and c's, not the window's.
+    changed = "# one\n" + old[:old.rindex("None")] + "x\n\n\ndef c():\n    return None\n"
+    assert locate(window, changed, old=old) is None
+    # Only a line near it changed: its own line is where the diff carries it.
+    place = locate(window, old.replace("def b():", "def b(x):"), old=old)
+    assert place is not None and place.start_line == 6 and place.own
+    # Without its own version, a short window at none of its own lines is not placed.
+    assert locate(window, above) is None
+    # Edits below and in two places around it: the middle is diffed.
+    both = "# top\n" + old.replace("def a():", "def a(y):") + "\n\ndef c():\n    return None\n"
+    place = locate(window, both, old=old)
+    assert place is not None and place.start_line == 7 and place.carried
+
+
+def test_short_code_splitter_windows_stay_current_after_a_line_above(repo: Repo) -> None:
+    """End to end: one-line windows repeated in the file, as LlamaIndex's CodeSplitter cuts them,
+    sent with their offsets; a comment line added at the top keeps every one current."""
+    text = "".join(f'def f{i}(x):\n    """Doc {i}."""\n    return None\n\n\n' for i in range(4))
+    old = repo.commit(**{"r.py": text})
+    at = [i for i in range(len(text)) if text.startswith("return None", i)]
+    items = [{"path": "r.py", "commit": old, "start_index": i, "text": "return None",
+              "start_line": text.count("\n", 0, i) + 1} for i in at]
+    repo.write("r.py", "# added\n" + text)
+    found = validate(repo.root, items)
+    assert [(v.verdict, v.reason) for v in found] == [("stale-but-ok", "chunk-moved")] * 4
+    assert [v.current.start_line for v in found if v.current] == [items[k]["start_line"] + 1 for k in range(4)]
+    assert "where the lines around it in its own version are now" in found[0].detail
+    f2 = text.index("return None", text.index("def f2"))
+    repo.write("r.py", "# added\n" + text[:f2] + "return x" + text[f2 + len("return None"):])
+    assert [v.verdict for v in validate(repo.root, items)][2] == "historical-only"
