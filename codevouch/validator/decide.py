@@ -346,9 +346,23 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
     old_text = _old_text(s, loc, facts)
     if old_text is not None:
         current = find_text(s, old_text, loc.real, work, facts)
-        if current is not None:
+        if current is not None and not _window_cut_otherwise(s, loc, work, facts):
             return _text_kept(s, loc, facts, current)
     return _changed(s, loc, work, facts, gone and old_text is None)
+
+
+def _window_cut_otherwise(s: Snippet, loc: Located, work: WorkFile, facts: Facts) -> bool:
+    """Whether another tool's window (text, no symbol), found as whole lines in its changed file,
+    is not there as its own version shows it: a splitter stripped the indentation of a docstring's
+    closing quotes cut from an indented line, so bare quotes at a line's start elsewhere are other
+    code. Its own
+    version decides (verbatim.locate); the window rule then judges it (_by_text)."""
+    if s.text is None or symbols.symbol_names(s.symbol):
+        return False
+    old = facts.old_blob(s, loc.rel)
+    own = facts.blob_texts.get(old) if old else None
+    return own is not None and verbatim.locate(verbatim.Window.of(s.text, s.start_line, s.start_char),
+                                               work.text, own) is None
 
 
 def _unchanged(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: bool, commit: str | None,

@@ -452,8 +452,11 @@ def _wanted_blob(s: Snippet, facts: Facts, strict: bool) -> str | None:
         # window cut mid-line. Its own version shows where it was cut, which is what must
         # surround it now (verbatim.locate); without it only line edges count.
         return old
-    if old and len(hits) > 1 and all(start != s.start_line for start, _ in hits):
-        return old      # several places, none its own: its own version says which is its (verbatim._carried)
+    if old and hits and all(start != s.start_line for start, _ in hits):
+        # Found, but not at its own lines: its own version says what must surround it (a bare
+        # `"""` that was indented is not the one at a line's start) and, among several places,
+        # which one is its own (verbatim._carried).
+        return old
     return None
 
 

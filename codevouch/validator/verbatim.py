@@ -109,13 +109,19 @@ def _places(window: Window, hay: str, edges: Edges | None | bool,
     def raw(offset: int) -> int:
         return offset + bisect_left(crs, offset)
 
+    def place(pos: int) -> tuple[int, int, bool]:
+        line = lf.count("\n", 0, pos) + 1
+        return pos, line, line == window.start_line or window.start_char in (pos, raw(pos))
+
     places: list[tuple[int, int, bool]] = []
     pos = lf.find(window.body)
     while pos != -1 and len(places) < MAX_PLACES:
         if _fits(window, lf, pos, edges):
-            line = lf.count("\n", 0, pos) + 1
-            places.append((pos, line, line == window.start_line or window.start_char in (pos, raw(pos))))
+            places.append(place(pos))
         pos = lf.find(window.body, pos + 1)
+    if anchor is not None and all(p[0] != anchor for p in places) and lf.startswith(window.body, anchor) \
+            and _fits(window, lf, anchor, edges):
+        places.append(place(anchor))    # past the first MAX_PLACES: its own place is known
     chosen = _chosen(window, places, anchor)
     return (chosen, raw) if chosen is not None else None
 
@@ -157,10 +163,10 @@ def _carried(window: Window, old: str, hay: str) -> int | None:
     """The LF offset in `hay` where the window is now, carried from its place in its own version
     (`old`) through a run of lines both versions share; None when its lines changed, or it has no
     one place in its own version."""
-    found = _places(window, old, LOOSE)
-    if found is None:
+    own = _own_place(window, old)
+    if own is None:
         return None
-    pos, line, _ = found[0][0]
+    pos, line = own
     old_lf, lf = old.replace("\r\n", "\n"), hay.replace("\r\n", "\n")
     first = line - 1                            # 0-based, in old
     last = first + window.body.count("\n")
@@ -252,14 +258,35 @@ def _common_length(a: Sequence[str], b: Sequence[str]) -> int:
     return n
 
 
+def _own_place(window: Window, old: str) -> tuple[int, int] | None:
+    """(LF offset, line) of the window in its own version: at the offset the snippet gives, else
+    on the line it gives, else its one place (or the one nearest to its lines); None when that
+    version does not hold it there. Direct, not by search: a `{` may occur thousands of times."""
+    lf = old.replace("\r\n", "\n") if "\r" in old else old
+    if window.start_char is not None:
+        pos = window.start_char - (old.count("\r\n", 0, window.start_char) if lf is not old else 0)
+        if lf.startswith(window.body, pos):
+            return pos, lf.count("\n", 0, pos) + 1
+    if window.start_line is not None and window.start_line >= 1:
+        starts = _line_starts(lf)
+        if window.start_line <= len(starts):
+            at = starts[window.start_line - 1]
+            stop = lf.find("\n", at)
+            pos = lf.find(window.body, at, len(lf) if stop == -1 else stop + len(window.body))
+            if pos != -1:
+                return pos, window.start_line
+    found = _places(window, old, LOOSE)
+    return None if found is None else (found[0][0][0], found[0][0][1])
+
+
 def _edges(window: Window, old: str) -> Edges | None:
     """What surrounds the window on its first and last line in its own version (the place its
     lines or offset point to, or its one place), or None when that version does not show it."""
-    found = _places(window, old, LOOSE)
-    if found is None:
+    own = _own_place(window, old)
+    if own is None:
         return None
     lf = old.replace("\r\n", "\n")
-    pos = found[0][0][0]
+    pos = own[0]
     end = pos + len(window.body)
     prefix = lf[lf.rfind("\n", 0, pos) + 1:pos]
     stop = lf.find("\n", end)

@@ -308,3 +308,30 @@ def test_short_code_splitter_windows_stay_current_after_a_line_above(repo: Repo)
     f2 = text.index("return None", text.index("def f2"))
     repo.write("r.py", "# added\n" + text[:f2] + "return x" + text[f2 + len("return None"):])
     assert [v.verdict for v in validate(repo.root, items)][2] == "historical-only"
+
+
+def test_a_stripped_window_from_an_indented_line_is_not_the_bare_line_elsewhere(repo: Repo) -> None:
+    """A code splitter's window `\"\"\"` cut from an indented line (its indentation stripped) is
+    not the module docstring's closing quotes at a line's start: its own version says so."""
+    text = '"""Module."""\nx = f(\n    1,\n    """\n    data\n    """,\n)\n'
+    old = repo.commit(**{"d.py": text})
+    at = text.index('    """,') + 4
+    item = {"path": "d.py", "commit": old, "start_index": at, "text": '"""', "start_line": 6}
+    assert validate(repo.root, [item])[0].verdict == "usable"
+    repo.write("d.py", '"""Module.\n\nMore.\n"""\nx = f(1)\n')
+    found = validate(repo.root, [item])[0]
+    assert found.verdict == "historical-only", (found.reason, found.detail)
+    repo.write("d.py", "# added\n" + text)
+    moved = validate(repo.root, [item])[0]
+    assert (moved.verdict, moved.current and moved.current.start_line) == ("stale-but-ok", 7)
+
+
+def test_a_window_past_the_first_places_is_carried_by_its_own_offset() -> None:
+    """A one-character window (`{`) in a file that holds it hundreds of times, on a line that
+    holds it twice: its own offset, not a search, says which one it is."""
+    old = "".join(f"func f{i}() {{ g({{}}) }}\n" for i in range(300))
+    at = old.index("{", old.index("func f250"))
+    window = Window.of("{", 251, at)
+    new = "// added\n" + old
+    place = locate(window, new, old=old)
+    assert place is not None and place.carried and (place.start_line, place.offset) == (252, at + len("// added\n"))
