@@ -477,6 +477,28 @@ def test_splitter_windows_are_scored_on_a_tiny_history(tmp_path: Path) -> None:
     assert r["text_only_in_another_file"] == {"historical-only: file-deleted": 1}
 
 
+def test_every_splitter_cuts_placed_windows_judged_in_each_scene(tmp_path: Path) -> None:
+    """The splitters figure: LangChain's two and LlamaIndex's two splitters cut a tiny release,
+    every window placed at its offset, and each scene's working tree keeps them all current."""
+    pytest.importorskip("llama_index.core")
+    from codevouch_bench import splitters
+    from codevouch_bench.lib import windows
+    repo = tmp_path / "r"
+    corpus.init_repo(repo)
+    text = "".join(f'def f{i}(x):\n    """Doc {i}."""\n    return x + {i}\n\n\n' for i in range(40))
+    corpus.replace_tree(repo, {"m.py": text.encode(), "g.go": b"package m\n\nfunc F() int {\n\treturn 1\n}\n"})
+    old = corpus.commit_all(repo, "N")
+    files = windows.files_at(repo, old)
+    for name in windows.SPLITTERS:
+        items = windows.cut(repo, old, files, name)
+        assert items and all(files[i["path"]][i["start_index"]:].startswith(i["text"]) for i in items), name
+        for scene in ("insert-above", "rename"):
+            tree, made = splitters.scene_tree(repo, old, scene, tmp_path)
+            r = windows.judge(tree, files, items, made)
+            assert (r["accuracy"], r["false_fresh"], r["current"]) == (1.0, 0, r["windows"]), (name, scene)
+    assert splitters.moved_name("src/a.py") == "src/a_moved.py"
+
+
 def test_a_paired_comparison_counts_each_querys_side_and_brackets_the_difference() -> None:
     """Two methods on the same queries: which ranks each query better, the MRR@10 difference, and
     a resampled interval around it that holds it (and is one point when every query agrees)."""

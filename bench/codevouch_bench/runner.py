@@ -154,6 +154,7 @@ FIGURES = {f.name: f for f in (
     Figure("encoder", False, _encoder),
     Figure("ann_recall", False, _ann_recall),
     Figure("gitpython", False, _gitpython, needs="git"),
+    Figure("splitters", False, _standard),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)
 # The figures that read the profile's downloaded corpora (codevouch_bench/lib/config.py): only they wait for pip.

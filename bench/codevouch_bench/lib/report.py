@@ -24,6 +24,7 @@ from codevouch_bench.lib.validated_search_report import section as validated_sea
 from codevouch_bench.lib.whole_quality_report import section as whole_quality_section
 from codevouch_bench.lib.windows_report import headline as windows_headline
 from codevouch_bench.lib.windows_report import section as windows_section
+from codevouch_bench.lib.windows_report import splitters_headline, splitters_section
 
 VERDICTS = ("usable", "stale-but-ok", "historical-only", "excluded")
 
@@ -98,6 +99,9 @@ def headline(figs: dict[str, Any]) -> str:
                      f"exists+hash check: false-stale {pct(o['naive_exists_and_hash']['false_stale_rate'])}; "
                      f"exists-only: false-fresh {pct(o['naive_exists_only']['false_fresh_rate'])}"])
         rows += windows_headline(f)
+    sp = figs.get("splitters")
+    if _ok(sp):
+        rows += splitters_headline(sp)
     return table(["figure", "result", "context"], rows)
 
 
@@ -486,7 +490,9 @@ def section_branches_run(b: dict[str, Any]) -> str:
 OPTIONAL_SECTIONS = (("drift", "6. Drift speed", section_drift),
                      ("branches", "7. Many branches (--only branches)", section_branches_run),
                      ("mcp", "8. MCP server latency", section_mcp),
-                     ("gitpython", "9. GitPython against codevouch's git plumbing", section_output))
+                     ("gitpython", "9. GitPython against codevouch's git plumbing", section_output),
+                     ("splitters", "10. Splitter windows per splitter: a line above, a rename, a release",
+                      lambda f: splitters_section(f, table)))
 
 
 NOTES = """

@@ -14,11 +14,18 @@ with the same indentation (a re-indented line is a changed line), one that ended
 must end at one with the same trailing blanks; a window cut mid-line may sit mid-line. Line
 endings (CRLF / LF) are the one other difference forgiven. `loose` truth (the bare window text
 anywhere in the file) is kept beside it, to show how much the choice matters.
+
+Other splitters (SPLITTERS) cut the same files as their pipelines would, for the splitters figure
+(codevouch_bench/splitters.py): LangChain's plain RecursiveCharacterTextSplitter, and LlamaIndex's
+SentenceSplitter and CodeSplitter at their defaults. A window is sent with the offset its splitter
+gives (`start_index`, LlamaIndex's `start_char_idx`); one whose splitter cannot place it in its file
+is counted apart (`unplaced`), as a pipeline could only send its bare text.
 """
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,11 +83,66 @@ def lf(data: bytes) -> str | None:
         return None
 
 
-def _splitters() -> dict[str, Any]:
+# A splitter: (suffix, LF text) -> its windows as (offset, text); offset -1 when it cannot say.
+Cutter = Callable[[str, str], list[tuple[int, str]]]
+SPLITTERS = {
+    "langchain-code": f"LangChain RecursiveCharacterTextSplitter.from_language, {CHUNK_SIZE}/{OVERLAP}, "
+                      "default whitespace stripping, add_start_index",
+    "langchain-plain": f"LangChain RecursiveCharacterTextSplitter (plain), {CHUNK_SIZE}/{OVERLAP}, "
+                       "default whitespace stripping, add_start_index",
+    "llamaindex-sentence": "LlamaIndex SentenceSplitter, its defaults (1,024 tokens, 200 overlap)",
+    "llamaindex-code": "LlamaIndex CodeSplitter, its defaults (40 lines, 15 overlap, 1,500 characters), "
+                       "its tree-sitter parser from the grammar wheels",
+}
+# suffix -> (CodeSplitter's language name, the grammar wheel's module, its language function)
+CODE_GRAMMARS = {".py": ("python", "tree_sitter_python", "language"),
+                 ".go": ("go", "tree_sitter_go", "language"),
+                 ".ts": ("typescript", "tree_sitter_typescript", "language_typescript"),
+                 ".js": ("javascript", "tree_sitter_javascript", "language"),
+                 ".rs": ("rust", "tree_sitter_rust", "language")}
+
+
+def _langchain(plain: bool) -> Cutter:
     from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
-    return {suffix: RecursiveCharacterTextSplitter.from_language(
-        Language[name], chunk_size=CHUNK_SIZE, chunk_overlap=OVERLAP, add_start_index=True)
-        for suffix, name in LANGUAGES.items()}
+    sizes: dict[str, Any] = {"chunk_size": CHUNK_SIZE, "chunk_overlap": OVERLAP, "add_start_index": True}
+    by_suffix = {suffix: RecursiveCharacterTextSplitter(**sizes) if plain else
+                 RecursiveCharacterTextSplitter.from_language(Language[name], **sizes)
+                 for suffix, name in LANGUAGES.items()}
+    return lambda suffix, text: [(d.metadata["start_index"], d.page_content)
+                                 for d in by_suffix[suffix].create_documents([text])]
+
+
+def _llama_nodes(splitter: Any, text: str) -> list[tuple[int, str]]:
+    from llama_index.core import Document
+    out = []
+    for node in splitter.get_nodes_from_documents([Document(text=text)]):
+        body, at = node.get_content(), node.start_char_idx
+        if not body.strip():   # an empty file's one empty node: nothing a pipeline would embed
+            continue
+        out.append((at if at is not None and text[at:at + len(body)] == body else -1, body))
+    return out
+
+
+def _llamaindex(code: bool) -> Cutter:
+    import importlib
+
+    from llama_index.core.node_parser import CodeSplitter, SentenceSplitter
+    if not code:
+        sentences = SentenceSplitter()
+        return lambda suffix, text: _llama_nodes(sentences, text)
+    import tree_sitter
+    by_suffix = {}
+    for suffix, (name, module, function) in CODE_GRAMMARS.items():
+        grammar = tree_sitter.Language(getattr(importlib.import_module(module), function)())
+        by_suffix[suffix] = CodeSplitter(language=name, parser=tree_sitter.Parser(grammar))
+    return lambda suffix, text: _llama_nodes(by_suffix[suffix], text)
+
+
+def cutter(splitter: str) -> Cutter:
+    makers: dict[str, Callable[[], Cutter]] = {
+        "langchain-code": lambda: _langchain(plain=False), "langchain-plain": lambda: _langchain(plain=True),
+        "llamaindex-sentence": lambda: _llamaindex(code=False), "llamaindex-code": lambda: _llamaindex(code=True)}
+    return makers[splitter]()
 
 
 def files_at(repo: Path, rev: str, prefix: str = "") -> dict[str, str]:
@@ -93,21 +155,24 @@ def files_at(repo: Path, rev: str, prefix: str = "") -> dict[str, str]:
     return out
 
 
-def cut(repo: Path, commit: str, files: dict[str, str]) -> list[dict[str, Any]]:
-    """Every window of `files` (release N's text), as snippet JSON a pipeline would send."""
-    splitters = _splitters()
-    blobs = {}
+def blob_ids(repo: Path, commit: str) -> dict[str, str]:
+    out = {}
     for line in corpus.git(repo, "ls-tree", "-r", commit).splitlines():
         meta, path = line.split("\t", 1)
-        blobs[path] = meta.split()[2]
+        out[path] = meta.split()[2]
+    return out
+
+
+def cut(repo: Path, commit: str, files: dict[str, str], splitter: str = "langchain-code") -> list[dict[str, Any]]:
+    """Every window of `files` (release N's text), as snippet JSON a pipeline would send; a window
+    its splitter could not place has `start_index` -1 (scored apart, never sent)."""
+    split, blobs = cutter(splitter), blob_ids(repo, commit)
     items = []
     for path, content in files.items():
-        for doc in splitters[Path(path).suffix].create_documents([content]):
-            at = doc.metadata["start_index"]
-            start = content.count("\n", 0, at) + 1
-            items.append({"path": path, "commit": commit, "blob_sha": blobs[path], "text": doc.page_content,
-                          "start_index": at, "start_line": start,
-                          "end_line": start + doc.page_content.count("\n")})
+        for at, text in split(Path(path).suffix, content):
+            start = content.count("\n", 0, max(at, 0)) + 1
+            items.append({"path": path, "commit": commit, "blob_sha": blobs[path], "text": text,
+                          "start_index": at, "start_line": start, "end_line": start + text.count("\n")})
     return items
 
 
@@ -120,14 +185,33 @@ def renames(repo: Path, old: str, new: str) -> dict[str, str]:
     return out
 
 
+@dataclass(frozen=True)
+class Scene:
+    """What the working tree holds when the windows are checked: path -> LF text of the splitter
+    languages' files, and git's rename target of each old path that moved."""
+    name: str
+    new_files: dict[str, str]
+    moved: dict[str, str]
+
+
+def release_scene(repo: Path, old: str, new: str = "HEAD", prefix: str = "") -> Scene:
+    """The working tree at `new` (a later release), renames as `git diff -M` finds them."""
+    new_files = {p: t for p, t in ((p, lf((repo / p).read_bytes())) for p in files_at(repo, new, prefix)) if t}
+    return Scene("release", new_files, renames(repo, old, new))
+
+
 def score(repo: Path, old: str, new: str = "HEAD", prefix: str = "") -> dict[str, Any]:
     """Windows of every splitter-language file at `old`, validated with the working tree (at `new`)."""
+    old_files = files_at(repo, old, prefix)
+    return judge(repo, old_files, cut(repo, old, old_files), release_scene(repo, old, new, prefix))
+
+
+def judge(repo: Path, old_files: dict[str, str], cut_items: list[dict[str, Any]], scene: Scene) -> dict[str, Any]:
+    """Each placed window validated in `repo`'s working tree (as `scene` says it is) against its truth."""
     from codevouch.validator import validate
 
-    old_files = files_at(repo, old, prefix)
-    new_files = {p: t for p, t in ((p, lf((repo / p).read_bytes())) for p in files_at(repo, new, prefix)) if t}
-    moved = renames(repo, old, new)
-    items = cut(repo, old, old_files)
+    items = [i for i in cut_items if i["start_index"] >= 0]
+    new_files, moved = scene.new_files, scene.moved
     began = time.perf_counter()
     results = validate(repo, items)
     seconds = time.perf_counter() - began
@@ -163,8 +247,8 @@ def score(repo: Path, old: str, new: str = "HEAD", prefix: str = "") -> dict[str
                           "reason": res.reason, "text": item["text"][:120],
                           "current": None if cur is None else f"{cur.path}#L{cur.start_line}-L{cur.end_line}"})
     n = len(items)
-    return {"windows": n, "files": len(old_files), "current": tally["current"], "right": tally["right"],
-            "accuracy": round(tally["right"] / n, 4) if n else None,
+    return {"windows": n, "unplaced": len(cut_items) - n, "files": len(old_files), "current": tally["current"],
+            "right": tally["right"], "accuracy": round(tally["right"] / n, 4) if n else None,
             "false_fresh": tally["false_fresh"], "false_stale": tally["false_stale"],
             "false_stale_reasons": dict(stale_reasons),
             "false_stale_text_repeated": tally["false_stale_repeated"], "false_fresh_reasons": dict(fresh_reasons),

@@ -76,3 +76,48 @@ def section(f: dict[str, Any], table: Table) -> str:
                         [[name, d["path"], d["lines"], d["truth"], d["verdict"], d["reason"],
                           "`" + d["text"][:60].replace("\n", "⏎").replace("`", "'") + "`"] for name, d in wrong[:12]]))
     return out
+
+
+# -- the splitters figure (codevouch_bench.splitters): windows of four splitters in three working trees --
+
+def splitters_headline(f: dict[str, Any]) -> list[list[Any]]:
+    over = f.get("overall", {})
+    if not over:
+        return []
+    worst = {name: min((over[scene][name] for scene in over), key=lambda t: t["accuracy"] or 0)
+             for name in f["splitters"]}
+    return [[f"splitter windows of four splitters after a line inserted above, a pure rename and a real release "
+             f"({f['split']}, {len(f['pairs'])} pairs): lowest accuracy of the three / false-fresh",
+             "; ".join(f"{name} {_pct(t['accuracy'])} / {sum(over[s][name]['false_fresh'] for s in over)}"
+                       for name, t in worst.items()),
+             f"{sum(over['release'][name]['windows'] for name in f['splitters']):,} windows per scene"]]
+
+
+def splitters_section(f: dict[str, Any], table: Table) -> str:
+    over = f["overall"]
+    body = [[scene, name, t["windows"], _pct(t["accuracy"]), t["false_fresh"], t["false_stale"], t["unplaced"]]
+            for scene in over for name, t in over[scene].items()]
+    per_pair = [[p["name"], scene, name, r["windows"], _pct(r["accuracy"]), r["false_fresh"],
+                 f"{r['false_stale']} ({r['false_stale_text_repeated']} repeated)" if r["false_stale"] else 0,
+                 _counts(r["false_stale_reasons"])]
+                for p in f["pairs"] for scene, by in p["scenes"].items() for name, r in by.items()]
+    wrong = [(p["name"], scene, name, d) for p in f["pairs"] for scene, by in p["scenes"].items()
+             for name, r in by.items() for d in r["disagreements_sample"]]
+    out = ("From `codevouch_bench.splitters`: each splitter cuts every file of release N as its pipeline would; "
+           "each window is sent with its path, commit, blob id and offset, and validated in three working trees. "
+           "Splitters: " + "; ".join(f"**{k}**: {v}" for k, v in f["splitters"].items()) + ". Scenes: "
+           + "; ".join(f"**{k}**: {v}" for k, v in f["scenes"].items()) + f". Pairs: {f['split']}. "
+           f"Ground truth: {f['truth']}. *unplaced*: windows the splitter gave no offset for in their file "
+           "(not sent). *repeated*: false-stale windows whose bare text the file holds in several places, none "
+           "tied to the window's own lines by the lines around it (refused on purpose).\n\n"
+           + table(["scene", "splitter", "windows", "accuracy", "false-fresh", "false-stale", "unplaced"], body)
+           + "\nPer pair:\n\n"
+           + table(["pair", "scene", "splitter", "windows", "accuracy", "false-fresh", "false-stale",
+                    "false-stale reasons"], per_pair))
+    if wrong:
+        out += ("\nWindows where verdict and truth disagree (a sample):\n\n"
+                + table(["pair", "scene", "splitter", "path", "lines", "truth", "verdict", "reason", "text (start)"],
+                        [[p, s, n, d["path"], d["lines"], d["truth"], d["verdict"], d["reason"],
+                          "`" + d["text"][:60].replace("\n", "⏎").replace("`", "'") + "`"]
+                         for p, s, n, d in wrong[:15]]))
+    return out
