@@ -168,6 +168,18 @@ def _overlay_limit(text: str) -> int:
     return value
 
 
+MOST_MB = 1 << 20              # 1 TiB, in MiB: a memory bound over that is no bound
+
+
+def _memory_mb(text: str) -> int:
+    raw = text.strip()
+    value = int(raw) if _digits(raw) else -1
+    if not 0 <= value <= MOST_MB:
+        raise SettingError(f"{GIT_MEMORY_MB.name}={raw[:40]!r} is out of range: it takes a whole number of MiB "
+                           f"from 0 (no limit) to {MOST_MB}; unset it for the default (4096).")
+    return value
+
+
 def _reserve(text: str) -> str:
     """The reserve's text, checked (context/windows.py reads it, as it reads `[budget] reserve`)."""
     try:
@@ -269,6 +281,18 @@ ALLOW_OUTSIDE_GIT_DIR = Variable("CODEVOUCH_ALLOW_OUTSIDE_GIT_DIR", "flag", Fals
                                  "directory (linked worktrees and submodules are recognised without it); never "
                                  "settable from a repository (SECURITY.md)",
                                  lambda text: text.strip().lower() in ("1", "true", "yes", "on"))
+MAX_BRANCHES = _count("CODEVOUCH_MAX_BRANCHES", 1000, "1000", "the default cap (1000)",
+                      "the most branches `index build --all-branches` takes: the most recently committed ones; "
+                      "the build's output says how many were left out (a 500,000-entry packed-refs hung it)")
+GIT_TIMEOUT = _seconds("CODEVOUCH_GIT_TIMEOUT", 600.0, "600 (10 min)", "the default (10 min)",
+                       "seconds one git process may run (a long-lived one: per answer) before it is stopped "
+                       "and the call fails naming the command (the slowest git call codevouch makes took 22 s "
+                       "on git's own 200,000-commit history; `0`: no limit) (SECURITY.md)")
+GIT_MEMORY_MB = Variable("CODEVOUCH_GIT_MEMORY_MB", "MiB", 4096, "4096 (4 GiB)",
+                         "the most memory one git process may allocate (its data segment: pack files git "
+                         "maps are not counted) before its allocations fail and the call fails naming the "
+                         "command (git's own history needs under 200; `0`: no limit) (SECURITY.md)",
+                         lambda text: _memory_mb(text), empty=_blank, range=f"0 to {MOST_MB}")
 SERVER = Variable("CODEVOUCH_SERVER", "switch", "auto", "auto",
                   "`off` (or 0, false, no): every CLI call runs in-process; `on`: read commands go to the resident "
                   f"engine even when `CI=true`; `auto`: the engine, except under `CI=true` {_ENGINE}",
@@ -284,7 +308,8 @@ SERVER_TIMEOUT = _seconds("CODEVOUCH_SERVER_TIMEOUT", 120.0, "120", "the default
 VARIABLES: tuple[Variable, ...] = (
     INDEX, CHROMA_URL, CHROMA_TIMEOUT, LEASE_TTL, BUSY_TIMEOUT, BUDGET, MODEL, RESERVE, EMBEDDING_MODEL,
     EMBEDDING_DEVICE, MATCH_THRESHOLD, NO_RECORD, PROGRESS_SECONDS, MAX_INPUT_BYTES, MAX_SNIPPETS,
-    MAX_REFERENCES, OVERLAY_LIMIT, OVERLAY_SECONDS, RUN_GIT_FILTERS, ALLOW_OUTSIDE_GIT_DIR, SERVER, SERVER_IDLE, SERVER_TIMEOUT,
+    MAX_REFERENCES, MAX_BRANCHES, OVERLAY_LIMIT, OVERLAY_SECONDS, RUN_GIT_FILTERS, ALLOW_OUTSIDE_GIT_DIR,
+    GIT_TIMEOUT, GIT_MEMORY_MB, SERVER, SERVER_IDLE, SERVER_TIMEOUT,
 )
 
 # Named for the table only: codevouch sets these for a child, or its scripts read them.
@@ -400,6 +425,10 @@ class Environment:
         return self.value(MAX_REFERENCES)
 
     @property
+    def max_branches(self) -> int:
+        return self.value(MAX_BRANCHES)
+
+    @property
     def overlay_limit(self) -> int:
         return self.value(OVERLAY_LIMIT)
 
@@ -416,6 +445,16 @@ class Environment:
     def run_git_filters(self) -> bool:
         """CODEVOUCH_RUN_GIT_FILTERS: whether git may run configured filter drivers (gitio's run_filters)."""
         return self.value(RUN_GIT_FILTERS)
+
+    @property
+    def git_timeout(self) -> float:
+        """CODEVOUCH_GIT_TIMEOUT: seconds one git process may run (0: no limit; worktree/git/_process)."""
+        return self.value(GIT_TIMEOUT)
+
+    @property
+    def git_memory_mb(self) -> int:
+        """CODEVOUCH_GIT_MEMORY_MB: MiB one git process may allocate (0: no limit; worktree/git/_process)."""
+        return self.value(GIT_MEMORY_MB)
 
     @property
     def server(self) -> str:

@@ -7,7 +7,8 @@
     │   ├── DetachedHead      HEAD is detached and no --branch was given
     │   ├── UnknownRevision   a branch or commit that does not exist
     │   ├── CommitGone        a commit no longer in the repository (rewritten, then gc'd)
-    │   └── FilterFailed      a required filter driver, let run, is missing or failed
+    │   ├── FilterFailed      a required filter driver, let run, is missing or failed
+    │   └── GitLimit          a git process ran past its time or memory limit and was stopped
     ├── ConfigError           a bad .codevouch.toml / [tool.codevouch] section
     │   └── SettingError      a CODEVOUCH_* variable out of its range (an InputError too: exit 2)
     ├── IndexLocked           another build holds the index's writer lock
@@ -69,6 +70,16 @@ class CommitGone(GitError):
 class FilterFailed(GitError):
     """A `filter.<name>` driver git was let run (CODEVOUCH_RUN_GIT_FILTERS=1) is missing or failed,
     and the repository's configuration makes it required."""
+
+
+class GitLimit(GitError):
+    """A git process ran past the time (CODEVOUCH_GIT_TIMEOUT) or memory (CODEVOUCH_GIT_MEMORY_MB)
+    it may use and was stopped; `limit` is "time" or "memory"."""
+
+    def __init__(self, message: str, cmd: tuple[str, ...] = (), returncode: int | None = None,
+                 stderr: str = "", limit: str = "") -> None:
+        super().__init__(message, cmd, returncode, stderr)
+        self.limit = limit
 
 
 class DiskFull(CodevouchError):

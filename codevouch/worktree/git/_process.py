@@ -4,8 +4,8 @@ Every git process codevouch starts is assembled here: the `-c` settings, `--no-p
 `--no-optional-locks` (`_command`), an environment without the variables that would point git
 at another repository or make it run a program (`_env`), a count by subcommand (PROCESSES), and
 one way of saying a failure (`_checked`), and one way of starting it (`_spawn`, which has the
-watchdog of `_lifetime` kill it if codevouch dies first). Arguments go as lists, never through
-a shell.
+watchdog of `_lifetime` kill it if codevouch dies first, and bounds it: `Limits`). Arguments go
+as lists, never through a shell.
 
 The filter drivers a repository's configuration names are turned off a layer up (`filters`),
 because finding them takes a git process of its own, started with `_run_raw`; `runner` joins
@@ -15,15 +15,25 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
+import time
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codevouch import call, environment
-from codevouch.errors import FilterFailed, GitError
+from codevouch.errors import FilterFailed, GitError, GitLimit
 from codevouch.worktree.git import _lifetime
+
+try:
+    import resource
+except ImportError:          # not POSIX: no memory bound (Limits)
+    _PRLIMIT = None
+else:
+    _PRLIMIT = getattr(resource, "prlimit", None)      # Linux's prlimit(2)
 
 # Variables that tell git which repository, index or object store to use. Git sets them for
 # hooks (GIT_DIR, GIT_INDEX_FILE ...), and a user may have them exported: left in place they
@@ -127,6 +137,88 @@ def _command(repo: Path | str, args: tuple[str, ...], extra: tuple[str, ...]) ->
     return ("git", "--no-pager", "--no-optional-locks", *safe, *extra, "-C", str(repo), *args)
 
 
+# --- every git process is bounded in time and memory -------------------------------------------
+#
+# A repository can make git read without end (a ref that is a link to /dev/zero drove git to
+# 18 GB until the kernel killed it; "git failed ... exit -9" was all codevouch said) or wait for
+# ever (a loose object that is a FIFO: `cat-file` blocks in open()). gitreads.guard refuses the
+# files every command opens before git starts; these bounds catch the rest, and say which.
+
+@dataclass(frozen=True)
+class Limits:
+    """What one git process may use (the caller's CODEVOUCH_GIT_TIMEOUT and _GIT_MEMORY_MB, read
+    when it starts): `seconds` of wall-clock time (a long-lived `cat-file --batch`: per answer),
+    `memory` bytes of data segment (RLIMIT_DATA: what malloc takes; the pack files git maps are
+    not counted, so a big repository's history is not cut short by its size on disk); 0 is none."""
+    seconds: float
+    memory: int
+
+    def deadline(self, started: float) -> float | None:
+        """The monotonic time by which a process started at `started` must be done; None: never."""
+        return started + self.seconds if self.seconds else None
+
+
+def limits() -> Limits:
+    """The running call's bounds on a git process (SettingError naming the variable when bad)."""
+    env = caller_env()
+    return Limits(env.git_timeout, env.git_memory_mb << 20)
+
+
+def remaining(deadline: float | None) -> float | None:
+    """Seconds left until `deadline` (never below 0), None for no deadline: a `timeout=` argument."""
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _bound_memory(pid: int, memory: int) -> None:
+    """Lower the data-segment limit of the git child `pid`, just started, to `memory` bytes.
+
+    Set from here with prlimit(2) rather than in the child before exec: a `preexec_fn` makes
+    subprocess fork() instead of vfork(), which costs 14-117 ms per git start in a big process
+    (_lifetime's docstring). The child runs for the few microseconds between its exec and this
+    call unbounded; the runaway reads this bounds take seconds to reach a gigabyte. Without
+    prlimit (not Linux) git runs without the memory bound; the time bound still holds."""
+    if not memory or _PRLIMIT is None:
+        return
+    try:
+        _PRLIMIT(pid, resource.RLIMIT_DATA, (memory, memory))
+    except (OSError, ValueError):
+        pass        # it has ended already, or the limit is above a hard limit set for us: leave it
+
+
+def over_time(cmd: tuple[str, ...], bound: Limits) -> GitLimit:
+    """The error for a git process stopped at its time limit: which command, which limit, what to do."""
+    return GitLimit(
+        f"git ran longer than its time limit of {bound.seconds:g} s and was stopped "
+        f"({_printable_path(' '.join(_shown(cmd)))}); git may be waiting on a FIFO or device the repository "
+        f"planted in .git (replace it with a regular file), or the repository is that big: raise "
+        f"{environment.GIT_TIMEOUT.name} (seconds; 0: no limit).", cmd, None, "", limit="time")
+
+
+_OUT_OF_MEMORY = re.compile(r"fatal: Out of memory|cannot allocate memory|unable to allocate", re.IGNORECASE)
+
+
+def _limit_error(cmd: tuple[str, ...], returncode: int, stderr: str, bound: Limits | None) -> GitError | None:
+    """The error for a git process that ran out of the memory it may use, or that a signal killed
+    (the kernel's out-of-memory killer, or someone else), in words; None for other failures."""
+    shown = _printable_path(" ".join(_shown(cmd)))
+    if bound is not None and bound.memory and _OUT_OF_MEMORY.search(stderr):
+        return GitLimit(
+            f"git needed more than its memory limit of {bound.memory >> 20} MiB and was stopped ({shown}); "
+            f"a ref, packed-refs or object in .git may be a link to a device or far too big (replace it), or "
+            f"the repository is that big: raise {environment.GIT_MEMORY_MB.name} (MiB; 0: no limit).",
+            cmd, returncode, stderr, limit="memory")
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return GitError(
+            f"git was killed by {name} ({shown}){': ' + stderr if stderr else ''}; SIGKILL is often the "
+            f"kernel's out-of-memory killer: lower {environment.GIT_MEMORY_MB.name} so git stops with a clear "
+            "error first, or find what in the repository makes git read so much.", cmd, returncode, stderr)
+    return None
+
+
 # Git processes this process started, by subcommand (tests and benchmarks read it; each start
 # counts, whether it succeeded or not).
 PROCESSES: Counter[str] = Counter()
@@ -144,36 +236,45 @@ def _run_raw(repo: Path | str, args: tuple[str, ...], extra: tuple[str, ...],
     # reads the configuration to find them (filters: `git config` runs no filter).
     cmd = _command(repo, args, extra)
     try:
-        proc = _spawn(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        proc, bound = _spawn(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     except FileNotFoundError as exc:  # git itself is missing
         raise _missing_git(cmd) from exc
     with proc:
         try:
-            stdout, stderr = proc.communicate(stdin)
+            stdout, stderr = proc.communicate(stdin, timeout=bound.seconds or None)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise over_time(cmd, bound) from None
         except BaseException:         # Ctrl-C, or anything else: git does not outlive the call
             proc.kill()
             raise
-    return _checked(cmd, proc.returncode, stdout, stderr, ok_codes)
+    return _checked(cmd, proc.returncode, stdout, stderr, ok_codes, bound)
 
 
 def _spawn(cmd: tuple[str, ...], *, stdin: int, stdout: int, stderr: int,
-           env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+           env: Mapping[str, str] | None = None) -> tuple[subprocess.Popen[bytes], Limits]:
     """Start one git process (`cmd` from `_command`): counted, in the hardened environment
     (`env` on top), its stdin never this process's own (an MCP server's is the client's pipe),
-    and watched, so it dies with this process (`_lifetime`). Every git start goes through here,
+    watched, so it dies with this process (`_lifetime`), and held to the memory of its `Limits`
+    (returned with it: the caller holds it to their time). Every git start goes through here,
     so a call whose caller gave up (call.check) stops here, before its next git process."""
     call.check()
+    bound = limits()
     _counted(cmd)
     full_env = {**_env(), **(env or {})}
     group = _lifetime.group()
+    proc = None
     if group is not None:
         in_group: dict[str, Any] = {"process_group": group}    # Python 3.11's (_lifetime)
         try:
-            return subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env=full_env, **in_group)
+            proc = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env=full_env, **in_group)
         except PermissionError:
             pass              # the watchdog's group ended under us (killed by hand): start unwatched
-    return subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env=full_env)
+    if proc is None:
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env=full_env)
+    _bound_memory(proc.pid, bound.memory)
+    return proc, bound
 
 
 # Options for every command that can diff (diff, log, show): no textconv, no external diff.
@@ -198,7 +299,12 @@ def _printable_path(path: str) -> str:
 
 
 def _checked(cmd: tuple[str, ...], returncode: int, stdout: bytes, stderr_bytes: bytes,
-             ok_codes: tuple[int, ...]) -> bytes:
+             ok_codes: tuple[int, ...], bound: Limits | None = None) -> bytes:
+    if returncode != 0:
+        # Over a limit even where the code is one the caller takes (128: "no such commit").
+        limited = _limit_error(cmd, returncode, stderr_bytes.decode("utf-8", "replace").strip(), bound)
+        if limited is not None:
+            raise limited
     if returncode not in ok_codes:
         stderr = stderr_bytes.decode("utf-8", "replace").strip()
         if _OLD_GIT.search(stderr):

@@ -7,9 +7,12 @@ a commit's whole tree) is kept for the process, keyed by the repository's object
 """
 from __future__ import annotations
 
+import math
 import os
 import re
+import select
 import subprocess
+import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,7 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from codevouch import caches
-from codevouch.worktree.git._process import NO_PROGRAMS, _spawn, zsplit
+from codevouch.errors import GitError
+from codevouch.worktree.git._process import (
+    NO_PROGRAMS,
+    _anonymous_file,
+    _checked,
+    _read_all,
+    _spawn,
+    over_time,
+    remaining,
+    zsplit,
+)
 from codevouch.worktree.git.runner import Pending, git_command, run
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -259,29 +272,78 @@ def tree_entries(repo: Path, commit: str) -> tuple[dict[str, TreeEntry], list[Tr
 
 
 class BlobReader:
-    """One `git cat-file --batch` process serving any number of blob reads."""
+    """One `git cat-file --batch` process serving any number of blob reads.
+
+    Each answer must come within the git time limit (`_process.Limits`: a loose object that is a
+    FIFO blocks git in open() for ever), so git's output is read here, through poll(), not
+    through a buffered file object that would block; a git that ends early (over its memory
+    limit) raises as `run` would."""
 
     def __init__(self, repo: Path) -> None:
-        self._proc = _spawn(git_command(repo, ("cat-file", "--batch")),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self._cmd = git_command(repo, ("cat-file", "--batch"))
+        self._err = _anonymous_file()
+        self._proc, self._bound = _spawn(self._cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self._err)
+        assert self._proc.stdout is not None
+        self._fd = self._proc.stdout.fileno()
+        self._buf = bytearray()
+        self._poll = select.poll()
+        self._poll.register(self._fd, select.POLLIN)
 
     def read(self, sha: str) -> bytes | None:
-        assert self._proc.stdin and self._proc.stdout
+        assert self._proc.stdin
         self._proc.stdin.write(sha.encode() + b"\n")
         self._proc.stdin.flush()
-        header = self._proc.stdout.readline().decode().split()
+        deadline = self._bound.deadline(time.monotonic())
+        header = self._line(deadline).decode().split()
         if len(header) < 3 or header[1] == "missing":
             return None
         size = int(header[2])
-        data = self._proc.stdout.read(size)
-        self._proc.stdout.read(1)  # the newline after each object
+        data = self._take(size + 1, deadline)[:size]   # and the newline after each object
         return data if header[1] == "blob" else None
+
+    def _more(self, deadline: float | None) -> None:
+        """Append what git wrote next; GitLimit past `deadline`, GitError when git ended."""
+        left = remaining(deadline)
+        if not self._poll.poll(None if left is None else math.ceil(left * 1000)):
+            self._proc.kill()
+            self._proc.wait()
+            raise over_time(self._cmd, self._bound)
+        chunk = os.read(self._fd, 1 << 16)
+        if not chunk:
+            code = self._proc.wait()
+            _checked(self._cmd, code, b"", _read_all(self._err), (0,), self._bound)
+            raise GitError(f"git cat-file --batch ended before its answer (exit {code}).", self._cmd, code)
+        self._buf += chunk
+
+    def _line(self, deadline: float | None) -> bytes:
+        while (end := self._buf.find(b"\n")) == -1:
+            self._more(deadline)
+        line = bytes(self._buf[:end])
+        del self._buf[:end + 1]
+        return line
+
+    def _take(self, size: int, deadline: float | None) -> bytes:
+        while len(self._buf) < size:
+            self._more(deadline)
+        data = bytes(self._buf[:size])
+        del self._buf[:size]
+        return data
 
     def close(self) -> None:
         if self._proc.poll() is None:
             assert self._proc.stdin
             self._proc.stdin.close()
-            self._proc.wait()
+            try:
+                self._proc.wait(self._bound.seconds or None)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        if self._err >= 0:
+            os.close(self._err)
+            self._err = -1
 
     def __enter__(self) -> BlobReader:
         return self

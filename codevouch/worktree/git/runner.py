@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from codevouch.worktree.git._process import (
+    Limits,
     _anonymous_file,
     _checked,
     _command,
@@ -22,6 +24,8 @@ from codevouch.worktree.git._process import (
     _run_raw,
     _spawn,
     _write_all,
+    over_time,
+    remaining,
 )
 from codevouch.worktree.git.confine import check
 from codevouch.worktree.git.filters import filter_overrides
@@ -55,6 +59,8 @@ class Pending:
         self._ok = ok_codes
         self._error: OSError | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._bound = Limits(0, 0)
+        self._deadline: float | None = None
         self._output: tuple[int, bytes, bytes] | None = None
         self._out = _anonymous_file()
         self._err = _anonymous_file()
@@ -64,8 +70,9 @@ class Pending:
                 feed = _anonymous_file()
                 _write_all(feed, stdin)
                 os.lseek(feed, 0, os.SEEK_SET)
-            self._proc = _spawn(self._cmd, stdin=subprocess.DEVNULL if feed is None else feed,
-                                stdout=self._out, stderr=self._err, env=env)
+            self._proc, self._bound = _spawn(self._cmd, stdin=subprocess.DEVNULL if feed is None else feed,
+                                             stdout=self._out, stderr=self._err, env=env)
+            self._deadline = self._bound.deadline(time.monotonic())
         except OSError as exc:        # raised by result(), as `run` would raise it
             self._error = exc
         finally:
@@ -84,11 +91,22 @@ class Pending:
             raise self._error
         if self._output is None:
             try:
-                returncode = self._proc.wait()
+                returncode = self._wait()
                 self._output = (returncode, _read_all(self._out), _read_all(self._err))
             finally:
                 self.close()
-        return _checked(self._cmd, *self._output, self._ok)
+        return _checked(self._cmd, *self._output, self._ok, self._bound)
+
+    def _wait(self) -> int:
+        """git's exit code, once it ends; GitLimit when it is still running once its time limit has
+        passed since it started (it is killed then)."""
+        assert self._proc is not None
+        try:
+            return self._proc.wait(remaining(self._deadline))
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+            raise over_time(self._cmd, self._bound) from None
 
     def close(self) -> None:
         for fd in (getattr(self, "_out", -1), getattr(self, "_err", -1)):   # set unless __init__ failed
