@@ -171,15 +171,17 @@ class Index:
 
         With all_branches, include_branches/exclude_branches (shell globs such as "release/*")
         choose among the local branches; when not given, the repository config's
-        `[branches] include/exclude` do. Raises IndexLocked when another build holds the
-        index for more than `wait` seconds.
+        `[branches] include/exclude` do; at most CODEVOUCH_MAX_BRANCHES of them, the most recently
+        committed (each summary's `branches_left_out` counts the rest). Raises IndexLocked when
+        another build holds the index for more than `wait` seconds.
         """
         from codevouch.indexer.build import build_index  # heavy: the chunker (tree-sitter), the store
 
         return build_index(self.repo, self.index_dir, self.embedder(), branches=branches,
                            all_branches=all_branches, wait=wait, progress=progress,
                            include_branches=include_branches, exclude_branches=exclude_branches,
-                           settings=self.settings, store=callreads.store_settings(self.call))
+                           settings=self.settings, store=callreads.store_settings(self.call),
+                           max_branches=self.call.env.max_branches)
 
     @in_call
     def search(self, query: str | SearchRequest, *, hide_excluded: bool = False,
@@ -512,7 +514,8 @@ def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
     else:
         model = embedder
     return build_each(list(repos), index_dir_of(index_dir, call), model, wait=wait, progress=progress, on_repo=on_repo,
-                      settings=settings if settings is not None else DEFAULT, store=callreads.store_settings(call))
+                      settings=settings if settings is not None else DEFAULT, store=callreads.store_settings(call),
+                      max_branches=call.env.max_branches)
 
 
 def load_repos(path: Path | str) -> list[RepoSpec]:

@@ -1,12 +1,14 @@
 """`codevouch index build`: index the committed content of branches, of one repository or many."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
+from codevouch import environment
 from codevouch.commands.common import (
     IndexOpt,
     JsonOpt,
@@ -122,6 +124,7 @@ def _build_one(repo: Path, branch: list[str] | None, all_branches: bool, include
         return
     for s in summaries:
         _echo_summary(s)
+    _echo_left_out(summaries)
 
 
 def _specs(repo: list[Path] | None, repos: Path | None, branch: list[str] | None, all_branches: bool,
@@ -210,6 +213,7 @@ def _echo_outcome(outcome: RepoOutcome, code: int) -> None:
         echo(f"== {name}: {len(outcome.branches)} branch(es), {outcome.seconds:.1f}s")
         for s in outcome.branches:
             _echo_summary(s)
+        _echo_left_out(outcome.branches)
         return
     echo(f"== {name}: failed (exit {code})" + (f", {len(outcome.branches)} branch(es) built" if outcome.branches else ""))
     for s in outcome.branches:      # the branches that exist, built beside a named one that does not
@@ -241,3 +245,13 @@ def _echo_summary(s: BranchSummary) -> None:
         echo(f"  skipped {n}: {reason}")
     for rule, n in sorted(s.excluded.items()):
         echo(f"  excluded {n}: {rule}")
+
+
+def _echo_left_out(summaries: Sequence[BranchSummary]) -> None:
+    """The line that says how many branches --all-branches did not take, when it left some out."""
+    left_out = max((s.branches_left_out for s in summaries), default=0)
+    if left_out:
+        cap = environment.MAX_BRANCHES.name
+        echo(f"left out {plural(left_out, 'branch', 'branches')}: --all-branches takes at most "
+             f"{invocation().call.env.max_branches} ({cap}), the most recently committed; raise {cap} to build "
+             "more, or choose with --include-branch / --exclude-branch.")

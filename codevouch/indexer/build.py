@@ -11,11 +11,12 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from codevouch import environment
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
 from codevouch.errors import DiskFull, InputError, disk_full, is_disk_full
 from codevouch.indexer import Progress, embedtext
@@ -70,6 +71,9 @@ class BranchSummary:
     skipped_files: list[dict[str, str]] = field(default_factory=list)
     noop: bool = False
     seconds: float = 0.0
+    # Branches --all-branches found but did not take (over CODEVOUCH_MAX_BRANCHES): the build's,
+    # the same on each of its branches.
+    branches_left_out: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,21 +116,25 @@ def text_hash(text: str) -> str:
 
 
 def resolve_branches(repo: Path, branches: Sequence[str], all_branches: bool,
-                     patterns: BranchFilter | None = None) -> list[str]:
-    """The branches to build: named ones as given; with all_branches every local branch that
-    the include/exclude patterns keep."""
+                     patterns: BranchFilter | None = None,
+                     most: int = environment.MAX_BRANCHES.default) -> tuple[list[str], int]:
+    """The branches to build, and how many --all-branches found but left out: named ones as
+    given; with all_branches every local branch that the include/exclude patterns keep, at most
+    `most` of them (CODEVOUCH_MAX_BRANCHES: a 500,000-entry packed-refs made a build of all of
+    them hang), the most recently committed, in name order."""
     if all_branches:
-        names = gitio.local_branches(repo)
+        names = gitio.local_branches(repo, newest_first=True)
         if not names:
             raise gitio.NoCommits(f"{repo} has no branches with commits; commit something first.")
         kept = select_branches(names, patterns or BranchFilter())
         if not kept:
+            shown = sorted(names[:10])
             raise InputError(f"no branch of {repo} matches the include/exclude patterns "
-                             f"({', '.join(names[:10])}{' ...' if len(names) > 10 else ''}); loosen them.")
-        return kept
+                             f"({', '.join(shown)}{' ...' if len(names) > 10 else ''}); loosen them.")
+        return sorted(kept[:most]), max(0, len(kept) - most)
     if branches:
-        return list(dict.fromkeys(branches))
-    return [gitio.current_branch(repo)]
+        return list(dict.fromkeys(branches)), 0
+    return [gitio.current_branch(repo)], 0
 
 
 def rules_at(reader: gitio.BlobReader, tree: dict[str, gitio.TreeEntry]) -> Rules:
@@ -156,12 +164,14 @@ class BuildKnobs(TypedDict, total=False):
     all, a path), `on_phase` (called at each commit phase: the crash tests' hook), `settings`
     (its build knobs, merge_target and embed_context, say how files are chunked and what is
     embedded: codevouch/retriever/settings.py), `store` (the caller's server, busy timeout and
-    lease: codevouch/store/settings.py)."""
+    lease: codevouch/store/settings.py), `max_branches` (the most branches `all_branches` takes:
+    the caller's CODEVOUCH_MAX_BRANCHES)."""
     wait: float
     progress: Progress | None
     on_phase: PhaseHook | None
     settings: Settings
     store: StoreSettings
+    max_branches: int
 
 
 class BuildOptions(BranchChoice, BuildKnobs, total=False):
@@ -176,6 +186,7 @@ class _How:
     on_phase: PhaseHook | None = None
     settings: Settings = DEFAULT
     store: StoreSettings = STORE_DEFAULT
+    max_branches: int = environment.MAX_BRANCHES.default
 
 
 def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
@@ -187,11 +198,12 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
     choice = {key: given.pop(key) for key in BranchChoice.__optional_keys__ if key in given}
     how = _How(**given)
     ident = identify(repo_path)
-    names = _chosen_branches(ident.root, **choice)
+    names, left_out = _chosen_branches(ident.root, how.max_branches, **choice)
     for name in names:      # an unknown branch fails here, before the writer lock is waited for
         gitio.branch_commit(ident.root, name)
     try:
-        return _build_locked(ident, names, index_dir, embedder, how)
+        built = _build_locked(ident, names, index_dir, embedder, how)
+        return [replace(s, branches_left_out=left_out) for s in built] if left_out else built
     except DiskFull:
         raise
     except Exception as exc:
@@ -202,16 +214,17 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
         raise
 
 
-def _chosen_branches(root: Path, branches: Sequence[str] = (), all_branches: bool = False,
+def _chosen_branches(root: Path, most: int, branches: Sequence[str] = (), all_branches: bool = False,
                      include_branches: Sequence[str] | None = None,
-                     exclude_branches: Sequence[str] | None = None) -> list[str]:
-    """The branch names a BranchChoice asks for in the repository at `root`; InputError for
-    globs given without all_branches."""
+                     exclude_branches: Sequence[str] | None = None) -> tuple[list[str], int]:
+    """The branch names a BranchChoice asks for in the repository at `root` (at most `most` of
+    all branches), and how many all_branches left out; InputError for globs given without
+    all_branches."""
     if (include_branches or exclude_branches) and not all_branches:
         raise InputError("--include-branch and --exclude-branch choose among --all-branches; add "
                          "--all-branches, or name the branches with --branch.")
     patterns = branch_filter(load_repo_config(root), include_branches, exclude_branches)
-    return resolve_branches(root, branches, all_branches, patterns)
+    return resolve_branches(root, branches, all_branches, patterns, most)
 
 
 def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, embedder: Embedder,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -16,8 +17,8 @@ from codevouch.request import SearchRequest
 from codevouch.retriever.search import search
 from codevouch.store import Ledger, space_name
 from codevouch.worktree.identity import identify
-from tests.clihelp import cv
-from tests.gitrepo import Repo
+from tests.clihelp import FAKE, cv
+from tests.gitrepo import GIT_ENV, Repo
 from tests.storehelp import vector_count
 
 FILES = {f"pkg/mod{i}.py": f"def function_{i}(x):\n    return x + {i}\n\n\ndef helper_{i}():\n    return {i}\n"
@@ -184,3 +185,36 @@ def test_a_branch_that_edits_a_big_file_stores_only_its_new_texts(repo: Repo, in
     repo.git("checkout", "-q", "-b", "topic")
     [again] = build_index(repo.root, index_dir, FakeEmbedder(), branches=["topic"])
     assert again.embedded == 0 and vector_count(index_dir, space) == 4
+
+
+def _commit_at(repo: Repo, year: int, text: str) -> str:
+    """A commit (not on any branch) whose committer date is 1 January `year`."""
+    tree = repo.git("write-tree").strip()
+    date = f"{year}-01-01T00:00:00Z"
+    env = {**os.environ, **GIT_ENV, "GIT_COMMITTER_DATE": date, "GIT_AUTHOR_DATE": date}
+    return subprocess.run(["git", "-C", str(repo.root), "commit-tree", tree, "-m", text], env=env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_all_branches_takes_the_most_recently_committed_up_to_the_cap(repo: Repo, index_dir: Path) -> None:
+    """A 500,000-entry packed-refs hung `index build --all-branches`; now it takes at most
+    CODEVOUCH_MAX_BRANCHES, the newest first, and says how many it left out."""
+    repo.commit(**{"a.py": "def a():\n    return 1\n"})
+    old, newer, newest = (_commit_at(repo, year, str(year)) for year in (2001, 2002, 2003))
+    refs = {f"refs/heads/bulk-{i:04d}": old for i in range(300)}
+    refs |= {"refs/heads/main": repo.head(), "refs/heads/new-a": newest, "refs/heads/new-b": newer}
+    (repo.root / ".git" / "refs" / "heads" / "main").unlink()
+    (repo.root / ".git" / "packed-refs").write_text(
+        "# pack-refs with: peeled fully-peeled sorted \n" + "".join(f"{sha} {name}\n" for name, sha in sorted(refs.items())))
+    env = {"CODEVOUCH_MAX_BRANCHES": "3"}
+    out = cv("index", "build", "--all-branches", "--repo", str(repo.root), *FAKE, index=index_dir, env=env)
+    assert out.returncode == 0, out.stderr
+    assert [line.split("@")[0] for line in out.stdout.splitlines() if "@" in line] == ["main", "new-a", "new-b"]
+    assert "left out 300 branches: --all-branches takes at most 3 (CODEVOUCH_MAX_BRANCHES)" in out.stdout
+    built = json.loads(cv("index", "build", "--all-branches", "--repo", str(repo.root), "--json", *FAKE,
+                          index=index_dir, env=env).stdout)["branches"]
+    assert [(b["branch"], b["branches_left_out"]) for b in built] == [("main", 300), ("new-a", 300), ("new-b", 300)]
+    # Patterns choose first, the cap counts what they keep.
+    kept = cv("index", "build", "--all-branches", "--exclude-branch", "bulk-*", "--repo", str(repo.root), *FAKE,
+              index=index_dir, env=env)
+    assert "left out" not in kept.stdout and kept.returncode == 0

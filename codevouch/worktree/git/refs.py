@@ -148,8 +148,11 @@ def branch_commit(repo: Path, branch: str) -> str:
     return local or resolve_commit(repo, branch)
 
 
-def local_branches(repo: Path) -> list[str]:
-    out = run(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
+def local_branches(repo: Path, newest_first: bool = False) -> list[str]:
+    """Every local branch, by name; `newest_first`: by the date of its commit, latest first (then
+    by name), to take the most recently committed ones when there are too many."""
+    order = ("--sort=refname", "--sort=-committerdate") if newest_first else ()
+    out = run(repo, "for-each-ref", *order, "--format=%(refname:short)", "refs/heads/")
     return [line for line in out.decode("utf-8", "surrogateescape").splitlines() if line]
 
 
