@@ -19,6 +19,14 @@ MAX_LINE = 2**31 - 1
 _FIX = "each snippet must be a JSON object with at least a non-empty string \"path\""
 # Snippets one call takes (~6 s) when its caller gives no cap: CODEVOUCH_MAX_SNIPPETS's default.
 MAX_SNIPPETS: int = environment.MAX_SNIPPETS.default
+# The longest value a snippet's field may hold, checked before any work on it (check_snippet: the
+# CLI, the MCP tool, Index.validate and the LangChain and LlamaIndex filters all come through it).
+# A path: PATH_MAX, the most the kernel takes (`a/` x 50,000 took 91 s; no file has such a name).
+# A text: the CLI's whole input cap (CODEVOUCH_MAX_INPUT_BYTES's default; one 50 MB text over MCP
+# gave no answer in 60 s). Any other string field (a symbol, a branch, a date): a path's length.
+MAX_PATH_CHARS = 4096
+MAX_TEXT_CHARS: int = environment.MAX_INPUT_BYTES.default
+_LONGEST = {"path": ("path", MAX_PATH_CHARS), "text": ("text", MAX_TEXT_CHARS)}
 
 
 def _default_cap() -> int:
@@ -130,6 +138,7 @@ def check_snippet(item: Any, where: str) -> Snippet:
     if type(item) is not dict and not isinstance(item, Mapping):   # the ABC check is the slow one
         raise InputError(f"{where}: expected a JSON object, got {_kind(item)}; {_FIX}.")
     get = item.get
+    _bounded(get, where)
     path = _checked_path(get("path"), where)
     values = _checked_strings(get, where)
     start, end = _checked_line(get("start_line"), "start_line", where), _checked_line(get("end_line"), "end_line", where)
@@ -141,6 +150,22 @@ def check_snippet(item: Any, where: str) -> Snippet:
                    text=text, symbol=values["symbol"], start_line=start, end_line=end,
                    branch=values["branch"], commit_date=values["commit_date"],
                    indexed_at=values["indexed_at"], origin=values["origin"], start_char=start_char)
+
+
+def _bounded(get: Callable[[str], Any], where: str) -> None:
+    """InputError naming the first string field longer than it may be (MAX_PATH_CHARS,
+    MAX_TEXT_CHARS), before anything is done with it."""
+    for key in ("path", *_STR_FIELDS):
+        value = get(key)
+        what, most = _LONGEST.get(key, ("value", MAX_PATH_CHARS))
+        if isinstance(value, str) and len(value) > most:
+            raise InputError(f"{where}: \"{key}\" is {len(value)} characters long, over the {most} a snippet's {what} "
+                             f"may have; {_TOO_LONG[what]}")
+
+
+_TOO_LONG = {"path": "no file has a longer path (PATH_MAX); give the file's repository-relative path.",
+             "text": "validate the text in parts (a chunk, a window), not a whole file this size.",
+             "value": "give the field's own short value, or drop it."}
 
 
 OFFSET_FIELDS = ("start_index", "start_char_idx")   # LangChain's, LlamaIndex's spelling

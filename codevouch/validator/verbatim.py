@@ -25,6 +25,7 @@ Guards that keep the tolerance exact:
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -109,19 +110,23 @@ def _places(window: Window, hay: str, edges: Edges | None | bool,
     def raw(offset: int) -> int:
         return offset + bisect_left(crs, offset)
 
-    def place(pos: int) -> tuple[int, int, bool]:
-        line = lf.count("\n", 0, pos) + 1
-        return pos, line, line == window.start_line or window.start_char in (pos, raw(pos))
-
     places: list[tuple[int, int, bool]] = []
+    scan = _Scan(lf)
     pos = lf.find(window.body)
     while pos != -1 and len(places) < MAX_PLACES:
-        if _fits(window, lf, pos, edges):
-            places.append(place(pos))
+        scan.move(pos)
+        if _fits(window, scan, pos, edges):
+            places.append((pos, scan.line, scan.line == window.start_line or window.start_char in (pos, raw(pos))))
+        elif _line_spent(scan, pos, edges):      # no later start on this line fits either: the next line
+            newline = lf.find("\n", pos)
+            pos = -1 if newline == -1 else lf.find(window.body, newline + 1)
+            continue
         pos = lf.find(window.body, pos + 1)
-    if anchor is not None and all(p[0] != anchor for p in places) and lf.startswith(window.body, anchor) \
-            and _fits(window, lf, anchor, edges):
-        places.append(place(anchor))    # past the first MAX_PLACES: its own place is known
+    if anchor is not None and all(p[0] != anchor for p in places) and lf.startswith(window.body, anchor):
+        at = _Scan(lf)      # past the first MAX_PLACES: its own place is known
+        at.move(anchor)
+        if _fits(window, at, anchor, edges):
+            places.append((anchor, at.line, at.line == window.start_line or window.start_char in (anchor, raw(anchor))))
     chosen = _chosen(window, places, anchor)
     return (chosen, raw) if chosen is not None else None
 
@@ -314,25 +319,81 @@ def _cuts_words(body: str, lf: str, pos: int, end: int, cut: Edges | None) -> bo
     return _word(body[-1]) and end < len(lf) and _word(lf[end]) and not (cut and cut.in_word_end)
 
 
-def _fits(window: Window, lf: str, pos: int, edges: Edges | None | bool) -> bool:
-    """Whether the occurrence of the window's body at `pos` is the window verbatim (the guards
-    in the module's docstring). `edges`: what must surround it (from its own version), None
-    for line edges, LOOSE for any surroundings (to find it in its own version: where it was cut
-    there, inside a word or not, is what that version shows)."""
+class _Scan:
+    """Where the lines are around the occurrences of a window in a text, met in increasing order:
+    each character is looked at a bounded number of times whatever the number of occurrences (a
+    short window repeated 500,000 times in one long line cost 22 s per snippet when each one
+    sliced its line)."""
+
+    def __init__(self, lf: str) -> None:
+        self.lf = lf
+        self.line = 1               # the number of the line holding `_at`
+        self.start = 0              # where that line starts
+        self._at = 0
+        self._stop = -1             # the first "\n" (or the text's end) at or after the last end asked
+        self._first: tuple[int, int] = (-1, 0)   # (a line's start, its first non-blank at or after it)
+        self._trail: tuple[int, int] = (-1, 0)   # (a line's stop, where its trailing blanks begin)
+
+    def move(self, pos: int) -> None:
+        newlines = self.lf.count("\n", self._at, pos)
+        if newlines:
+            self.line += newlines
+            self.start = self.lf.rfind("\n", self._at, pos) + 1
+        self._at = pos
+
+    def stop(self, end: int) -> int:
+        """The end of the line holding offset `end` (its "\n", or the text's end)."""
+        if self._stop < end:
+            found = self.lf.find("\n", end)
+            self._stop = len(self.lf) if found == -1 else found
+        return self._stop
+
+    def first_nonblank(self) -> int:
+        """The offset of the first non-blank character at or after the current line's start."""
+        if self._first[0] != self.start:
+            found = _NONBLANK.search(self.lf, self.start)
+            self._first = (self.start, found.start() if found else len(self.lf))
+        return self._first[1]
+
+    def trailing_blanks(self, stop: int) -> int:
+        """Where the blanks that end the line ending at `stop` begin."""
+        if self._trail[0] != stop:
+            begin = self.lf.rfind("\n", 0, stop) + 1
+            self._trail = (stop, begin + len(self.lf[begin:stop].rstrip()))
+        return self._trail[1]
+
+
+_NONBLANK = re.compile(r"\S")     # not str.isspace(), as str.strip() counts blanks
+
+
+def _line_spent(scan: _Scan, pos: int, edges: Edges | None | bool) -> bool:
+    """Whether no occurrence starting after `pos` on its line can fit: the window must start at
+    the line's first non-blank (no version of its own), or at its version's indentation, and
+    `pos` is past that."""
+    if edges is None:
+        return scan.first_nonblank() < pos
+    return isinstance(edges, Edges) and edges.before is not None and pos - scan.start > len(edges.before)
+
+
+def _fits(window: Window, scan: _Scan, pos: int, edges: Edges | None | bool) -> bool:
+    """Whether the occurrence of the window's body at `pos` (`scan` moved there) is the window
+    verbatim (the guards in the module's docstring). `edges`: what must surround it (from its
+    own version), None for line edges, LOOSE for any surroundings (to find it in its own
+    version: where it was cut there, inside a word or not, is what that version shows)."""
     if edges is LOOSE:
         return True
-    body, end = window.body, pos + len(window.body)
+    lf, body, end = scan.lf, window.body, pos + len(window.body)
     cut = edges if isinstance(edges, Edges) else None
     if _cuts_words(body, lf, pos, end, cut):
         return False
-    prefix = lf[lf.rfind("\n", 0, pos) + 1:pos]
-    stop = lf.find("\n", end)
-    suffix = lf[end:stop if stop != -1 else len(lf)]
+    start, stop = scan.start, scan.stop(end)
     if cut is not None:
-        return (cut.before is None or prefix == cut.before) and (cut.after is None or suffix == cut.after)
+        # The surroundings compared only where their lengths agree: once per line at most.
+        return ((cut.before is None or (pos - start == len(cut.before) and lf[start:pos] == cut.before))
+                and (cut.after is None or (stop - end == len(cut.after) and lf[end:stop] == cut.after)))
     # Without its own version to show where the window was cut, it must sit at line edges (a
     # whole line that grew, `# demo` -> `# demo, edited`, is changed), and blanks the window
     # kept at an end mean it began (ended) there: a kept indentation is the line's own.
-    if body[0].isspace() and prefix or prefix.strip():
+    if body[0].isspace() and pos > start or scan.first_nonblank() < pos:
         return False
-    return not (body[-1].isspace() and suffix or suffix.strip())
+    return not (body[-1].isspace() and stop > end or scan.trailing_blanks(stop) > end)

@@ -169,14 +169,26 @@ def _found(given: str, rel: str, real: str, real_abs: str, info: os.stat_result 
 def _under_linked_root(path: str, root_real: str) -> str | None:
     """What follows the directory of `path` that is the repository root by another name (a
     symlink to it: `--repo /link` and paths under /link), else None. Only that directory is
-    resolved; the rest of the path is checked as any relative path is."""
+    resolved; the rest of the path is checked as any relative path is.
+
+    Each parent is compared by one stat (device and inode) and resolved only when it is the
+    root's directory: a realpath of every parent (each an lstat per component) took 20 s for a
+    path of 2,000 components."""
+    try:
+        root = os.stat(root_real)
+    except (OSError, ValueError):
+        return None
     parent = os.path.dirname(path)
     while parent not in ("/", ""):
         try:
-            if os.path.realpath(parent) == root_real:
-                return path[len(parent):]
-        except (OSError, ValueError):
+            info = os.stat(parent)
+        except OSError:
+            info = None
+        except ValueError:
             return None
+        if info is not None and (info.st_dev, info.st_ino) == (root.st_dev, root.st_ino) \
+                and os.path.realpath(parent) == root_real:
+            return path[len(parent):]
         parent = os.path.dirname(parent)
     return None
 

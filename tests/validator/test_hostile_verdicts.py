@@ -150,3 +150,60 @@ def test_a_repository_the_caller_cannot_traverse_is_a_clear_error(tmp_path: Path
         locked.chmod(0o755)
     assert out.returncode == 1, out.stderr
     assert "permission denied" in out.stderr and "bug" not in out.stderr and "Traceback" not in out.stderr
+
+
+# --- huge fields: bounded before any work, in the one place every caller goes through ----------
+
+DEEP = "a/" * 50_000 + "orders.py"        # 91 s in the CLI and 83 s per LangChain item before the bound
+
+
+def test_a_path_of_50000_components_is_refused_by_name_in_every_door(orders: Repo, tmp_path: Path) -> None:
+    from codevouch.mcp_server import Tools
+
+    [v] = Index(orders.root, tmp_path / "index").validate([{"path": DEEP}])
+    assert (v.verdict, v.reason) == ("excluded", "malformed-input")
+    assert '"path" is 100009 characters long, over the 4096' in v.detail
+    # A LangChain Document and a LlamaIndex node, as the drop-in filters hand them over.
+    items = [{"page_content": "x = 1", "metadata": {"source": DEEP}},
+             {"text": "x = 1", "metadata": {"file_path": DEEP}, "id_": "n1"}]
+    assert [r.reason for r in Index(orders.root, tmp_path / "index").validate(items)] == ["malformed-input"] * 2
+    out = cv("validate", "--repo", str(orders.root), "--json", stdin=json.dumps([{"path": DEEP}]), index=tmp_path / "i")
+    assert out.returncode == 2 and '"path" is 100009 characters long' in out.stderr, out.stderr
+    answer = Tools(orders.root, tmp_path / "index").validate([{"path": DEEP}])
+    assert '"path" is 100009 characters long' in answer["results"][0]["detail"]
+
+
+def test_a_50_mb_text_is_refused_by_name_over_mcp(orders: Repo, tmp_path: Path) -> None:
+    from codevouch.mcp_server import Tools
+
+    answer = Tools(orders.root, tmp_path / "index").validate([{"path": "src/orders.py", "text": "x" * (50 << 20)}])
+    [result] = answer["results"]
+    assert result["reason"] == "malformed-input"
+    assert f'"text" is {50 << 20} characters long, over the {8 << 20}' in result["detail"]
+
+
+def test_a_path_just_under_the_bound_is_judged_outside_the_repository(orders: Repo, tmp_path: Path) -> None:
+    """An absolute path of 2,000 components outside the repository: every parent was resolved
+    (20 s); now each is one stat."""
+    out = cv("validate", "--repo", str(orders.root), "--json", stdin=json.dumps([{"path": "/" + "a/" * 2045 + "x.py"}]),
+             index=tmp_path / "i", timeout=10)      # cv's hang guard: it took 20 s
+    [v] = json.loads(out.stdout)
+    assert (v["verdict"], v["reason"]) == ("excluded", "outside-repo")
+
+
+def test_a_window_repeated_2000000_times_on_one_line_is_judged(tmp_path: Path) -> None:
+    """A short window met 2,000,000 times in one long line (the file cap raised to hold it): each
+    occurrence sliced its line (22 s a snippet for 500,000, and 4 times that for twice as many);
+    the search is linear now, with the same verdicts. `timeout` is cv's hang guard, far over the
+    second or two this takes, far under the minutes it took."""
+    repo = Repo(tmp_path / "r")
+    line = "a," * 2_000_000
+    repo.commit_files({"long.py": f"x = 1\n{line}\na,a\n", ".codevouch.toml": "max_file_bytes = 8000000\n"})
+    snippets = [{"path": "long.py", "text": "a,a"},                  # only the last line is the window whole
+                {"path": "long.py", "text": "a,a,a,ab"},             # nowhere
+                {"path": "long.py", "text": "a,a,a", "start_line": 2, "end_line": 2}]      # mid-line
+    out = cv("validate", "--repo", str(repo.root), "--json", stdin=json.dumps(snippets), index=tmp_path / "i",
+             timeout=60)
+    found, missing, own = json.loads(out.stdout)
+    assert (found["reason"], found["current"]["start_line"]) == ("text-found", 3), found
+    assert missing["reason"] != "text-found" and own["reason"] != "text-found"
