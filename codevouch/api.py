@@ -252,9 +252,13 @@ class Index:
         return Hits(self._checked(hits, known), candidates.overlay, known)
 
     def _checked(self, hits: Sequence[Hit], known: Learned | None = None) -> list[Hit]:
+        from codevouch.context.enclosing import outlines  # heavy: tree-sitter
+
         results = validator.validate(self.repo, [h._for_validator() for h in hits],
                                      known=known.facts if known is not None else None)
-        return [replace(h, check=v) for h, v in zip(hits, results)]
+        root = known.head.root if known is not None and known.head is not None else gitio.repo_root(self.repo)
+        shown = outlines(root, results, known.call.rules) if known is not None else outlines(root, results)
+        return [replace(h, check=v, outline=shown.get(i)) for i, (h, v) in enumerate(zip(hits, results))]
 
     @in_call
     def validate(self, snippets: Iterable[Mapping[str, Any] | Hit], strict: bool = False,

@@ -3,22 +3,20 @@
     server = create_server(Path("."), allow_build=False)
     server.run("stdio")
 
-Tools: search (validated hits with citations), context (the markdown pack), validate,
-status (index age, commits behind), health (stale ratio of recent calls), check_refs; with allow_build, build (which takes the
-index's writer lock like any build). Needs the optional extra: `pip install 'codevouch[mcp]'`.
+Tools: search, context (the markdown pack), validate, status, health, check_refs; with allow_build,
+build (under the index's writer lock). Needs the optional extra: `pip install 'codevouch[mcp]'`.
 
-- One repository per server, fixed at start. Paths that tools receive (snippets, answers)
-  are checked by the validator's path rules: nothing outside the repository is read.
-- Long-lived: every call opens the index afresh (a new Index; the vector store is closed
-  after each search), so a build that lands while the server runs is seen by the next call.
-- Calls run one at a time (the SDK runs synchronous tools on worker threads), and between
-  them the rest of a big working-tree overlay is embedded in the background, as the resident
-  engine does (retriever/resident.py: one implementation of a warm process's state).
-- A CodevouchError becomes a tool error with its message (a budget too small for the pack says
-  what to pass in this tool's terms); a bad argument is refused by the input schema with one
+- One repository per server, fixed at start. Paths that tools receive are checked by the
+  validator's path rules: nothing outside the repository is read.
+- Every call opens the index afresh, so a build that lands while the server runs is seen next.
+- Calls run one at a time, and between them the rest of a big working-tree overlay is embedded
+  in the background, as the resident engine does (retriever/resident.py).
+- An answer's data is its structured content; its text content, what most clients show a model,
+  is that data's JSON, but a search's is its hits written once each (results.hits_text).
+- A CodevouchError becomes a tool error with its message; a bad argument is refused with one
   sentence per argument naming it and what it accepts (argument_errors); `build` without
-  --allow-build stays unlisted but says the server is read-only and how to allow builds;
-  anything else is reported by the SDK as a failed call, never a crash.
+  --allow-build says the server is read-only and how to allow builds; anything else is
+  reported by the SDK as a failed call, never a crash.
 """
 from __future__ import annotations
 
@@ -40,6 +38,7 @@ from codevouch.call import Call
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
 from codevouch.printable import faithful, has_lone_surrogate, json_text, visible
 from codevouch.request import ContextRequest, SearchRequest
+from codevouch.results import HIT_CHARS, HIT_FIELDS, check_fields, hits_text
 from codevouch.retriever.resident import Resident
 from codevouch.vocabulary import Verdict
 
@@ -62,6 +61,8 @@ Overlay = Annotated[bool, Field(description="Also search, live, the files that c
 Paths = Annotated[list[Annotated[str, Field(min_length=1, max_length=500)]] | None, Field(
     max_length=50, description="Only files these gitignore-style globs match ('src/', '*.py', '!src/vendor/').")]
 Mode = Annotated[Literal["hybrid", "dense", "lexical"], Field(description="hybrid (default), dense or lexical.")]
+Fields = Annotated[list[Literal[HIT_FIELDS]] | None, Field(description="Only these fields of each hit.")]  # type: ignore[valid-type]
+MaxChars = Annotated[int, Field(ge=0, le=10_000_000, description="Most characters of code per hit (0: no cap).")]
 # Spells validator/shapes.py's INPUT_FORMATS (a test holds them equal).
 InputFormat = Annotated[Literal["auto", "codevouch", "langchain", "llamaindex"], Field(
     description="How to read the items: auto (the default) tells the shapes apart per item; the others "
@@ -109,21 +110,21 @@ class Tools:
 
     def search(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
                include_history: History = False, mode: Mode = "hybrid", overlay: Overlay = True,
-               paths: Paths = None) -> dict[str, Any]:
-        """Search the index and check every hit against the working tree. Each hit has a citation
-        and a verdict; `code` is current code an agent may use (null for historical-only hits,
-        whose old text is in `reference_text`, for ideas only). `text` is the text as indexed:
-        pass a hit as it is to validate, but take current code from `code`. Excluded hits are only counted.
-        Files changed since the last build are searched live; `overlay` says how far the index
-        is behind the working tree (null with overlay=false). `similarity` (cosine, comparable
-        across queries) and `good_match` judge each hit; `no_good_match` is true (and `note`
-        says so) when none is a good match: treat the hits as guesses, not answers."""
+               paths: Paths = None, fields: Fields = None, max_chars: MaxChars = HIT_CHARS) -> dict[str, Any]:
+        """Search the index and check every hit against the working tree: a citation and a verdict
+        each. `code` is current code to use (null for historical-only: its old `text` is for ideas
+        only); `text`, as indexed, appears only where it differs from `code`: pass a hit as it is to
+        validate. A class's header hit has an `outline`; a hit over `max_chars` is cut and `cut`
+        names the lines left out. `overlay`: how far the index is behind the working tree (changed
+        files are searched live). `no_good_match` (with `note`): treat the hits as guesses; `gone`:
+        the name was defined at the indexed commit and is gone now. Excluded hits are counted."""
+        keep = check_fields(fields)
         hits = self._call(lambda idx: idx.search(SearchRequest.of(
             query, k=k, branch=branch, kinds=kinds, include_history=include_history, mode=mode, overlay=overlay,
             paths=paths)))
         shown = [h for h in hits if h.verdict != Verdict.EXCLUDED]
         excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == Verdict.EXCLUDED]
-        return {"hits": [h.to_json() for h in shown], "excluded": excluded,
+        return {"hits": [h.to_json(keep, max_chars) for h in shown], "excluded": excluded,
                 "overlay": hits.overlay.summary() if hits.overlay is not None else None,
                 "no_good_match": hits.no_good_match, "note": hits.note()}
 
@@ -318,9 +319,8 @@ def _json(value: object) -> str:
 
 
 def _encodable(value: T) -> T:
-    """`value` with every string that holds a lone surrogate (a file name byte that is not UTF-8,
-    read with surrogateescape) written as its escape (`bad\\xff.py`): the SDK writes UTF-8, and
-    one such name failed every search of its tree with a serialization error."""
+    """`value` with each string holding a lone surrogate (a non-UTF-8 file name byte) written as its
+    escape (`bad\\xff.py`): the SDK writes UTF-8, and one such name failed every search of its tree."""
     if isinstance(value, str):
         return faithful(value)  # type: ignore[return-value]
     if isinstance(value, dict):
@@ -330,12 +330,10 @@ def _encodable(value: T) -> T:
     return value
 
 
-def _encoding(tool: Callable[..., T]) -> Callable[..., Any]:
-    """`tool` answering with `_encodable` data (its signature kept: the SDK reads the schema),
-    its text content shown as the CLI shows it: a markdown answer through `visible`, and the
-    JSON text of a structured one (the SDK's own, pydantic's) with the characters JSON leaves
-    raw but a terminal acts on (C1, DEL, bidi controls) as `\\uXXXX` escapes (`json_text`),
-    the structured content itself exact."""
+def _encoding(tool: Callable[..., T], written: Callable[[Any], str] | None = None) -> Callable[..., Any]:
+    """`tool` answering with `_encodable` data (its signature kept: the SDK reads the schema), its
+    text content escaped as the CLI's output is (`visible`; JSON through `json_text`: C1, DEL and
+    bidi controls as `\\uXXXX`), the structured content itself exact."""
     @functools.wraps(tool)
     def answer(*args: Any, **kwargs: Any) -> Any:
         value = _encodable(tool(*args, **kwargs))
@@ -346,7 +344,9 @@ def _encoding(tool: Callable[..., T]) -> Callable[..., Any]:
         import pydantic_core
         from mcp.types import CallToolResult, TextContent
 
-        text = json_text(pydantic_core.to_json(value, fallback=str, indent=2).decode())
+        # A search's hits as a model reads them (`written`: each piece of code once); others as JSON.
+        text = visible(written(value)) if written is not None else \
+            json_text(pydantic_core.to_json(value, fallback=str, indent=2).decode())
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
     return answer
 
@@ -398,7 +398,8 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     server.allow_build = allow_build  # type: ignore[attr-defined]  # Server's own attribute
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for fn in (tools.search, tools.context, tools.validate, tools.status, tools.health, tools.check_refs):
-        server.add_tool(_encoding(fn), name=fn.__name__, annotations=read_only)
+        server.add_tool(_encoding(fn, hits_text if fn == tools.search else None), name=fn.__name__,
+                        annotations=read_only)
     if allow_build:
         server.add_tool(_encoding(tools.build), name="build",
                         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,

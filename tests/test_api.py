@@ -88,7 +88,7 @@ def test_validate_takes_dicts_and_hits(repo: Repo, index_dir: Path) -> None:
         idx.validate([{"path": "shop/cancel.py"}], input_format="yaml")
 
 
-HIT_ONLY = ("code", "reference_text")     # Hit.to_json's fields beyond the validator's
+HIT_ONLY = ("code", "outline", "cut")     # Hit.to_json's fields beyond the validator's
 
 
 def test_a_hit_validates_as_its_json_does(repo: Repo, index_dir: Path) -> None:
@@ -104,15 +104,21 @@ def test_a_hit_validates_as_its_json_does(repo: Repo, index_dir: Path) -> None:
         as_json = idx.validate([h.snippet() for h in raw])
         # The hit's form is the validated snippet's plus what only a search hit has (HIT_ONLY);
         # validate adds where each item was in its input (input_index, input_id): search has no input.
+        # Each piece of code once: `current` says where the code is (its text is `code`), and `text`
+        # is left out where it is `code` exactly.
         assert [{k: v for k, v in h.to_json().items() if k not in HIT_ONLY} for h in checked] == \
-            [_no_input(to_json(v)) for v in idx.validate(raw)] == [_no_input(to_json(v)) for v in as_json]
+            [_once(to_json(v), h.code) for v, h in zip(idx.validate(raw), checked)] == \
+            [_once(to_json(v), h.code) for v, h in zip(as_json, checked)]
         assert [h.to_json()["code"] for h in checked] == [h.code for h in checked]
         assert [(v.position, v.item_id) for v in as_json] == [(n, h.record.id or None) for n, h in enumerate(raw)]
         assert [v.parsed for v in as_json] == [Snippet.of_record(h.record, h.text) for h in raw]
         assert {h.reason for h in checked} >= reasons
         # A checked hit's JSON handed back is checked again: the search's `code` is not passed on.
-        again = [to_json(v) for v in idx.validate([h.to_json() for h in checked])]
-        assert [_no_input(j) for j in again] == [_no_input(to_json(v)) for v in as_json]
+        back = idx.validate([h.to_json() for h in checked])
+        assert [v.parsed for v in back] == [v.parsed for v in as_json]     # the indexed text, from `code`
+        again = [to_json(v) for v in back]
+        # (A hit whose `text` is its `code` carries it there: validate reads it from `code`.)
+        assert [_no_text(j) for j in again] == [_no_text(to_json(v)) for v in as_json]
         assert not any(key in j for j in again for key in HIT_ONLY)
     assert "uncommitted" in {h.record.origin for h in raw}
 
@@ -159,6 +165,20 @@ def test_the_default_embedder_is_the_packaged_model() -> None:
     from codevouch.embedding import MODEL_NAME
 
     assert DEFAULT_EMBEDDER == MODEL_NAME
+
+
+def _once(out: dict, code: str | None) -> dict:
+    """A validated snippet's JSON as a search hit carries it: each piece of code once."""
+    out = _no_input(out)
+    if out["current"] is not None:
+        out["current"] = {k: v for k, v in out["current"].items() if k != "text"}
+    if code is not None and out.get("text") == code:
+        del out["text"]
+    return out
+
+
+def _no_text(out: dict) -> dict:
+    return {k: v for k, v in _no_input(out).items() if k != "text"}
 
 
 def _no_input(out: dict) -> dict:

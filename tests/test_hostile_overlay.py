@@ -137,7 +137,7 @@ def test_a_file_named_with_a_byte_that_is_not_utf8_is_searched(tmp_path: Path) -
     assert os.fsencode(BAD_NAME) in os.listdir(os.fsencode(repo.root))       # the byte, on disk
     _, hits = _search((repo, tmp_path / "index"), "refund everything now")
     assert hits[0]["path"] == BAD_NAME and hits[0]["origin"] == "uncommitted", hits[0]
-    assert "refund_everything_now" in hits[0]["text"]
+    assert "refund_everything_now" in hits[0]["code"]
 
 
 def test_validate_and_context_answer_beside_a_fifo(hostile: Any) -> None:
@@ -287,7 +287,7 @@ def test_mcp_search_answers_beside_a_file_named_with_a_byte_that_is_not_utf8(tmp
         wire.send(call(2, "search", json.dumps({"query": "refund everything now"})))
         answer = wire.receive(timeout=TIMEOUT)
         assert answer is not None and answer.get("id") == 2 and not answer["result"].get("isError"), answer
-        hits = json.loads(answer["result"]["content"][0]["text"])["hits"]
+        hits = answer["result"]["structuredContent"]["hits"]
         assert hits[0]["path"] == "bad\\xffname.py" and "refund_everything_now" in hits[0]["code"], hits[0]
     finally:
         wire.close()

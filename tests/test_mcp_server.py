@@ -76,7 +76,7 @@ def test_lists_and_calls_every_tool(repo: Repo, index_dir: Path) -> None:
         by_path = {h["path"]: h for h in found["hits"]}
         cancel, refund = by_path["shop/cancel.py"], by_path["shop/refund.py"]
         assert (cancel["verdict"], cancel["reason"]) == ("historical-only", "content-changed")
-        assert "reason" in cancel["code"] and "order.cancel()" in cancel["reference_text"]
+        assert "reason" in cancel["code"] and "order.cancel()" in cancel["text"]
         # With the overlay (the default), the edited file is searched as it is now.
         err, live = await call(client, "search", {"query": "cancel order", "k": 5})
         assert not err and live["overlay"]["files_searched"] == 1
@@ -307,7 +307,7 @@ def test_a_hit_has_one_json_form_and_a_bad_value_one_message(repo: Repo, index_d
     hits = [h for h in json.loads(cli.stdout) if h["verdict"] != "excluded"]
     assert found["hits"] == hits and {"code", "text", "commit", "blob_sha", "citation"} <= set(hits[0])
     historical = next(h for h in hits if h["verdict"] == "historical-only")
-    assert "order.cancel()" in historical["reference_text"] and "reason" in historical["code"]
+    assert "order.cancel()" in historical["text"] and "reason" in historical["code"]
     said = message.removeprefix("Error executing tool search: ")      # the SDK's prefix
     assert refused.returncode == 2 and refused.stderr == f"codevouch: {said}\n"
 
@@ -330,7 +330,10 @@ def test_text_content_shows_controls_from_the_repository_as_escapes(repo: Repo, 
     texts = [c.text for r in results for c in r.content]
     assert not any(r.is_error for r in results), texts
     assert not any(ch in text for text in texts for ch in raw), texts
-    assert "esc-\\u009b31m-\\u202ex" in texts[0] and "\\u007f" in texts[0]
+    # The search's text content is its hits as a model reads them, escaped as the CLI's text is;
+    # the others' is their JSON, escaped as the CLI's JSON is.
+    assert "esc-\\x9b31m-\\u202ex" in texts[0] and "\\x7f" in texts[0]
+    assert "esc-\\u009b31m-\\u202ex" in texts[1]
     search = results[0].structured_content
     assert search is not None and search["overlay"]["index"].startswith("esc-\x9b31m-\u202ex@")
     assert "\x7f" in search["hits"][0]["code"]

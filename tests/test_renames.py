@@ -36,7 +36,7 @@ def test_an_identical_rename_is_the_same_code_in_every_command(repo: Repo, index
     assert out.returncode == 0, out.stderr
     [hit] = [h for h in json.loads(out.stdout) if h["path"] == "pkg/_multipart.py"]
     assert (hit["verdict"], hit["reason"]) == ("stale-but-ok", "file-renamed")
-    assert hit["current"]["path"] == "pkg/_multipart_enc.py" and "def encode_multipart" in hit["current"]["text"]
+    assert hit["current"]["path"] == "pkg/_multipart_enc.py" and "def encode_multipart" in hit["code"]
     # With the overlay (the default), the renamed file's code is nowhere history.
     live = cv("search", "encode multipart fields", "--json", "-k", "5", cwd=repo.root, index=index_dir)
     assert live.returncode == 0, live.stderr

@@ -214,9 +214,10 @@ def print_json(data: Any) -> None:
 
 
 def render_results(results: Sequence[Validated], fmt: str, idx: Index, include_history: bool,
-                   live_note: str = "") -> None:
+                   live_note: str = "", max_chars: int | None = None, extras: Sequence[str | None] = ()) -> None:
     """Text, JSON, or (format context) a context pack within the default token budget (whose
-    report carries `live_note`, how far the index is behind the working tree)."""
+    report carries `live_note`, how far the index is behind the working tree). Text: each
+    snippet's code within `max_chars`, and `extras` after it (validator.render_text)."""
     from codevouch import validator
 
     out = stdout()
@@ -228,7 +229,7 @@ def render_results(results: Sequence[Validated], fmt: str, idx: Index, include_h
         out.write(idx.pack(results, include_history=include_history, live_note=live_note).markdown)
         out.flush()
     else:
-        out.write(validator.render_text(results))
+        out.write(validator.render_text(results, max_chars, extras))
 
 
 class progress:

@@ -26,14 +26,15 @@ from codevouch.commands.common import (
     render_results,
 )
 from codevouch.commands.invocation import echo, stdout
-from codevouch.errors import CodevouchError
+from codevouch.errors import CodevouchError, InputError
 from codevouch.printable import plural
 from codevouch.request import SearchRequest
+from codevouch.results import HIT_CHARS, check_fields
 from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from codevouch.api import Index
-    from codevouch.results import Hits
+    from codevouch.results import Hit, Hits
 
 
 def search_cmd(
@@ -59,6 +60,12 @@ def search_cmd(
     as_json: JsonOpt = False,
     no_overlay: NoOverlayOpt = False,
     overlay_limit: OverlayLimitOpt = None,
+    fields: Annotated[Optional[list[str]], typer.Option(
+        "--fields", metavar="FIELDS", help="With --json: only these fields of each hit, comma-separated or repeated "
+                                           "(path,start_line,end_line,symbol,verdict,citation,code for an agent).")] = None,
+    max_chars: Annotated[int, typer.Option(
+        "--max-chars", metavar="N", help=f"At most N characters of code per hit (default {HIT_CHARS:,}; 0: no cap); a "
+                                         "cut hit says which lines it leaves out.")] = HIT_CHARS,
 ) -> None:
     """Search a branch and check every hit against the working tree.
 
@@ -66,6 +73,7 @@ def search_cmd(
     beside the index, and a line says how far the index is behind; --no-overlay turns that off."""
     fmt = check_format(fmt, as_json, SEARCH_FORMATS)
     try:
+        keep = _shape(fields, max_chars, fmt)
         # Every option checked once, by the request (the MCP server builds the same one).
         request = SearchRequest.of(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
                                    validate=not no_validate, mode=mode, overlay=not no_overlay, paths=path)
@@ -81,35 +89,58 @@ def search_cmd(
         echo(f"{weak} (--all shows the hits anyway)")
         return
     if no_validate:
-        _render_unvalidated([h.snippet() for h in hits], fmt)
+        _render_unvalidated([h.to_json(keep, max_chars) for h in hits], fmt)
         return
     if path and not len(hits) and fmt in ("text", "brief"):
         # Empty because of the filter, not the query: say so rather than print nothing.
         echo("no indexed file matches " + " ".join(f"--path {shlex.quote(p)}" for p in path))
         return
     if fmt == "json":
-        print_json([h.to_json() for h in hits])     # the one hit form, as the MCP server's
+        print_json([h.to_json(keep, max_chars) for h in hits])     # the one hit form, as the MCP server's
         return
-    _render_checked(hits, fmt, idx, include_history, weak)
+    _render_checked(hits, fmt, idx, include_history, weak, max_chars)
 
 
 SEARCH_FORMATS = ("text", "brief", "json", "context")
 
 
-def _render_checked(hits: Hits, fmt: str, idx: Index, include_history: bool, weak: str | None) -> None:
+def _shape(fields: list[str] | None, max_chars: int, fmt: str) -> tuple[str, ...] | None:
+    """The fields --json keeps (None: all), checked with the size cap; InputError says what to give."""
+    if max_chars < 0:
+        raise InputError(f"--max-chars must be 0 (no cap) or a number of characters, got {max_chars}.")
+    if fields and fmt != "json":
+        raise InputError("--fields chooses the fields of each hit in JSON output: add --json.")
+    return check_fields(fields)
+
+
+def _render_checked(hits: Hits, fmt: str, idx: Index, include_history: bool, weak: str | None,
+                    max_chars: int = 0) -> None:
     """The validated hits in a format other than json: excluded ones hidden from text and brief
-    (a line counts them), then the weak-match line when there is one."""
-    results = [h.check for h in hits if h.check is not None]
-    shown = [r for r in results if r.verdict != Verdict.EXCLUDED] if fmt in ("text", "brief") else results
+    (a line counts them), then the weak-match line when there is one. Text: each hit's code
+    within `max_chars` (0: whole), a class's outline after its header."""
+    checked = [h for h in hits if h.check is not None]
+    kept = [h for h in checked if h.verdict != Verdict.EXCLUDED] if fmt in ("text", "brief") else checked
+    results = [h.check for h in checked if h.check is not None]
+    shown = [h.check for h in kept if h.check is not None]
     try:
         note = (hits.overlay.note() or "") if hits.overlay is not None else ""
-        render_results(shown, fmt, idx, include_history, live_note=note)
+        render_results(shown, fmt, idx, include_history, live_note=note, max_chars=max_chars or None,
+                       extras=[_outline_lines(h) for h in kept])
     except CodevouchError as exc:
         raise fail(exc) from exc
     if weak is not None and fmt in ("text", "brief"):
         echo(weak)
     if len(shown) < len(results):
         echo(f"({plural(len(results) - len(shown), 'excluded hit')} hidden; --json lists them)")
+
+
+def _outline_lines(hit: Hit) -> str | None:
+    """A hit's outline for people: the container's header and its members' signatures."""
+    o = hit.outline
+    if o is None or hit.current is None:
+        return None
+    body = "\n".join("    " + line for line in o.text.split("\n"))
+    return f"outline of {o.name} ({hit.current.path}#L{o.start}-L{o.end}), from the working tree:\n{body}"
 
 
 def _overlay_line(hits: Hits, fmt: str) -> None:

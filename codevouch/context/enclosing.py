@@ -1,6 +1,7 @@
 """What the pure packer needs from the working tree: for each snippet cut out of a definition,
 that definition and its signature lines (pack.py decides nothing with files; this reads
-them, once per file)."""
+them, once per file); and for a search hit that shows only the head of a container (a class's
+header chunk), the container's outline (`outlines`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from codevouch.context.pack import Enclosing, Lines
 from codevouch.syntax.lines import MODULE_SYMBOL, split_lines
+from codevouch.syntax.outline import Members
 from codevouch.syntax.signature import Spans
 from codevouch.validator.model import Validated
 from codevouch.vocabulary import CURRENT_VERDICTS
@@ -60,3 +62,58 @@ def _located(v: Validated) -> tuple[str, int | None, int | None, str | None]:
     c = v.current
     return (c.path, c.start_line, c.end_line, c.symbol or v.parsed.symbol) if c else \
         (v.parsed.path, v.parsed.start_line, v.parsed.end_line, v.parsed.symbol)
+
+
+def outlines(root: Path, results: Sequence[Validated],
+             rules_of: Callable[[Path], Rules] = load_worktree_rules) -> dict[int, Members]:
+    """position (0-based) -> the outline of the container whose head a current-code result shows,
+    when its members lie below the code (a class too long for one chunk is indexed as a header
+    chunk and one chunk per member: a hit on the class name was the header alone). Read from the
+    working-tree file, the current version of the code, so it is as current as the hit's code;
+    nothing is stored. A file is parsed only when the line after the code is still inside it
+    (indented deeper than the code's first line, or more braces opened than closed)."""
+    from codevouch.syntax.outline import members, outline
+    from codevouch.validator.parsecache import CACHE
+
+    texts: dict[str, list[str] | None] = {}
+    limit: list[int] = []
+    found: dict[int, Members] = {}
+    for position, v in enumerate(results):
+        c = v.current
+        if v.verdict not in CURRENT_VERDICTS or c is None or not c.symbol or c.symbol == MODULE_SYMBOL:
+            continue
+        if c.path not in texts:
+            loc = locate(root, c.path)
+            if not limit:
+                limit.append(rules_of(root).max_file_bytes)
+            read_ = read_text(root, loc.real, limit[0]) if loc.inside and loc.exists and loc.real else None
+            texts[c.path] = split_lines(read_) if isinstance(read_, str) else None
+        lines = texts[c.path]
+        if lines is None or not _continues(lines, c.start_line, c.end_line):
+            continue
+        whole = "\n".join(lines)
+        language = v.snippet.get("language")
+        lang = language if isinstance(language, str) else ""
+        defs = CACHE.get("outline", lang, whole, lambda: outline(whole, c.path, lang or None))  # noqa: B023
+        got = members(defs, c.symbol, c.start_line, c.end_line) if defs else None
+        if got is not None:
+            found[position] = got
+    return found
+
+
+def _continues(lines: list[str], start: int, end: int) -> bool:
+    """Whether the definition that starts at line `start` goes on after line `end`: the next
+    line with text is indented deeper than line `start`, or lines start..end open more braces
+    than they close."""
+    if start < 1 or end >= len(lines):
+        return False
+    shown = lines[start - 1:end]
+    if sum(line.count("{") - line.count("}") for line in shown) > 0:
+        return True
+    head = shown[0] if shown else ""
+    after = next((line for line in lines[end:] if line.strip()), None)
+    return after is not None and _indent_of(after) > _indent_of(head)
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["BINARY_SNIFF", "MODULE_SYMBOL", "decode", "split_lines"]
+__all__ = ["BINARY_SNIFF", "MODULE_SYMBOL", "cut_text", "decode", "split_lines"]
 
 # The symbol of code outside any definition (imports, module-level statements).
 MODULE_SYMBOL = "<module>"
@@ -26,3 +26,16 @@ def decode(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return data.decode("latin-1")
+
+
+def cut_text(text: str, limit: int) -> tuple[str, int] | None:
+    """`text` cut to at most `limit` characters at a line's end: (what is kept, how many whole
+    lines that is: 0 when the first line alone is longer than `limit` and its first `limit`
+    characters are kept); None when the whole text fits."""
+    if len(text) <= limit:
+        return None
+    end = text.rfind("\n", 0, limit + 1)
+    if end < 0:
+        return text[:limit], 0
+    kept = text[:end]
+    return kept, kept.count("\n") + 1

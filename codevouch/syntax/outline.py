@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-__all__ = ["Definition", "outline"]
+__all__ = ["Definition", "Members", "members", "outline"]
 
 
 @dataclass(frozen=True)
@@ -61,3 +61,29 @@ def outline(text: str, path: str, language: str | None = None) -> list[Definitio
     found = [Definition(f.name, f.start, f.end, _signature(f.node, source)) for f in walked[1]]
     found.sort(key=lambda d: (d.start, -d.end))
     return found
+
+
+@dataclass(frozen=True)
+class Members:
+    """A container's outline: its header and each direct member's signature, with lines."""
+    name: str
+    start: int
+    end: int
+    text: str       # `L297-L420 class FileResponse(Response):` then one indented line per member
+
+
+def members(found: list[Definition], symbol: str, line: int, shown_end: int) -> Members | None:
+    """The outline of `symbol`'s definition around `line` (its qualified name, from `outline`),
+    when that definition holds direct members that end after `shown_end` (the code a hit shows
+    stops before them: a class's header chunk, or a hit cut at a size cap); else None."""
+    container = next((d for d in found if d.name == symbol and d.start <= line <= d.end), None)
+    if container is None or container.end <= shown_end:
+        return None
+    prefix = symbol + "."
+    inner = [d for d in found if d.name.startswith(prefix) and "." not in d.name[len(prefix):]
+             and container.start <= d.start and d.end <= container.end]
+    if not any(d.end > shown_end for d in inner):
+        return None
+    lines = [f"L{container.start}-L{container.end} {container.signature}"]
+    lines += [f"    L{d.start}-L{d.end} {d.signature}" for d in inner]
+    return Members(symbol, container.start, container.end, "\n".join(lines))

@@ -144,7 +144,7 @@ def check_snippet(item: Any, where: str) -> Snippet:
     start, end = _checked_line(get("start_line"), "start_line", where), _checked_line(get("end_line"), "end_line", where)
     if start is not None and end is not None and end < start:
         raise InputError(f"{where}: \"end_line\" ({end}) is before \"start_line\" ({start}).")
-    text, start, end = _span(values["text"], start, end)
+    text, start, end = _span(_text_of(item, values["text"], where), start, end)
     start_char = _checked_offset(get, where)
     return Snippet(path=path, commit=_lower(values["commit"]), blob_sha=_lower(values["blob_sha"]),
                    text=text, symbol=values["symbol"], start_line=start, end_line=end,
@@ -166,6 +166,27 @@ def _bounded(get: Callable[[str], Any], where: str) -> None:
 _TOO_LONG = {"path": "no file has a longer path (PATH_MAX); give the file's repository-relative path.",
              "text": "validate the text in parts (a chunk, a window), not a whole file this size.",
              "value": "give the field's own short value, or drop it."}
+
+
+def _text_of(item: Mapping[str, Any], text: str | None, where: str) -> str | None:
+    """The snippet's text. A search hit leaves out its indexed `text` where it is its `code`
+    exactly (results.Hit.to_json): then `code` holds it. Text a size cap cut (a `cut` entry
+    names the field) is not the chunk's: the hit is checked by its version and lines alone."""
+    cut = item.get("cut")
+    were_cut = {c.get("field") for c in cut if isinstance(c, Mapping) and isinstance(c.get("field"), str)} \
+        if isinstance(cut, list) else set()
+    if text is not None:
+        return None if "text" in were_cut else text
+    code = item.get("code")
+    if isinstance(code, str) and code and item.get("verdict") is not None and "code" not in were_cut:
+        if len(code) > MAX_TEXT_CHARS:
+            raise InputError(f"{where}: \"code\" is {len(code)} characters long, over the {MAX_TEXT_CHARS} a "
+                             f"snippet's text may have; {_TOO_LONG['text']}")
+        if not code.isascii() and _SURROGATE.search(code):
+            raise InputError(f"{where}: \"code\" holds a lone surrogate (an unpaired \\ud800-\\udfff "
+                             "escape), which is not valid Unicode; fix the program that wrote it.")
+        return code
+    return None
 
 
 OFFSET_FIELDS = ("start_index", "start_char_idx")   # LangChain's, LlamaIndex's spelling

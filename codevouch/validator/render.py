@@ -10,6 +10,7 @@ from typing import Any
 
 from codevouch.printable import one_line, visible
 from codevouch.syntax.extensions import FENCE_TAG_BY_EXTENSION
+from codevouch.syntax.lines import cut_text
 from codevouch.validator.citation import clean, current_location
 from codevouch.validator.model import VERDICTS, Validated
 from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
@@ -17,7 +18,7 @@ from codevouch.vocabulary import CURRENT_VERDICTS, Verdict
 # What a search hit's JSON adds for the search's own check (`Hit.to_json`). A hit handed back to
 # validate is checked again, so these are dropped with the old verdict rather than passed on:
 # kept, they would show what the earlier search found beside what this check found.
-SEARCH_ONLY = ("code", "reference_text")
+SEARCH_ONLY = ("code", "reference_text", "outline", "cut")
 
 
 def to_json(v: Validated) -> dict[str, Any]:
@@ -38,23 +39,27 @@ def summary(results: Sequence[Validated]) -> str:
     return "verdicts: " + ", ".join(f"{name} {counts.get(name, 0)}" for name in VERDICTS)
 
 
-def render_text(results: Sequence[Validated]) -> str:
+def render_text(results: Sequence[Validated], max_chars: int | None = None,
+                extras: Sequence[str | None] = ()) -> str:
     """For a terminal: each snippet's citation header, reason, score and code, then the counts.
 
     Historical code is never shown as current: when the symbol still exists, the current
     version re-read from the working tree is shown; otherwise the old text is shown under an
-    explicit "reference only" line.
+    explicit "reference only" line. max_chars: the code of each at most that long, cut at a
+    line's end, and a line that says which lines are not shown. extras: lines to show after a
+    snippet's code (a search hit's outline), by position.
     """
     if not results:
         return "no snippets\n"
     blocks = []
-    for v in results:
+    for number, v in enumerate(results):
         lines = [v.citation, f"reason: {v.reason}: {clean(v.detail)}"]
         score = _score(v.snippet)
         if score:
             lines.append(score)
-        code = _code_for_people(v)
-        blocks.append("\n".join(lines) + (f"\n{code}" if code else ""))
+        code = _code_for_people(v, max_chars)
+        extra = extras[number] if number < len(extras) else None
+        blocks.append("\n".join(lines) + (f"\n{code}" if code else "") + (f"\n{extra}" if extra else ""))
     # Code and details come from the repository: no control character reaches a terminal raw.
     return visible("\n\n".join(blocks) + "\n\n" + summary(results) + "\n")
 
@@ -100,18 +105,36 @@ def render_brief(results: Sequence[Validated]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _code_for_people(v: Validated) -> str | None:
+def _code_for_people(v: Validated, max_chars: int | None = None) -> str | None:
     if v.verdict == Verdict.EXCLUDED:
         return None
     if v.verdict == Verdict.HISTORICAL_ONLY:
         if v.current is not None:
             return f"current code ({current_location(v.current)}), re-read from the working tree:\n" + \
-                _indent(v.current.text)
+                _shown(v.current.text, v.current.path, v.current.start_line, v.current.end_line, max_chars)
         if v.parsed.text is None:
             return None
-        return "historical text, reference only (not in the working tree):\n" + _indent(v.parsed.text)
-    text = v.current.text if v.current is not None else v.parsed.text
-    return None if text is None else _indent(text)
+        return "historical text, reference only (not in the working tree):\n" + \
+            _shown(v.parsed.text, v.parsed.path, v.parsed.start_line, v.parsed.end_line, max_chars)
+    if v.current is not None:
+        return _shown(v.current.text, v.current.path, v.current.start_line, v.current.end_line, max_chars)
+    p = v.parsed
+    return None if p.text is None else _shown(p.text, p.path, p.start_line, p.end_line, max_chars)
+
+
+def _shown(text: str, path: str, start: int | None, end: int | None, max_chars: int | None) -> str:
+    """The code indented, cut at `max_chars` with a line that says what is not shown."""
+    kept = cut_text(text, max_chars) if max_chars else None
+    if kept is None:
+        return _indent(text)
+    first = start or 1
+    last = end if end is not None else first + text.count("\n")
+    shown_end = first + kept[1] - 1
+    where = (f"lines {first}-{shown_end} of {first}-{last} shown" if kept[1]
+             else f"the first {max_chars} characters of line {first} shown")
+    rest = f"{path}#L{max(first, shown_end + 1)}-L{last}"
+    return (_indent(kept[0]) + f"\n... cut at {max_chars:,} characters ({len(text):,} in all): {where}; "
+            f"the rest is {rest} (--max-chars 0 shows it all)")
 
 
 def _indent(text: str) -> str:

@@ -29,7 +29,7 @@ def test_search_json_carries_verdicts(repo: Repo, index_dir: Path) -> None:
     assert (by_path["shop/refund.py"]["verdict"], by_path["shop/refund.py"]["reason"]) == ("usable", "same-commit")
     changed = by_path["shop/cancel.py"]
     assert (changed["verdict"], changed["reason"]) == ("historical-only", "content-changed")
-    assert "reason" in changed["current"]["text"] and changed["current"]["start_line"] == 1
+    assert "reason" in changed["code"] and changed["current"]["start_line"] == 1
     assert by_path["shop/legacy.py"]["reason"] == "file-deleted"
     for hit in by_path.values():
         assert hit["citation"].startswith("source: " + hit["path"])
