@@ -210,7 +210,8 @@ class Index:
         hits = self._search(request)
         if request.validate:
             self._record("search", request.branch, [h.check for h in hits if h.check is not None], hits.known)
-        return Hits([h for h in hits if h.verdict != Verdict.EXCLUDED], hits.overlay) if hide_excluded else hits
+        return Hits([h for h in hits if h.verdict != Verdict.EXCLUDED], hits.overlay, gone=hits.gone) \
+            if hide_excluded else hits
 
     def _search(self, request: SearchRequest) -> Hits:
         from codevouch.retriever import matching  # heavy: the store's lexical module
@@ -245,11 +246,10 @@ class Index:
         for c in candidates:
             named = matching.matches_by_name(read, c.record.symbol, c.matched)
             hits.append(Hit(c.record, c.score, c.text, matched=c.matched, similarity=c.similarity, name_match=named,
-                            good_match=matching.good_match(named, c.similarity, threshold)))
+                            good_match=matching.good_match(named, c.similarity, threshold, bool(candidates.gone))))
         known = Learned.of(candidates, call)
-        if not request.validate:
-            return Hits(hits, candidates.overlay, known)
-        return Hits(self._checked(hits, known), candidates.overlay, known)
+        return Hits(self._checked(hits, known) if request.validate else hits, candidates.overlay, known,
+                    candidates.gone)
 
     def _checked(self, hits: Sequence[Hit], known: Learned | None = None) -> list[Hit]:
         from codevouch.context.enclosing import outlines  # heavy: tree-sitter

@@ -126,7 +126,7 @@ class Tools:
         excluded = [{"path": h.path, "reason": h.reason} for h in hits if h.verdict == Verdict.EXCLUDED]
         return {"hits": [h.to_json(keep, max_chars) for h in shown], "excluded": excluded,
                 "overlay": hits.overlay.summary() if hits.overlay is not None else None,
-                "no_good_match": hits.no_good_match, "note": hits.note()}
+                "no_good_match": hits.no_good_match, "note": hits.note(), "gone": hits.gone_summary()}
 
     def context(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
                 include_history: History = False,

@@ -268,10 +268,32 @@ class Hits(list[Hit]):
     that the index did not (codevouch.retriever.overlay.Overlay; None with overlay=False):
     `overlay.note()` is the one line to show when the index is behind, `overlay.summary()` the data."""
 
-    def __init__(self, hits: Iterable[Hit], overlay: Overlay | None = None, known: Learned | None = None) -> None:
+    def __init__(self, hits: Iterable[Hit], overlay: Overlay | None = None, known: Learned | None = None,
+                 gone: Sequence[ChunkRecord] = ()) -> None:
         super().__init__(hits)
         self.overlay = overlay
         self.known = known      # what the search learned from git, for the usage record (private)
+        # The indexed definitions of the name the query spells, when it is defined nowhere in the
+        # working tree now (deleted or renamed since the build): `gone_note()` says so.
+        self.gone = tuple(gone)
+
+    def gone_note(self) -> str | None:
+        """The line that says the query's name existed at the indexed commit and is gone now, with
+        where it was; None when it is not so."""
+        if not self.gone:
+            return None
+        names = sorted({r.symbol for r in self.gone})
+        where = "; ".join(f"{r.path}#L{r.start_line}-L{r.end_line} at {r.branch}@{r.commit[:7]}" for r in self.gone[:3])
+        return (f"{', '.join(names)} was defined at the indexed commit ({where}) and is gone from the working "
+                "tree now; no hit below defines it")
+
+    def gone_summary(self) -> dict[str, Any] | None:
+        """gone_note's facts as data: each indexed definition (symbol, path, lines, commit, branch)."""
+        if not self.gone:
+            return None
+        return {"note": self.gone_note(), "definitions": [
+            {"symbol": r.symbol, "path": r.path, "start_line": r.start_line, "end_line": r.end_line,
+             "commit": r.commit, "branch": r.branch} for r in self.gone]}
 
     @property
     def no_good_match(self) -> bool:

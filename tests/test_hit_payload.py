@@ -158,3 +158,32 @@ def test_mcp_search_answers_each_piece_of_code_once(repo: Repo, index_dir: Path)
     [big] = picked.structured_content["hits"]
     assert set(big) == {"path", "code", "outline", "cut"} and len(big["code"]) + len(big["outline"]["text"]) <= 120
     assert big["cut"][0]["field"] == "outline" and "not shown: big.py#L" in picked.content[0].text
+
+
+WSGI = {"wsgi.py": ('def build_environ(scope):\n    """Build a WSGI environ."""\n'
+                    '    environ = {"REQUEST_METHOD": scope["method"]}\n'
+                    '    return environ\n\n\nclass Environ:\n    def get(self, key):\n        return key\n')}
+
+
+def test_a_name_deleted_since_the_build_is_said_gone_with_where_it_was(repo: Repo, index_dir: Path) -> None:
+    _built(repo, index_dir, WSGI)
+    commit = repo.git("rev-parse", "HEAD").strip()
+    repo.write("wsgi.py", "class Environ:\n    def get(self, key):\n        return key\n")     # build_environ deleted
+    out = cv("search", "build_environ", "--json", cwd=repo.root, index=index_dir)
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)
+    # What is left shares the name's words, not the name: none is a good match on their strength.
+    assert hits and all(h["good_match"] is False and "build_environ" not in (h.get("code") or "") for h in hits)
+    [gone] = [json.loads(line)["gone"] for line in out.stderr.splitlines() if line.startswith('{"gone"')]
+    assert gone["definitions"] == [{"symbol": "build_environ", "path": "wsgi.py", "start_line": 1, "end_line": 9,
+                                    "commit": commit, "branch": "main"}]
+    assert gone["note"].startswith(f"build_environ was defined at the indexed commit (wsgi.py#L1-L9 at main@{commit[:7]})")
+    text = cv("search", "build_environ", cwd=repo.root, index=index_dir)
+    assert f"note: {gone['note']}" in text.stdout.splitlines() and "no good match" in text.stdout
+    # A name that still exists is not said gone; nor is one the index never had.
+    for query in ("Environ", "never_defined_anywhere"):
+        kept = cv("search", query, "--json", cwd=repo.root, index=index_dir)
+        assert kept.returncode == 0 and '"gone"' not in kept.stderr, kept.stderr
+    answer = _mcp(repo, index_dir, {"query": "build_environ"})
+    assert answer.structured_content["gone"] == gone and f"note: {gone['note']}" in answer.content[0].text
+    assert _mcp(repo, index_dir, {"query": "Environ"}).structured_content["gone"] is None

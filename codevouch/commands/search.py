@@ -1,6 +1,7 @@
 """`codevouch search`: search a branch and check every hit against the working tree."""
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -25,9 +26,9 @@ from codevouch.commands.common import (
     print_json,
     render_results,
 )
-from codevouch.commands.invocation import echo, stdout
+from codevouch.commands.invocation import echo, invocation, stdout
 from codevouch.errors import CodevouchError, InputError
-from codevouch.printable import plural
+from codevouch.printable import json_text, one_line, plural
 from codevouch.request import SearchRequest
 from codevouch.results import HIT_CHARS, check_fields
 from codevouch.vocabulary import Verdict
@@ -82,6 +83,7 @@ def search_cmd(
     except CodevouchError as exc:
         raise fail(exc) from exc
     _overlay_line(hits, fmt)
+    _gone_line(hits, fmt)
     weak = hits.note()
     if weak is not None and not show_all and fmt in ("text", "brief"):
         # Ten poor hits read as ten answers: one line instead (--json keeps them, each with
@@ -141,6 +143,18 @@ def _outline_lines(hit: Hit) -> str | None:
         return None
     body = "\n".join("    " + line for line in o.text.split("\n"))
     return f"outline of {o.name} ({hit.current.path}#L{o.start}-L{o.end}), from the working tree:\n{body}"
+
+
+def _gone_line(hits: Hits, fmt: str) -> None:
+    """Say that the name the query spells was defined when indexed and is gone now: a line before
+    text; on stderr for brief, and as one JSON object there for --json (stdout stays the hits)."""
+    gone = hits.gone_summary()
+    if gone is None or fmt == "context":
+        return
+    if fmt == "json":
+        invocation().streams.stderr.write(json_text(json.dumps({"gone": gone}, ensure_ascii=False)) + "\n")
+        return
+    echo(one_line(f"note: {gone['note']}"), err=fmt == "brief")
 
 
 def _overlay_line(hits: Hits, fmt: str) -> None:

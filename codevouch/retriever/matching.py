@@ -40,11 +40,17 @@ def matches_by_name(query: Query, symbol: str, matched: Sequence[str]) -> bool:
     return spells(query, symbol) or DEFINITION_NAME in matched
 
 
-def good_match(named: bool, similarity: float | None, threshold: float | None) -> bool | None:
+def good_match(named: bool, similarity: float | None, threshold: float | None,
+               name_gone: bool = False) -> bool | None:
     """A name match is a good match; else the similarity against the model's threshold; None
-    when that cannot be told (no similarity: lexical mode; no threshold: a model never measured)."""
+    when that cannot be told (no similarity: lexical mode; no threshold: a model never measured).
+    name_gone: the query's name was defined at the indexed commit and is gone now (the search's
+    `gone`): a hit that does not carry it is not a good match, whatever its similarity, which the
+    name's own words lift (`build_environ` meets `Environ.get` at 0.41-0.46)."""
     if named:
         return True
+    if name_gone:
+        return False
     if similarity is None or threshold is None:
         return None
     return similarity >= threshold

@@ -14,7 +14,7 @@ from codevouch.call import carried
 from codevouch.embedding import Embedder
 from codevouch.errors import NotIndexed
 from codevouch.request import SearchRequest
-from codevouch.retriever import blobcache, defined, fusion, lexlists, queryencoder, stubs
+from codevouch.retriever import blobcache, defined, fusion, lexlists, matching, queryencoder, stubs
 from codevouch.retriever import overlay as live
 from codevouch.retriever import query as reading
 from codevouch.retriever.collapse import collapse
@@ -80,6 +80,9 @@ class Results(list[Candidate]):
         self.head = head
         self.state = state
         self.query: reading.Query | None = None   # the query as read once (retriever/query.py)
+        # The indexed definitions of a name the query spells, from files the working tree changed,
+        # when nothing defines that name now (deleted since the build): the api says so.
+        self.gone: list[ChunkRecord] = []
 
 
 # What makes a branch's working-tree overlay: (repository root, branch state, the work tree's
@@ -210,6 +213,7 @@ def _results(top: list[tuple[ChunkRecord, float]], rankings: _Rankings, read: re
     out = Results([Candidate(rec, score, chunk_text_of(blobs.get(rec.blob_sha), rec, lines), matched[rec.id],
                              sims.get(rec.id)) for rec, score in found], ov, state.embedder, repo, head, state)
     out.query = read
+    out.gone = [_cited(rec, state, repo) for rec in rankings.gone]
     return out
 
 
@@ -310,6 +314,7 @@ class _Rankings:
     read: reading.Query | None = None   # the query as read once the index was asked (Query.undecided)
     depth: int | None = None   # a kind filter's: how deep the lists were fused for its first hits (_scored)
     fill: set[str] = field(default_factory=set)   # ids scored by the deeper lists only, to fill k
+    gone: list[ChunkRecord] = field(default_factory=list)   # the query's names defined when indexed, gone now
 
 
 def _rankings(run: SearchRun, embedder: Embedder | None,
@@ -424,6 +429,7 @@ def _add_definitions(out: _Rankings, run: SearchRun, lexical_ids: Sequence[str] 
     read, ov, repo = run.read, run.overlay, run.repo
     names = read.lookup
     defs = lexlists.name_ranking(run, names, list(read.words), out.records)
+    indexed = defs
     if ov is not None:
         defs = [cid for cid, _ in _kept(defs, out.records, ov, run.include_history, run.state, lambda cid: 0.0)]
         defs += live.defining(ov, names)
@@ -438,8 +444,19 @@ def _add_definitions(out: _Rankings, run: SearchRun, lexical_ids: Sequence[str] 
         return found
     defs = defined.confirmed(defs, out.records, read, blobs)
     out.defining.update(defs)
+    if not defs and ov is not None:
+        # Defined at the indexed commit, in files the working tree has changed, and nowhere now.
+        out.gone = [_named(out.records[cid], read) for cid in defined.confirmed(
+            [cid for cid in indexed if out.records[cid].path in ov.replaced], out.records, read, blobs)]
     if defs and run.settings.name_weight > 0:
         out.lists.append((run.settings.name_weight, defs))
+
+
+def _named(rec: ChunkRecord, read: reading.Query) -> ChunkRecord:
+    """The record under the one name of its symbol the query spells (a chunk of several small
+    definitions is named `build_environ, Environ`)."""
+    part = next((p for p in rec.symbol.split(", ") if matching.spells(read, p)), None)
+    return replace(rec, symbol=part) if part else rec
 
 
 def _add_name_words(out: _Rankings, run: SearchRun, read: reading.Query) -> None:
