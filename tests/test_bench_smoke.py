@@ -523,3 +523,24 @@ def test_a_render_keeps_the_house_passes_written_by_hand(tmp_path: Path) -> None
     rendered = report.render({"profile": "quick", "machine": machine(), "figures": {}})
     assert "## The house's fourth pass" in rendered and report.HOUSE.read_text() in rendered
     assert report.house_section(tmp_path / "absent.md") == ""
+
+
+def test_hit_tokens_counts_each_form_of_the_same_hits(tmp_path: Path) -> None:
+    """The tokens-per-hit figure: a hit's JSON now costs less than the form that carried its code
+    three times, and the MCP text content less than its JSON did; its report renders the figure."""
+    from codevouch_bench import hit_tokens
+    from codevouch_bench.lib.hit_tokens_report import section
+
+    from codevouch import Index
+    from tests.gitrepo import Repo
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({"shop/orders.py": "".join(f"def order_{i}(order):\n    return order.total + {i}\n\n\n"
+                                                 for i in range(20))})
+    Index(repo.root, tmp_path / "index", embedder="fake-bow-64").build()
+    got = hit_tokens.measure(repo.root, tmp_path / "index", ("order_3", "the total of an order"), 5)
+    per = got["tokens_per_hit"]
+    assert got["hits"] >= 2 and set(per) == set(hit_tokens.forms([]))
+    assert per["json_before"] > per["json"] > per["json_agent"] and per["mcp_text"] < per["mcp_text_before"] / 2
+    (tmp_path / "out.json").write_text(__import__("json").dumps({"command": "c", **got}))
+    assert "| MCP search's text content now: each hit written once |" in section(tmp_path / "out.json")

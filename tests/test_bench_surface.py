@@ -59,6 +59,10 @@ DECLARED = {
     "codevouch.store:overlaycache": "the overlay figure empties the overlay's cache between cold runs",
     # Validation.
     "codevouch.validator:validate": "figures 4 and 5 measure the validator itself",
+    "codevouch.validator:render_text": "hit_tokens counts a hit as search's text output writes it",
+    "codevouch.results:HIT_CHARS": "hit_tokens counts hits at the CLI's and MCP's default bound",
+    "codevouch.results:check_fields": "hit_tokens counts hits with the --fields an agent would pass",
+    "codevouch.results:hits_text": "hit_tokens counts a hit as the MCP search tool's text content writes it",
     "codevouch.validator:VERDICTS": "figure 5 counts every verdict",
     "codevouch.validator:clear_caches": "figure 5's first-call figure starts from empty caches",
     # Git.

