@@ -4,7 +4,7 @@
     server.run("stdio")
 
 Tools: search, context (the markdown pack), validate, status, health, check_refs; with allow_build,
-build (under the index's writer lock). Needs the optional extra: `pip install 'codevouch[mcp]'`.
+build (under the index's writer lock). Needs the optional extra: `pip install -e '.[mcp]'` in a checkout.
 
 - One repository per server, fixed at start. Paths that tools receive are checked by the
   validator's path rules: nothing outside the repository is read.
@@ -380,7 +380,7 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
                   embedder: str | None = None) -> MCPServer:
     """An MCP server for one repository (checked now: NotARepository if it is not one).
 
-    Raises InputError when the `mcp` package is missing (install the `codevouch[mcp]` extra).
+    Raises InputError when the `mcp` package is missing (install the `mcp` extra).
     """
     from codevouch import __version__
     from codevouch.worktree import gitio, gitreads
@@ -389,7 +389,8 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
         from mcp.types import ToolAnnotations
         server_class = _server_class()
     except ImportError as exc:
-        raise InputError("the MCP server needs the `mcp` package: pip install 'codevouch[mcp]'.") from exc
+        raise InputError("the MCP server needs the `mcp` package: pip install -e '.[mcp]' in a checkout of "
+                         "codevouch, or pip install 'mcp>=2.3,<3'.") from exc
     gitreads.guard(repo)           # before git: a FIFO .gitignore or include would block it
     root = gitio.repo_root(repo)
     tools = Tools(root, Path(index_dir).expanduser().resolve() if index_dir else None, embedder)

@@ -132,3 +132,49 @@ def test_the_check_refs_page_gives_every_reason_its_status() -> None:
         for code in re.findall(r"`([a-z-]+)`", codes):
             documented[code] = status
     assert documented == {code: status for code, (status, _) in REF_REASONS.items()}
+
+
+def _setup_section() -> str:
+    return README.read_text(encoding="utf-8").split("\n## Set up\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_says_how_to_get_torchs_cpu_build_beside_the_commands_that_run_here() -> None:
+    # pypi.org's torch==2.13.0 on Linux is the CUDA build; the commands stay as they run here.
+    section = _setup_section()
+    assert "pip install torch==2.13.0 -e . && codevouch index build --repo ." in section
+    assert "pip install torch==2.13.0 -e '.[test]' -e bench/ && python -m pytest -q" in section
+    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in section
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in section
+
+
+def test_the_readme_says_codevouch_mcp_needs_the_mcp_extra() -> None:
+    assert "pip install -e '.[mcp]'" in _setup_section()
+
+
+def test_no_page_or_message_names_an_extra_as_codevouch_bracket() -> None:
+    # codevouch is installed from a checkout: `pip install 'codevouch[mcp]'` finds no such package.
+    files = [*PAGES, *sorted((ROOT / "codevouch").rglob("*.py"))]
+    found = [f"{f.relative_to(ROOT)}: {m.group(0)}" for f in files
+             for m in re.finditer(r"codevouch\[\w+\]", f.read_text(encoding="utf-8"))]
+    assert found == [], "say `pip install -e '.[EXTRA]'` in a checkout, or name the extra"
+
+
+# A figure that goes stale (chunks, tests, minutes, a rate) is a link to what measures it, or it is
+# not in the README.
+FIGURE = re.compile(r"\d[\d,.]*\s*(?:chunks/s|chunks|tests|min\b|minutes)")
+
+
+def test_every_figure_in_the_readme_is_a_link_to_what_keeps_it_true() -> None:
+    text = re.sub(r"```.*?```", "", README.read_text(encoding="utf-8"), flags=re.S)
+    linked = " ".join(re.findall(r"\[([^\]]*)\]\(docs/BENCHMARKS\.md#[^)]+\)", text))
+    bare = [m.group(0) for m in FIGURE.finditer(text) if m.group(0) not in linked]
+    assert bare == []
+
+
+def test_the_readmes_build_rate_is_the_build_benchmarks() -> None:
+    import json
+    figures = json.loads((ROOT / "bench" / "results" / "benchmarks.json").read_text(encoding="utf-8"))["figures"]
+    rate = figures["build"]["full_build"]["chunks_per_second"]
+    [shown] = re.findall(r"\[(\d+) chunks/s on two idle cores\]\(docs/BENCHMARKS\.md#1-index-build\)",
+                         README.read_text(encoding="utf-8"))
+    assert int(shown) == round(rate), f"the build benchmark says {rate} chunks/s: say {round(rate)} in the README"

@@ -54,7 +54,7 @@ def build_app(only: tuple[str, str] | None = None) -> typer.Typer:
     """Every command; with `only` (a key of COMMANDS, from `called`), that command alone in the
     same groups, so it parses, helps and fails as in the full app. The groups stay, so typer
     never runs a lone command as the app itself."""
-    # Help is plain text (rich_markup_mode=None): Rich markup read `[health]` and `codevouch[mcp]` in
+    # Help is plain text (rich_markup_mode=None): Rich markup read `[health]` and `'.[mcp]'` in
     # the help strings as tags and dropped them, and labelled every flag `<bool>`.
     app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                       rich_markup_mode=None,

@@ -21,7 +21,7 @@ def mcp_cmd(
     ] = None,
 ) -> None:
     """Run an MCP server on stdio: search, context, validate, status, health and check_refs tools for
-    one repository (read-only unless --allow-build). Needs the `codevouch[mcp]` extra."""
+    one repository (read-only unless --allow-build). Needs the `mcp` extra: pip install -e '.[mcp]' in a checkout."""
     from codevouch.mcp_server import create_server, serve_guarded
 
     try:

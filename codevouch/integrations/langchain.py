@@ -8,7 +8,7 @@ interface) that vouches for retrieved code windows against the git working tree.
 Documents carry `metadata["source"]` (a path) and, from a splitter with `add_start_index=True`,
 `metadata["start_index"]`; `commit`, `blob_sha`, `start_line`, `end_line` are used when present.
 A Document that cannot be read (no `source`) is dropped as excluded; the others are still judged.
-Needs `codevouch[langchain]` (langchain-core); importing this module imports it.
+Needs the `langchain` extra (langchain-core); importing this module imports it.
 """
 from __future__ import annotations
 

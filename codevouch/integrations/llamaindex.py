@@ -8,7 +8,7 @@ interface) that vouches for retrieved code nodes against the git working tree.
 Nodes carry `metadata["file_path"]` (or `file_name`), `start_char_idx`, and their text;
 `commit`, `blob_sha`, `start_line`, `end_line` in the metadata are used when present.
 A node that cannot be read (no file path) is dropped as excluded; the others are still judged.
-Needs `codevouch[llamaindex]` (llama-index-core); importing this module imports it.
+Needs the `llamaindex` extra (llama-index-core); importing this module imports it.
 """
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ def test_help_shows_every_source_string(path: list[str], cmd: Any) -> None:
 def test_help_in_a_real_process_keeps_brackets() -> None:
     # A real process: click prints --help to sys.stdout, not to the call's stdout.
     mcp = cv_process("mcp", "--help").stdout
-    assert "codevouch[mcp]" in mcp and "<bool>" not in mcp
+    assert "'.[mcp]'" in mcp and "<bool>" not in mcp
     health = cv_process("index", "health", "--help").stdout
     assert "[health]" in health and "--json " in health
     assert "[budget]" in cv_process("context", "--help").stdout
