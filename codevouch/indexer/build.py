@@ -12,7 +12,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -40,7 +39,7 @@ from codevouch.store import (
 )
 from codevouch.store.settings import DEFAULT as STORE_DEFAULT
 from codevouch.store.settings import StoreSettings
-from codevouch.store.writer import PhaseHook, Writer, open_writer
+from codevouch.store.writer import PhaseHook, Writer, open_writer, utc_now
 from codevouch.vocabulary import Kind
 from codevouch.worktree import gitio, gitreads
 from codevouch.worktree.config import load_repo_config
@@ -107,10 +106,6 @@ class _FileResult:
     shared: int = 0          # chunks another branch already indexed (reused as is)
 
 
-def now_utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -165,13 +160,15 @@ class BuildKnobs(TypedDict, total=False):
     (its build knobs, merge_target and embed_context, say how files are chunked and what is
     embedded: codevouch/retriever/settings.py), `store` (the caller's server, busy timeout and
     lease: codevouch/store/settings.py), `max_branches` (the most branches `all_branches` takes:
-    the caller's CODEVOUCH_MAX_BRANCHES)."""
+    the caller's CODEVOUCH_MAX_BRANCHES), `clock` (the UTC time, as the ledger writes it, that
+    stamps a branch when its build becomes readable: a test hands in its own)."""
     wait: float
     progress: Progress | None
     on_phase: PhaseHook | None
     settings: Settings
     store: StoreSettings
     max_branches: int
+    clock: Callable[[], str]
 
 
 class BuildOptions(BranchChoice, BuildKnobs, total=False):
@@ -187,6 +184,7 @@ class _How:
     settings: Settings = DEFAULT
     store: StoreSettings = STORE_DEFAULT
     max_branches: int = environment.MAX_BRANCHES.default
+    clock: Callable[[], str] = utc_now
 
 
 def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
@@ -245,8 +243,7 @@ def _build_locked(ident: RepoIdentity, names: Sequence[str], index_dir: Path, em
         summaries = []
         for name in names:
             claim()  # renewed before each branch: a long build keeps its lease
-            summaries.append(_build_branch(ident, name, commits[name], writer, embedder,
-                                           how.progress, how.on_phase or (lambda _phase: None), settings))
+            summaries.append(_build_branch(ident, name, commits[name], writer, embedder, how))
         if writer.vectors.settings.chroma_url:
             claim()
             writer.publish(ident.id)
@@ -283,7 +280,6 @@ class _Target:
     branch: str
     commit: str
     commit_date: str
-    indexed_at: str
     embedder: str
     settings: Settings
     base: str           # the branch's entry (branch_key)
@@ -302,18 +298,19 @@ class _Target:
         record = ChunkRecord(
             id=chunk_id(path, blob_sha, ordinal), repo=self.repo, path=path, branch=self.branch,
             commit=self.commit, commit_date=self.commit_date, symbol=chunk.symbol,
-            start_line=chunk.start_line, end_line=chunk.end_line, indexed_at=self.indexed_at,
+            start_line=chunk.start_line, end_line=chunk.end_line, indexed_at="",   # stamped at the commit
             blob_sha=blob_sha, text_hash=text_hash(embedded), kind=kind, language=language, status="live")
         return _Chunked(record, chunk.text, embedded, chunk.defines)
 
 
 def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
-                  embedder: Embedder, progress: Progress | None, on_phase: PhaseHook,
-                  settings: Settings) -> BranchSummary:
+                  embedder: Embedder, how: _How) -> BranchSummary:
     started = time.monotonic()
     ledger = writer.ledger
     repo = ident.root
-    target = _Target(ident, branch, commit, gitio.commit_dates(repo, [commit])[commit], now_utc(), embedder.name,
+    progress, settings = how.progress, how.settings
+    on_phase: PhaseHook = how.on_phase or (lambda _phase: None)
+    target = _Target(ident, branch, commit, gitio.commit_dates(repo, [commit])[commit], embedder.name,
                      settings, branch_key(ledger, ident, branch))
     state = ledger.branch(target.base)
     outdated = _own_outdated(ledger, ledger.outdated(ident.id, target.repo, branch), target)
@@ -342,7 +339,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
     embedded = _embed_new(ledger, embedder, results, progress)
 
     writer.commit_build(BuildChange(
-        state=BranchState(target.base, target.repo, branch, commit, target.commit_date, target.indexed_at,
+        state=BranchState(target.base, target.repo, branch, commit, target.commit_date, "",   # stamped at the commit
                           embedder.name, rules_json, ident.id, ident.remote, target.space),
         chunks=new_chunks,
         files=[res.row for res in results],
@@ -351,7 +348,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         gone_at=(state.commit, state.commit_date) if state else None,
         dropped_paths=plan.drop,
         outdated=outdated), embedder.name, {c.record.id: c.text for res in results for c in res.chunks}, on_phase,
-        {c.record.id: c.defines for res in results for c in res.chunks if c.defines})
+        {c.record.id: c.defines for res in results for c in res.chunks if c.defines}, how.clock)
     return _summary(target, tree, [*others, *unnamed], ledger.files(target.base), _Work(
         embedded=embedded, reused=len(new_chunks) - embedded + sum(res.shared for res in results),
         deleted=len(plan.to_history) + len(plan.drop), indexed=len(results), noop=False,

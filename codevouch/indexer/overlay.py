@@ -29,12 +29,13 @@ from codevouch import caches
 from codevouch.embedding import CHUNK_TOKEN_BUDGET, token_counter
 from codevouch.errors import CommitGone, GitError
 from codevouch.indexer import embedtext
-from codevouch.indexer.build import now_utc, text_hash
+from codevouch.indexer.build import text_hash
 from codevouch.indexer.chunker import chunk_text
 from codevouch.indexer.filetext import decode, skip_reason
 from codevouch.retriever.overlay import FILE_LIMIT, Overlay, OverlayChunk, OverlayFile
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.store import BranchState, ChunkRecord, chunk_id, lexical
+from codevouch.store.writer import utc_now
 from codevouch.worktree import gitio
 from codevouch.worktree.files import TooLarge, load_worktree_rules, over_cap, read_bytes
 from codevouch.worktree.paths import Locator
@@ -247,7 +248,7 @@ class _Chunking:
         if cut is None:
             if self._count_tokens is None:
                 self._count_tokens = token_counter()
-            cut = replace(self._read_and_chunk(path, blob, self._count_tokens), cut_at=now_utc())
+            cut = replace(self._read_and_chunk(path, blob, self._count_tokens), cut_at=utc_now())
             if len(_CUTS) >= _CUTS_MAX:
                 _CUTS.clear()
             _CUTS[key] = cut

@@ -22,6 +22,7 @@ import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from codevouch.store import lease, lexical, lexindex, team
@@ -37,6 +38,17 @@ from codevouch.store.vectors import VectorStore
 # "lexical-staged", "committed" here); tests raise from it to simulate a kill.
 PhaseHook = Callable[[str], None]
 VECTOR_BATCH = 2000
+
+
+def utc_now() -> str:
+    """The UTC time to the second, as the ledger stores `built_at` and `indexed_at`."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def stamped(change: BuildChange, at: str) -> BuildChange:
+    """`change` with its branch state and its new chunks stamped as readable from `at`."""
+    return replace(change, state=replace(change.state, built_at=at),
+                   chunks=[replace(c, record=replace(c.record, indexed_at=at)) for c in change.chunks])
 
 
 def _no_phase(_phase: str) -> None:
@@ -146,12 +158,15 @@ class Writer:
         self._prune_lexical(copy.space)
 
     def commit_build(self, change: BuildChange, model: str, chunk_texts: Mapping[str, str],
-                     on_phase: PhaseHook = _no_phase, defines: Mapping[str, Sequence[str]] | None = None) -> Committed:
+                     on_phase: PhaseHook = _no_phase, defines: Mapping[str, Sequence[str]] | None = None,
+                     clock: Callable[[], str] = utc_now) -> Committed:
         """Steps 2-5 of the protocol for one branch. `change.chunks` are the chunks new to the
         space (their vectors in the embedding cache of `model`), `chunk_texts` each one's text by
         chunk id (for its lexical row; never stored), `defines` the names the chunker's parse says
         it defines, by chunk id (lexical.document). `change.lexical` is filled in here, with the
-        rows the space lacks."""
+        rows the space lacks. The branch's `built_at` and the new chunks' `indexed_at` are `clock()`
+        just before the ledger's commit: when the build became readable, not when it began (a long
+        build would say it was built minutes before anyone could read it)."""
         ledger, space = self.ledger, change.state.space
         assert space is not None, "a build commits into a space"
         records = [c.record for c in change.chunks]
@@ -161,7 +176,7 @@ class Writer:
         lexical_docs = self._lexical_docs(space, records, chunk_texts, defines)
         previous = ledger.branch(change.state.coll)
         stage_lexical, previous_copy = self._lexical_stage(change, previous, records, on_phase)
-        done = ledger.commit(replace(change, lexical=lexical_docs), before_commit=stage_lexical)
+        done = ledger.commit(replace(stamped(change, clock()), lexical=lexical_docs), before_commit=stage_lexical)
         on_phase("committed")
         self._clean_after_commit(space, done, previous, previous_copy)
         return done

@@ -81,6 +81,36 @@ def test_first_build_records_six_fields(repo: Repo, index_dir: Path) -> None:
     assert (rec.kind, rec.language, rec.status) == ("source", "python", "live")
 
 
+def test_a_build_is_stamped_when_it_became_readable_not_when_it_began(repo: Repo, index_dir: Path) -> None:
+    # A 14-minute build said it was built 14 minutes before anyone could read it.
+    repo.commit(**{"shop/orders.py": ORDERS, "shop/billing.py": BILLING})
+    now = ["2031-01-01T00:00:00Z"]
+
+    def phase(name: str) -> None:
+        if name == "planned":               # chunked; the embedding follows
+            now[0] = "2031-01-01T00:02:00Z"
+        elif name == "vectors-written":     # embedded and written; the ledger's commit follows
+            now[0] = "2031-01-01T00:14:00Z"
+
+    build(repo, index_dir, on_phase=phase, clock=lambda: now[0])
+    ledger = Ledger(index_dir)
+    try:
+        state = ledger.branch(collection_base(identify(repo.root).id, "main"))
+    finally:
+        ledger.close()
+    assert state is not None and state.built_at == "2031-01-01T00:14:00Z"
+    hits = search(repo.root, SearchRequest("cancel an order", k=5), index_dir, embedder=FakeEmbedder())
+    assert {h.record.indexed_at for h in hits} == {"2031-01-01T00:14:00Z"}
+    repo.remove("shop/billing.py")
+    repo.commit(message="drop billing")
+    now[0] = "2031-01-02T00:00:00Z"
+    build(repo, index_dir, clock=lambda: now[0])
+    history = search(repo.root, SearchRequest("charge a credit card", k=5, include_history=True), index_dir,
+                     embedder=FakeEmbedder())
+    gone = [h.record for h in history if h.record.path == "shop/billing.py"]
+    assert gone and {r.indexed_at for r in gone} == {"2031-01-01T00:14:00Z"}
+
+
 def test_noop_rebuild_embeds_nothing(repo: Repo, index_dir: Path) -> None:
     repo.commit(**{"shop/orders.py": ORDERS, "shop/billing.py": BILLING})
     first = build(repo, index_dir)[0]
