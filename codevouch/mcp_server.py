@@ -37,7 +37,7 @@ from codevouch.api import KINDS, Index
 from codevouch.call import Call
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
 from codevouch.printable import faithful, has_lone_surrogate, json_text, visible
-from codevouch.request import ContextRequest, SearchRequest
+from codevouch.request import MOST_BUDGET, ContextRequest, SearchRequest
 from codevouch.results import HIT_CHARS, HIT_FIELDS, check_fields, hits_text
 from codevouch.retriever.resident import Resident
 from codevouch.vocabulary import Verdict
@@ -130,7 +130,7 @@ class Tools:
 
     def context(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
                 include_history: History = False,
-                budget: Annotated[int | None, Field(ge=1, le=10_000_000, description=(
+                budget: Annotated[int | None, Field(ge=1, le=MOST_BUDGET, description=(
                     "Token budget for the pack (default: from model, else the configured default)."))] = None,
                 model: Annotated[str | None, Field(max_length=200, description=(
                     "Model name from the registry: the budget is its safe input size."))] = None,

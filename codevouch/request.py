@@ -77,6 +77,11 @@ class SearchRequest:
         return cls(query, **options)
 
 
+# The most tokens a pack's budget may name, at every door (MCP's schema says it too). The least is
+# what the pack needs, which only the pack knows: below it, errors.BudgetTooSmall says how many.
+MOST_BUDGET = 10_000_000
+
+
 @dataclass(frozen=True)
 class ContextRequest(SearchRequest):
     """A context pack: a validated search (every SearchRequest field but `validate`, which is
@@ -91,6 +96,9 @@ class ContextRequest(SearchRequest):
         super().__post_init__()
         if not self.validate:
             raise InputError("a context pack is made of validated hits; it cannot skip validation.")
+        if self.budget is not None and self.budget > MOST_BUDGET:
+            raise InputError(f"a budget of {self.budget} tokens is more than any model's window; "
+                             f"give at most {MOST_BUDGET}, or leave --budget out for the default.")
 
     def search(self) -> SearchRequest:
         """The search this pack is made from."""

@@ -38,6 +38,8 @@ def test_the_request_holds_its_options_in_one_spelling() -> None:
     assert pack.search() == SearchRequest("cancel order", k=3, paths=("src/",))
     with pytest.raises(InputError, match="validated hits"):
         ContextRequest("x", validate=False)
+    with pytest.raises(InputError, match="more than any model's window; give at most 10000000"):
+        ContextRequest("x", budget=10_000_001)
 
 
 def test_index_takes_a_request_or_the_keywords_that_build_it(repo: Repo, index_dir: Path) -> None:

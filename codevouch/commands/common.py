@@ -50,7 +50,7 @@ OverlayLimitOpt = Annotated[Optional[int], typer.Option(
     "--overlay-limit", metavar="N", min=0, help="Most new working-tree chunks to embed for this search (default: "
                                    "$CODEVOUCH_OVERLAY_LIMIT, else 64); the rest are searched by words.")]
 BudgetOpt = Annotated[Optional[int], typer.Option(
-    "--budget", metavar="TOKENS", min=1, help="Token budget for the pack (default: $CODEVOUCH_BUDGET, the repository's "
+    "--budget", metavar="TOKENS", help="Token budget for the pack (default: $CODEVOUCH_BUDGET, the repository's "
                             "[budget], else 16000).")]
 ModelOpt = Annotated[Optional[str], typer.Option(
     "--model", metavar="NAME", help="Fit the pack to this model's window (window - output - reserve); see docs/BUDGETS.md.")]

@@ -323,8 +323,6 @@ def pack(results: Sequence[Validated], count: TokenCounter, budget: int, include
     notes: the report's opening lines (ReportNotes' fields: index, budget_note, live_note, match_note).
     Raises InputError when the budget cannot hold even an empty pack with its report.
     """
-    if budget < 1:
-        raise InputError(f"the token budget must be at least 1 (got {budget}).")
     # The left-out citations may take at most _REPORT_SHARE of the budget, so a long list
     # never crowds out code: fewer are named when needed (the --json manifest lists all).
     report_notes = ReportNotes(**notes)

@@ -78,8 +78,10 @@ class Budget:
     """The safe input budget for a pack, and where it came from.
 
     tokens: what the pack may use, counted by `token_counter(model)`. window/output/reserve are
-    None/0 for a plain token budget. source says which setting decided, e.g. "--model",
-    "CODEVOUCH_BUDGET", ".codevouch.toml [budget]", "default".
+    None/0 for a plain token budget. requested: the token count named beside the model (both
+    --budget and --model: `tokens` is the smaller of it and the model's safe input), else None.
+    source says which setting decided, e.g. "--model", "CODEVOUCH_BUDGET", ".codevouch.toml
+    [budget]", "default".
     """
     tokens: int
     model: str | None = None
@@ -88,19 +90,24 @@ class Budget:
     reserve: int = 0
     source: str = "default"
     safety_factor: float = 1.0
+    requested: int | None = None
 
     def describe(self) -> str:
-        """One line for a pack's report: the figure, how it was made, where it came from."""
+        """One line for a pack's report: the figure, the arithmetic that gave it, where it came from."""
         if self.model is None:
             where = "the default" if self.source == "default" else self.source
             return f"{self.tokens} tokens (from {where}), counted with cl100k_base"
-        how = f"window {self.window} - output {self.output} - reserve {self.reserve}"
+        safe = (self.window or 0) - (self.output or 0) - self.reserve
+        how = f"window {self.window} - output {self.output} - reserve {self.reserve} = {safe}"
+        if self.requested is not None:
+            how = f"the smaller of {self.requested} and the model's {how}"
         return (f"{self.tokens} tokens for {self.model} ({how}; from {self.source}), counted with "
                 f"cl100k_base x{self.safety_factor:g}")
 
     def to_json(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "model": self.model, "window": self.window, "output": self.output,
-                "reserve": self.reserve, "source": self.source, "safety_factor": self.safety_factor}
+                "reserve": self.reserve, "requested": self.requested, "source": self.source,
+                "safety_factor": self.safety_factor}
 
 
 @dataclass(frozen=True)
@@ -255,20 +262,21 @@ def resolve_budget(budget: int | None, model: str | None, repo: Path | None,
 
 
 def _budget(level: _Level, reg: Registry, fraction: float) -> Budget:
-    if level.tokens is not None and level.tokens < 1:
-        raise InputError(f"the token budget must be at least 1 (got {level.tokens} from {level.source}).")
+    # A caller's budget below what a pack needs (0 and less included) is the pack's to refuse, in
+    # one wording with the figure it needs (errors.BudgetTooSmall); the configuration's and the
+    # environment's are checked where they are read (1 and more).
     if level.model is None:
         assert level.tokens is not None
         return Budget(tokens=level.tokens, source=level.source)
     spec = reg.get(level.model)
     safe = spec.safe_input(fraction)
     tokens = safe if level.tokens is None else min(safe, level.tokens)
-    if tokens < 1:
+    if safe < 1:
         raise InputError(f"{spec.name}: window {spec.window} leaves no input after output "
                          f"{spec.default_output} and a {fraction:.0%} reserve; lower the reserve or output.")
     return Budget(tokens=tokens, model=spec.name, window=spec.window, output=spec.default_output,
                   reserve=math.ceil(spec.window * fraction), source=level.source,
-                  safety_factor=spec.safety_factor)
+                  safety_factor=spec.safety_factor, requested=level.tokens)
 
 
 def _repo_config(repo: Path | None) -> RepoConfig:

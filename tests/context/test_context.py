@@ -45,7 +45,7 @@ def test_context_with_a_model_never_exceeds_its_safe_budget(big: Index, repo: Re
     assert ranks == set(range(1, 73))
     report = pack.markdown.partition("## Pack report")[2]
     assert f"index: main@{repo.head()[:12]}" in report
-    assert "budget: 21299 tokens for qwen2.5-coder-32b (window 32768 - output 8192 - reserve 3277; from --model)" \
+    assert "budget: 21299 tokens for qwen2.5-coder-32b (window 32768 - output 8192 - reserve 3277 = 21299; from --model)" \
         in report
     manifest = pack.manifest()
     assert manifest["budget"]["model"] == "qwen2.5-coder-32b" and manifest["index"] == f"main@{repo.head()[:12]}"
@@ -76,3 +76,14 @@ def test_cli_model_from_repo_config_env_and_flag(big: Index, repo: Repo, index_d
 def test_budget_too_small_is_a_clear_error(big: Index) -> None:
     with pytest.raises(InputError, match="raise --budget"):
         big.context("cancel an order", budget=30)
+
+
+def test_every_budget_too_small_gets_one_wording_in_the_cli(big: Index, repo: Repo, index_dir: Path) -> None:
+    # `--budget 0` got typer's range message, `--budget 50` codevouch's: one wording, with the figure.
+    for budget in ("0", "-3", "50"):
+        out = cv("context", "cancel an order", "--budget", budget, cwd=repo.root, index=index_dir)
+        assert out.returncode == 2, (budget, out.stderr)
+        assert f"codevouch: a budget of {budget} tokens cannot hold even an empty context pack (" in out.stderr
+        assert "raise --budget" in out.stderr and "Invalid value" not in out.stderr
+    huge = cv("context", "cancel an order", "--budget", "20000000", cwd=repo.root, index=index_dir)
+    assert huge.returncode == 2 and "give at most 10000000" in huge.stderr

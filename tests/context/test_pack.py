@@ -9,7 +9,7 @@ import pytest
 from codevouch.context.enclosing import enclosing
 from codevouch.context.pack import LEFT_OUT_REASONS, pack
 from codevouch.context.windows import count_tokens, token_counter
-from codevouch.errors import InputError
+from codevouch.errors import BudgetTooSmall
 from codevouch.syntax.signature import signature_span
 from codevouch.validator import validate
 from tests.validator_helpers import Repo, find_line, snippet
@@ -155,8 +155,9 @@ def test_never_exceeds_the_budget_with_the_real_tokenizer(repo: Repo, budget: in
 
 def test_a_budget_too_small_for_any_pack_says_so(repo: Repo) -> None:
     results = validate(repo.root, [window(repo, 8, 12)])
-    with pytest.raises(InputError, match="cannot hold even an empty context pack"):
-        pack(results, count_tokens, 20)
+    for budget in (20, 0, -3):
+        with pytest.raises(BudgetTooSmall, match=f"a budget of {budget} tokens cannot hold even an empty context pack"):
+            pack(results, count_tokens, budget)
     tight = pack(results, count_tokens, count_tokens(pack(results, count_tokens, 5000).markdown) - 5)
     assert tight.included == () and tight.tokens <= tight.budget
     assert set(LEFT_OUT_REASONS) == {"budget", "duplicate", "historical", "excluded"}

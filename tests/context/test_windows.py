@@ -58,6 +58,21 @@ def test_precedence_flag_env_config_default(tmp_path: Path) -> None:
     assert resolve_budget(None, None, None, env={"CODEVOUCH_BUDGET": "1234"}).tokens == 1234
 
 
+def test_the_budget_line_shows_the_arithmetic_that_gave_the_figure() -> None:
+    # `--model llama-3.3-70b --budget 1500` printed "1500 tokens (131072 - 8192 - 13108)": a sum
+    # that is not 1500.
+    both = resolve_budget(1500, "llama-3.3-70b", None, env=NO_ENV)
+    assert both.tokens == 1500
+    assert ("1500 tokens for llama-3.3-70b (the smaller of 1500 and the model's window 131072 - output 8192 "
+            "- reserve 13108 = 109772; from --budget and --model)") in both.describe()
+    assert both.to_json()["requested"] == 1500
+    roomy = resolve_budget(500_000, "llama-3.3-70b", None, env=NO_ENV)
+    assert roomy.tokens == 109_772 and "the smaller of 500000 and the model's window 131072" in roomy.describe()
+    alone = resolve_budget(None, "llama-3.3-70b", None, env=NO_ENV)
+    assert "(window 131072 - output 8192 - reserve 13108 = 109772; from --model)" in alone.describe()
+    assert alone.requested is None
+
+
 def test_pyproject_table_and_overrides_of_a_packaged_model(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.codevouch.models."gpt-4o"]\noutput = 4000\n\n[tool.codevouch.budget]\ntokens = 900\n')
@@ -83,8 +98,9 @@ def test_bad_config_says_what_to_fix(tmp_path: Path, toml: str, message: str) ->
 def test_unknown_model_and_bad_numbers_are_input_errors() -> None:
     with pytest.raises(InputError, match="gpt-4o"):
         resolve_budget(None, "gpt4o", None, env=NO_ENV)
-    with pytest.raises(InputError, match="at least 1"):
-        resolve_budget(0, None, None, env=NO_ENV)
+    # A caller's budget below what a pack needs is the pack's to refuse, with the figure it needs.
+    assert resolve_budget(0, None, None, env=NO_ENV).tokens == 0
+    assert resolve_budget(-3, "gpt-4o", None, env=NO_ENV).tokens == -3
     with pytest.raises(InputError, match="CODEVOUCH_BUDGET"):
         resolve_budget(None, None, None, env={"CODEVOUCH_BUDGET": "lots"})
 
