@@ -369,7 +369,7 @@ class Index:
         "now at") from git history. Needs no index."""
         from codevouch.refs.check import check_refs  # local: only check-refs reads answers
 
-        return check_refs(self.repo, text, lambda: self.call.env.max_references)
+        return check_refs(self.repo, text, lambda: self.call.env.max_references, cwd=self.call.cwd)
 
     def _record(self, op: str, branch: str | None, results: Sequence[Validated],
                 known: Learned | None = None) -> None:

@@ -43,13 +43,18 @@ MAX_HOME_FILES = 200    # files parsed to say where a member is really defined (
 MAX_REFERENCES: int = environment.MAX_REFERENCES.default
 
 
-def check_refs(repo: Path | str, text: str, cap: Callable[[], int] = lambda: MAX_REFERENCES) -> RefReport:
+def check_refs(repo: Path | str, text: str, cap: Callable[[], int] = lambda: MAX_REFERENCES,
+               cwd: Path | None = None) -> RefReport:
     """Extract the references of an answer (markdown or a patch) and check each one. `cap()`: the
-    most references checked (the caller's CODEVOUCH_MAX_REFERENCES), asked once they are counted."""
+    most references checked (the caller's CODEVOUCH_MAX_REFERENCES), asked once they are counted.
+    `cwd`: the caller's working directory, which a relative path in the answer may be written
+    from (`../routing.py` from a subdirectory: _from_cwd); None reads every path from the root."""
     tree = WorkTree(gitio.repo_root(repo))
     # NFC, so a path spelled with combining marks (NFD) is read whole; _path finds the file
     # under whichever form git stores.
     extracted = extract(unicodedata.normalize("NFC", text))
+    if cwd is not None:
+        extracted = replace(extracted, refs=tuple(_from_cwd(tree.root, cwd, ref) for ref in extracted.refs))
     most = cap()
     if len(extracted.refs) > most:
         raise InputError(f"the text cites {len(extracted.refs)} references, over the cap of {most} "
@@ -58,6 +63,34 @@ def check_refs(repo: Path | str, text: str, cap: Callable[[], int] = lambda: MAX
     checker = _Checker(tree, extracted)
     results = tuple(checker.check(ref) for ref in extracted.refs)
     return RefReport(results, checker.skipped())
+
+
+# How a patch names its files: from the repository's root, wherever the command runs.
+_ROOTED_SOURCES = frozenset({"patch-header", "hunk"})
+
+
+def _from_cwd(root: Path, cwd: Path, ref: Reference) -> Reference:
+    """`ref` with its path read from `cwd` as a shell would, where that is what the answer meant:
+    a path with '..' (`../routing.py` from `app/`) always, when it stays inside the repository;
+    a plain one (`routing.py`, `./routing.py`) only when the root has no such file and `cwd` has.
+    The path becomes the repository-relative one it names; the reference's text stays as written.
+    A path that leaves the repository, an absolute one and a patch's are left as they are."""
+    given = ref.path
+    if ref.kind != "path" or given is None or given.startswith("/") or ref.source in _ROOTED_SOURCES or "\0" in given:
+        return ref
+    named = os.path.normpath(os.path.join(os.path.realpath(cwd), given))
+    root_real = os.path.realpath(root)
+    if not named.startswith(root_real.rstrip("/") + "/"):
+        return ref
+    rel = named[len(root_real.rstrip("/")) + 1:].replace(os.sep, "/")
+    if rel == given:
+        return ref
+    if ".." in given.split("/"):
+        return replace(ref, path=rel)
+    at_root, from_cwd = locate(root, given), locate(root, rel)
+    if at_root.exists or at_root.what is not None or not (from_cwd.inside and from_cwd.exists):
+        return ref
+    return replace(ref, path=rel)
 
 
 def _ignored(root: Path, refs: Iterable[Reference]) -> dict[str, str]:

@@ -274,3 +274,25 @@ def test_a_binary_file_over_the_cap_needs_no_skipped_line(tmp_path: Path) -> Non
              index=tmp_path / "index")
     assert "skipped big.py: too large" in out.stdout, out.stdout + out.stderr
     assert "logo.png" not in out.stdout + out.stderr
+
+
+def test_a_relative_path_is_read_from_the_directory_the_command_runs_in(repo: Repo) -> None:
+    """Run from shop/, `../routing.py` was refused as outside the repository: a shell reads it
+    from the current directory, and so does check-refs now. Repository-relative paths still work."""
+    from tests.clihelp import cv
+
+    shop(repo)
+    repo.commit_files({"routing.py": "def route(path):\n    return path\n"}, "routing")
+    answer = ("See `../routing.py#L1-L2`, `./service.py:2`, `helpers.py`, `shop/notes.md`, "
+              "`../nowhere.py` and `../../outside.py`.\n")
+    proc = cv("check-refs", "-", "--all", "--json", cwd=repo.root / "shop", stdin=answer)
+    import json
+    got = {r["text"]: (r["status"], r["reason"]) for r in json.loads(proc.stdout)["references"]}
+    assert got["../routing.py#L1-L2"][0] == "ok", got
+    assert got["./service.py:2"][0] == "ok" and got["helpers.py"][0] == "ok"
+    assert got["shop/notes.md"][0] == "ok"
+    assert got["../nowhere.py"][0] == "missing"
+    assert got["../../outside.py"] == ("refused", "outside-repo")
+    # From the root, `../routing.py` still leaves the repository.
+    top = check_refs(repo.root, "`../routing.py`", cwd=repo.root)
+    assert [(r.status, r.reason) for r in top.results] == [("refused", "outside-repo")]
