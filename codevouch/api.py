@@ -209,7 +209,8 @@ class Index:
         request = request_from(SearchRequest, query, options)
         hits = self._search(request)
         if request.validate:
-            self._record("search", request.branch, [h.check for h in hits if h.check is not None], hits.known)
+            self._record("search", request.branch, [h.check for h in hits if h.check is not None], hits.known,
+                         hits.overlay)
         return Hits([h for h in hits if h.verdict != Verdict.EXCLUDED], hits.overlay, gone=hits.gone) \
             if hide_excluded else hits
 
@@ -305,7 +306,7 @@ class Index:
                             include_history=request.include_history, branch=request.branch,
                             live_note=(hits.overlay.note() or "") if hits.overlay is not None else "",
                             match_note=hits.note() or "", call=hits.known.call if hits.known is not None else None)
-        self._record("context", request.branch, results, hits.known)
+        self._record("context", request.branch, results, hits.known, hits.overlay)
         return replace(packed, overlay=hits.overlay, no_good_match=hits.no_good_match)
 
     @in_call
@@ -372,10 +373,11 @@ class Index:
         return check_refs(self.repo, text, lambda: self.call.env.max_references, cwd=self.call.cwd)
 
     def _record(self, op: str, branch: str | None, results: Sequence[Validated],
-                known: Learned | None = None) -> None:
+                known: Learned | None = None, overlay: Overlay | None = None) -> None:
         """Append a usage record, unless recording is off or there is no index in the directory.
         known: what the search of this call learned from git and the ledger (then no git process
-        runs here); else one rev-parse says the top, HEAD and branch."""
+        runs here); else one rev-parse says the top, HEAD and branch. overlay: what the search
+        read live (its hits' origins and the files committed since the build are recorded)."""
         from codevouch.errors import GitError
         from codevouch.health.usage import record_of
         from codevouch.store import IndexDir, usage
@@ -400,7 +402,7 @@ class Index:
         else:
             state = self._branch_state(root, branch) if branch else None
         rec = record_of(op, str(root), branch, state.commit if state else None, head_commit,
-                              [(v.parsed.path, v.verdict, v.reason) for v in results])
+                        [(v.parsed.path, v.verdict, v.reason) for v in results], live=_live(results, overlay))
         usage.UsageLog(self.index_dir).append(rec, settings.max_records)
 
     @in_call
@@ -528,6 +530,15 @@ def load_repos(path: Path | str) -> list[RepoSpec]:
     from codevouch.indexer.manyrepos import load_repos_file
 
     return load_repos_file(path)
+
+
+def _live(results: Sequence[Validated], overlay: Overlay | None) -> dict[str, int]:
+    """A usage record's `live`: the hits' origins, and the files committed since the build that
+    the call's overlay searched live."""
+    from codevouch.health.usage import live_of
+
+    committed = sum(1 for f in overlay.files if f.chunks and f.origin == "committed") if overlay else 0
+    return live_of((v.parsed.origin for v in results), committed)
 
 
 def _overlay_source(settings: Settings, call: CallSettings) -> Callable[[Path, BranchState, HeadState | None], Overlay]:

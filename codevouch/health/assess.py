@@ -1,10 +1,17 @@
 """Index health from usage records: how stale recent calls were, why, where, and whether to rebuild (pure).
 
-stale ratio = (stale-but-ok + historical-only hits) / (all hits that were not excluded), over
-the most recent search and context calls: hits the index handed out. validate's snippets are
-the caller's (a review's previous versions, a made-up path), so they are listed, never counted.
+stale ratio = (historical-only hits + hits found only by searching live the files committed
+since the build) / (all hits that were not excluded), over the most recent search and context
+calls: what an index behind the code costs its user, code that is no longer there and changed
+code read live on every call. A stale-but-ok hit (an older version whose text is identical in
+the working tree) costs nothing: the text handed out is current; it is shown beside the ratio,
+never counted in it (one unrelated commit makes every unchanged file's hits stale-but-ok). Hits
+from uncommitted edits, found live, are what the overlay is for and no rebuild changes: shown,
+not counted. validate's snippets are the caller's (a review's previous versions, a made-up path),
+so they are listed, never counted.
 
-Each stale hit has one cause, read against the repository as it is now:
+Each stale hit has one cause, read against the repository as it is now (a live hit from a
+committed file is index-behind while the index is behind HEAD, else since-fixed):
 - index-behind: its file is as HEAD has it, but the index is at an older commit: a rebuild
   makes such hits current;
 - worktree: its file differs from HEAD in the working tree (uncommitted edits): the index is
@@ -30,7 +37,7 @@ from codevouch.store.usage import UsageRecord
 from codevouch.vocabulary import Verdict
 from codevouch.worktree.config import RepoConfig
 
-STALE = (Verdict.STALE_BUT_OK, Verdict.HISTORICAL_ONLY)
+STALE = (Verdict.HISTORICAL_ONLY,)       # the verdicts that cost (stale-but-ok's text is current)
 COUNTED_OPS = ("search", "context")      # hits from the index; validate's snippets are the caller's
 CAUSES = ("index-behind", "worktree", "since-fixed")
 TREND_STEP = 0.05        # a change of the ratio between halves below this is "steady"
@@ -91,6 +98,10 @@ class Health:
     thresholds: Thresholds
     changed_files: int | None = None     # files changed between the indexed commit and HEAD
     chunks_per_file: float = 8.0         # the index's own average, for the cost estimate
+    identical: int = 0                   # stale-but-ok hits: older versions, text current (not counted)
+    live_committed: int = 0              # hits found only live, in files committed since the build (counted)
+    live_uncommitted: int = 0            # hits found live in uncommitted edits (not counted)
+    live_files: float | None = None      # files committed since the build searched live, per call
 
     def share(self, cause: str) -> float | None:
         """Stale hits of one cause as a fraction of the counted hits."""
@@ -131,6 +142,8 @@ class Health:
         return {"repo": self.repo, "branch": self.branch, "calls": self.calls, "hits": self.hits,
                 "stale_ratio": self.stale_ratio,
                 "stale_causes": {c: {"hits": self.causes.get(c, 0), "ratio": self.share(c)} for c in CAUSES},
+                "not_counted_hits": {"stale_but_ok": self.identical, "live_uncommitted": self.live_uncommitted},
+                "live": {"committed_hits": self.live_committed, "files_per_call": self.live_files},
                 "trend": {"direction": self.trend, "older_half": self.older_ratio,
                                                            "newer_half": self.newer_ratio},
                 "calls_by_op": self.by_op, "calls_not_counted": self.not_counted,
@@ -185,9 +198,15 @@ def thresholds(config: RepoConfig) -> Thresholds:
     return Thresholds(recent, float(ratio), behind)
 
 
+def _counted(records: Sequence[UsageRecord]) -> int:
+    return sum(r.hits - r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
+
+
 def _ratio(records: Sequence[UsageRecord]) -> float | None:
-    stale = sum(r.verdicts.get(v, 0) for r in records for v in STALE)
-    counted = sum(r.hits - r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
+    """The share of `records`' counted hits that cost: historical-only, or found only live in a
+    file committed since the build."""
+    stale = sum(r.verdicts.get(v, 0) for r in records for v in STALE) + sum(r.live_count("committed") for r in records)
+    counted = _counted(records)
     return stale / counted if counted else None
 
 
@@ -216,7 +235,9 @@ def _behind_share(records: Sequence[UsageRecord], at_head: bool, dirty: Collecti
     """The share of `records`' countable hits that were stale because the index is behind HEAD."""
     stale = sum(1 for r in records for p, verdict, _ in r.non_usable
                 if verdict in STALE and _cause(p, dirty, at_head) == "index-behind")
-    counted = sum(r.hits - r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
+    if not at_head:
+        stale += sum(r.live_count("committed") for r in records)
+    counted = _counted(records)
     return stale / counted if counted else None
 
 
@@ -232,10 +253,21 @@ def _behind_rising(records: Sequence[UsageRecord], at_head: bool, dirty: Collect
 
 
 def _because(behind: float | None, calls: int, commits_behind: int | None, limits: Thresholds,
-             rising: tuple[float, float] | None = None) -> list[str]:
+             rising: tuple[float, float] | None = None, live_files: float | None = None) -> list[str]:
     """Why a rebuild would help: the index-behind share (`behind`) over `calls` calls, or the
     commits behind, at or over their thresholds, or (the index behind HEAD) the index-behind share
-    rising between the halves of the calls (`rising`); [] when none is."""
+    rising between the halves of the calls (`rising`); [] when none is. With a reason, the files
+    each call searched live (`live_files`, committed since the build) are named too: a rebuild
+    indexes them."""
+    because = _because_of(behind, calls, commits_behind, limits, rising)
+    if because and commits_behind and live_files is not None and live_files >= 0.5:
+        because.append(f"each call searches {live_files:.0f} committed file{'s' if round(live_files) != 1 else ''} "
+                       "live that a rebuild would index")
+    return because
+
+
+def _because_of(behind: float | None, calls: int, commits_behind: int | None, limits: Thresholds,
+                rising: tuple[float, float] | None) -> list[str]:
     because = []
     if behind is not None and behind >= limits.stale_ratio:
         because.append(f"stale ratio {behind:.0%} from the index behind HEAD, over the last {calls} calls "
@@ -247,6 +279,20 @@ def _because(behind: float | None, calls: int, commits_behind: int | None, limit
     if commits_behind is not None and commits_behind >= limits.commits_behind:
         because.append(f"{plural(commits_behind, 'commit')} behind HEAD >= {limits.commits_behind}")
     return because
+
+
+@dataclass(frozen=True)
+class _Live:
+    """What the calls found only by searching the working tree live (UsageRecord.live), summed."""
+    committed: int
+    uncommitted: int
+    files: float | None          # files committed since the build searched live, per call
+
+    @classmethod
+    def of(cls, records: Sequence[UsageRecord]) -> _Live:
+        files = sum(r.live_count("files") for r in records) / len(records) if records else None
+        return cls(sum(r.live_count("committed") for r in records), sum(r.live_count("uncommitted") for r in records),
+                   files)
 
 
 def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], standing: Standing,
@@ -263,11 +309,15 @@ def assess(repo: str, branch: str | None, records: Sequence[UsageRecord], standi
     at_head = standing.index_commit is not None and standing.index_commit == standing.head
     dirty = standing.dirty
     causes = Counter(_cause(p, dirty, at_head) for p in stale)
+    live = _Live.of(records)
+    causes["since-fixed" if at_head else "index-behind"] += live.committed
     excluded = sum(r.verdicts.get(Verdict.EXCLUDED, 0) for r in records)
     because = _because(_behind_share(records, at_head, dirty), len(records), standing.commits_behind, limits,
-                       _behind_rising(records, at_head, dirty))
+                       _behind_rising(records, at_head, dirty), live.files)
     return Health(repo, branch, len(records), sum(r.hits for r in records), excluded, ratio,
                   {c: causes[c] for c in CAUSES}, older, newer, trend,
                   dict(Counter(r.op for r in records)), not_counted, paths.most_common(TOP), dirs.most_common(TOP),
                   standing.index_commit, standing.head, standing.commits_behind, bool(because), because, limits,
-                  standing.changed_files, standing.chunks_per_file)
+                  standing.changed_files, standing.chunks_per_file,
+                  identical=sum(r.verdicts.get(Verdict.STALE_BUT_OK, 0) for r in records),
+                  live_committed=live.committed, live_uncommitted=live.uncommitted, live_files=live.files)

@@ -23,7 +23,15 @@ def render(h: Health) -> str:
             lines.append("not counted: " + ", ".join(f"{op} {n}" for op, n in sorted(h.not_counted.items()))
                          + " (snippets given by the caller, not hits from the index)")
         lines.append(f"stale ratio: {pct(h.stale_ratio)} (older half {pct(h.older_ratio)}, newer half "
-                     f"{pct(h.newer_ratio)}: {h.trend})")
+                     f"{pct(h.newer_ratio)}: {h.trend}): historical-only hits, and hits found only by "
+                     "searching committed files live")
+        counted = h.hits - h.excluded
+        if h.identical and counted:
+            lines.append(f"  not counted: stale-but-ok {h.identical / counted:.0%} (an older version whose text "
+                         "is identical in the working tree: current code)")
+        if h.live_files:
+            lines.append(f"searched live: {h.live_files:.1f} files committed since the build per call "
+                         f"({plural(h.live_committed, 'hit')} from them; a rebuild indexes them)")
         if any(h.causes.values()):
             lines.append(f"  index behind HEAD: {pct(h.share('index-behind'))} (a rebuild makes these current)")
             lines.append(f"  working tree differs from HEAD: {pct(h.share('worktree'))} (uncommitted edits: a "

@@ -6,12 +6,15 @@ a read never creates an index or leaves files in an empty directory. It is bound
 write only the newest `max_records` records are kept.
 
 A record is compact: time, operation, repository, branch, index commit, HEAD, counts per
-verdict and per reason, and the paths of the hits that were not usable (at most
-MAX_PATHS per record). Turn recording off with `record=False` on `Index`, `--no-record` on the
+verdict and per reason, the paths of the hits that were not usable (at most
+MAX_PATHS per record), and what the call found only by searching the working tree live
+(`live`: hits from files committed since the build, hits from uncommitted edits, and the files
+committed since the build that it searched live). Turn recording off with `record=False` on `Index`, `--no-record` on the
 commands, CODEVOUCH_NO_RECORD=1, or `[usage] record = false` in the repository config.
 
 Schema changes follow codevouch/migrations.py's rule: add a step, never edit a shipped one.
-This file's format is version 1 (`PRAGMA user_version`).
+This file's format is version 2 (`PRAGMA user_version`): version 1 had no `live` column, which
+the writer adds (a record without it reads as nothing searched live).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import sqlite3
 import threading
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,10 @@ CREATE TABLE IF NOT EXISTS usage (
     reasons TEXT NOT NULL, non_usable TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS usage_by_repo ON usage (repo, id);
 """
+# Version 2: what a call found only by searching the working tree live (UsageRecord.live).
+_ADD_LIVE = "ALTER TABLE usage ADD COLUMN live TEXT NOT NULL DEFAULT '{}'"
+_VERSION = 2
+LIVE_KEYS = ("committed", "uncommitted", "files")
 
 
 @dataclass(frozen=True)
@@ -56,16 +63,24 @@ class UsageRecord:
     verdicts: Mapping[str, int]
     reasons: Mapping[str, int]
     non_usable: tuple[tuple[str, str, str], ...]   # (path, verdict, reason), at most MAX_PATHS
+    # Found only by searching the working tree live (LIVE_KEYS): hits from files committed since
+    # the build ("committed"), from uncommitted edits ("uncommitted"), and the files committed
+    # since the build that the call searched live ("files"). Empty: none (or an older record).
+    live: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def hits(self) -> int:
         return sum(self.verdicts.values())
 
+    def live_count(self, key: str) -> int:
+        value = self.live.get(key, 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
     def to_json(self) -> dict[str, Any]:
         return {"time": self.time, "op": self.op, "repo": self.repo, "branch": self.branch,
                 "index_commit": self.index_commit, "head": self.head, "hits": self.hits,
                 "verdicts": dict(self.verdicts), "reasons": dict(self.reasons),
-                "non_usable": [list(p) for p in self.non_usable]}
+                "non_usable": [list(p) for p in self.non_usable], "live": dict(self.live)}
 
 
 MAX_MAX_RECORDS = 100_000_000     # records kept per index: far past any use, inside SQLite's integers
@@ -138,10 +153,10 @@ class UsageLog:
                 try:
                     with db:
                         db.execute("INSERT INTO usage (time, op, repo, branch, index_commit, head, hits, verdicts, "
-                                   "reasons, non_usable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                   "reasons, non_usable, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                    (rec.time, rec.op, rec.repo, rec.branch, rec.index_commit, rec.head, rec.hits,
                                     json.dumps(rec.verdicts), json.dumps(rec.reasons),
-                                    json.dumps([list(p) for p in rec.non_usable])))
+                                    json.dumps([list(p) for p in rec.non_usable]), json.dumps(dict(rec.live))))
                         db.execute("DELETE FROM usage WHERE id <= (SELECT MAX(id) FROM usage) - ?", (max_records,))
                 except BaseException:
                     _drop_writer(str(self.path))
@@ -159,7 +174,9 @@ class UsageLog:
         try:
             db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
             try:
-                query = "SELECT time, op, repo, branch, index_commit, head, verdicts, reasons, non_usable " \
+                # A version-1 file (no writer has added the column yet) has no `live`: read as none.
+                live = "live" if db.execute("PRAGMA user_version").fetchone()[0] >= _VERSION else "'{}'"
+                query = f"SELECT time, op, repo, branch, index_commit, head, verdicts, reasons, non_usable, {live} " \
                         "FROM usage WHERE repo = ?" + (" AND branch = ?" if branch is not None else "") + \
                         " ORDER BY id DESC LIMIT ?"
                 rows = db.execute(query, (repo, *((branch,) if branch is not None else ()), n)).fetchall()
@@ -175,8 +192,8 @@ class UsageLog:
                               "none, and the next recorded call starts the file again", RuntimeWarning, stacklevel=2)
             return []
         return [UsageRecord(t, op, r, b, ic, h, json.loads(v), json.loads(rs),
-                            tuple(tuple(p) for p in json.loads(nu)))
-                for t, op, r, b, ic, h, v, rs, nu in reversed(rows)]
+                            tuple(tuple(p) for p in json.loads(nu)), _live(lv))
+                for t, op, r, b, ic, h, v, rs, nu, lv in reversed(rows)]
 
     def _writer(self) -> sqlite3.Connection:
         """This process's connection to the file, opened once: closing the last connection
@@ -210,7 +227,27 @@ class UsageLog:
         # A record lost to a power cut costs nothing; an fsync per search cost ~10 ms. In WAL
         # mode NORMAL still never corrupts the file.
         db.execute("PRAGMA synchronous=NORMAL")
-        if db.execute("PRAGMA user_version").fetchone()[0] == 0:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
             db.executescript(_SCHEMA)
-            db.execute("PRAGMA user_version = 1")
+        if version < _VERSION:
+            # Under the write lock, read again: another process may have added the column meanwhile.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if db.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
+                    db.execute(_ADD_LIVE)
+                    db.execute(f"PRAGMA user_version = {_VERSION}")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
         return db
+
+
+def _live(text: str) -> dict[str, int]:
+    """A record's `live` counts, as far as they can be read (the file is advisory)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return {k: v for k, v in value.items() if k in LIVE_KEYS and isinstance(v, int)} if isinstance(value, dict) else {}

@@ -21,8 +21,9 @@ def test_index_health_from_records_of_real_calls(repo: Repo, index_dir: Path) ->
     assert (calm["calls"], calm["stale_ratio"], calm["rebuild"]) == (3, 0.0, False)
     # Every recommendation says why on its line (it said a bare "no rebuild needed").
     assert calm["recommendation"] == "no rebuild needed: the index is at HEAD" and calm["commits_behind"] == 0
-    # The code moves on: two commits change shop/; searches now hand out stale hits (every hit:
-    # the index is behind HEAD, so even unchanged files are stale-but-ok).
+    # The code moves on: two commits change shop/; searches now hand out stale hits: cancel.py's
+    # changed (historical-only, counted), refund.py's moved down a line and views.py's unchanged
+    # (stale-but-ok: their text is current, so they cost nothing and are not counted).
     repo.commit(**{"shop/cancel.py": "def cancel_order(order, reason):\n    order.cancel(reason)\n    return order\n"})
     repo.commit(**{"shop/refund.py": "# refunds\ndef refund_order(order):\n    return order.refund()\n"})
     for _ in range(3):   # the index's hits (the overlay would hand out the new commits' files as current)
@@ -32,15 +33,65 @@ def test_index_health_from_records_of_real_calls(repo: Repo, index_dir: Path) ->
     h = json.loads(out.stdout)
     assert h["calls"] == 6 and h["calls_by_op"] == {"search": 6} and h["commits_behind"] == 2
     assert h["trend"]["direction"] == "rising" and h["trend"]["older_half"] == 0.0
-    assert h["trend"]["newer_half"] == 1.0 and h["stale_ratio"] == 0.5
-    assert [d["dir"] for d in h["stale_dirs"]] == ["shop/", "web/"]
-    assert {p["path"] for p in h["stale_paths"]} == {"shop/cancel.py", "shop/refund.py", "web/views.py"}
+    assert h["trend"]["newer_half"] == 1 / 3 and h["stale_ratio"] == 1 / 6
+    assert h["not_counted_hits"]["stale_but_ok"] == 6
+    assert [d["dir"] for d in h["stale_dirs"]] == ["shop/"]
+    assert {p["path"] for p in h["stale_paths"]} == {"shop/cancel.py"}
     assert h["rebuild"] and len(h["because"]) == 2
     text = cv("index", "health", cwd=repo.root, index=index_dir).stdout
     assert "rising" in text and f"codevouch index build --repo {repo.root} --branch main" in text
     # Only the newest calls count when asked.
     assert json.loads(cv("index", "health", "--recent", "2", "--json", cwd=repo.root,
                          index=index_dir).stdout)["calls"] == 2
+
+
+def test_one_unrelated_commit_does_not_make_the_index_look_stale(repo: Repo, index_dir: Path) -> None:
+    """After any commit, hits on unchanged files are stale-but-ok (right), and health counted them:
+    67-80% "rising", "rebuild the index". Their text is current: they cost nothing."""
+    idx = built(repo, index_dir)
+    repo.write(".codevouch.toml", "[health]\nstale_ratio = 0.2\n")
+    repo.commit("config")
+    idx.build()
+    for _ in range(3):
+        assert cv("search", "cancel order", "--no-overlay", cwd=repo.root, index=index_dir).returncode == 0
+    repo.commit(**{"NOTES.txt": "unrelated\n"})
+    for _ in range(3):
+        assert cv("search", "cancel order", "--no-overlay", cwd=repo.root, index=index_dir).returncode == 0
+    h = json.loads(cv("index", "health", "--json", cwd=repo.root, index=index_dir).stdout)
+    assert h["stale_ratio"] == 0.0 and h["trend"]["direction"] == "steady" and not h["rebuild"]
+    assert h["commits_behind"] == 1 and h["not_counted_hits"]["stale_but_ok"] > 0
+    assert h["stale_paths"] == [] and h["recommendation"].startswith("no rebuild needed: 0% of hits")
+    text = cv("index", "health", cwd=repo.root, index=index_dir).stdout
+    assert "not counted: stale-but-ok 50%" in text and "rebuild the index" not in text
+
+
+def test_changed_code_found_only_live_counts_and_its_files_are_named(repo: Repo, index_dir: Path) -> None:
+    """A definition committed since the build is found only by the overlay, which reads and embeds
+    its file on every call: that costs, and a rebuild removes it. Uncommitted edits found live do
+    not count: no rebuild changes them."""
+    idx = built(repo, index_dir)
+    repo.write(".codevouch.toml", "[health]\nstale_ratio = 0.2\ncommits_behind = 50\n")
+    repo.commit("config")
+    idx.build()
+    repo.commit(**{"shop/ship.py": "def ship_order(order):\n    order.ship()\n    return order\n"})
+    for _ in range(2):
+        hits = idx.search("ship order", k=3)
+        assert any(h.record.origin == "committed" for h in hits)
+    h = idx.health()
+    assert h.live_committed >= 2 and h.live_files == 1.0 and h.causes["index-behind"] == h.live_committed
+    assert h.stale_ratio is not None and h.stale_ratio >= h.live_committed / h.hits
+    assert h.rebuild and any("searches 1 committed file live" in b for b in h.because)
+    assert "searched live: 1.0 files committed since the build per call" in \
+        cv("index", "health", cwd=repo.root, index=index_dir).stdout
+    as_json = h.to_json()
+    assert as_json["live"] == {"committed_hits": h.live_committed, "files_per_call": 1.0}
+    idx.build()
+    repo.write("shop/draft.py", "def draft_order(order):\n    return order\n")
+    before = idx.health().stale_ratio
+    assert any(x.record.origin == "uncommitted" for x in idx.search("draft order", k=3))
+    after = idx.health()
+    assert after.live_uncommitted >= 1 and after.causes["index-behind"] == 0
+    assert after.stale_ratio is not None and before is not None and after.stale_ratio <= before
 
 
 def record(stale: int, usable: int, excluded: int = 0) -> UsageRecord:

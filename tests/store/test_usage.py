@@ -120,3 +120,25 @@ def test_an_empty_or_damaged_usage_file_is_no_records_and_starts_again(repo: Rep
     assert path.with_name("usage.sqlite.damaged").exists() == (damage == "garbage")
     health = cv("index", "health", "--repo", str(repo.root), "--index", str(index_dir))
     assert health.returncode == 0 and "usage: 1 recent search/context call " in health.stdout, health.stdout
+
+
+def test_a_version_1_file_reads_as_nothing_live_and_gains_the_column_on_write(repo: Repo, index_dir: Path) -> None:
+    """Version 2 records what a call found only live; a file an older codevouch wrote has no
+    such column: read, its records have none; the next write adds it, and the old rows stay."""
+    from codevouch.health.usage import record_of
+
+    built(repo, index_dir)
+    path = IndexDir(index_dir).usage
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE usage (id INTEGER PRIMARY KEY AUTOINCREMENT, time TEXT NOT NULL, op TEXT NOT NULL, "
+                     "repo TEXT NOT NULL, branch TEXT, index_commit TEXT, head TEXT, hits INTEGER NOT NULL, "
+                     "verdicts TEXT NOT NULL, reasons TEXT NOT NULL, non_usable TEXT NOT NULL);"
+                     "INSERT INTO usage VALUES (NULL, '2026-01-01T00:00:00Z', 'search', '/r', 'main', 'c', 'h', 1, "
+                     "'{\"usable\": 1}', '{\"same-commit\": 1}', '[]'); PRAGMA user_version = 1;")
+    db.close()
+    log = UsageLog(index_dir)
+    [old] = log.recent("/r", 10)
+    assert old.live == {} and old.live_count("committed") == 0
+    log.append(record_of("search", "/r", "main", "c", "h", [("a.py", "usable", "same-commit")],
+                         live={"committed": 2, "uncommitted": 0, "files": 1}))
+    assert [r.live for r in log.recent("/r", 10)] == [{}, {"committed": 2, "files": 1}]
