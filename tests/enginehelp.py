@@ -95,8 +95,9 @@ class Engines:
     def start(self, cwd: Path, env: dict[str, str] | None = None) -> int:
         """Start an engine as a user's first call does (one read call, answered in-process: the
         engine starts after its answer) and return its pid once it listens and has warmed up on
-        `cwd` (server.Engine.warm_up), so that no test's edit races the warm-up's search."""
-        done = self.cv("index", "status", cwd=cwd, env=env)
+        `cwd` (server.Engine.warm_up), so that no test's edit races the warm-up's search. Not
+        `index status`, which starts none (client.STARTS_NONE): `check-refs` of an empty answer."""
+        done = self.cv("check-refs", "-", cwd=cwd, env=env, stdin="")
         assert done.returncode == 0, done.stderr
         pid = self.only()
         assert wait_until(lambda: b'"warm_up_s": null' not in self.cv("serve", "--status", "--json", env=env).stdout,

@@ -153,7 +153,7 @@ def test_the_engine_imports_nothing_from_the_repository(hostile: tuple[Repo, Pat
     repo, index, markers = hostile
     with engines_on({**os.environ, "CODEVOUCH_INDEX": str(index)}) as engines:
         engines.start(repo.root)                        # python -m codevouch's engine
-        first = run_script(["index", "status"], repo.root, engines.env)   # answered here, starts the script's
+        first = run_script(["check-refs", "-"], repo.root, engines.env, "")   # answered here, starts the script's
         assert first.returncode == 0, first.stderr
         assert wait_until(lambda: len(engines.running()) == 2, 60), engines.log()[-2000:]
 

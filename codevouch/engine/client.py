@@ -30,6 +30,9 @@ from codevouch.errors import ConfigError
 
 READ_COMMANDS = frozenset({"search", "context", "validate", "check-refs", "review", "drift"})
 INDEX_READS = frozenset({"status", "health"})
+# Read commands an engine already running serves, but that start none: a look at the index now
+# and then (one `index status` left an engine idling for its whole timeout).
+STARTS_NONE = frozenset({"index status", "index health"})
 STDIN_READERS = frozenset({"validate", "check-refs"})
 CONNECT_TIMEOUT = 5.0        # seconds for connect and the engine's first frame of a status or stop
 LOG_BYTES = 1 << 20          # an engine log over this is emptied when the next engine starts
@@ -145,13 +148,13 @@ def forward(argv: list[str]) -> int | None:
         return 1
     if call is None:
         return None
-    _command, cwd = call
+    command, cwd = call
     index_dir = paths.index_dir_of(argv, os.environ, environment.current().index)
     place = paths.find(index_dir, os.environ)
     if place is None:
         return None
     try:
-        return Call(place, index_dir, argv, cwd).run()
+        return Call(place, index_dir, argv, cwd, starts=command not in STARTS_NONE).run()
     except KeyboardInterrupt:
         sys.stderr.write("codevouch: interrupted\n")
         return 130
@@ -301,8 +304,9 @@ class _Replay(io.RawIOBase):
 class Call:
     """One forwarded call."""
 
-    def __init__(self, place: paths.Place, index_dir: Path, argv: list[str], cwd: str) -> None:
+    def __init__(self, place: paths.Place, index_dir: Path, argv: list[str], cwd: str, starts: bool = True) -> None:
         self.place, self.index_dir, self.argv, self.cwd = place, index_dir, argv, cwd
+        self.starts = starts                 # whether an engine starts after this call when none runs
         self.timeout = environment.current().server_timeout
         self.read: list[bytes] = []          # stdin handed to the engine, kept for a fallback
 
@@ -310,9 +314,10 @@ class Call:
         found = connect(self.place)
         if found is None:
             # None running: this call runs in-process, and the engine starts after its answer
-            # (start_after_answer), for the next call.
-            repo = os.path.realpath(os.path.join(self.cwd, _option(self.argv, "--repo") or "."))
-            _after.append((self.place, self.index_dir, dict(os.environ), repo))
+            # (start_after_answer), for the next call; not after a status call (STARTS_NONE).
+            if self.starts:
+                repo = os.path.realpath(os.path.join(self.cwd, _option(self.argv, "--repo") or "."))
+                _after.append((self.place, self.index_dir, dict(os.environ), repo))
             return None
         sock, pid = found
         if _stopped(pid):

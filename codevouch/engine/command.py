@@ -47,7 +47,12 @@ def serve_cmd(
         _stop(index_dir, place, as_json)
     else:
         from codevouch.engine.server import serve
+        from codevouch.proctitle import set_title
+        from codevouch.worktree import gitio
 
+        # In `ps`, what a user would type, not `python3 -c import sys; ...` (docs/ENGINE.md).
+        set_title(f"codevouch serve --index {index_dir}")
+        gitio.name_watchdog_owner("codevouch serve")
         raise typer.Exit(serve(index_dir, environment.current().server_idle, warm))
 
 

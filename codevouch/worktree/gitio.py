@@ -14,6 +14,7 @@ from codevouch.errors import (
     NotARepository,
     UnknownRevision,
 )
+from codevouch.worktree.git._lifetime import name_owner as name_watchdog_owner
 from codevouch.worktree.git._process import (
     PROCESSES,
     REPO_LOCATING_VARS,
@@ -98,6 +99,8 @@ from codevouch.worktree.git.status import (
 )
 
 __all__ = [
+    # _lifetime: what the watchdog of git children is called in `ps`
+    "name_watchdog_owner",
     # errors the git layer raises
     "DetachedHead", "GitError", "NoCommits", "NotARepository", "UnknownRevision",
     # _process, filters, runner: starting git

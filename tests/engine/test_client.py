@@ -63,6 +63,49 @@ def test_off_switches_run_in_process_and_start_nothing(engine: Engines, indexed:
     assert wait_until(lambda: len(engine.running()) == 1, 60)
 
 
+def test_a_status_call_starts_no_engine_but_one_running_serves_it(engine: Engines, indexed: Repo) -> None:
+    """One `index status` started an engine that then idled for its whole timeout."""
+    for argv in (["index", "status"], ["index", "health"]):
+        assert engine.cv(*argv, cwd=indexed.root).returncode == 0
+    # An engine's start makes its log first, before the process: none was made.
+    assert list(engine.runtime.rglob("engine.log")) == [] and engine.running() == {}
+    assert engine.cv("search", "cancel order", cwd=indexed.root).returncode == 0    # this one starts it
+    pid = engine.only()
+    calls = engine.log().count(" call ")
+    status = engine.cv("index", "status", cwd=indexed.root)
+    assert status.returncode == 0 and engine.only() == pid and engine.log().count(" call ") == calls + 1
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+def test_the_engine_and_its_git_watchdog_have_names_a_user_recognises(engine: Engines, indexed: Repo) -> None:
+    """Both showed in `ps` as `python3 -c import sys; sys.path.insert(0, ...)`."""
+    assert engine.cv("search", "cancel order", cwd=indexed.root).returncode == 0    # starts it
+    pid = engine.only()
+    assert _cmdline(pid) == f"codevouch serve --index {engine.env['CODEVOUCH_INDEX']}", _cmdline(pid)
+    assert engine.cv("search", "cancel order", cwd=indexed.root).returncode == 0    # served: git runs there
+    assert [_cmdline(p) for p in _children(pid)].count("codevouch serve: git watchdog") == 1
+
+
 def test_a_bad_switch_is_an_error_that_names_it(engine: Engines, indexed: Repo) -> None:
     done = engine.cv("search", "cancel order", cwd=indexed.root, server="sometimes")
     assert done.returncode == 1 and b"CODEVOUCH_SERVER='sometimes' is not on, off or auto" in done.stderr
@@ -180,9 +223,7 @@ def test_a_call_queued_behind_another_falls_back_and_leaves_the_engine_running(e
     lines = snippet_lines(indexed)
     expected_a = engine.cv("validate", "-", cwd=indexed.root, stdin=lines, server="off")
     expected_b = engine.cv("index", "status", cwd=indexed.root, server="off")
-    assert engine.cv("index", "status", cwd=indexed.root).returncode == 0
-    pid = engine.only()
-    assert wait_until(lambda: b'"warm_up_s": null' not in engine.cv("serve", "--status", "--json").stdout, 120)
+    pid = engine.start(indexed.root)
     full = {**engine.env, "CODEVOUCH_SERVER": "on"}
     # Caller A's call runs in the engine and waits there for A's stdin, which A holds open.
     a = subprocess.Popen([sys.executable, "-m", "codevouch", "validate", "-"], cwd=indexed.root, env=full,

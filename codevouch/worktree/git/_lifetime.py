@@ -31,11 +31,22 @@ import socket
 import sys
 import threading
 
+from codevouch.proctitle import set_title
+
 _LOCK = threading.Lock()
 _SOCKET: socket.socket | None = None   # this process's end; None until the first git child
 _WATCHDOG = 0                          # the watchdog's pid, which is its group's id
 _OWNER = 0                             # the pid that started it (a fork must start its own)
 AVAILABLE = sys.version_info >= (3, 11) and hasattr(os, "fork") and hasattr(os, "killpg")
+# What the watchdog is called in `ps` (proctitle): "<its owner>: git watchdog".
+_OWNER_NAME = "codevouch"
+
+
+def name_owner(name: str) -> None:
+    """Name the process whose git children the watchdog guards (`codevouch serve`): the watchdog
+    started next is `NAME: git watchdog` in `ps`."""
+    global _OWNER_NAME
+    _OWNER_NAME = name
 
 
 def group() -> int | None:
@@ -85,6 +96,7 @@ def _run(sock: socket.socket) -> None:
     group. Only what was imported before the fork runs here."""
     try:
         os.setpgid(0, 0)
+        set_title(f"{_OWNER_NAME}: git watchdog")
         keep = sock.fileno()
         # Hold nothing of the parent's open: not its stdout (an MCP client reads that pipe to
         # its end), not its index files.
