@@ -375,13 +375,10 @@ class Index:
     def _record(self, op: str, branch: str | None, results: Sequence[Validated],
                 known: Learned | None = None, overlay: Overlay | None = None) -> None:
         """Append a usage record, unless recording is off or there is no index in the directory.
-        known: what the search of this call learned from git and the ledger (then no git process
-        runs here); else one rev-parse says the top, HEAD and branch. overlay: what the search
-        read live (its hits' origins and the files committed since the build are recorded)."""
-        from codevouch.errors import GitError
-        from codevouch.health.usage import record_of
+        known: what the call's search learned from git and the ledger (else one rev-parse says the
+        top, HEAD and branch); overlay: what the search read live."""
+        from codevouch.health.usage import live_of, record_of
         from codevouch.store import IndexDir, usage
-        from codevouch.worktree import gitio
         from codevouch.worktree.config import load_repo_config
 
         if self.record is False or not IndexDir(self.index_dir).has_ledger():
@@ -391,19 +388,27 @@ class Index:
         settings = usage.settings(known.call.config(root) if known is not None else load_repo_config(root), self.call.env)
         if self.record is None and not settings.record:
             return
-        head_commit = head.commit if head is not None else gitio.head_commit(root)
+        branch, state = self._recorded_branch(root, branch, head, known)
+        # The hits' origins, and the files committed since the build that the overlay searched live.
+        committed = sum(1 for f in overlay.files if f.chunks and f.origin == "committed") if overlay else 0
+        rec = record_of(op, str(root), branch, state.commit if state else None,
+                        head.commit if head is not None else gitio.head_commit(root),
+                        [(v.parsed.path, v.verdict, v.reason) for v in results],
+                        live=live_of((v.parsed.origin for v in results), committed))
+        usage.UsageLog(self.index_dir).append(rec, settings.max_records)
+
+    def _recorded_branch(self, root: Path, branch: str | None, head: HeadState | None,
+                         known: Learned | None) -> tuple[str | None, BranchState | None]:
+        """A usage record's branch (the call's, else HEAD's; none when detached) and its entry."""
+        from codevouch.errors import GitError
         if not branch:
             try:
                 branch = head.branch if head is not None else gitio.current_branch(root)
             except GitError:
                 branch = None      # detached HEAD: recorded without a branch
         if known is not None and known.state is not None and known.state.branch == branch:
-            state: BranchState | None = known.state
-        else:
-            state = self._branch_state(root, branch) if branch else None
-        rec = record_of(op, str(root), branch, state.commit if state else None, head_commit,
-                        [(v.parsed.path, v.verdict, v.reason) for v in results], live=_live(results, overlay))
-        usage.UsageLog(self.index_dir).append(rec, settings.max_records)
+            return branch, known.state
+        return branch, self._branch_state(root, branch) if branch else None
 
     @in_call
     def health(self, branch: str | None = None, recent: int | None = None) -> Health:
@@ -532,18 +537,8 @@ def load_repos(path: Path | str) -> list[RepoSpec]:
     return load_repos_file(path)
 
 
-def _live(results: Sequence[Validated], overlay: Overlay | None) -> dict[str, int]:
-    """A usage record's `live`: the hits' origins, and the files committed since the build that
-    the call's overlay searched live."""
-    from codevouch.health.usage import live_of
-
-    committed = sum(1 for f in overlay.files if f.chunks and f.origin == "committed") if overlay else 0
-    return live_of((v.parsed.origin for v in results), committed)
-
-
 def _overlay_source(settings: Settings, call: CallSettings) -> Callable[[Path, BranchState, HeadState | None], Overlay]:
-    """What makes the working-tree overlay for a search: the branch's, when the working tree is
-    a checkout of it (a search of another branch has no working tree to overlay)."""
+    """The working-tree overlay for a search: the branch's, when the working tree is a checkout of it."""
     from codevouch.indexer.overlay import derive  # heavy: the chunker (tree-sitter)
     from codevouch.retriever.overlay import Overlay  # heavy: the store
 
@@ -556,9 +551,8 @@ def _overlay_source(settings: Settings, call: CallSettings) -> Callable[[Path, B
 
 def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity | None = None,
                    call: Call | None = None) -> str:
-    """The commit a branch was last indexed at (NotIndexed if never; creates nothing). `ident`:
-    the repository's identity when the caller has it (asking for several branches); `call`:
-    whose store settings (None: this process's)."""
+    """The commit a branch was last indexed at (NotIndexed if never; creates nothing). `ident`: the
+    repository's identity, when the caller has it; `call`: whose store settings (None: this process's)."""
     from codevouch.store.team import open_for_search  # heavy: the store
     from codevouch.worktree.identity import holds, identify
 
@@ -573,8 +567,7 @@ def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity
 
 
 def repair_vectors(index_dir: Path | str | None = None, wait: float = 0) -> tuple[Path, Any]:
-    """`index build --repair`: the embedded vector store rebuilt from the embedding cache (no
-    embedding; the damaged store moved aside). (the index directory, store.repair.Repaired)."""
+    """`index build --repair`: the vector store rebuilt from the embedding cache (no embedding)."""
     from codevouch.store.repair import repair  # heavy: the store
 
     call = Call.of_process()

@@ -15,8 +15,7 @@ build (under the index's writer lock). Needs the optional extra: `pip install -e
   is that data's JSON, but a search's is its hits written once each (results.hits_text).
 - A CodevouchError becomes a tool error with its message; a bad argument is refused with one
   sentence per argument naming it and what it accepts (argument_errors); `build` without
-  --allow-build says the server is read-only and how to allow builds; anything else is
-  reported by the SDK as a failed call, never a crash.
+  --allow-build says the server is read-only; anything else is a failed call, never a crash.
 """
 from __future__ import annotations
 
