@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 EMBED_BATCH = 64
+# Texts per embedding call, and per progress report: a 64-text batch took 25 s at 2.6 chunks/s.
+PROGRESS_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -478,16 +480,35 @@ def _from_overlay_cache(ledger: Ledger, model: str, hashes: Sequence[str]) -> se
 
 def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
            progress: Progress | None) -> int:
-    """Embed what the cache lacks, saving each batch so a killed build keeps its work."""
+    """Embed what the cache lacks, saving each batch so a killed build keeps its work, and
+    saying how far it got every PROGRESS_BATCH texts."""
     # Similar lengths in a batch means little padding: the model's cost follows the longest text.
     items = sorted(items, key=lambda item: len(item[1]))
-    for start in range(0, len(items), EMBED_BATCH):
-        part = items[start:start + EMBED_BATCH]
-        vecs = embedder.embed([text for _, text in part])
+    done = 0
+    for part in interleaved([items[i:i + EMBED_BATCH] for i in range(0, len(items), EMBED_BATCH)]):
+        vecs: list[Sequence[float]] = []
+        for at in range(0, len(part), PROGRESS_BATCH):
+            piece = part[at:at + PROGRESS_BATCH]
+            vecs += embedder.embed([text for _, text in piece])
+            done += len(piece)
+            if progress:
+                progress(done, len(items), "embedding")
         ledger.put_vectors(embedder.name, {h: v for (h, _), v in zip(part, vecs)})
-        if progress:
-            progress(min(start + EMBED_BATCH, len(items)), len(items), "embedding")
     return len(items)
+
+
+def interleaved(batches: Sequence[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:
+    """Batches sorted by their texts' length, taken shortest, longest, second shortest, ...: each
+    batch keeps texts of like length (little padding), and the run's rate stays level, so the
+    estimate of the time left holds from its first line (short texts first made it fall, then
+    rise: 45, 25, then 32 minutes)."""
+    out, low, high = [], 0, len(batches) - 1
+    while low <= high:
+        out.append(batches[low])
+        if high != low:
+            out.append(batches[high])
+        low, high = low + 1, high - 1
+    return out
 
 
 def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence[gitio.TreeEntry],
