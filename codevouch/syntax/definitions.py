@@ -21,10 +21,11 @@ __all__ = ["Definitions", "Found", "definitions_in", "find_clean_definitions", "
 Definitions = dict[str, list[tuple[int, int]]]
 
 
-def resolve_language(path: str, language: str | None) -> str | None:
-    """``language`` when given and supported, else the language of ``path``'s extension."""
+def resolve_language(path: str, language: str | None, text: str | None = None) -> str | None:
+    """``language`` when given and supported, else the language of ``path``'s extension or name,
+    or of the `#!` line of ``text`` (registry.of_file)."""
     if language is None:
-        return detect_language(path)
+        return detect_language(path, text)
     return language if language in registry.names() else None
 
 
@@ -50,7 +51,7 @@ def find_clean_definitions(text: str, path: str) -> Definitions | None:
 
 
 def _definitions(text: str, path: str, language: str | None, clean_only: bool) -> Definitions | None:
-    lang = resolve_language(path, language)
+    lang = resolve_language(path, language, text)
     if lang is None or not text.strip():
         return None if clean_only else {}
     walked = walk(text, lang)

@@ -12,7 +12,7 @@ from codevouch.syntax import registry
 # Extension (lower-case, with dot) -> fence tag, for files codevouch does not parse.
 _TAG_ONLY: Mapping[str, str] = {
     ".kt": "kotlin", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp",
-    ".rb": "ruby", ".php": "php", ".swift": "swift", ".scala": "scala", ".sh": "bash", ".bash": "bash",
+    ".swift": "swift",
     ".sql": "sql", ".md": "markdown", ".json": "json", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
     ".html": "html", ".css": "css", ".xml": "xml",
 }

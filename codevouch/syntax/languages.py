@@ -27,9 +27,10 @@ __all__ = [
     "get_spec",
 ]
 
-def detect_language(path: str) -> str | None:
-    """Language name for a file path by its extension, or None if unsupported."""
-    lang = registry.of_path(path)
+def detect_language(path: str, text: str | None = None) -> str | None:
+    """Language name for a file by its extension or name, or by the `#!` line of `text` when it
+    has neither (registry.of_file); None if unsupported."""
+    lang = registry.of_file(path, text)
     return None if lang is None else lang.name
 
 

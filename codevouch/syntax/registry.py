@@ -10,19 +10,28 @@ No tree-sitter here (syntax/languages.py loads the grammars).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from functools import cache
 
 from codevouch.caches import clearable
+from codevouch.syntax.langs.bash import BASH
 from codevouch.syntax.langs.go import GO
 from codevouch.syntax.langs.java import JAVA
 from codevouch.syntax.langs.javascript import JAVASCRIPT
+from codevouch.syntax.langs.lua import LUA
+from codevouch.syntax.langs.php import PHP
 from codevouch.syntax.langs.python import PYTHON
+from codevouch.syntax.langs.ruby import RUBY
 from codevouch.syntax.langs.rust import RUST
+from codevouch.syntax.langs.scala import SCALA
 from codevouch.syntax.langs.typescript import TSX, TYPESCRIPT
 from codevouch.syntax.spec import Language
 
-LANGUAGES: tuple[Language, ...] = (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA)
+LANGUAGES: tuple[Language, ...] = (
+    PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
+    RUBY, PHP, SCALA, BASH, LUA,
+)
 
 
 @clearable
@@ -39,9 +48,47 @@ def by_extension() -> Mapping[str, Language]:
     return {ext: lang for lang in LANGUAGES for ext in lang.extensions}
 
 
+@clearable
+@cache
+def by_file_name() -> Mapping[str, Language]:
+    """Exact file name (`Rakefile`) -> the language that parses it (spec.Language.file_names)."""
+    return {name: lang for lang in LANGUAGES for name in lang.file_names}
+
+
+@clearable
+@cache
+def by_interpreter() -> Mapping[str, Language]:
+    """Program a `#!` line names (`bash`) -> the language (spec.Language.interpreters)."""
+    return {program: lang for lang in LANGUAGES for program in lang.interpreters}
+
+
 def of_path(path: str) -> Language | None:
-    """The language of `path` by its extension, None when codevouch does not parse it."""
-    return by_extension().get(os.path.splitext(path)[1].lower())
+    """The language of `path` by its extension, else by its exact file name (`Rakefile`); None
+    when codevouch does not parse it, or only knows it from its text (`of_file`)."""
+    name = path.rsplit("/", 1)[-1]
+    stem, ext = os.path.splitext(name)
+    return by_extension().get(ext.lower()) if ext and stem else by_file_name().get(name)
+
+
+# `#!/bin/sh`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S bash -e`: the program the line runs.
+_SHEBANG = re.compile(r"#![ \t]*(?:\S*/)?([^/\s]+)(?:[ \t]+(?:-\S+[ \t]+)*([^/\s-]\S*))?")
+
+
+def of_file(path: str, text: str | None) -> Language | None:
+    """`of_path`, and for a file with no extension and no known name, the language its first
+    line's `#!` names (`#!/usr/bin/env bash`): only the first line is read, so detection stays as
+    cheap as the extension's. `text` None: by the path alone."""
+    lang = of_path(path)
+    if lang is not None or text is None or not text.startswith("#!"):
+        return lang
+    name = path.rsplit("/", 1)[-1]
+    if os.path.splitext(name)[1] and os.path.splitext(name)[0]:
+        return None     # a file with an extension is what its extension says
+    found = _SHEBANG.match(text[:200].split("\n", 1)[0])
+    if found is None:
+        return None
+    program = found.group(2) if found.group(1) == "env" and found.group(2) else found.group(1)
+    return by_interpreter().get(program)
 
 
 @clearable

@@ -31,6 +31,10 @@ class DefRule:
                                   ``Obj.prototype.name = ...`` and ``exports.name = ...``
                                   (the object a chain of plain names; ``prototype``
                                   dropped from it)
+                 "path"           text of the ``name`` field read as a path of names, each
+                                  separator the language writes (``::``, ``\\``, ``:``, ``.``)
+                                  a dot, leading ones dropped: Ruby's ``class Billing::Invoice``
+                                  is ``Billing.Invoice``, Lua's ``function M:f`` is ``M.f``
     value_types: when set, the node only counts as a definition if its
                  ``value_field`` field has one of these types (used for
                  ``const f = () => ...`` style bindings).
@@ -61,7 +65,9 @@ class LanguageSpec:
                  hold ``const f = () => {}`` declarators ...).  The wrapper's
                  full range belongs to the definition.
     transparent: node types inside a container body whose children are
-                 members of that container (e.g. Java ``enum_body_declarations``).
+                 members of that container (e.g. Java ``enum_body_declarations``);
+                 when the node has a ``body`` field, the body's children are
+                 (Ruby's ``class << self ... end``).
     prefix:      node types that belong to the *next* sibling when directly
                  above it without a blank line (comments, attributes,
                  sibling decorators).
@@ -104,6 +110,10 @@ class Language:
                    `package chi`): a qualifier may name the file by it (syntax/packages.py)
     relative_specifiers: imports name other files by relative specifiers (`import x from
                    "./a"`, `require("../b")`): check-refs resolves those in a patch
+    file_names:    exact file names (no extension) of the language: Ruby's `Rakefile`, `Gemfile`
+    interpreters:  programs a `#!` line names for the language (`bash`, `sh`): a file with no
+                   extension and no known name is read as the language its first line names,
+                   where the text is at hand (registry.of_file)
 
     The default test and generated-file patterns (`*_test.go`, `*_pb2.py`) stay in
     worktree/rules.py for now: their order is part of every branch's recorded rules, and
@@ -121,3 +131,5 @@ class Language:
     directory_stems: tuple[str, ...] = ()
     package_clause: re.Pattern[str] | None = None
     relative_specifiers: bool = False
+    file_names: tuple[str, ...] = ()
+    interpreters: tuple[str, ...] = ()

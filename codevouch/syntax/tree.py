@@ -8,6 +8,7 @@ decorators directly above it (no blank line between).  Items that define symbols
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -94,12 +95,19 @@ def def_name(node: Node, rule: DefRule) -> str:
     if rule.name == "impl_type":
         return _base_type_name(node.child_by_field_name("type"))
     name = "".join(node_text(node.child_by_field_name("name")).split())
-    if rule.name == "string":
+    if rule.name == "path":
+        name = _PATH_SEPARATORS.sub(".", name).strip(".")
+    elif rule.name == "string":
         name = name.strip("\"'`")
     elif rule.name == "go_receiver" and name:
         receiver = _go_receiver_type(node)
         name = f"{receiver}.{name}" if receiver else name
     return name
+
+
+# What separates the names of a path in the languages that write one as a definition's name:
+# Ruby's `A::B`, PHP's `\A\B`, Lua's `M.f` and `M:f`.
+_PATH_SEPARATORS = re.compile(r"::|\\|:|\.")
 
 
 def _js_member_name(left: Node | None) -> str:
@@ -212,7 +220,8 @@ class Syntax:
     def _flatten(self, nodes: Sequence[Node]) -> Iterable[Node]:
         for node in nodes:
             if node.type in self.spec.transparent:
-                yield from self._flatten(node.named_children)
+                body = node.child_by_field_name("body")
+                yield from self._flatten((body if body is not None else node).named_children)
             else:
                 yield node
 

@@ -68,7 +68,8 @@ def test_the_registry_lists_each_language_once_with_its_own_extensions() -> None
     assert len(extensions) == len(set(extensions))
     assert all(ext.startswith(".") and ext == ext.lower() for ext in extensions)
     langs = {p.stem for p in (PACKAGE / "syntax" / "langs").glob("*.py")} - {"__init__"}
-    assert langs == {"python", "javascript", "typescript", "go", "rust", "java"}
+    assert langs == {"python", "javascript", "typescript", "go", "rust", "java",
+                     "ruby", "php", "scala", "bash", "lua"}
 
 
 # Where a language may still be named outside its own module and the registry, and why:
