@@ -87,6 +87,31 @@ class LanguageSpec:
 
 
 @dataclass(frozen=True)
+class Imports:
+    """How a line of the language imports code, as check-refs reads it (refs/imports.py).
+
+    pattern:  matched at the start of a line; its groups, where they took part:
+              "file"   a file named from a load path or the repository's root (Ruby's `require
+                       "billing/invoice"`, Lua's `require "billing.ledger"`, a shell's `source
+                       lib/common.sh`): found at the root or under any directory
+              "here"   a file named from the importing file's directory (`require_relative`)
+              "names"  qualified names (`use App\\Models\\Customer;`, `import com.acme.{A, B}`):
+                       each checked as the symbol its last two parts spell (`Models.Customer`),
+                       the qualifier being the file's package (spec.Language.package_clause) or
+                       a directory of its path
+    suffixes: what the language appends to a file's name to find it (`.rb`; Lua's `.lua` and
+              `/init.lua`), tried after the name as written
+    dotted:   a "file" spec's dots are directories (Lua's `billing.ledger` is billing/ledger.lua)
+    separator: what separates the parts of a name in "names" (PHP's `\\`, Scala's `.`)
+    """
+
+    pattern: re.Pattern[str]
+    suffixes: tuple[str, ...] = ()
+    dotted: bool = False
+    separator: str = "."
+
+
+@dataclass(frozen=True)
 class Language:
     """One language codevouch parses.
 
@@ -114,6 +139,8 @@ class Language:
     interpreters:  programs a `#!` line names for the language (`bash`, `sh`): a file with no
                    extension and no known name is read as the language its first line names,
                    where the text is at hand (registry.of_file)
+    imports:       how a line imports code, for check-refs (`Imports`); None: not read (Python's
+                   and JavaScript's imports have their own readers in refs/ for now)
 
     The default test and generated-file patterns (`*_test.go`, `*_pb2.py`) stay in
     worktree/rules.py for now: their order is part of every branch's recorded rules, and
@@ -133,3 +160,4 @@ class Language:
     relative_specifiers: bool = False
     file_names: tuple[str, ...] = ()
     interpreters: tuple[str, ...] = ()
+    imports: Imports | None = None

@@ -2,7 +2,9 @@
 extension whose `#!` line names a shell (registry.of_file)."""
 from __future__ import annotations
 
-from codevouch.syntax.spec import LEAF, Language, LanguageSpec
+import re
+
+from codevouch.syntax.spec import LEAF, Imports, Language, LanguageSpec
 
 BASH = Language(
     name="bash",
@@ -17,4 +19,6 @@ BASH = Language(
     keywords=("function",),
     fences=("bash", "sh", "shell", "zsh"),
     interpreters=("sh", "bash", "dash", "ksh", "zsh"),
+    # `source lib/common.sh`, `. ./env.sh`: a path with no expansion (`$HOME/x`) and not absolute.
+    imports=Imports(re.compile(r"""[ \t]*(?:source|\.)[ \t]+["']?(?P<file>[^\s"'$`/;&|][^\s"'$`;&|]*)["']?[ \t]*(?:[;&|#]|$)""")),
 )

@@ -1,7 +1,9 @@
 """Lua: `function M.f`, `function M:f` (both `M.f`) and `local function f`."""
 from __future__ import annotations
 
-from codevouch.syntax.spec import DefRule, Language, LanguageSpec
+import re
+
+from codevouch.syntax.spec import DefRule, Imports, Language, LanguageSpec
 
 LUA = Language(
     name="lua",
@@ -14,4 +16,7 @@ LUA = Language(
     keywordless=True,       # `function M.f`: the word after `function` is the table, not the name
     keywords=("function",),
     fences=("lua",),
+    # `require "billing.ledger"`, `local x = require("billing.ledger")`
+    imports=Imports(re.compile(r"""(?:.*[=(,][ \t]*|[ \t]*)require[ \t(]*["'](?P<file>[\w.\-/]+)["']"""),
+                    suffixes=(".lua", "/init.lua"), dotted=True),
 )

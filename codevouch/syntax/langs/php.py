@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from codevouch.syntax.spec import CONTAINER, LEAF, Language, LanguageSpec
+from codevouch.syntax.spec import CONTAINER, LEAF, Imports, Language, LanguageSpec
 
 PHP = Language(
     name="php",
@@ -29,4 +29,10 @@ PHP = Language(
     fences=("php",),
     # The last name of `namespace App\Billing;` (a qualifier names it as `Billing`).
     package_clause=re.compile(r"^[ \t]*namespace[ \t]+(?:\\?\w+\\)*(\w+)[ \t]*[;{]", re.MULTILINE),
+    # `use App\Models\Customer;`, `use function App\Util\helper;`, `use App\{A, B as C};`; and
+    # `require_once __DIR__ . '/x.php'` is a file beside this one.
+    imports=Imports(
+        re.compile(r"""[ \t]*(?:use[ \t]+(?:function[ \t]+|const[ \t]+)?(?P<names>[\w\\][^;]*);"""
+                   r"""|(?:require|include)(?:_once)?[ \t(]*__DIR__[ \t]*\.[ \t]*["']/(?P<here>[^"'\n]+)["'])"""),
+        separator="\\"),
 )

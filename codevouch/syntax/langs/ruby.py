@@ -3,7 +3,9 @@ self.build` named `build` in its class, `class << self` read through; `Rakefile`
 by their names."""
 from __future__ import annotations
 
-from codevouch.syntax.spec import LEAF, DefRule, Language, LanguageSpec
+import re
+
+from codevouch.syntax.spec import LEAF, DefRule, Imports, Language, LanguageSpec
 
 _SCOPE = DefRule(container=True, name="path")
 
@@ -25,4 +27,8 @@ RUBY = Language(
     keywords=("def", "class", "module"),
     fences=("ruby", "rb"),
     file_names=("Rakefile", "Gemfile"),
+    imports=Imports(
+        re.compile(r"""[ \t]*(?:require_relative[ \t(]*["'](?P<here>[^"'\n]+)["']"""
+                   r"""|(?:require|load)[ \t(]*["'](?P<file>[^"'\n]+)["'])"""),
+        suffixes=(".rb",)),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from codevouch.syntax.spec import CONTAINER, LEAF, Language, LanguageSpec
+from codevouch.syntax.spec import CONTAINER, LEAF, Imports, Language, LanguageSpec
 
 SCALA = Language(
     name="scala",
@@ -30,4 +30,5 @@ SCALA = Language(
     keywords=("def", "trait"),
     fences=("scala",),
     package_clause=re.compile(r"^[ \t]*package[ \t]+(?:\w+\.)*(\w+)[ \t]*$", re.MULTILINE),
+    imports=Imports(re.compile(r"[ \t]*import[ \t]+(?P<names>[\w.{][^;/\n]*)")),
 )
