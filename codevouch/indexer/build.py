@@ -40,6 +40,7 @@ from codevouch.store import (
 from codevouch.store.settings import DEFAULT as STORE_DEFAULT
 from codevouch.store.settings import StoreSettings
 from codevouch.store.writer import PhaseHook, Writer, open_writer, utc_now
+from codevouch.syntax import languages
 from codevouch.vocabulary import Kind
 from codevouch.worktree import gitio, gitreads
 from codevouch.worktree.config import load_repo_config
@@ -75,6 +76,9 @@ class BranchSummary:
     # Branches --all-branches found but did not take (over CODEVOUCH_MAX_BRANCHES): the build's,
     # the same on each of its branches.
     branches_left_out: int = 0
+    # Languages whose grammar failed to load (a wheel missing or broken) -> why: their files were
+    # cut into text windows with no symbols, and the build went on.
+    text_only: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -525,7 +529,7 @@ def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence
         chunks=sum(f.chunks for f in current if f.status == "live"), embedded=work.embedded, reused=work.reused,
         deleted=work.deleted, indexed_files=work.indexed, skipped=dict(Counter(r for _, r in skipped_list)),
         excluded=dict(excluded), skipped_files=[{"path": p, "reason": r} for p, r in skipped_list],
-        noop=work.noop, seconds=round(work.seconds, 3))
+        noop=work.noop, seconds=round(work.seconds, 3), text_only=languages.unavailable())
 
 
 def _not_a_file(entry: gitio.TreeEntry) -> str:

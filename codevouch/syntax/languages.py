@@ -25,6 +25,7 @@ __all__ = [
     "get_language",
     "get_parser",
     "get_spec",
+    "unavailable",
 ]
 
 def detect_language(path: str, text: str | None = None) -> str | None:
@@ -47,8 +48,25 @@ def get_language(name: str) -> tree_sitter.Language:
         module_name, func_name = registry.by_name()[name].grammar
     except KeyError:
         raise ValueError(f"unsupported language: {name!r}") from None
-    loader: Callable[[], object] = getattr(importlib.import_module(module_name), func_name)
-    return tree_sitter.Language(loader())
+    try:
+        loader: Callable[[], object] = getattr(importlib.import_module(module_name), func_name)
+        return tree_sitter.Language(loader())
+    except Exception as err:  # noqa: BLE001 - a wheel missing or broken: that language is read as text
+        _unavailable[name] = f"{module_name}: {type(err).__name__}: {err}"[:300]
+        raise
+
+
+# Languages whose grammar failed to load in this process -> why: their files are cut into text
+# windows (indexer/chunker.py), and a build's summary says so (BranchSummary.text_only).
+_unavailable: dict[str, str] = {}
+
+
+def unavailable() -> dict[str, str]:
+    """Each language whose grammar failed to load in this process, and why (a copy)."""
+    return dict(_unavailable)
+
+
+caches.register("codevouch.syntax.languages.unavailable", _unavailable.clear, _unavailable.__len__)
 
 
 # Parsers hold mutable state, so each thread gets its own cached set. Clearing (caches.py) moves
