@@ -27,6 +27,7 @@ SCALA = Language(
         blocks=frozenset({"compilation_unit", "template_body", "block", "enum_body", "indented_block",
                           "case_block"}),
     ),
+    keywordless=True,       # `case object Note`: `case` opens it, and members merged into their object's chunk
     keywords=("def", "trait"),
     fences=("scala",),
     package_clause=re.compile(r"^[ \t]*package[ \t]+(?:\w+\.)*(\w+)[ \t]*$", re.MULTILINE),

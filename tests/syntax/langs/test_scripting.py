@@ -44,6 +44,10 @@ module Billing
       amount * RATE
     end
 
+    def settled?
+      @settled
+    end
+
     def self.build_invoice(rows)
       new(rows)
     end
@@ -63,7 +67,8 @@ end
 def render_totals
   Billing::Invoice.build_invoice([])
 end
-''', ("Billing", "Billing.Invoice", "Billing.Invoice.settle_invoice", "Billing.Invoice.build_invoice",
+''', ("Billing", "Billing.Invoice", "Billing.Invoice.settle_invoice", "Billing.Invoice.settled?",
+      "Billing.Invoice.build_invoice",
       "Billing.Invoice.parse_invoice", "Billing.Ledger.Entry", "Billing.Ledger.Entry.post_entry", "render_totals"),
     "Billing.Invoice.settle_invoice", "amount * RATE", "amount * RATE - discount",
     "Billing::Invoice#settle_invoice", "Billing::Invoice#refund_invoice")
@@ -150,8 +155,12 @@ function upload_assets {
   rsync -a "$1" /srv/www/
 }
 
+check-health() {
+  curl -fsS http://localhost/health
+}
+
 deploy_release "$@"
-''', ("deploy_release", "upload_assets"),
+''', ("deploy_release", "upload_assets", "check-health"),
     "upload_assets", "rsync -a \"$1\" /srv/www/", "rsync -az \"$1\" /srv/www/",
     "upload_assets()", "rollback_release()")
 
