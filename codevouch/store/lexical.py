@@ -203,7 +203,8 @@ def _identifier_shaped(token: str) -> bool:
 
 # A name as Ruby (`route!`, `updated?`) and shell (`compare-fields`) may write it: characters an
 # identifier does not hold, read as one name only when the whole query is that name.
-_SPELLED = re.compile(rf"(?:{IDENTIFIER}(?:\.|::))*{IDENTIFIER}(?:-[\w$]+)*[?!]?")
+_SPELLED_PART = rf"{IDENTIFIER}(?:-[\w$]+)*"
+_SPELLED = re.compile(rf"(?:{_SPELLED_PART}(?:\.|::))*{_SPELLED_PART}[?!]?")
 
 
 def query_name_keys(query: str, whole_only: bool = False) -> list[str]:
@@ -227,7 +228,7 @@ def query_name_keys(query: str, whole_only: bool = False) -> list[str]:
         if len(parts) == 1:   # `Client.send` is that method, not every `send`
             keys.append(_squashed(token))
     if whole is None and _SPELLED.fullmatch(text):
-        # `route!`, `Base.updated?`, `compare-fields`: one name as written
+        # `route!`, `Base.updated?`, `compare-fields`, `single-use-latch::wait`: one name as written
         keys.append(".".join(_components(text)).lower())
     words = _QUERY_WORD.findall(text)
     if whole is None and len(words) >= 2 and len(words) <= 8 and " ".join(words) == " ".join(text.split()):

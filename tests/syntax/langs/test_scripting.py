@@ -159,8 +159,12 @@ check-health() {
   curl -fsS http://localhost/health
 }
 
+release-lock::wait() {
+  flock /tmp/release.lock true
+}
+
 deploy_release "$@"
-''', ("deploy_release", "upload_assets", "check-health"),
+''', ("deploy_release", "upload_assets", "check-health", "release-lock::wait"),
     "upload_assets", "rsync -a \"$1\" /srv/www/", "rsync -az \"$1\" /srv/www/",
     "upload_assets()", "rollback_release()")
 
