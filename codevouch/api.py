@@ -181,7 +181,7 @@ class Index:
                            all_branches=all_branches, wait=wait, progress=progress,
                            include_branches=include_branches, exclude_branches=exclude_branches,
                            settings=self.settings, store=callreads.store_settings(self.call),
-                           max_branches=self.call.env.max_branches)
+                           max_branches=self.call.env.max_branches, numpy_texts=self.call.env.build_numpy_texts)
 
     @in_call
     def search(self, query: str | SearchRequest, *, hide_excluded: bool = False,
@@ -526,7 +526,7 @@ def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
         model = embedder
     return build_each(list(repos), index_dir_of(index_dir, call), model, wait=wait, progress=progress, on_repo=on_repo,
                       settings=settings if settings is not None else DEFAULT, store=callreads.store_settings(call),
-                      max_branches=call.env.max_branches)
+                      max_branches=call.env.max_branches, numpy_texts=call.env.build_numpy_texts)
 
 
 def load_repos(path: Path | str) -> list[RepoSpec]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from codevouch import environment
-from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
+from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, build_encoder, token_counter
 from codevouch.errors import DiskFull, InputError, disk_full, is_disk_full
 from codevouch.indexer import Progress, embedtext
 from codevouch.indexer.branches import BranchFilter, branch_filter, select_branches
@@ -167,7 +167,9 @@ class BuildKnobs(TypedDict, total=False):
     embedded: codevouch/retriever/settings.py), `store` (the caller's server, busy timeout and
     lease: codevouch/store/settings.py), `max_branches` (the most branches `all_branches` takes:
     the caller's CODEVOUCH_MAX_BRANCHES), `clock` (the UTC time, as the ledger writes it, that
-    stamps a branch when its build becomes readable: a test hands in its own)."""
+    stamps a branch when its build becomes readable: a test hands in its own), `numpy_texts`
+    (the most new texts a branch's build embeds without torch: the caller's
+    CODEVOUCH_BUILD_NUMPY_TEXTS; embedding.build_encoder)."""
     wait: float
     progress: Progress | None
     on_phase: PhaseHook | None
@@ -175,6 +177,7 @@ class BuildKnobs(TypedDict, total=False):
     store: StoreSettings
     max_branches: int
     clock: Callable[[], str]
+    numpy_texts: int
 
 
 class BuildOptions(BranchChoice, BuildKnobs, total=False):
@@ -191,6 +194,7 @@ class _How:
     store: StoreSettings = STORE_DEFAULT
     max_branches: int = environment.MAX_BRANCHES.default
     clock: Callable[[], str] = utc_now
+    numpy_texts: int = environment.BUILD_NUMPY_TEXTS.default
 
 
 def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
@@ -342,7 +346,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
     on_phase("planned")
 
     new_chunks = [NewChunk(ordinal, c.record) for res in results for ordinal, c in enumerate(res.chunks)]
-    embedded = _embed_new(ledger, embedder, results, progress)
+    embedded = _embed_new(ledger, embedder, results, progress, how.numpy_texts)
 
     writer.commit_build(BuildChange(
         state=BranchState(target.base, target.repo, branch, commit, target.commit_date, "",   # stamped at the commit
@@ -414,12 +418,15 @@ def _up_to_date(state: BranchState | None, full: bool, commit: str, outdated: Ou
     return state is not None and not full and state.commit == commit and outdated is None
 
 
-def _embed_new(ledger: Ledger, embedder: Embedder, results: list[_FileResult], progress: Progress | None) -> int:
-    """Embed the chunk texts no cache holds (the ledger's, then the overlay's); how many were."""
+def _embed_new(ledger: Ledger, embedder: Embedder, results: list[_FileResult], progress: Progress | None,
+               numpy_texts: int = environment.BUILD_NUMPY_TEXTS.default) -> int:
+    """Embed the chunk texts no cache holds (the ledger's, then the overlay's); how many were.
+    At most `numpy_texts` of them: without torch (embedding.build_encoder)."""
     texts = {c.record.text_hash: c.embedded for res in results for c in res.chunks}
     known = ledger.cached_hashes(embedder.name, texts)
     known |= _from_overlay_cache(ledger, embedder.name, [h for h in texts if h not in known])
-    return _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
+    items = [(h, t) for h, t in texts.items() if h not in known]
+    return _embed(build_encoder(embedder, len(items), numpy_texts), embedder.name, ledger, items, progress)
 
 
 def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str, gitio.TreeEntry],
@@ -482,10 +489,10 @@ def _from_overlay_cache(ledger: Ledger, model: str, hashes: Sequence[str]) -> se
     return set(found)
 
 
-def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
-           progress: Progress | None) -> int:
-    """Embed what the cache lacks, saving each batch so a killed build keeps its work, and
-    saying how far it got every PROGRESS_BATCH texts."""
+def _embed(encode: Callable[[Sequence[str]], list[list[float]]], model: str, ledger: Ledger,
+           items: list[tuple[str, str]], progress: Progress | None) -> int:
+    """Embed what the cache lacks with `encode` (`model`'s), saving each batch so a killed build
+    keeps its work, and saying how far it got every PROGRESS_BATCH texts."""
     # Similar lengths in a batch means little padding: the model's cost follows the longest text.
     items = sorted(items, key=lambda item: len(item[1]))
     done = 0
@@ -493,11 +500,11 @@ def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
         vecs: list[Sequence[float]] = []
         for at in range(0, len(part), PROGRESS_BATCH):
             piece = part[at:at + PROGRESS_BATCH]
-            vecs += embedder.embed([text for _, text in piece])
+            vecs += encode([text for _, text in piece])
             done += len(piece)
             if progress:
                 progress(done, len(items), "embedding")
-        ledger.put_vectors(embedder.name, {h: v for (h, _), v in zip(part, vecs)})
+        ledger.put_vectors(model, {h: v for (h, _), v in zip(part, vecs)})
     return len(items)
 
 
