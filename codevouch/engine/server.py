@@ -180,7 +180,7 @@ class Engine:
         try:
             from codevouch.api import Index
 
-            Index(self.warm, index_dir=self.index_dir, record=False).search("warm up", k=1, validate=False)
+            Index(self.warm, index_dir=self.index_dir, record=False, background=False).search("warm up", k=1, validate=False)
             log(f"warmed up on {self.warm} in {time.monotonic() - start:.1f} s")
         except Exception as exc:    # noqa: BLE001  (a warm-up that fails leaves the calls to load what they need)
             log(f"warm-up on {self.warm} failed ({type(exc).__name__}: {exc}); calls load what they need")
