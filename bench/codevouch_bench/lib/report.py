@@ -21,6 +21,7 @@ from codevouch_bench.lib.names_scripting_report import section as names_scriptin
 from codevouch_bench.lib.overlay_report import first_section as overlay_first_section
 from codevouch_bench.lib.overlay_report import headline as overlay_headline
 from codevouch_bench.lib.overlay_report import section as overlay_section
+from codevouch_bench.lib.small_build_report import section as small_build_section
 from codevouch_bench.lib.truth import MEANING
 from codevouch_bench.lib.validated_search_report import section as validated_search_section
 from codevouch_bench.lib.whole_quality_report import section as whole_quality_section
@@ -608,6 +609,7 @@ def render(results: dict[str, Any]) -> str:
     out.append(engine_section(large=figs.get("engine_large")))
     out.append(overlay_first_section())
     out.append(encoder_section())
+    out.append(small_build_section())
     out.append(hit_tokens_section())
     out.append(names_scripting_section())
     out.append(section_identifiers())
