@@ -494,7 +494,7 @@ OPTIONAL_SECTIONS = (("drift", "6. Drift speed", section_drift),
                      ("branches", "7. Many branches (--only branches)", section_branches_run),
                      ("mcp", "8. MCP server latency", section_mcp),
                      ("gitpython", "9. GitPython against codevouch's git plumbing", section_output),
-                     ("splitters", "10. Splitter windows per splitter: a line above, a rename, a release",
+                     ("splitters", "Splitter windows per splitter: a line above, a rename, a release",
                       lambda f: splitters_section(f, table)))
 
 
