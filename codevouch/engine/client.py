@@ -28,7 +28,8 @@ from codevouch import environment
 from codevouch.engine import paths, protocol
 from codevouch.errors import ConfigError
 
-READ_COMMANDS = frozenset({"search", "context", "validate", "check-refs", "review", "drift"})
+READ_COMMANDS = frozenset({"search", "context", "validate", "check-refs", "review", "drift", "show", "references",
+                           "outline"})
 INDEX_READS = frozenset({"status", "health"})
 # Read commands an engine already running serves, but that start none: a look at the index now
 # and then (one `index status` left an engine idling for its whole timeout).

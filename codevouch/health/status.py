@@ -2,6 +2,7 @@
 and how far behind each branch is, counted in git here."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +38,21 @@ def head_and_behind(repo: Path, branch: str, indexed: str) -> tuple[str | None, 
         return head, int(out.decode().strip()) if out.strip() else None
     except GitError:
         return None, None
+
+
+def ages(stamp: str | None, now: datetime) -> dict[str, Any]:
+    """age_seconds, never negative: a build stamped in the future (its clock was ahead) is 0 s
+    old, and clock_ahead_seconds says by how much."""
+    age = _age(stamp, now)
+    if age is None or age >= 0:
+        return {"age_seconds": age}
+    return {"age_seconds": 0, "clock_ahead_seconds": -age,
+            "note": "the build's clock was ahead of this one: built_at is in the future"}
+
+
+def _age(stamp: str | None, now: datetime) -> int | None:
+    try:
+        return int((now - datetime.strptime(stamp or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc))
+                   .total_seconds())
+    except ValueError:
+        return None

@@ -30,7 +30,7 @@ from codevouch.worktree.git.attributes import (
     unrun_filters,
 )
 from codevouch.worktree.git.diffs import Change, PendingDiff, diff_patch, diff_trees, renames_between
-from codevouch.worktree.git.grep import grep_lines, grep_words
+from codevouch.worktree.git.grep import grep_lines, grep_word_lines, grep_words
 from codevouch.worktree.git.hashing import (
     FOLDER,
     NESTED_REPOSITORY,
@@ -127,6 +127,6 @@ __all__ = [
     # ignores
     "Ignored", "PendingIgnored", "ignored",
     # history, grep, attributes
-    "last_commit_mentioning", "last_commit_touching", "parent_commit", "paths_in_history", "grep_lines",
+    "last_commit_mentioning", "last_commit_touching", "parent_commit", "paths_in_history", "grep_lines", "grep_word_lines",
     "grep_words", "LINGUIST_ATTRIBUTES", "linguist_marks", "marks_of", "path_attributes", "unrun_filters",
 ]

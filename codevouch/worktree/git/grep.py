@@ -78,3 +78,27 @@ def grep_lines(repo: Path, needles: Iterable[str], leave_out: Iterable[str] = ()
         if key in wanted and path not in found.get(key, ()):
             found.setdefault(key, []).append(path)
     return found
+
+
+def grep_word_lines(repo: Path, word: str, leave_out: Iterable[str] = ()) -> Iterator[tuple[str, int, str]]:
+    """(path, line number, line) of each working-tree line (tracked and untracked files, not
+    ignored ones, not binary) that holds `word` as a whole word, in one process; the caller stops
+    reading when it has enough. `leave_out` as for grep_words."""
+    if not word or "\n" in word or "\0" in word:
+        return
+    out = run(repo, "grep", "-z", "-n", "-w", "-F", "-I", "--untracked", "--no-color", "--no-textconv",
+              "-e", word, "--", *_excluded(leave_out), ok_codes=(0, 1))
+    # `path NUL line NUL text LF` each: the path may hold a newline, the text never does.
+    data = out.decode("utf-8", "surrogateescape")
+    pos = 0
+    while pos < len(data):
+        path_end = data.find("\0", pos)
+        num_end = data.find("\0", path_end + 1) if path_end >= 0 else -1
+        if num_end < 0:
+            return
+        text_end = data.find("\n", num_end + 1)
+        text_end = len(data) if text_end < 0 else text_end
+        number = data[path_end + 1:num_end]
+        if number.isdigit():
+            yield data[pos:path_end], int(number), data[num_end + 1:text_end]
+        pos = text_end + 1
