@@ -3,6 +3,7 @@ lines), or a directory's files and their top-level definitions, bounded."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from codevouch.worktree.paths import locate
 MOST_FILES = 200
 MOST_ENTRIES = 2000
 
+# A comment between a header and its body (Python's `def f():  # why`) is not the signature.
+_TRAILING_COMMENT = re.compile(r"(?<=[:{)])\s+(?:#|//).*$")
 _CONTAINERS = {"class", "struct", "interface", "trait", "enum", "type", "impl", "record", "object", "module",
                "namespace", "protocol", "union"}
 
@@ -57,10 +60,14 @@ class Outline:
 def kind_of(d: Definition) -> str:
     """class for a container (by the keyword its signature starts with), else method when it lies
     inside another definition, else function."""
-    words = d.signature.replace("(", " ").split()[:4]
+    words = re.sub(r"[({]", " ", d.signature).split()[:4]
     if any(w in _CONTAINERS for w in words):
         return "class"
     return "method" if "." in d.name else "function"
+
+
+def _entry(path: str, d: Definition) -> Entry:
+    return Entry(path, kind_of(d), d.name, _TRAILING_COMMENT.sub("", d.signature), d.start, d.end)
 
 
 def outline_path(root: Path, given: str, limit: int) -> Outline:
@@ -74,7 +81,7 @@ def outline_path(root: Path, given: str, limit: int) -> Outline:
     found = outline(source.text, source.path)
     if found is None:
         return Outline(source.path, (), (f"{one_line(source.path)}: no supported language, or it does not parse",))
-    entries = tuple(Entry(source.path, kind_of(d), d.name, d.signature, d.start, d.end) for d in found)
+    entries = tuple(_entry(source.path, d) for d in found)
     return _bounded(source.path, entries, ())
 
 
@@ -90,7 +97,7 @@ def _directory(root: Path, rel: str, limit: int) -> Outline:
         if not isinstance(text, str):
             continue
         found = outline(text, path) or []
-        entries += [Entry(path, kind_of(d), d.name, d.signature, d.start, d.end) for d in found if "." not in d.name]
+        entries += [_entry(path, d) for d in found if "." not in d.name]
     return _bounded(rel or ".", tuple(entries), tuple(notes))
 
 

@@ -11,7 +11,7 @@ only the spelling does (`obj.cancel_order()` calls some `cancel_order`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,10 +76,15 @@ def references(root: Path, name: str, limit: int, max_bytes: int) -> References:
     by_file: dict[str, list[tuple[int, str]]] = {}
     for path, number, text in gitio.grep_word_lines(root, last):
         by_file.setdefault(path, []).append((number, text))
-    found: list[Reference] = []
     files = sorted(by_file)
-    for path in files[:MOST_FILES]:
-        found += _in_file(root, path, by_file[path], last, max_bytes)
+    read = [(path, *_in_file(root, path, by_file[path], last, max_bytes)) for path in files[:MOST_FILES]]
+    # A Go package is its directory: a bare use in a file beside the definition names it.
+    go_dirs = {path.rpartition("/")[0] for path, _, defines in read if defines and path.endswith(".go")}
+    found: list[Reference] = []
+    for path, uses, defines in read:
+        tied = defines or any(r.kind == "import" for r in uses) or \
+            (path.endswith(".go") and path.rpartition("/")[0] in go_dirs)
+        found += [replace(r, resolution=_resolution(r.kind, r.context, last, tied)) for r in uses]
     notes = []
     if len(files) > MOST_FILES:
         notes.append(f"{len(files) - MOST_FILES} more files mention {last} and were not read (at most {MOST_FILES})")
@@ -88,30 +93,29 @@ def references(root: Path, name: str, limit: int, max_bytes: int) -> References:
     return References(name, tuple(found[:limit]), "; ".join(notes) or None)
 
 
-def _in_file(root: Path, path: str, lines: list[tuple[int, str]], last: str, max_bytes: int) -> list[Reference]:
+def _in_file(root: Path, path: str, lines: list[tuple[int, str]], last: str,
+             max_bytes: int) -> tuple[list[Reference], bool]:
+    """The uses of `last` on the grep's `lines` of `path` (their resolution decided by the caller),
+    and whether the file defines `last`."""
     lang = detect_language(path)
     loc = locate(root, path)
     text = read_text(root, loc.real, max_bytes) if lang and loc.inside and loc.exists and loc.real else None
     if lang is None or not isinstance(text, str):
-        return []
+        return [], False
     spec = get_spec(lang)
     tree = parse(text, lang)
     defs = outline(text, path, lang) or []
-    uses: list[tuple[int, str]] = []
+    out = []
     for number, line in lines:
         for match in re.finditer(rf"(?<![\w$]){re.escape(last)}(?![\w$])", line):
             col = len(line[:match.start()].encode("utf-8", "surrogatepass"))
             node = tree.descendant_for_point_range((number - 1, col), (number - 1, col + len(last.encode())))
             kind = _kind(node, spec, last) if node is not None else None
             if kind is not None:
-                uses.append((number, kind))
+                out.append(Reference(path, number, kind, "by-name", _enclosing(defs, number),
+                                     one_line(line.strip())[:CONTEXT_CHARS]))
                 break
-    tied = any(k == "import" for _, k in uses) or any(d.name.split(".")[-1] == last for d in defs)
-    out = []
-    for (number, kind), line in zip(uses, (dict(lines)[n] for n, _ in uses)):
-        out.append(Reference(path, number, kind, _resolution(kind, line, last, tied), _enclosing(defs, number),
-                             one_line(line.strip())[:CONTEXT_CHARS]))
-    return out
+    return out, any(d.name.split(".")[-1] == last for d in defs)
 
 
 def _kind(node: Node, spec: LanguageSpec, last: str) -> str | None:
