@@ -29,7 +29,7 @@ SHOP = {
     "shop/refund.py": "def refund_order(order):\n    return order.refund()\n",
 }
 count_tokens = token_counter()
-READ_ONLY_TOOLS = {"search", "context", "validate", "status", "health", "check_refs"}
+READ_ONLY_TOOLS = {"search", "show", "references", "outline", "context", "validate", "status", "health", "check_refs"}
 
 
 def server(repo: Repo, index_dir: Path, *extra: str) -> StdioServerParameters:
