@@ -2,6 +2,7 @@
 takes from this mixin (api.py holds the rest of the front door)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -41,7 +42,7 @@ class Navigation:
         def search(t: Target) -> Hits:
             return self.search(SearchRequest.of(t.name, k=50, branch=branch, mode="lexical",
                                                 paths=[t.path] if t.path else None))
-        return show(root, target_of(root, name, limit), search, limit)
+        return show(root, target_of(root, name, limit, lambda p: _given(self.call, p)), search, limit)
 
     @in_call
     def references(self: _Index, name: str, limit: int = 200) -> References:
@@ -63,8 +64,14 @@ class Navigation:
         from codevouch.worktree import gitio
 
         root = gitio.repo_root(self.repo)
-        return outline_path(root, str(self.call.path(path)) if not Path(path).is_absolute() and
-                            (self.call.cwd / path).exists() else path, _limit(root))
+        return outline_path(root, _given(self.call, path), _limit(root))
+
+
+def _given(call: Call, path: str) -> str:
+    """A path as the caller named it: from the caller's directory when something is there (the
+    CLI's rule), else from the repository's top (an agent's paths)."""
+    named = call.path(path)
+    return str(named) if os.path.lexists(named) else path
 
 
 def _limit(root: Path) -> int:

@@ -88,14 +88,15 @@ class Shown:
                 "overlay": self.searched.overlay.summary() if self.searched.overlay is not None else None}
 
 
-def target_of(root: Path, asked: str, limit: int) -> Target:
+def target_of(root: Path, asked: str, limit: int, given: Callable[[str], str] = lambda p: p) -> Target:
     """NAME, PATH#NAME or PATH:START-END read into a Target; a range becomes the innermost
-    definition that holds it (InputError when none does, or the path is refused)."""
+    definition that holds it (InputError when none does, or the path is refused). `given`: a
+    path as the caller meant it (the CLI's: from its directory)."""
     asked = asked.strip()
     ranged = _RANGE.match(asked)
     if ranged:
         start, end = int(ranged["start"]), int(ranged["end"])
-        source = read_source(root, ranged["path"], limit)
+        source = read_source(root, given(ranged["path"]), limit)
         found = [d for d in outline(source.text, source.path) or () if d.start <= start and end <= d.end]
         if start < 1 or end < start or not found:
             raise InputError(f"no definition holds lines {start}-{end} of {source.path}; `codevouch outline "
@@ -103,7 +104,7 @@ def target_of(root: Path, asked: str, limit: int) -> Target:
         return Target(min(found, key=lambda d: d.end - d.start).name, source.path)
     path, hash_, name = asked.rpartition("#")
     if hash_:
-        source = read_source(root, path, limit)
+        source = read_source(root, given(path), limit)
         return Target(_checked(name), source.path)
     return Target(_checked(asked))
 

@@ -7,7 +7,6 @@ import pytest
 
 from codevouch import Index
 from codevouch.errors import InputError
-from tests.gitrepo import Repo
 from tests.navigate.scenario import edited
 
 
