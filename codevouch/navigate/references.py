@@ -125,9 +125,25 @@ def _kind(node: Node, spec: LanguageSpec, last: str) -> str | None:
             or "comment" in node.type or "string" in node.type:
         return None
     parent = node.parent
-    if parent is not None and parent.type in spec.definitions and parent.child_by_field_name("name") == node:
+    if parent is not None and (parent.type in spec.definitions and parent.child_by_field_name("name") == node
+                               or _declares(node, parent)):
         return None
     return _by_place(node, spec)
+
+
+def _declares(node: Node, parent: Node) -> bool:
+    """Whether `node` declares a name of its own: a parameter (`def f(session)`, Go's `s *Server`),
+    a keyword argument's name (`f(session=s)`), a `global` or `nonlocal` statement: another thing
+    spelled the same, not a use of it (a parameter's default or type is a use)."""
+    kind = parent.type
+    if kind in ("parameters", "lambda_parameters", "global_statement", "nonlocal_statement", "formal_parameters"):
+        return True
+    if "parameter" in kind:
+        named = parent.child_by_field_name("name") or parent.child_by_field_name("pattern")
+        if named is not None:
+            return bool(named == node)
+        return bool(parent.named_children and parent.named_children[0] == node)
+    return kind == "keyword_argument" and parent.child_by_field_name("name") == node
 
 
 def _by_place(node: Node, spec: LanguageSpec) -> str:

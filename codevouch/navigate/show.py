@@ -1,7 +1,7 @@
 """`show NAME` (also `PATH#NAME`, `PATH:START-END`): a definition's code as the working tree has it now.
 
 The index proposes: a name search (lexical, the working-tree overlay on, every hit validated)
-gives the files that define the name now, found live when written since the build, and the
+gives the files that may define the name now (the name tier's first), found live when written since the build, and the
 validator's verdict on each (moved, renamed, changed). The working tree decides: each such file
 is read and parsed now, and each definition of the name in it becomes one hit, its lines and
 code the current ones (`code`, the one hit form). A name the index held that the working tree no
@@ -26,6 +26,7 @@ from codevouch.worktree.files import read_text
 from codevouch.worktree.paths import locate
 
 MOST_HITS = 20
+MOST_FILES = 20       # files parsed for one show beyond the name tier's
 _RANGE = re.compile(r"^(?P<path>.+):(?P<start>\d+)-(?P<end>\d+)$")
 _NAME = re.compile(r"^[\w$.:<>~-]{1,300}$")
 _STUBS = (".pyi", ".d.ts", ".d.mts", ".d.cts", ".h", ".hpp")
@@ -137,19 +138,29 @@ def show(root: Path, target: Target, search: Callable[[Target], Hits], limit: in
     texts: dict[str, list[str] | None] = {}
     out: list[Hit] = []
     seen: set[tuple[str, int]] = set()
-    for hit in searched:
-        if "definition-name" not in hit.matched or hit.code is None or hit.check is None:
-            continue
-        path = hit.current.path if hit.current is not None else hit.path
-        lines = _lines(root, path, limit, texts)
-        if lines is None:
-            continue
-        for d in _defined(lines, path, target.name):
-            if (path, d.start) not in seen:
-                seen.add((path, d.start))
-                out.append(_hit(hit, path, d, lines))
-    out.sort(key=lambda h: (h.symbol != target.name and not h.symbol.endswith("." + target.name),
-                            h.path.endswith(_STUBS)))
+    parsed: dict[str, list[Definition]] = {}
+    # The name tier's hits; when none of their files defines the name now, the other hits' files
+    # (a small Python class is one chunk whose name keys hold `get`, not `LookupDict.get`): each
+    # file parsed now decides.
+    for tier in (True, False):
+        for hit in (h for h in searched if ("definition-name" in h.matched) == tier):
+            if hit.code is None or hit.check is None:
+                continue
+            path = hit.current.path if hit.current is not None else hit.path
+            if path not in texts and len(texts) >= MOST_FILES:
+                continue
+            lines = _lines(root, path, limit, texts)
+            if path not in parsed:     # each file parsed once, however many hits it has
+                parsed[path] = outline("\n".join(lines), path) or [] if lines is not None else []
+            for d in (d for d in parsed[path] if matches(d.name, target.name, path)):
+                if (path, d.start) not in seen:
+                    seen.add((path, d.start))
+                    out.append(_hit(hit, path, d, lines or ()))
+        if out:
+            break
+    # The whole name spelled first, then a dotted tail of it (`get` before `Session.get`); an
+    # implementation before its declaration.
+    out.sort(key=lambda h: (h.symbol != target.name, not h.symbol.endswith("." + target.name), h.path.endswith(_STUBS)))
     return Shown(target, tuple(out[:MOST_HITS]), searched, () if out else _was(root, target.name, searched, limit))
 
 
