@@ -574,3 +574,34 @@ def test_names_scripting_finds_each_name_once_defined_and_renders(tmp_path: Path
     out = tmp_path / "out.json"
     out.write_text(json.dumps({"command": "c", "corpora": got, "targets": 6, "rank1": 1.0}))
     assert "**Held out, all corpora: 1.000 at rank 1 over 6 names.**" in section(out)
+
+
+def test_navigate_measures_show_and_references_against_ast(tmp_path: Path) -> None:
+    """The navigation figure on a small repository: show at rank 1 for every name, references
+    against ast, four unseen edits answered currently; its report renders the figure."""
+    import json
+
+    from codevouch_bench import navigate
+    from codevouch_bench.lib.navigate_report import section
+
+    from codevouch import Index
+    from tests.gitrepo import Repo
+
+    repo = Repo(tmp_path / "repo")
+    files = {f"pkg/m{n}.py": f"def f{n}(x):\n    return x\n\n\ndef g{n}(y):\n    return f{n}(y) + 1\n" for n in range(4)}
+    files["pkg/use.py"] = "from pkg.m0 import f0\n\n\nclass K:\n    def run(self, f1):\n        return f0(1)\n"
+    repo.commit_files(files)
+    idx = Index(repo.root, tmp_path / "index", embedder="fake-bow-64", record=False)
+    idx.build()
+    defs = navigate.definitions(repo.root, "pkg")
+    assert ("pkg/use.py", "K.run", 5) in defs
+    shown = navigate.measure_show(idx, repo.root, [("f0", {("pkg/m0.py", 1)}), ("K.run", {("pkg/use.py", 5)})])
+    assert (shown["show_rank1"], shown["grep_rank1"]) == (2, 2)
+    refs = navigate.measure_references(idx, repo.root, ["f0", "f1"])
+    # f1 as a parameter name is no use of f1, by ast and by references alike.
+    assert (refs["truth"], refs["recall"], refs["precision"]) == (4, 1.0, 1.0)
+    edits = navigate.measure_edits(idx, repo.root, defs)
+    assert edits["stale_or_wrong"] == 0, edits
+    result = {"command": "c", "corpora": [{"corpus": "small", "show": shown, "references": refs, "after_edits": edits}]}
+    (tmp_path / "out.json").write_text(json.dumps(result))
+    assert "| small | 2/2 | 2/2 |" in section(tmp_path / "out.json")

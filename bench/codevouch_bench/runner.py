@@ -148,6 +148,11 @@ def _ann_recall(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--split", "held-out", "--out", str(out)] + (["--fake"] if fake else []))
 
 
+def _navigate(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """show and references on requests and urllib3 (pinned sdists, the fake embedder: show reads the name tier)."""
+    return Run(["--work", str(work / "navigate"), "--out", str(out)] + (["--names", "30", "--functions", "10"] if quick else []))
+
+
 def _gitpython(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run([str(REPO_ROOT)], stdout="text")
 
@@ -175,6 +180,7 @@ FIGURES = {f.name: f for f in (
     Figure("splitters", False, _standard),
     Figure("hit_tokens", False, _hit_tokens),
     Figure("names_scripting", False, _standard),
+    Figure("navigate", False, _navigate),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)
 # The figures that read the profile's downloaded corpora (codevouch_bench/lib/config.py): only they wait for pip.
