@@ -73,6 +73,8 @@ def _entry(path: str, d: Definition) -> Entry:
 def outline_path(root: Path, given: str, limit: int) -> Outline:
     """The outline of `given` (a file: every definition; a directory: each file's top-level ones),
     read from the working tree now. InputError for a path refused (navigate.refusal)."""
+    if given in ("", ".", "./") or os.path.realpath(given if os.path.isabs(given) else root / given) == os.path.realpath(root):
+        return _directory(root, "", limit)      # the repository's top: its files' top-level definitions
     loc = locate(root, given)
     if loc.inside and loc.rel is not None and loc.real is not None and os.path.isdir(root / loc.real) \
             and not os.path.islink(root / (loc.rel or ".")):

@@ -44,6 +44,9 @@ def test_go_and_a_directory(scene: tuple[Repo, Path]) -> None:
     assert [(e["path"], e["name"]) for e in folder["entries"]] == [
         ("srv/extra.go", "Fresh"), ("srv/main.go", "run"), ("srv/server.go", "Server"), ("srv/server.go", "NewServer")]
     repo, index_dir = scene
+    whole = _outline(scene, ".")
+    assert whole["path"] == "." and ("srv/extra.go", "Fresh") in [(e["path"], e["name"]) for e in whole["entries"]]
+    assert not any(e["path"].startswith("secret/") for e in whole["entries"])     # ignored: not listed, not read
     text = cv("outline", "shop/pricing.py", cwd=repo.root, index=index_dir)
     assert text.stdout == "L4-L6 function total: def total(items):\n"
 
