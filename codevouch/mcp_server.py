@@ -36,6 +36,7 @@ from codevouch.api import KINDS, Index
 from codevouch.call import Call
 from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
 from codevouch.health.status import ages
+from codevouch.navigate.show import shown_text
 from codevouch.navigate.tools import NAVIGATION_NOTE, NavigationTools
 from codevouch.printable import faithful, has_lone_surrogate, json_text, visible
 from codevouch.request import MOST_BUDGET, ContextRequest, SearchRequest
@@ -383,7 +384,8 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for fn in (tools.search, tools.show, tools.references, tools.outline, tools.context, tools.validate, tools.status,
                tools.health, tools.check_refs):
-        server.add_tool(_encoding(fn, hits_text if fn == tools.search else None), name=fn.__name__,
+        server.add_tool(_encoding(fn, hits_text if fn == tools.search else shown_text if fn == tools.show else None),
+                        name=fn.__name__,
                         annotations=read_only)
     if allow_build:
         server.add_tool(_encoding(tools.build), name="build",

@@ -17,7 +17,7 @@ from typing import Any
 
 from codevouch.errors import InputError
 from codevouch.navigate import read_source
-from codevouch.results import Hit, Hits
+from codevouch.results import Hit, Hits, hits_text
 from codevouch.syntax.lines import split_lines
 from codevouch.syntax.outline import Definition, outline
 from codevouch.validator.citation import location
@@ -87,6 +87,21 @@ class Shown:
         return {"name": self.target.name, "path": self.target.path, "hits": [h.to_json(None, max_chars) for h in self.hits],
                 "gone": [w.to_json(max_chars) for w in self.was] if self.gone else None, "note": self.note(),
                 "overlay": self.searched.overlay.summary() if self.searched.overlay is not None else None}
+
+
+def shown_text(answer: dict[str, Any]) -> str:
+    """A show answer (`Shown.to_json()`, the MCP show tool's) as a model reads it: the hits as a
+    search's are written (results.hits_text: citation and fenced code, each once), then each gone
+    definition's place and its old text under a reference-only label."""
+    from codevouch.validator.render import code_block
+
+    out = hits_text({**answer, "gone": None})
+    for was in answer.get("gone") or ():
+        out += (f"\ngone: {was.get('path')}#L{was.get('start_line')}-L{was.get('end_line')} ({was.get('symbol')}) at "
+                f"{was.get('branch')}@{str(was.get('commit'))[:7]}: reference only, do not implement against it\n")
+        if isinstance(was.get("reference_text"), str):
+            out += code_block(str(was.get("path") or ""), was["reference_text"]) + "\n"
+    return out
 
 
 def target_of(root: Path, asked: str, limit: int, given: Callable[[str], str] = lambda p: p) -> Target:

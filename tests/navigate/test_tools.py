@@ -44,6 +44,10 @@ def test_the_server_lists_and_answers_the_navigation_tools(scene: tuple[Repo, Pa
     assert (hit["path"], hit["start_line"], hit["verdict"]) == ("shop/new.py", 4, "usable")
     assert hit["code"].startswith("def brand_new(o):") and "text" not in hit
     assert gone.structured_content["hits"] == [] and gone.structured_content["gone"][0]["path"] == "shop/orders.py"
+    # The text a model reads: the code once, in a fence, not JSON; a gone definition labelled reference only.
+    assert new.content[0].text.count("def brand_new(o):") == 1 and "```python" in new.content[0].text
+    assert "gone: shop/orders.py#L6-L7 (OrderService.refund)" in gone.content[0].text
+    assert "reference only, do not implement against it" in gone.content[0].text
     assert [r["path"] for r in refs.structured_content["references"]] == ["shop/api.py", "shop/new.py"]
     assert [(e["name"], e["start_line"]) for e in outline.structured_content["entries"]] == [("total", 4)]
     assert bad.is_error and "outside the repository" in bad.content[0].text
