@@ -19,8 +19,9 @@ show and references were written before this figure first ran.
   name: neither resolves types.
 - edits (requests): a changed and moved body, a deleted function, a new function, a renamed
   file, none committed or built; each `show` answer checked against the file now.
-- latency: in-process, one `Index` kept warm (the engine's case), each show and references call
-  timed; the first call apart.
+- latency: in-process, one `Index` kept warm, each show and references call timed, the first
+  call apart; and through the resident engine (requests): whole `codevouch show` / `references`
+  processes, the first with no engine running (it answers in-process and starts one), then warm.
 """
 from __future__ import annotations
 
@@ -178,6 +179,31 @@ def measure_edits(idx: Index, root: Path, defs: list[tuple[str, str, int]]) -> d
             "current": checks, "stale_or_wrong": sum(not ok for ok in checks.values())}
 
 
+def measure_engine(root: Path, index: Path, names: list[str], functions: list[str]) -> dict[str, Any]:
+    """Wall seconds of whole CLI processes: the first call with no engine running, then each call
+    answered by the warm engine (codevouch_bench.engine's helpers)."""
+    import os
+    import tempfile
+
+    from codevouch_bench.engine import _cli, _stop, _up
+    from codevouch_bench.lib.common import summary
+
+    runtime = Path(tempfile.mkdtemp(prefix="cvn-", dir="/tmp"))
+    os.chmod(runtime, 0o700)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTHONDONTWRITEBYTECODE")}
+    env.update({"CODEVOUCH_INDEX": str(index), "XDG_RUNTIME_DIR": str(runtime), "CODEVOUCH_NO_RECORD": "1",
+                "CODEVOUCH_SERVER": "on"})
+    try:
+        first = _cli(["show", names[0]], root, env)
+        _up(root, env)
+        show = [_cli(["show", n], root, env) for n in names[1:]]
+        refs = [_cli(["references", f], root, env) for f in functions]
+    finally:
+        _stop(root, env)
+    return {"first_call_s": round(first, 3), "show_warm": summary(show), "references_warm": summary(refs),
+            "calls": len(show) + len(refs)}
+
+
 def run(spec: str, package: str, work: Path, names: int, functions: int, edits: bool) -> dict[str, Any]:
     root = work / spec.replace("==", "-")
     repo_from_files(root, tree_files(extract(spec)))
@@ -196,6 +222,7 @@ def run(spec: str, package: str, work: Path, names: int, functions: int, edits: 
     out = {"corpus": spec, "definitions": len(defs), "names_defined": len(where), "show": measure_show(idx, root, picked),
            "references": measure_references(idx, root, rng.sample(tops, min(functions, len(tops))))}
     if edits:
+        out["engine"] = measure_engine(root, index, [n for n, _ in picked[:30]], tops[:20])
         out["after_edits"] = measure_edits(idx, root, defs)
     return out
 

@@ -39,6 +39,13 @@ def section(path: Path = RESULTS) -> str:
         "| corpus | show rank 1 | grep rank 1 | show p50 / p95 | references: functions, recall / precision | "
         "references p50 / p95 |",
         "|---|---|---|---|---|---|", *rows]
+    engine = next((c for c in data["corpora"] if "engine" in c), None)
+    if engine is not None:
+        e = engine["engine"]
+        out.append(f"\nThrough the resident engine ({engine['corpus']}), whole `codevouch` processes: the first call "
+                   f"{e['first_call_s']} s (no engine running: it answers in-process and starts one); then warm, "
+                   f"`show` p50 {e['show_warm']['p50']} ms, p95 {e['show_warm']['p95']} ms; `references` p50 "
+                   f"{e['references_warm']['p50']} ms, p95 {e['references_warm']['p95']} ms ({e['calls']} calls).\n")
     if edits is not None:
         checks = ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in edits["current"].items())
         out.append(f"\nAfter four edits to {data['corpora'][0]['corpus']} that no build has seen (uncommitted): "
