@@ -54,7 +54,7 @@ def show_cmd(
     else:
         note = shown.note()
         if note:
-            echo(one_line(f"note: {note}"), err=not shown.gone and fmt != "text")
+            echo(one_line(f"note: {note}"), err=fmt == "context")     # the markdown stays whole
         for was in shown.was if fmt == "text" else ():
             if was.reference_text is not None:
                 echo(one_line(f"{was.path}#L{was.start_line}-L{was.end_line} ({was.symbol}) at {was.branch}@{was.commit[:7]}, "

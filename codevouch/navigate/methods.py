@@ -3,6 +3,7 @@ takes from this mixin (api.py holds the rest of the front door)."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -21,7 +22,7 @@ class _Index(Protocol):
     repo: Path
     call: Call
 
-    def search(self, query: SearchRequest) -> Hits: ...
+    def _search(self, request: SearchRequest) -> Hits: ...
 
 
 class Navigation:
@@ -40,8 +41,9 @@ class Navigation:
         limit = _limit(root)
 
         def search(t: Target) -> Hits:
-            return self.search(SearchRequest.of(t.name, k=50, branch=branch, mode="lexical",
-                                                paths=[t.path] if t.path else None))
+            # The private search: no usage record for a lookup whose hits are not what is shown.
+            return self._search(SearchRequest.of(t.name, k=50, branch=branch, mode="lexical",
+                                                 paths=[_literal(t.path)] if t.path else None))
         return show(root, target_of(root, name, limit, lambda p: _given(self.call, p)), search, limit)
 
     @in_call
@@ -65,6 +67,11 @@ class Navigation:
 
         root = gitio.repo_root(self.repo)
         return outline_path(root, _given(self.call, path), _limit(root))
+
+
+def _literal(path: str) -> str:
+    """A repo-relative path as a gitignore pattern that matches it alone (`--path`'s syntax)."""
+    return "/" + re.sub(r"([\\\[\]*?!#])", r"\\\1", path)
 
 
 def _given(call: Call, path: str) -> str:

@@ -88,3 +88,15 @@ def test_text_output_and_refusals(scene: tuple[Repo, Path]) -> None:
     # The ignored file defines cancel_order too: never read, never shown.
     _, answer = _show(scene, "cancel_order")
     assert [h["path"] for h in answer["hits"]] == ["shop/orders.py"]
+
+
+def test_a_path_with_glob_characters_is_one_file(scene: tuple[Repo, Path]) -> None:
+    repo, _ = scene
+    repo.write("shop/we[ir]d*.py", "def weird_one():\n    return 1\n")
+    repo.write("shop/weid.py", "def weird_one():\n    return 2\n")     # what `we[ir]d*.py` matches as a glob
+    try:
+        code, answer = _show(scene, "shop/we[ir]d*.py#weird_one")
+        assert code == 0 and [h["path"] for h in answer["hits"]] == ["shop/we[ir]d*.py"]
+    finally:
+        repo.remove("shop/we[ir]d*.py")
+        repo.remove("shop/weid.py")
