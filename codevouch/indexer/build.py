@@ -40,6 +40,7 @@ from codevouch.store import (
 from codevouch.store.settings import DEFAULT as STORE_DEFAULT
 from codevouch.store.settings import StoreSettings
 from codevouch.store.writer import PhaseHook, Writer, open_writer, utc_now
+from codevouch.syntax import registry
 from codevouch.vocabulary import Kind
 from codevouch.worktree import gitio, gitreads
 from codevouch.worktree.config import load_repo_config
@@ -73,6 +74,8 @@ class BranchSummary:
     # Branches --all-branches found but did not take (over CODEVOUCH_MAX_BRANCHES): the build's,
     # the same on each of its branches.
     branches_left_out: int = 0
+    # Language -> why its files were cut into text windows (its grammar does not load).
+    unparsed: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -504,7 +507,18 @@ def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence
         chunks=sum(f.chunks for f in current if f.status == "live"), embedded=work.embedded, reused=work.reused,
         deleted=work.deleted, indexed_files=work.indexed, skipped=dict(Counter(r for _, r in skipped_list)),
         excluded=dict(excluded), skipped_files=[{"path": p, "reason": r} for p, r in skipped_list],
-        noop=work.noop, seconds=round(work.seconds, 3))
+        noop=work.noop, seconds=round(work.seconds, 3),
+        unparsed=_unparsed(current) if work.indexed else {})
+
+
+def _unparsed(current: Sequence[FileRow]) -> dict[str, str]:
+    """Each language of the branch's files whose grammar does not load, and why, with how many
+    files it cut into text windows instead."""
+    from codevouch.syntax.languages import grammar_problem
+
+    counts = Counter(f.language for f in current if f.status == "live" and f.language in registry.names())
+    problems = {lang: grammar_problem(lang) for lang in counts}
+    return {lang: f"{counts[lang]} file(s) cut into text windows: {why}" for lang, why in problems.items() if why}
 
 
 def _not_a_file(entry: gitio.TreeEntry) -> str:

@@ -310,7 +310,7 @@ def chunk_text(
     """
     if budget < 1:
         raise ValueError("budget must be positive")
-    lang = resolve_language(path, language)
+    lang = resolve_language(path, language, text)
     lines = split_lines(text)
     if not text.strip():
         return [], lang

@@ -93,7 +93,7 @@ def _definitions(blob: str, path: str, text: str) -> list[tuple[str, int]]:
     if found is not None:
         _PARSED.move_to_end((blob, path))
         return found
-    lang = resolve_language(path, None)
+    lang = resolve_language(path, None, text)
     walked = walk(text, lang) if lang is not None else None
     found = [(f.name.lower(), f.node.start_point[0] + 1) for f in (walked[1] if walked else ())]
     _PARSED[(blob, path)] = found

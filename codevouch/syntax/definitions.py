@@ -21,10 +21,11 @@ __all__ = ["Definitions", "Found", "definitions_in", "find_clean_definitions", "
 Definitions = dict[str, list[tuple[int, int]]]
 
 
-def resolve_language(path: str, language: str | None) -> str | None:
-    """``language`` when given and supported, else the language of ``path``'s extension."""
+def resolve_language(path: str, language: str | None, text: str | None = None) -> str | None:
+    """``language`` when given and supported, else the language of ``path``'s extension (and
+    ``text``, for an extension two languages share: a C++ header is a ``.h``)."""
     if language is None:
-        return detect_language(path)
+        return detect_language(path, text)
     return language if language in registry.names() else None
 
 
@@ -50,7 +51,7 @@ def find_clean_definitions(text: str, path: str) -> Definitions | None:
 
 
 def _definitions(text: str, path: str, language: str | None, clean_only: bool) -> Definitions | None:
-    lang = resolve_language(path, language)
+    lang = resolve_language(path, language, text)
     if lang is None or not text.strip():
         return None if clean_only else {}
     walked = walk(text, lang)
@@ -128,7 +129,7 @@ def _nested_name(spec: LanguageSpec, node: Node) -> str:
     """``outer.inner``: the node's own name qualified by every named definition around it;
     "" when it defines nothing or sits in an anonymous class."""
     rule = spec.definitions[node.type]
-    name = def_name(node, rule)
+    name = def_name(node, rule) if rule.nested else ""
     if not name:
         return ""
     parts = [name]

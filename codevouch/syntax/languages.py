@@ -22,14 +22,16 @@ from codevouch.syntax.spec import LanguageSpec
 
 __all__ = [
     "detect_language",
+    "grammar_problem",
     "get_language",
     "get_parser",
     "get_spec",
 ]
 
-def detect_language(path: str) -> str | None:
-    """Language name for a file path by its extension, or None if unsupported."""
-    lang = registry.of_path(path)
+def detect_language(path: str, text: str | None = None) -> str | None:
+    """Language name for a file path by its extension (and, for an extension two languages
+    share, the file's text: registry.of_path), or None if unsupported."""
+    lang = registry.of_path(path, text)
     return None if lang is None else lang.name
 
 
@@ -48,6 +50,18 @@ def get_language(name: str) -> tree_sitter.Language:
         raise ValueError(f"unsupported language: {name!r}") from None
     loader: Callable[[], object] = getattr(importlib.import_module(module_name), func_name)
     return tree_sitter.Language(loader())
+
+
+def grammar_problem(name: str) -> str | None:
+    """Why the grammar of language ``name`` does not load (its wheel missing or broken), or None
+    when it loads: the chunker then cuts that language's files into text windows, and a build
+    says so in its summary."""
+    try:
+        get_language(name)
+    except Exception as err:  # noqa: BLE001 - any failure of a wheel is reported, never raised
+        module = registry.by_name()[name].grammar[0] if name in registry.by_name() else name
+        return f"its grammar ({module}) does not load: {type(err).__name__}: {err}"
+    return None
 
 
 # Parsers hold mutable state, so each thread gets its own cached set. Clearing (caches.py) moves

@@ -49,7 +49,7 @@ def outline(text: str, path: str, language: str | None = None) -> list[Definitio
     """
     from codevouch.syntax.definitions import resolve_language, walk
 
-    lang = resolve_language(path, language)
+    lang = resolve_language(path, language, text)
     if lang is None:
         return None
     if not text.strip():

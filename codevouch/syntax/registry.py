@@ -36,12 +36,35 @@ def by_name() -> Mapping[str, Language]:
 @cache
 def by_extension() -> Mapping[str, Language]:
     """Lower-case extension with its dot -> the language that parses it."""
-    return {ext: lang for lang in LANGUAGES for ext in lang.extensions}
+    out: dict[str, Language] = {}
+    for lang in LANGUAGES:
+        for ext in lang.extensions:
+            out.setdefault(ext, lang)   # a shared extension (`.h`) is the first's: see of_path
+    return out
 
 
-def of_path(path: str) -> Language | None:
-    """The language of `path` by its extension, None when codevouch does not parse it."""
-    return by_extension().get(os.path.splitext(path)[1].lower())
+def of_path(path: str, text: str | None = None) -> Language | None:
+    """The language of `path` by its extension, None when codevouch does not parse it. For an
+    extension two languages share (`.h`), the one whose `claims` the file's `text` matches
+    (C++ for a header that declares a class, a namespace or a template), else the first."""
+    ext = os.path.splitext(path)[1].lower()
+    first = by_extension().get(ext)
+    if first is None or text is None:
+        return first
+    return next((lang for lang in _claimants().get(ext, ()) if lang.claims is not None and lang.claims.search(text)),
+                first)
+
+
+@clearable
+@cache
+def _claimants() -> Mapping[str, tuple[Language, ...]]:
+    """Extension -> the languages after the first that may claim a file of it (spec.Language.claims)."""
+    out: dict[str, tuple[Language, ...]] = {}
+    for lang in LANGUAGES:
+        for ext in lang.extensions:
+            if lang.claims is not None and by_extension()[ext] is not lang:
+                out[ext] = (*out.get(ext, ()), lang)
+    return out
 
 
 @clearable
