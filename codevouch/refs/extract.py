@@ -59,8 +59,7 @@ _LITERALS = frozenset({"True", "False", "None", "null", "undefined", "NaN", "nil
                        "cls", "super", "__init__", "__main__", "__name__", "__all__"})
 # Fences in another language than Python: their lines hold no Python import to check. The
 # languages codevouch parses name their own tags (spec.Language.fences).
-_NON_PY_FENCES = registry.fences(but="python") | {"bash", "sh", "shell", "console", "json", "yaml", "toml", "text",
-                                                   "c", "cpp"}
+_NON_PY_FENCES = registry.fences(but="python") | {"bash", "sh", "shell", "console", "json", "yaml", "toml", "text"}
 
 
 @dataclass(frozen=True)

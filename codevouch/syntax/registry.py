@@ -14,15 +14,23 @@ from collections.abc import Mapping
 from functools import cache
 
 from codevouch.caches import clearable
+from codevouch.syntax.langs.c import C
+from codevouch.syntax.langs.cpp import CPP
+from codevouch.syntax.langs.csharp import CSHARP
 from codevouch.syntax.langs.go import GO
 from codevouch.syntax.langs.java import JAVA
 from codevouch.syntax.langs.javascript import JAVASCRIPT
+from codevouch.syntax.langs.kotlin import KOTLIN
 from codevouch.syntax.langs.python import PYTHON
 from codevouch.syntax.langs.rust import RUST
+from codevouch.syntax.langs.swift import SWIFT
 from codevouch.syntax.langs.typescript import TSX, TYPESCRIPT
 from codevouch.syntax.spec import Language
 
-LANGUAGES: tuple[Language, ...] = (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA)
+LANGUAGES: tuple[Language, ...] = (
+    PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
+    C, CPP, CSHARP, KOTLIN, SWIFT,
+)
 
 
 @clearable
