@@ -339,3 +339,14 @@ def test_a_grammar_that_does_not_load_gives_text_windows_and_one_summary_line(
     finally:
         monkeypatch.undo()
         clear_caches()
+
+
+def test_check_refs_reads_an_include_as_a_file_of_the_repository(built: tuple[Repo, Index]) -> None:
+    _, idx = built
+    answer = ("```cpp\n#include <vector>\n#include \"billing/invoice_book.h\"\n#include \"billing/refund_book.h\"\n```\n"
+              "```diff\n--- a/src/ledger.c\n+++ b/src/ledger.c\n@@ -1,2 +1,3 @@\n #include <stdio.h>\n"
+              "+#include \"ledger_rounding.h\"\n #include \"ledger.h\"\n```\n")
+    found = {r.ref.path: (r.status, r.reason) for r in idx.check_refs(answer).results if r.ref.source == "include"}
+    assert found == {"billing/invoice_book.h": ("ok", "path-resolved"),     # include/billing/invoice_book.h
+                     "billing/refund_book.h": ("missing", "path-missing"),
+                     "ledger_rounding.h": ("missing", "path-missing")}
