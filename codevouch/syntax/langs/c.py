@@ -41,7 +41,7 @@ C = Language(
         blocks=BLOCKS,
     ),
     keywordless=True,       # a function has no keyword before its name
-    keywords=("struct", "union", "enum", "typedef"),
+    keywords=("struct", "union", "enum"),
     fences=("c", "h"),
     declarations=(".h",),
     tests=("*_test.c", "test_*.c", "*_unittest.c"),

@@ -46,7 +46,7 @@ CPP = Language(
         blocks=c.BLOCKS,
     ),
     keywordless=True,       # a function or method has no keyword before its name
-    keywords=("class", "struct", "union", "enum", "namespace", "typedef", "using"),
+    keywords=("class", "struct", "union", "enum"),   # not `namespace`: `using namespace std`
     fences=("cpp", "c++", "cc", "cxx", "hpp"),
     declarations=(".h", ".hh", ".hpp", ".hxx", ".h++"),
     claims=CPP_ONLY,

@@ -32,7 +32,7 @@ CSHARP = Language(
                           "accessor_list", "enum_member_declaration_list"}),
     ),
     keywordless=True,       # a method has no keyword before its name
-    keywords=("class", "struct", "interface", "record", "enum", "delegate"),
+    keywords=("class", "struct", "interface", "enum"),
     fences=("cs", "csharp", "c#"),
     tests=("*Tests.cs", "*Test.cs"),
     generated=("*.g.cs", "*.g.i.cs", "*.designer.cs", "*.Designer.cs", "*.generated.cs"),

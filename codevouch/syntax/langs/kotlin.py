@@ -22,7 +22,7 @@ KOTLIN = Language(
         blocks=frozenset({"source_file", "block", "class_body", "enum_class_body", "statements",
                           "function_body", "when_expression", "lambda_literal"}),
     ),
-    keywords=("fun", "class", "object", "interface", "typealias"),
+    keywords=("fun", "class", "interface"),    # `object` is a word in every language
     fences=("kotlin", "kt", "kts"),
     tests=("*Test.kt", "*Tests.kt", "*Spec.kt"),
 )

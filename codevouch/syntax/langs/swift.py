@@ -22,7 +22,7 @@ SWIFT = Language(
         blocks=frozenset({"source_file", "statements", "class_body", "protocol_body", "enum_class_body",
                           "function_body", "switch_statement", "switch_entry"}),
     ),
-    keywords=("func", "class", "struct", "enum", "protocol", "extension", "actor", "typealias"),
+    keywords=("func", "class", "struct", "enum"),     # an extension names a type defined elsewhere
     fences=("swift",),
     tests=("Tests/", "*Tests.swift", "*Test.swift"),
     generated=("*.pb.swift", "*.generated.swift"),
