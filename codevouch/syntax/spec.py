@@ -84,6 +84,9 @@ class LanguageSpec:
                  ``#ifdef`` blocks, Kotlin's companion object).
     bodies:      node types that are a container's body where the grammar gives the body
                  no ``body`` field (Kotlin's ``class_body``).
+    blank:       a pattern whose first group is replaced by as many spaces before the parse
+                 (lines and columns unchanged): a word the grammar misreads, such as the export
+                 macro of C++'s ``class LEVELDB_EXPORT DB {``, which it takes for a function.
     prefix:      node types that belong to the *next* sibling when directly
                  above it without a blank line (comments, attributes,
                  sibling decorators).
@@ -101,6 +104,7 @@ class LanguageSpec:
     blocks: frozenset[str] = frozenset()
     anonymous: frozenset[str] = frozenset()
     bodies: frozenset[str] = frozenset()
+    blank: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)

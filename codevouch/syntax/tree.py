@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from codevouch.syntax.languages import get_parser
+from codevouch.syntax.languages import get_parser, get_spec
 from codevouch.syntax.spec import DefRule, LanguageSpec
 
 __all__ = ["Def", "Item", "Syntax", "def_name", "node_text", "parse", "rows"]
@@ -285,6 +285,10 @@ class Syntax:
 
 
 def parse(text: str, language: str) -> Node:
-    """The root node of ``text`` parsed as ``language`` (bytes as UTF-8, lone surrogates kept)."""
+    """The root node of ``text`` parsed as ``language`` (bytes as UTF-8, lone surrogates kept),
+    with what the language's ``blank`` pattern names replaced by spaces first."""
+    blank = get_spec(language).blank
+    if blank is not None:
+        text = blank.sub(lambda m: m.group(0).replace(m.group(1), " " * len(m.group(1)), 1), text)
     source = text.encode("utf-8", "surrogatepass")
     return get_parser(language).parse(source).root_node

@@ -256,6 +256,17 @@ def test_no_definition_from_a_comment_a_string_a_call_or_a_local() -> None:
     assert set(find_definitions(C_SOURCE, "src/ledger.c")).isdisjoint({"on_paid", "printf", "id"})
 
 
+def test_an_export_macro_in_a_class_head_is_no_function() -> None:
+    # tree-sitter-cpp reads `class LEVELDB_EXPORT DB {` as a function `DB` returning a class
+    # `LEVELDB_EXPORT`; the macro is blanked before the parse, lines and columns unchanged.
+    header = ("namespace leveldb {\nclass LEVELDB_EXPORT DB {\n public:\n  virtual ~DB();\n"
+              "  virtual int Put(int key) = 0;\n};\nstruct GTEST_API_ Options : Base {\n  int x;\n};\n"
+              "class Final final {\n  void f();\n};\n}  // namespace leveldb\n")
+    assert find_definitions(header, "include/leveldb/db.h") == {
+        "leveldb": [(1, 13)], "leveldb.DB": [(2, 6)], "leveldb.DB.~DB": [(4, 4)], "leveldb.DB.Put": [(5, 5)],
+        "leveldb.Options": [(7, 9)], "leveldb.Final": [(10, 12)], "leveldb.Final.f": [(11, 11)]}
+
+
 @pytest.mark.parametrize(("name", "home"), sorted(HOMES.items()))
 def test_a_definition_is_found_first_by_its_name(built: tuple[Repo, Index], name: str, home: str) -> None:
     _, idx = built

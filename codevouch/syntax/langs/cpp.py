@@ -21,6 +21,12 @@ CPP_ONLY = re.compile(
     r"|(?:public|private|protected)[ \t]*:|using[ \t]+(?:namespace\b|\w+[ \t]*=))"
     r"|\b[A-Za-z_]\w*::~?[A-Za-z_]\w*", re.MULTILINE)
 
+# `class LEVELDB_EXPORT DB {`, `struct GTEST_API_ TestInfo :`: an upper-case word between the
+# keyword and the name is a macro (an export or visibility attribute); the grammar reads the
+# whole head as a function's, so the macro is blanked before the parse.
+EXPORT_MACRO = re.compile(r"\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9_])[ \t]+"
+                          r"(?=(?!final\b)[A-Za-z_][\w:]*[ \t]*(?:final\b[ \t]*)?[:{;\n])")
+
 CPP = Language(
     name="cpp",
     grammar=("tree_sitter_cpp", "language"),
@@ -44,6 +50,7 @@ CPP = Language(
         transparent=c.TRANSPARENT,
         anonymous=frozenset({"type_definition", "lambda_expression"}),
         blocks=c.BLOCKS,
+        blank=EXPORT_MACRO,
     ),
     keywordless=True,       # a function or method has no keyword before its name
     keywords=("class", "struct", "union", "enum"),   # not `namespace`: `using namespace std`
