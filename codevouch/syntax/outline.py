@@ -31,6 +31,9 @@ def _body(node: Node) -> Node | None:
         # `const f = (a) => {...}`: the body is the function value's.
         value = node.child_by_field_name("value")
         body = value.child_by_field_name("body") if value is not None else None
+    if body is None:
+        # A grammar that names no body field (Kotlin's `function_body`, `class_body`).
+        body = next((c for c in node.named_children if c.type.endswith("_body")), None)
     return body
 
 

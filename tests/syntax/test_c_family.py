@@ -361,3 +361,13 @@ def test_check_refs_reads_an_include_as_a_file_of_the_repository(built: tuple[Re
     assert found == {"billing/invoice_book.h": ("ok", "path-resolved"),     # include/billing/invoice_book.h
                      "billing/refund_book.h": ("missing", "path-missing"),
                      "ledger_rounding.h": ("missing", "path-missing")}
+
+
+def test_a_kotlin_signature_stops_at_its_body() -> None:
+    # Kotlin's grammar gives a function's body no `body` field: the signature drift and review
+    # compare was the whole function, so every edit of a body read as a changed signature.
+    from codevouch.syntax.outline import outline
+
+    found = {d.name: d.signature for d in outline(KOTLIN_SOURCE, "PaymentBook.kt") or []}
+    assert found["PaymentBook.collectPayments"] == "fun collectPayments(limit: Int): Int"
+    assert found["PaymentRegistry"] == "object PaymentRegistry"
