@@ -31,10 +31,12 @@ from typing import TYPE_CHECKING, Any
 from codevouch import callreads, validator
 from codevouch.call import Call, in_call
 from codevouch.callreads import index_dir_of as index_dir_of  # the commands' too (re-exported)
+from codevouch.callreads import indexed_commit
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
 from codevouch.request import KINDS as KINDS  # the kinds a search can keep (re-exported)
 from codevouch.request import ContextOptions, ContextRequest, SearchOptions, SearchRequest, request_from
 from codevouch.results import ContextPack, Hit, Hits, Learned
+from codevouch.retriever.resident import between_calls
 from codevouch.validator.model import MALFORMED, Validated
 from codevouch.vocabulary import Verdict
 from codevouch.worktree import gitio, gitreads
@@ -59,7 +61,6 @@ if TYPE_CHECKING:
     from codevouch.worktree.config import EmbeddingChoice
     from codevouch.worktree.files import CallSettings
     from codevouch.worktree.gitio import HeadState
-    from codevouch.worktree.identity import RepoIdentity
 
 # The packaged model (embedding.MODEL_NAME, which a test holds equal), when neither the call nor
 # the config names one: spelled here so that `import codevouch` loads no embedding module.
@@ -81,12 +82,14 @@ class Index:
     None: the defaults), used by every build and search of this Index.
     overlay_limit: the most new working-tree chunks a search embeds (default
     $CODEVOUCH_OVERLAY_LIMIT, else codevouch.retriever.overlay.EMBED_LIMIT); see `search`.
+    background: after a search or context call that left overlay texts unembedded, embed them on
+    a thread until the next call (retriever/resident.py); False: no thread.
     """
 
     def __init__(self, repo: Path | str = ".", index_dir: Path | str | None = None,
                  embedder: str | Embedder | None = None, record: bool | None = None,
                  settings: Settings | None = None, overlay_limit: int | None = None,
-                 call: Call | None = None) -> None:
+                 call: Call | None = None, background: bool = True) -> None:
         from codevouch.retriever.settings import DEFAULT  # heavy: the embedding package
 
         # The call this Index serves (codevouch/call.py): a door's (the CLI's, the engine's, the
@@ -104,6 +107,7 @@ class Index:
         self.record = record
         self.settings = settings if settings is not None else DEFAULT
         self.overlay_limit = callreads.overlay_limit(overlay_limit, self.call)
+        self.background = background
 
     def __repr__(self) -> str:
         return f"Index(repo={str(self.repo)!r}, index_dir={str(self.index_dir)!r})"
@@ -181,8 +185,9 @@ class Index:
                            all_branches=all_branches, wait=wait, progress=progress,
                            include_branches=include_branches, exclude_branches=exclude_branches,
                            settings=self.settings, store=callreads.store_settings(self.call),
-                           max_branches=self.call.env.max_branches)
+                           max_branches=self.call.env.max_branches, numpy_texts=self.call.env.build_numpy_texts)
 
+    @between_calls
     @in_call
     def search(self, query: str | SearchRequest, *, hide_excluded: bool = False,
                **options: Unpack[SearchOptions]) -> Hits:
@@ -286,6 +291,7 @@ class Index:
                      Learned(head, None, facts, call) if head is not None else None)
         return results
 
+    @between_calls
     @in_call
     def context(self, query: str | ContextRequest, **options: Unpack[ContextOptions]) -> ContextPack:
         """Search, validate and pack the hits for an agent within a token budget.
@@ -526,7 +532,7 @@ def build_repos(repos: Sequence[RepoSpec], index_dir: Path | str | None = None,
         model = embedder
     return build_each(list(repos), index_dir_of(index_dir, call), model, wait=wait, progress=progress, on_repo=on_repo,
                       settings=settings if settings is not None else DEFAULT, store=callreads.store_settings(call),
-                      max_branches=call.env.max_branches)
+                      max_branches=call.env.max_branches, numpy_texts=call.env.build_numpy_texts)
 
 
 def load_repos(path: Path | str) -> list[RepoSpec]:
@@ -547,23 +553,6 @@ def _overlay_source(settings: Settings, call: CallSettings) -> Callable[[Path, B
             return Overlay(state.branch, state.commit, None, None)
         return derive(root, state, head=head.commit, settings=settings, rules_of=call.rules)
     return source
-
-
-def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity | None = None,
-                   call: Call | None = None) -> str:
-    """The commit a branch was last indexed at (NotIndexed if never; creates nothing). `ident`: the
-    repository's identity, when the caller has it; `call`: whose store settings (None: this process's)."""
-    from codevouch.store.team import open_for_search  # heavy: the store
-    from codevouch.worktree.identity import holds, identify
-
-    ident = ident or identify(root, index_dir)
-    store = callreads.store_settings(call or Call.of_process())
-    ledger, state = open_for_search(ident.id, branch, index_dir, str(ident.root), holds(ident.root), store)
-    ledger.close()
-    if state is None:
-        raise NotIndexed(f"branch {branch!r} of {root} is not in the index at {index_dir}; run "
-                         f"`codevouch index build --repo {root} --branch {branch}` first.")
-    return state.commit
 
 
 def repair_vectors(index_dir: Path | str | None = None, wait: float = 0) -> tuple[Path, Any]:

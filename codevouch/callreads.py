@@ -1,6 +1,7 @@
 """What the api reads of a `Call` (codevouch/call.py) and hands below it as values: the index
-directory, the overlay's limit, the store's settings. The modules below the api take these as
-arguments and never ask the environment themselves (tests/test_environment_readers.py).
+directory, the overlay's limit, the store's settings; and the commit a branch was indexed at, by
+the call's store settings. The modules below the api take these as arguments and never ask the
+environment themselves (tests/test_environment_readers.py).
 
 Beside the api (under it in pyproject's layers) so that the api's methods, its module-level
 functions and the commands make them one way; `import codevouch` loads nothing of the store
@@ -12,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codevouch.call import Call
-from codevouch.errors import InputError
+from codevouch.errors import InputError, NotIndexed
 
 if TYPE_CHECKING:
     from codevouch.retriever.searchrun import Caller
     from codevouch.store.settings import StoreSettings
+    from codevouch.worktree.identity import RepoIdentity
 
 
 def index_dir_of(given: Path | str | None, call: Call) -> Path:
@@ -50,3 +52,20 @@ def search_caller(call: Call, embed_limit: int) -> Caller:
     from codevouch.retriever.searchrun import Caller  # heavy: the store
 
     return Caller(embed_limit, lambda: call.env.overlay_seconds, store_settings(call))
+
+
+def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity | None = None,
+                   call: Call | None = None) -> str:
+    """The commit a branch was last indexed at (NotIndexed if never; creates nothing). `ident`: the
+    repository's identity, when the caller has it; `call`: whose store settings (None: this process's)."""
+    from codevouch.store.team import open_for_search  # heavy: the store
+    from codevouch.worktree.identity import holds, identify
+
+    ident = ident or identify(root, index_dir)
+    store = store_settings(call or Call.of_process())
+    ledger, state = open_for_search(ident.id, branch, index_dir, str(ident.root), holds(ident.root), store)
+    ledger.close()
+    if state is None:
+        raise NotIndexed(f"branch {branch!r} of {root} is not in the index at {index_dir}; run "
+                         f"`codevouch index build --repo {root} --branch {branch}` first.")
+    return state.commit

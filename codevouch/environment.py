@@ -168,6 +168,18 @@ def _overlay_limit(text: str) -> int:
     return value
 
 
+def _whole_count(name: str, text: str, what: str) -> int:
+    """A whole number from 0 to MOST_COUNT (blanks allowed); SettingError naming `name` otherwise."""
+    raw = text.strip()
+    value = _whole(raw)
+    if value is None:
+        raise SettingError(f"{name}={raw[:40]!r} is not a whole number of {what}; unset it for the default.")
+    if not 0 <= value <= MOST_COUNT:
+        raise SettingError(f"{name}={raw[:40]!r} is out of range: it takes a whole number of {what} from 0 to "
+                           f"{MOST_COUNT}; unset it for the default.")
+    return value
+
+
 MOST_MB = 1 << 20              # 1 TiB, in MiB: a memory bound over that is no bound
 
 
@@ -270,6 +282,13 @@ OVERLAY_SECONDS = _seconds("CODEVOUCH_OVERLAY_SECONDS", 0.5, "0.5", "the default
                            "seconds one search may spend embedding new working-tree chunks, new definitions first "
                            "(4-10 chunks a second on one core of the 2-core benchmark machine; `0`: none); the rest "
                            "rank with their indexed version's vector, else by words ([OVERLAY.md](OVERLAY.md))")
+BUILD_NUMPY_TEXTS = Variable("CODEVOUCH_BUILD_NUMPY_TEXTS", "count", 64, "64",
+                             "the most new chunk texts a build of a branch embeds with the packaged model's NumPy "
+                             "encoder, which needs no torch (a one-file commit's build: under 2 s); a build with more "
+                             "embeds them with torch, which is faster per text but seconds to import (`0`: always "
+                             "torch) ([INDEXING.md](INDEXING.md#which-encoder-a-build-uses))",
+                             lambda text: _whole_count("CODEVOUCH_BUILD_NUMPY_TEXTS", text, "chunk texts"), empty=_blank,
+                             range=f"0 to {MOST_COUNT}")
 RUN_GIT_FILTERS = Variable("CODEVOUCH_RUN_GIT_FILTERS", "flag", False, "off",
                            "`1` (or true, yes, on): run the `filter.<name>` drivers git's configuration names "
                            "(git-lfs, git-crypt) when hashing working-tree files; never settable from a repository "
@@ -308,7 +327,7 @@ SERVER_TIMEOUT = _seconds("CODEVOUCH_SERVER_TIMEOUT", 120.0, "120", "the default
 VARIABLES: tuple[Variable, ...] = (
     INDEX, CHROMA_URL, CHROMA_TIMEOUT, LEASE_TTL, BUSY_TIMEOUT, BUDGET, MODEL, RESERVE, EMBEDDING_MODEL,
     EMBEDDING_DEVICE, MATCH_THRESHOLD, NO_RECORD, PROGRESS_SECONDS, MAX_INPUT_BYTES, MAX_SNIPPETS,
-    MAX_REFERENCES, MAX_BRANCHES, OVERLAY_LIMIT, OVERLAY_SECONDS, RUN_GIT_FILTERS, ALLOW_OUTSIDE_GIT_DIR,
+    MAX_REFERENCES, MAX_BRANCHES, OVERLAY_LIMIT, OVERLAY_SECONDS, BUILD_NUMPY_TEXTS, RUN_GIT_FILTERS, ALLOW_OUTSIDE_GIT_DIR,
     GIT_TIMEOUT, GIT_MEMORY_MB, SERVER, SERVER_IDLE, SERVER_TIMEOUT,
 )
 
@@ -435,6 +454,11 @@ class Environment:
     @property
     def overlay_seconds(self) -> float:
         return self.value(OVERLAY_SECONDS)
+
+    @property
+    def build_numpy_texts(self) -> int:
+        """CODEVOUCH_BUILD_NUMPY_TEXTS: the most texts a build embeds without torch (embedding.build_encoder)."""
+        return self.value(BUILD_NUMPY_TEXTS)
 
     @property
     def allow_outside_git_dir(self) -> bool:

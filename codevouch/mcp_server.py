@@ -92,7 +92,7 @@ class Tools:
         try:
             try:
                 return self.resident.serve(call, lambda: fn(Index(self.repo, self.index_dir, embedder=self.embedder,
-                                                                  call=call)))
+                                                                  call=call, background=False)))
             except BudgetTooSmall as exc:
                 # The CLI's words name its flag (--budget); an agent passes arguments.
                 raise ToolError(f"a budget of {exc.budget} tokens cannot hold even an empty context pack "

@@ -44,6 +44,13 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("CODEVOUCH_SERVER", "off")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     yield
+    # A library Index's background embedding (retriever/resident.py) ends with its test: it writes
+    # the process's overlay caches, which the next test starts without.
+    from codevouch.retriever import resident
+
+    for warm in resident._LIBRARY:
+        if warm._thread is not None:
+            warm._thread.join(60)
     written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
     if written and "writable_home" not in request.fixturenames:
         pytest.fail(f"the test wrote into the home directory: {written[:10]}; a command wrote outside "

@@ -558,3 +558,33 @@ def test_hit_tokens_counts_each_form_of_the_same_hits(tmp_path: Path) -> None:
     assert per["json_before"] > per["json"] > per["json_agent"] and per["mcp_text"] < per["mcp_text_before"] / 2
     (tmp_path / "out.json").write_text(__import__("json").dumps({"command": "c", **got}))
     assert "| MCP search's text content now: each hit written once |" in section(tmp_path / "out.json")
+
+
+def test_names_scripting_finds_each_name_once_defined_and_renders(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The names figure for the scripting languages: its own walk takes names defined once (not
+    `log_line`, defined twice), a search finds each first, and its report renders the figure."""
+    import json
+
+    from codevouch_bench import names_scripting
+    from codevouch_bench.lib.names_scripting_report import section
+
+    from tests.gitrepo import Repo
+
+    repo = Repo(tmp_path / "work" / "repo")
+    commit = repo.commit_files({
+        "lib/shop/order.rb": "module Shop\n  class Order\n    def cancel_order\n      helper\n    end\n\n"
+                             "    def paid?\n      true\n    end\n  end\nend\n",
+        "lib/shop/util.rb": "def helper\n  1\nend\n",
+        "bin/release": "#!/usr/bin/env bash\nlog_line() { :; }\nship-release() {\n  log_line\n}\nlog_line() { echo; }\n",
+    })
+    monkeypatch.setenv("CODEVOUCH_BENCH_GIT_MIRRORS", str(tmp_path))
+    files = {p: (repo.root / p).read_bytes() for p in ("lib/shop/order.rb", "lib/shop/util.rb", "bin/release")}
+    assert sorted(n for n, *_ in names_scripting.targets(files, "ruby")) == ["Order", "Shop", "cancel_order", "helper", "paid?"]
+    assert [n for n, *_ in names_scripting.targets(files, "bash")] == ["ship-release"]
+    got = [names_scripting.measure(names_scripting.Corpus(lang, "work", commit, lang), tmp_path / lang, None)
+           for lang in ("ruby", "bash")]
+    assert [(r["targets"], r["rank1"]) for r in got] == [(5, 1.0), (1, 1.0)], got
+    out = tmp_path / "out.json"
+    out.write_text(json.dumps({"command": "c", "corpora": got, "targets": 6, "rank1": 1.0}))
+    assert "**Held out, all corpora: 1.000 at rank 1 over 6 names.**" in section(out)

@@ -199,7 +199,7 @@ def test_every_numeric_variable_has_a_range_in_the_table() -> None:
         "CODEVOUCH_RESERVE", "CODEVOUCH_MATCH_THRESHOLD", "CODEVOUCH_PROGRESS_SECONDS", "CODEVOUCH_MAX_INPUT_BYTES",
         "CODEVOUCH_MAX_SNIPPETS", "CODEVOUCH_MAX_REFERENCES", "CODEVOUCH_OVERLAY_LIMIT", "CODEVOUCH_OVERLAY_SECONDS",
         "CODEVOUCH_SERVER_IDLE", "CODEVOUCH_SERVER_TIMEOUT", "CODEVOUCH_MAX_BRANCHES", "CODEVOUCH_GIT_TIMEOUT",
-        "CODEVOUCH_GIT_MEMORY_MB"}
+        "CODEVOUCH_GIT_MEMORY_MB", "CODEVOUCH_BUILD_NUMPY_TEXTS"}
     for var in NUMERIC:
         assert f"| `{var.name}` | {var.shown} | {var.range} |" in DOC.read_text(encoding="utf-8")
 
@@ -220,6 +220,7 @@ def test_a_value_out_of_range_is_a_usage_error_naming_the_variable(var: environm
     (environment.BUSY_TIMEOUT, 604800.0), (environment.LEASE_TTL, 10 * 365 * 86400.0),
     (environment.BUDGET, 100_000_000), (environment.OVERLAY_LIMIT, 100_000_000),
     (environment.GIT_MEMORY_MB, 1 << 20), (environment.GIT_TIMEOUT, 604800.0),
+    (environment.BUILD_NUMPY_TEXTS, 100_000_000),
 ])
 def test_each_end_of_a_range_is_taken_and_one_past_it_is_not(var: environment.Variable, top: float) -> None:
     assert environment.of({var.name: str(top)}).value(var) == top

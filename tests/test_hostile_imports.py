@@ -186,7 +186,9 @@ def _rpc(proc: subprocess.Popen[bytes], message: dict, buffer: list[bytes]) -> d
         return None
     while True:
         while b"\n" not in buffer[0]:
-            ready, _, _ = select.select([proc.stdout.fileno()], [], [], 120)
+            poller = select.poll()     # select() refuses a descriptor numbered 1024 or more
+            poller.register(proc.stdout.fileno(), select.POLLIN)
+            ready = poller.poll(120_000)
             assert ready, "the MCP server did not answer"
             chunk = os.read(proc.stdout.fileno(), 1 << 16)
             assert chunk, "the MCP server closed its output"

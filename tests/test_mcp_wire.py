@@ -39,7 +39,9 @@ class Wire:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buffer:
-            ready, _, _ = select.select([fd], [], [], timeout)
+            poller = select.poll()     # select() refuses a descriptor numbered 1024 or more
+            poller.register(fd, select.POLLIN)
+            ready = poller.poll(timeout * 1000)
             if not ready:
                 return None
             chunk = os.read(fd, 1 << 16)

@@ -138,6 +138,11 @@ def _encoder(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--out", str(out)] + (["--per-language", "25"] if quick else []))
 
 
+def _small_build(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """A one-file commit's CLI build against a no-op one (this repository's codevouch/worktree, the real model)."""
+    return Run(["--work", str(work / "small-build"), "--out", str(out)] + (["--repeats", "2"] if quick else []))
+
+
 def _ann_recall(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     """The dense list's recall against an exact search, on the indexes of a held-out quality --whole run."""
     return Run(["--split", "held-out", "--out", str(out)] + (["--fake"] if fake else []))
@@ -164,10 +169,12 @@ FIGURES = {f.name: f for f in (
     Figure("engine_large", False, _engine_large),
     Figure("edit_first", False, _edit_first),
     Figure("encoder", False, _encoder),
+    Figure("small_build", False, _small_build),
     Figure("ann_recall", False, _ann_recall),
     Figure("gitpython", False, _gitpython, needs="git"),
     Figure("splitters", False, _standard),
     Figure("hit_tokens", False, _hit_tokens),
+    Figure("names_scripting", False, _standard),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)
 # The figures that read the profile's downloaded corpora (codevouch_bench/lib/config.py): only they wait for pip.

@@ -190,8 +190,9 @@ def open_index(repo: Path, index: Path | None, embedder: str | None = None, no_r
     from codevouch.api import Index
 
     call = invocation().call          # Index reads --index from the call's directory (api.index_dir_of)
+    # No background thread: a CLI process exits after the call, and the engine has its own (retriever/resident.py).
     return Index(call.path(repo), index, embedder=embedder, record=False if no_record else None,
-                 overlay_limit=overlay_limit, call=call)
+                 overlay_limit=overlay_limit, call=call, background=False)
 
 
 def overlay_note(overlay: Any, as_json: bool) -> None:

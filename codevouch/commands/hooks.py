@@ -89,5 +89,5 @@ def hooks_run(
     index_dir = index_dir_of(index, call)
     fired = hooks.Fired(branch or None, commit or None)
     hooks.run_hook(hook, list(args or ()), hooks.Installed(installed_for, index_dir, embedder, wait), fired=fired,
-                   store=store_settings(call))
+                   store=store_settings(call), numpy_texts=call.env.build_numpy_texts)
     raise typer.Exit(0)

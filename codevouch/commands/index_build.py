@@ -245,8 +245,8 @@ def _echo_summary(s: BranchSummary) -> None:
         echo(f"  skipped {n}: {reason}")
     for rule, n in sorted(s.excluded.items()):
         echo(f"  excluded {n}: {rule}")
-    for language, why in sorted(s.unparsed.items()):
-        echo(f"  {language}: {message_line(why)}")
+    for language, why in sorted(s.text_only.items()):
+        echo(f"  text windows for {language}: its grammar did not load ({message_line(why)})")
 
 
 def _echo_left_out(summaries: Sequence[BranchSummary]) -> None:

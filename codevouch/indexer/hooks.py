@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codevouch import environment
 from codevouch.errors import CodevouchError, InputError
 from codevouch.indexer import hookfiles
 from codevouch.indexer.hookfiles import CHAINED, HOOKS, Entry, Fingerprint, Record
@@ -339,12 +340,12 @@ class Installed:
 
 
 def run_hook(hook: str, args: list[str], installed: Installed, repo: Path | str = ".", fired: Fired = Fired(),
-             store: StoreSettings | None = None) -> str:
+             store: StoreSettings | None = None, numpy_texts: int | None = None) -> str:
     """What a hook's background process does: build the branch the hook fired on, of the
     repository here, queued behind the writer lock; append one line per step to
     INDEX_DIR/hooks.log. Never raises (a bug is logged with its traceback); returns the
     outcome's line. `store`: the hook process's store settings (its Call's environment; None:
-    none set)."""
+    none set); `numpy_texts`: its CODEVOUCH_BUILD_NUMPY_TEXTS (None: the default)."""
     from codevouch.store.indexdir import IndexDir
 
     log = IndexDir(installed.index_dir).hooks_log
@@ -362,7 +363,7 @@ def run_hook(hook: str, args: list[str], installed: Installed, repo: Path | str 
         return text
 
     try:
-        return note(_run(hook, args, installed, repo, fired, note, store))
+        return note(_run(hook, args, installed, repo, fired, note, store, numpy_texts))
     except Exception as exc:  # the hook must never fail git, nor die without a word
         import traceback
 
@@ -371,13 +372,14 @@ def run_hook(hook: str, args: list[str], installed: Installed, repo: Path | str 
 
 
 def _run(hook: str, args: list[str], installed: Installed, repo: Path | str, fired: Fired, note: Any,
-         given: StoreSettings | None) -> str:
+         given: StoreSettings | None, numpy_texts: int | None) -> str:
     from codevouch.embedding import embedder_by_name
     from codevouch.errors import DetachedHead, IndexLocked
     from codevouch.indexer.build import build_index
     from codevouch.store.settings import DEFAULT
 
     store = given if given is not None else DEFAULT
+    light = numpy_texts if numpy_texts is not None else environment.BUILD_NUMPY_TEXTS.default
 
     if hook not in HOOKS:
         raise InputError(f"unknown hook {hook!r}; codevouch installs {', '.join(HOOKS)}.")
@@ -394,11 +396,12 @@ def _run(hook: str, args: list[str], installed: Installed, repo: Path | str, fir
             return f"skipped: HEAD is detached in {root} (a rebase or a checkout of a commit); no branch to build"
         model = embedder_by_name(installed.embedder)
         try:
-            summaries = build_index(root, installed.index_dir, model, branches=[branch], wait=0, store=store)
+            summaries = build_index(root, installed.index_dir, model, branches=[branch], wait=0, store=store,
+                                    numpy_texts=light)
         except IndexLocked:
             note(f"{root} {branch}: another build holds the index; queued (up to {installed.wait:g}s)")
             summaries = build_index(root, installed.index_dir, model, branches=[branch], wait=installed.wait,
-                                    store=store)
+                                    store=store, numpy_texts=light)
     except CodevouchError as exc:
         return f"failed: {type(exc).__name__}: {exc}"
     s = summaries[0]

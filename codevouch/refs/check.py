@@ -25,6 +25,7 @@ from codevouch import environment
 from codevouch.errors import InputError
 from codevouch.printable import plural
 from codevouch.refs.extract import JS_EXTENSIONS, Extracted, Reference, extract
+from codevouch.refs.imports import check_file_import
 from codevouch.refs.model import RefReport, RefResult
 from codevouch.refs.worktree import Definitions, WorkTree, module_of
 from codevouch.syntax.lines import split_lines
@@ -139,6 +140,8 @@ class _Checker:
     def check(self, ref: Reference) -> RefResult:
         if ref.kind == "path":
             return self._path(self._widened(ref))
+        if ref.kind == "import" and ref.language is not None:
+            return check_file_import(ref, self.tree.file_set, self.added, self._similar_path)
         if ref.kind == "import":
             return self._import(ref)
         return self._symbol(ref)

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from codevouch.syntax import registry
+from codevouch.syntax.spec import Language
 from codevouch.worktree.changes import HUNK_HEADER
 
 KINDS = ("path", "symbol", "import")
@@ -63,7 +64,9 @@ _LITERALS = frozenset({"True", "False", "None", "null", "undefined", "NaN", "nil
                        "cls", "super", "__init__", "__main__", "__name__", "__all__"})
 # Fences in another language than Python: their lines hold no Python import to check. The
 # languages codevouch parses name their own tags (spec.Language.fences).
-_NON_PY_FENCES = registry.fences(but="python") | {"bash", "sh", "shell", "console", "json", "yaml", "toml", "text"}
+_NON_PY_FENCES = registry.fences(but="python") | {"console", "json", "yaml", "toml", "text"}
+# Fences whose language reads its imports with its own pattern (spec.Language.imports).
+_IMPORTING_FENCES = {tag: lang for lang in registry.LANGUAGES if lang.imports is not None for tag in lang.fences}
 
 
 @dataclass(frozen=True)
@@ -90,9 +93,12 @@ class Reference:
     # that a character the pattern stops at cut short (`space file.py`, `a=b.py`, `x,y.py`).
     # check-refs uses it when such a file exists, else `path`.
     wide: str | None = None
+    # An import read by its language's own pattern (spec.Language.imports): the language's name.
+    language: str | None = None
 
     def key(self) -> tuple[object, ...]:
-        return (self.kind, self.path, self.start, self.end, self.symbol, self.module, self.base, self.wide)
+        return (self.kind, self.path, self.start, self.end, self.symbol, self.module, self.base, self.wide,
+                self.language)
 
 
 @dataclass(frozen=True)
@@ -129,7 +135,10 @@ class _Scan:
         if self._fence(line) or self._patch_header(line, n) or self._patch_body(line, n):
             return
         if self.fence is not None:
-            if self.fence_lang not in _NON_PY_FENCES:
+            fenced = _IMPORTING_FENCES.get(self.fence_lang)
+            if fenced is not None:
+                self.refs += language_imports(fenced, line, n)
+            elif self.fence_lang not in _NON_PY_FENCES:
                 self.refs += _imports(line, n)
             self.refs += _include(line, n) or _paths(line, n, code=True)
             return
@@ -334,6 +343,9 @@ def _looks_like_code(name: str, called: bool) -> bool:
 
 
 def _imports(code: str, n: int, base: str | None = None) -> list[Reference]:
+    lang = registry.of_path(base) if base is not None else None
+    if lang is not None and lang.imports is not None:
+        return language_imports(lang, code, n, base)
     if base is not None and base.rsplit(".", 1)[-1].lower() in JS_EXTENSIONS:
         return [Reference("import", code.strip(), n, module=spec, base=base, source="import")
                 for spec in _JS_RELATIVE.findall(code)]
@@ -363,6 +375,43 @@ def _include(code: str, n: int) -> list[Reference]:
     """The file a C or C++ `#include "..."` line names, as a path reference; [] for any other line."""
     m = _INCLUDE.match(code)
     return [Reference("path", code.strip(), n, path=m.group("path"), source="include")] if m else []
+
+
+def language_imports(lang: Language, code: str, n: int, base: str | None = None) -> list[Reference]:
+    """The imports of one line of `lang` (spec.Imports): a file it names (an import reference, its
+    spec as written; one named from the importing file's directory starts with `./`), or each
+    qualified name it names, as a symbol reference to its last two parts (`use App\\Models\\Customer`
+    is `Models.Customer`: the class in a file whose package or directory is `Models`)."""
+    assert lang.imports is not None
+    found = lang.imports.pattern.match(code)
+    if found is None:
+        return []
+    groups = found.groupdict()
+    text = code.strip()
+    if groups.get("names"):
+        return [Reference("symbol", text, n, symbol=".".join(name[-2:]), source="import", language=lang.name)
+                for name in _names(groups["names"], lang.imports.separator)]
+    here, file = groups.get("here"), groups.get("file")
+    spec = ("./" + here if not here.startswith(("./", "../")) else here) if here else file
+    return [Reference("import", text, n, module=spec, base=base, source="import", language=lang.name)] if spec else []
+
+
+def _names(spec: str, separator: str) -> list[list[str]]:
+    """The qualified names an import's names group spells, each as its parts: `a.b.{C, D => E}` is
+    a.b.C and a.b.D; `A\\B as C` is A.B; a wildcard (`_`, `*`) or a `given` names none."""
+    spec = spec.strip()
+    if "{" in spec:
+        prefix, group = spec.split("{", 1)
+        heads = [prefix + item.strip() for item in group.rstrip("} \t;").split(",")]
+    else:
+        heads = spec.split(",")
+    out = []
+    for head in heads:
+        head = re.split(r"\s+as\s+|\s*=>\s*", head.strip())[0].strip()
+        parts = [p for p in head.split(separator) if p]
+        if parts and all(re.fullmatch(r"[A-Za-z_$][\w$]*", p) for p in parts) and parts[-1] != "_":
+            out.append(parts)
+    return out
 
 
 def _dedupe(refs: list[Reference]) -> list[Reference]:

@@ -71,19 +71,25 @@ def proposed(named: list[str], lexical_ids: Sequence[str], records: dict[str, Ch
     seen = set(named)
     return named + [cid for cid in lexical_ids[:LEXICAL_PROPOSALS]
                     if cid not in seen and records[cid].status == "live"
-                    and resolve_language(records[cid].path, None) in registry.keywordless()]
+                    and _language(records[cid]) in registry.keywordless()]
 
 
 def may_define(rec: ChunkRecord) -> bool:
     """The chunk's file has a grammar: prose, data and config define nothing (`confirmed`)."""
-    return resolve_language(rec.path, None) is not None
+    return _language(rec) is not None
 
 
 def by_symbol(rec: ChunkRecord, names: Collection[str]) -> bool:
     """The chunk's symbol (the chunker's parse) defines one of `names`, in a file of a language
     with a grammar (a Markdown or JSON chunk names no definition, whatever its symbol)."""
-    return (bool(names) and resolve_language(rec.path, None) is not None
+    return (bool(names) and _language(rec) is not None
             and not set(names).isdisjoint(lexical.name_keys(rec.symbol)))
+
+
+def _language(rec: ChunkRecord) -> str | None:
+    """The language the chunk was parsed as: its path's, or the one its record says where the
+    path alone does not tell (a script named by its `#!` line: registry.of_file)."""
+    return resolve_language(rec.path, None) or (rec.language if rec.language in registry.names() else None)
 
 
 def _definitions(blob: str, path: str, text: str) -> list[tuple[str, int]]:

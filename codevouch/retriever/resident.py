@@ -19,19 +19,30 @@ build by another process at the next call. What it does between calls is here: `
 The engine runs its calls and this work on its main thread (`embed_rest`, with a stop that asks
 its queue); the MCP server answers from the SDK's worker threads, so it starts the work on a
 thread of its own after each call (`embed_rest_in_background`).
+
+A library user's process (an agent framework holding an `Index`) is a long-lived process too:
+`between_calls` runs an Index method the same way, with one `Resident` for the process
+(`library()`), except that its calls are not made one at a time (a library's calls never were,
+and a caller may make them from several threads): each waits only for the background work to let
+go (`alongside`). `Index(background=False)` turns it off; the CLI, the engine and the MCP server
+open their Index so, the last two having a Resident of their own.
 """
 from __future__ import annotations
 
+import atexit
+import functools
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from codevouch.call import Call
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Resident:
@@ -60,6 +71,21 @@ class Resident:
             yield
         finally:
             self._lock.release()
+
+    @contextmanager
+    def alongside(self) -> Iterator[None]:
+        """Run a library call: once the background work (if any) has stopped between two texts,
+        beside any other call (a library's calls may come from several threads at once). The
+        background work starts again only after the last of them (`wanted()` says no)."""
+        with self._state:
+            self._waiting += 1
+        try:
+            with self._lock:    # taken once the background work lets go, and given back at once
+                pass
+            yield
+        finally:
+            with self._state:
+                self._waiting -= 1
 
     def serve(self, call: Call, work: Callable[[], T]) -> T:
         """The one way a warm process runs a call, the engine's (a command with the caller's
@@ -124,3 +150,36 @@ class Resident:
         thread = self._thread
         if thread is not None:
             thread.join(timeout)
+
+
+_LIBRARY: list[Resident] = []
+_LIBRARY_LOCK = threading.Lock()
+
+
+def library() -> Resident:
+    """The one Resident of a library user's process (`between_calls`): its lines go to the
+    `codevouch` logger; at exit the background work stops between two texts and is waited for."""
+    with _LIBRARY_LOCK:
+        if not _LIBRARY:
+            resident = Resident(logging.getLogger("codevouch").info)
+            atexit.register(resident.close)
+            _LIBRARY.append(resident)
+        return _LIBRARY[0]
+
+
+def between_calls(method: F) -> F:
+    """An `Index` method whose search may leave a big overlay half embedded: run alongside the
+    process's background work (`library().alongside()`), which then embeds the rest on a thread
+    of its own until the next call, as the engine and the MCP server do; nothing of the kind when
+    the Index says `background=False`."""
+    @functools.wraps(method)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not self.background:
+            return method(self, *args, **kwargs)
+        resident = library()
+        try:
+            with resident.alongside():
+                return method(self, *args, **kwargs)
+        finally:   # answered or failed: what its search left is embedded meanwhile
+            resident.embed_rest_in_background()
+    return run  # type: ignore[return-value]

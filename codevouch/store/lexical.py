@@ -201,6 +201,12 @@ def _identifier_shaped(token: str) -> bool:
     return any(ch.isupper() for ch in token[1:]) and not token.isupper()
 
 
+# A name as Ruby (`route!`, `updated?`) and shell (`compare-fields`) may write it: characters an
+# identifier does not hold, read as one name only when the whole query is that name.
+_SPELLED_PART = rf"{IDENTIFIER}(?:-[\w$]+)*"
+_SPELLED = re.compile(rf"(?:{_SPELLED_PART}(?:\.|::))*{_SPELLED_PART}[?!]?")
+
+
 def query_name_keys(query: str, whole_only: bool = False) -> list[str]:
     """The names a query spells exactly, as `name_keys` writes them: the whole query when it is
     one name (`send`, `Client.send`, `raise_for_status`) or one name's words ("raise for status"),
@@ -221,6 +227,9 @@ def query_name_keys(query: str, whole_only: bool = False) -> list[str]:
         keys += [".".join(parts[i:]).lower() for i in range(max(1, len(parts) - 1))]
         if len(parts) == 1:   # `Client.send` is that method, not every `send`
             keys.append(_squashed(token))
+    if whole is None and _SPELLED.fullmatch(text):
+        # `route!`, `Base.updated?`, `compare-fields`, `single-use-latch::wait`: one name as written
+        keys.append(".".join(_components(text)).lower())
     words = _QUERY_WORD.findall(text)
     if whole is None and len(words) >= 2 and len(words) <= 8 and " ".join(words) == " ".join(text.split()):
         keys.append(_squashed("".join(words)))

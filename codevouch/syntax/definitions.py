@@ -22,8 +22,9 @@ Definitions = dict[str, list[tuple[int, int]]]
 
 
 def resolve_language(path: str, language: str | None, text: str | None = None) -> str | None:
-    """``language`` when given and supported, else the language of ``path``'s extension (and
-    ``text``, for an extension two languages share: a C++ header is a ``.h``)."""
+    """``language`` when given and supported, else the language of ``path``'s extension or name,
+    or of ``text`` (registry.of_file: the `#!` line of a file with neither; C++ for a ``.h``
+    whose text uses C++)."""
     if language is None:
         return detect_language(path, text)
     return language if language in registry.names() else None

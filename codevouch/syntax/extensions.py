@@ -11,7 +11,6 @@ from codevouch.syntax import registry
 
 # Extension (lower-case, with dot) -> fence tag, for files codevouch does not parse.
 _TAG_ONLY: Mapping[str, str] = {
-    ".rb": "ruby", ".php": "php", ".scala": "scala", ".sh": "bash", ".bash": "bash",
     ".sql": "sql", ".md": "markdown", ".json": "json", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
     ".html": "html", ".css": "css", ".xml": "xml",
 }

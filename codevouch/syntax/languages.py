@@ -22,16 +22,16 @@ from codevouch.syntax.spec import LanguageSpec
 
 __all__ = [
     "detect_language",
-    "grammar_problem",
     "get_language",
     "get_parser",
     "get_spec",
+    "unavailable",
 ]
 
 def detect_language(path: str, text: str | None = None) -> str | None:
-    """Language name for a file path by its extension (and, for an extension two languages
-    share, the file's text: registry.of_path), or None if unsupported."""
-    lang = registry.of_path(path, text)
+    """Language name for a file by its extension or name, or by `text` (registry.of_file: the
+    `#!` line of a file with neither, C++ for a `.h` whose text uses C++); None if unsupported."""
+    lang = registry.of_file(path, text)
     return None if lang is None else lang.name
 
 
@@ -48,20 +48,25 @@ def get_language(name: str) -> tree_sitter.Language:
         module_name, func_name = registry.by_name()[name].grammar
     except KeyError:
         raise ValueError(f"unsupported language: {name!r}") from None
-    loader: Callable[[], object] = getattr(importlib.import_module(module_name), func_name)
-    return tree_sitter.Language(loader())
-
-
-def grammar_problem(name: str) -> str | None:
-    """Why the grammar of language ``name`` does not load (its wheel missing or broken), or None
-    when it loads: the chunker then cuts that language's files into text windows, and a build
-    says so in its summary."""
     try:
-        get_language(name)
-    except Exception as err:  # noqa: BLE001 - any failure of a wheel is reported, never raised
-        module = registry.by_name()[name].grammar[0] if name in registry.by_name() else name
-        return f"its grammar ({module}) does not load: {type(err).__name__}: {err}"
-    return None
+        loader: Callable[[], object] = getattr(importlib.import_module(module_name), func_name)
+        return tree_sitter.Language(loader())
+    except Exception as err:  # noqa: BLE001 - a wheel missing or broken: that language is read as text
+        _unavailable[name] = f"{module_name}: {type(err).__name__}: {err}"[:300]
+        raise
+
+
+# Languages whose grammar failed to load in this process -> why: their files are cut into text
+# windows (indexer/chunker.py), and a build's summary says so (BranchSummary.text_only).
+_unavailable: dict[str, str] = {}
+
+
+def unavailable() -> dict[str, str]:
+    """Each language whose grammar failed to load in this process, and why (a copy)."""
+    return dict(_unavailable)
+
+
+caches.register("codevouch.syntax.languages.unavailable", _unavailable.clear, _unavailable.__len__)
 
 
 # Parsers hold mutable state, so each thread gets its own cached set. Clearing (caches.py) moves

@@ -10,10 +10,12 @@ No tree-sitter here (syntax/languages.py loads the grammars).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from functools import cache
 
 from codevouch.caches import clearable
+from codevouch.syntax.langs.bash import BASH
 from codevouch.syntax.langs.c import C
 from codevouch.syntax.langs.cpp import CPP
 from codevouch.syntax.langs.csharp import CSHARP
@@ -21,8 +23,12 @@ from codevouch.syntax.langs.go import GO
 from codevouch.syntax.langs.java import JAVA
 from codevouch.syntax.langs.javascript import JAVASCRIPT
 from codevouch.syntax.langs.kotlin import KOTLIN
+from codevouch.syntax.langs.lua import LUA
+from codevouch.syntax.langs.php import PHP
 from codevouch.syntax.langs.python import PYTHON
+from codevouch.syntax.langs.ruby import RUBY
 from codevouch.syntax.langs.rust import RUST
+from codevouch.syntax.langs.scala import SCALA
 from codevouch.syntax.langs.swift import SWIFT
 from codevouch.syntax.langs.typescript import TSX, TYPESCRIPT
 from codevouch.syntax.spec import Language
@@ -30,6 +36,7 @@ from codevouch.syntax.spec import Language
 LANGUAGES: tuple[Language, ...] = (
     PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
     C, CPP, CSHARP, KOTLIN, SWIFT,
+    RUBY, PHP, SCALA, BASH, LUA,
 )
 
 
@@ -51,16 +58,11 @@ def by_extension() -> Mapping[str, Language]:
     return out
 
 
-def of_path(path: str, text: str | None = None) -> Language | None:
-    """The language of `path` by its extension, None when codevouch does not parse it. For an
-    extension two languages share (`.h`), the one whose `claims` the file's `text` matches
-    (C++ for a header that declares a class, a namespace or a template), else the first."""
-    ext = os.path.splitext(path)[1].lower()
-    first = by_extension().get(ext)
-    if first is None or text is None:
-        return first
-    return next((lang for lang in _claimants().get(ext, ()) if lang.claims is not None and lang.claims.search(text)),
-                first)
+@clearable
+@cache
+def by_file_name() -> Mapping[str, Language]:
+    """Exact file name (`Rakefile`) -> the language that parses it (spec.Language.file_names)."""
+    return {name: lang for lang in LANGUAGES for name in lang.file_names}
 
 
 @clearable
@@ -73,6 +75,47 @@ def _claimants() -> Mapping[str, tuple[Language, ...]]:
             if lang.claims is not None and by_extension()[ext] is not lang:
                 out[ext] = (*out.get(ext, ()), lang)
     return out
+
+
+@clearable
+@cache
+def by_interpreter() -> Mapping[str, Language]:
+    """Program a `#!` line names (`bash`) -> the language (spec.Language.interpreters)."""
+    return {program: lang for lang in LANGUAGES for program in lang.interpreters}
+
+
+def of_path(path: str) -> Language | None:
+    """The language of `path` by its extension, else by its exact file name (`Rakefile`); None
+    when codevouch does not parse it, or only knows it from its text (`of_file`)."""
+    name = path.rsplit("/", 1)[-1]
+    stem, ext = os.path.splitext(name)
+    return by_extension().get(ext.lower()) if ext and stem else by_file_name().get(name)
+
+
+# `#!/bin/sh`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S bash -e`: the program the line runs.
+_SHEBANG = re.compile(r"#![ \t]*(?:\S*/)?([^/\s]+)(?:[ \t]+(?:-\S+[ \t]+)*([^/\s-]\S*))?")
+
+
+def of_file(path: str, text: str | None) -> Language | None:
+    """`of_path`, and for a file with no extension and no known name, the language its first
+    line's `#!` names (`#!/usr/bin/env bash`): only the first line is read, so detection stays as
+    cheap as the extension's. `text` None: by the path alone."""
+    lang = of_path(path)
+    if lang is not None and text is not None:
+        # An extension two languages share (`.h`): the later one whose `claims` the text matches
+        # (C++ for a header that declares a class, a namespace or a template), else the first.
+        ext = os.path.splitext(path)[1].lower()
+        return next((c for c in _claimants().get(ext, ()) if c.claims is not None and c.claims.search(text)), lang)
+    if lang is not None or text is None or not text.startswith("#!"):
+        return lang
+    name = path.rsplit("/", 1)[-1]
+    if os.path.splitext(name)[1] and os.path.splitext(name)[0]:
+        return None     # a file with an extension is what its extension says
+    found = _SHEBANG.match(text[:200].split("\n", 1)[0])
+    if found is None:
+        return None
+    program = found.group(2) if found.group(1) == "env" and found.group(2) else found.group(1)
+    return by_interpreter().get(program)
 
 
 @clearable

@@ -46,6 +46,10 @@ class DefRule:
                  grammar puts it elsewhere: Kotlin's ``typealias`` under ``type``)
     nested:      False: only a definition at top level or directly in a container body counts
                  (a C prototype: inside a function the same syntax declares a local variable)
+                 "path"           text of the ``name`` field read as a path of names, each
+                                  separator the language writes (``::``, ``\\``, ``:``, ``.``)
+                                  a dot, leading ones dropped: Ruby's ``class Billing::Invoice``
+                                  is ``Billing.Invoice``, Lua's ``function M:f`` is ``M.f``
     value_types: when set, the node only counts as a definition if its
                  ``value_field`` field has one of these types (used for
                  ``const f = () => ...`` style bindings).
@@ -81,7 +85,9 @@ class LanguageSpec:
                  ``struct S { ... };`` member is a field declaration holding a struct).
     transparent: node types at top level or inside a container body whose children
                  are items of that level (Java ``enum_body_declarations``, C's
-                 ``#ifdef`` blocks, Kotlin's companion object).
+                 ``#ifdef`` blocks, Kotlin's companion object); when the node has a
+                 ``body`` field, the body's children are (Ruby's ``class << self ... end``,
+                 a C# ``namespace``).
     bodies:      node types that are a container's body where the grammar gives the body
                  no ``body`` field (Kotlin's ``class_body``).
     blank:       a pattern whose first group is replaced by as many spaces before the parse
@@ -105,6 +111,31 @@ class LanguageSpec:
     anonymous: frozenset[str] = frozenset()
     bodies: frozenset[str] = frozenset()
     blank: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True)
+class Imports:
+    """How a line of the language imports code, as check-refs reads it (refs/imports.py).
+
+    pattern:  matched at the start of a line; its groups, where they took part:
+              "file"   a file named from a load path or the repository's root (Ruby's `require
+                       "billing/invoice"`, Lua's `require "billing.ledger"`, a shell's `source
+                       lib/common.sh`): found at the root or under any directory
+              "here"   a file named from the importing file's directory (`require_relative`)
+              "names"  qualified names (`use App\\Models\\Customer;`, `import com.acme.{A, B}`):
+                       each checked as the symbol its last two parts spell (`Models.Customer`),
+                       the qualifier being the file's package (spec.Language.package_clause) or
+                       a directory of its path
+    suffixes: what the language appends to a file's name to find it (`.rb`; Lua's `.lua` and
+              `/init.lua`), tried after the name as written
+    dotted:   a "file" spec's dots are directories (Lua's `billing.ledger` is billing/ledger.lua)
+    separator: what separates the parts of a name in "names" (PHP's `\\`, Scala's `.`)
+    """
+
+    pattern: re.Pattern[str]
+    suffixes: tuple[str, ...] = ()
+    dotted: bool = False
+    separator: str = "."
 
 
 @dataclass(frozen=True)
@@ -137,6 +168,12 @@ class Language:
     tests:         gitignore-style patterns of this language's test files (`*Test.kt`), tried
                    after the default rules' own test patterns (worktree/rules.py)
     generated:     the same for its generated files (`*.g.cs`, `moc_*.cpp`)
+    file_names:    exact file names (no extension) of the language: Ruby's `Rakefile`, `Gemfile`
+    interpreters:  programs a `#!` line names for the language (`bash`, `sh`): a file with no
+                   extension and no known name is read as the language its first line names,
+                   where the text is at hand (registry.of_file)
+    imports:       how a line imports code, for check-refs (`Imports`); None: not read (Python's
+                   and JavaScript's imports have their own readers in refs/ for now)
 
     The older languages' test and generated-file patterns (`*_test.go`, `*_pb2.py`) stay in
     worktree/rules.py: their order is part of every branch's recorded rules, and moving them
@@ -158,3 +195,6 @@ class Language:
     claims: re.Pattern[str] | None = None
     tests: tuple[str, ...] = ()
     generated: tuple[str, ...] = ()
+    file_names: tuple[str, ...] = ()
+    interpreters: tuple[str, ...] = ()
+    imports: Imports | None = None

@@ -8,6 +8,7 @@ decorators directly above it (no blank line between).  Items that define symbols
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -93,7 +94,9 @@ def def_name(node: Node, rule: DefRule) -> str:
     if named is not None:
         return named(node)
     name = "".join(node_text(node.child_by_field_name(rule.name_field)).split())
-    if rule.name == "string":
+    if rule.name == "path":
+        name = _PATH_SEPARATORS.sub(".", name).strip(".")
+    elif rule.name == "string":
         name = name.strip("\"'`")
     elif rule.name == "go_receiver" and name:
         receiver = _go_receiver_type(node)
@@ -148,6 +151,11 @@ _NAMERS = {
     "declarator": _declared_function,
     "declared_type": _declared_type,
 }
+
+
+# What separates the names of a path in the languages that write one as a definition's name:
+# Ruby's `A::B`, PHP's `\A\B`, Lua's `M.f` and `M:f`.
+_PATH_SEPARATORS = re.compile(r"::|\\|:|\.")
 
 
 def _js_member_name(left: Node | None) -> str:
@@ -265,7 +273,8 @@ class Syntax:
     def _flatten(self, nodes: Iterable[Node]) -> Iterable[Node]:
         for node in nodes:
             if node.type in self.spec.transparent:
-                yield from self._flatten(node.named_children)
+                body = node.child_by_field_name("body")
+                yield from self._flatten((body if body is not None else node).named_children)
             elif (inner := self._nameless_body(node)) is not None:
                 yield from self._flatten(inner)
             else:

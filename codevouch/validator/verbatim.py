@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from codevouch.caches import clearable
+
 MAX_PLACES = 200    # a window that occurs more often than this cannot be placed
 MIN_SPAN = 3        # lines a repeated window needs to be placed by nearness (see _nearest)
 
@@ -186,11 +188,13 @@ def _carried(window: Window, old: str, hay: str) -> int | None:
     return None
 
 
+@clearable
 @lru_cache(maxsize=8)
 def _split(text: str) -> list[str]:
     return text.split("\n")
 
 
+@clearable
 @lru_cache(maxsize=8)
 def _line_starts(text: str) -> tuple[int, ...]:
     starts, at = [0], text.find("\n")
@@ -200,6 +204,7 @@ def _line_starts(text: str) -> tuple[int, ...]:
     return tuple(starts)
 
 
+@clearable
 @lru_cache(maxsize=8)
 def _shared_runs(old: str, new: str) -> tuple[tuple[int, int, int], ...]:
     """Runs of lines the two texts share, as (start in old, start in new, length), 0-based, in

@@ -10,10 +10,12 @@ import pytest
 
 from codevouch import Index
 from codevouch.embedding import (
+    LIGHT_TEXTS,
     MODEL_NAME,
     FakeEmbedder,
     MiniLMEmbedder,
     SentenceTransformerEmbedder,
+    build_encoder,
     check_device,
     embedder_by_name,
     is_packaged,
@@ -159,3 +161,17 @@ def test_a_repositorys_config_may_not_name_a_model_outside_it(repo: Repo, tmp_pa
     out = cv("index", "build", "--repo", str(repo.root), index=index_dir)
     assert out.returncode == 2 and "outside the repository" in out.stderr and "SECRET" not in out.stderr
     assert "CODEVOUCH_EMBEDDING_MODEL" in out.stderr
+
+
+def test_a_build_of_few_texts_embeds_them_without_torch_and_of_many_with_it() -> None:
+    """build_encoder: the packaged MiniLM's NumPy pass up to the limit, torch past it; a model
+    with no light encoder (a directory's, the fake) always its own `embed`."""
+    minilm = MiniLMEmbedder()
+    assert build_encoder(minilm, 1) == minilm.embed_light
+    assert build_encoder(minilm, LIGHT_TEXTS) == minilm.embed_light
+    assert build_encoder(minilm, LIGHT_TEXTS + 1) == minilm.embed
+    assert build_encoder(minilm, 1, light_limit=0) == minilm.embed
+    assert build_encoder(minilm, 500, light_limit=500) == minilm.embed_light
+    fake = FakeEmbedder()
+    assert build_encoder(fake, 1) == fake.embed
+    assert minilm._model is None      # choosing loads nothing

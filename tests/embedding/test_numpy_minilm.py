@@ -96,9 +96,11 @@ def test_a_search_after_an_edit_embeds_it_without_torch(tmp_path: Path) -> None:
         return subprocess.run([sys.executable, "-X", "importtime", "-m", "codevouch", *args], cwd=repo.root,
                               env=env, capture_output=True, text=True, timeout=600, input=stdin)
 
+    env["CODEVOUCH_BUILD_NUMPY_TEXTS"] = "0"            # a build with torch, whatever its size
     built = cv("index", "build", "--json")
     assert built.returncode == 0, built.stderr[-2000:]
     assert "torch" in _imported(built.stderr)            # the build does use torch: the check can see it
+    del env["CODEVOUCH_BUILD_NUMPY_TEXTS"]
     repo.write("shop/refund.py", "def refund_payment(payment):\n    \"\"\"Give the money back to the card.\"\"\"\n"
                                  "    return payment.card.refund(payment.amount)\n")
     found = cv("search", "give the money back to the card", "--json", "-k", "3")
@@ -122,3 +124,49 @@ def test_a_search_after_an_edit_embeds_it_without_torch(tmp_path: Path) -> None:
     kept = overlaycache.get(index_dir, state.embedder, [chunk.record.text_hash])[chunk.record.text_hash]
     [by_torch] = MiniLMEmbedder().embed([chunk.embedded])
     assert float(np.dot(kept, by_torch)) >= 0.9999
+
+
+def test_a_one_file_build_imports_no_torch_and_the_cache_serves_its_vectors_either_way(tmp_path: Path) -> None:
+    """The build the hooks run after a one-file commit embeds its few texts with the NumPy pass
+    (no torch imported); the vectors are the ones torch makes (cosine >= 0.9999), kept in the
+    same embedding cache and store, which a search then ranks with the others."""
+    from codevouch.embedding import DEFAULT_EMBED_CONTEXT, MODEL_NAME, token_counter
+    from codevouch.indexer.build import text_hash
+    from codevouch.indexer.chunker import chunk_text
+    from codevouch.indexer.embedtext import embedded_text
+    from codevouch.store import Ledger
+    from tests.gitrepo import Repo
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files(NO_TORCH_FILES)
+    index_dir = tmp_path / "index"
+    env = {**os.environ, "CODEVOUCH_INDEX": str(index_dir), "HF_HUB_OFFLINE": "1", "CODEVOUCH_SERVER": "off"}
+
+    def build(*args: str, numpy_texts: str | None = None) -> tuple[dict, set[str]]:
+        run_env = env if numpy_texts is None else {**env, "CODEVOUCH_BUILD_NUMPY_TEXTS": numpy_texts}
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "codevouch", "index", "build", "--json",
+                               *args], cwd=repo.root, env=run_env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout)["branches"][0], _imported(proc.stderr)
+
+    first, imported = build()
+    assert first["embedded"] == 2 and not {"torch", "sentence_transformers", "transformers"} & imported
+    refund = "def refund_payment(payment):\n    \"\"\"Give the money back to the card.\"\"\"\n" \
+             "    return payment.card.refund(payment.amount)\n"
+    repo.commit_files({"shop/refund.py": refund})
+    summary, imported = build()
+    assert summary["embedded"] == 1
+    assert not {"torch", "sentence_transformers", "transformers"} & imported
+    [chunk] = chunk_text(refund, "shop/refund.py", token_counter(), 250)[0]
+    text = embedded_text("shop/refund.py", chunk.symbol, chunk.text, DEFAULT_EMBED_CONTEXT)
+    ledger = Ledger(index_dir, readonly=True)
+    try:
+        kept = ledger.cached_vectors(MODEL_NAME, [text_hash(text)])[text_hash(text)]
+    finally:
+        ledger.close()
+    [by_torch] = MiniLMEmbedder().embed([text])
+    assert float(np.dot(kept, by_torch)) >= 0.9999
+    from codevouch import Index
+
+    hits = Index(repo.root, index_dir, record=False).search("give the money back to the card", k=3)
+    assert hits[0].path == "shop/refund.py" and hits[0].verdict == "usable"

@@ -497,3 +497,36 @@ def test_a_nightly_run_builds_a_repository_with_a_name_that_is_not_utf8(repo: Re
     outcomes = build_repos([RepoSpec(repo.root), RepoSpec(other.root)], tmp_path / "index", FakeEmbedder())
     assert [o.ok for o in outcomes] == [True, True], [o.error for o in outcomes]
     assert outcomes[0].branches[0].skipped_files[0]["path"] == "caf\\xe9.py"
+
+
+class LightFake(FakeEmbedder):
+    """The fake with a light encoder, as the packaged MiniLM has one (its NumPy pass): the same
+    vectors, counted apart, so a test sees which one a build chose."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.light_texts = 0
+
+    def embed_light(self, texts):
+        self.light_texts += len(texts)
+        return [self._one(t) for t in texts]
+
+
+def test_a_small_build_embeds_without_the_heavy_encoder_as_the_calls_setting_says(repo: Repo,
+                                                                                   index_dir: Path) -> None:
+    from codevouch.call import Call
+
+    repo.commit_files({"shop/orders.py": ORDERS})
+    model = LightFake()
+    (first,) = build(repo, index_dir, model, numpy_texts=0)          # 0: always the model's own encoder
+    assert first.embedded == model.texts_embedded > 0 and model.light_texts == 0
+    repo.commit_files({"shop/billing.py": BILLING})                 # one new chunk
+    (small,) = Index(repo.root, index_dir, embedder=model,
+                     call=Call.of({**os.environ, "CODEVOUCH_BUILD_NUMPY_TEXTS": "1"}, repo.root)).build()
+    assert small.embedded == model.light_texts == 1 and model.texts_embedded == first.embedded
+    repo.commit_files({"shop/billing.py": BILLING.replace("card", "account"),
+                       "shop/orders.py": ORDERS.replace("order", "purchase")})
+    (large,) = Index(repo.root, index_dir, embedder=model,
+                     call=Call.of({**os.environ, "CODEVOUCH_BUILD_NUMPY_TEXTS": "1"}, repo.root)).build()
+    assert large.embedded >= 2 and model.light_texts == 1
+    assert model.texts_embedded == first.embedded + large.embedded

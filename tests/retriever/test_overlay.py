@@ -146,7 +146,7 @@ def test_embedding_bound_is_respected_and_reported(repo: Repo, index_dir: Path) 
     built(repo, index_dir)
     for n in range(5):
         repo.write(f"shop/extra{n}.py", f"def extra_function_{n}(x):\n    return x + {n}\n")
-    idx = Index(repo.root, index_dir, embedder="fake-bow-64", overlay_limit=2)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", overlay_limit=2, background=False)
     hits = idx.search("extra_function_4", k=10)
     ov = hits.overlay
     assert ov is not None and (ov.embedded, ov.unembedded) == (2, 3)

@@ -51,7 +51,7 @@ def test_a_changed_function_ranks_as_after_a_rebuild_with_a_stand_in(repo: Repo,
     built(repo, index_dir)
     repo.write("shop/refund.py", REFUND_CHANGED)
     # Nothing may be embedded (a budget spent): the changed function has only its indexed vector.
-    idx = Index(repo.root, index_dir, embedder="fake-bow-64", overlay_limit=0)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", overlay_limit=0, background=False)
     hits = idx.search(QUERY, k=4, mode="dense")
     at = _rank(hits, "shop/refund.py")
     assert at is not None, [h.path for h in hits]
@@ -85,7 +85,7 @@ def test_a_new_function_is_embedded_before_a_changed_one(repo: Repo, index_dir: 
     repo.write("shop/refund.py", REFUND_CHANGED)
     repo.write("shop/zcoupon.py", "def apply_coupon(order, coupon):\n    \"\"\"Take a coupon off the order.\"\"\"\n"
                                   "    return order.total - coupon.amount\n")
-    idx = Index(repo.root, index_dir, embedder="fake-bow-64", overlay_limit=1)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", overlay_limit=1, background=False)
     hits = idx.search("take a coupon off the order total", k=5, mode="dense")
     ov = hits.overlay
     assert ov is not None and (ov.embedded, ov.unembedded, ov.stand_ins) == (1, 1, 1)
@@ -103,7 +103,7 @@ def test_a_renamed_file_borrows_from_the_path_it_had(repo: Repo, index_dir: Path
     repo.git("mv", "shop/refund.py", "shop/payments.py")
     repo.write("shop/payments.py", REFUND_CHANGED)
     repo.commit("move refunds")
-    idx = Index(repo.root, index_dir, embedder="fake-bow-64", overlay_limit=0)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", overlay_limit=0, background=False)
     hits = idx.search(QUERY, k=4, mode="dense")
     assert hits.overlay is not None and hits.overlay.renamed_from == {"shop/payments.py": "shop/refund.py"}
     assert hits[0].path == "shop/payments.py" and STAND_IN in hits[0].matched
@@ -114,7 +114,7 @@ def test_embed_rest_leaves_nothing_to_borrow(repo: Repo, index_dir: Path) -> Non
     built(repo, index_dir)
     repo.write("shop/refund.py", REFUND_CHANGED)
     repo.write("shop/zcoupon.py", "def apply_coupon(order, coupon):\n    return order.total - coupon.amount\n")
-    idx = Index(repo.root, index_dir, embedder="fake-bow-64", overlay_limit=0)
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", overlay_limit=0, background=False)
     first = idx.search(QUERY, k=4, mode="dense")
     assert first.overlay is not None and first.overlay.unembedded == 2
     state = idx._branch_state(repo.root, "main")

@@ -17,12 +17,16 @@ from codevouch.syntax.languages import detect_language, get_language, get_parser
     ("x.c", "c"), ("x.h", "c"), ("x.cc", "cpp"), ("x.CPP", "cpp"), ("x.cxx", "cpp"), ("x.hpp", "cpp"),
     ("x.hh", "cpp"), ("X.cs", "csharp"), ("X.kt", "kotlin"), ("build.gradle.kts", "kotlin"),
     ("X.swift", "swift"),
+    ("a.rb", "ruby"), ("lib/tasks/db.rake", "ruby"), ("Rakefile", "ruby"), ("sub/Gemfile", "ruby"),
+    ("x.php", "php"), ("A.scala", "scala"), ("build.sc", "scala"), ("run.sh", "bash"), ("x.BASH", "bash"),
+    ("init.lua", "lua"),
 ])
 def test_the_extension_decides_the_language_whatever_its_case(path: str, language: str) -> None:
     assert detect_language(path) == language
 
 
-@pytest.mark.parametrize("path", ["README.md", "Makefile", "x.zig", "x.py.orig", ".py", "dir.py/file"])
+@pytest.mark.parametrize("path", ["README.md", "Makefile", "x.zig", "x.py.orig", ".py", "dir.py/file",
+                                  "Rakefile.txt", "rakefile", "Gemfile.lock", "bin/deploy"])
 def test_other_files_have_no_language(path: str) -> None:
     assert detect_language(path) is None
 
@@ -32,7 +36,9 @@ def test_every_supported_language_has_tables_and_a_grammar_that_parses() -> None
                "tsx": "const a = <div/>;\n", "go": "package m\nfunc F() {}\n", "rust": "fn f() {}\n",
                "java": "class A {}\n",
                "c": "int f(void) { return 0; }\n", "cpp": "namespace a { class B {}; }\n",
-               "csharp": "class A { void F() {} }\n", "kotlin": "fun f() {}\n", "swift": "func f() {}\n"}
+               "csharp": "class A { void F() {} }\n", "kotlin": "fun f() {}\n", "swift": "func f() {}\n",
+               "ruby": "def f; end\n", "php": "<?php function f() {}\n", "scala": "object A\n",
+               "bash": "f() { :; }\n", "lua": "function f() end\n"}
     assert registry.names() == set(registry.by_name()) == set(samples)
     for name, code in samples.items():
         spec = get_spec(name)
@@ -54,6 +60,17 @@ def test_every_supported_language_has_tables_and_a_grammar_that_parses() -> None
 def test_a_header_is_cpp_when_its_text_uses_cpp(text: str, language: str) -> None:
     assert detect_language("include/billing.h", text) == language
     assert detect_language("include/billing.h") == "c"        # without the text: the first
+
+
+@pytest.mark.parametrize(("first_line", "language"), [
+    ("#!/bin/sh", "bash"), ("#!/usr/bin/env bash", "bash"), ("#! /bin/bash -eu", "bash"),
+    ("#!/usr/bin/env -S zsh -f", "bash"), ("#!/usr/bin/env python3", None), ("# no shebang", None),
+])
+def test_a_file_without_extension_is_read_by_its_shebang(first_line: str, language: str | None) -> None:
+    text = first_line + "\ndeploy() {\n  echo hi\n}\n"
+    assert detect_language("bin/deploy", text) == language
+    assert detect_language("bin/deploy") is None            # by its path alone: not known
+    assert detect_language("notes.txt", text) is None       # an extension decides, whatever the text
 
 
 def test_unknown_languages_are_refused() -> None:

@@ -69,7 +69,8 @@ def test_the_registry_lists_each_language_once_with_its_own_extensions() -> None
     assert len([e for e in extensions if e not in shared]) == len(set(extensions) - shared)
     assert all(ext.startswith(".") and ext == ext.lower() for ext in extensions)
     langs = {p.stem for p in (PACKAGE / "syntax" / "langs").glob("*.py")} - {"__init__"}
-    assert langs >= {"python", "javascript", "typescript", "go", "rust", "java", "c", "cpp", "csharp", "kotlin", "swift"}
+    assert langs == {"python", "javascript", "typescript", "go", "rust", "java",
+                     "ruby", "php", "scala", "bash", "lua", "c", "cpp", "csharp", "kotlin", "swift"}
 
 
 # Where a language may still be named outside its own module and the registry, and why:
@@ -106,3 +107,37 @@ def test_a_language_is_named_only_in_its_module_and_the_registry() -> None:
     assert named, "the scan found nothing at all: it no longer reads the modules"
     for lang in registry.LANGUAGES:
         assert named.get(lang.name, set()) <= _ALLOWED.get(lang.name, set()) | {_RULES}, lang.name
+
+
+# A language whose grammar wheel is not installed: its files are text windows and the build says so.
+BROKEN = Language(
+    name="broken",
+    grammar=("tree_sitter_not_installed_here", "language"),
+    extensions={".brk": "broken"},
+    syntax=LanguageSpec(definitions={"function_definition": LEAF}),
+)
+
+
+def test_a_language_whose_grammar_fails_to_load_is_text_and_the_build_says_so(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from codevouch import Index
+    from codevouch.embedding import FakeEmbedder
+    from tests.clihelp import FAKE, cv
+    from tests.gitrepo import Repo
+
+    monkeypatch.setattr(registry, "LANGUAGES", (*registry.LANGUAGES, BROKEN))
+    clear_caches()
+    try:
+        repo = Repo(tmp_path / "repo")
+        repo.commit_files({"a.brk": "def f():\n    pass\n", "b.py": "def g():\n    pass\n"})
+        [summary] = Index(repo.root, tmp_path / "index", embedder=FakeEmbedder()).build()
+        assert summary.indexed_files == 2 and summary.chunks == 2
+        assert list(summary.text_only) == ["broken"]
+        assert "tree_sitter_not_installed_here" in summary.text_only["broken"]
+        clear_caches()
+        out = cv("index", "build", "--repo", str(repo.root), *FAKE, index=tmp_path / "index2")
+        assert out.returncode == 0, out.stderr
+        assert "text windows for broken: its grammar did not load (tree_sitter_not_installed_here" in out.stdout
+    finally:
+        monkeypatch.undo()
+        clear_caches()

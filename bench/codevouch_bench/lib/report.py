@@ -17,9 +17,11 @@ from codevouch_bench.lib.large_report import headline as large_headline
 from codevouch_bench.lib.large_report import section as large_section
 from codevouch_bench.lib.million_report import headline as million_headline
 from codevouch_bench.lib.million_report import section as million_section
+from codevouch_bench.lib.names_scripting_report import section as names_scripting_section
 from codevouch_bench.lib.overlay_report import first_section as overlay_first_section
 from codevouch_bench.lib.overlay_report import headline as overlay_headline
 from codevouch_bench.lib.overlay_report import section as overlay_section
+from codevouch_bench.lib.small_build_report import section as small_build_section
 from codevouch_bench.lib.truth import MEANING
 from codevouch_bench.lib.validated_search_report import section as validated_search_section
 from codevouch_bench.lib.whole_quality_report import section as whole_quality_section
@@ -493,7 +495,7 @@ OPTIONAL_SECTIONS = (("drift", "6. Drift speed", section_drift),
                      ("branches", "7. Many branches (--only branches)", section_branches_run),
                      ("mcp", "8. MCP server latency", section_mcp),
                      ("gitpython", "9. GitPython against codevouch's git plumbing", section_output),
-                     ("splitters", "10. Splitter windows per splitter: a line above, a rename, a release",
+                     ("splitters", "Splitter windows per splitter: a line above, a rename, a release",
                       lambda f: splitters_section(f, table)))
 
 
@@ -608,7 +610,9 @@ def render(results: dict[str, Any]) -> str:
     out.append(engine_section(large=figs.get("engine_large")))
     out.append(overlay_first_section())
     out.append(encoder_section())
+    out.append(small_build_section())
     out.append(hit_tokens_section())
+    out.append(names_scripting_section())
     out.append(section_identifiers())
     out.append(whole_quality_section())
     out.append(validated_search_section())

@@ -344,9 +344,8 @@ def test_a_grammar_that_does_not_load_gives_text_windows_and_one_summary_line(
         repo.commit_files({"app/Book.ktb": KOTLIN_SOURCE, "src/ledger.c": C_SOURCE})
         summary = Index(repo.root, index_dir, embedder=FakeEmbedder()).build()[0]
         assert summary.chunks > 0 and summary.skipped == {}
-        assert list(summary.unparsed) == ["kotlin-broken"]
-        assert "1 file(s) cut into text windows" in summary.unparsed["kotlin-broken"]
-        assert "tree_sitter_no_such_wheel" in summary.unparsed["kotlin-broken"]
+        assert list(summary.text_only) == ["kotlin-broken"]
+        assert "tree_sitter_no_such_wheel" in summary.text_only["kotlin-broken"]
     finally:
         monkeypatch.undo()
         clear_caches()

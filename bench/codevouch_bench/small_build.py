@@ -1,0 +1,103 @@
+#!/usr/bin/env python
+"""The build after a one-file commit against a no-op build of the same index, as the git hooks
+run it: `codevouch index build` in a fresh process each time (start-up and imports included),
+the real model, no engine.
+
+The fixture is this repository's own `codevouch/worktree/` at a pinned commit (a real package
+of ~30 files), committed into a temporary git repository and built once. Then, `--repeats`
+times in alternation: a no-op build, a one-line edit committed to one file (a comment inserted
+near its middle, as the build figure does), the build after it. The figure is the ratio of the
+medians, one-file over no-op (target: at most 3x), with both medians and how many texts each
+one-file build embedded. `--code DIR` runs another checkout's codevouch (an older release, for
+the figure before a change) through PYTHONPATH.
+
+    python -m codevouch_bench.small_build --work /tmp/small-build --out small_build.json
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tarfile
+from pathlib import Path
+from typing import Any
+
+from codevouch_bench.lib.common import PY, REPO_ROOT, log, machine, run_timed, write_json
+from codevouch_bench.lib.edits import commit_edits, python_files
+
+FIXTURE_COMMIT = "5ce2dd86a9c89afc22d810d2965fe82306e49edd"   # this repository's main, 2026-12-06
+FIXTURE_DIR = "codevouch/worktree"
+
+
+def fixture(repo: Path) -> None:
+    """FIXTURE_DIR at FIXTURE_COMMIT, committed as one commit in a fresh repository at `repo`."""
+    shutil.rmtree(repo, ignore_errors=True)
+    repo.mkdir(parents=True)
+    data = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", FIXTURE_COMMIT, FIXTURE_DIR],
+                          capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(repo, filter="data")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"],
+                 ["-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "fixture"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+
+
+def build(repo: Path, index: Path, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    """Wall seconds of one `index build` process, and its branch's summary."""
+    # Run in the repository, as a hook does: `python -m` puts its working directory first on sys.path,
+    # so the code is the one PYTHONPATH names, never a checkout the bench was started in.
+    seconds, proc = run_timed([PY, "-m", "codevouch", "index", "build", "--repo", str(repo), "--index", str(index),
+                               "--json"], cwd=repo, env=env)
+    return seconds, json.loads(proc.stdout)["branches"][0]
+
+
+def run_figure(work: Path, repeats: int, code: Path | None) -> dict[str, Any]:
+    repo, index = work / "repo", work / "index"
+    fixture(repo)
+    shutil.rmtree(index, ignore_errors=True)
+    env = {**os.environ, "CODEVOUCH_SERVER": "off", "HF_HUB_OFFLINE": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(code if code is not None else REPO_ROOT), env.get("PYTHONPATH", "")])
+    full_s, full = build(repo, index, env)
+    log(f"small_build: full build {full_s:.1f} s, {full['embedded']} texts")
+    files = python_files(repo)
+    noops: list[float] = []
+    ones: list[float] = []
+    embedded: list[int] = []
+    for i in range(repeats):
+        seconds, summary = build(repo, index, env)
+        assert summary["noop"], summary
+        noops.append(round(seconds, 3))
+        commit_edits(repo, [files[(i * 7) % len(files)]], f"one-file-{i}")
+        seconds, summary = build(repo, index, env)
+        ones.append(round(seconds, 3))
+        embedded.append(summary["embedded"])
+        log(f"small_build: no-op {noops[-1]:.2f} s, one file {ones[-1]:.2f} s ({embedded[-1]} embedded)")
+    noop, one = statistics.median(noops), statistics.median(ones)
+    return {"figure": "small_build", "machine": machine(), "fixture": f"{FIXTURE_DIR}@{FIXTURE_COMMIT[:12]}",
+            "code": str(code) if code is not None else "this checkout", "files": full["files"],
+            "chunks": full["chunks"], "full_build_seconds": round(full_s, 3), "noop_runs": noops,
+            "one_file_runs": ones, "one_file_embedded": embedded, "noop_median": round(noop, 3),
+            "one_file_median": round(one, 3), "ratio": round(one / noop, 2),
+            "load_avg_1m": round(os.getloadavg()[0], 2)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--work", type=Path, required=True, help="scratch directory (emptied)")
+    p.add_argument("--out", type=Path, help="write the figure's JSON here")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--code", type=Path, help="run the codevouch in this checkout instead (PYTHONPATH)")
+    args = p.parse_args()
+    result = run_figure(args.work, args.repeats, args.code)
+    if args.out:
+        write_json(args.out, result)
+    log(f"small_build: one-file build {result['one_file_median']} s against a no-op {result['noop_median']} s: "
+        f"{result['ratio']}x")
+
+
+if __name__ == "__main__":
+    main()
