@@ -177,6 +177,20 @@ def test_benchmark_parsers_list_nested_definitions_with_other_tools_names() -> N
     assert rs == [("S", "S", 1, 1), ("S", "S", 3, 9), ("S.new", "S::new", 4, 8), ("S.new.helper", "S::new::helper", 6, 6)]
 
 
+def test_benchmark_walk_names_c_family_definitions_by_its_own_rules() -> None:
+    cpp = ("namespace billing {\nclass Book {\n  int settle(int n);\n};\n// Settles.\n"
+           "int Book::settle(int n) { return n; }\n}\n")
+    assert [(d.name, d.start, d.end, d.function) for d in definitions("src/book.cc", cpp)] == [
+        ("billing", 1, 7, False), ("billing.Book", 2, 4, False), ("billing.Book.settle", 5, 6, True)]
+    kt = "class Book {\n    fun settle(): Int = 1\n    companion object {\n        fun make() = Book()\n    }\n}\n"
+    assert [d.name for d in definitions("Book.kt", kt)] == ["Book", "Book.settle", "Book.make"]
+    swift = "struct Queue {}\nextension Queue {\n    func drain() {}\n}\n"
+    assert [d.name for d in definitions("Queue.swift", swift)] == ["Queue", "Queue", "Queue.drain"]
+    cs = "namespace Billing {\n  class Ledger {\n    void Settle() { }\n  }\n}\n"
+    assert [d.name for d in definitions("Ledger.cs", cs)] == ["Ledger", "Ledger.Settle"]
+    assert [d.name for d in definitions("ledger.h", "int settle(int n);\nstruct s { int a; };\n")] == ["s"]
+
+
 def test_ground_truth_for_code_moved_to_another_file(tmp_path: Path) -> None:
     repo = tmp_path / "r"
     corpus.init_repo(repo)

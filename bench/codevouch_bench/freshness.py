@@ -202,7 +202,8 @@ def main() -> None:
               "sources": {"codevouch-chunks": "every chunk codevouch indexed from release N",
                           "tool-definitions": "every function and class of the same files, nested ones "
                                               "included, cut and named by the benchmark's own parsers "
-                                              "(ast; tree-sitter query for Rust) as another tool would: "
+                                              "(ast; tree-sitter query for Rust; a tree-sitter walk for "
+                                              "C, C++, C#, Kotlin and Swift) as another tool would: "
                                               "`outer.<locals>.inner`, `Type::method`"},
               "pairs": pairs, "overall": {s: total(pairs, s) for s in SOURCES},
               "windows": {"splitter": f"LangChain RecursiveCharacterTextSplitter.from_language, "

@@ -12,7 +12,7 @@ What counts as a reference, and why (false alarms make a checker useless):
   (`name()`), or a single identifier with an underscore or inner capital (`cancel_order`,
   `OrderService`); plain lowercase words and ALLCAPS in backticks are prose, not references;
 - Python imports (`import a.b`, `from a.b import c`) in code blocks, backticks and a patch's
-  added lines;
+  added lines; C and C++ `#include "file.h"` in code blocks and a patch's added lines (as a path);
 - in a patch: the old side of every file header must exist and every hunk's old line range
   must lie inside that file; files the patch adds are known to exist after it applies.
 """
@@ -53,6 +53,10 @@ _PY_IMPORT = re.compile(r"^\s*import\s+(?P<mods>[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*
 # `require("./c")`, `import("./d")`): only in a patch, which names the importing file.
 JS_EXTENSIONS = registry.relative_specifier_extensions()
 _JS_RELATIVE = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["'](\.{1,2}/[^"'\n]*)["']""")
+# `#include "billing/ledger.h"` (C, C++; Objective-C's `#import`): a file of the repository, found
+# by its path or, as a compiler's include path would, by the end of one. `<stdio.h>` is the
+# system's, never checked.
+_INCLUDE = re.compile(r'^\s*#\s*(?:include|import)\s*"(?P<path>[^"\n]+)"')
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
 _RECEIVERS = ("self.", "this.", "cls.", "super().")
 # Backticked words that are code but never a repository's definition.
@@ -60,7 +64,7 @@ _LITERALS = frozenset({"True", "False", "None", "null", "undefined", "NaN", "nil
                        "cls", "super", "__init__", "__main__", "__name__", "__all__"})
 # Fences in another language than Python: their lines hold no Python import to check. The
 # languages codevouch parses name their own tags (spec.Language.fences).
-_NON_PY_FENCES = registry.fences(but="python") | {"console", "json", "yaml", "toml", "text", "c", "cpp"}
+_NON_PY_FENCES = registry.fences(but="python") | {"console", "json", "yaml", "toml", "text"}
 # Fences whose language reads its imports with its own pattern (spec.Language.imports).
 _IMPORTING_FENCES = {tag: lang for lang in registry.LANGUAGES if lang.imports is not None for tag in lang.fences}
 
@@ -73,7 +77,7 @@ class Reference:
     receivers like `self.` dropped). import refs: `module` (dotted, leading dots for relative
     imports) and `symbol` for `from module import symbol`; `base` is the file a patch adds
     the import to (relative imports resolve from it). `source`: how it was written
-    (anchor, traceback, bare, backtick, import, patch-header, hunk).
+    (anchor, traceback, bare, backtick, import, include, patch-header, hunk).
     """
     kind: str
     text: str
@@ -136,7 +140,7 @@ class _Scan:
                 self.refs += language_imports(fenced, line, n)
             elif self.fence_lang not in _NON_PY_FENCES:
                 self.refs += _imports(line, n)
-            self.refs += _paths(line, n, code=True)
+            self.refs += _include(line, n) or _paths(line, n, code=True)
             return
         self.refs += _paths(line, n, code=False)
         self.refs += _backticked(line, n)
@@ -186,7 +190,7 @@ class _Scan:
             return True
         if line.startswith(("+", "-", " ", "\\")) or not line:
             if line.startswith("+"):
-                self.refs += _imports(line[1:], n, base=self.new_file)
+                self.refs += _imports(line[1:], n, base=self.new_file) + _include(line[1:], n)
             return True
         self.patch_file = self.new_file = None
         return False
@@ -365,6 +369,12 @@ def _imports(code: str, n: int, base: str | None = None) -> list[Reference]:
             mod = part.strip().split(" as ")[0].strip()
             found.append(Reference("import", code.strip(), n, module=mod, base=base, source="import"))
     return found
+
+
+def _include(code: str, n: int) -> list[Reference]:
+    """The file a C or C++ `#include "..."` line names, as a path reference; [] for any other line."""
+    m = _INCLUDE.match(code)
+    return [Reference("path", code.strip(), n, path=m.group("path"), source="include")] if m else []
 
 
 def language_imports(lang: Language, code: str, n: int, base: str | None = None) -> list[Reference]:

@@ -17,8 +17,11 @@ T = TypeVar("T")
 
 
 def _qualified(symbol: str) -> set[str]:
-    """A chunk's own qualified names, lower case (no tails: `Client.send` is not every `send`)."""
-    return {n.strip().lower() for n in symbol.split(",") if n.strip() and n.strip() != "<module>"}
+    """A chunk's own qualified names, lower case (no tails: `Client.send` is not every `send`),
+    less a container named beside its own member: a chunk of `ns.crc32c, ns.crc32c.Unmask` is
+    about Unmask, not about every other piece of namespace ns.crc32c."""
+    names = {n.strip().lower() for n in symbol.split(",") if n.strip() and n.strip() != "<module>"}
+    return {n for n in names if not any(other.startswith(n + ".") for other in names)}
 
 
 def _declares(stub: ChunkRecord, code: ChunkRecord) -> bool:

@@ -23,7 +23,8 @@ Definitions = dict[str, list[tuple[int, int]]]
 
 def resolve_language(path: str, language: str | None, text: str | None = None) -> str | None:
     """``language`` when given and supported, else the language of ``path``'s extension or name,
-    or of the `#!` line of ``text`` (registry.of_file)."""
+    or of ``text`` (registry.of_file: the `#!` line of a file with neither; C++ for a ``.h``
+    whose text uses C++)."""
     if language is None:
         return detect_language(path, text)
     return language if language in registry.names() else None
@@ -129,7 +130,7 @@ def _nested_name(spec: LanguageSpec, node: Node) -> str:
     """``outer.inner``: the node's own name qualified by every named definition around it;
     "" when it defines nothing or sits in an anonymous class."""
     rule = spec.definitions[node.type]
-    name = def_name(node, rule)
+    name = def_name(node, rule) if rule.nested else ""
     if not name:
         return ""
     parts = [name]

@@ -11,15 +11,13 @@ from codevouch.syntax import registry
 
 # Extension (lower-case, with dot) -> fence tag, for files codevouch does not parse.
 _TAG_ONLY: Mapping[str, str] = {
-    ".kt": "kotlin", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp",
-    ".swift": "swift",
     ".sql": "sql", ".md": "markdown", ".json": "json", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
     ".html": "html", ".css": "css", ".xml": "xml",
 }
 
 # Extension -> a code fence's language tag (validator/render.py).
 FENCE_TAG_BY_EXTENSION: Mapping[str, str] = {
-    **_TAG_ONLY, **{ext: tag for lang in registry.LANGUAGES for ext, tag in lang.extensions.items()}}
+    **_TAG_ONLY, **{ext: tag for ext, lang in registry.by_extension().items() for tag in (lang.extensions[ext],)}}
 
 
 def is_declaration_file(path: str) -> bool:

@@ -29,8 +29,8 @@ __all__ = [
 ]
 
 def detect_language(path: str, text: str | None = None) -> str | None:
-    """Language name for a file by its extension or name, or by the `#!` line of `text` when it
-    has neither (registry.of_file); None if unsupported."""
+    """Language name for a file by its extension or name, or by `text` (registry.of_file: the
+    `#!` line of a file with neither, C++ for a `.h` whose text uses C++); None if unsupported."""
     lang = registry.of_file(path, text)
     return None if lang is None else lang.name
 

@@ -31,6 +31,9 @@ def _body(node: Node) -> Node | None:
         # `const f = (a) => {...}`: the body is the function value's.
         value = node.child_by_field_name("value")
         body = value.child_by_field_name("body") if value is not None else None
+    if body is None:
+        # A grammar that names no body field (Kotlin's `function_body`, `class_body`).
+        body = next((c for c in node.named_children if c.type.endswith("_body")), None)
     return body
 
 
@@ -49,7 +52,7 @@ def outline(text: str, path: str, language: str | None = None) -> list[Definitio
     """
     from codevouch.syntax.definitions import resolve_language, walk
 
-    lang = resolve_language(path, language)
+    lang = resolve_language(path, language, text)
     if lang is None:
         return None
     if not text.strip():

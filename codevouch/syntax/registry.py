@@ -16,20 +16,26 @@ from functools import cache
 
 from codevouch.caches import clearable
 from codevouch.syntax.langs.bash import BASH
+from codevouch.syntax.langs.c import C
+from codevouch.syntax.langs.cpp import CPP
+from codevouch.syntax.langs.csharp import CSHARP
 from codevouch.syntax.langs.go import GO
 from codevouch.syntax.langs.java import JAVA
 from codevouch.syntax.langs.javascript import JAVASCRIPT
+from codevouch.syntax.langs.kotlin import KOTLIN
 from codevouch.syntax.langs.lua import LUA
 from codevouch.syntax.langs.php import PHP
 from codevouch.syntax.langs.python import PYTHON
 from codevouch.syntax.langs.ruby import RUBY
 from codevouch.syntax.langs.rust import RUST
 from codevouch.syntax.langs.scala import SCALA
+from codevouch.syntax.langs.swift import SWIFT
 from codevouch.syntax.langs.typescript import TSX, TYPESCRIPT
 from codevouch.syntax.spec import Language
 
 LANGUAGES: tuple[Language, ...] = (
     PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
+    C, CPP, CSHARP, KOTLIN, SWIFT,
     RUBY, PHP, SCALA, BASH, LUA,
 )
 
@@ -45,7 +51,11 @@ def by_name() -> Mapping[str, Language]:
 @cache
 def by_extension() -> Mapping[str, Language]:
     """Lower-case extension with its dot -> the language that parses it."""
-    return {ext: lang for lang in LANGUAGES for ext in lang.extensions}
+    out: dict[str, Language] = {}
+    for lang in LANGUAGES:
+        for ext in lang.extensions:
+            out.setdefault(ext, lang)   # a shared extension (`.h`) is the first's: see of_path
+    return out
 
 
 @clearable
@@ -53,6 +63,18 @@ def by_extension() -> Mapping[str, Language]:
 def by_file_name() -> Mapping[str, Language]:
     """Exact file name (`Rakefile`) -> the language that parses it (spec.Language.file_names)."""
     return {name: lang for lang in LANGUAGES for name in lang.file_names}
+
+
+@clearable
+@cache
+def _claimants() -> Mapping[str, tuple[Language, ...]]:
+    """Extension -> the languages after the first that may claim a file of it (spec.Language.claims)."""
+    out: dict[str, tuple[Language, ...]] = {}
+    for lang in LANGUAGES:
+        for ext in lang.extensions:
+            if lang.claims is not None and by_extension()[ext] is not lang:
+                out[ext] = (*out.get(ext, ()), lang)
+    return out
 
 
 @clearable
@@ -79,6 +101,11 @@ def of_file(path: str, text: str | None) -> Language | None:
     line's `#!` names (`#!/usr/bin/env bash`): only the first line is read, so detection stays as
     cheap as the extension's. `text` None: by the path alone."""
     lang = of_path(path)
+    if lang is not None and text is not None:
+        # An extension two languages share (`.h`): the later one whose `claims` the text matches
+        # (C++ for a header that declares a class, a namespace or a template), else the first.
+        ext = os.path.splitext(path)[1].lower()
+        return next((c for c in _claimants().get(ext, ()) if c.claims is not None and c.claims.search(text)), lang)
     if lang is not None or text is None or not text.startswith("#!"):
         return lang
     name = path.rsplit("/", 1)[-1]

@@ -43,7 +43,7 @@ def enclosing(text: str, path: str, symbol: str, line: int, language: str | None
 def finder(text: str, path: str, language: str | None = None) -> Callable[[str, int], Spans | None] | None:
     """`enclosing` for one file, parsed once: (symbol, line) -> spans. None when the language
     is unsupported or the text does not parse."""
-    lang = resolve_language(path, language)
+    lang = resolve_language(path, language, text)
     if lang is None or not text.strip():
         return None
     syntax = Syntax(get_spec(lang))

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 class DefRule:
     """How a node type that defines a symbol is treated.
 
-    container:   members declared in its ``body`` field are definitions of
-                 their own (qualified as ``Container.member``) and it may be
-                 split into a header piece plus its members.
+    container:   members declared in its ``body`` field (or its child of a type in
+                 ``LanguageSpec.bodies``) are definitions of their own (qualified as
+                 ``Container.member``) and it may be split into a header piece plus its
+                 members. A container with no name (C++'s ``namespace { }``, ``extern "C" { }``)
+                 qualifies nothing: what its body holds are items of the level it sits at.
     name:        how the symbol name is read (syntax/tree.py, def_name):
                  "field"          text of the ``name`` field
                  "string"         ``name`` field with string quotes removed
@@ -31,6 +33,19 @@ class DefRule:
                                   ``Obj.prototype.name = ...`` and ``exports.name = ...``
                                   (the object a chain of plain names; ``prototype``
                                   dropped from it)
+                 "scoped"         the ``name`` field as a C++ scope path written with dots,
+                                  template arguments dropped (``a::b`` -> ``a.b``,
+                                  ``hash<Key>`` -> ``hash``)
+                 "declarator"     the function a C/C++ ``declarator`` chain declares, through
+                                  pointers and references, scoped as above (``Book::settle``
+                                  -> ``Book.settle``, so an out-of-class method is named as its
+                                  class's member); "" when the chain declares no function (a
+                                  variable, a function pointer)
+                 "declared_type"  the first type name in the ``declarator`` field (a C typedef)
+    name_field:  the field the name is read from ("field" and "string"; ``name`` unless the
+                 grammar puts it elsewhere: Kotlin's ``typealias`` under ``type``)
+    nested:      False: only a definition at top level or directly in a container body counts
+                 (a C prototype: inside a function the same syntax declares a local variable)
                  "path"           text of the ``name`` field read as a path of names, each
                                   separator the language writes (``::``, ``\\``, ``:``, ``.``)
                                   a dot, leading ones dropped: Ruby's ``class Billing::Invoice``
@@ -44,6 +59,8 @@ class DefRule:
 
     container: bool = False
     name: str = "field"
+    name_field: str = "name"
+    nested: bool = True
     value_types: frozenset[str] | None = None
     value_field: str = "value"
 
@@ -63,11 +80,19 @@ class LanguageSpec:
     wrappers:    node types that are a definition iff one of their direct
                  named children is (decorators, ``export``, declarations that
                  hold ``const f = () => {}`` declarators ...).  The wrapper's
-                 full range belongs to the definition.
-    transparent: node types inside a container body whose children are
-                 members of that container (e.g. Java ``enum_body_declarations``);
-                 when the node has a ``body`` field, the body's children are
-                 (Ruby's ``class << self ... end``).
+                 full range belongs to the definition.  A type both here and in
+                 ``definitions`` is a wrapper where its own rule names nothing (a C++
+                 ``struct S { ... };`` member is a field declaration holding a struct).
+    transparent: node types at top level or inside a container body whose children
+                 are items of that level (Java ``enum_body_declarations``, C's
+                 ``#ifdef`` blocks, Kotlin's companion object); when the node has a
+                 ``body`` field, the body's children are (Ruby's ``class << self ... end``,
+                 a C# ``namespace``).
+    bodies:      node types that are a container's body where the grammar gives the body
+                 no ``body`` field (Kotlin's ``class_body``).
+    blank:       a pattern whose first group is replaced by as many spaces before the parse
+                 (lines and columns unchanged): a word the grammar misreads, such as the export
+                 macro of C++'s ``class LEVELDB_EXPORT DB {``, which it takes for a function.
     prefix:      node types that belong to the *next* sibling when directly
                  above it without a blank line (comments, attributes,
                  sibling decorators).
@@ -84,6 +109,8 @@ class LanguageSpec:
     prefix: frozenset[str] = frozenset({"comment"})
     blocks: frozenset[str] = frozenset()
     anonymous: frozenset[str] = frozenset()
+    bodies: frozenset[str] = frozenset()
+    blank: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +162,12 @@ class Language:
                    `package chi`): a qualifier may name the file by it (syntax/packages.py)
     relative_specifiers: imports name other files by relative specifiers (`import x from
                    "./a"`, `require("../b")`): check-refs resolves those in a patch
+    claims:        for an extension another language lists before this one (C++'s `.h`, which
+                   C lists first): this language parses a file of it whose text matches
+                   (registry.of_file); without the text, the first language does
+    tests:         gitignore-style patterns of this language's test files (`*Test.kt`), tried
+                   after the default rules' own test patterns (worktree/rules.py)
+    generated:     the same for its generated files (`*.g.cs`, `moc_*.cpp`)
     file_names:    exact file names (no extension) of the language: Ruby's `Rakefile`, `Gemfile`
     interpreters:  programs a `#!` line names for the language (`bash`, `sh`): a file with no
                    extension and no known name is read as the language its first line names,
@@ -142,9 +175,10 @@ class Language:
     imports:       how a line imports code, for check-refs (`Imports`); None: not read (Python's
                    and JavaScript's imports have their own readers in refs/ for now)
 
-    The default test and generated-file patterns (`*_test.go`, `*_pb2.py`) stay in
-    worktree/rules.py for now: their order is part of every branch's recorded rules, and
-    moving them here would re-read every file on the next build for no change.
+    The older languages' test and generated-file patterns (`*_test.go`, `*_pb2.py`) stay in
+    worktree/rules.py: their order is part of every branch's recorded rules, and moving them
+    here would re-read every file on the next build for no change. A language added since
+    brings its own (`tests`, `generated`), appended after them.
     """
 
     name: str
@@ -158,6 +192,9 @@ class Language:
     directory_stems: tuple[str, ...] = ()
     package_clause: re.Pattern[str] | None = None
     relative_specifiers: bool = False
+    claims: re.Pattern[str] | None = None
+    tests: tuple[str, ...] = ()
+    generated: tuple[str, ...] = ()
     file_names: tuple[str, ...] = ()
     interpreters: tuple[str, ...] = ()
     imports: Imports | None = None

@@ -9,12 +9,12 @@ decorators directly above it (no blank line between).  Items that define symbols
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from codevouch.syntax.languages import get_parser
+from codevouch.syntax.languages import get_parser, get_spec
 from codevouch.syntax.spec import DefRule, LanguageSpec
 
 __all__ = ["Def", "Item", "Syntax", "def_name", "node_text", "parse", "rows"]
@@ -90,11 +90,10 @@ def def_name(node: Node, rule: DefRule) -> str:
         value = node.child_by_field_name(rule.value_field)
         if value is None or value.type not in rule.value_types:
             return ""
-    if rule.name == "js_member":
-        return _js_member_name(node.child_by_field_name("left"))
-    if rule.name == "impl_type":
-        return _base_type_name(node.child_by_field_name("type"))
-    name = "".join(node_text(node.child_by_field_name("name")).split())
+    named = _NAMERS.get(rule.name)
+    if named is not None:
+        return named(node)
+    name = "".join(node_text(node.child_by_field_name(rule.name_field)).split())
     if rule.name == "path":
         name = _PATH_SEPARATORS.sub(".", name).strip(".")
     elif rule.name == "string":
@@ -103,6 +102,55 @@ def def_name(node: Node, rule: DefRule) -> str:
         receiver = _go_receiver_type(node)
         name = f"{receiver}.{name}" if receiver else name
     return name
+
+
+def _scoped(node: Node | None) -> str:
+    """A C++ name as a dotted path: ``a::b::C`` -> ``a.b.C``, template arguments dropped."""
+    if node is None:
+        return ""
+    if node.type == "qualified_identifier":
+        scope, name = _scoped(node.child_by_field_name("scope")), _scoped(node.child_by_field_name("name"))
+        return f"{scope}.{name}" if scope and name else name
+    if node.type in ("template_type", "template_function", "template_method"):
+        return _scoped(node.child_by_field_name("name"))
+    if node.type == "nested_namespace_specifier":
+        return ".".join(filter(None, (_scoped(c) for c in node.named_children)))
+    return "".join(node_text(node).split())
+
+
+def _declared_function(node: Node) -> str:
+    """The function a C/C++ declarator chain declares (``int *Book::find(int)`` -> ``Book.find``);
+    "" for a variable or a function pointer (``int (*cb)(int)``)."""
+    current = node.child_by_field_name("declarator")
+    while current is not None:
+        if current.type == "function_declarator":
+            inner = current.child_by_field_name("declarator")
+            return "" if inner is None or inner.type.endswith("_declarator") else _scoped(inner)
+        if current.type not in ("pointer_declarator", "reference_declarator", "attributed_declarator"):
+            return ""
+        current = current.child_by_field_name("declarator") or (
+            current.named_children[-1] if current.named_children else None)
+    return ""
+
+
+def _declared_type(node: Node) -> str:
+    """The first type name in the ``declarator`` field, depth first (``typedef int (*cb_t)(int)``)."""
+    stack = [d] if (d := node.child_by_field_name("declarator")) is not None else []
+    while stack:
+        current = stack.pop()
+        if current.type in ("type_identifier", "primitive_type"):
+            return node_text(current)
+        stack.extend(reversed(current.named_children))
+    return ""
+
+
+_NAMERS = {
+    "js_member": lambda node: _js_member_name(node.child_by_field_name("left")),
+    "impl_type": lambda node: _base_type_name(node.child_by_field_name("type")),
+    "scoped": lambda node: _scoped(node.child_by_field_name("name")),
+    "declarator": _declared_function,
+    "declared_type": _declared_type,
+}
 
 
 # What separates the names of a path in the languages that write one as a definition's name:
@@ -150,9 +198,8 @@ class Syntax:
         rule = self.spec.definitions.get(node.type)
         if rule is not None:
             name = def_name(node, rule)
-            if not name:
-                return ()
-            return (Def(f"{prefix}.{name}" if prefix else name, node, rule),)
+            if name:
+                return (Def(f"{prefix}.{name}" if prefix else name, node, rule),)
         if node.type in self.spec.wrappers:
             found: list[Def] = []
             for child in node.named_children:
@@ -172,7 +219,7 @@ class Syntax:
                 items.append(Item(rows(pending[0])[0], pending_end, (), tuple(pending)))
                 pending = []
 
-        for node in nodes:
+        for node in self._flatten(nodes):
             start, end = rows(node)
             if not pending and items and start <= items[-1].end:
                 # Shares a line with the previous item (trailing comment,
@@ -201,7 +248,7 @@ class Syntax:
     def members(self, definition: Def) -> list[Item]:
         """Member items of a container definition, qualified by its name."""
         node = definition.node
-        body = node.child_by_field_name("body")
+        body = self._body(node)
         if body is None:
             return []
         nodes = list(self._flatten(body.named_children))
@@ -217,16 +264,40 @@ class Syntax:
         nodes.sort(key=lambda n: n.start_byte)
         return self.items(nodes, definition.name)
 
-    def _flatten(self, nodes: Sequence[Node]) -> Iterable[Node]:
+    def _body(self, node: Node) -> Node | None:
+        body = node.child_by_field_name("body")
+        if body is None and self.spec.bodies:
+            body = next((c for c in node.named_children if c.type in self.spec.bodies), None)
+        return body
+
+    def _flatten(self, nodes: Iterable[Node]) -> Iterable[Node]:
         for node in nodes:
             if node.type in self.spec.transparent:
                 body = node.child_by_field_name("body")
                 yield from self._flatten((body if body is not None else node).named_children)
+            elif (inner := self._nameless_body(node)) is not None:
+                yield from self._flatten(inner)
             else:
                 yield node
 
+    def _nameless_body(self, node: Node) -> list[Node] | None:
+        """What a container with no name holds (C++'s ``namespace { }``, ``extern "C" { }``):
+        its body's children, or the body itself when it is one declaration
+        (``extern "C" int f(void);``); None for any other node."""
+        rule = self.spec.definitions.get(node.type)
+        if rule is None or not rule.container or def_name(node, rule):
+            return None
+        body = self._body(node)
+        if body is None:
+            return None
+        return list(body.named_children) if body.type in self.spec.blocks else [body]
+
 
 def parse(text: str, language: str) -> Node:
-    """The root node of ``text`` parsed as ``language`` (bytes as UTF-8, lone surrogates kept)."""
+    """The root node of ``text`` parsed as ``language`` (bytes as UTF-8, lone surrogates kept),
+    with what the language's ``blank`` pattern names replaced by spaces first."""
+    blank = get_spec(language).blank
+    if blank is not None:
+        text = blank.sub(lambda m: m.group(0).replace(m.group(1), " " * len(m.group(1)), 1), text)
     source = text.encode("utf-8", "surrogatepass")
     return get_parser(language).parse(source).root_node

@@ -54,7 +54,7 @@ def piece_definitions(text: str, path: str) -> dict[str, list[tuple[int, int]]] 
     Kept by content across calls, like `definitions`."""
     from codevouch.syntax.definitions import find_clean_definitions
     from codevouch.syntax.languages import detect_language
-    language = detect_language(path)
+    language = detect_language(path, text)
     if language is None:
         return None
     try:

@@ -15,6 +15,7 @@ from typing import Any
 from codevouch.caches import clearable
 from codevouch.environment import MOST_BYTES
 from codevouch.errors import ConfigError, InputError
+from codevouch.syntax import registry
 from codevouch.vocabulary import EXCLUDED_KINDS, Kind
 from codevouch.worktree.config import codevouch_table, loads
 
@@ -24,6 +25,7 @@ DEFAULT_PATTERNS: dict[str, tuple[str, ...]] = {
         "*.min.css", "*.js.map", "*.css.map", "package-lock.json", "npm-shrinkwrap.json",
         "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Pipfile.lock", "uv.lock", "Cargo.lock",
         "go.sum", "composer.lock", "Gemfile.lock", "*.lock",
+        *(p for lang in registry.LANGUAGES for p in lang.generated),
     ),
     Kind.VENDOR: ("vendor/", "vendored/", "_vendor/", "third_party/", "third-party/", "node_modules/",
                   "site-packages/", "bower_components/"),
@@ -34,7 +36,8 @@ DEFAULT_PATTERNS: dict[str, tuple[str, ...]] = {
                 "*.test.js", "*.test.ts", "*.test.tsx", "*.spec.js", "*.spec.ts", "*Test.java",
                 "conftest.py",
                 "*_test.rb", "*_spec.rb", "*Test.php", "*Spec.scala", "*Test.scala", "*Suite.scala",
-                "*_spec.lua", "*_test.lua", "*.bats"),
+                "*_spec.lua", "*_test.lua", "*.bats",
+                *(p for lang in registry.LANGUAGES for p in lang.tests)),
     Kind.DOCS: ("docs/", "doc/", "*.md", "*.rst", "*.adoc", "*.txt", "README*", "CHANGELOG*",
                 "LICENSE*"),
     Kind.CONFIG: ("*.toml", "*.yaml", "*.yml", "*.json", "*.ini", "*.cfg", "*.conf", ".*rc",

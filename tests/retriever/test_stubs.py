@@ -57,3 +57,14 @@ def test_after_implementations_moves_the_implementation_to_the_stubs_place() -> 
     assert [r.path for r, _ in after_implementations([(stub, 3), (code, 1)])] == ["a.pyi", "a.py"]
     unrelated = _rec("d.py", "send")
     assert [r.path for r, _ in after_implementations([(stub, 3), (unrelated, 1)])] == ["a.pyi", "d.py"]
+
+
+def test_a_header_piece_naming_a_member_does_not_declare_its_namespaces_other_pieces() -> None:
+    # leveldb's util/crc32c.h: one chunk `leveldb.crc32c, leveldb.crc32c.Unmask` (the namespace's
+    # head and the inline Unmask); util/crc32c.cc's chunk of the same namespace defines Extend.
+    # Sharing the namespace's name is no declaration: the header, which defines Unmask, stays first.
+    header = _rec("util/crc32c.h", "leveldb.crc32c, leveldb.crc32c.Unmask")
+    source = _rec("util/crc32c.cc", "leveldb.crc32c")
+    assert [r.path for r, _ in after_implementations([(header, 2), (source, 1)])] == ["util/crc32c.h", "util/crc32c.cc"]
+    declared = _rec("util/crc32c.cc", "leveldb.crc32c.Unmask")
+    assert [r.path for r, _ in after_implementations([(header, 2), (declared, 1)])] == ["util/crc32c.cc", "util/crc32c.h"]

@@ -14,6 +14,9 @@ from codevouch.syntax.languages import detect_language, get_language, get_parser
     ("x.js", "javascript"), ("x.mjs", "javascript"), ("x.cjs", "javascript"), ("x.jsx", "javascript"),
     ("x.ts", "typescript"), ("x.mts", "typescript"), ("x.cts", "typescript"), ("x.tsx", "tsx"),
     ("main.go", "go"), ("lib.rs", "rust"), ("A.java", "java"),
+    ("x.c", "c"), ("x.h", "c"), ("x.cc", "cpp"), ("x.CPP", "cpp"), ("x.cxx", "cpp"), ("x.hpp", "cpp"),
+    ("x.hh", "cpp"), ("X.cs", "csharp"), ("X.kt", "kotlin"), ("build.gradle.kts", "kotlin"),
+    ("X.swift", "swift"),
     ("a.rb", "ruby"), ("lib/tasks/db.rake", "ruby"), ("Rakefile", "ruby"), ("sub/Gemfile", "ruby"),
     ("x.php", "php"), ("A.scala", "scala"), ("build.sc", "scala"), ("run.sh", "bash"), ("x.BASH", "bash"),
     ("init.lua", "lua"),
@@ -22,7 +25,7 @@ def test_the_extension_decides_the_language_whatever_its_case(path: str, languag
     assert detect_language(path) == language
 
 
-@pytest.mark.parametrize("path", ["README.md", "Makefile", "x.c", "x.py.orig", ".py", "dir.py/file",
+@pytest.mark.parametrize("path", ["README.md", "Makefile", "x.zig", "x.py.orig", ".py", "dir.py/file",
                                   "Rakefile.txt", "rakefile", "Gemfile.lock", "bin/deploy"])
 def test_other_files_have_no_language(path: str) -> None:
     assert detect_language(path) is None
@@ -32,6 +35,8 @@ def test_every_supported_language_has_tables_and_a_grammar_that_parses() -> None
     samples = {"python": "def f():\n    pass\n", "javascript": "function f() {}\n", "typescript": "let x: number = 1;\n",
                "tsx": "const a = <div/>;\n", "go": "package m\nfunc F() {}\n", "rust": "fn f() {}\n",
                "java": "class A {}\n",
+               "c": "int f(void) { return 0; }\n", "cpp": "namespace a { class B {}; }\n",
+               "csharp": "class A { void F() {} }\n", "kotlin": "fun f() {}\n", "swift": "func f() {}\n",
                "ruby": "def f; end\n", "php": "<?php function f() {}\n", "scala": "object A\n",
                "bash": "f() { :; }\n", "lua": "function f() end\n"}
     assert registry.names() == set(registry.by_name()) == set(samples)
@@ -41,6 +46,20 @@ def test_every_supported_language_has_tables_and_a_grammar_that_parses() -> None
         tree = get_parser(name).parse(code.encode())
         assert not tree.root_node.has_error, name
         assert get_language(name) is get_language(name)      # loaded once
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("int settle(int n);\n", "c"),
+    ('#ifdef __cplusplus\nextern "C" {\n#endif\nstruct point { int x; };\n', "c"),
+    ("class InvoiceBook {\n public:\n  void settle();\n};\n", "cpp"),
+    ("namespace billing {\nint settle(int n);\n}\n", "cpp"),
+    ("template <typename T> T twice(T x);\n", "cpp"),
+    ("struct Entry : Base { };\n", "cpp"),
+    ("std::string name(void);\n", "cpp"),
+])
+def test_a_header_is_cpp_when_its_text_uses_cpp(text: str, language: str) -> None:
+    assert detect_language("include/billing.h", text) == language
+    assert detect_language("include/billing.h") == "c"        # without the text: the first
 
 
 @pytest.mark.parametrize(("first_line", "language"), [

@@ -1,5 +1,6 @@
 """Definitions as an independent tool sees them, written here, never with codevouch's parser:
-Python's `ast` and, for Rust, a tree-sitter query of this benchmark's own.
+Python's `ast`; for Rust, a tree-sitter query of this benchmark's own; for C, C++, C#, Kotlin and
+Swift, a tree-sitter walk of its own (the grammars' wheels, none of codevouch's tables).
 
 Every function and class counts, nested ones included, each under its qualified name
 (`outer.inner`, `Class.method.inner`; Rust: `Type.method` for impl members). These serve
@@ -24,12 +25,13 @@ class Def:
 
 
 def definitions(path: str, text: str) -> list[Def]:
-    """Every definition of a .py or .rs file; [] for other files or unparsable text."""
+    """Every definition of a .py, .rs, C, C++, C#, Kotlin or Swift file; [] for other files or
+    unparsable Python and Rust."""
     if path.endswith(".py"):
         return _python(text)
     if path.endswith(".rs"):
         return _rust(text)
-    return []
+    return _walked(path, text)
 
 
 def by_name(defs: list[Def]) -> dict[str, list[Def]]:
@@ -120,4 +122,117 @@ def _rust(text: str) -> list[Def]:
             prev = prev.prev_named_sibling
         end = node.end_point.row
         out.append(Def(".".join(parts), "::".join(parts), start + 1, end + 1, node.type == "function_item"))
+    return out
+
+
+# -- C, C++, C#, Kotlin, Swift: one walk of this benchmark's own over each grammar's tree --------
+# Names are qualified with dots by the definitions around them, as codevouch's records spell them
+# (a C++ `ns::Type::method` defined out of its class is `ns.Type.method`; a C# namespace and a
+# Kotlin companion object qualify nothing). Comments directly above a definition belong to it.
+
+# language -> (grammar module, {node type: is a function}, node types that qualify what they hold)
+_WALKED: dict[str, tuple[str, dict[str, bool], frozenset[str]]] = {
+    "c": ("tree_sitter_c", {"function_definition": True, "struct_specifier": False, "union_specifier": False,
+                            "enum_specifier": False, "type_definition": False}, frozenset()),
+    "cpp": ("tree_sitter_cpp", {"function_definition": True, "struct_specifier": False, "union_specifier": False,
+                                "enum_specifier": False, "class_specifier": False, "type_definition": False,
+                                "namespace_definition": False},
+            frozenset({"struct_specifier", "union_specifier", "class_specifier", "namespace_definition"})),
+    "csharp": ("tree_sitter_c_sharp", {"class_declaration": False, "struct_declaration": False,
+                                       "interface_declaration": False, "record_declaration": False,
+                                       "enum_declaration": False, "method_declaration": True,
+                                       "constructor_declaration": True, "destructor_declaration": True,
+                                       "property_declaration": True, "local_function_statement": True},
+               frozenset({"class_declaration", "struct_declaration", "interface_declaration", "record_declaration",
+                          "method_declaration", "constructor_declaration", "local_function_statement"})),
+    "kotlin": ("tree_sitter_kotlin", {"class_declaration": False, "object_declaration": False,
+                                      "function_declaration": True},
+               frozenset({"class_declaration", "object_declaration", "function_declaration"})),
+    "swift": ("tree_sitter_swift", {"class_declaration": False, "protocol_declaration": False,
+                                    "function_declaration": True, "init_declaration": True,
+                                    "protocol_function_declaration": True},
+              frozenset({"class_declaration", "protocol_declaration", "function_declaration", "init_declaration"})),
+}
+_SUFFIXES = {".c": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
+             ".cs": "csharp", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift"}
+SUFFIXES = (".py", ".rs", ".h", *_SUFFIXES)
+
+
+def _walked_language(path: str, text: str) -> str | None:
+    if path.endswith(".h"):
+        # The benchmark's own reading of a header: C++ when it says class, namespace or template.
+        import re
+        return "cpp" if re.search(r"^\s*(class|namespace|template)\b|::", text, re.MULTILINE) else "c"
+    return next((lang for suffix, lang in _SUFFIXES.items() if path.endswith(suffix)), None)
+
+
+@lru_cache(maxsize=8)
+def _walk_parser(module: str) -> Any:
+    import importlib
+
+    import tree_sitter
+    return tree_sitter.Parser(tree_sitter.Language(importlib.import_module(module).language()))
+
+
+def _c_name(node: Any) -> str:
+    """The name a C/C++ definition gives: a function's through its declarator (pointers, references),
+    a typedef's declared type, a tagged type's or namespace's `name`; `::` as dots, no template
+    arguments."""
+    import re
+    if node.type in ("function_definition", "type_definition"):
+        current = node.child_by_field_name("declarator")
+        while current is not None and current.type != "function_declarator" and node.type == "function_definition":
+            current = current.child_by_field_name("declarator") or next(
+                (c for c in current.named_children if c.type.endswith("declarator")), None)
+        target = current.child_by_field_name("declarator") if current is not None and node.type == "function_definition" \
+            else current
+        if node.type == "type_definition":
+            while target is not None and target.type not in ("type_identifier", "primitive_type"):
+                target = target.child_by_field_name("declarator") or (
+                    target.named_children[0] if target.named_children else None)
+        raw = target.text.decode() if target is not None else ""
+    else:
+        if node.child_by_field_name("body") is None and node.type != "namespace_definition":
+            return ""       # `struct s *p` names a type, defines none
+        name = node.child_by_field_name("name")
+        raw = name.text.decode() if name is not None else ""
+    while re.search(r"<[^<>]*>", raw) and "operator" not in raw:
+        raw = re.sub(r"<[^<>]*>", "", raw)
+    return "".join(raw.split()).replace("::", ".")
+
+
+def _walked(path: str, text: str) -> list[Def]:
+    lang = _walked_language(path, text)
+    if lang is None:
+        return []
+    module, kinds, scopes = _WALKED[lang]
+    root = _walk_parser(module).parse(text.encode("utf-8", "surrogatepass")).root_node
+    out: list[Def] = []
+
+    def name_of(node: Any) -> str:
+        if lang in ("c", "cpp"):
+            return _c_name(node)
+        name = node.child_by_field_name("name")
+        if name is None and node.type == "class_declaration":      # Kotlin: the first identifier
+            name = next((c for c in node.named_children if c.type in ("type_identifier", "identifier")), None)
+        return "".join(name.text.decode().split()) if name is not None else ""
+
+    def visit(node: Any, prefix: list[str]) -> None:
+        inner = prefix
+        if node.type in kinds:
+            name = name_of(node)
+            if name:
+                start = node.start_point.row
+                prev = node.prev_named_sibling
+                while prev is not None and "comment" in prev.type and prev.end_point.row >= start - 1:
+                    start = prev.start_point.row
+                    prev = prev.prev_named_sibling
+                qualified = ".".join([*prefix, name])
+                out.append(Def(qualified, qualified, start + 1, node.end_point.row + 1, kinds[node.type]))
+                if node.type in scopes:
+                    inner = [*prefix, name]
+        for child in node.named_children:
+            visit(child, inner)
+
+    visit(root, [])
     return out

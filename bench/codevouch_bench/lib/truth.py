@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch_bench.lib.corpus import git
-from codevouch_bench.lib.tooldefs import Def, by_name, definitions
+from codevouch_bench.lib.tooldefs import SUFFIXES, Def, by_name, definitions
 
 FRESH = ("usable", "stale-but-ok")
 
@@ -122,7 +122,7 @@ class NewRelease:
 
     def __init__(self, repo: Path, rev: str, paths: Iterable[str]) -> None:
         self.repo, self.rev = repo, rev
-        self.paths = sorted(p for p in paths if p.endswith((".py", ".rs")))
+        self.paths = sorted(p for p in paths if p.endswith(SUFFIXES))
         self._defs: dict[str, list[Def]] = {}
         self._text: dict[str, list[str]] = {}
         self._by_own: dict[str, list[tuple[str, Def]]] | None = None
