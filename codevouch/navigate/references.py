@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from codevouch.errors import InputError
 from codevouch.printable import one_line
+from codevouch.syntax import registry
 from codevouch.syntax.languages import detect_language, get_spec
 from codevouch.syntax.outline import Definition, outline
 from codevouch.syntax.tree import parse
@@ -78,12 +79,13 @@ def references(root: Path, name: str, limit: int, max_bytes: int) -> References:
         by_file.setdefault(path, []).append((number, text))
     files = sorted(by_file)
     read = [(path, *_in_file(root, path, by_file[path], last, max_bytes)) for path in files[:MOST_FILES]]
-    # A Go package is its directory: a bare use in a file beside the definition names it.
-    go_dirs = {path.rpartition("/")[0] for path, _, defines in read if defines and path.endswith(".go")}
+    # Where files declare their package (Go's is its directory), a bare use in a file beside the
+    # definition names it without an import.
+    package_dirs = {path.rpartition("/")[0] for path, _, defines in read if defines and _packaged(path)}
     found: list[Reference] = []
     for path, uses, defines in read:
         tied = defines or any(r.kind == "import" for r in uses) or \
-            (path.endswith(".go") and path.rpartition("/")[0] in go_dirs)
+            (_packaged(path) and path.rpartition("/")[0] in package_dirs)
         found += [replace(r, resolution=_resolution(r.kind, r.context, last, tied)) for r in uses]
     notes = []
     if len(files) > MOST_FILES:
@@ -91,6 +93,12 @@ def references(root: Path, name: str, limit: int, max_bytes: int) -> References:
     if len(found) > limit:
         notes.append(f"{len(found) - limit} more references not listed (at most {limit}; raise the limit)")
     return References(name, tuple(found[:limit]), "; ".join(notes) or None)
+
+
+def _packaged(path: str) -> bool:
+    """Whether `path`'s language has files declare their package (spec.Language.package_clause)."""
+    lang = registry.of_path(path)
+    return lang is not None and lang.package_clause is not None
 
 
 def _in_file(root: Path, path: str, lines: list[tuple[int, str]], last: str,

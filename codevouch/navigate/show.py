@@ -18,6 +18,7 @@ from typing import Any
 from codevouch.errors import InputError
 from codevouch.navigate import read_source
 from codevouch.results import Hit, Hits, hits_text
+from codevouch.syntax import registry
 from codevouch.syntax.lines import split_lines
 from codevouch.syntax.outline import Definition, outline
 from codevouch.validator.citation import location
@@ -29,7 +30,6 @@ MOST_HITS = 20
 MOST_FILES = 20       # files parsed for one show beyond the name tier's
 _RANGE = re.compile(r"^(?P<path>.+):(?P<start>\d+)-(?P<end>\d+)$")
 _NAME = re.compile(r"^[\w$.:<>~-]{1,300}$")
-_STUBS = (".pyi", ".d.ts", ".d.mts", ".d.cts", ".h", ".hpp")
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,8 @@ def show(root: Path, target: Target, search: Callable[[Target], Hits], limit: in
             break
     # The whole name spelled first, then a dotted tail of it (`get` before `Session.get`); an
     # implementation before its declaration.
-    out.sort(key=lambda h: (h.symbol != target.name, not h.symbol.endswith("." + target.name), h.path.endswith(_STUBS)))
+    stubs = registry.declaration_suffixes()
+    out.sort(key=lambda h: (h.symbol != target.name, not h.symbol.endswith("." + target.name), h.path.endswith(stubs)))
     return Shown(target, tuple(out[:MOST_HITS]), searched, () if out else _was(root, target.name, searched, limit))
 
 
