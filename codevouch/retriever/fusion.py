@@ -1,9 +1,19 @@
-"""Reciprocal rank fusion of a search's lists, and what comes of it (pure)."""
+"""Fusion of a search's lists (by rank, or by score), and what comes of it (pure)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
+from codevouch.retriever.settings import Settings
 from codevouch.store import ChunkRecord
+
+
+def fused(lists: Sequence[tuple[float, Sequence[str]]], scores: Sequence[Mapping[str, float] | None],
+          settings: Settings, depth: int | None = None) -> dict[str, float]:
+    """The lists fused as `settings.fusion` says: by score (fuse_scores), or by rank (fuse)."""
+    if settings.fusion == "scores":
+        return fuse_scores(lists, scores, depth)
+    return fuse(lists, settings.rrf_k, depth)
 
 
 def fuse(lists: Sequence[tuple[float, Sequence[str]]], rrf_k: int, depth: int | None = None) -> dict[str, float]:
@@ -16,6 +26,44 @@ def fuse(lists: Sequence[tuple[float, Sequence[str]]], rrf_k: int, depth: int | 
             scores[key] = scores.get(key, 0.0) + weight / (rrf_k + rank + 1)
     total = sum(w for w, r in lists if r) or 1.0
     return {key: s * (rrf_k + 1) / total for key, s in scores.items()}
+
+
+def fuse_scores(lists: Sequence[tuple[float, Sequence[str]]], scores: Sequence[Mapping[str, float] | None],
+                depth: int | None = None) -> dict[str, float]:
+    """Weighted sum of each list's scores, each scaled to 0..1 between its last and first
+    (of its first `depth`), scaled so a chunk first in every list scores 1.0: a convex
+    combination, which keeps the size of the gaps that rank fusion throws away. A list with no
+    scores (None) is scored by rank, 1.0 first to 0.0 last."""
+    out: dict[str, float] = {}
+    for (weight, ranking), given in zip(lists, scores):
+        cut = list(ranking[:depth])
+        if given is None:
+            norm = {key: 1.0 - rank / len(cut) for rank, key in enumerate(cut)}
+        else:
+            vals = [given.get(key, 0.0) for key in cut]
+            low, high = (min(vals), max(vals)) if vals else (0.0, 0.0)
+            norm = {key: (v - low) / (high - low) if high > low else 1.0 for key, v in zip(cut, vals)}
+        for key, value in norm.items():
+            out[key] = out.get(key, 0.0) + weight * value
+    total = sum(w for w, r in lists if r) or 1.0
+    return {key: s / total for key, s in out.items()}
+
+
+def settled(found: list[tuple[ChunkRecord, float]], tier: Callable[[ChunkRecord], Any],
+            evidence: Callable[[ChunkRecord], tuple[float, ...]], band: float = 0.0) -> list[tuple[ChunkRecord, float]]:
+    """`found` (best first by tier, then score) with each run of a tier's hits whose scores are
+    within `band` of the run's first (0.0: equal) ordered by `evidence` instead, best first (the
+    dense similarity, then the lexical score): a tie is broken by what the lists measured, not by
+    the order the lists came in."""
+    out: list[tuple[ChunkRecord, float]] = []
+    i = 0
+    while i < len(found):
+        head, j = found[i], i + 1
+        while j < len(found) and tier(found[j][0]) == tier(head[0]) and head[1] - found[j][1] <= band:
+            j += 1
+        out.extend(sorted(found[i:j], key=lambda item: evidence(item[0]), reverse=True))
+        i = j
+    return out
 
 
 def ranks(ids: Sequence[str]) -> dict[str, int]:

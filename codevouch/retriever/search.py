@@ -137,7 +137,10 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
             rankings.fill, rankings.depth = fill, depth if kinds else None
         finally:
             ledger.close()
-    found = fusion.dedupe(sorted(found, key=lambda item: (tier.get(item[0].id, _NOT_A_DEFINITION), item[1]), reverse=True))
+    def tier_of(rec: ChunkRecord) -> tuple[bool, bool, bool]:
+        return tier.get(rec.id, _NOT_A_DEFINITION)
+    found = fusion.dedupe(fusion.settled(sorted(found, key=lambda item: (tier_of(item[0]), item[1]), reverse=True),
+                                         tier_of, lambda rec: _evidence(rankings, rec.id), settings.tie_band))
     # What only fills k follows, ordered on its own: no stub's implementation, no window of a
     # definition, is drawn from it into the default's order (_scored).
     return _results([*_ordered([f for f in found if f[0].id not in fill], settings),
@@ -175,8 +178,9 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
     default's `depth`, so they come in the default's order; the deeper lists it asked for only
     rank the chunks that none of those reached, after them (fused 4 times deeper, a filter's
     order was its own: `--kind source` beat or lost to the default by where depth moved a target)."""
-    fused = fusion.fuse(rankings.lists, settings.rrf_k, depth if kinds is not None else None)
-    deeper = fusion.fuse(rankings.lists, settings.rrf_k) if kinds is not None else {}
+    scores = [rankings.scores.get(i) for i in range(len(rankings.lists))]
+    fused = fusion.fused(rankings.lists, scores, settings, depth if kinds is not None else None)
+    deeper = fusion.fused(rankings.lists, scores, settings) if kinds is not None else {}
     fill = {cid for cid in deeper if cid not in fused}
     fused.update((cid, deeper[cid]) for cid in fill)
     tiered = bool(names)
@@ -196,6 +200,13 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
                             not is_declaration_file(rec.path))
         found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
     return found, tier, fill
+
+
+
+
+def _evidence(rankings: _Rankings, cid: str) -> tuple[float, float]:
+    """What breaks a tie of fused scores: the dense similarity, then the lexical score."""
+    return rankings.similarity.get(cid, -math.inf), rankings.lexical.get(cid, -math.inf)
 
 
 def _results(top: list[tuple[ChunkRecord, float]], rankings: _Rankings, read: reading.Query, state: BranchState,
@@ -315,6 +326,8 @@ class _Rankings:
     depth: int | None = None   # a kind filter's: how deep the lists were fused for its first hits (_scored)
     fill: set[str] = field(default_factory=set)   # ids scored by the deeper lists only, to fill k
     gone: list[ChunkRecord] = field(default_factory=list)   # the query's names defined when indexed, gone now
+    scores: dict[int, dict[str, float]] = field(default_factory=dict)  # a list's place in `lists` -> its scores
+    lexical: dict[str, float] = field(default_factory=dict)   # chunk id -> its lexical score (higher better)
 
 
 def _rankings(run: SearchRun, embedder: Embedder | None,
@@ -347,25 +360,28 @@ def _rankings(run: SearchRun, embedder: Embedder | None,
     dense: _Dense | None = None
     if qvec is not None:
         dense = _dense_ranking(run, qvec.result(), out.records, embedder)
+        out.scores[len(out.lists)] = out.similarity   # filled below, for every ranked chunk
         out.lists.append((1.0, dense.ids))
         out.members[DENSE] = fusion.ranks(dense.ids)
         out.stand_ins = dense.stand_ins
     out.records.update((cid, rec) for cid, rec in lexical_records.items() if cid not in out.records)
     if ov is not None and mode != SearchMode.DENSE:
         terms = lexlists.terms(read, mode, settings)
+        own = live.lexical_scores(ov, terms, index_dir, ledger.copy_of(state))
         ids = live.merged(_kept(ids, out.records, ov, run.include_history, state,
-                                lambda cid: lex_scores.get(cid, 0.0)),
-                          live.lexical_scores(ov, terms, index_dir, ledger.copy_of(state)), run.depth)
+                                lambda cid: lex_scores.get(cid, 0.0)), own, run.depth)
+        lex_scores.update(own)
     if ov is not None:
         out.records.update((c.record.id, c.record) for c in ov.chunks)
     if ids:
+        out.scores[len(out.lists)] = out.lexical = lex_scores
         out.lists.append((settings.lexical_weight, ids))
         out.members[LEXICAL] = fusion.ranks(ids)
     if mode != SearchMode.DENSE:
         _add_name_lists(out, run, ids)
     if dense is not None and embedder is not None:
-        out.similarity = _similarities(out, dense.vector, dense.sims, dense.own_vectors,
-                                       lambda hashes: ledger.cached_vectors(embedder.name, hashes), dense.own_sims)
+        out.similarity.update(_similarities(out, dense.vector, dense.sims, dense.own_vectors,
+                                       lambda hashes: ledger.cached_vectors(embedder.name, hashes), dense.own_sims))
     return out
 
 
@@ -467,11 +483,12 @@ def _add_name_words(out: _Rankings, run: SearchRun, read: reading.Query) -> None
     scores: dict[str, float] = {}
     named = lexlists.name_words_ranking(run, read, out.records, scores)
     if ov is not None:
+        own = live.name_words_scores(ov, read.words, run.index_dir, run.ledger.copy_of(state))
         named = live.merged(_kept(named, out.records, ov, run.include_history, state,
-                                  lambda cid: scores.get(cid, 0.0)),
-                            live.name_words_scores(ov, read.words, run.index_dir, run.ledger.copy_of(state)),
-                            run.depth)
+                                  lambda cid: scores.get(cid, 0.0)), own, run.depth)
+        scores.update(own)
     if named:
+        out.scores[len(out.lists)] = scores
         out.lists.append((run.settings.name_words_weight, named))
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from codevouch.retriever.fusion import dedupe, fuse, ranks
+from codevouch.retriever.fusion import dedupe, fuse, fuse_scores, ranks, settled
 from codevouch.store import ChunkRecord
 
 
@@ -28,3 +28,37 @@ def test_the_same_lines_of_a_blob_come_once_at_their_best() -> None:
     other = replace(rec, id="2", status="deleted")
     moved = replace(rec, id="3", start_line=2)
     assert [r.id for r, _ in dedupe([(rec, 0.9), (other, 0.8), (moved, 0.7)])] == ["1", "3"]
+
+
+def test_score_fusion_keeps_the_size_of_each_lists_gaps() -> None:
+    # by rank, "a" (first of the heavier list) wins; by score, b's near-tie there and its wide
+    # lead in the other list carry it
+    lists = [(1.0, ["a", "b", "c"]), (0.75, ["b", "a", "c"])]
+    scores = [{"a": 0.55, "b": 0.549, "c": 0.2}, {"b": 9.0, "a": 3.0, "c": 2.0}]
+    assert max(fuse(lists, rrf_k=60).items(), key=lambda kv: kv[1])[0] == "a"
+    by_score = fuse_scores(lists, scores)
+    assert max(by_score.items(), key=lambda kv: kv[1])[0] == "b"
+    assert by_score["c"] == 0.0 and fuse_scores([(1.0, ["x"]), (2.0, ["x"])], [{"x": 0.3}, None]) == {"x": 1.0}
+    # a list with no scores counts by rank; a list cut at `depth` scales over what is left
+    assert fuse_scores([(1.0, ["a", "b"])], [None]) == {"a": 1.0, "b": 0.5}
+    assert set(fuse_scores(lists, scores, depth=1)) == {"a", "b"}
+
+
+def _rec(cid: str) -> ChunkRecord:
+    return ChunkRecord(id=cid, repo="/r", path=f"{cid}.py", branch="main", commit="c", commit_date="d", symbol=cid,
+                       start_line=1, end_line=3, indexed_at="t", blob_sha=cid, text_hash=cid, kind="source",
+                       language="python", status="live")
+
+
+def test_a_tie_is_broken_by_similarity_then_lexical_score_not_by_order() -> None:
+    sims = {"a": 0.5, "b": 0.6, "c": 0.6, "d": 0.9}
+    lex = {"a": 1.0, "b": 1.0, "c": 2.0, "d": 0.0}
+    found = [(_rec("a"), 0.9), (_rec("b"), 0.9), (_rec("c"), 0.9), (_rec("d"), 0.5)]
+
+    def evidence(rec: ChunkRecord) -> tuple[float, float]:
+        return sims[rec.id], lex[rec.id]
+    assert [r.id for r, _ in settled(found, lambda rec: 0, evidence)] == ["c", "b", "a", "d"]
+    # within a band, near-ties too; never across tiers
+    near = [(_rec("a"), 0.9), (_rec("b"), 0.897), (_rec("d"), 0.89)]
+    assert [r.id for r, _ in settled(near, lambda rec: 0, evidence, band=0.005)] == ["b", "a", "d"]
+    assert [r.id for r, _ in settled(near, lambda rec: rec.id == "a", evidence, band=0.5)] == ["a", "d", "b"]

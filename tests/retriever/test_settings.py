@@ -52,7 +52,7 @@ def test_settings_are_frozen_values_with_todays_defaults() -> None:
 
 
 @pytest.mark.parametrize("bad", [{"embed_context": "path-and-more"}, {"lexical_pairs": "glued"},
-                                 {"max_widenings": 0}])
+                                 {"max_widenings": 0}, {"fusion": "borda"}])
 def test_an_unknown_setting_is_an_input_error(bad: dict[str, object]) -> None:
     with pytest.raises(InputError):
         Settings(**bad)  # type: ignore[arg-type]
