@@ -10,8 +10,9 @@ where the rest is defined and the qualifier names the file's package or module.
 """
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from codevouch import caches
 from codevouch.retriever.query import Query
@@ -84,6 +85,24 @@ def by_symbol(rec: ChunkRecord, names: Collection[str]) -> bool:
     with a grammar (a Markdown or JSON chunk names no definition, whatever its symbol)."""
     return (bool(names) and _language(rec) is not None
             and not set(names).isdisjoint(lexical.name_keys(rec.symbol)))
+
+
+def _own_names(rec: ChunkRecord, names: Collection[str]) -> list[str]:
+    """The names of the chunk's symbol that define one of `names`, as written."""
+    return [n for n in (p.strip() for p in rec.symbol.split(",")) if n and not set(names).isdisjoint(lexical.name_keys(n))]
+
+
+def member_names(recs: Iterable[ChunkRecord], names: Collection[str]) -> set[str]:
+    """The last components, as written, of the class members among `recs` that define one of
+    `names` (`getPath` of `ALBProcessor.getPath`)."""
+    return {re.split(r"\.|::", n)[-1] for rec in recs for n in _own_names(rec, names) if "." in n or "::" in n}
+
+
+def freely(rec: ChunkRecord, names: Collection[str], members: Collection[str]) -> bool:
+    """The chunk defines one of `names` as a free definition (of its module, not of a class)
+    spelled as one of `members` is: `getPath` in utils/url.ts beside `ALBProcessor.getPath`, but
+    not the struct `RemainingCoreMetadata` beside the method `remaining_core_metadata`."""
+    return any("." not in n and "::" not in n and n in members for n in _own_names(rec, names))
 
 
 def _language(rec: ChunkRecord) -> str | None:

@@ -137,7 +137,7 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
             rankings.fill, rankings.depth = fill, depth if kinds else None
         finally:
             ledger.close()
-    def tier_of(rec: ChunkRecord) -> tuple[bool, bool, bool]:
+    def tier_of(rec: ChunkRecord) -> tuple[bool, bool, bool, bool]:
         return tier.get(rec.id, _NOT_A_DEFINITION)
     found = fusion.dedupe(fusion.settled(sorted(found, key=lambda item: (tier_of(item[0]), item[1]), reverse=True),
                                          tier_of, lambda rec: _evidence(rankings, rec.id), settings.tie_band))
@@ -166,7 +166,7 @@ def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, inde
 
 
 def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds: frozenset[str] | None,
-            names: list[str], depth: int) -> tuple[list[tuple[ChunkRecord, float]], dict[str, tuple[bool, bool, bool]],
+            names: list[str], depth: int) -> tuple[list[tuple[ChunkRecord, float]], dict[str, tuple[bool, bool, bool, bool]],
                                                   set[str]]:
     """The fused candidates of the kinds asked for, each with its score (weighted by kind when
     no kind filter is given), each definition's rank key, which sorts before the score (a
@@ -187,7 +187,8 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
     weights = read.kind_weights(settings)
     found: list[tuple[ChunkRecord, float]] = []
     # a definition's rank key, before the fused score: (defines, own case, implementation)
-    tier: dict[str, tuple[bool, bool, bool]] = {}
+    tier: dict[str, tuple[bool, bool, bool, bool]] = {}
+    members = defined.member_names((rankings.records[cid] for cid in fused), names) if tiered else set()
     for cid, score in fused.items():
         rec = rankings.records[cid]
         if kinds is not None and rec.kind not in kinds:
@@ -196,8 +197,10 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
             # spelled with the definition's own case first: `progressbar` before `ProgressBar`;
             # then an implementation before its declaration (lib/option.js before
             # typings/index.d.ts, whose chunks hold a dozen signatures and win on words)
+            # then a free definition before same-named members of classes (`getPath` in utils/url.ts
+            # before four `*Processor.getPath`), unless the query qualifies the name
             tier[rec.id] = (True, lexical.spelled_exactly(read.stripped, rec.symbol),
-                            not is_declaration_file(rec.path))
+                            not is_declaration_file(rec.path), defined.freely(rec, names, members))
         found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
     return found, tier, fill
 
@@ -228,7 +231,7 @@ def _results(top: list[tuple[ChunkRecord, float]], rankings: _Rankings, read: re
     return out
 
 
-_NOT_A_DEFINITION = (False, False, False)
+_NOT_A_DEFINITION = (False, False, False, False)
 
 
 def _defines(rec: ChunkRecord, names: list[str]) -> bool:
