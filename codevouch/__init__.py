@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from codevouch.across import Indexes
     from codevouch.api import ContextPack, Hit, Index
     from codevouch.caches import clear_caches
     from codevouch.errors import (
@@ -37,7 +38,7 @@ __version__ = "0.1.0"
 
 # Each public name and the module it lives in.
 _HOMES: dict[str, str] = {
-    "ContextPack": "codevouch.api", "Hit": "codevouch.api", "Index": "codevouch.api",
+    "Indexes": "codevouch.across", "ContextPack": "codevouch.api", "Hit": "codevouch.api", "Index": "codevouch.api",
     "clear_caches": "codevouch.caches",
     **{name: "codevouch.errors" for name in (
         "CodevouchError", "ConfigError", "DetachedHead", "GitError", "IndexLocked", "InputError", "NoCommits",
@@ -49,7 +50,7 @@ _HOMES: dict[str, str] = {
 
 __all__ = [
     "CodevouchError", "ConfigError", "ContextPack", "ContextRequest", "Current", "DetachedHead", "GitError", "Hit", "Index",
-    "IndexLocked", "InputError", "Kind", "NoCommits", "NotARepository", "NotIndexed", "SearchMode", "SearchRequest",
+    "Indexes", "IndexLocked", "InputError", "Kind", "NoCommits", "NotARepository", "NotIndexed", "SearchMode", "SearchRequest",
     "UnknownRevision", "Validated", "Verdict", "__version__", "clear_caches",
 ]
 

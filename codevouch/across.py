@@ -1,0 +1,243 @@
+"""One search over several repositories: `codevouch.Indexes`, each hit checked where it lives.
+
+    from codevouch import Indexes
+    many = Indexes(["~/src/shop", "~/src/billing"])       # or Indexes.all(): every repository indexed
+    for found in many.search("where do we compute overdue fees", k=5):
+        print(found.repository.path, found.hit.citation)
+
+Each repository is searched by its own `Index` (so its own working tree validates its hits, its
+own overlay is searched live and its own usage record is written), then the answers are fused
+into one ranking (`fuse`, below; docs/SEARCH.md, "Across repositories"). A repository that cannot
+be searched (not indexed, gone from this machine, its index unreadable) is listed in the answer's
+`skipped` with the reason, and the others are searched still.
+
+A client of the api, as the review and the MCP server are: below those, above `codevouch.api`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codevouch.api import Index, index_dir_of
+from codevouch.call import Call, in_call
+from codevouch.errors import CodevouchError, InputError, NotIndexed
+from codevouch.request import SearchRequest, request_from
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from codevouch.request import SearchOptions
+    from codevouch.results import Hit, Hits
+    from codevouch.retriever.settings import Settings
+
+# The most repositories one query may touch: each is one search of its own (its git facts, its
+# overlay, its validation), so a query over more is refused with what to do, never run slowly.
+MAX_REPOS = 100
+
+# How the hits of several repositories were put in one ranking (docs/SEARCH.md).
+BY_SIMILARITY = "similarity"     # the one model's cosine similarity: comparable across repositories
+BY_RANK = "rank"                 # no common measure (lexical mode, or different models): by rank
+
+
+@dataclass(frozen=True)
+class Repository:
+    """Where a hit lives: its repository's path on this machine and its remote (a label for people,
+    credentials removed; None without one)."""
+    path: Path
+    remote: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "remote": self.remote}
+
+
+@dataclass(frozen=True)
+class Found:
+    """One hit of a search across repositories: the repository it lives in, and the hit as that
+    repository's `Index.search` made and checked it (its working tree, its overlay)."""
+    repository: Repository
+    hit: Hit
+
+    def to_json(self, fields: Sequence[str] | None = None, max_chars: int | None = None) -> dict[str, Any]:
+        """The hit's one JSON form (`Hit.to_json`) and `repository`: {path, remote}."""
+        out = self.hit.to_json(fields, max_chars)
+        if not fields or "repository" in fields:
+            out["repository"] = self.repository.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A repository the query could not search, and why (one line for people, and the error's kind)."""
+    path: str
+    reason: str
+    error: str
+    not_indexed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "reason": self.reason, "error": self.error}
+
+
+class FoundHits(list[Found]):
+    """`Indexes.search`'s answer: the fused hits, best first; `skipped`, the repositories that gave
+    none because they could not be searched; `fusion`, how the ranking was made (BY_SIMILARITY,
+    BY_RANK); `answers`, each searched repository's own `Hits` (its overlay, its notes)."""
+
+    def __init__(self, hits: Sequence[Found], skipped: Sequence[Skipped] = (), fusion: str = BY_SIMILARITY,
+                 answers: Sequence[tuple[Repository, Hits]] = ()) -> None:
+        super().__init__(hits)
+        self.skipped = tuple(skipped)
+        self.fusion = fusion
+        self.answers = tuple(answers)
+
+    def overlays(self) -> list[dict[str, Any]]:
+        """Each repository's overlay summary where its index is behind its working tree."""
+        return [{"repository": r.to_json(), "overlay": h.overlay.summary()} for r, h in self.answers
+                if h.overlay is not None and h.overlay.note()]
+
+    def to_json(self, fields: Sequence[str] | None = None, max_chars: int | None = None) -> dict[str, Any]:
+        return {"hits": [f.to_json(fields, max_chars) for f in self], "fusion": self.fusion,
+                "repositories": [r.to_json() for r, _ in self.answers],
+                "skipped": [s.to_json() for s in self.skipped], "overlays": self.overlays()}
+
+
+def _head_key(hit: Hit, rank: int, comparable: bool) -> tuple[Any, ...]:
+    """What the fusion compares of each repository's next hit: facts that mean the same in every
+    repository. A name the query spells and the model's own threshold come first; then, where one
+    model embedded every repository, the cosine similarity; else the hit's rank in its repository."""
+    if comparable:
+        return (hit.name_match, hit.good_match is True, hit.similarity if hit.similarity is not None else 0.0)
+    return (hit.name_match, -rank)
+
+
+def fuse(answers: Sequence[Sequence[Hit]], k: int, comparable: bool = True) -> list[tuple[int, Hit]]:
+    """The k best of several repositories' rankings as one: (which answer, hit), best first (pure).
+
+    Each repository's own order is kept (its kind weights, its lexical and name evidence, its
+    collapsing), and the next place goes to the repository whose next hit is best by `_head_key`:
+    never by `score`, a rank fusion inside one repository (its first hit scores about 1.0 however
+    poorly it matches, so a small repository with nothing relevant would flood the top). With one
+    answer, that answer's own order. Ties go to the answer listed first."""
+    at = [0] * len(answers)
+    out: list[tuple[int, Hit]] = []
+    while len(out) < k:
+        best: tuple[tuple[Any, ...], int] | None = None
+        for i, hits in enumerate(answers):
+            if at[i] < len(hits):
+                key = _head_key(hits[at[i]], at[i], comparable)
+                if best is None or key > best[0]:
+                    best = (key, i)
+        if best is None:
+            break
+        i = best[1]
+        out.append((i, answers[i][at[i]]))
+        at[i] += 1
+    return out
+
+
+class Indexes:
+    """Several repositories of one index directory, searched as one (see the module's docstring).
+
+    repos: paths on this machine (any path inside each work tree), at most MAX_REPOS; the other
+    arguments as `Index`'s, for each repository's own Index."""
+
+    def __init__(self, repos: Sequence[Path | str], index_dir: Path | str | None = None,
+                 embedder: str | None = None, record: bool | None = None, settings: Settings | None = None,
+                 overlay_limit: int | None = None, call: Call | None = None) -> None:
+        self.call = call if call is not None else Call.of_process()
+        if not repos:
+            raise InputError("no repository to search: name one or more (--repo PATH, --repos FILE) or all of the "
+                             "index's (--all-repos).")
+        unique = list(dict.fromkeys(Path(r) for r in repos))
+        if len(unique) > MAX_REPOS:
+            raise InputError(f"{len(unique)} repositories named; one query searches at most {MAX_REPOS}: name fewer "
+                             "(--repo, --repos FILE).")
+        self.repos = unique
+        self.index_dir = index_dir_of(index_dir, self.call)
+        self._options: dict[str, Any] = {"embedder": embedder, "record": record, "settings": settings, "overlay_limit": overlay_limit}
+
+    @classmethod
+    def all(cls, index_dir: Path | str | None = None, call: Call | None = None, **options: Any) -> Indexes:
+        """Every repository the index directory holds a branch of (as `index status` lists them)."""
+        call = call if call is not None else Call.of_process()
+        where = index_dir_of(index_dir, call)
+        repos = indexed_repositories(where)
+        if not repos:
+            raise NotIndexed(f"the index at {where} holds no repository; run `codevouch index build --repo PATH` "
+                             "(or `--repos FILE`) first.")
+        return cls(repos, where, call=call, **options)
+
+    def __repr__(self) -> str:
+        return f"Indexes({[str(r) for r in self.repos]!r}, index_dir={str(self.index_dir)!r})"
+
+    @in_call
+    def search(self, query: str | SearchRequest, *, hide_excluded: bool = False,
+               **options: Unpack[SearchOptions]) -> FoundHits:
+        """`Index.search` in every repository, fused into one ranking of the request's k hits."""
+        request = request_from(SearchRequest, query, options)
+        return self._fused(request, lambda idx: idx.search(request, hide_excluded=hide_excluded))
+
+    def _fused(self, request: SearchRequest, run: Callable[[Index], Hits]) -> FoundHits:
+        answers: list[tuple[Repository, Hits, str | None]] = []
+        skipped: list[Skipped] = []
+        for path in self.repos:
+            if not self.call.path(path).exists():
+                skipped.append(_absent(path))
+                continue
+            try:
+                idx = Index(self.call.path(path), self.index_dir, call=self.call, **self._options)
+                hits = run(idx)
+                answers.append((_repository(idx, hits), hits, _model_of(hits)))
+            except CodevouchError as exc:
+                skipped.append(_skipped(path, exc))
+        models = {m for _, h, m in answers if h}
+        comparable = request.mode != "lexical" and len(models) <= 1 and None not in models
+        fused = fuse([h for _, h, _ in answers], request.k, comparable)
+        return FoundHits([Found(answers[i][0], hit) for i, hit in fused], skipped, BY_SIMILARITY if comparable else BY_RANK,
+                         [(r, h) for r, h, _ in answers])
+
+
+def _repository(idx: Index, hits: Hits) -> Repository:
+    """The repository an Index searched: its work tree's top and its remote, as the search learned them."""
+    from codevouch.worktree import gitio
+
+    known = hits.known
+    root = known.head.root if known is not None and known.head is not None else gitio.repo_root(idx.repo)
+    return Repository(root, gitio.remote_url(root))
+
+
+def _model_of(hits: Hits) -> str | None:
+    """The model the searched branch was built with (whose space the hits' similarities are in)."""
+    known = hits.known
+    return known.state.embedder if known is not None and known.state is not None else None
+
+
+def _skipped(path: Path, exc: CodevouchError) -> Skipped:
+    return Skipped(str(path), str(exc), type(exc).__name__, isinstance(exc, NotIndexed))
+
+
+def _absent(path: Path) -> Skipped:
+    """A repository with no working tree here (a teammate's, a clone since removed): a hit's text is
+    read from git and checked against the working tree, so none of its hits can be given as code."""
+    return Skipped(str(path), f"{path} is not on this machine: its hits can be neither read nor checked against a "
+                   "working tree here, so none is given (clone it there, or search on a machine that has it).",
+                   "NotOnThisMachine")
+
+
+def indexed_repositories(index_dir: Path) -> list[Path]:
+    """The repositories an index directory holds a branch of, by the path each was built from, in
+    the ledger's order (each once)."""
+    from codevouch.store import IndexDir, Ledger  # heavy: the store
+
+    if not IndexDir(index_dir).has_ledger():
+        return []
+    ledger = Ledger(index_dir, readonly=True)
+    try:
+        return list(dict.fromkeys(Path(state.repo) for state in ledger.branches()))
+    finally:
+        ledger.close()
+
+
+__all__ = ["BY_RANK", "BY_SIMILARITY", "MAX_REPOS", "Found", "FoundHits", "Indexes", "Repository", "Skipped",
+           "fuse", "indexed_repositories"]

@@ -1,0 +1,132 @@
+"""One search over several repositories (codevouch/across.py): one ranking whose scores mean the
+same in each repository, and every hit checked in its own working tree."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codevouch import Index, Indexes, InputError, NotIndexed
+from codevouch.across import BY_RANK, BY_SIMILARITY, MAX_REPOS, fuse, indexed_repositories
+from codevouch.results import Hit
+from codevouch.store.records import ChunkRecord
+from tests.gitrepo import Repo
+
+FAKE = "fake-bow-64"
+# A small repository: one function, unrelated to fees.
+CONFIG = {"conf/load.py": "def parse_config(path):\n    with open(path) as f:\n        return f.read()\n"}
+# A bigger one, the answer to the fees question among other code.
+LIBRARY = {
+    "lib/fees.py": "def overdue_fee(loan, days):\n    # the overdue fee for days past due\n    return days * loan.rate\n",
+    "lib/members.py": "def add_member(name):\n    return {'name': name}\n",
+    "lib/books.py": "def find_book(title):\n    return title.lower()\n",
+    "lib/shelf.py": "def shelve(book, shelf):\n    shelf.append(book)\n",
+}
+
+
+def _built(path: Path, files: dict[str, str], index_dir: Path) -> Repo:
+    repo = Repo.create(path)
+    repo.commit_files(files)
+    Index(repo.root, index_dir, embedder=FAKE, record=False).build()
+    return repo
+
+
+@pytest.fixture
+def two(tmp_path: Path) -> tuple[Repo, Repo, Path]:
+    index_dir = tmp_path / "index"
+    return (_built(tmp_path / "config", CONFIG, index_dir), _built(tmp_path / "library", LIBRARY, index_dir), index_dir)
+
+
+def test_neither_repository_floods_the_top_for_the_others_answer(two: tuple[Repo, Repo, Path]) -> None:
+    config, library, index_dir = two
+    many = Indexes([config.root, library.root], index_dir, record=False)
+    fees = many.search("overdue fee days past due", k=3)
+    assert fees.fusion == BY_SIMILARITY
+    assert (fees[0].repository.path, fees[0].hit.path) == (library.root, "lib/fees.py")
+    # The small repository's only chunk, first in its own ranking (score 1.0), does not come first.
+    assert fees[0].hit.score == pytest.approx(1.0)
+    parse = [f for f in fees if f.repository.path == config.root]
+    assert all(f.hit.score == pytest.approx(1.0) for f in parse)
+    conf = many.search("parse config path open read", k=3)
+    assert (conf[0].repository.path, conf[0].hit.path) == (config.root, "conf/load.py")
+    # Either order of the repositories gives the same first hit.
+    assert Indexes([library.root, config.root], index_dir, record=False).search(
+        "overdue fee days past due", k=3)[0].hit.path == "lib/fees.py"
+
+
+def test_each_hit_is_checked_in_its_own_working_tree(two: tuple[Repo, Repo, Path]) -> None:
+    config, library, index_dir = two
+    library.git("remote", "add", "origin", "https://user:secret@example.com/team/library.git")
+    # An uncommitted edit in one repository: found live there, and only that repository's hit changes.
+    config.write("conf/load.py", CONFIG["conf/load.py"].replace("f.read()", "f.read().strip()")
+                 + "\n\ndef overdue_notice(days):\n    return days\n")
+    many = Indexes.all(index_dir, record=False)
+    assert {r for r in many.repos} == {config.root, library.root}
+    found = many.search("overdue fee notice days", k=10, overlay=True)
+    by_repo = {(f.repository.path, f.hit.symbol): f for f in found}
+    [live] = [f for f in found if f.repository.path == config.root]
+    assert "overdue_notice" in live.hit.symbol
+    assert live.hit.record.origin == "uncommitted" and live.hit.verdict == "usable"
+    assert by_repo[(library.root, "overdue_fee")].hit.verdict == "usable"
+    lib = by_repo[(library.root, "overdue_fee")].to_json()
+    assert lib["repository"] == {"path": str(library.root), "remote": "https://example.com/team/library.git"}
+    assert live.to_json()["repository"] == {"path": str(config.root), "remote": None}
+    # Without the overlay, the edited file's indexed chunk is checked against that tree: changed.
+    stale = Indexes([config.root, library.root], index_dir, record=False).search("parse config path", k=5,
+                                                                                 overlay=False)
+    [old] = [f for f in stale if f.repository.path == config.root]
+    assert old.hit.verdict == "historical-only"
+    assert all(f.hit.verdict == "usable" for f in stale if f.repository.path == library.root)
+
+
+def test_a_repository_that_cannot_be_searched_is_skipped_and_said(two: tuple[Repo, Repo, Path], tmp_path: Path) -> None:
+    config, library, index_dir = two
+    unbuilt = Repo.create(tmp_path / "unbuilt")
+    unbuilt.commit_files({"a.py": "def a():\n    return 1\n"})
+    gone = tmp_path / "gone"
+    found = Indexes([config.root, unbuilt.root, gone, library.root], index_dir, record=False).search(
+        "overdue fee", k=3)
+    assert found[0].hit.path == "lib/fees.py"
+    reasons = {s.path: s for s in found.skipped}
+    assert reasons[str(unbuilt.root)].not_indexed and "index build" in reasons[str(unbuilt.root)].reason
+    assert "not on this machine" in reasons[str(gone)].reason
+    assert [r["path"] for r in found.to_json()["repositories"]] == [str(config.root), str(library.root)]
+
+
+def test_a_repository_gone_from_this_machine_gives_no_usable_hit(two: tuple[Repo, Repo, Path]) -> None:
+    config, library, index_dir = two
+    import shutil
+
+    shutil.rmtree(config.root)
+    found = Indexes.all(index_dir, record=False).search("parse config path", k=5)
+    assert all(f.repository.path == library.root for f in found)
+    [skipped] = found.skipped
+    assert skipped.path == str(config.root) and "not on this machine" in skipped.reason
+
+
+def test_bad_selections_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no repository"):
+        Indexes([], tmp_path / "index")
+    with pytest.raises(InputError, match=f"at most {MAX_REPOS}"):
+        Indexes([tmp_path / f"r{i}" for i in range(MAX_REPOS + 1)], tmp_path / "index")
+    with pytest.raises(NotIndexed):
+        Indexes.all(tmp_path / "empty")
+    assert indexed_repositories(tmp_path / "empty") == []
+
+
+def _hit(path: str, score: float, similarity: float | None, name_match: bool = False) -> Hit:
+    rec = ChunkRecord(path, "r", path, "main", "c" * 40, "", path, 1, 2, "", "b" * 40, "t", "source", "python", "live")
+    return Hit(rec, score, "", similarity=similarity, name_match=name_match, good_match=name_match or None)
+
+
+def test_fusion_compares_similarity_never_the_per_repository_score() -> None:
+    small = [_hit("small/a.py", 1.0, 0.21), _hit("small/b.py", 0.5, 0.20)]
+    big = [_hit("big/a.py", 1.0, 0.80), _hit("big/b.py", 0.9, 0.70), _hit("big/c.py", 0.8, 0.10)]
+    assert [h.path for _, h in fuse([small, big], 4)] == ["big/a.py", "big/b.py", "small/a.py", "small/b.py"]
+    # One answer: its own order, whatever the similarities.
+    assert [h.path for _, h in fuse([big], 3)] == ["big/a.py", "big/b.py", "big/c.py"]
+    # A name the query spells outranks similarity; without a common measure, rank by rank.
+    named = [_hit("small/named.py", 0.3, 0.05, name_match=True)]
+    assert fuse([big, named], 1)[0][1].path == "small/named.py"
+    assert [h.path for _, h in fuse([small, big], 3, comparable=False)] == ["small/a.py", "big/a.py", "small/b.py"]
+    assert BY_RANK != BY_SIMILARITY
