@@ -155,7 +155,8 @@ class Indexes:
                              "(--repo, --repos FILE).")
         self.repos = unique
         self.index_dir = index_dir_of(index_dir, self.call)
-        self._options: dict[str, Any] = {"embedder": embedder, "record": record, "settings": settings, "overlay_limit": overlay_limit}
+        self._options: dict[str, Any] = {"embedder": embedder, "record": record, "settings": settings,
+                                         "overlay_limit": overlay_limit}
 
     @classmethod
     def all(cls, index_dir: Path | str | None = None, call: Call | None = None, **options: Any) -> Indexes:

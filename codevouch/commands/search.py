@@ -18,7 +18,6 @@ from codevouch.commands.common import (
     NoRecordOpt,
     OverlayLimitOpt,
     PathOpt,
-    RepoOpt,
     check_format,
     fail,
     open_index,
@@ -27,6 +26,7 @@ from codevouch.commands.common import (
     render_results,
 )
 from codevouch.commands.invocation import echo, invocation, stdout
+from codevouch.commands.many import AllReposOpt, ReposFileOpt, ReposOpt, one_repo, selection
 from codevouch.errors import CodevouchError, InputError
 from codevouch.printable import json_text, one_line, plural
 from codevouch.request import SearchRequest
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 def search_cmd(
     query: Annotated[str, typer.Argument(help="What you are looking for, in words or code.")],
-    repo: RepoOpt = Path("."),
+    repo: ReposOpt = None,
     branch: BranchOpt = None,
     limit: LimitOpt = 10,
     kind: KindOpt = None,
@@ -67,18 +67,27 @@ def search_cmd(
     max_chars: Annotated[int, typer.Option(
         "--max-chars", metavar="N", help=f"At most N characters of code per hit (default {HIT_CHARS:,}; 0: no cap); a "
                                          "cut hit says which lines it leaves out.")] = HIT_CHARS,
+    repos_file: ReposFileOpt = None,
+    all_repos: AllReposOpt = False,
 ) -> None:
     """Search a branch and check every hit against the working tree.
 
     Files that changed since the last build (commits, edits, untracked files) are searched live
-    beside the index, and a line says how far the index is behind; --no-overlay turns that off."""
+    beside the index, and a line says how far the index is behind; --no-overlay turns that off.
+
+    --repo repeated, --repos FILE or --all-repos search several repositories as one ranking, each
+    hit checked in its own working tree (docs/SEARCH.md, "Across repositories")."""
     fmt = check_format(fmt, as_json, SEARCH_FORMATS)
+    chosen = selection(repo, repos_file, all_repos)
     try:
         keep = _shape(fields, max_chars, fmt)
         # Every option checked once, by the request (the MCP server builds the same one).
         request = SearchRequest.of(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
                                    validate=not no_validate, mode=mode, overlay=not no_overlay, paths=path)
-        idx = open_index(repo, index, no_record=no_record, overlay_limit=overlay_limit)
+        if chosen is not None:
+            _search_many(request, chosen, index, (no_record, overlay_limit), (fmt, keep, max_chars, show_all))
+            return
+        idx = open_index(one_repo(repo), index, no_record=no_record, overlay_limit=overlay_limit)
         hits = idx.search(request)
     except CodevouchError as exc:
         raise fail(exc) from exc
@@ -104,6 +113,20 @@ def search_cmd(
 
 
 SEARCH_FORMATS = ("text", "brief", "json", "context")
+
+
+def _search_many(request: SearchRequest, chosen: list[Path], index: Path | None, opened: tuple[bool, int | None],
+                 shown: tuple[str, tuple[str, ...] | None, int, bool]) -> None:
+    """The search across several repositories, fused (commands/many.py renders it and sets the exit)."""
+    from codevouch.commands.many import exit_of, open_indexes, render_search
+
+    if not request.validate:
+        raise InputError("--no-validate searches one repository: across several, each hit is checked in its own "
+                         "working tree.")
+    found = open_indexes(chosen, index, *opened).search(request)
+    fmt, keep, max_chars, show_all = shown
+    render_search(found, fmt, keep, max_chars, show_all)
+    exit_of(found)
 
 
 def _shape(fields: list[str] | None, max_chars: int, fmt: str) -> tuple[str, ...] | None:

@@ -1,0 +1,137 @@
+"""Which repositories a read command searches (`--repo` repeated, `--repos FILE`, `--all-repos`),
+and how search and context answer across several (codevouch/across.py fuses them).
+
+One `--repo` (or none: the current directory) is the one-repository path, unchanged; the
+commands call `selection` first and take that path when it answers None.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from codevouch.commands.common import print_json, usage
+from codevouch.commands.exits import EXIT_ERROR, EXIT_NOT_INDEXED, EXIT_REPOS_FAILED
+from codevouch.commands.invocation import echo, invocation, stdout
+from codevouch.printable import json_text, one_line
+
+if TYPE_CHECKING:
+    from codevouch.across import FoundHits, Indexes
+    from codevouch.validator.model import Validated
+
+ReposOpt = Annotated[Optional[list[Path]], typer.Option(
+    "--repo", metavar="PATH", help="Repository path (default: the current directory). Repeat it to search several "
+                                   "repositories as one.")]
+ReposFileOpt = Annotated[Optional[Path], typer.Option(
+    "--repos", metavar="FILE", help="Search the repositories a TOML file lists ([[repo]] tables, as `index build "
+                                    "--repos`), as one.")]
+AllReposOpt = Annotated[bool, typer.Option(
+    "--all-repos", help="Search every repository the index holds, as one.")]
+
+
+def selection(repo: list[Path] | None, repos_file: Path | None, all_repos: bool) -> list[Path] | None:
+    """The repositories named, or None for the one-repository path (one --repo, or none); a usage
+    error when the flags disagree. `--all-repos` answers [] (the index's own list, read later)."""
+    from codevouch.errors import InputError
+
+    given = sum((bool(repo), repos_file is not None, all_repos))
+    if given > 1:
+        raise usage("--repo, --repos FILE and --all-repos each choose the repositories: pass one of them.")
+    if all_repos:
+        return []
+    if repos_file is not None:
+        from codevouch.api import load_repos
+
+        try:
+            specs = load_repos(invocation().call.path(repos_file))
+        except InputError as exc:
+            raise usage(str(exc)) from exc
+        return [s.path for s in specs]
+    return list(repo) if repo and len(repo) > 1 else None
+
+
+def one_repo(repo: list[Path] | None) -> Path:
+    """The one repository of the one-repository path."""
+    return repo[0] if repo else Path(".")
+
+
+def open_indexes(chosen: list[Path], index: Path | None, no_record: bool = False,
+                 overlay_limit: int | None = None) -> Indexes:
+    """The library's Indexes for this call (`chosen` empty: every repository of the index)."""
+    from codevouch.across import Indexes
+
+    call = invocation().call
+    options = {"record": False if no_record else None, "overlay_limit": overlay_limit}
+    if not chosen:
+        return Indexes.all(index, call=call, **options)
+    return Indexes([call.path(p) for p in chosen], index, call=call, **options)
+
+
+def labelled(found: FoundHits) -> list[Validated]:
+    """Each checked hit's validation with its citation opened by the repository it lives in."""
+    out = []
+    for f in found:
+        if f.hit.check is not None:
+            where = f.repository.path if f.repository.remote is None else f"{f.repository.path} ({f.repository.remote})"
+            out.append(replace(f.hit.check, citation=one_line(f"repository: {where}") + "\n" + f.hit.check.citation))
+    return out
+
+
+def render_search(found: FoundHits, fmt: str, keep: tuple[str, ...] | None, max_chars: int, show_all: bool) -> None:
+    """The fused hits: --json a list of hits (each with `repository`) and one JSON object on stderr
+    (fusion, repositories, skipped, overlays); text each hit's citation opened by its repository;
+    brief one line a hit, its repository first."""
+    from codevouch import validator
+    from codevouch.results import Hits
+
+    _notes(found, fmt == "json")
+    if fmt == "json":
+        print_json([f.to_json(keep, max_chars) for f in found])
+        return
+    weak = Hits(f.hit for f in found).note()
+    if weak is not None and not show_all:
+        echo(f"{weak} (--all shows the hits anyway)")
+        return
+    if fmt == "context":
+        raise usage("--format context reads one repository; with several, run `codevouch context` with the same "
+                    "repository flags.")
+    shown = [v for v in labelled(found) if v.verdict != "excluded"]
+    if fmt == "brief":
+        for f in found:
+            if f.hit.check is not None and f.hit.verdict != "excluded":
+                echo(one_line(f"{f.repository.path}  ") + validator.render_brief([f.hit.check]).rstrip("\n"))
+    else:
+        stdout().write(validator.render_text(shown, max_chars or None))
+    if weak is not None:
+        echo(weak)
+
+
+def _notes(found: FoundHits, as_json: bool) -> None:
+    """What stands beside the hits: the repositories skipped, and each index behind its working tree."""
+    if as_json:
+        summary = {k: v for k, v in found.to_json().items() if k != "hits"}
+        invocation().streams.stderr.write(json_text(json.dumps({"across": summary}, ensure_ascii=False)) + "\n")
+        return
+    for s in found.skipped:
+        echo(one_line(f"codevouch: skipped {s.path}: {s.reason}"), err=True)
+    for r, hits in found.answers:
+        note = hits.overlay.note() if hits.overlay is not None else None
+        if note:
+            echo(one_line(f"note: {r.path}: {note}"), err=True)
+
+
+def exit_of(found: FoundHits) -> None:
+    """Exit 23 when a repository was skipped and others searched; 5 when none was searched and each
+    was not indexed, 1 when none was searched for another reason; else return."""
+    if not found.skipped:
+        return
+    if found.answers:
+        raise typer.Exit(EXIT_REPOS_FAILED)
+    raise typer.Exit(EXIT_NOT_INDEXED if all(s.not_indexed for s in found.skipped) else EXIT_ERROR)
+
+
+__all__ = ["AllReposOpt", "ReposFileOpt", "ReposOpt", "exit_of", "labelled", "one_repo", "open_indexes",
+           "render_search", "selection"]

@@ -1,0 +1,99 @@
+"""`search` and `context` over several repositories: --repo repeated, --repos FILE, --all-repos
+(codevouch/commands/many.py), in-process through `cv`."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codevouch.commands.exits import EXIT_NOT_INDEXED, EXIT_REPOS_FAILED, EXIT_USAGE
+from tests.clihelp import FAKE, cv
+from tests.gitrepo import Repo
+
+CONFIG = {"conf/load.py": "def parse_config(path):\n    with open(path) as f:\n        return f.read()\n"}
+LIBRARY = {
+    "lib/fees.py": "def overdue_fee(loan, days):\n    # the overdue fee for days past due\n    return days * loan.rate\n",
+    "lib/members.py": "def add_member(name):\n    return {'name': name}\n",
+}
+
+
+@pytest.fixture
+def three(tmp_path: Path) -> tuple[list[Repo], Path]:
+    index_dir = tmp_path / "index"
+    repos = []
+    for name, files in (("config", CONFIG), ("library", LIBRARY),
+                        ("shop", {"shop/cart.py": "def add_to_cart(cart, item):\n    cart.append(item)\n"})):
+        repo = Repo.create(tmp_path / name)
+        repo.commit_files(files)
+        assert cv("index", "build", *FAKE, cwd=repo.root, index=index_dir).returncode == 0
+        repos.append(repo)
+    return repos, index_dir
+
+
+def test_all_repos_answers_one_ranking_each_hit_naming_its_repository(three: tuple[list[Repo], Path],
+                                                                      tmp_path: Path) -> None:
+    (config, library, shop), index_dir = three
+    out = cv("search", "overdue fee days past due", "--all-repos", "--json", "-k", "3", cwd=tmp_path, index=index_dir)
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)
+    assert hits[0]["path"] == "lib/fees.py" and hits[0]["verdict"] == "usable"
+    assert hits[0]["repository"] == {"path": str(library.root), "remote": None}
+    assert {h["repository"]["path"] for h in hits} <= {str(r.root) for r in (config, library, shop)}
+    across = json.loads(out.stderr.strip().splitlines()[-1])["across"]
+    assert across["fusion"] == "similarity" and across["skipped"] == []
+    assert {r["path"] for r in across["repositories"]} == {str(r.root) for r in (config, library, shop)}
+    # An uncommitted edit in one repository is found live there, and turns a saved hit from it historical-only.
+    saved = tmp_path / "hit.json"
+    [cart] = [h for h in json.loads(cv("search", "add to cart item", "--all-repos", "--json", cwd=tmp_path,
+                                       index=index_dir).stdout) if h["path"] == "shop/cart.py"]
+    saved.write_text(json.dumps([cart]))
+    shop.write("shop/cart.py", "def add_to_cart(cart, item, count):\n    cart.extend([item] * count)\n")
+    live = json.loads(cv("search", "add to cart item count", "--repo", str(shop.root), "--repo", str(library.root),
+                         "--json", cwd=tmp_path, index=index_dir).stdout)
+    assert live[0]["repository"]["path"] == str(shop.root) and live[0]["origin"] == "uncommitted"
+    checked = cv("validate", str(saved), "--json", cwd=shop.root, index=index_dir)
+    assert json.loads(checked.stdout)[0]["verdict"] == "historical-only"
+
+
+def test_text_and_brief_name_the_repository(three: tuple[list[Repo], Path], tmp_path: Path) -> None:
+    (config, library, _), index_dir = three
+    text = cv("search", "overdue fee", "--repo", str(config.root), "--repo", str(library.root), "--all", cwd=tmp_path,
+              index=index_dir)
+    assert text.returncode == 0, text.stderr
+    assert f"repository: {library.root}\nsource: lib/fees.py#L1-L3" in text.stdout
+    brief = cv("search", "overdue fee", "--repo", str(config.root), "--repo", str(library.root), "--format", "brief",
+               "--all", cwd=tmp_path, index=index_dir)
+    assert brief.stdout.splitlines()[0].startswith(f"{library.root}  usable  lib/fees.py:1-3")
+
+
+def test_repos_file_is_the_nightlys_list(three: tuple[list[Repo], Path], tmp_path: Path) -> None:
+    (config, library, _), index_dir = three
+    listed = tmp_path / "repos.toml"
+    listed.write_text(f'[[repo]]\npath = "{config.root}"\n\n[[repo]]\npath = "library"\n')
+    out = cv("search", "overdue fee", "--repos", str(listed), "--json", cwd=tmp_path, index=index_dir)
+    assert out.returncode == 0, out.stderr
+    assert {h["repository"]["path"] for h in json.loads(out.stdout)} <= {str(config.root), str(library.root)}
+    assert json.loads(out.stdout)[0]["repository"]["path"] == str(library.root)
+
+
+def test_a_repository_not_indexed_is_named_and_the_others_answer(three: tuple[list[Repo], Path],
+                                                                 tmp_path: Path) -> None:
+    (_, library, _), index_dir = three
+    unbuilt = Repo.create(tmp_path / "unbuilt")
+    unbuilt.commit_files({"a.py": "def a():\n    return 1\n"})
+    out = cv("search", "overdue fee", "--repo", str(unbuilt.root), "--repo", str(library.root), "--all",
+             cwd=tmp_path, index=index_dir)
+    assert out.returncode == EXIT_REPOS_FAILED
+    assert f"skipped {unbuilt.root}" in out.stderr and "lib/fees.py" in out.stdout
+    alone = cv("search", "overdue fee", "--repo", str(unbuilt.root), "--repo", str(tmp_path / "gone"),
+               cwd=tmp_path, index=index_dir)
+    assert alone.returncode != 0 and "not on this machine" in alone.stderr
+    none = cv("search", "x", "--all-repos", cwd=tmp_path, index=tmp_path / "empty")
+    assert none.returncode == EXIT_NOT_INDEXED and "holds no repository" in none.stderr
+
+
+def test_one_repo_flag_at_a_time(three: tuple[list[Repo], Path], tmp_path: Path) -> None:
+    (config, _, _), index_dir = three
+    out = cv("search", "x", "--repo", str(config.root), "--all-repos", cwd=tmp_path, index=index_dir)
+    assert out.returncode == EXIT_USAGE and "pass one of them" in out.stderr
