@@ -64,10 +64,10 @@ def open_indexes(chosen: list[Path], index: Path | None, no_record: bool = False
     from codevouch.across import Indexes
 
     call = invocation().call
-    options = {"record": False if no_record else None, "overlay_limit": overlay_limit}
+    record = False if no_record else None
     if not chosen:
-        return Indexes.all(index, call=call, **options)
-    return Indexes([call.path(p) for p in chosen], index, call=call, **options)
+        return Indexes.all(index, call=call, record=record, overlay_limit=overlay_limit)
+    return Indexes([call.path(p) for p in chosen], index, record=record, overlay_limit=overlay_limit, call=call)
 
 
 def labelled(found: FoundHits) -> list[Validated]:
