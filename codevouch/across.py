@@ -16,21 +16,24 @@ A client of the api, as the review and the MCP server are: below those, above `c
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codevouch.api import Index, index_dir_of
 from codevouch.call import Call, in_call
 from codevouch.errors import CodevouchError, InputError, NotIndexed
-from codevouch.request import SearchRequest, request_from
+from codevouch.printable import one_line
+from codevouch.request import ContextRequest, SearchRequest, request_from
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from codevouch.request import SearchOptions
-    from codevouch.results import Hit, Hits
+    from codevouch.context.enclosing import Enclosing
+    from codevouch.request import ContextOptions, SearchOptions
+    from codevouch.results import ContextPack, Hit, Hits
     from codevouch.retriever.settings import Settings
+    from codevouch.validator.model import Validated
 
 # The most repositories one query may touch: each is one search of its own (its git facts, its
 # overlay, its validation), so a query over more is refused with what to do, never run slowly.
@@ -179,6 +182,18 @@ class Indexes:
         request = request_from(SearchRequest, query, options)
         return self._fused(request, lambda idx: idx.search(request, hide_excluded=hide_excluded))
 
+    @in_call
+    def context(self, query: str | ContextRequest, **options: Unpack[ContextOptions]) -> ContextPack:
+        """`Index.context` across the repositories: their hits fused (as `search`), then packed in one
+        budget. Each piece names its repository (a `repository:` line above its citation, and its path
+        led by the repository's name in the report and the code fences, so that two repositories'
+        `src/util.py` are never taken for slices of one file). The budget: `budget`, else `model`'s,
+        else the environment's or the default (no one repository's `[budget]` decides for all)."""
+        request = request_from(ContextRequest, query, options)
+        wanted = request.search()
+        found = self._fused(wanted, lambda idx: idx.search(wanted))
+        return pack_across(found, request, self.call)
+
     def _fused(self, request: SearchRequest, run: Callable[[Index], Hits]) -> FoundHits:
         answers: list[tuple[Repository, Hits, str | None]] = []
         skipped: list[Skipped] = []
@@ -197,6 +212,60 @@ class Indexes:
         fused = fuse([h for _, h, _ in answers], request.k, comparable)
         return FoundHits([Found(answers[i][0], hit) for i, hit in fused], skipped, BY_SIMILARITY if comparable else BY_RANK,
                          [(r, h) for r, h, _ in answers])
+
+
+def labelled(found: Sequence[Found], lead: bool = False) -> list[Validated]:
+    """Each checked hit's validation, its citation opened by a `repository:` line; `lead`: its paths
+    also led by the repository's name (`library/lib/fees.py`; a name two repositories share gets
+    its position), as the pack's report and code fences show them."""
+    names = _short_names([f.repository for f in found])
+    out = []
+    for f in found:
+        v = f.hit.check
+        if v is None:
+            continue
+        where = f.repository.path if f.repository.remote is None else f"{f.repository.path} ({f.repository.remote})"
+        v = replace(v, citation=one_line(f"repository: {where}") + "\n" + v.citation)
+        if lead:
+            name = names[f.repository]
+            v = replace(v, parsed=replace(v.parsed, path=f"{name}/{v.parsed.path}"),
+                        current=replace(v.current, path=f"{name}/{v.current.path}") if v.current is not None else None)
+        out.append(v)
+    return out
+
+
+def _short_names(repos: Sequence[Repository]) -> dict[Repository, str]:
+    """Each repository's directory name, with its place among them where two share one."""
+    unique = list(dict.fromkeys(repos))
+    counts: dict[str, int] = {}
+    for r in unique:
+        counts[r.path.name] = counts.get(r.path.name, 0) + 1
+    return {r: r.path.name if counts[r.path.name] == 1 else f"{r.path.name}~{n}" for n, r in enumerate(unique, 1)}
+
+
+def pack_across(found: FoundHits, request: ContextRequest, call: Call) -> ContextPack:
+    """The fused hits packed within one budget (see `Indexes.context`)."""
+    from codevouch.context import enclosing  # heavy: tree-sitter
+    from codevouch.context.pack import pack
+    from codevouch.context.windows import budget_counter, resolve_budget
+    from codevouch.results import ContextPack, Hits
+
+    checked = [(f, f.hit.check) for f in found if f.hit.check is not None]
+    # The definition each slice lies in, read in its own repository's working tree (1-based ranks).
+    around: dict[int, Enclosing] = {}
+    for repo in dict.fromkeys(f.repository for f, _ in checked):
+        ranks = [n for n, (f, _) in enumerate(checked, 1) if f.repository == repo]
+        got = enclosing.enclosing(repo.path, [checked[n - 1][1] for n in ranks])
+        around.update({ranks[r - 1]: e for r, e in got.items()})
+    results = labelled([f for f, _ in checked], lead=True)
+    chosen = resolve_budget(request.budget, request.model, None, reserve=request.reserve, env=call.env)
+    live = "; ".join(f"{r.path.name}: {h.overlay.note()}" for r, h in found.answers
+                     if h.overlay is not None and h.overlay.note())
+    weak = Hits(f.hit for f in found)
+    packed = pack(results, budget_counter(chosen), chosen.tokens, include_history=request.include_history,
+                  enclosing=around, index=f"{len(found.answers)} repositories", budget_note=chosen.describe(),
+                  live_note=live, match_note=weak.note() or "")
+    return ContextPack(packed.markdown, tuple(results), packed, chosen, no_good_match=weak.no_good_match)
 
 
 def _repository(idx: Index, hits: Hits) -> Repository:
@@ -241,4 +310,4 @@ def indexed_repositories(index_dir: Path) -> list[Path]:
 
 
 __all__ = ["BY_RANK", "BY_SIMILARITY", "MAX_REPOS", "Found", "FoundHits", "Indexes", "Repository", "Skipped",
-           "fuse", "indexed_repositories"]
+           "fuse", "indexed_repositories", "labelled", "pack_across"]

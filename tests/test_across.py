@@ -130,3 +130,11 @@ def test_fusion_compares_similarity_never_the_per_repository_score() -> None:
     assert fuse([big, named], 1)[0][1].path == "small/named.py"
     assert [h.path for _, h in fuse([small, big], 3, comparable=False)] == ["small/a.py", "big/a.py", "small/b.py"]
     assert BY_RANK != BY_SIMILARITY
+
+
+def test_context_packs_the_fused_hits_in_one_budget(two: tuple[Repo, Repo, Path]) -> None:
+    config, library, index_dir = two
+    pack = Indexes([config.root, library.root], index_dir, record=False).context("overdue fee days", k=3, budget=2000)
+    assert pack.budget.tokens == 2000
+    assert f"repository: {library.root}\nsource: lib/fees.py#L1-L3" in pack.markdown
+    assert pack.results[0].parsed.path == "library/lib/fees.py"

@@ -7,7 +7,6 @@ commands call `selection` first and take that path when it answers None.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -20,7 +19,6 @@ from codevouch.printable import json_text, one_line
 
 if TYPE_CHECKING:
     from codevouch.across import FoundHits, Indexes
-    from codevouch.validator.model import Validated
 
 ReposOpt = Annotated[Optional[list[Path]], typer.Option(
     "--repo", metavar="PATH", help="Repository path (default: the current directory). Repeat it to search several "
@@ -70,21 +68,12 @@ def open_indexes(chosen: list[Path], index: Path | None, no_record: bool = False
     return Indexes([call.path(p) for p in chosen], index, record=record, overlay_limit=overlay_limit, call=call)
 
 
-def labelled(found: FoundHits) -> list[Validated]:
-    """Each checked hit's validation with its citation opened by the repository it lives in."""
-    out = []
-    for f in found:
-        if f.hit.check is not None:
-            where = f.repository.path if f.repository.remote is None else f"{f.repository.path} ({f.repository.remote})"
-            out.append(replace(f.hit.check, citation=one_line(f"repository: {where}") + "\n" + f.hit.check.citation))
-    return out
-
-
 def render_search(found: FoundHits, fmt: str, keep: tuple[str, ...] | None, max_chars: int, show_all: bool) -> None:
     """The fused hits: --json a list of hits (each with `repository`) and one JSON object on stderr
     (fusion, repositories, skipped, overlays); text each hit's citation opened by its repository;
     brief one line a hit, its repository first."""
     from codevouch import validator
+    from codevouch.across import labelled
     from codevouch.results import Hits
 
     _notes(found, fmt == "json")
@@ -115,12 +104,17 @@ def _notes(found: FoundHits, as_json: bool) -> None:
         summary = {k: v for k, v in found.to_json().items() if k != "hits"}
         invocation().streams.stderr.write(json_text(json.dumps({"across": summary}, ensure_ascii=False)) + "\n")
         return
-    for s in found.skipped:
-        echo(one_line(f"codevouch: skipped {s.path}: {s.reason}"), err=True)
+    skipped_lines(found)
     for r, hits in found.answers:
         note = hits.overlay.note() if hits.overlay is not None else None
         if note:
             echo(one_line(f"note: {r.path}: {note}"), err=True)
+
+
+def skipped_lines(found: FoundHits) -> None:
+    """One line on stderr for each repository that could not be searched, and why."""
+    for s in found.skipped:
+        echo(one_line(f"codevouch: skipped {s.path}: {s.reason}"), err=True)
 
 
 def exit_of(found: FoundHits) -> None:
@@ -133,5 +127,5 @@ def exit_of(found: FoundHits) -> None:
     raise typer.Exit(EXIT_NOT_INDEXED if all(s.not_indexed for s in found.skipped) else EXIT_ERROR)
 
 
-__all__ = ["AllReposOpt", "ReposFileOpt", "ReposOpt", "exit_of", "labelled", "one_repo", "open_indexes",
-           "render_search", "selection"]
+__all__ = ["AllReposOpt", "ReposFileOpt", "ReposOpt", "exit_of", "one_repo", "open_indexes",
+           "render_search", "selection", "skipped_lines"]

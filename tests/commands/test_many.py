@@ -97,3 +97,22 @@ def test_one_repo_flag_at_a_time(three: tuple[list[Repo], Path], tmp_path: Path)
     (config, _, _), index_dir = three
     out = cv("search", "x", "--repo", str(config.root), "--all-repos", cwd=tmp_path, index=index_dir)
     assert out.returncode == EXIT_USAGE and "pass one of them" in out.stderr
+
+
+def test_context_packs_several_repositories_each_piece_naming_its_own(three: tuple[list[Repo], Path],
+                                                                       tmp_path: Path) -> None:
+    (config, library, shop), index_dir = three
+    # The same path in two repositories: two pieces, not two slices of one file.
+    for repo in (config, shop):
+        repo.commit_files({"util.py": f"def helper_{repo.root.name}(fee):\n    return fee\n"})
+        assert cv("index", "build", *FAKE, cwd=repo.root, index=index_dir).returncode == 0
+    out = cv("context", "overdue fee helper", "--all-repos", "--json", "-k", "5", cwd=tmp_path, index=index_dir)
+    assert out.returncode == 0, out.stderr
+    pack = json.loads(out.stdout)
+    md = pack["markdown"]
+    assert f"repository: {library.root}\nsource: lib/fees.py#L1-L3" in md
+    # The report names each piece led by its repository's name: config/util.py and shop/util.py both.
+    included = {e["citation"].split("#")[0] for e in pack["included"]["items"]}
+    assert {"library/lib/fees.py", "config/util.py", "shop/util.py"} <= included, included
+    one = cv("context", "overdue fee", "--repo", str(library.root), "--json", cwd=tmp_path, index=index_dir)
+    assert "repository:" not in json.loads(one.stdout)["markdown"]   # one repository: as it was
