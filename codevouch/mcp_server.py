@@ -380,7 +380,7 @@ def create_server(repo: Path | str = ".", index_dir: Path | str | None = None, a
     tools = Tools(root, Path(index_dir).expanduser().resolve() if index_dir else None, embedder)
     atexit.register(tools.resident.close)   # the background embedding ends before the interpreter
     server = server_class(name="codevouch", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING")
-    server.allow_build = allow_build  # type: ignore[attr-defined]  # Server's own attribute
+    server.allow_build, server.tools = allow_build, tools  # type: ignore[attr-defined]  # Server's own attributes
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for fn in (tools.search, tools.show, tools.references, tools.outline, tools.context, tools.validate, tools.status,
                tools.health, tools.check_refs):
