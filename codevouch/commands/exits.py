@@ -12,6 +12,6 @@ EXIT_STORE = 6              # the vector store (a Chroma server) cannot be reach
 EXIT_EMPTY_SCOPE = 20       # review: the scope holds no changes
 EXIT_UNKNOWN_REVISION = 21  # review: a revision in the range or --base does not exist
 EXIT_REVIEW_FAILED = 22     # review --exec: at least one part's reviewer failed or timed out
-EXIT_REPOS_FAILED = 23      # index build of several repositories: at least one of them failed
+EXIT_REPOS_FAILED = 23      # index build, search or context of several repositories: at least one failed
 EXIT_CRASH = 70             # a bug: the traceback went to the crash log (sysexits' EX_SOFTWARE)
 EXIT_INTERRUPTED = 130      # Ctrl-C (128 + SIGINT, as shells report it)
