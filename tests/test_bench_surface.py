@@ -39,6 +39,7 @@ DECLARED = {
     "codevouch.retriever.search:search": "branches and figure 2 time the library search function itself",
     "codevouch.retriever.search:chunk_text_of": "the quality figure reads each indexed chunk's text as search does",
     "codevouch.retriever.settings:Settings": "the quality figure's rows are Settings (the tuning grid)",
+    "codevouch.across:fuse": "measure_across compares the fusion with a one-in-turn merge of the same answers",
     "codevouch.retriever.resident:Resident": "the overlay figure runs a resident engine's work between calls",
     # The store: synthetic stores of 10k-1M records are written straight into it.
     "codevouch.store:BranchState": "synthetic stores and drift register a branch as a build would",
