@@ -84,9 +84,6 @@ def render_search(found: FoundHits, fmt: str, keep: tuple[str, ...] | None, max_
     if weak is not None and not show_all:
         echo(f"{weak} (--all shows the hits anyway)")
         return
-    if fmt == "context":
-        raise usage("--format context reads one repository; with several, run `codevouch context` with the same "
-                    "repository flags.")
     shown = [v for v in labelled(found) if v.verdict != "excluded"]
     if fmt == "brief":
         for f in found:

@@ -120,11 +120,14 @@ def _search_many(request: SearchRequest, chosen: list[Path], index: Path | None,
     """The search across several repositories, fused (commands/many.py renders it and sets the exit)."""
     from codevouch.commands.many import exit_of, open_indexes, render_search
 
+    fmt, keep, max_chars, show_all = shown
     if not request.validate:
         raise InputError("--no-validate searches one repository: across several, each hit is checked in its own "
                          "working tree.")
+    if fmt == "context":
+        raise InputError("--format context reads one repository; across several, run `codevouch context` with the "
+                         "same repository flags.")
     found = open_indexes(chosen, index, *opened).search(request)
-    fmt, keep, max_chars, show_all = shown
     render_search(found, fmt, keep, max_chars, show_all)
     exit_of(found)
 

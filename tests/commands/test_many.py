@@ -97,6 +97,9 @@ def test_one_repo_flag_at_a_time(three: tuple[list[Repo], Path], tmp_path: Path)
     (config, _, _), index_dir = three
     out = cv("search", "x", "--repo", str(config.root), "--all-repos", cwd=tmp_path, index=index_dir)
     assert out.returncode == EXIT_USAGE and "pass one of them" in out.stderr
+    for extra in (["--format", "context"], ["--no-validate"]):
+        refused = cv("search", "x", "--all-repos", *extra, cwd=tmp_path, index=index_dir)
+        assert refused.returncode == EXIT_USAGE and "one repository" in refused.stderr and not refused.stdout
 
 
 def test_context_packs_several_repositories_each_piece_naming_its_own(three: tuple[list[Repo], Path],
