@@ -3,7 +3,7 @@
 The one-repository server (mcp_server.py) with its `search` and `context` tools replaced by ones
 that take `repos`: a list of the server's repositories (each by its path or its directory's
 name), or "all" (the default). Only repositories the server was started on are searched: a name
-outside them is refused, never opened. The other tools (validate, status, health, check_refs)
+outside them is refused, never opened. The other tools (validate, show, references, outline, status, health, check_refs)
 serve the first repository, as on a one-repository server. Calls run one at a time on the
 server's own warm state (its Resident), as every other tool's.
 """
