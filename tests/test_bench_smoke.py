@@ -396,7 +396,7 @@ def test_bench_py_knows_every_figure_script() -> None:
     from codevouch_bench import runner as bench
 
     modules = {p.stem for p in bench.HERE.glob("*.py")} - {"__init__", "__main__", "runner", "make_old_index",
-                                                          "measure_match"}
+                                                          "measure_match", "measure_across"}
     assert set(bench.FIGURES) == modules
     assert bench.DEFAULT == ("build", "search", "quality", "freshness", "validate", "drift")
     out, work = Path("/tmp/out.json"), Path("/tmp/work")
