@@ -60,8 +60,9 @@ def test_a_search_imports_no_other_command_module(repo: Repo, index_dir: Path) -
     imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if line.startswith("import time:")}
     assert "codevouch.commands.search" in imported          # importtime sees what the app imports
     commands = {m for m in imported if m.startswith("codevouch.commands.")}
+    # commands.many: the repository options search and context share (light: typer and printable).
     assert commands == {"codevouch.commands.app", "codevouch.commands.common", "codevouch.commands.exits",
-                        "codevouch.commands.invocation", "codevouch.commands.runner",
+                        "codevouch.commands.invocation", "codevouch.commands.many", "codevouch.commands.runner",
                         "codevouch.commands.search"}, sorted(commands)
     assert "codevouch.engine.command" not in imported
     assert (index_dir / rootcache.FILE).is_file()            # the root commit is kept for the next call
