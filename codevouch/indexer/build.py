@@ -268,9 +268,9 @@ def branch_key(ledger: Ledger, ident: RepoIdentity, branch: str) -> str:
     that two clones' builds never overwrite each other's entry (the last one won, and the first
     clone's search named a commit it did not have). A clone takes the shared entry over when the
     clone that held it is gone from its path, and only when it holds the commit that entry was built
-    at: a fork that shares only the root commit builds its own entry, never on top of another
-    project's (whose files would stay in it as history). Searches find their clone's entry first
-    (Ledger.find_branch)."""
+    at or one of its sampled ancestors (as a search asks, Ledger.find_branch): a fork that shares
+    only the root commit builds its own entry, never on top of another project's (whose files would
+    stay in it as history). Searches find their clone's entry first (Ledger.find_branch)."""
     own = collection_base(ident.id, branch, str(ident.root))
     if ledger.branch(own) is not None:
         return own
@@ -278,7 +278,7 @@ def branch_key(ledger: Ledger, ident: RepoIdentity, branch: str) -> str:
     holder = ledger.branch(shared)
     if holder is None or holder.repo == str(ident.root):
         return shared
-    if not Path(holder.repo).is_dir() and gitio.has_commit(ident.root, holder.commit):
+    if not Path(holder.repo).is_dir() and gitio.has_any_commit(ident.root, (holder.commit, *holder.ancestors)):
         return shared
     return own
 
@@ -326,6 +326,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
     outdated = _own_outdated(ledger, ledger.outdated(ident.id, target.repo, branch), target)
     tree, others = gitio.tree_entries(repo, commit)
     tree, unnamed = _utf8_named(tree)
+    ancestors = gitio.first_parent_samples(repo, commit)   # what lets a clone behind the build be answered
 
     with gitio.blob_reader(repo) as reader:
         rules = rules_at(reader, tree)
@@ -333,7 +334,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
         rules_json = _rules_json(rules, attr_files)
         full = _reads_all(state, rules_json, embedder.name, target.space)
         old_files = ledger.files(target.base)
-        if _up_to_date(state, full, commit, outdated) and state is not None and state.repo == target.repo:
+        if _up_to_date(state, full, commit, ancestors, outdated) and state is not None and state.repo == target.repo:
             # (An entry taken over from a clone gone from its path is written again, with this path.)
             writer.sync_lexical(target.base)
             return _summary(target, tree, [*others, *unnamed], old_files,
@@ -350,7 +351,7 @@ def _build_branch(ident: RepoIdentity, branch: str, commit: str, writer: Writer,
 
     writer.commit_build(BuildChange(
         state=BranchState(target.base, target.repo, branch, commit, target.commit_date, "",   # stamped at the commit
-                          embedder.name, rules_json, ident.id, ident.remote, target.space),
+                          embedder.name, rules_json, ident.id, ident.remote, target.space, ancestors),
         chunks=new_chunks,
         files=[res.row for res in results],
         deleted_paths=plan.to_history,
@@ -412,10 +413,13 @@ def _reads_all(state: BranchState | None, rules_json: str, embedder: str, space:
     return state is None or state.rules_json != rules_json or state.embedder != embedder or state.space != space
 
 
-def _up_to_date(state: BranchState | None, full: bool, commit: str, outdated: Outdated | None) -> bool:
+def _up_to_date(state: BranchState | None, full: bool, commit: str, ancestors: tuple[str, ...],
+                outdated: Outdated | None) -> bool:
     """Whether the branch's index is already what a build would make (no I/O): its commit, in
-    its space, under its rules, laid out by this release."""
-    return state is not None and not full and state.commit == commit and outdated is None
+    its space, under its rules, laid out by this release, with its sampled ancestors (an entry an
+    older release built has none: its next build writes them, reading no file again)."""
+    return (state is not None and not full and state.commit == commit and state.ancestors == ancestors
+            and outdated is None)
 
 
 def _embed_new(ledger: Ledger, embedder: Embedder, results: list[_FileResult], progress: Progress | None,

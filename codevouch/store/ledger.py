@@ -8,7 +8,7 @@ import sqlite3
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,18 @@ def _record(state: BranchState, row: Sequence[Any]) -> ChunkRecord:
     return ChunkRecord(chunk_id(path, blob, ordinal), state.repo, path, state.branch, commit, commit_date, symbol,
                        start, end, indexed_at, blob, text_hash, kind, language, status)
 
+
+def _state(row: Sequence[Any]) -> BranchState:
+    """A `branches` row (SELECT *) as a BranchState: its sampled ancestors (m007) space-separated,
+    NULL for an entry an older release built."""
+    ancestors = row[-1]
+    return replace(BranchState(*row[:-1]), ancestors=tuple(ancestors.split()) if ancestors else ())
+
+
+def _branch_row(state: BranchState) -> tuple[Any, ...]:
+    """The `branches` row of `state`, in its columns' order (the inverse of `_state`)."""
+    *head, ancestors = astuple(state)
+    return (*head, " ".join(ancestors))
 
 
 class Ledger:
@@ -89,19 +101,23 @@ class Ledger:
     # -- branches ---------------------------------------------------------------
     def branch(self, coll: str) -> BranchState | None:
         row = self.db.execute("SELECT * FROM branches WHERE coll=?", (coll,)).fetchone()
-        return BranchState(*row) if row else None
+        return _state(row) if row else None
 
-    def find_branch(self, repo_id: str, branch: str, clone: str, holds: Callable[[str], bool]) -> BranchState | None:
+    def find_branch(self, repo_id: str, branch: str, clone: str,
+                    holds: Callable[[Sequence[str]], bool]) -> BranchState | None:
         """The entry that answers for `branch` of repository `repo_id` in the clone whose root is
         `clone`: the clone's own entry, else the shared one (whichever clone built it: a second
         clone, or a team reader, finds the index a first one built), else the most recently built
-        entry of another clone. An entry built elsewhere answers only when its indexed commit is
-        in this clone (`holds(commit)`, a git fact the caller passes in): a root commit alone is
-        no proof of one repository, and a fork that shares only that must not read another
-        project's entry (SECURITY.md). The clone's own entry answers whatever became of its commit
-        (rewritten and collected: the search says so and to rebuild)."""
+        entry of another clone. An entry built elsewhere answers only when its indexed commit, or one
+        of the ancestors its build sampled (never the root commit), is in this clone (`holds(commits)`:
+        whether any is, a git fact the caller passes in): a root commit alone is no proof of one
+        repository, and a fork that shares only that must not read another project's entry
+        (SECURITY.md), while a clone that has not fetched the newest commits yet is served. An entry
+        with no samples (an older release's, or a history too short) needs its indexed commit. The
+        clone's own entry answers whatever became of its commit (rewritten and collected: the search
+        says so and to rebuild)."""
         def answers(state: BranchState | None) -> bool:
-            return state is not None and (state.repo == clone or holds(state.commit))
+            return state is not None and (state.repo == clone or holds((state.commit, *state.ancestors)))
 
         for key in (collection_base(repo_id, branch, clone), collection_base(repo_id, branch)):
             state = self.branch(key)
@@ -109,7 +125,7 @@ class Ledger:
                 return state
         rows = self.db.execute("SELECT * FROM branches WHERE repo_id=? AND branch=? ORDER BY built_at DESC, coll",
                                (repo_id, branch))
-        return next((s for s in (BranchState(*r) for r in rows) if answers(s)), None)
+        return next((s for s in (_state(r) for r in rows) if answers(s)), None)
 
     def has_entries(self, repo_id: str, branch: str) -> bool:
         """Whether any entry of `branch` of a repository with the root commit `repo_id` is here,
@@ -118,7 +134,7 @@ class Ledger:
                                (repo_id, branch)).fetchone() is not None
 
     def branches(self) -> list[BranchState]:
-        return [BranchState(*r) for r in self.db.execute("SELECT * FROM branches ORDER BY repo, branch")]
+        return [_state(r) for r in self.db.execute("SELECT * FROM branches ORDER BY repo, branch")]
 
     def outdated(self, repo_id: str, repo_path: str, branch: str) -> Outdated | None:
         """The branch as an older release laid it out, if it is listed in `outdated` (m005): found
@@ -335,7 +351,7 @@ class Ledger:
             db.executemany("UPDATE files SET status='deleted', last_commit=?, last_commit_date=? "
                            "WHERE coll=? AND path=?", [(*gone_at, base, p) for p in change.deleted_paths])
             db.executemany("DELETE FROM files WHERE coll=? AND path=?", [(base, p) for p in change.dropped_paths])
-            db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?,?,?,?)", astuple(state))
+            db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", _branch_row(state))
             dropped = _drop_outdated(db, change.outdated, base) if change.outdated else []
             removed = _collect_unreferenced(db, space)
             old = previous[0] if previous else None

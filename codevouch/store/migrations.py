@@ -255,3 +255,14 @@ def m006_every_space_has_a_lexical_stamp(db: sqlite3.Connection) -> None:
     for (space,) in rows:
         db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)",
                    (f"lexical:{space}", f"m006 {datetime.now(timezone.utc).isoformat()} {os.urandom(4).hex()}"))
+
+
+@migration
+def m007_branches_keep_sampled_ancestors(db: sqlite3.Connection) -> None:
+    """Each branch entry keeps a few commits of the history that led to its indexed commit
+    (`ancestors`: ids 1, 2, 4, ... 1024 first-parent steps back, space-separated, never the root
+    commit), so that a clone that has not fetched the indexed commit yet, but holds one of them,
+    is answered from an entry built elsewhere, and a fork that shares only the root commit is
+    not. Entries built before keep NULL: they answer, as before, only a clone that holds their
+    indexed commit, until their next build samples them."""
+    db.execute("ALTER TABLE branches ADD COLUMN ancestors TEXT")

@@ -63,6 +63,10 @@ class BranchState:
     repo_id: str | None = None   # root commit; None for a branch built before shared vectors
     remote: str | None = None    # a label for people
     space: str | None = None     # the shared vector collection; None: built by an older release
+    # Commits sampled 1, 2, 4, ... 1024 first-parent steps before `commit`, never the root commit
+    # (worktree/git/refs.first_parent_samples): a clone that holds one of them, or `commit`, may be
+    # answered from this entry (Ledger.find_branch). Empty: a short history, or an older release's.
+    ancestors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +21,10 @@ RepoKey = tuple[str, Path]
 
 
 def branch_rows(index_dir: Path, ident: RepoKey | None = None, settings: StoreSettings = DEFAULT,
-                holds: Callable[[str], bool] = lambda commit: True) -> list[dict[str, Any]]:
+                holds: Callable[[Sequence[str]], bool] = lambda commits: True) -> list[dict[str, Any]]:
     """Per branch: its state (`head` and `commits_behind` None, for the caller to fill). With
     `ident`, only that repository's branches (found by root commit, so from any clone: the entry
-    its searches use, Ledger.find_branch, which takes `holds`: whether a commit is in that clone),
+    its searches use, Ledger.find_branch, which takes `holds`: whether any of some commits is in that clone),
     its `where` the clone. A team reader (CODEVOUCH_CHROMA_URL set, none of the repository's
     branches in its own index) gets the branches of the team snapshot its searches use, marked
     `"source": "team snapshot"`. `settings`: the caller's (store/settings.py)."""
@@ -44,7 +44,7 @@ def branch_rows(index_dir: Path, ident: RepoKey | None = None, settings: StoreSe
 
 
 def _team_rows(index_dir: Path, ident: RepoKey, settings: StoreSettings,
-               holds: Callable[[str], bool]) -> list[dict[str, Any]]:
+               holds: Callable[[Sequence[str]], bool]) -> list[dict[str, Any]]:
     """The branches of the repository's team snapshot (fetched as a search would fetch it)."""
     from codevouch.store import team
 
@@ -60,7 +60,7 @@ def _team_rows(index_dir: Path, ident: RepoKey, settings: StoreSettings,
         ledger.close()
 
 
-def _rows(ledger: Ledger, ident: RepoKey | None, holds: Callable[[str], bool],
+def _rows(ledger: Ledger, ident: RepoKey | None, holds: Callable[[Sequence[str]], bool],
           source: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     outdated = ledger.outdated_branches()

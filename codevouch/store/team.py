@@ -25,7 +25,7 @@ import os
 import shutil
 import tempfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -126,10 +126,11 @@ def _install(home: Path, local: Path, data: bytes) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str, holds: Callable[[str], bool],
+def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str,
+                    holds: Callable[[Sequence[str]], bool],
                     settings: StoreSettings = DEFAULT) -> tuple[Ledger, BranchState | None]:
     """The ledger that answers for `branch` in the clone whose root is `clone` (Ledger.find_branch,
-    which takes `holds`: whether a commit is in that clone): the local one when it holds the branch
+    which takes `holds`: whether any of some commits is in that clone): the local one when it holds the branch
     (the builder, or a local build), else, with a Chroma server in the caller's `settings`, the
     team snapshot."""
     try:

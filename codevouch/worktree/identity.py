@@ -7,13 +7,15 @@ people, the path a tag of the clone that built it.
 
 A root commit is a key, not a proof: a fork, or another project started from the same first
 commit, shares it. So an entry built in another clone answers for this one only when this one
-holds the entry's indexed commit (`holds`: that commit and its tree are objects of this
-repository): a second clone, or one with newer commits, holds it; a fork that shares only older
-history does not, and is told it is not indexed (Ledger.find_branch applies the rule).
+holds the entry's indexed commit or one of the ancestors the build sampled on its first-parent
+chain, never the root commit (`holds`: that commit and its tree are objects of this repository):
+a second clone, one with newer commits, or one that has not fetched the last commits yet holds
+one; a fork that shares only the first commit does not, and is told it is not indexed
+(Ledger.find_branch applies the rule).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path
@@ -36,11 +38,12 @@ def identify(path: Path | str, cache_dir: Path | None = None) -> RepoIdentity:
     return RepoIdentity(root, repo_id(root, gitio.head_commit(root), cache_dir), gitio.remote_url(root))
 
 
-def holds(root: Path) -> Callable[[str], bool]:
-    """Whether a commit (a full id) is in the repository whose work tree is `root`: the test an
-    index entry built in another clone must pass to answer for this one. Asked afresh each time
-    (a `git fetch` between two calls of a warm process brings the commit in)."""
-    return partial(gitio.has_commit, root)
+def holds(root: Path) -> Callable[[Sequence[str]], bool]:
+    """Whether any of some commits (full ids) is in the repository whose work tree is `root`: the
+    test an index entry built in another clone must pass to answer for this one (its indexed
+    commit and sampled ancestors, one git process). Asked afresh each time (a `git fetch` between
+    two calls of a warm process brings the commit in)."""
+    return partial(gitio.has_any_commit, root)
 
 
 def repo_id(root: Path, head: str | None, cache_dir: Path | None = None) -> str:

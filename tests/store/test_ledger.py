@@ -3,7 +3,7 @@ branches share, what garbage collection removes, and what a failed commit leaves
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import astuple, replace
 from pathlib import Path
 
@@ -178,7 +178,8 @@ def test_outdated_branches_are_found_by_repository_id_or_path_and_travel_with_a_
     older = replace(branch_state("topic"), coll="cv-by-path", repo_id=None, space=None)
     ledger.commit(file_change(state, {("shop/orders.py", "b1"): ORDERS}))
     with ledger.transaction() as db:
-        db.execute("INSERT INTO branches VALUES (?,?,?,?,?,?,?,?,?,?,?)", astuple(older))
+        db.execute("INSERT INTO branches (coll, repo, branch, commit_sha, commit_date, built_at, embedder, "
+                   "rules_json, repo_id, remote, space) VALUES (?,?,?,?,?,?,?,?,?,?,?)", astuple(older)[:11])
         db.executemany("INSERT INTO outdated VALUES (?, ?, ?)", [
             (state.coll, "per-chunk", "[]"), (older.coll, "per-branch", '["cv-by-path-live", "cv-by-path-hist"]')])
     assert ledger.outdated_branches() == {state.coll, older.coll}
@@ -211,8 +212,8 @@ def test_an_entry_built_elsewhere_answers_only_a_clone_that_holds_its_commit(led
     for state in (shared, second):
         ledger.commit(file_change(state, {("shop/orders.py", "b1"): ORDERS}, held=ledger))
 
-    def holding(*commits: str) -> Callable[[str], bool]:
-        return lambda commit: commit in commits
+    def holding(*commits: str) -> Callable[[Sequence[str]], bool]:
+        return lambda asked: any(commit in commits for commit in asked)
 
     assert ledger.find_branch("repo-id", "main", "/fork", holding()) is None
     assert ledger.find_branch("repo-id", "main", "/third", holding("c0ffee", "beef")) == shared
@@ -220,3 +221,29 @@ def test_an_entry_built_elsewhere_answers_only_a_clone_that_holds_its_commit(led
     assert ledger.find_branch("repo-id", "main", "/repo", holding()) == shared
     assert ledger.find_branch("repo-id", "main", "/second", holding()) == second
     assert ledger.has_entries("repo-id", "main") and not ledger.has_entries("other-id", "main")
+
+
+def test_an_entry_answers_a_clone_that_holds_one_of_its_sampled_ancestors(ledger: Ledger, tmp_path: Path) -> None:
+    # A clone behind the build (a team reader that has not fetched the nightly's commit) holds an
+    # older commit of the same history: one the build sampled answers for it; the root commit is
+    # never sampled, so a fork that shares only that holds none. The samples are kept as written.
+    sampled = replace(branch_state("main"), ancestors=("a1", "a2", "a4"))
+    ledger.commit(file_change(sampled, {("shop/orders.py", "b1"): ORDERS}, held=ledger))
+    asked: list[tuple[str, ...]] = []
+
+    def holding(*commits: str) -> Callable[[Sequence[str]], bool]:
+        def holds(wanted: Sequence[str]) -> bool:
+            asked.append(tuple(wanted))
+            return any(commit in commits for commit in wanted)
+        return holds
+
+    assert ledger.branch(sampled.coll) == sampled
+    assert ledger.find_branch("repo-id", "main", "/behind", holding("a4", "root")) == sampled
+    assert asked[-1] == ("c0ffee", "a1", "a2", "a4")      # one question for all of them
+    assert ledger.find_branch("repo-id", "main", "/fork", holding("root")) is None
+    ledger.export_repository("repo-id", tmp_path / "snapshot")     # a team reader's copy keeps them
+    snap = Ledger(tmp_path / "snapshot", readonly=True)
+    try:
+        assert snap.find_branch("repo-id", "main", "/behind", holding("a2")) == sampled
+    finally:
+        snap.close()

@@ -8,6 +8,7 @@ directory holding `.git` (`core.worktree`) is refused (`confine`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,10 +184,36 @@ def is_root(repo: Path, commit: str) -> bool:
 def has_commit(repo: Path, commit: str) -> bool:
     """Whether `commit` (a full hex id) is a commit of `repo` whose tree is there too: an object of
     its own store (alternates are refused before git runs), reachable or not. One process."""
-    if not _FULL_ID.fullmatch(commit):
+    return has_any_commit(repo, (commit,))
+
+
+def has_any_commit(repo: Path, commits: Sequence[str]) -> bool:
+    """Whether any of `commits` (full hex ids; others are never held) is a commit of `repo` whose
+    tree is there too, as `has_commit` asks it: one process for all of them."""
+    wanted = [c for c in commits if _FULL_ID.fullmatch(c)]
+    if not wanted:
         return False
-    out = run(repo, "cat-file", "--batch-check=%(objecttype)", stdin=f"{commit}^{{commit}}^{{tree}}\n".encode())
-    return out.split() == [b"tree"]
+    out = run(repo, "cat-file", "--batch-check=%(objecttype)",
+              stdin="".join(f"{c}^{{commit}}^{{tree}}\n" for c in wanted).encode())
+    return b"tree" in out.splitlines()
+
+
+# How far back `first_parent_samples` looks: the commits 1, 2, 4, ... SAMPLE_REACH steps back.
+SAMPLE_REACH = 1024
+
+
+def first_parent_samples(repo: Path, commit: str) -> tuple[str, ...]:
+    """The commits 1, 2, 4, 8, ... SAMPLE_REACH first-parent steps before `commit` (at most 11), never
+    the end of that chain (the root commit, or a shallow clone's boundary): a clone that holds any
+    of them shares the history that led to `commit`, not merely its first commit. One process."""
+    if not _FULL_ID.fullmatch(commit):
+        return ()
+    # One commit past the reach tells whether the chain ends inside it (its last commit: no parent here).
+    out = run(repo, "rev-list", "--first-parent", f"--max-count={SAMPLE_REACH + 2}", "--end-of-options", commit)
+    chain = out.decode().split()
+    if len(chain) <= SAMPLE_REACH + 1:
+        chain = chain[:-1]
+    return tuple(chain[1 << k] for k in range(SAMPLE_REACH.bit_length()) if (1 << k) < len(chain))
 
 
 def remote_url(repo: Path) -> str | None:

@@ -66,3 +66,30 @@ def test_has_commit_asks_for_the_commit_and_its_tree(repo: Repo) -> None:
     # A commit that no ref reaches any more is still an object of the repository: held.
     repo.git("commit", "-q", "--amend", "-m", "rewritten")
     assert gitio.has_commit(repo.root, first)
+
+
+def test_has_any_commit_asks_for_them_all_at_once(repo: Repo) -> None:
+    first = repo.commit(**{"a.py": "A = 1\n"})
+    missing = ("0" if first[0] != "0" else "1") + first[1:]
+    blob = repo.git("rev-parse", "HEAD:a.py").strip()
+    assert gitio.has_any_commit(repo.root, (missing, blob, first))
+    assert not gitio.has_any_commit(repo.root, (missing, blob, "HEAD"))
+    assert not gitio.has_any_commit(repo.root, ())
+
+
+def test_first_parent_samples_double_back_and_leave_the_root_out(repo: Repo) -> None:
+    # Commits c0 (the root) .. c9: from c9 the samples are 1, 2, 4 and 8 steps back; 9 is the root.
+    made = [repo.commit(**{"a.py": f"A = {n}\n"}) for n in range(10)]
+    assert gitio.first_parent_samples(repo.root, made[9]) == (made[8], made[7], made[5], made[1])
+    assert gitio.first_parent_samples(repo.root, made[8]) == (made[7], made[6], made[4])   # 8 back: the root
+    assert gitio.first_parent_samples(repo.root, made[1]) == ()                           # only the root behind
+    assert gitio.first_parent_samples(repo.root, made[0]) == ()
+    assert gitio.first_parent_samples(repo.root, "HEAD") == ()                            # a full id only
+    # A merge's second parent is not on the chain: the samples follow the branch itself.
+    repo.git("checkout", "-q", "-b", "side", made[5])
+    side = repo.commit(**{"b.py": "B = 1\n"})
+    repo.git("checkout", "-q", "-")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    merged = repo.git("rev-parse", "HEAD").strip()
+    samples = gitio.first_parent_samples(repo.root, merged)
+    assert samples[:2] == (made[9], made[8]) and side not in samples
