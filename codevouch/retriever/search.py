@@ -285,7 +285,8 @@ def _locate(repo_path: Path | str, branch: str | None,
 
 def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | None, passed_over: bool) -> str:
     """Why the branch has no entry to search, for a user. `passed_over`: the index holds an entry of
-    a repository with the same root commit, built at a commit this one does not have."""
+    a repository with the same root commit, built at a commit this one does not have (nor any of
+    its sampled ancestors)."""
     build = f"`codevouch index build --repo {repo} --branch {branch} --index {index_dir}`"
     if outdated is not None and outdated.layout == "per-chunk":  # see migrations.m004, m005
         return (f"branch {branch!r} of {repo} was indexed by an older codevouch, which stored a vector per "
@@ -301,7 +302,8 @@ def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | 
                 "its branches: pass one of them to --branch.")
     if passed_over:
         return (f"branch {branch!r} of {repo} is not in the index at {index_dir}: an entry there shares this "
-                "repository's first commit but was built at a commit this repository does not have, so it is "
+                "repository's first commit but was built at a commit this repository does not have (nor any "
+                "of the commits before it that the build sampled), so it is "
                 "another repository's (a fork's, or a project started from the same commit) or one this clone "
                 f"has not fetched. If this is a clone of the same repository, `git fetch` it; else run {build}.")
     return f"branch {branch!r} of {repo} is not in the index at {index_dir}; run {build} first."
