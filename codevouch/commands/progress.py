@@ -68,7 +68,9 @@ class ProgressLines:
 
     def line(self, done: int, total: int, what: str, now: float) -> str:
         unit = _UNITS.get(what, "items")
-        rate = self._rate(done, now)
+        # A phase done in one report has only its whole time (its start included) for a rate.
+        rate = self._rate(done, now) or (done / (now - self._phase_start) if done >= total > 0
+                                         and now > self._phase_start else 0.0)
         pct = f"{done / total:.0%}" if total else "100%"
         parts = [f"{what} {done}/{total} {unit} ({pct})"]
         if rate > 0:
