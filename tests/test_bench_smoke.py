@@ -129,32 +129,37 @@ def test_ground_truth_classes(tmp_path: Path) -> None:
 LONG = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(12))
 
 
-def test_ground_truth_for_renames_is_git_blob_equality_and_agrees_with_the_validator(tmp_path: Path) -> None:
-    """A rename with identical content (the same blob id, git's fact) is the same code,
-    fresh truth, which codevouch calls stale-but-ok (file-renamed); one edited line makes it a
-    changed rename, stale truth (renamed-and-changed)."""
+def test_ground_truth_for_renames_judges_an_edited_rename_at_its_new_path(tmp_path: Path) -> None:
+    """A rename with identical content (the same blob id, git's fact) is the same code, fresh
+    truth. A rename that edited one function is judged at the new path as a modified file is:
+    the edited function is stale, its unchanged neighbour fresh (as function-moved-to-file
+    would call it, moved alone), and the validator's verdicts fall in the expected sets."""
     from codevouch_bench.lib.truth import EXPECTED, FRESH_TRUTH, STALE_TRUTH
 
     from codevouch.validator import validate
 
+    other = LONG.replace("x + ", "x - ")
+    edited = other.replace("x - 11", "x - 111")
     repo = tmp_path / "r"
     corpus.init_repo(repo)
-    corpus.replace_tree(repo, {"a.py": LONG.encode(), "b.py": LONG.replace("f", "g").encode()})
+    corpus.replace_tree(repo, {"a.py": LONG.encode(), "b.py": other.encode()})
     old = corpus.commit_all(repo, "N")
-    corpus.replace_tree(repo, {"a_moved.py": LONG.encode(),
-                               "b_moved.py": LONG.replace("f", "g").replace("x + 11", "x + 111").encode()})
+    corpus.replace_tree(repo, {"a_moved.py": LONG.encode(), "pkg/b_moved.py": edited.encode()})
     new = corpus.commit_all(repo, "N+1")
     fates = file_fates(repo, old, new, ["a.py", "b.py"])
     assert (fates["a.py"].new_path, fates["a.py"].identical) == ("a_moved.py", True)
-    assert (fates["b.py"].new_path, fates["b.py"].identical) == ("b_moved.py", False)
-    classes = [chunk_class(p, "f0", 1, 2, fates[p], LONG, None) for p in ("a.py", "b.py")]
-    assert classes == ["file-renamed-identical", "file-renamed-changed"]
-    assert classes[0] in FRESH_TRUTH and classes[1] in STALE_TRUTH
-    items = [{"path": p, "commit": old, "start_line": 1, "end_line": 2, "symbol": s,
-              "text": f"def {s}(x):\n    return x + 0"} for p, s in (("a.py", "f0"), ("b.py", "g0"))]
+    assert (fates["b.py"].status, fates["b.py"].new_path, fates["b.py"].identical) == \
+        ("renamed", "pkg/b_moved.py", False)
+    release = NewRelease(repo, new, ["a_moved.py", "pkg/b_moved.py"])
+    snippets = [("a.py", "f0", 1, 2, LONG, None), ("b.py", "f0", 1, 2, other, edited),
+                ("b.py", "f11", 45, 46, other, edited)]
+    classes = [chunk_class(p, s, a, b, fates[p], text, new_text, release) for p, s, a, b, text, new_text in snippets]
+    assert classes == ["file-renamed-identical", "function-identical", "function-changed"]
+    assert classes[0] in FRESH_TRUTH and classes[1] in FRESH_TRUTH and classes[2] in STALE_TRUTH
+    items = [{"path": p, "commit": old, "start_line": a, "end_line": b, "symbol": s,
+              "text": "\n".join(text.split("\n")[a - 1:b])} for p, s, a, b, text, _ in snippets]
     results = validate(repo, items)
-    assert [(r.verdict, r.reason) for r in results] == [("stale-but-ok", "file-renamed"),
-                                                        ("historical-only", "renamed-and-changed")]
+    assert [r.verdict for r in results] == ["stale-but-ok", "stale-but-ok", "historical-only"]
     assert all(r.verdict in EXPECTED[c] for r, c in zip(results, classes))
 
 

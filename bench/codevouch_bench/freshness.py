@@ -76,7 +76,8 @@ def evaluate_pair(old_spec: str, new_spec: str, work: Path) -> dict[str, Any]:
     def truth(path: str, symbol: str, start: int, end: int) -> str:
         fate = fates[path]
         return chunk_class(path, symbol, start, end, fate, text_at(old_commit, path),
-                           text_at("HEAD", path) if fate.status == "modified" else None, new)
+                           text_at("HEAD", fate.new_path) if fate.status in ("modified", "renamed")
+                           and fate.new_path and not fate.identical else None, new)
 
     # Source 1: codevouch's own chunks, as a search would return them.
     chunk_items = snippets(repo, records)
@@ -137,8 +138,8 @@ def score(repo: Path, items: list[dict[str, Any]], classes: list[str], fates: di
                           "symbol": item["symbol"], "lines": [item["start_line"], item["end_line"]],
                           "current": None if cur is None else
                           f"{cur.path}#L{cur.start_line}-L{cur.end_line} ({cur.symbol})"})
-        if cls.startswith("file-renamed") and res.current is not None \
-                and res.current.path == fates[item["path"]].new_path:
+        renamed = fates[item["path"]].status == "renamed"
+        if renamed and res.current is not None and res.current.path == fates[item["path"]].new_path:
             renames_pointed += 1
     correct = sum(res.verdict in EXPECTED[cls] for cls, res in zip(classes, results))
     n = len(items)
@@ -149,7 +150,7 @@ def score(repo: Path, items: list[dict[str, Any]], classes: list[str], fates: di
         "accuracy": round(correct / n, 4) if n else None, "correct": correct,
         "codevouch": rates([(cls, res.verdict in FRESH) for cls, res in zip(classes, results)]),
         "renamed_current_points_at_new_path":
-            f"{renames_pointed}/{sum(1 for c in classes if c.startswith('file-renamed'))}",
+            f"{renames_pointed}/{sum(1 for i in items if fates[i['path']].status == 'renamed')}",
         "validate_seconds": round(seconds, 3),
         "snippets_per_second": round(n / seconds, 1) if seconds else None,
         "disagreements_sample": wrong,

@@ -33,7 +33,6 @@ EXPECTED: dict[str, frozenset[str]] = {
     "other-code-changed": frozenset({"historical-only"}),
     "file-deleted": frozenset({"historical-only"}),
     "file-renamed-identical": frozenset({"stale-but-ok"}),
-    "file-renamed-changed": frozenset({"historical-only"}),
 }
 MEANING: dict[str, str] = {
     "unchanged-file": "file identical in N+1 (same blob)",
@@ -57,12 +56,11 @@ MEANING: dict[str, str] = {
     "function-removed": "a definition the snippet names no longer exists (not in the file, not moved)",
     "other-code-changed": "the snippet names no function, and its lines are no longer in the file",
     "file-deleted": "file gone, no rename detected, its code not found elsewhere",
-    "file-renamed-identical": "git -M: renamed, content identical (the same blob id on both sides)",
-    "file-renamed-changed": "git -M: renamed and edited",
+    "file-renamed-identical": "git -M: renamed, content identical (the same blob id on both sides); "
+                              "a file renamed and edited is judged at its new path like a changed file",
 }
 # Code the snippet shows no longer exists (as is, at its path): a fresh label here is false-fresh.
-STALE_TRUTH = frozenset({"function-changed", "function-removed", "other-code-changed", "file-deleted",
-                         "file-renamed-changed"})
+STALE_TRUTH = frozenset({"function-changed", "function-removed", "other-code-changed", "file-deleted"})
 # The snippet's code is current: a historical-only label here is false-stale. A file renamed with
 # identical content is the same code at a new path, as a function moved to another file is.
 FRESH_TRUTH = frozenset({"unchanged-file", "function-identical", "other-code-intact", "function-moved-to-file",
@@ -162,11 +160,20 @@ class NewRelease:
 def chunk_class(path: str, symbol: str, start: int, end: int, fate: FileFate,
                 old_text: str, new_text: str | None, new: NewRelease | None = None) -> str:
     """What became of a snippet: lines start..end of `path` in release N, naming `symbol`
-    (codevouch's chunk symbols, or the qualified name of a whole definition)."""
+    (codevouch's chunk symbols, or the qualified name of a whole definition). `new_text` is the
+    file in N+1, at `fate.new_path` (None when the file is unchanged, deleted or renamed intact)."""
     if fate.status == "unchanged":
         return "unchanged-file"
-    if fate.status == "renamed":
-        return "file-renamed-identical" if fate.identical else "file-renamed-changed"
+    if fate.status == "renamed" and fate.identical:
+        return "file-renamed-identical"
+    # A file renamed and edited is judged at its new path as a modified file is at its own: each
+    # snippet by its own definitions and lines there (function-identical, function-changed, ...).
+    # The truth once called every snippet of such a file stale; that contradicted its own
+    # function-moved-to-file (a definition with identical source in another file is current), and
+    # the product's rule that a snippet whose text is verbatim at its rename target is current
+    # (docs/VALIDATION.md): a package move that edits one function leaves the file's other
+    # functions current at the new path, as moving those functions one by one would.
+    new_path = fate.new_path or path
     old_lines = old_text.split("\n")
     block = old_lines[start - 1:end]
     names = [n.strip() for n in symbol.split(",") if n.strip() and n.strip() != "<module>"]
@@ -175,7 +182,7 @@ def chunk_class(path: str, symbol: str, start: int, end: int, fate: FileFate,
     # definition (another tool's snippet) counts whatever its kind.
     funcs = [n for n in names if n in old_defs
              and any(d.function or start <= d.start and d.end <= end for d in old_defs[n])]
-    fates = [new.moved(n, _source(old_lines, old_defs[n][0]), block, None if fate.status == "deleted" else path)
+    fates = [new.moved(n, _source(old_lines, old_defs[n][0]), block, None if fate.status == "deleted" else new_path)
              for n in funcs] if new is not None else []
     moved = "function-moved-to-file" if fates and all(f == "identical" for f in fates) else \
         "function-moved-chunk-intact" if fates and all(fates) else None
@@ -186,7 +193,7 @@ def chunk_class(path: str, symbol: str, start: int, end: int, fate: FileFate,
     intact = block_present(block, new_lines)
     if not funcs:
         return "other-code-intact" if intact else "other-code-changed"
-    new_defs = by_name(definitions(path, new_text))
+    new_defs = by_name(definitions(new_path, new_text))
     if any(n not in new_defs for n in funcs):
         if moved:
             return moved
