@@ -194,6 +194,11 @@ def test_benchmark_walk_names_c_family_definitions_by_its_own_rules() -> None:
     cs = "namespace Billing {\n  class Ledger {\n    void Settle() { }\n  }\n}\n"
     assert [d.name for d in definitions("Ledger.cs", cs)] == ["Ledger", "Ledger.Settle"]
     assert [d.name for d in definitions("ledger.h", "int settle(int n);\nstruct s { int a; };\n")] == ["s"]
+    rb = ("module Billing\n  class Shop::Invoice\n    # Builds one.\n    def self.build\n    end\n\n"
+          "    class << self\n      def open; end\n    end\n\n    def total\n      1\n    end\n  end\nend\n")
+    assert [(d.name, d.start, d.end, d.function) for d in definitions("lib/invoice.rb", rb)] == [
+        ("Billing", 1, 15, False), ("Billing.Shop.Invoice", 2, 14, False), ("Billing.Shop.Invoice.build", 3, 5, True),
+        ("Billing.Shop.Invoice.open", 8, 8, True), ("Billing.Shop.Invoice.total", 11, 13, True)]
 
 
 def test_ground_truth_for_code_moved_to_another_file(tmp_path: Path) -> None:

@@ -125,7 +125,7 @@ def _rust(text: str) -> list[Def]:
     return out
 
 
-# -- C, C++, C#, Kotlin, Swift: one walk of this benchmark's own over each grammar's tree --------
+# -- C, C++, C#, Kotlin, Swift, Ruby: one walk of this benchmark's own over each grammar's tree --------
 # Names are qualified with dots by the definitions around them, as codevouch's records spell them
 # (a C++ `ns::Type::method` defined out of its class is `ns.Type.method`; a C# namespace and a
 # Kotlin companion object qualify nothing). Comments directly above a definition belong to it.
@@ -152,9 +152,13 @@ _WALKED: dict[str, tuple[str, dict[str, bool], frozenset[str]]] = {
                                     "function_declaration": True, "init_declaration": True,
                                     "protocol_function_declaration": True},
               frozenset({"class_declaration", "protocol_declaration", "function_declaration", "init_declaration"})),
+    # Ruby: `class Billing::Invoice` qualifies as Billing.Invoice; `def self.build` is `build` in its
+    # class; `class << self` qualifies nothing (not a kind: walked through).
+    "ruby": ("tree_sitter_ruby", {"module": False, "class": False, "method": True, "singleton_method": True},
+             frozenset({"module", "class"})),
 }
 _SUFFIXES = {".c": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
-             ".cs": "csharp", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift"}
+             ".cs": "csharp", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".rb": "ruby"}
 SUFFIXES = (".py", ".rs", ".h", *_SUFFIXES)
 
 
@@ -215,7 +219,7 @@ def _walked(path: str, text: str) -> list[Def]:
         name = node.child_by_field_name("name")
         if name is None and node.type == "class_declaration":      # Kotlin: the first identifier
             name = next((c for c in node.named_children if c.type in ("type_identifier", "identifier")), None)
-        return "".join(name.text.decode().split()) if name is not None else ""
+        return "".join(name.text.decode().split()).replace("::", ".") if name is not None else ""
 
     def visit(node: Any, prefix: list[str]) -> None:
         inner = prefix
@@ -224,6 +228,8 @@ def _walked(path: str, text: str) -> list[Def]:
             if name:
                 start = node.start_point.row
                 prev = node.prev_named_sibling
+                if prev is None and node.parent is not None and node.parent.type == "body_statement":
+                    prev = node.parent.prev_named_sibling   # Ruby: a body's first comment sits before it
                 while prev is not None and "comment" in prev.type and prev.end_point.row >= start - 1:
                     start = prev.start_point.row
                     prev = prev.prev_named_sibling
