@@ -99,6 +99,8 @@ LANGUAGE_EVOLUTIONS = (
      _gh("square/kotlinpoet", "a997e651c36189185215cebc0fae046d3784412e")),     # 1.15.0 (2023-11)
     (_gh("Alamofire/Alamofire", "63dfa86548c4e5d5c6fd6ed42f638e388cbce529"),    # Swift: 5.6.0 (2022-04)
      _gh("Alamofire/Alamofire", "b2fa556e4e48cbf06cf8c63def138c98f4b811fa")),   # 5.8.0 (2023-08)
+    (_gh("sinatra/sinatra", "0d7e580133a5bb65b05214be7aa9cf195a4698e9"),        # Ruby: v2.1.0 (2020-09)
+     _gh("sinatra/sinatra", "815b69fe2510930de97a89f9318fcfa35165e96e")),       # v3.0.0 (2022-09)
 )
 
 
