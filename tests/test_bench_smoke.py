@@ -546,6 +546,7 @@ def test_a_render_keeps_the_house_passes_written_by_hand(tmp_path: Path) -> None
 
     rendered = report.render({"profile": "quick", "machine": machine(), "figures": {}})
     assert "## The house's fourth pass" in rendered and report.HOUSE.read_text() in rendered
+    assert report.FRESHNESS_RENAMES.read_text() in rendered
     assert report.house_section(tmp_path / "absent.md") == ""
 
 
