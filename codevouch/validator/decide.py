@@ -219,9 +219,7 @@ def _by_text(s: Snippet, loc: Located, facts: Facts, decided: Decision) -> Decis
     work = facts.files.get(target) if target else None
     if work is None or target is None:
         return decided
-    old = facts.old_blob(s, loc.rel)
-    place = verbatim.locate(verbatim.Window.of(s.text, s.start_line, s.start_char), work.text,
-                            facts.blob_texts.get(old) if old else None)
+    place = facts.place(s, target, facts.old_blob(s, loc.rel))
     if place is None:
         return decided
     current = named_range(target, place.start_line, place.end_line, work, facts, s.symbol)
@@ -346,23 +344,20 @@ def _versioned(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: b
     old_text = _old_text(s, loc, facts)
     if old_text is not None:
         current = find_text(s, old_text, loc.real, work, facts)
-        if current is not None and not _window_cut_otherwise(s, loc, work, facts):
+        if current is not None and not _window_cut_otherwise(s, loc, facts):
             return _text_kept(s, loc, facts, current)
     return _changed(s, loc, work, facts, gone and old_text is None)
 
 
-def _window_cut_otherwise(s: Snippet, loc: Located, work: WorkFile, facts: Facts) -> bool:
+def _window_cut_otherwise(s: Snippet, loc: Located, facts: Facts) -> bool:
     """Whether another tool's window (text, no symbol), found as whole lines in its changed file,
     is not there as its own version shows it: a splitter stripped the indentation of a docstring's
     closing quotes cut from an indented line, so bare quotes at a line's start elsewhere are other
-    code. Its own
-    version decides (verbatim.locate); the window rule then judges it (_by_text)."""
+    code. Its own version decides (facts.place); the window rule then judges it (_by_text)."""
     if s.text is None or symbols.symbol_names(s.symbol):
         return False
     old = facts.old_blob(s, loc.rel)
-    own = facts.blob_texts.get(old) if old else None
-    return own is not None and verbatim.locate(verbatim.Window.of(s.text, s.start_line, s.start_char),
-                                               work.text, own) is None
+    return old is not None and old in facts.blob_texts and facts.place(s, loc.real or "", old) is None
 
 
 def _unchanged(s: Snippet, loc: Located, work: WorkFile, facts: Facts, strict: bool, commit: str | None,

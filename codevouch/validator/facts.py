@@ -9,7 +9,7 @@ from pathlib import Path
 
 from codevouch.syntax.lines import split_lines
 from codevouch.syntax.region import region_context, top_level_region
-from codevouch.validator import symbols
+from codevouch.validator import symbols, verbatim
 from codevouch.validator.model import Snippet
 from codevouch.validator.text import find_lines_verbatim, line_count
 from codevouch.worktree import gitio
@@ -48,6 +48,8 @@ class FactCaches:
     old_split: dict[str, list[str]] = field(default_factory=dict)    # blob id -> its lines
     kinds: dict[str, Classification] = field(default_factory=dict)   # rel path -> the rules' verdict
     hits: dict[tuple[str, str], tuple[list[tuple[int, int]], bool]] = field(default_factory=dict)
+    # verbatim.locate's answers, by (snippet, file, its own version's blob): asked twice for a window.
+    places: dict[tuple[Snippet, str, str | None], verbatim.Place | None] = field(default_factory=dict)
     line_totals: dict[str, int] = field(default_factory=dict)       # working-tree path -> its lines
     old_line_totals: dict[str, int] = field(default_factory=dict)   # blob id -> its lines
     fast: dict[SnippetKey, bool] = field(default_factory=dict)       # fast_path's answers
@@ -91,6 +93,17 @@ class Facts:
     # Answers worked out from these facts, once each per call (see FactCaches): not facts,
     # never compared, shared by the Facts that replace() derives from one another.
     caches: FactCaches = field(default_factory=FactCaches, compare=False, repr=False)
+
+    def place(self, s: Snippet, real: str, old: str | None) -> verbatim.Place | None:
+        """Where the snippet's text sits in the working-tree file `real` by the window rule
+        (verbatim.locate), judged with its own version (blob `old`) when that was read; worked out
+        once per call: deciding whether a window moved and the window rule ask the same."""
+        key = (s, real, old)
+        if key not in self.caches.places:
+            assert s.text is not None
+            self.caches.places[key] = verbatim.locate(verbatim.Window.of(s.text, s.start_line, s.start_char),
+                                                      self.files[real].text, self.blob_texts.get(old) if old else None)
+        return self.caches.places[key]
 
     def hits(self, text: str, real: str) -> list[tuple[int, int]]:
         """Where `text` occurs as whole lines in a working-tree file (text.find_lines), each

@@ -77,8 +77,10 @@ def locate(window: Window, hay: str, old: str | None = None) -> Place | None:
     chunk stays a whole-line match, and a re-indented line is a changed line."""
     if not window.body.strip():
         return None      # blank text is everywhere and proves nothing
-    edges = _edges(window, old) if old is not None else None
-    anchor = _carried(window, old, hay) if old is not None else None
+    # Where the window sits in its own version, found once: what must surround it, and where it is now.
+    own = _own_place(window, old) if old is not None else None
+    edges = _edges(window, old, own) if old is not None and own is not None else None
+    anchor = _carried(window, old, hay, own) if old is not None and own is not None else None
     found = _places(window, hay, edges, anchor)
     if found is None:
         return None
@@ -166,13 +168,10 @@ def _nearest(window: Window, places: list[tuple[int, int, bool]]) -> tuple[int, 
     return places[key.index(best)] if key.count(best) == 1 else None
 
 
-def _carried(window: Window, old: str, hay: str) -> int | None:
+def _carried(window: Window, old: str, hay: str, own: tuple[int, int]) -> int | None:
     """The LF offset in `hay` where the window is now, carried from its place in its own version
-    (`old`) through a run of lines both versions share; None when its lines changed, or it has no
-    one place in its own version."""
-    own = _own_place(window, old)
-    if own is None:
-        return None
+    (`old`, at `own`: _own_place) through a run of lines both versions share; None when its lines
+    changed."""
     pos, line = own
     old_lf, lf = old.replace("\r\n", "\n"), hay.replace("\r\n", "\n")
     first = line - 1                            # 0-based, in old
@@ -289,12 +288,9 @@ def _own_place(window: Window, old: str) -> tuple[int, int] | None:
     return None if found is None else (found[0][0][0], found[0][0][1])
 
 
-def _edges(window: Window, old: str) -> Edges | None:
-    """What surrounds the window on its first and last line in its own version (the place its
-    lines or offset point to, or its one place), or None when that version does not show it."""
-    own = _own_place(window, old)
-    if own is None:
-        return None
+def _edges(window: Window, old: str, own: tuple[int, int]) -> Edges:
+    """What surrounds the window on its first and last line in its own version, at `own` (the
+    place its lines or offset point to, or its one place: _own_place)."""
     lf = old.replace("\r\n", "\n")
     pos = own[0]
     end = pos + len(window.body)
