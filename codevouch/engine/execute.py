@@ -158,7 +158,7 @@ def watch(conn: socket.socket, cancel: threading.Event, done: threading.Event, e
     while not done.wait(every):
         try:
             # poll, not select: select() refuses a descriptor numbered 1024 or more.
-            ready = _readable(conn)
+            ready = readable(conn)
             # Never blocking: the call's own thread may take the stdin bytes first.
             left = bool(ready) and conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
         except BlockingIOError:
@@ -178,7 +178,7 @@ def answer(conn: socket.socket, record: list[tuple[int, bytes]], code: int) -> N
     protocol.send_json(conn, {"op": "exit", "code": code})
 
 
-def _readable(conn: socket.socket) -> bool:
+def readable(conn: socket.socket) -> bool:
     """Whether `conn` has something to read now (or its end was closed), without waiting."""
     poller = select.poll()
     poller.register(conn, select.POLLIN)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import fcntl
 import os
 import queue
-import select
 import signal
 import socket
 import sys
@@ -318,9 +317,7 @@ def _left(conn: socket.socket) -> bool:
     """Whether the caller closed its end of a queued call: a queued client sends nothing until
     its call starts, so anything readable is the end of the stream (or a fault)."""
     try:
-        poller = select.poll()     # not select(): it refuses a descriptor numbered 1024 or more
-        poller.register(conn, select.POLLIN)
-        return bool(poller.poll(0)) and conn.recv(1, socket.MSG_PEEK) == b""
+        return execute.readable(conn) and conn.recv(1, socket.MSG_PEEK) == b""
     except OSError:
         return True
 
