@@ -147,7 +147,7 @@ class Indexes:
 
     def __init__(self, repos: Sequence[Path | str], index_dir: Path | str | None = None,
                  embedder: str | None = None, record: bool | None = None, settings: Settings | None = None,
-                 overlay_limit: int | None = None, call: Call | None = None) -> None:
+                 overlay_limit: int | None = None, call: Call | None = None, background: bool = True) -> None:
         self.call = call if call is not None else Call.of_process()
         if not repos:
             raise InputError("no repository to search: name one or more (--repo PATH, --repos FILE) or all of the "
@@ -159,7 +159,7 @@ class Indexes:
         self.repos = unique
         self.index_dir = index_dir_of(index_dir, self.call)
         self._options: dict[str, Any] = {"embedder": embedder, "record": record, "settings": settings,
-                                         "overlay_limit": overlay_limit}
+                                         "overlay_limit": overlay_limit, "background": background}
 
     @classmethod
     def all(cls, index_dir: Path | str | None = None, call: Call | None = None, **options: Any) -> Indexes:

@@ -62,13 +62,14 @@ class AcrossTools:
         index_dir = index_dir_of(self.tools.index_dir, call)
         known = self.repos if self.repos is not None else indexed_repositories(index_dir)
         if repos == "all":
-            return Indexes(known, index_dir, embedder=self.tools.embedder, call=call)
+            return Indexes(known, index_dir, embedder=self.tools.embedder, call=call, background=False)
         by_name = {str(p): p for p in known} | {p.name: p for p in known}
         unknown = [r for r in repos if r not in by_name]
         if unknown:
             raise InputError(f"not a repository of this server: {', '.join(unknown)}; pass \"all\" or some of: "
                              f"{', '.join(str(p) for p in known)}.")
-        return Indexes([by_name[r] for r in repos], index_dir, embedder=self.tools.embedder, call=call)
+        return Indexes([by_name[r] for r in repos], index_dir, embedder=self.tools.embedder, call=call,
+                       background=False)
 
     def search(self, query: Query, repos: Repos = "all", k: K = 10, branch: Branch = None, kinds: Kinds = None,
                include_history: History = False, mode: Mode = "hybrid", overlay: Overlay = True,
