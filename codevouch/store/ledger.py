@@ -119,13 +119,15 @@ class Ledger:
         def answers(state: BranchState | None) -> bool:
             return state is not None and (state.repo == clone or holds((state.commit, *state.ancestors)))
 
-        for key in (collection_base(repo_id, branch, clone), collection_base(repo_id, branch)):
+        tried = [collection_base(repo_id, branch, clone), collection_base(repo_id, branch)]
+        for key in tried:
             state = self.branch(key)
             if answers(state):
                 return state
+        # The others, each asked once: `holds` starts a git process.
         rows = self.db.execute("SELECT * FROM branches WHERE repo_id=? AND branch=? ORDER BY built_at DESC, coll",
                                (repo_id, branch))
-        return next((s for s in (_state(r) for r in rows) if answers(s)), None)
+        return next((s for s in (_state(r) for r in rows) if s.coll not in tried and answers(s)), None)
 
     def has_entries(self, repo_id: str, branch: str) -> bool:
         """Whether any entry of `branch` of a repository with the root commit `repo_id` is here,

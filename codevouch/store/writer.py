@@ -93,8 +93,9 @@ class Writer:
         with their tantivy copies; the other pending ids. A marked space that holds vectors again
         keeps its collection (a writer runs this first, so that does not happen)."""
         marks = [(name, cid) for name, cid in pending if cid == DROP_ALL]
+        used = {b.space for b in self.ledger.branches()} if marks else set()
         for name, _ in marks:
-            if self.ledger.space_size(name) == 0 and not any(b.space == name for b in self.ledger.branches()):
+            if self.ledger.space_size(name) == 0 and name not in used:
                 self.vectors.drop(name)
                 shutil.rmtree(lexindex.space_dir(self.index_dir, name), ignore_errors=True)
         if marks:
