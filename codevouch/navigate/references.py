@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 from codevouch.errors import InputError
 from codevouch.printable import one_line
 from codevouch.syntax import registry
+from codevouch.syntax.definitions import Found, walk
 from codevouch.syntax.languages import detect_language, get_spec
-from codevouch.syntax.outline import Definition, outline
-from codevouch.syntax.tree import parse
 from codevouch.worktree import gitio
 from codevouch.worktree.files import read_text
 from codevouch.worktree.paths import locate
@@ -111,8 +110,10 @@ def _in_file(root: Path, path: str, lines: list[tuple[int, str]], last: str,
     if lang is None or not isinstance(text, str):
         return [], False
     spec = get_spec(lang)
-    tree = parse(text, lang)
-    defs = outline(text, path, lang) or []
+    walked = walk(text, lang)     # one parse: the tree the uses are looked up in, and its definitions
+    if walked is None:
+        return [], False
+    tree, defs = walked
     out = []
     for number, line in lines:
         for match in re.finditer(rf"(?<![\w$]){re.escape(last)}(?![\w$])", line):
@@ -184,6 +185,6 @@ def _resolution(kind: str, line: str, last: str, tied: bool) -> str:
     return "exact" if tied and not qualified else "by-name"
 
 
-def _enclosing(defs: list[Definition], line: int) -> str | None:
+def _enclosing(defs: list[Found], line: int) -> str | None:
     around = [d for d in defs if d.start <= line <= d.end]
     return min(around, key=lambda d: d.end - d.start).name if around else None
