@@ -4,8 +4,8 @@ What goes, in the one transaction that makes the new state visible (Ledger.trans
   - the entries' `branches`, `files`, `outdated` rows and their lexical stamps;
   - in each space they used: the file versions no remaining entry references, with their chunk
     rows, and the texts (vectors) and lexical rows no remaining chunk uses, as a build collects
-    them (ledger._collect_unreferenced); a space no entry uses any more goes whole
-    (ledger._drop_space), and a `pending` row (space, DROP_ALL) says its collection is garbage;
+    them (ledger.collect_unreferenced); a space no entry uses any more goes whole
+    (ledger.drop_space), and a `pending` row (space, DROP_ALL) says its collection is garbage;
   - embedding-cache rows of the texts removed here that no space still holds (`embeddings` is keyed
     by the embedded text's hash: a text another repository, branch or model's space still holds
     keeps its row; rows the forgotten entries never used stay as they are).
@@ -23,8 +23,8 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from codevouch.store.ledger import _collect_unreferenced, _drop_space
-from codevouch.store.ledgerfile import BRANCH_STAMP
+from codevouch.store.ledger import collect_unreferenced, drop_space
+from codevouch.store.ledgerfile import BRANCH_STAMP, space_stamp_key
 from codevouch.store.records import BranchState
 
 # A `pending` id that stands for the whole collection: no entry uses its space any more.
@@ -72,13 +72,13 @@ def forget_entries(db: sqlite3.Connection, entries: Sequence[BranchState]) -> Fo
     for space in spaces:
         texts, count = before[space]
         if db.execute("SELECT 1 FROM branches WHERE space=? LIMIT 1", (space,)).fetchone():
-            _collect_unreferenced(db, space)
+            collect_unreferenced(db, space)
             _restamp(db, space)
             removed |= texts - _texts(db, space)
             chunks += count - _chunks(db, space)
             kept.append(space)
         else:
-            _drop_space(db, space)
+            drop_space(db, space)
             db.execute("INSERT OR IGNORE INTO pending VALUES (?, ?)", (space, DROP_ALL))
             removed |= texts
             chunks += count
@@ -94,12 +94,12 @@ def _restamp(db: sqlite3.Connection, space: str) -> None:
     """A new lexical stamp for a space whose rows changed (what caches of its size key on,
     retriever/members.py); its remaining branches keep the stamp their tantivy copy is named
     after (a branch stamped by no build of its own takes the space's, ledgerfile.branch_stamp)."""
-    row = db.execute("SELECT value FROM meta WHERE key=?", (f"lexical:{space}",)).fetchone()
+    row = db.execute("SELECT value FROM meta WHERE key=?", (space_stamp_key(space),)).fetchone()
     if row is not None:
         db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)",
                        [(f"{BRANCH_STAMP}{coll}", row[0])
                         for (coll,) in db.execute("SELECT coll FROM branches WHERE space=?", (space,)).fetchall()])
-    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"lexical:{space}", f"forget {os.urandom(8).hex()}"))
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (space_stamp_key(space), f"forget {os.urandom(8).hex()}"))
 
 
 def _forget_cached(db: sqlite3.Connection, removed: set[str]) -> tuple[int, int]:

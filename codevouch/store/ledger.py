@@ -16,12 +16,14 @@ from codevouch.errors import BadIndex, CodevouchError
 from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledgerfile import (
     BRANCH_STAMP,
+    SPACE_STAMP,
     branch_stamp,
     connect,
     lexical_docs,
     live_lex_keys,
     open_for_read,
     quote_path,
+    space_stamp_key,
     sqlite_errors,
     upgrade,
 )
@@ -250,7 +252,7 @@ class Ledger:
                        "WHERE rowid IN (SELECT rowid FROM lexmap)")
             # The spaces' and branches' lexical stamps: a reader writes its tantivy copies under them.
             db.execute("INSERT OR REPLACE INTO meta SELECT * FROM src.meta "
-                       f"WHERE key IN (SELECT 'lexical:' || space FROM branches UNION ALL SELECT '{BRANCH_STAMP}' || coll "
+                       f"WHERE key IN (SELECT '{SPACE_STAMP}' || space FROM branches UNION ALL SELECT '{BRANCH_STAMP}' || coll "
                        "FROM branches)")
             # Same content, same bytes: a build that changed nothing publishes nothing new.
             db.execute("UPDATE _migrations SET applied_at = 'snapshot'")
@@ -318,7 +320,7 @@ class Ledger:
     # -- one build, made visible at once -----------------------------------------------
     def lexical_stamp(self, space: str) -> str | None:
         """A token that changes with every commit that changes the space's lexical rows."""
-        row = self.db.execute("SELECT value FROM meta WHERE key=?", (f"lexical:{space}",)).fetchone()
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (space_stamp_key(space),)).fetchone()
         return row[0] if row else None
 
     def branch_stamp(self, state: BranchState) -> str | None:
@@ -355,17 +357,17 @@ class Ledger:
             db.executemany("DELETE FROM files WHERE coll=? AND path=?", [(base, p) for p in change.dropped_paths])
             db.execute("INSERT OR REPLACE INTO branches VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", _branch_row(state))
             dropped = _drop_outdated(db, change.outdated, base) if change.outdated else []
-            removed = _collect_unreferenced(db, space)
+            removed = collect_unreferenced(db, space)
             old = previous[0] if previous else None
             if old is not None and old != space:
                 # The branch left a space (another model, another embedded text, an older layout).
                 if db.execute("SELECT 1 FROM branches WHERE space=? LIMIT 1", (old,)).fetchone():
-                    _collect_unreferenced(db, old)
+                    collect_unreferenced(db, old)
                 else:
-                    dropped.append(_drop_space(db, old))
+                    dropped.append(drop_space(db, old))
             stamp = f"{state.commit} {state.built_at} {os.urandom(4).hex()}"
             db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                           [(f"lexical:{space}", stamp), (f"{BRANCH_STAMP}{base}", stamp)])
+                           [(space_stamp_key(space), stamp), (f"{BRANCH_STAMP}{base}", stamp)])
             if before_commit is not None:
                 before_commit(removed, stamp)
         return Committed(dropped, removed, stamp)
@@ -440,7 +442,7 @@ def _put_chunks(db: sqlite3.Connection, space: str, chunks: Iterable[NewChunk]) 
                    (blob, c.ordinal, text, lex[0], r.symbol, r.start_line, r.end_line))
 
 
-def _collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:
+def collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:
     """File versions of `space` that no branch's file row references any more: their chunk rows
     go now; a text (vector) or lexical row no remaining chunk uses goes too, its vector (listed
     in `pending`) once this transaction has made it invisible. Returns the lexical keys removed."""
@@ -467,14 +469,14 @@ def _collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:
     return sorted(keys)
 
 
-def _drop_space(db: sqlite3.Connection, space: str) -> str:
+def drop_space(db: sqlite3.Connection, space: str) -> str:
     """Forget a space no branch uses any more, all at once; its name, to drop its collection."""
     db.execute("DELETE FROM lexicon WHERE rowid IN (SELECT rowid FROM lexmap WHERE coll=?)", (space,))
     db.execute("DELETE FROM space_chunks WHERE blob IN (SELECT id FROM space_blobs WHERE space=?)", (space,))
     for sql in ("DELETE FROM lexmap WHERE coll=?", "DELETE FROM space_blobs WHERE space=?",
                 "DELETE FROM space_texts WHERE space=?", "DELETE FROM pending WHERE collection=?"):
         db.execute(sql, (space,))
-    db.execute("DELETE FROM meta WHERE key=?", (f"lexical:{space}",))
+    db.execute("DELETE FROM meta WHERE key=?", (space_stamp_key(space),))
     return space
 
 

@@ -221,13 +221,19 @@ def _lexical_copies(db: sqlite3.Connection, index_dir: Path, applied: list[migra
 
 
 BRANCH_STAMP = "lexical-branch:"   # meta key prefix of a branch's lexical stamp (+ its coll)
+SPACE_STAMP = "lexical:"           # meta key prefix of a space's lexical stamp (+ the space)
+
+
+def space_stamp_key(space: str) -> str:
+    """The meta key of a space's lexical stamp."""
+    return f"{SPACE_STAMP}{space}"
 
 
 def branch_stamp(db: sqlite3.Connection, coll: str, space: str) -> str | None:
     """The stamp of the branch's lexical copy: the space's stamp as the branch's last build left
     it, else (a branch built before branches had their own) the space's current stamp."""
     row = db.execute("SELECT value FROM meta WHERE key IN (?, ?) ORDER BY key = ? DESC LIMIT 1",
-                     (f"{BRANCH_STAMP}{coll}", f"lexical:{space}", f"{BRANCH_STAMP}{coll}")).fetchone()
+                     (f"{BRANCH_STAMP}{coll}", space_stamp_key(space), f"{BRANCH_STAMP}{coll}")).fetchone()
     return row[0] if row else None
 
 
