@@ -19,6 +19,7 @@ other (keyed by text too). So each figure says what the entry holds alone, which
 """
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 from collections import Counter, defaultdict
@@ -98,6 +99,19 @@ class _Space:
     chunks: list[tuple[int, int, int]] = field(default_factory=list)   # (file version, text, lexical row)
     hashes: dict[int, str] = field(default_factory=dict)               # text id -> text hash
 
+    @functools.cached_property
+    def users(self) -> tuple[dict[int, set[str]], dict[int, set[str]], Counter[int]]:
+        """Which entries use each text and each lexical row, and how many chunks each file version
+        holds: worked out once per space, not once per branch of it."""
+        texts: dict[int, set[str]] = defaultdict(set)
+        lexes: dict[int, set[str]] = defaultdict(set)
+        per_blob: Counter[int] = Counter()
+        for blob, text, lex in self.chunks:
+            texts[text] |= self.refs.get(blob, set())
+            lexes[lex] |= self.refs.get(blob, set())
+            per_blob[blob] += 1
+        return texts, lexes, per_blob
+
 
 def _space(db: sqlite3.Connection, space: str) -> _Space:
     found = _Space()
@@ -140,12 +154,8 @@ class _Measure:
         own: Counter[str] = Counter()
         if space is not None:
             own_blobs = {b for b, users in space.refs.items() if users == {state.coll}}
-            texts: dict[int, set[str]] = defaultdict(set)
-            lexes: dict[int, set[str]] = defaultdict(set)
-            for blob, text, lex in space.chunks:
-                texts[text] |= space.refs.get(blob, set())
-                lexes[lex] |= space.refs.get(blob, set())
-                own["chunks"] += blob in own_blobs
+            texts, lexes, per_blob = space.users
+            own["chunks"] = sum(per_blob[b] for b in own_blobs)
             own["blobs"], own["texts"], own["lex"] = len(own_blobs), _sole(texts)[state.coll], _sole(lexes)[state.coll]
             own["cached"] = sum(1 for t, users in texts.items() if users == {state.coll}
                                 and space.hashes.get(t) in self.cached and self.holders[space.hashes[t]] == 1)
