@@ -159,7 +159,7 @@ class Hit:
                 out[name] = kept[0]
             left -= len(kept[0])
             # An outline's lines are not the file's: its entry names the container's lines.
-            cuts.append(_cut(name, path, start, end, kept[1] if name != "outline" else 0, len(text)))
+            cuts.append(cut_entry(name, path, start, end, kept[1] if name != "outline" else 0, len(text)))
         if cuts:
             out["cut"] = cuts
 
@@ -194,7 +194,7 @@ def check_fields(names: Sequence[str] | None) -> tuple[str, ...] | None:
     return tuple(f for f in HIT_FIELDS if f in wanted)
 
 
-def _cut(name: str, path: str, start: int, end: int, whole: int, chars: int) -> dict[str, Any]:
+def cut_entry(name: str, path: str, start: int, end: int, whole: int, chars: int) -> dict[str, Any]:
     """One `cut` entry: field `name` held lines start..end of `path` (`chars` characters); the
     first `whole` of them are shown whole (0: part of the first line only)."""
     shown_end = start + whole - 1
@@ -238,9 +238,14 @@ def _hit_block(number: int, h: Mapping[str, Any]) -> str:
         o = h["outline"]
         block += [f"outline of {o.get('symbol')} (L{o.get('start_line')}-L{o.get('end_line')}): its members",
                   code_block(path, str(o.get("text")))]
-    block += [f"cut: {c.get('field')} holds {c.get('chars')} characters; not shown: {c.get('rest')}"
-              for c in h.get("cut") or () if isinstance(c, dict)]
+    block += cut_lines(h)
     return "\n".join(block)
+
+
+def cut_lines(answer: Mapping[str, Any]) -> list[str]:
+    """One line per `cut` entry of a JSON answer (a hit, a gone definition): what was not shown."""
+    return [f"cut: {c.get('field')} holds {c.get('chars')} characters; not shown: {c.get('rest')}"
+            for c in answer.get("cut") or () if isinstance(c, dict)]
 
 
 @dataclass(frozen=True)

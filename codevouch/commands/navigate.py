@@ -23,6 +23,7 @@ from codevouch.commands.invocation import echo
 from codevouch.errors import CodevouchError
 from codevouch.printable import one_line, visible
 from codevouch.results import HIT_CHARS
+from codevouch.validator.render import capped_code
 
 MaxCharsOpt = Annotated[int, typer.Option(
     "--max-chars", metavar="N", min=0, help=f"At most N characters of code per hit (default {HIT_CHARS:,}; 0: no cap).")]
@@ -59,7 +60,7 @@ def show_cmd(
             if was.reference_text is not None:
                 echo(one_line(f"{was.path}#L{was.start_line}-L{was.end_line} ({was.symbol}) at {was.branch}@{was.commit[:7]}, "
                               "reference only, do not implement against it:"))
-                echo(visible(was.reference_text[:max_chars] if max_chars else was.reference_text))
+                echo(visible(capped_code(was.reference_text, was.path, was.start_line, was.end_line, max_chars or None)))
         if shown.hits:
             render_results([h.check for h in shown.hits if h.check is not None], fmt, idx, False,
                            max_chars=max_chars or None)

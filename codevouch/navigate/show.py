@@ -17,9 +17,9 @@ from typing import Any
 
 from codevouch.errors import InputError
 from codevouch.navigate import read_source
-from codevouch.results import Hit, Hits, hits_text
+from codevouch.results import Hit, Hits, cut_entry, cut_lines, hits_text
 from codevouch.syntax import registry
-from codevouch.syntax.lines import split_lines
+from codevouch.syntax.lines import cut_text, split_lines
 from codevouch.syntax.outline import Definition, outline
 from codevouch.validator.citation import location
 from codevouch.validator.model import Current
@@ -52,11 +52,17 @@ class Was:
     reference_text: str | None
 
     def to_json(self, max_chars: int | None = None) -> dict[str, Any]:
+        """Its JSON form; a `reference_text` over `max_chars` is cut at a line's end with a `cut`
+        entry, as a hit's code is (results.cut_entry)."""
         text = self.reference_text
-        cut = text is not None and bool(max_chars) and len(text) > (max_chars or 0)
-        return {"symbol": self.symbol, "path": self.path, "start_line": self.start_line, "end_line": self.end_line,
-                "commit": self.commit, "branch": self.branch,
-                "reference_text": text[:max_chars] if cut and text is not None else text, "reference_text_cut": cut}
+        out: dict[str, Any] = {"symbol": self.symbol, "path": self.path, "start_line": self.start_line,
+                               "end_line": self.end_line, "commit": self.commit, "branch": self.branch,
+                               "reference_text": text}
+        kept = cut_text(text, max_chars) if text is not None and max_chars else None
+        if kept is not None and text is not None:
+            out["reference_text"] = kept[0]
+            out["cut"] = [cut_entry("reference_text", self.path, self.start_line, self.end_line, kept[1], len(text))]
+        return out
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,7 @@ def shown_text(answer: dict[str, Any]) -> str:
                 f"{was.get('branch')}@{str(was.get('commit'))[:7]}: reference only, do not implement against it\n")
         if isinstance(was.get("reference_text"), str):
             out += code_block(str(was.get("path") or ""), was["reference_text"]) + "\n"
+        out += "".join(line + "\n" for line in cut_lines(was))
     return out
 
 

@@ -111,19 +111,20 @@ def _code_for_people(v: Validated, max_chars: int | None = None) -> str | None:
     if v.verdict == Verdict.HISTORICAL_ONLY:
         if v.current is not None:
             return f"current code ({current_location(v.current)}), re-read from the working tree:\n" + \
-                _shown(v.current.text, v.current.path, v.current.start_line, v.current.end_line, max_chars)
+                capped_code(v.current.text, v.current.path, v.current.start_line, v.current.end_line, max_chars)
         if v.parsed.text is None:
             return None
         return "historical text, reference only (not in the working tree):\n" + \
-            _shown(v.parsed.text, v.parsed.path, v.parsed.start_line, v.parsed.end_line, max_chars)
+            capped_code(v.parsed.text, v.parsed.path, v.parsed.start_line, v.parsed.end_line, max_chars)
     if v.current is not None:
-        return _shown(v.current.text, v.current.path, v.current.start_line, v.current.end_line, max_chars)
+        return capped_code(v.current.text, v.current.path, v.current.start_line, v.current.end_line, max_chars)
     p = v.parsed
-    return None if p.text is None else _shown(p.text, p.path, p.start_line, p.end_line, max_chars)
+    return None if p.text is None else capped_code(p.text, p.path, p.start_line, p.end_line, max_chars)
 
 
-def _shown(text: str, path: str, start: int | None, end: int | None, max_chars: int | None) -> str:
-    """The code indented, cut at `max_chars` with a line that says what is not shown."""
+def capped_code(text: str, path: str, start: int | None, end: int | None, max_chars: int | None) -> str:
+    """The code indented, cut at `max_chars` with a line that says what is not shown (the text
+    form of a JSON hit's `cut` entry)."""
     kept = cut_text(text, max_chars) if max_chars else None
     if kept is None:
         return _indent(text)

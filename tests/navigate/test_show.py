@@ -44,6 +44,18 @@ def test_a_deleted_method_is_gone_with_where_it_was(scene: tuple[Repo, Path]) ->
     assert answer["note"].startswith("gone: refund was defined at the indexed commit")
 
 
+def test_a_gone_definition_s_text_is_cut_as_a_hit_s_code_is(scene: tuple[Repo, Path]) -> None:
+    code, answer = _show(scene, "refund", "--max-chars", "30")
+    [was] = answer["gone"]
+    assert was["reference_text"] == "    def refund(self, order):"       # cut at a line's end
+    [cut] = was["cut"]
+    assert (cut["field"], cut["shown_end_line"], cut["rest"]) == ("reference_text", 6, "shop/orders.py#L7-L7")
+    repo, index_dir = scene
+    out = cv("show", "refund", "--max-chars", "30", cwd=repo.root, index=index_dir)
+    assert out.returncode == 3 and "def refund(self, order):" in out.stdout
+    assert "lines 6-6 of 6-7 shown; the rest is shop/orders.py#L7-L7" in out.stdout
+
+
 def test_a_changed_and_moved_body_is_shown_as_it_is_now(scene: tuple[Repo, Path]) -> None:
     code, answer = _show(scene, "total")
     assert code == 0
