@@ -220,7 +220,7 @@ class Index(Navigation):
         return Hits([h for h in hits if h.verdict != Verdict.EXCLUDED], hits.overlay, gone=hits.gone) \
             if hide_excluded else hits
 
-    def _search(self, request: SearchRequest) -> Hits:
+    def _search(self, request: SearchRequest, outlines: bool = True) -> Hits:
         from codevouch.retriever import matching  # heavy: the store's lexical module
         from codevouch.retriever.search import search  # heavy: the store, the model
         from codevouch.worktree.files import CallSettings
@@ -252,16 +252,21 @@ class Index(Navigation):
             hits.append(Hit(c.record, c.score, c.text, matched=c.matched, similarity=c.similarity, name_match=named,
                             good_match=matching.good_match(named, c.similarity, threshold, bool(candidates.gone))))
         known = Learned.of(candidates, call)
-        return Hits(self._checked(hits, known) if request.validate else hits, candidates.overlay, known,
+        return Hits(self._checked(hits, known, outlines) if request.validate else hits, candidates.overlay, known,
                     candidates.gone)
 
-    def _checked(self, hits: Sequence[Hit], known: Learned | None = None) -> list[Hit]:
-        from codevouch.context.enclosing import outlines  # heavy: tree-sitter
+    def _checked(self, hits: Sequence[Hit], known: Learned | None = None, outlines: bool = True) -> list[Hit]:
+        """The hits validated; with `outlines`, a class hit's outline too (what a search shows;
+        a context pack never shows it, so it does not pay for the parse)."""
+        from codevouch.context import enclosing  # heavy: tree-sitter
 
         results = validator.validate(self.repo, [h._for_validator() for h in hits],
                                      known=known.facts if known is not None else None)
+        if not outlines:
+            return [replace(h, check=v) for h, v in zip(hits, results)]
         root = known.head.root if known is not None and known.head is not None else gitio.repo_root(self.repo)
-        shown = outlines(root, results, known.call.rules) if known is not None else outlines(root, results)
+        shown = enclosing.outlines(root, results, known.call.rules) if known is not None else \
+            enclosing.outlines(root, results)
         return [replace(h, check=v, outline=shown.get(i)) for i, (h, v) in enumerate(zip(hits, results))]
 
     @in_call
@@ -304,7 +309,7 @@ class Index(Navigation):
         paths: as in `search`.
         """
         request = request_from(ContextRequest, query, options)
-        hits = self._search(request.search())
+        hits = self._search(request.search(), outlines=False)
         results = [h.check for h in hits if h.check is not None]
         packed = self._pack(results, budget=request.budget, model=request.model, reserve=request.reserve,
                             include_history=request.include_history, branch=request.branch,
