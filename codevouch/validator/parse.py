@@ -26,7 +26,10 @@ MAX_SNIPPETS: int = environment.MAX_SNIPPETS.default
 # gave no answer in 60 s). Any other string field (a symbol, a branch, a date): a path's length.
 MAX_PATH_CHARS = 4096
 MAX_TEXT_CHARS: int = environment.MAX_INPUT_BYTES.default
-_LONGEST = {"path": ("path", MAX_PATH_CHARS), "text": ("text", MAX_TEXT_CHARS)}
+# What each kind of field may hold, and what to do instead: a path, a text, any other string.
+_LONGEST = {"path": (MAX_PATH_CHARS, "no file has a longer path (PATH_MAX); give the file's repository-relative path."),
+            "text": (MAX_TEXT_CHARS, "validate the text in parts (a chunk, a window), not a whole file this size."),
+            "value": (MAX_PATH_CHARS, "give the field's own short value, or drop it.")}
 
 
 def _default_cap() -> int:
@@ -102,11 +105,14 @@ def _at_most(count: int, cap: int) -> None:
 def no_lone_surrogates(item: Mapping[str, Any], where: str) -> None:
     """JSON's \\ud800-\\udfff escapes decode to lone surrogates: not text, and not printable."""
     for key in ("path", *_STR_FIELDS):
-        value = item.get(key)
-        # ASCII (most code) holds no surrogate: the C-speed test spares the regex.
-        if isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
-            raise InputError(f"{where}: \"{key}\" holds a lone surrogate (an unpaired \\ud800-\\udfff "
-                             "escape), which is not valid Unicode; fix the program that wrote it.")
+        _whole_unicode(item.get(key), key, where)
+
+
+def _whole_unicode(value: Any, key: str, where: str) -> None:
+    # ASCII (most code) holds no surrogate: the C-speed test spares the regex.
+    if isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
+        raise InputError(f"{where}: \"{key}\" holds a lone surrogate (an unpaired \\ud800-\\udfff "
+                         "escape), which is not valid Unicode; fix the program that wrote it.")
 
 
 def _loads(text: str) -> Any:
@@ -156,16 +162,14 @@ def _bounded(get: Callable[[str], Any], where: str) -> None:
     """InputError naming the first string field longer than it may be (MAX_PATH_CHARS,
     MAX_TEXT_CHARS), before anything is done with it."""
     for key in ("path", *_STR_FIELDS):
-        value = get(key)
-        what, most = _LONGEST.get(key, ("value", MAX_PATH_CHARS))
-        if isinstance(value, str) and len(value) > most:
-            raise InputError(f"{where}: \"{key}\" is {len(value)} characters long, over the {most} a snippet's {what} "
-                             f"may have; {_TOO_LONG[what]}")
+        _short_enough(get(key), key, key if key in _LONGEST else "value", where)
 
 
-_TOO_LONG = {"path": "no file has a longer path (PATH_MAX); give the file's repository-relative path.",
-             "text": "validate the text in parts (a chunk, a window), not a whole file this size.",
-             "value": "give the field's own short value, or drop it."}
+def _short_enough(value: Any, key: str, what: str, where: str) -> None:
+    most, instead = _LONGEST[what]
+    if isinstance(value, str) and len(value) > most:
+        raise InputError(f"{where}: \"{key}\" is {len(value)} characters long, over the {most} a snippet's {what} "
+                         f"may have; {instead}")
 
 
 def _text_of(item: Mapping[str, Any], text: str | None, where: str) -> str | None:
@@ -179,12 +183,8 @@ def _text_of(item: Mapping[str, Any], text: str | None, where: str) -> str | Non
         return None if "text" in were_cut else text
     code = item.get("code")
     if isinstance(code, str) and code and item.get("verdict") is not None and "code" not in were_cut:
-        if len(code) > MAX_TEXT_CHARS:
-            raise InputError(f"{where}: \"code\" is {len(code)} characters long, over the {MAX_TEXT_CHARS} a "
-                             f"snippet's text may have; {_TOO_LONG['text']}")
-        if not code.isascii() and _SURROGATE.search(code):
-            raise InputError(f"{where}: \"code\" holds a lone surrogate (an unpaired \\ud800-\\udfff "
-                             "escape), which is not valid Unicode; fix the program that wrote it.")
+        _short_enough(code, "code", "text", where)
+        _whole_unicode(code, "code", where)
         return code
     return None
 
