@@ -41,6 +41,9 @@ DECLARED = {
     "codevouch.retriever.settings:Settings": "the quality figure's rows are Settings (the tuning grid)",
     "codevouch.across:fuse": "measure_across compares the fusion with a one-in-turn merge of the same answers",
     "codevouch.retriever.resident:Resident": "the overlay figure runs a resident engine's work between calls",
+    "codevouch.retriever.resident:library": "the overlay figure's paced session waits for the library's background work",
+    "codevouch.syntax.definitions:resolve_language": "parse_speed counts the files codevouch reads as each language",
+    "codevouch.syntax.lines:decode": "parse_speed decodes files as a build does",
     # The store: synthetic stores of 10k-1M records are written straight into it.
     "codevouch.store:BranchState": "synthetic stores and drift register a branch as a build would",
     "codevouch.store:BuildChange": "synthetic stores and drift commit a build's change to the ledger",

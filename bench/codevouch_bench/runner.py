@@ -181,6 +181,7 @@ FIGURES = {f.name: f for f in (
     Figure("hit_tokens", False, _hit_tokens),
     Figure("names_scripting", False, _standard),
     Figure("navigate", False, _navigate),
+    Figure("parse_speed", False, _standard),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)
 # The figures that read the profile's downloaded corpora (codevouch_bench/lib/config.py): only they wait for pip.

@@ -22,6 +22,7 @@ from codevouch_bench.lib.navigate_report import section as navigate_section
 from codevouch_bench.lib.overlay_report import first_section as overlay_first_section
 from codevouch_bench.lib.overlay_report import headline as overlay_headline
 from codevouch_bench.lib.overlay_report import section as overlay_section
+from codevouch_bench.lib.parse_speed_report import section as parse_speed_section
 from codevouch_bench.lib.small_build_report import section as small_build_section
 from codevouch_bench.lib.truth import MEANING
 from codevouch_bench.lib.validated_search_report import section as validated_search_section
@@ -625,6 +626,7 @@ def render(results: dict[str, Any]) -> str:
     out.append(small_build_section())
     out.append(hit_tokens_section())
     out.append(names_scripting_section())
+    out.append(parse_speed_section())
     out.append(navigate_section())
     out.append(section_identifiers())
     out.append(whole_quality_section())
