@@ -112,6 +112,8 @@ def git_checkout(spec: str) -> Path:
         return dest
     mirrors = os.environ.get(GIT_MIRRORS_ENV)
     bare = Path(mirrors) / owner_name / "repo" if mirrors else CACHE / "git" / owner_name
+    if (bare / ".git").is_dir():     # a mirror fetched with its git directory inside `repo/`
+        bare = bare / ".git"
     if not bare.exists():
         log(f"cloning {url} into {bare}")
         bare.parent.mkdir(parents=True, exist_ok=True)
