@@ -29,6 +29,7 @@ from codevouch.worktree.git._process import (
     _spawn,
     over_time,
     remaining,
+    wait_exit,
     zsplit,
 )
 from codevouch.worktree.git.runner import Pending, git_command, run
@@ -335,7 +336,7 @@ class BlobReader:
             assert self._proc.stdin
             self._proc.stdin.close()
             try:
-                self._proc.wait(self._bound.seconds or None)
+                wait_exit(self._proc, self._bound.deadline(time.monotonic()))
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()

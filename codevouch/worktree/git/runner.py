@@ -25,7 +25,7 @@ from codevouch.worktree.git._process import (
     _spawn,
     _write_all,
     over_time,
-    remaining,
+    wait_exit,
 )
 from codevouch.worktree.git.confine import check
 from codevouch.worktree.git.filters import filter_overrides
@@ -102,7 +102,7 @@ class Pending:
         passed since it started (it is killed then)."""
         assert self._proc is not None
         try:
-            return self._proc.wait(remaining(self._deadline))
+            return wait_exit(self._proc, self._deadline)
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()

@@ -132,3 +132,24 @@ def test_a_bad_bound_names_its_variable(repo: Repo, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("CODEVOUCH_GIT_MEMORY_MB", value)
     with pytest.raises(SettingError, match="CODEVOUCH_GIT_MEMORY_MB"):
         gitio.head_commit(repo.root)
+
+
+def test_a_wait_returns_the_exit_code_and_stops_at_its_deadline() -> None:
+    import subprocess
+    import sys
+    import time
+
+    from codevouch.worktree.git._process import wait_exit
+
+    done = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    assert wait_exit(done, time.monotonic() + 60) == 3
+    assert wait_exit(done, time.monotonic() + 60) == 3          # reaped already: its code again
+    assert wait_exit(subprocess.Popen([sys.executable, "-c", "pass"]), None) == 0
+    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            wait_exit(slow, time.monotonic() + 0.2)
+        assert slow.poll() is None                               # still running: the caller kills it
+    finally:
+        slow.kill()
+        slow.wait()
