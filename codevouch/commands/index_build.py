@@ -29,7 +29,7 @@ from codevouch.printable import plural
 
 if TYPE_CHECKING:
     from codevouch.indexer.build import BranchSummary
-    from codevouch.indexer.manyrepos import RepoOutcome, RepoSpec
+    from codevouch.indexer.manyrepos import RepoOutcome, RepoSpec, Shard
 
 
 def index_build(
@@ -59,6 +59,10 @@ def index_build(
         "--repair", help="Rebuild a damaged vector store (chroma/) from the embedding cache, without "
         "embedding anything; the damaged one is moved aside. With a corrupt ledger (state.sqlite): move it "
         "aside, keep what it yields of the embedding cache, and build the repository again.")] = False,
+    shard: Annotated[Optional[str], typer.Option(
+        "--shard", metavar="NUMBER/COUNT", help="Build only this part of the repositories (1/3, 2/3, 3/3 on three "
+        "machines build each repository once), chosen by a hash of each path as the list writes it; see "
+        "docs/NIGHTLY.md.")] = None,
 ) -> None:
     """Index the committed content of one or more branches (incremental, safe to kill).
 
@@ -72,11 +76,26 @@ def index_build(
             _build_one(paths[0], branch, all_branches, include_branch, exclude_branch, index, wait, embedder, as_json,
                        extra={"repaired": renewed})
         return
-    if repos is None and len(paths) == 1:
+    part = _shard(shard, repair)
+    if repos is None and len(paths) == 1 and part is None:
         _build_one(paths[0], branch, all_branches, include_branch, exclude_branch, index, wait, embedder, as_json)
         return
     specs = _specs(repo, repos, branch, all_branches, include_branch, exclude_branch)
-    _build_many(specs, index, wait, embedder, as_json)
+    _build_many(specs, index, wait, embedder, as_json, part)
+
+
+def _shard(text: str | None, repair: bool) -> Shard | None:
+    """The --shard part, or None; a usage error for a value that is not NUMBER/COUNT."""
+    if text is None:
+        return None
+    from codevouch.indexer.manyrepos import Shard
+
+    if repair:
+        raise usage("--repair mends the whole index directory; run it without --shard.")
+    try:
+        return Shard.parse(text)
+    except CodevouchError as exc:
+        raise usage(str(exc)) from exc
 
 
 def _repair(index: Path | None, wait: float, as_json: bool) -> dict[str, Any] | None:
@@ -145,11 +164,12 @@ def _specs(repo: list[Path] | None, repos: Path | None, branch: list[str] | None
     if (include_branch or exclude_branch) and not all_branches:
         raise usage("--include-branch and --exclude-branch choose among --all-branches; add --all-branches, "
                     "or name the branches with --branch.")
-    return [RepoSpec(p, tuple(branch or ()), all_branches, tuple(include_branch or ()), tuple(exclude_branch or ()))
-            for p in repo or ()]
+    return [RepoSpec(p, tuple(branch or ()), all_branches, tuple(include_branch or ()), tuple(exclude_branch or ()),
+                     written=str(p)) for p in repo or [Path(".")]]
 
 
-def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder: str | None, as_json: bool) -> None:
+def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder: str | None, as_json: bool,
+                shard: Shard | None = None) -> None:
     from codevouch.api import DEFAULT_EMBEDDER, build_repos, index_dir_of
     from codevouch.embedding import embedder_by_name
     from codevouch.worktree.config import RepoConfig, embedding_choice
@@ -175,6 +195,9 @@ def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder
         if outcome.error is not None:   # with --json too: the night's log must say what failed
             _echo_failure(outcome, codes[id(outcome)], crashes.get(id(outcome)))
 
+    listed = len(specs)
+    if shard is not None:
+        specs = [s for s in specs if shard.holds(s)]
     terminal = stderr().isatty()
     with progress(enabled=not as_json and terminal) as bar:
         outcomes = build_repos(specs, index_dir, model, wait=wait, progress=bar if terminal else ProgressLines(),
@@ -189,10 +212,12 @@ def _build_many(specs: list[RepoSpec], index: Path | None, wait: float, embedder
                 if id(o) in crashes:
                     row["error"]["crash_log"] = crashes[id(o)]
             rows.append(row)
-        print_json({"index": str(index_dir), "ok": len(outcomes) - len(failed), "failed": len(failed),
+        part = {"shard": str(shard), "listed": listed} if shard is not None else {}
+        print_json({"index": str(index_dir), **part, "ok": len(outcomes) - len(failed), "failed": len(failed),
                     "repos": rows})
     else:
-        echo(f"{len(outcomes)} repositories: {len(outcomes) - len(failed)} built, {len(failed)} failed")
+        part_of = f" (shard {shard} of {listed} listed)" if shard is not None else ""
+        echo(f"{len(outcomes)} repositories{part_of}: {len(outcomes) - len(failed)} built, {len(failed)} failed")
     raise typer.Exit(EXIT_REPOS_FAILED if failed else EXIT_OK)
 
 

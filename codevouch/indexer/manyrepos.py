@@ -23,6 +23,7 @@ paths are made absolute and normalised (`conf/../shop` is `shop`).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -68,6 +69,14 @@ class RepoSpec:
     include_branches: tuple[str, ...] = ()
     exclude_branches: tuple[str, ...] = ()
     listed_at: ListedAt | None = field(default=None, compare=False)   # None: given as --repo
+    # The path as the file (or --repo) spells it, before `~` and the file's directory are applied:
+    # what `--shard` hashes, so that every machine reading one file agrees. None: the full path.
+    written: str | None = field(default=None, compare=False)
+
+    @property
+    def shard_key(self) -> str:
+        """What decides the repository's shard: its path as written (see `shard_of`)."""
+        return self.written if self.written is not None else normalised(self.path)
 
 
 @dataclass
@@ -176,7 +185,39 @@ def _spec(entry: dict[str, Any], where: str, base: Path, listed_at: ListedAt) ->
                          "add `all_branches = true`, or name the branches with `branches`.")
     where_to = Path(path).expanduser()
     full = Path(normalised(where_to if where_to.is_absolute() else base / where_to))
-    return RepoSpec(full, branches, all_branches, include, exclude, listed_at)
+    return RepoSpec(full, branches, all_branches, include, exclude, listed_at, written=path)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One of `count` disjoint parts of a repositories list (`index build --shard NUMBER/COUNT`), 1-based."""
+    number: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.number}/{self.count}"
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """`I/N` with 1 <= I <= N; InputError, saying what to pass, for anything else."""
+        match = re.fullmatch(r"\s*(\d{1,6})\s*/\s*(\d{1,6})\s*", text)
+        number, count = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+        if not match or count < 1 or not 1 <= number <= count:
+            raise InputError(f"--shard {text!r} is not a part of the list: pass NUMBER/COUNT with 1 <= NUMBER <= COUNT "
+                             "(--shard 1/3, --shard 2/3 and --shard 3/3 on three machines build every repository once).")
+        return cls(number, count)
+
+    def holds(self, spec: RepoSpec) -> bool:
+        return shard_of(spec.shard_key, self.count) == self.number
+
+
+def shard_of(key: str, count: int) -> int:
+    """The shard (1..count) a repository belongs to, by rendezvous hashing of its key (its path as
+    the list writes it): the same on every machine, whatever its place in the list, so adding or
+    removing a repository moves no other; going from N to N+1 shards moves about 1/(N+1) of them."""
+    def weight(number: int) -> bytes:
+        return hashlib.sha256(f"{number}\0{key}".encode("utf-8", "surrogateescape")).digest()
+    return max(range(1, count + 1), key=weight)
 
 
 def _names(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:

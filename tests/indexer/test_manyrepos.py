@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from codevouch import api
+from codevouch.commands.exits import EXIT_USAGE
 from codevouch.embedding import embedder_by_name
 from codevouch.errors import InputError, NotARepository
 from codevouch.indexer.build import BranchSummary
-from codevouch.indexer.manyrepos import RepoSpec, build_repos, load_repos_file, parse_repos
+from codevouch.indexer.manyrepos import RepoSpec, Shard, build_repos, load_repos_file, parse_repos, shard_of
 from codevouch.store import writer_lock
 from tests.clihelp import FAKE, cv
 from tests.gitrepo import Repo
@@ -197,3 +198,46 @@ def test_a_repositories_file_that_is_not_a_small_regular_file_is_refused_unread(
     says = "over the 1048576-byte cap" if kind == "oversized" else "is not a regular file"
     assert says in out.stderr and str(listing) in out.stderr and "Traceback" not in out.stderr
 
+
+
+def test_shards_build_the_list_once_between_them(tmp_path: Path, index_dir: Path) -> None:
+    for name in ("shop", "billing", "library"):
+        _repo(tmp_path / name)
+    listing = tmp_path / "repos.toml"
+    listing.write_text('[[repo]]\npath = "shop"\n\n[[repo]]\npath = "billing"\n\n[[repo]]\npath = "library"\n')
+    built: list[set[str]] = []
+    for part in ("1/2", "2/2"):
+        out = cv("index", "build", "--repos", str(listing), "--shard", part, "--json", *FAKE, index=index_dir)
+        assert out.returncode == 0, out.stderr
+        report = json.loads(out.stdout)
+        assert (report["shard"], report["listed"]) == (part, 3)
+        built.append({Path(r["repo"]).name for r in report["repos"]})
+    assert built[0] and built[1] and not built[0] & built[1]
+    assert built[0] | built[1] == {"shop", "billing", "library"}
+    assert {Path(row["repo"]).name for row in api.index_status_all(index_dir)} == {"shop", "billing", "library"}
+    # By each path as written, not by its place: reordered and with one more entry, no repository moves.
+    listing.write_text('[[repo]]\npath = "library"\n\n[[repo]]\npath = "new"\n\n[[repo]]\npath = "billing"\n\n'
+                       '[[repo]]\npath = "shop"\n')
+    again = cv("index", "build", "--repos", str(listing), "--shard", "1/2", "--json", *FAKE, index=index_dir)
+    assert {Path(r["repo"]).name for r in json.loads(again.stdout)["repos"]} - {"new"} == built[0]
+    text = cv("index", "build", "--repo", str(tmp_path / "shop"), "--shard", "1/1", *FAKE, index=index_dir)
+    assert text.returncode == 0 and "1 repositories (shard 1/1 of 1 listed): 1 built" in text.stdout
+
+
+def test_shard_keys_are_stable_and_spread() -> None:
+    keys = [f"~/src/repo{n}" for n in range(200)]
+    three = [shard_of(k, 3) for k in keys]
+    assert set(three) == {1, 2, 3} and min(three.count(n) for n in (1, 2, 3)) > 40
+    # A fourth machine takes repositories from the others and moves none between them.
+    four = [shard_of(k, 4) for k in keys]
+    assert all(b in (a, 4) for a, b in zip(three, four)) and 30 < four.count(4) < 70
+
+
+@pytest.mark.parametrize("value", ["0/2", "3/2", "1/0", "2", "a/b", "-1/2", "1/2/3", ""])
+def test_a_shard_that_is_not_number_of_count_is_a_usage_error(tmp_path: Path, index_dir: Path, value: str) -> None:
+    listing = tmp_path / "repos.toml"
+    listing.write_text('[[repo]]\npath = "shop"\n')
+    out = cv("index", "build", "--repos", str(listing), "--shard", value, *FAKE, index=index_dir)
+    assert out.returncode == EXIT_USAGE and "NUMBER/COUNT" in out.stderr and "Traceback" not in out.stderr
+    with pytest.raises(InputError, match="NUMBER/COUNT"):
+        Shard.parse(value)
