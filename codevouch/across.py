@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from codevouch.context.enclosing import Enclosing
+    from codevouch.embedding import Embedder
     from codevouch.request import ContextOptions, SearchOptions
     from codevouch.results import ContextPack, Hit, Hits
     from codevouch.retriever.settings import Settings
@@ -146,7 +147,7 @@ class Indexes:
     arguments as `Index`'s, for each repository's own Index."""
 
     def __init__(self, repos: Sequence[Path | str], index_dir: Path | str | None = None,
-                 embedder: str | None = None, record: bool | None = None, settings: Settings | None = None,
+                 embedder: str | Embedder | None = None, record: bool | None = None, settings: Settings | None = None,
                  overlay_limit: int | None = None, call: Call | None = None, background: bool = True) -> None:
         self.call = call if call is not None else Call.of_process()
         if not repos:
@@ -195,14 +196,18 @@ class Indexes:
         return pack_across(found, request, self.call)
 
     def _fused(self, request: SearchRequest, run: Callable[[Index], Hits]) -> FoundHits:
+        from codevouch.retriever.queryencoder import QueryVectors  # heavy: the store
+
         answers: list[tuple[Repository, Hits, str | None]] = []
         skipped: list[Skipped] = []
+        queries = QueryVectors()   # the query embedded once per model, for every repository
         for path in self.repos:
             if not self.call.path(path).exists():
                 skipped.append(_absent(path))
                 continue
             try:
                 idx = Index(self.call.path(path), self.index_dir, call=self.call, **self._options)
+                idx.queries = queries
                 hits = run(idx)
                 answers.append((_repository(idx, hits), hits, _model_of(hits)))
             except CodevouchError as exc:

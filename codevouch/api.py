@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from codevouch.indexer.manyrepos import RepoOutcome, RepoSpec
     from codevouch.refs.model import RefReport
     from codevouch.retriever.overlay import Overlay
+    from codevouch.retriever.queryencoder import QueryVectors
     from codevouch.retriever.settings import Settings
     from codevouch.store import BranchState
     from codevouch.worktree.changes import FileVersions
@@ -109,6 +110,7 @@ class Index(Navigation):
         self.settings = settings if settings is not None else DEFAULT
         self.overlay_limit = callreads.overlay_limit(overlay_limit, self.call)
         self.background = background
+        self.queries: QueryVectors | None = None   # query vectors shared with other searches (Indexes sets them)
 
     def __repr__(self) -> str:
         return f"Index(repo={str(self.repo)!r}, index_dir={str(self.index_dir)!r})"
@@ -242,7 +244,7 @@ class Index(Navigation):
                 pass   # a bad model setting must not stop a search of a branch built otherwise
         candidates = search(self.repo, request, self.index_dir, embedder=guess, settings=self.settings,
                             overlay=_overlay_source(self.settings, call) if request.overlay else None,
-                            caller=callreads.search_caller(self.call, self.overlay_limit))
+                            caller=callreads.search_caller(self.call, self.overlay_limit, self.queries))
         threshold = self._match_threshold(candidates.model, candidates.root, call)
         read = candidates.query   # the query as the search read it: not split again per hit
         assert read is not None

@@ -16,6 +16,7 @@ from codevouch.call import Call
 from codevouch.errors import InputError, NotIndexed
 
 if TYPE_CHECKING:
+    from codevouch.retriever.queryencoder import QueryVectors
     from codevouch.retriever.searchrun import Caller
     from codevouch.store.settings import StoreSettings
     from codevouch.worktree.identity import RepoIdentity
@@ -46,12 +47,13 @@ def store_settings(call: Call) -> StoreSettings:
     return StoreSettings(call.env)
 
 
-def search_caller(call: Call, embed_limit: int) -> Caller:
+def search_caller(call: Call, embed_limit: int, queries: QueryVectors | None = None) -> Caller:
     """What `call` sets for a search: the overlay's limit (`embed_limit`, the Index's) and time
-    budget (CODEVOUCH_OVERLAY_SECONDS, read when the overlay embeds), and the store's settings."""
+    budget (CODEVOUCH_OVERLAY_SECONDS, read when the overlay embeds), and the store's settings;
+    `queries`: the query vectors the call's searches share (several repositories), if any."""
     from codevouch.retriever.searchrun import Caller  # heavy: the store
 
-    return Caller(embed_limit, lambda: call.env.overlay_seconds, store_settings(call))
+    return Caller(embed_limit, lambda: call.env.overlay_seconds, store_settings(call), queries)
 
 
 def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity | None = None,

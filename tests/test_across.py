@@ -138,3 +138,21 @@ def test_context_packs_the_fused_hits_in_one_budget(two: tuple[Repo, Repo, Path]
     assert pack.budget.tokens == 2000
     assert f"repository: {library.root}\nsource: lib/fees.py#L1-L3" in pack.markdown
     assert pack.results[0].parsed.path == "library/lib/fees.py"
+
+
+def test_the_query_is_embedded_once_for_every_repository(two: tuple[Repo, Repo, Path], tmp_path: Path) -> None:
+    from codevouch.embedding import FakeEmbedder
+
+    config, library, index_dir = two
+    third = _built(tmp_path / "third", {"t.py": "def overdue(days):\n    return days\n"}, index_dir)
+    model = FakeEmbedder()
+    many = Indexes([config.root, library.root, third.root], index_dir, embedder=model, record=False)
+    assert many.search("overdue fee days past due", k=3)[0].hit.path == "lib/fees.py"
+    assert model.queries == 1
+    many.context("overdue fee days", k=3, budget=2000)
+    assert model.queries == 2                     # one call, one query: the next call embeds its own
+    # One repository searches as it always has: one embedding per search.
+    alone = Index(library.root, index_dir, embedder=model, record=False)
+    alone.search("overdue fee", k=3)
+    alone.search("overdue fee", k=3)
+    assert model.queries == 4

@@ -184,6 +184,7 @@ class FakeEmbedder:
     def __init__(self) -> None:
         self.calls = 0
         self.texts_embedded = 0
+        self.queries = 0
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self.calls += 1
@@ -191,6 +192,7 @@ class FakeEmbedder:
         return [self._one(t) for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
+        self.queries += 1
         return self._one(text)
 
     def embed_one(self, text: str) -> list[float]:

@@ -2,6 +2,9 @@
 else the branch's own (loaded by name)."""
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 
 from codevouch.embedding import Embedder, embedder_by_name
@@ -29,3 +32,30 @@ def for_query(given: Embedder | None, built_with: str, mode: str) -> Embedder | 
     if mode == SearchMode.LEXICAL:
         return None
     return given if given is not None and given.name == built_with else embedder_by_name(built_with)
+
+
+class QueryVectors:
+    """One call's query vectors, by model and text: a search of several repositories (across.py)
+    hands one to each repository's search, so the query is embedded once per model however many
+    repositories are searched. A model is known by its name (its identity: another name, another
+    vector space). Lives as long as the call; a one-repository search has none."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[str, str], Future[list[float]]] = {}
+        self._lock = threading.Lock()
+
+    def vector(self, embedder: Embedder, text: str, start: Callable[[], Future[list[float]]]) -> Future[list[float]]:
+        """The vector of `text` by `embedder`'s model: the one made already, else `start()`'s."""
+        key = (embedder.name, text)
+        with self._lock:
+            made = self._made.get(key)
+            if made is None:
+                made = self._made[key] = start()
+            return made
+
+
+def shared(queries: QueryVectors | None, embedder: Embedder, text: str,
+           start: Callable[[], Future[list[float]]]) -> Future[list[float]]:
+    """The query's vector: `start()`'s, or with `queries` (a search of several repositories) the one
+    that model made already for another repository's search."""
+    return start() if queries is None else queries.vector(embedder, text, start)

@@ -112,7 +112,7 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
     query, k, mode, kinds = request.query, request.k, request.mode, request.kinds
     keep = path_filter(request.paths) if request.paths else None
     with ThreadPoolExecutor(max_workers=1) as pool:
-        held, early = _early_query(pool, embedder, index_dir, mode, query)
+        held, early = _early_query(pool, embedder, index_dir, mode, query, caller.queries)
         repo, repo_id, branch, head = _locate(repo_path, request.branch, index_dir)
         ledger, state = open_for_search(repo_id, branch, index_dir, str(repo), holds(repo), caller.store)
         try:
@@ -154,13 +154,13 @@ def _ordered(found: list[tuple[ChunkRecord, float]], settings: Settings) -> list
     return collapse(found) if settings.collapse else found
 
 
-def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, index_dir: Path, mode: str,
-                 query: str) -> tuple[Embedder | None, tuple[Embedder, Future[list[float]]] | None]:
+def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, index_dir: Path, mode: str, query: str,
+                 shared: queryencoder.QueryVectors | None) -> tuple[Embedder | None, tuple[Embedder, Future[list[float]]] | None]:
     """The model the caller holds (None in lexical mode), and, for one that may (see _rankings),
     its embedding of the query started on `pool`'s thread: the held model is most often the
     branch's own, so it starts while git and the ledger say which branch and model this is for."""
     held = queryencoder.held(embedder, index_dir) if mode != SearchMode.LEXICAL else None
-    early = ((held, _start_query(pool, held, query))
+    early = ((held, queryencoder.shared(shared, held, query, lambda: _start_query(pool, held, query)))
              if held is not None and getattr(held, "threadsafe_query", False) else None)
     return held, early
 
@@ -358,7 +358,8 @@ def _rankings(run: SearchRun, embedder: Embedder | None,
     out = _Rankings([], {})
     qvec: Future[list[float]] | None = None
     if mode != SearchMode.LEXICAL and embedder is not None:
-        qvec = early[1] if early is not None and early[0] is embedder else _start_query(run.pool, embedder, read.text)
+        qvec = early[1] if early is not None and early[0] is embedder else queryencoder.shared(
+            run.caller.queries, embedder, read.text, lambda: _start_query(run.pool, embedder, read.text))
     lexical_records: dict[str, ChunkRecord] = {}
     lex_scores: dict[str, float] = {}
     ids = lexlists.lexical_ranking(run, lexical_records, lex_scores) if mode != SearchMode.DENSE else []

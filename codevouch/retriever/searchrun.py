@@ -11,6 +11,7 @@ from pathlib import Path
 
 from codevouch.retriever import overlay as live
 from codevouch.retriever import query as reading
+from codevouch.retriever.queryencoder import QueryVectors
 from codevouch.retriever.settings import Settings
 from codevouch.store import BranchState, Ledger, StoreSettings
 from codevouch.store.settings import DEFAULT as STORE_DEFAULT
@@ -21,10 +22,13 @@ class Caller:
     """What the caller's Call sets for one search (the api reads it from the Call: callreads.py):
     at most `embed_limit` new overlay chunks are embedded, within `embed_seconds()` (its
     CODEVOUCH_OVERLAY_SECONDS, asked only when the overlay embeds), and the store's settings
-    (its busy timeout, its server). The default: no Call, the declared defaults."""
+    (its busy timeout, its server); `queries`: the query vectors the call's searches share (a
+    search of several repositories: queryencoder.QueryVectors; None: embed it here). The default:
+    no Call, the declared defaults."""
     embed_limit: int = live.EMBED_LIMIT
     embed_seconds: Callable[[], float] = lambda: live.EMBED_SECONDS
     store: StoreSettings = STORE_DEFAULT
+    queries: QueryVectors | None = None
 
 
 @dataclass(frozen=True)

@@ -29,3 +29,24 @@ def test_the_query_model_is_the_branchs_own_reusing_the_one_given() -> None:
     assert for_query(given, FakeEmbedder.name, SearchMode.LEXICAL) is None   # words need no model
     other = for_query(None, FakeEmbedder.name, SearchMode.HYBRID)
     assert isinstance(other, FakeEmbedder) and other is not given
+
+
+def test_query_vectors_are_shared_by_model_name_not_by_object() -> None:
+    from concurrent.futures import Future
+
+    from codevouch.retriever.queryencoder import QueryVectors
+
+    shared = QueryVectors()
+    made: list[str] = []
+
+    def start(model: FakeEmbedder, text: str) -> Future[list[float]]:
+        made.append(text)
+        done: Future[list[float]] = Future()
+        done.set_result(model.embed_query(text))
+        return done
+    one, two = FakeEmbedder(), FakeEmbedder()
+    first = shared.vector(one, "overdue fee", lambda: start(one, "overdue fee"))
+    again = shared.vector(two, "overdue fee", lambda: start(two, "overdue fee"))
+    assert again is first and made == ["overdue fee"] and (one.queries, two.queries) == (1, 0)
+    shared.vector(two, "late fee", lambda: start(two, "late fee"))
+    assert made == ["overdue fee", "late fee"]
