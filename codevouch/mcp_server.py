@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from codevouch.api import KINDS, Index
-from codevouch.call import Call
-from codevouch.errors import BudgetTooSmall, CodevouchError, InputError
+from codevouch.errors import InputError
 from codevouch.health.status import ages
+from codevouch.mcp_calls import serve_tool
 from codevouch.navigate.show import shown_text
 from codevouch.navigate.tools import NAVIGATION_NOTE, NavigationTools
 from codevouch.printable import faithful, has_lone_surrogate, json_text, visible
@@ -89,26 +89,9 @@ class Tools(NavigationTools):
         self.resident = Resident(_log)
 
     def _call(self, fn: Callable[[Index], T]) -> T:
-        from mcp.server.mcpserver.exceptions import ToolError
-
-        call = Call.of_process()        # the server's own environment and directory, as of this tool call
-        try:
-            try:
-                return self.resident.serve(call, lambda: fn(Index(self.repo, self.index_dir, embedder=self.embedder,
-                                                                  call=call, background=False)))
-            except BudgetTooSmall as exc:
-                # The CLI's words name its flag (--budget); an agent passes arguments.
-                raise ToolError(f"a budget of {exc.budget} tokens cannot hold even an empty context pack "
-                                f"({exc.needed} tokens): pass a larger `budget` (at least {exc.needed}), or "
-                                "a `model` with a larger window.") from exc
-            except CodevouchError as exc:
-                raise ToolError(str(exc)) from exc
-            except PermissionError as exc:     # as the CLI says it (commands/common.error_handler)
-                raise ToolError(f"permission denied: {exc.filename or ''} ({exc.strerror or 'not permitted'}); the "
-                                "server reads only what its user may read.") from exc
-        finally:
-            # After the call, whether it answered or failed: the SDK sends the answer meanwhile.
-            self.resident.embed_rest_in_background()
+        """`fn` on this call's Index of the server's repository (mcp_calls.serve_tool: errors as tool errors)."""
+        return serve_tool(self.resident, lambda call: fn(Index(self.repo, self.index_dir, embedder=self.embedder,
+                                                                call=call, background=False)))
 
     def search(self, query: Query, k: K = 10, branch: Branch = None, kinds: Kinds = None,
                include_history: History = False, mode: Mode = "hybrid", overlay: Overlay = True,
