@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from codevouch.api import Index, index_dir_of
 from codevouch.call import Call, in_call
@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
     from codevouch.context.enclosing import Enclosing
     from codevouch.embedding import Embedder
+    from codevouch.navigate.outline import Outline
+    from codevouch.navigate.references import References
+    from codevouch.navigate.show import Shown
     from codevouch.request import ContextOptions, SearchOptions
     from codevouch.results import ContextPack, Hit, Hits
     from codevouch.retriever.settings import Settings
@@ -81,6 +84,46 @@ class Skipped:
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "reason": self.reason, "error": self.error}
+
+
+A = TypeVar("A", "Shown", "References", "Outline")
+
+# The lists of a navigation answer whose items each name their repository across repositories.
+_ITEMS = ("hits", "gone", "references", "entries")
+
+
+@dataclass(frozen=True)
+class Navigated(Generic[A]):
+    """`Indexes.show`, `.references` or `.outline`: each repository's own answer (read from its
+    working tree now), in the order the repositories were named; `skipped`, the repositories that
+    could not answer; `refused`, those that refused the question itself (a path not there, outside
+    it, ignored by git), each with the reason."""
+    answers: tuple[tuple[Repository, A], ...]
+    skipped: tuple[Skipped, ...] = ()
+    refused: tuple[tuple[Repository, str], ...] = ()
+
+    def to_json(self, max_chars: int | None = None) -> dict[str, Any]:
+        """One repository's answer's shape, its lists (hits, gone, references, entries) joined in
+        repository order, each item with its `repository`; each repository's note in `notes`
+        ({repository, note}), its overlay in `overlays`; and `repositories`, `skipped`, `refused`."""
+        out: dict[str, Any] = {}
+        notes: list[dict[str, Any]] = []
+        overlays: list[dict[str, Any]] = []
+        for repo, answer in self.answers:
+            where = repo.to_json()
+            one = answer.to_json(max_chars) if hasattr(answer, "searched") else answer.to_json()  # type: ignore[call-arg]
+            for key, value in one.items():
+                if key in _ITEMS and value is not None:
+                    out[key] = (out.get(key) or []) + [{**item, "repository": where} for item in value]
+                elif key in ("note", "notes"):
+                    notes += [{"repository": where, "note": n} for n in ([value] if key == "note" else value) if n]
+                elif key == "overlay":
+                    overlays += [{"repository": where, "overlay": value}] if value is not None else []
+                else:
+                    out.setdefault(key, value)
+        return {**out, "notes": notes, "overlays": overlays, "repositories": [r.to_json() for r, _ in self.answers],
+                "skipped": [s.to_json() for s in self.skipped],
+                "refused": [{"repository": r.to_json(), "reason": why} for r, why in self.refused]}
 
 
 class FoundHits(list[Found]):
@@ -195,6 +238,48 @@ class Indexes:
         found = self._fused(wanted, lambda idx: idx.search(wanted))
         return pack_across(found, request, self.call)
 
+    @in_call
+    def show(self, name: str, branch: str | None = None) -> Navigated[Shown]:
+        """`Index.show` in every repository: the definitions `name` spells in each working tree now."""
+        return self._each(lambda idx: idx.show(name, branch=branch))
+
+    @in_call
+    def references(self, name: str, limit: int = 200) -> Navigated[References]:
+        """`Index.references` in every repository (at most `limit` uses in each)."""
+        return self._each(lambda idx: idx.references(name, limit=limit))
+
+    @in_call
+    def outline(self, path: str) -> Navigated[Outline]:
+        """`Index.outline` in every repository: `path` from each one's top (an absolute path, or
+        one that exists from the caller's directory, is read only in the repository that holds it;
+        the others list it in `refused`)."""
+        return self._each(lambda idx: idx.outline(path))
+
+    def _each(self, run: Callable[[Index], A]) -> Navigated[A]:
+        """`run` on each repository's Index; InputError when every repository refused the question."""
+        answers: list[tuple[Repository, A]] = []
+        skipped: list[Skipped] = []
+        refused: list[tuple[Repository, InputError]] = []
+        for path in self.repos:
+            if not self.call.path(path).exists():
+                skipped.append(_absent(path))
+                continue
+            try:
+                idx = Index(self.call.path(path), self.index_dir, call=self.call, **self._options)
+                repo = _repository(idx, None)
+            except CodevouchError as exc:
+                skipped.append(_skipped(path, exc))
+                continue
+            try:
+                answers.append((repo, run(idx)))
+            except InputError as exc:      # the question, not the repository: a path that is not there
+                refused.append((repo, exc))
+            except CodevouchError as exc:
+                skipped.append(_skipped(path, exc))
+        if refused and not answers and not skipped:
+            raise refused[0][1]
+        return Navigated(tuple(answers), tuple(skipped), tuple((r, str(e)) for r, e in refused))
+
     def _fused(self, request: SearchRequest, run: Callable[[Index], Hits]) -> FoundHits:
         from codevouch.retriever.queryencoder import QueryVectors  # heavy: the store
 
@@ -273,11 +358,11 @@ def pack_across(found: FoundHits, request: ContextRequest, call: Call) -> Contex
     return ContextPack(packed.markdown, tuple(results), packed, chosen, no_good_match=weak.no_good_match)
 
 
-def _repository(idx: Index, hits: Hits) -> Repository:
+def _repository(idx: Index, hits: Hits | None) -> Repository:
     """The repository an Index searched: its work tree's top and its remote, as the search learned them."""
     from codevouch.worktree import gitio
 
-    known = hits.known
+    known = hits.known if hits is not None else None
     root = known.head.root if known is not None and known.head is not None else gitio.repo_root(idx.repo)
     return Repository(root, gitio.remote_url(root))
 
@@ -314,5 +399,5 @@ def indexed_repositories(index_dir: Path) -> list[Path]:
         ledger.close()
 
 
-__all__ = ["BY_RANK", "BY_SIMILARITY", "MAX_REPOS", "Found", "FoundHits", "Indexes", "Repository", "Skipped",
+__all__ = ["BY_RANK", "BY_SIMILARITY", "MAX_REPOS", "Found", "FoundHits", "Indexes", "Navigated", "Repository", "Skipped",
            "fuse", "indexed_repositories", "labelled", "pack_across"]

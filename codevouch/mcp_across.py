@@ -1,10 +1,10 @@
 """The MCP server on several repositories: `codevouch mcp --repo A --repo B` or `--all-repos`.
 
-The one-repository server (mcp_server.py) with its `search` and `context` tools replaced by ones
-that take `repos`: a list of the server's repositories (each by its path or its directory's
-name), or "all" (the default). Only repositories the server was started on are searched: a name
-outside them is refused, never opened. The other tools (validate, show, references, outline, status, health, check_refs)
-serve the first repository, as on a one-repository server. Calls run one at a time on the
+The one-repository server (mcp_server.py) with its `search`, `context`, `show`, `references` and
+`outline` tools replaced by ones that take `repos`: a list of the server's repositories (each by
+its path or its directory's name), or "all" (the default). Only repositories the server was
+started on are searched: a name outside them is refused, never opened. The other tools
+(validate, status, health, check_refs) serve the first repository, as on a one-repository server. Calls run one at a time on the
 server's own warm state (its Resident), as every other tool's.
 """
 from __future__ import annotations
@@ -17,8 +17,10 @@ from pydantic import Field
 
 from codevouch.across import FoundHits, Indexes, indexed_repositories, pack_across
 from codevouch.call import Call
-from codevouch.errors import BudgetTooSmall, CodevouchError, InputError, NotIndexed
+from codevouch.errors import InputError, NotIndexed
+from codevouch.mcp_calls import serve_tool
 from codevouch.mcp_server import Branch, Fields, History, K, Kinds, MaxChars, Mode, Overlay, Paths, Query, Tools
+from codevouch.navigate.tools import Name
 from codevouch.request import MOST_BUDGET, ContextRequest, SearchRequest
 from codevouch.results import HIT_CHARS, check_fields, hits_text
 from codevouch.vocabulary import Verdict
@@ -31,6 +33,7 @@ T = TypeVar("T")
 Repos = Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]] | Literal["all"], Field(
     description="The repositories to search: \"all\" (the server's every repository) or a list of them, each "
                 "by its path or its directory's name.")]
+NavMaxChars = Annotated[int, Field(ge=0, le=10_000_000, description="Most characters of code per hit (0: no cap).")]
 Budget = Annotated[int | None, Field(ge=1, le=MOST_BUDGET, description="Token budget for the pack.")]
 
 
@@ -42,18 +45,7 @@ class AcrossTools:
         self.repos = list(repos) if repos is not None else None
 
     def _serve(self, fn: Callable[[Call], T]) -> T:
-        from mcp.server.mcpserver.exceptions import ToolError
-
-        call = Call.of_process()
-        try:
-            return self.tools.resident.serve(call, lambda: fn(call))
-        except BudgetTooSmall as exc:
-            raise ToolError(f"a budget of {exc.budget} tokens cannot hold even an empty context pack "
-                            f"({exc.needed} tokens): pass a larger `budget`.") from exc
-        except CodevouchError as exc:
-            raise ToolError(str(exc)) from exc
-        finally:
-            self.tools.resident.embed_rest_in_background()
+        return serve_tool(self.tools.resident, fn)
 
     def _chosen(self, repos: list[str] | Literal["all"], call: Call) -> Indexes:
         """The Indexes of the repositories asked for, each one of the server's (InputError otherwise)."""
@@ -98,6 +90,34 @@ class AcrossTools:
             return pack_across(found, request, call).markdown + skipped
         return self._serve(run)
 
+    def show(self, name: Name, repos: Repos = "all", branch: Annotated[str | None, Field(
+                 max_length=250, description="Branch whose index proposes the files (default: the current one).")] = None,
+             max_chars: NavMaxChars = HIT_CHARS) -> dict[str, Any]:
+        """The current code of a definition you can name, in each of the repositories (`repos`), each
+        hit naming its `repository`: use it instead of search when you know the name. `code` is read
+        from each working tree now. Where the name is defined nowhere now, `gone` lists where the
+        index last saw it (reference only). `refused`/`skipped`: repositories that could not answer."""
+        return self._serve(lambda call: self._chosen(repos, call).show(name, branch=branch)).to_json(max_chars or None)
+
+    def references(self, name: Annotated[str, Field(min_length=1, max_length=500, description=(
+                       "The name whose uses to find (`cancel_order`, `OrderService.cancel_order`)."))],
+                   repos: Repos = "all",
+                   limit: Annotated[int, Field(ge=1, le=10_000, description="Most references in each repository (a "
+                                                                              "note says when there were more).")] = 200,
+                   ) -> dict[str, Any]:
+        """Where a name is used in the working trees of the repositories (`repos`) now, each use with
+        its `repository`, path, line, enclosing definition and one line of context; `resolution`
+        `exact` or `by-name` (no type inference)."""
+        return self._serve(lambda call: self._chosen(repos, call).references(name, limit=limit)).to_json()
+
+    def outline(self, path: Annotated[str, Field(min_length=1, max_length=1000, description=(
+                    "A file, or a directory for its files' top-level definitions, from each repository's top."))],
+                repos: Repos = "all") -> dict[str, Any]:
+        """What a file defines now in each of the repositories (`repos`) that has it: each entry's
+        `repository`, kind, qualified name, signature and current lines. `refused`: repositories
+        without that path. Use the names with show."""
+        return self._serve(lambda call: self._chosen(repos, call).outline(path)).to_json()
+
 
 def _answer(found: FoundHits, keep: tuple[str, ...] | None, max_chars: int) -> dict[str, Any]:
     shown = [f for f in found if f.hit.verdict != Verdict.EXCLUDED]
@@ -113,6 +133,20 @@ def _written(answer: dict[str, Any]) -> str:
             for h in answer.get("hits") or []]
     skipped = "".join(f"\nskipped {s['path']}: {s['reason']}" for s in answer.get("skipped") or [])
     return hits_text({**answer, "hits": hits}) + skipped
+
+
+def _shown_written(answer: dict[str, Any]) -> str:
+    """A show answer across repositories as a model reads it: `shown_text`, each citation opened by
+    its repository, each gone place led by its repository's path, then the notes and skipped."""
+    from codevouch.navigate.show import shown_text
+
+    def where(item: dict[str, Any]) -> Any:
+        return (item.get("repository") or {}).get("path")
+    hits = [{**h, "citation": f"repository: {where(h)}\n{h.get('citation') or ''}"} for h in answer.get("hits") or []]
+    gone = [{**w, "path": f"{where(w)}/{w.get('path') or ''}"} for w in answer.get("gone") or []]
+    notes = "".join(f"\nnote: {where(n)}: {n.get('note')}" for n in answer.get("notes") or [])
+    skipped = "".join(f"\nskipped {s['path']}: {s['reason']}" for s in answer.get("skipped") or [])
+    return shown_text({**answer, "hits": hits, "gone": gone, "note": None}) + notes + skipped
 
 
 def create_server_across(repos: Sequence[Path] | None, index_dir: Path | str | None = None,
@@ -135,7 +169,8 @@ def create_server_across(repos: Sequence[Path] | None, index_dir: Path | str | N
     tools: Tools = server.tools  # type: ignore[attr-defined]  # create_server's
     across = AcrossTools(tools, [call.path(p) for p in listed] if repos is not None else None)
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    for fn, written in ((across.search, _written), (across.context, None)):
+    for fn, written in ((across.search, _written), (across.context, None), (across.show, _shown_written),
+                        (across.references, None), (across.outline, None)):
         server.remove_tool(fn.__name__)
         server.add_tool(_encoding(fn, written), name=fn.__name__, annotations=read_only)
     return server

@@ -64,3 +64,25 @@ def test_a_server_on_one_repository_takes_no_repos(two: tuple[Repo, Repo, Path])
     config, _, index_dir = two
     tools, _ = _call(create_server(config.root, index_dir, embedder=FAKE), "status", {})
     assert "repos" not in tools["search"].input_schema["properties"]
+
+
+def test_navigation_tools_take_repos_and_name_each_repository(two: tuple[Repo, Repo, Path]) -> None:
+    config, library, index_dir = two
+    server = create_server_across([config.root, library.root], index_dir, embedder=FAKE)
+    tools, shown = _call(server, "show", {"name": "overdue_fee"})
+    assert all("repos" in tools[t].input_schema["properties"] for t in ("show", "references", "outline"))
+    [hit] = shown.structured_content["hits"]
+    assert hit["repository"]["path"] == str(library.root) and hit["path"] == "lib/fees.py"
+    assert f"repository: {library.root}\nsource: lib/fees.py" in shown.content[0].text
+    library.write("lib/report.py", "from lib.fees import overdue_fee\n\nprint(overdue_fee(None, 1))\n")
+    _, uses = _call(server, "references", {"name": "overdue_fee", "repos": ["library"]})
+    assert {(u["repository"]["path"], u["path"]) for u in uses.structured_content["references"]} == {
+        (str(library.root), "lib/report.py")}
+    _, got = _call(server, "outline", {"path": "conf/load.py", "repos": "all"})
+    assert [(e["repository"]["path"], e["name"]) for e in got.structured_content["entries"]] == [
+        (str(config.root), "parse_config")]
+    _, refused = _call(server, "outline", {"path": "conf/load.py", "repos": ["elsewhere"]})
+    assert refused.is_error and "not a repository of this server" in refused.content[0].text
+    # The same error handling as the one-repository server's: a budget's words for an agent.
+    _, small = _call(server, "context", {"query": "overdue fee", "budget": 1})
+    assert small.is_error and "a `model` with a larger window" in small.content[0].text

@@ -7,18 +7,21 @@ commands call `selection` first and take that path when it answers None.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
 
 from codevouch.commands.common import print_json, usage
-from codevouch.commands.exits import EXIT_ERROR, EXIT_NOT_INDEXED, EXIT_REPOS_FAILED
+from codevouch.commands.exits import EXIT_ERROR, EXIT_MISSING, EXIT_NOT_INDEXED, EXIT_REPOS_FAILED
 from codevouch.commands.invocation import echo, invocation, stdout
-from codevouch.printable import json_text, one_line
+from codevouch.printable import json_text, one_line, visible
 
 if TYPE_CHECKING:
-    from codevouch.across import FoundHits, Indexes
+    from codevouch.across import FoundHits, Indexes, Navigated
+
+A = TypeVar("A")
 
 ReposOpt = Annotated[Optional[list[Path]], typer.Option(
     "--repo", metavar="PATH", help="Repository path (default: the current directory). Repeat it to search several "
@@ -124,5 +127,98 @@ def exit_of(found: FoundHits) -> None:
     raise typer.Exit(EXIT_NOT_INDEXED if all(s.not_indexed for s in found.skipped) else EXIT_ERROR)
 
 
-__all__ = ["AllReposOpt", "ReposFileOpt", "ReposOpt", "exit_of", "one_repo", "open_indexes",
-           "render_search", "selection", "skipped_lines"]
+def show_many(chosen: list[Path], index: Path | None, name: str, branch: str | None, fmt: str, max_chars: int) -> None:
+    """`show` in several repositories: json one answer (each hit and gone place with its
+    `repository`); text each citation opened by its repository; context one pack. Exit 3 when no
+    repository defines the name now, else 23 when one was skipped."""
+    from codevouch import validator
+    from codevouch.across import Found, FoundHits, labelled, pack_across
+    from codevouch.request import ContextRequest
+
+    shown = _navigated(lambda: open_indexes(chosen, index, no_record=True).show(name, branch=branch))
+    found = FoundHits([Found(r, h) for r, s in shown.answers for h in s.hits], shown.skipped,
+                      answers=[(r, s.searched) for r, s in shown.answers])
+    if fmt == "json":
+        print_json(shown.to_json(max_chars or None))
+    else:
+        _navigation_notes(shown, err=fmt == "context")
+        for r, s in shown.answers if fmt == "text" else ():
+            for was in s.was if s.gone else ():
+                if was.reference_text is not None:
+                    echo(one_line(f"{r.path}  {was.path}#L{was.start_line}-L{was.end_line} ({was.symbol}) at "
+                                  f"{was.branch}@{was.commit[:7]}, reference only, do not implement against it:"))
+                    echo(visible(was.reference_text[:max_chars] if max_chars else was.reference_text))
+        if found and fmt == "context":
+            stdout().write(pack_across(found, ContextRequest.of(name), invocation().call).markdown)
+        elif found:
+            stdout().write(validator.render_text(labelled(found), max_chars or None))
+    if not found:
+        raise typer.Exit(EXIT_MISSING if shown.answers else _none_answered(shown))
+    _exit_skipped(shown)
+
+
+def references_many(chosen: list[Path], index: Path | None, name: str, limit: int, as_json: bool) -> None:
+    """`references` in several repositories: each use's path led by its repository's."""
+    found = _navigated(lambda: open_indexes(chosen, index, no_record=True).references(name, limit=limit))
+    if as_json:
+        print_json(found.to_json())
+    else:
+        uses = [(repo, r) for repo, answer in found.answers for r in answer.references]
+        for repo, r in uses:
+            where = f" in {r.enclosing}" if r.enclosing else ""
+            echo(one_line(f"{repo.path / r.path}:{r.line}: {r.kind} ({r.resolution}){where}: {r.context}"))
+        if not uses:
+            echo(one_line(f"no uses of {name} in the working trees of {len(found.answers)} repositories"))
+        _navigation_notes(found)
+    _exit_skipped(found)
+
+
+def outline_many(chosen: list[Path], index: Path | None, path: str, as_json: bool) -> None:
+    """`outline` in several repositories: each file led by its repository's path."""
+    got = _navigated(lambda: open_indexes(chosen, index, no_record=True).outline(path))
+    if as_json:
+        print_json(got.to_json())
+    else:
+        for repo, answer in got.answers:
+            last = None
+            for e in answer.entries:
+                if e.path != last:
+                    echo(one_line(str(repo.path / e.path)))
+                last = e.path
+                echo(e.line())
+        _navigation_notes(got)
+    _exit_skipped(got)
+
+
+def _navigated(run: Callable[[], A]) -> A:
+    from codevouch.commands.common import fail
+    from codevouch.errors import CodevouchError
+
+    try:
+        return run()
+    except CodevouchError as exc:
+        raise fail(exc) from exc
+
+
+def _navigation_notes(got: Navigated[Any], err: bool = True) -> None:
+    """Each repository's note, the repositories that refused the question, and those skipped."""
+    for entry in got.to_json()["notes"]:
+        echo(one_line(f"note: {entry['repository']['path']}: {entry['note']}"), err=err)
+    for repo, why in got.refused:
+        echo(one_line(f"note: {repo.path}: {why}"), err=True)
+    for s in got.skipped:
+        echo(one_line(f"codevouch: skipped {s.path}: {s.reason}"), err=True)
+
+
+def _none_answered(got: Navigated[Any]) -> int:
+    return EXIT_NOT_INDEXED if got.skipped and all(s.not_indexed for s in got.skipped) else EXIT_ERROR
+
+
+def _exit_skipped(got: Navigated[Any]) -> None:
+    """Exit 23 when a repository was skipped and others answered; as `exit_of` when none answered."""
+    if got.skipped:
+        raise typer.Exit(EXIT_REPOS_FAILED if got.answers else _none_answered(got))
+
+
+__all__ = ["AllReposOpt", "ReposFileOpt", "ReposOpt", "exit_of", "one_repo", "open_indexes", "outline_many",
+           "references_many", "render_search", "selection", "show_many", "skipped_lines"]

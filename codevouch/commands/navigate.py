@@ -2,7 +2,6 @@
 has it now (codevouch/navigate/)."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -11,7 +10,6 @@ from codevouch.commands.common import (
     BranchOpt,
     IndexOpt,
     JsonOpt,
-    RepoOpt,
     check_format,
     fail,
     open_index,
@@ -20,6 +18,7 @@ from codevouch.commands.common import (
 )
 from codevouch.commands.exits import EXIT_MISSING
 from codevouch.commands.invocation import echo
+from codevouch.commands.many import AllReposOpt, ReposFileOpt, ReposOpt, one_repo, selection
 from codevouch.errors import CodevouchError
 from codevouch.printable import one_line, visible
 from codevouch.results import HIT_CHARS
@@ -32,21 +31,30 @@ MaxCharsOpt = Annotated[int, typer.Option(
 def show_cmd(
     name: Annotated[str, typer.Argument(help="NAME (`cancel_order`, `OrderService.cancel_order`), PATH#NAME, "
                                              "or PATH:START-END (the definition that holds those lines).")],
-    repo: RepoOpt = Path("."),
+    repo: ReposOpt = None,
     branch: BranchOpt = None,
     index: IndexOpt = None,
     fmt: Annotated[Optional[str], typer.Option(
         "--format", metavar="FORMAT", help="text (the default), json or context (markdown for agents).")] = None,
     as_json: JsonOpt = False,
     max_chars: MaxCharsOpt = HIT_CHARS,
+    repos_file: ReposFileOpt = None,
+    all_repos: AllReposOpt = False,
 ) -> None:
     """Show a definition's current code, with its citation and verdict.
 
     Read from the working tree now: found live when written since the last build, at its new place
-    when moved or renamed. Exit 3 when it is defined nowhere now (gone: where the index last saw it)."""
+    when moved or renamed. Exit 3 when it is defined nowhere now (gone: where the index last saw it).
+    With several repositories, each hit names its repository."""
     fmt = check_format(fmt, as_json, ("text", "json", "context"))
+    chosen = selection(repo, repos_file, all_repos)
+    if chosen is not None:
+        from codevouch.commands.many import show_many
+
+        show_many(chosen, index, name, branch, fmt, max_chars)
+        return
     try:
-        idx = open_index(repo, index, no_record=True)
+        idx = open_index(one_repo(repo), index, no_record=True)
         shown = idx.show(name, branch=branch)
     except CodevouchError as exc:
         raise fail(exc) from exc
@@ -70,17 +78,27 @@ def show_cmd(
 
 def references_cmd(
     name: Annotated[str, typer.Argument(help="The name whose uses to list (`cancel_order`, `OrderService.cancel_order`).")],
-    repo: RepoOpt = Path("."),
+    repo: ReposOpt = None,
     limit: Annotated[int, typer.Option("--limit", "-k", metavar="N", min=1, max=10_000,
                                        help="At most N references (a note says when there were more).")] = 200,
     as_json: JsonOpt = False,
+    repos_file: ReposFileOpt = None,
+    all_repos: AllReposOpt = False,
+    index: IndexOpt = None,
 ) -> None:
     """List where a name is used in the working tree now: calls, imports, inheritance, type uses.
 
     Each with path, line, the enclosing definition, one line of context, and `exact` or `by-name`
-    (no type inference: a method call is matched by its name)."""
+    (no type inference: a method call is matched by its name). With several repositories (at most
+    N uses in each), each path is led by its repository's."""
+    chosen = selection(repo, repos_file, all_repos)
+    if chosen is not None:
+        from codevouch.commands.many import references_many
+
+        references_many(chosen, index, name, limit, as_json)
+        return
     try:
-        found = open_index(repo, None, no_record=True).references(name, limit=limit)
+        found = open_index(one_repo(repo), index, no_record=True).references(name, limit=limit)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:
@@ -97,12 +115,23 @@ def references_cmd(
 
 def outline_cmd(
     path: Annotated[str, typer.Argument(help="A file (every definition) or a directory (each file's top-level ones).")],
-    repo: RepoOpt = Path("."),
+    repo: ReposOpt = None,
     as_json: JsonOpt = False,
+    repos_file: ReposFileOpt = None,
+    all_repos: AllReposOpt = False,
+    index: IndexOpt = None,
 ) -> None:
-    """List what a file defines now: kind, qualified name, signature and current lines."""
+    """List what a file defines now: kind, qualified name, signature and current lines.
+
+    With several repositories, PATH from each one's top, each file led by its repository's path."""
+    chosen = selection(repo, repos_file, all_repos)
+    if chosen is not None:
+        from codevouch.commands.many import outline_many
+
+        outline_many(chosen, index, path, as_json)
+        return
     try:
-        got = open_index(repo, None, no_record=True).outline(path)
+        got = open_index(one_repo(repo), index, no_record=True).outline(path)
     except CodevouchError as exc:
         raise fail(exc) from exc
     if as_json:

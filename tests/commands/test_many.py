@@ -119,3 +119,48 @@ def test_context_packs_several_repositories_each_piece_naming_its_own(three: tup
     assert {"library/lib/fees.py", "config/util.py", "shop/util.py"} <= included, included
     one = cv("context", "overdue fee", "--repo", str(library.root), "--json", cwd=tmp_path, index=index_dir)
     assert "repository:" not in json.loads(one.stdout)["markdown"]   # one repository: as it was
+
+
+def test_show_references_and_outline_across_repositories(three: tuple[list[Repo], Path], tmp_path: Path) -> None:
+    (config, library, shop), index_dir = three
+    shown = cv("show", "overdue_fee", "--all-repos", "--json", cwd=tmp_path, index=index_dir)
+    assert shown.returncode == 0, shown.stderr
+    answer = json.loads(shown.stdout)
+    [hit] = answer["hits"]
+    assert hit["path"] == "lib/fees.py" and hit["repository"]["path"] == str(library.root)
+    assert {r["path"] for r in answer["repositories"]} == {str(r.root) for r in (config, library, shop)}
+    text = cv("show", "overdue_fee", "--repo", str(config.root), "--repo", str(library.root), cwd=tmp_path,
+              index=index_dir)
+    assert f"repository: {library.root}\nsource: lib/fees.py#L1-L3" in text.stdout
+    assert cv("show", "no_such_name", "--all-repos", cwd=tmp_path, index=index_dir).returncode == 3
+    # Uses in two working trees, uncommitted: each named by its repository.
+    shop.write("shop/late.py", "from lib.fees import overdue_fee\n\ndef late(loan):\n    return overdue_fee(loan, 3)\n")
+    library.write("lib/report.py", "from lib.fees import overdue_fee\n\nprint(overdue_fee(None, 1))\n")
+    uses = json.loads(cv("references", "overdue_fee", "--all-repos", "--json", cwd=tmp_path, index=index_dir).stdout)
+    assert {(u["repository"]["path"], u["path"]) for u in uses["references"]} == {
+        (str(shop.root), "shop/late.py"), (str(library.root), "lib/report.py")}
+    lines = cv("references", "overdue_fee", "--repo", str(shop.root), "--repo", str(library.root), cwd=tmp_path,
+               index=index_dir).stdout
+    assert f"{shop.root}/shop/late.py:4: call" in lines
+    # outline: PATH from each repository's top; a repository without it says so, the others answer.
+    got = cv("outline", "lib/fees.py", "--repo", str(config.root), "--repo", str(library.root), "--json",
+             cwd=tmp_path, index=index_dir)
+    assert got.returncode == 0, got.stderr
+    listed = json.loads(got.stdout)
+    assert [(e["repository"]["path"], e["name"]) for e in listed["entries"]] == [(str(library.root), "overdue_fee")]
+    assert [r["repository"]["path"] for r in listed["refused"]] == [str(config.root)]
+    plain = cv("outline", "lib/fees.py", "--repo", str(config.root), "--repo", str(library.root), cwd=tmp_path,
+               index=index_dir)
+    assert plain.stdout.splitlines()[0] == f"{library.root}/lib/fees.py" and str(config.root) in plain.stderr
+    nowhere = cv("outline", "no/such.py", "--all-repos", cwd=tmp_path, index=index_dir)
+    assert nowhere.returncode == EXIT_USAGE and "no/such.py" in nowhere.stderr
+
+
+def test_navigation_skips_a_repository_that_cannot_answer(three: tuple[list[Repo], Path], tmp_path: Path) -> None:
+    (_, library, _), index_dir = three
+    out = cv("show", "overdue_fee", "--repo", str(library.root), "--repo", str(tmp_path / "gone"), "--json",
+             cwd=tmp_path, index=index_dir)
+    assert out.returncode == EXIT_REPOS_FAILED
+    answer = json.loads(out.stdout)
+    assert answer["hits"][0]["repository"]["path"] == str(library.root)
+    assert answer["skipped"][0]["path"] == str(tmp_path / "gone")
