@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from codevouch.navigate.show import Shown
     from codevouch.request import ContextOptions, SearchOptions
     from codevouch.results import ContextPack, Hit, Hits
+    from codevouch.retriever.queryencoder import QueryVectors
     from codevouch.retriever.settings import Settings
     from codevouch.validator.model import Validated
 
@@ -288,7 +289,11 @@ class Indexes:
         queries = QueryVectors()   # the query embedded once per model, for every repository
         for path in self.repos:
             if not self.call.path(path).exists():
-                skipped.append(_absent(path))
+                got = self._recorded(path, request, queries)
+                if isinstance(got, Skipped):
+                    skipped.append(got)
+                else:
+                    answers.append(got)
                 continue
             try:
                 idx = Index(self.call.path(path), self.index_dir, call=self.call, **self._options)
@@ -302,6 +307,58 @@ class Indexes:
         fused = fuse([h for _, h, _ in answers], request.k, comparable)
         return FoundHits([Found(answers[i][0], hit) for i, hit in fused], skipped, BY_SIMILARITY if comparable else BY_RANK,
                          [(r, h) for r, h, _ in answers])
+
+
+    def _recorded(self, path: Path, request: SearchRequest,
+                  queries: QueryVectors) -> tuple[Repository, Hits, str | None] | Skipped:
+        """A repository indexed but not on this machine: its index searched alone (its most recently
+        built branch, or the request's), each hit historical-only, checked against the indexed commit
+        only (validator.not_on_this_machine): never given as current code. Skipped when the index
+        holds no such branch of it either."""
+        from codevouch import callreads, validator
+        from codevouch.results import Hit, Hits
+        from codevouch.retriever import matching
+        from codevouch.retriever.recorded import blobs_at, holding_clone, search_recorded
+        from codevouch.retriever.settings import DEFAULT
+        from codevouch.store import IndexDir, Ledger
+
+        where = str(self.call.path(path))
+        if not IndexDir(self.index_dir).has_ledger():
+            return _absent(path)
+        ledger = Ledger(self.index_dir, readonly=True)
+        try:
+            states = ledger.branches()
+        finally:
+            ledger.close()
+        mine = [s for s in states if s.repo == where and request.branch in (None, s.branch)]
+        if not mine:
+            return _absent(path)
+        state = max(mine, key=lambda s: s.built_at)
+        clone = holding_clone(state, [Path(s.repo) for s in states if s.repo_id == state.repo_id] +
+                              [self.call.path(p) for p in self.repos])
+        settings = self._options["settings"] or DEFAULT
+        try:
+            caller = callreads.search_caller(self.call, callreads.overlay_limit(self._options["overlay_limit"], self.call),
+                                             queries)
+            with self.call.entered():
+                found = search_recorded(state, request, self.index_dir, clone, self._options["embedder"] or state.embedder,
+                                        settings, caller)
+                read_here = blobs_at(clone, state.commit, [c.record for c in found]) if clone is not None else set()
+        except CodevouchError as exc:
+            return _skipped(path, exc)
+        threshold = settings.match_threshold if settings.match_threshold is not None else settings.threshold_for(state.embedder)
+        hits = []
+        for c in found:
+            assert found.query is not None
+            named = matching.matches_by_name(found.query, c.record.symbol, c.matched)
+            hit = Hit(c.record, c.score, c.text if c.record.path in read_here else "", matched=c.matched,
+                      similarity=c.similarity, name_match=named,
+                      good_match=matching.good_match(named, c.similarity, threshold, False))
+            if request.validate:
+                hit = replace(hit, check=validator.not_on_this_machine(hit._for_validator(), c.record.path in read_here,
+                                                                       c.record.kind))
+            hits.append(hit)
+        return Repository(Path(where), state.remote), Hits(hits), state.embedder
 
 
 def labelled(found: Sequence[Found], lead: bool = False) -> list[Validated]:
@@ -343,7 +400,7 @@ def pack_across(found: FoundHits, request: ContextRequest, call: Call) -> Contex
     checked = [(f, f.hit.check) for f in found if f.hit.check is not None]
     # The definition each slice lies in, read in its own repository's working tree (1-based ranks).
     around: dict[int, Enclosing] = {}
-    for repo in dict.fromkeys(f.repository for f, _ in checked):
+    for repo in dict.fromkeys(f.repository for f, _ in checked if f.repository.path.exists()):
         ranks = [n for n, (f, _) in enumerate(checked, 1) if f.repository == repo]
         got = enclosing.enclosing(repo.path, [checked[n - 1][1] for n in ranks])
         around.update({ranks[r - 1]: e for r, e in got.items()})

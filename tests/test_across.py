@@ -93,15 +93,39 @@ def test_a_repository_that_cannot_be_searched_is_skipped_and_said(two: tuple[Rep
     assert [r["path"] for r in found.to_json()["repositories"]] == [str(config.root), str(library.root)]
 
 
-def test_a_repository_gone_from_this_machine_gives_no_usable_hit(two: tuple[Repo, Repo, Path]) -> None:
+def test_a_repository_moved_away_gives_hits_checked_against_the_indexed_commit_only(
+        two: tuple[Repo, Repo, Path], tmp_path: Path) -> None:
     config, library, index_dir = two
     import shutil
 
-    shutil.rmtree(config.root)
-    found = Indexes.all(index_dir, record=False).search("parse config path", k=5)
-    assert all(f.repository.path == library.root for f in found)
+    moved = tmp_path / "moved" / "config"
+    moved.parent.mkdir()
+    shutil.move(str(config.root), str(moved))
+    # No clone here holds its commit: a hit, historical-only, with no text, and says why.
+    found = Indexes.all(index_dir, record=False).search("parse config path open read", k=5)
+    assert found.skipped == ()
+    [hit] = [f for f in found if f.repository.path == config.root]
+    assert hit.hit.path == "conf/load.py" and hit.hit.verdict == "historical-only"
+    assert hit.hit.reason == "not-on-this-machine-nor-commit" and hit.hit.text == "" and hit.hit.code is None
+    assert "not on this machine, nor is its indexed commit" in hit.hit.citation
+    assert all(f.hit.verdict == "usable" for f in found if f.repository.path == library.root)
+    # Searched beside the moved clone, which holds the indexed commit: the old place's hits read their
+    # text there, at the indexed commit, and are still only historical-only.
+    [old] = [f for f in Indexes([config.root, moved], index_dir, record=False).search("parse config path open read", k=2)
+             if f.repository.path == config.root]
+    assert (old.repository.path, old.hit.verdict, old.hit.reason) == (config.root, "historical-only", "not-on-this-machine")
+    assert old.hit.text == CONFIG["conf/load.py"].rstrip("\n") and old.hit.code is None
+    assert "check: historical-only (not on this machine: checked against the indexed commit only)" in old.hit.citation
+    pack = Indexes([config.root], index_dir, record=False).context("parse config path", k=1, budget=2000,
+                                                                   include_history=True)
+    assert "not on this machine" in pack.markdown and "do not implement" in pack.markdown
+
+
+def test_a_path_never_indexed_and_not_here_is_skipped(two: tuple[Repo, Repo, Path], tmp_path: Path) -> None:
+    _, library, index_dir = two
+    found = Indexes([library.root, tmp_path / "nowhere"], index_dir, record=False).search("overdue fee", k=2)
     [skipped] = found.skipped
-    assert skipped.path == str(config.root) and "not on this machine" in skipped.reason
+    assert skipped.path == str(tmp_path / "nowhere") and "not on this machine" in skipped.reason
 
 
 def test_bad_selections_are_refused(tmp_path: Path) -> None:

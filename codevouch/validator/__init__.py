@@ -19,14 +19,14 @@ from codevouch.validator.citation import header, version_line
 from codevouch.validator.decide import LOST, decide, move_needle
 from codevouch.validator.facts import Facts
 from codevouch.validator.gather import Known, Started, find_elsewhere, gather, start
-from codevouch.validator.model import REASONS, VERDICTS, Checked, Current, Decision, Snippet, Validated
+from codevouch.validator.model import KIND_REASON, NOT_HERE, REASONS, VERDICTS, Checked, Current, Decision, Snippet, Validated
 from codevouch.validator.parse import check_snippet, no_lone_surrogates, parse_items, parse_snippets
 from codevouch.validator.parsecache import CACHE as PARSES
 from codevouch.validator.render import brief_line, render_brief, render_text, summary, to_json
 
 __all__ = ["REASONS", "VERDICTS", "Checked", "Current", "Decision", "Facts", "Known", "Snippet", "Validated", "clear_caches",
-           "brief_line", "decide", "gather", "parse_items", "parse_snippets", "render_brief", "render_text", "summary",
-           "to_json", "validate", "validate_items"]
+           "brief_line", "decide", "gather", "not_on_this_machine", "parse_items", "parse_snippets", "render_brief",
+           "render_text", "summary", "to_json", "validate", "validate_items"]
 
 
 def clear_caches() -> None:
@@ -128,6 +128,24 @@ def validate_items(repo: Path | str, items: Sequence[Any], input_format: str = "
         where.append((n, shapes.item_id(item)))
     judged = iter(_judged(repo, given, parsed, strict, started, where))
     return [bad[n] if n in bad else next(judged) for n in range(len(items))]
+
+
+def not_on_this_machine(checked: Checked, objects: bool, kind: str | None = None) -> Validated:
+    """The verdict of a search hit whose repository has no working tree on this machine (across.py):
+    never usable, nor stale-but-ok (both say what the working tree holds, and there is none):
+    historical-only, `not-on-this-machine` when its text was read at the indexed commit (`objects`:
+    a clone here holds it), else `not-on-this-machine-nor-commit`; excluded when the index's own
+    classification of its file (`kind`) is an excluded kind."""
+    item, s = checked
+    if kind in KIND_REASON:
+        d = Decision(KIND_REASON[kind], f"classified {kind} when it was indexed (its repository is not on this machine)")
+    elif objects:
+        d = Decision(NOT_HERE[0], "its repository is not on this machine: checked against the indexed "
+                                            "commit only (its text as indexed there), never against a working tree")
+    else:
+        d = Decision(NOT_HERE[1], "its repository is not on this machine, nor are its indexed "
+                                                       "commit's objects: its text could not be read or checked")
+    return Validated(item, s, d.verdict, d.reason, d.detail, None, header(s, d, s.path, s.commit_date, True))
 
 
 def _malformed(item: Any, position: int, error: str) -> Validated:

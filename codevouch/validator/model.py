@@ -88,6 +88,15 @@ REASONS: dict[str, Reason] = {
     "no-version-metadata": Reason(_H, "no version metadata; text not found in the working tree",
                                   "no commit or blob id, and the text is not in the current file (or the "
                                   "snippet carries no text)"),
+    "not-on-this-machine": Reason(_H, "not on this machine: checked against the indexed commit only",
+                                  "the repository is indexed but has no working tree on this machine (a "
+                                  "teammate's, through a team index; a clone moved or removed since its build): "
+                                  "the text was read at the indexed commit's blob, from a clone here that holds "
+                                  "that commit, and nothing says it is current", "not on this machine"),
+    "not-on-this-machine-nor-commit": Reason(_H, "not on this machine, nor is its indexed commit: nothing checked",
+                                             "the repository has no working tree on this machine and no clone here "
+                                             "holds its indexed commit: the text could not be read or checked; the "
+                                             "citation says where it was indexed", "not on this machine"),
     "generated": Reason(_E, "generated code", "generated code by the repository's rules (a path pattern "
                                               "or a marker like @generated); `detail` names the rule"),
     "vendored": Reason(_E, "vendored code", "vendored third-party code by the repository's rules"),
@@ -105,6 +114,9 @@ REASONS: dict[str, Reason] = {
                               "the call's other items are still judged"),
 }
 
+# The reasons of a search hit whose repository has no working tree here (validator.not_on_this_machine):
+# given without the facts decide() reads, as MALFORMED is.
+NOT_HERE = ("not-on-this-machine", "not-on-this-machine-nor-commit")
 # The reason of an input item that could not be read (validator.validate_items): the CLI exits 2.
 MALFORMED = "malformed-input"
 

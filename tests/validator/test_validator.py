@@ -892,3 +892,17 @@ def test_a_generated_marker_counts_through_line_eight_only(repo: Repo, encoding:
     at_below = one(repo, snippet(repo, "below.py", MARKER_LINES + 2, MARKER_LINES + 3, symbol="f"))
     assert (at_last["verdict"], at_last["reason"]) == ("excluded", "generated")
     assert (at_below["verdict"], at_below["reason"]) == ("usable", "same-commit")
+
+
+def test_a_hit_with_no_working_tree_here_is_never_usable() -> None:
+    from codevouch.validator import Snippet, not_on_this_machine
+
+    s = Snippet(path="conf/load.py", commit="a" * 40, blob_sha="b" * 40, text="def load():\n    pass",
+                symbol="load", start_line=1, end_line=2, branch="main")
+    read = not_on_this_machine(({"path": s.path}, s), objects=True)
+    assert (read.verdict, read.reason) == ("historical-only", "not-on-this-machine")
+    assert "check: historical-only (not on this machine: checked against the indexed commit only)" in read.citation
+    assert "do not implement" in read.citation and read.current is None
+    unread = not_on_this_machine(({"path": s.path}, s), objects=False)
+    assert unread.reason == "not-on-this-machine-nor-commit" and "nor is its indexed commit" in unread.citation
+    assert not_on_this_machine(({"path": s.path}, s), objects=True, kind="generated").verdict == "excluded"
