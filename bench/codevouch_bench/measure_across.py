@@ -11,7 +11,11 @@ the packaged MiniLM. Queries: the first sentence of a removed docstring (bench_q
 pick_queries); ground truth is where the library's own docstring stood, never codevouch's output.
 Held-out repositories' queries come first.
 
-    python -m codevouch_bench.measure_across [--queries N]   (not a figure: the runner does not run it)
+    python -m codevouch_bench.measure_across [--queries N] [--dump FILE]   (not a figure: the runner does not run it)
+
+`--dump FILE` writes each query's per-repository answers (each hit's place, similarity, score,
+name and good-match flags), so that other fusions can be compared on the same answers without
+searching again; choose among them on the tuning queries only.
 """
 from __future__ import annotations
 
@@ -34,6 +38,15 @@ def _rank(hits: list[tuple[str, Any]], repo: str, target: Any) -> int | None:
     return None
 
 
+def _dumped(held_out: bool, name: str, t: Any, labels: list[str], answers: list[list[Any]],
+            alone: int | None) -> dict[str, Any]:
+    """One query's answers as data: each repository's hits in its own order, with what fusion reads."""
+    return {"held_out": held_out, "repo": name, "path": t.path, "def_line": t.def_line, "alone": alone,
+            "answers": [{"repo": label, "hits": [[h.path, h.record.start_line, h.record.end_line, h.similarity, h.score,
+                                                  h.name_match, h.good_match] for h in hits]}
+                        for label, hits in zip(labels, answers)]}
+
+
 def _mrr(ranks: list[int | None]) -> float:
     return sum(1 / r for r in ranks if r) / max(len(ranks), 1)
 
@@ -45,6 +58,8 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--queries", type=int, default=30, help="docstring targets per corpus")
+    p.add_argument("--dump", type=Path, help="write each query's per-repository answers here (JSON lines), to "
+                                             "compare fusions offline; choose on the tuning queries only")
     args = p.parse_args()
     corpora = [c for c in (*HELD_OUT, *TUNING) if c.language == "python" and not c.spec.startswith("git:")]
     embedder = CachedEmbedder(MiniLMEmbedder())
@@ -68,6 +83,7 @@ def main() -> None:
     held = {c.name for c in HELD_OUT}
     groups: dict[str, list[int]] = {"held-out": [], "tuning": []}
     timings: list[float] = []
+    dumped: list[dict[str, Any]] = []
     for n, (name, t) in enumerate(asked):
         groups["held-out" if name in held else "tuning"].append(n)
         alone = Index(repos[name], index_dir, record=False).search(t.query, k=10, validate=False, overlay=False)
@@ -80,6 +96,8 @@ def main() -> None:
         labels = [names[r.path] for r, _ in found.answers]
         pooled = sorted(((labels[i], h) for i, a in enumerate(answers) for h in a), key=lambda x: -x[1].score)
         rows["by score"].append(_rank(pooled, name, t))
+        if args.dump is not None:
+            dumped.append(_dumped(name in held, name, t, labels, answers, rows["alone"][-1]))
         rows["in turn"].append(_rank([(labels[i], h) for i, h in fuse(answers, 10, comparable=False)], name, t))
     print(f"corpora: {', '.join(repos)}; {len(asked)} queries; built in {built:.0f} s")
     print("| queries | n | alone | codevouch (similarity) | by own score | in turn | codevouch / alone |")
@@ -88,6 +106,10 @@ def main() -> None:
         got = {k: _mrr([v[i] for i in idx]) for k, v in rows.items()}
         print(f"| {group} | {len(idx)} | {got['alone']:.3f} | {got['codevouch']:.3f} | {got['by score']:.3f} | "
               f"{got['in turn']:.3f} | {got['codevouch'] / max(got['alone'], 1e-9):.2f} |")
+    if args.dump is not None:
+        import json
+
+        args.dump.write_text("".join(json.dumps(d) + "\n" for d in dumped))
     timings.sort()
     print(f"search across {len(repos)} repositories, in process: p50 {timings[len(timings) // 2] * 1000:.0f} ms, "
           f"p95 {timings[int(len(timings) * 0.95)] * 1000:.0f} ms")
