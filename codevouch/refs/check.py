@@ -27,7 +27,9 @@ from codevouch.printable import plural
 from codevouch.refs.extract import JS_EXTENSIONS, Extracted, Reference, extract
 from codevouch.refs.imports import check_file_import
 from codevouch.refs.model import RefReport, RefResult
+from codevouch.refs.namespaces import Namespaces, check_namespace_import, family_of
 from codevouch.refs.worktree import Definitions, WorkTree, module_of
+from codevouch.syntax import registry
 from codevouch.syntax.lines import split_lines
 from codevouch.syntax.packages import has_package_clause, qualifies
 from codevouch.validator import symbols
@@ -117,6 +119,7 @@ class _Checker:
         names |= {p for r in extracted.refs if r.kind == "symbol" and r.symbol for p in r.symbol.split(".")}
         self._names = sorted(n for n in names if n)
         self._history_budget = MAX_HISTORY
+        self._spaces: dict[str, Namespaces] = {}     # a family's namespaces, read once
 
     @cached_property
     def mentions(self) -> dict[str, set[str]]:
@@ -140,6 +143,12 @@ class _Checker:
     def check(self, ref: Reference) -> RefResult:
         if ref.kind == "path":
             return self._path(self._widened(ref))
+        lang = registry.by_name().get(ref.language or "")
+        if ref.kind == "import" and lang is not None and lang.imports is not None and lang.imports.declares:
+            family = family_of(lang)
+            spaces = self._spaces.setdefault(lang.imports.family or lang.name,
+                                             Namespaces(family, self.tree.files, self.tree.text, self.tree.defs))
+            return check_namespace_import(ref, spaces)
         if ref.kind == "import" and ref.language is not None:
             return check_file_import(ref, self.tree.file_set, self.added, self._similar_path)
         if ref.kind == "import":

@@ -380,8 +380,10 @@ def _include(code: str, n: int) -> list[Reference]:
 def language_imports(lang: Language, code: str, n: int, base: str | None = None) -> list[Reference]:
     """The imports of one line of `lang` (spec.Imports): a file it names (an import reference, its
     spec as written; one named from the importing file's directory starts with `./`), or each
-    qualified name it names, as a symbol reference to its last two parts (`use App\\Models\\Customer`
-    is `Models.Customer`: the class in a file whose package or directory is `Models`)."""
+    qualified name it names: where the language declares its namespaces (spec.Imports.declares), an
+    import reference to the whole name (`com.acme.billing.InvoiceBook`; a wildcard ends in `.*`),
+    else a symbol reference to its last two parts (`use App\\Models\\Customer` is `Models.Customer`:
+    the class in a file whose package or directory is `Models`)."""
     assert lang.imports is not None
     found = lang.imports.pattern.match(code)
     if found is None:
@@ -389,8 +391,12 @@ def language_imports(lang: Language, code: str, n: int, base: str | None = None)
     groups = found.groupdict()
     text = code.strip()
     if groups.get("names"):
+        names = _names(groups["names"], lang.imports.separator)
+        if lang.imports.declares is not None:
+            return [Reference("import", text, n, module=".".join(name), base=base, source="import",
+                              language=lang.name) for name in names]
         return [Reference("symbol", text, n, symbol=".".join(name[-2:]), source="import", language=lang.name)
-                for name in _names(groups["names"], lang.imports.separator)]
+                for name in names if name[-1] != "*"]
     here, file = groups.get("here"), groups.get("file")
     spec = ("./" + here if not here.startswith(("./", "../")) else here) if here else file
     return [Reference("import", text, n, module=spec, base=base, source="import", language=lang.name)] if spec else []
@@ -398,7 +404,7 @@ def language_imports(lang: Language, code: str, n: int, base: str | None = None)
 
 def _names(spec: str, separator: str) -> list[list[str]]:
     """The qualified names an import's names group spells, each as its parts: `a.b.{C, D => E}` is
-    a.b.C and a.b.D; `A\\B as C` is A.B; a wildcard (`_`, `*`) or a `given` names none."""
+    a.b.C and a.b.D; `A\\B as C` is A.B; a wildcard (`a.b._`, `a.b.*`) is a, b, *."""
     spec = spec.strip()
     if "{" in spec:
         prefix, group = spec.split("{", 1)
@@ -409,8 +415,10 @@ def _names(spec: str, separator: str) -> list[list[str]]:
     for head in heads:
         head = re.split(r"\s+as\s+|\s*=>\s*", head.strip())[0].strip()
         parts = [p for p in head.split(separator) if p]
-        if parts and all(re.fullmatch(r"[A-Za-z_$][\w$]*", p) for p in parts) and parts[-1] != "_":
-            out.append(parts)
+        wild = parts[-1:] in (["_"], ["*"])
+        words = parts[:-1] if wild else parts
+        if words and all(re.fullmatch(r"[A-Za-z_$][\w$]*", p) for p in words):
+            out.append([*words, "*"] if wild else words)
     return out
 
 

@@ -130,12 +130,28 @@ class Imports:
               `/init.lua`), tried after the name as written
     dotted:   a "file" spec's dots are directories (Lua's `billing.ledger` is billing/ledger.lua)
     separator: what separates the parts of a name in "names" (PHP's `\\`, Scala's `.`)
+    declares: a pattern whose first group is a namespace a file of the language declares in full
+              (`package com.acme.billing`, `namespace Billing.Invoices`, a Package.swift's
+              `.target(name: "Billing"`): where set, a "names" import is checked whole against the
+              namespaces the repository's files declare (refs/namespaces.py), not as a symbol
+    family:   languages whose files import each other's namespaces share one (Java, Kotlin and
+              Scala: "jvm"); "" is the language's own
+    modules:  a declared name is a module whose types may be in any of the language's files (a
+              Swift target), not a package whose types are in the files that declare it; a
+              directory right under `Sources/` is one too (SwiftPM's layout)
+    platform: namespaces of the language's platform (`java`, `kotlin`, `System`): an import under
+              one is a library's even where the repository adds to it (a polyfill's `namespace
+              System;`), unless the repository defines what it names
     """
 
     pattern: re.Pattern[str]
     suffixes: tuple[str, ...] = ()
     dotted: bool = False
     separator: str = "."
+    declares: re.Pattern[str] | None = None
+    family: str = ""
+    modules: bool = False
+    platform: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

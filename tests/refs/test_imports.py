@@ -29,7 +29,8 @@ def test_each_language_s_import_lines_are_read() -> None:
     assert got == [("import", "json", "ruby"), ("import", "./money", "ruby"),
                    ("symbol", "Billing.Receipt", "php"), ("symbol", "Billing.Refund", "php"),
                    ("symbol", "Util.helper", "php"),
-                   ("symbol", "billing.Voucher", "scala"), ("symbol", "billing.Coupon", "scala"),
+                   ("import", "com.acme.billing.Voucher", "scala"), ("import", "com.acme.billing.Coupon", "scala"),
+                   ("import", "scala.util.*", "scala"),
                    ("import", "./lib/common.sh", "bash"), ("import", "billing.ledger", "lua")]
 
 
@@ -46,8 +47,9 @@ def test_each_language_s_import_lines_are_read() -> None:
     ("use App\\Billing\\Receipt;", "php", "ok", "symbol-defined"),
     # Ruby's module Billing is this repository's: it has no member Ghost.
     ("use App\\Billing\\Ghost;", "php", "missing", "member-missing"),
+    # Scala's imports are checked against the packages the repository declares (refs/namespaces.py).
     ("import com.acme.billing.Voucher", "scala", "ok", "symbol-defined"),
-    ("import com.acme.billing.Ghost", "scala", "unknown", "symbol-unknown"),
+    ("import com.acme.billing.Ghost", "scala", "missing", "name-missing"),
 ])
 def test_an_import_is_found_missing_or_a_library_s(repo: Repo, line: str, fence: str, status: str,
                                                      reason: str) -> None:

@@ -4,7 +4,9 @@ package does not): a block `namespace Billing { }` and a file-scoped `namespace 
 `InvoiceBook.Settle` alike."""
 from __future__ import annotations
 
-from codevouch.syntax.spec import CONTAINER, LEAF, Language, LanguageSpec
+import re
+
+from codevouch.syntax.spec import CONTAINER, LEAF, Imports, Language, LanguageSpec
 
 CSHARP = Language(
     name="csharp",
@@ -36,4 +38,10 @@ CSHARP = Language(
     fences=("cs", "csharp", "c#"),
     tests=("*Tests.cs", "*Test.cs"),
     generated=("*.g.cs", "*.g.i.cs", "*.designer.cs", "*.Designer.cs", "*.generated.cs"),
+    # `using Billing.Invoices;`, `global using static Billing.InvoiceBook;`, `using Book =
+    # Billing.InvoiceBook;`: checked against the namespaces the repository's files declare.
+    imports=Imports(re.compile(r"[ \t]*(?:global[ \t]+)?using[ \t]+(?:static[ \t]+)?(?:\w+[ \t]*=[ \t]*)?"
+                               r"(?P<names>[\w.]+)[ \t]*;"),
+                    declares=re.compile(r"^[ \t]*namespace[ \t]+([\w.]+)", re.MULTILINE),
+                    platform=("System", "Microsoft", "Windows")),
 )

@@ -1,7 +1,9 @@
 """Java: classes, interfaces, enums and records as containers; anonymous classes unnamed."""
 from __future__ import annotations
 
-from codevouch.syntax.spec import CONTAINER, LEAF, Language, LanguageSpec
+import re
+
+from codevouch.syntax.spec import CONTAINER, LEAF, Imports, Language, LanguageSpec
 
 JAVA = Language(
     name="java",
@@ -30,4 +32,9 @@ JAVA = Language(
     keywordless=True,       # a method has no keyword before its name
     keywords=("class", "interface", "enum"),
     fences=("java",),
+    # `import com.acme.billing.InvoiceBook;`, `import static com.acme.billing.InvoiceBook.settle;`,
+    # `import com.acme.billing.*;`: checked against the packages the repository's files declare.
+    imports=Imports(re.compile(r"[ \t]*import[ \t]+(?:static[ \t]+)?(?P<names>[\w.]+(?:\.\*)?)[ \t]*;"),
+                    declares=re.compile(r"^[ \t]*package[ \t]+([\w.]+)[ \t]*;", re.MULTILINE), family="jvm",
+                    platform=("java", "javax", "jdk", "sun", "android", "androidx", "dalvik", "kotlin")),
 )

@@ -2,7 +2,9 @@
 class's (`InvoiceBook.create`, as Kotlin code calls them)."""
 from __future__ import annotations
 
-from codevouch.syntax.spec import CONTAINER, LEAF, DefRule, Language, LanguageSpec
+import re
+
+from codevouch.syntax.spec import CONTAINER, LEAF, DefRule, Imports, Language, LanguageSpec
 
 KOTLIN = Language(
     name="kotlin",
@@ -25,4 +27,8 @@ KOTLIN = Language(
     keywords=("fun", "class", "interface"),    # `object` is a word in every language
     fences=("kotlin", "kt", "kts"),
     tests=("*Test.kt", "*Tests.kt", "*Spec.kt"),
+    # `import com.acme.billing.InvoiceBook`, `... as Book`, `import com.acme.billing.*`.
+    imports=Imports(re.compile(r"[ \t]*import[ \t]+(?P<names>[\w.]+(?:\.\*)?(?:[ \t]+as[ \t]+\w+)?)[ \t]*;?[ \t]*(?://.*)?$"),
+                    declares=re.compile(r"^[ \t]*package[ \t]+([\w.]+)", re.MULTILINE), family="jvm",
+                    platform=("kotlin", "kotlinx", "java", "javax", "android", "androidx")),
 )

@@ -31,5 +31,9 @@ SCALA = Language(
     keywords=("def", "trait"),
     fences=("scala",),
     package_clause=re.compile(r"^[ \t]*package[ \t]+(?:\w+\.)*(\w+)[ \t]*$", re.MULTILINE),
-    imports=Imports(re.compile(r"[ \t]*import[ \t]+(?P<names>[\w.{][^;/\n]*)")),
+    # `import com.acme.billing.{Voucher, Coupon => C}`, `import scala.util._`: checked against the
+    # packages the repository's files declare (a chain `package com.acme` / `package billing` too).
+    imports=Imports(re.compile(r"[ \t]*import[ \t]+(?P<names>[\w.{][^;/\n]*)"),
+                    declares=re.compile(r"^[ \t]*package[ \t]+([\w.]+)[ \t]*\{?[ \t]*$", re.MULTILINE),
+                    family="jvm", platform=("scala", "java", "javax")),
 )

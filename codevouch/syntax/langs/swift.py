@@ -3,7 +3,9 @@ extension's members are its type's (`extension InvoiceBook { func total() }` def
 `InvoiceBook.total`)."""
 from __future__ import annotations
 
-from codevouch.syntax.spec import CONTAINER, LEAF, Language, LanguageSpec
+import re
+
+from codevouch.syntax.spec import CONTAINER, LEAF, Imports, Language, LanguageSpec
 
 SWIFT = Language(
     name="swift",
@@ -26,4 +28,10 @@ SWIFT = Language(
     fences=("swift",),
     tests=("Tests/", "*Tests.swift", "*Test.swift"),
     generated=("*.pb.swift", "*.generated.swift"),
+    # `import Billing`, `@testable import Billing`, `import struct Billing.InvoiceBook`: a module is
+    # a target a Package.swift names (or a directory under Sources/), its types in any Swift file.
+    imports=Imports(re.compile(r"[ \t]*(?:@\w+[ \t]+)*import[ \t]+(?:(?:typealias|struct|class|enum|protocol|"
+                               r"let|var|func)[ \t]+)?(?P<names>[\w.]+)[ \t]*(?://.*)?$"),
+                    declares=re.compile(r"(?:\.\w*[tT]arget|\.library|Package)\([ \t\n]*name:[ \t]*\"(\w+)\""),
+                    modules=True),
 )
