@@ -1,4 +1,5 @@
-"""Lua: `function M.f`, `function M:f` (both `M.f`) and `local function f`."""
+"""Lua: `function M.f`, `function M:f` (both `M.f`) and `local function f`, also inside a top-level
+`do ... end` block (which only scopes its locals)."""
 from __future__ import annotations
 
 import re
@@ -11,6 +12,8 @@ LUA = Language(
     extensions={".lua": "lua"},
     syntax=LanguageSpec(
         definitions={"function_declaration": DefRule(name="path")},
+        # `do ... end` at top level scopes its locals; the functions it declares are the file's.
+        transparent=frozenset({"do_statement"}),
         blocks=frozenset({"chunk", "block"}),
     ),
     keywordless=True,       # `function M.f`: the word after `function` is the table, not the name

@@ -262,3 +262,13 @@ def test_a_changed_method_is_history_and_the_current_one_is_re_read(tmp_path: Pa
         assert current is not None and current.symbol == sample.method and sample.new in current.text, (
             language, current)
         assert current.text.count("\n") <= sample.text.count("\n") // 2, (language, current.text)   # the method
+
+
+def test_a_lua_function_inside_a_do_block_is_cut_and_named_as_the_file_s() -> None:
+    # `do ... end` scopes its locals; the functions it declares are the module's, each its own chunk.
+    text = ("local Ledger = {}\n\ndo\n  local cache = {}\n\n  function Ledger.audit_ledger(rows)\n"
+            "    for _, row in ipairs(rows) do\n      cache[row.id] = row\n    end\n    return cache\n  end\n\n"
+            "  function Ledger.clear_audit()\n    cache = {}\n  end\nend\n\nreturn Ledger\n")
+    chunks, _ = chunk_text(text, "lua/billing/audit.lua", lambda t: len(t.split()), budget=12, merge_target=1)
+    named = [(c.symbol, c.start_line) for c in chunks]
+    assert ("Ledger.audit_ledger", 6) in named and ("Ledger.clear_audit", 13) in named, named
