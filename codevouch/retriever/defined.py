@@ -55,8 +55,7 @@ def confirmed(ids: Sequence[str], records: dict[str, ChunkRecord], query: Query,
         if data is None:
             continue
         text = decode(data)
-        names = [name for name, line in _definitions(rec.blob_sha, rec.path, text)
-                 if rec.start_line <= line <= rec.end_line]
+        names = [name.lower() for name in _inside(rec, text)]
         keys = {key for name in names for key in lexical.name_keys(name)}
         # A qualified name's rest is the file's own qualified name: `client.handle_request` is
         # a function of module client, not every method `handle_request` in it.
@@ -64,6 +63,28 @@ def confirmed(ids: Sequence[str], records: dict[str, ChunkRecord], query: Query,
                                              for q in query.qualified):
             kept.add(cid)
     return [cid for cid in ids if cid in kept]
+
+
+def spelled_as_written(ids: Sequence[str], records: dict[str, ChunkRecord], query: Query,
+                       read: Callable[[list[str]], dict[str, bytes]]) -> set[str]:
+    """The ids whose chunk defines a name spelled as the query writes it (lexical.spelled_exactly):
+    by its symbol, or by a definition merged into it (a module's window, a class's header piece
+    that holds its small members), which the symbol does not name: `Logger` in a chunk whose
+    symbol is `<module>, Sinatra` before the method `logger` that a chunk's symbol names."""
+    own = {cid for cid in ids if lexical.spelled_exactly(query.stripped, records[cid].symbol)}
+    todo = [cid for cid in ids if cid not in own and may_define(records[cid])]
+    blobs = read(list(dict.fromkeys(records[cid].blob_sha for cid in todo))) if todo else {}
+    for cid in todo:
+        data = blobs.get(records[cid].blob_sha)
+        if data is not None and any(lexical.spelled_exactly(query.stripped, name)
+                                    for name in _inside(records[cid], decode(data))):
+            own.add(cid)
+    return own
+
+
+def _inside(rec: ChunkRecord, text: str) -> list[str]:
+    """The qualified names, as written, of the definitions whose node starts inside the chunk's lines."""
+    return [name for name, line in _definitions(rec.blob_sha, rec.path, text) if rec.start_line <= line <= rec.end_line]
 
 
 def proposed(named: list[str], lexical_ids: Sequence[str], records: dict[str, ChunkRecord]) -> list[str]:
@@ -112,15 +133,15 @@ def _language(rec: ChunkRecord) -> str | None:
 
 
 def _definitions(blob: str, path: str, text: str) -> list[tuple[str, int]]:
-    """(qualified name in lower case, line of the definition's own node) for every definition
-    the file's parse has."""
+    """(qualified name as written, line of the definition's own node) for every definition the
+    file's parse has."""
     found = _PARSED.get((blob, path))
     if found is not None:
         _PARSED.move_to_end((blob, path))
         return found
     lang = resolve_language(path, None, text)
     walked = walk(text, lang) if lang is not None else None
-    found = [(f.name.lower(), f.node.start_point[0] + 1) for f in (walked[1] if walked else ())]
+    found = [(f.name, f.node.start_point[0] + 1) for f in (walked[1] if walked else ())]
     _PARSED[(blob, path)] = found
     while len(_PARSED) > _KEEP:
         _PARSED.popitem(last=False)

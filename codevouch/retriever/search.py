@@ -199,7 +199,7 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
             # typings/index.d.ts, whose chunks hold a dozen signatures and win on words)
             # then a free definition before same-named members of classes (`getPath` in utils/url.ts
             # before four `*Processor.getPath`), unless the query qualifies the name
-            tier[rec.id] = (True, lexical.spelled_exactly(read.stripped, rec.symbol),
+            tier[rec.id] = (True, cid in rankings.own_case or lexical.spelled_exactly(read.stripped, rec.symbol),
                             not is_declaration_file(rec.path), defined.freely(rec, names, members))
         found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
     return found, tier, fill
@@ -325,6 +325,7 @@ class _Rankings:
     records: dict[str, ChunkRecord]        # the branch's view of every ranked chunk
     members: dict[str, dict[str, int]] = field(default_factory=dict)  # DENSE / LEXICAL -> id -> its rank there
     defining: set[str] = field(default_factory=set)  # ids that define a name the query spells
+    own_case: set[str] = field(default_factory=set)  # those that define it as the query spells it (_scored)
     similarity: dict[str, float] = field(default_factory=dict)   # chunk id -> cosine to the query
     stand_ins: set[str] = field(default_factory=set)   # overlay ids the dense list ranked with a stand-in
     read: reading.Query | None = None   # the query as read once the index was asked (Query.undecided)
@@ -466,6 +467,7 @@ def _add_definitions(out: _Rankings, run: SearchRun, lexical_ids: Sequence[str] 
         return found
     defs = defined.confirmed(defs, out.records, read, blobs)
     out.defining.update(defs)
+    out.own_case.update(defined.spelled_as_written(defs, out.records, read, blobs))
     if not defs and ov is not None:
         # Defined at the indexed commit, in files the working tree has changed, and nowhere now.
         out.gone = [_named(out.records[cid], read) for cid in defined.confirmed(

@@ -402,3 +402,17 @@ def test_prose_that_mentions_a_name_leaves_the_name_list_to_definitions(repo: Re
     (hit,) = idx.search("flush_batch", k=1, mode="lexical", validate=False)
     assert (hit.path, hit.matched[0]) == ("pkg/batch.py", "definition-name")
     assert hit.record.start_line == 1, (hit.record.start_line, hit.record.end_line)
+
+
+def test_the_own_case_reads_the_definitions_merged_into_a_chunk(repo: Repo, index_dir: Path) -> None:
+    # Middleware's small file is one chunk whose symbol (`<module>, Shop`) names neither `Logger`
+    # nor `Middleware`; the helper's chunk names its method `logger`, said more often.
+    idx = _index(repo, index_dir, {
+        "lib/shop/middleware/logger.rb": 'require "logger"\n\nmodule Shop\n  module Middleware\n'
+                                         '    class Logger\n      def initialize(app)\n        @app = app\n'
+                                         '      end\n    end\n  end\nend\n',
+        "lib/shop/helpers.rb": "module Shop\n  module Helpers\n    # The request's logger, or a null logger.\n"
+                               "    def logger\n      request.logger || Logger.new(nil)\n    end\n  end\nend\n",
+    })
+    assert idx.search("Logger", k=1, validate=False)[0].path == "lib/shop/middleware/logger.rb"
+    assert idx.search("logger", k=1, validate=False)[0].path == "lib/shop/helpers.rb"
