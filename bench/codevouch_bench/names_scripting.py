@@ -20,6 +20,7 @@ import random
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,13 +118,21 @@ def _mirror(name: str) -> Path:
     return root / ".git" if (root / ".git").is_dir() else root
 
 
-def measure(c: Corpus, work: Path, most: int | None) -> dict[str, Any]:
+Targets = Callable[[dict[str, bytes], str], list[tuple[str, str, int, int]]]
+
+
+def measure(c: Corpus, work: Path, most: int | None, find: Targets = targets) -> dict[str, Any]:
+    """One corpus: its targets (`find`: this module's walk, or a sibling figure's), the index built
+    with the fake embedder, each name asked for once."""
     files = corpus.blobs_at(_mirror(c.mirror), c.commit, corpus.GIT_MAX_BLOB)
-    wanted = targets(files, c.language)
-    if most is not None and len(wanted) > most:
-        wanted = sorted(random.Random(7).sample(wanted, most))
     repo = work / c.label
     corpus.repo_from_files(repo, files)
+    # The repository is made with `git add`, which skips what the project's own .gitignore names even
+    # where upstream tracks it (cJSON's tests/unity/test/testunity.c): no index could find those.
+    tracked = set(corpus.git(repo, "ls-files", "-z").split("\0"))
+    wanted = [t for t in find(files, c.language) if t[1] in tracked]
+    if most is not None and len(wanted) > most:
+        wanted = sorted(random.Random(7).sample(wanted, most))
     idx = Index(repo, work / f"{c.label}-index", embedder=FakeEmbedder())
     started = time.perf_counter()
     idx.build()

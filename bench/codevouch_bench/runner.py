@@ -180,6 +180,7 @@ FIGURES = {f.name: f for f in (
     Figure("splitters", False, _standard),
     Figure("hit_tokens", False, _hit_tokens),
     Figure("names_scripting", False, _standard),
+    Figure("names_c_family", False, _standard),
     Figure("navigate", False, _navigate),
     Figure("parse_speed", False, _standard),
 )}

@@ -17,6 +17,7 @@ from codevouch_bench.lib.large_report import headline as large_headline
 from codevouch_bench.lib.large_report import section as large_section
 from codevouch_bench.lib.million_report import headline as million_headline
 from codevouch_bench.lib.million_report import section as million_section
+from codevouch_bench.lib.names_c_family_report import section as names_c_family_section
 from codevouch_bench.lib.names_scripting_report import section as names_scripting_section
 from codevouch_bench.lib.navigate_report import section as navigate_section
 from codevouch_bench.lib.overlay_report import first_section as overlay_first_section
@@ -626,6 +627,7 @@ def render(results: dict[str, Any]) -> str:
     out.append(small_build_section())
     out.append(hit_tokens_section())
     out.append(names_scripting_section())
+    out.append(names_c_family_section())
     out.append(parse_speed_section())
     out.append(navigate_section())
     out.append(section_identifiers())
