@@ -199,6 +199,9 @@ def test_benchmark_walk_names_c_family_definitions_by_its_own_rules() -> None:
     assert [(d.name, d.start, d.end, d.function) for d in definitions("lib/invoice.rb", rb)] == [
         ("Billing", 1, 15, False), ("Billing.Shop.Invoice", 2, 14, False), ("Billing.Shop.Invoice.build", 3, 5, True),
         ("Billing.Shop.Invoice.open", 8, 8, True), ("Billing.Shop.Invoice.total", 11, 13, True)]
+    lua = "local M = {}\n-- Settles.\nfunction M.settle() end\nfunction M:total()\nend\ndo\n  local function audit() end\nend\n"
+    assert [(d.name, d.start, d.end) for d in definitions("lua/ledger.lua", lua)] == [
+        ("M.settle", 2, 3), ("M.total", 4, 5), ("audit", 7, 7)]
 
 
 def test_ground_truth_for_code_moved_to_another_file(tmp_path: Path) -> None:

@@ -204,7 +204,7 @@ def main() -> None:
                           "tool-definitions": "every function and class of the same files, nested ones "
                                               "included, cut and named by the benchmark's own parsers "
                                               "(ast; tree-sitter query for Rust; a tree-sitter walk for "
-                                              "C, C++, C#, Kotlin, Swift and Ruby) as another tool would: "
+                                              "C, C++, C#, Kotlin, Swift, Ruby and Lua) as another tool would: "
                                               "`outer.<locals>.inner`, `Type::method`"},
               "pairs": pairs, "overall": {s: total(pairs, s) for s in SOURCES},
               "windows": {"splitter": f"LangChain RecursiveCharacterTextSplitter.from_language, "

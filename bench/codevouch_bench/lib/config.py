@@ -101,6 +101,8 @@ LANGUAGE_EVOLUTIONS = (
      _gh("Alamofire/Alamofire", "b2fa556e4e48cbf06cf8c63def138c98f4b811fa")),   # 5.8.0 (2023-08)
     (_gh("sinatra/sinatra", "0d7e580133a5bb65b05214be7aa9cf195a4698e9"),        # Ruby: v2.1.0 (2020-09)
      _gh("sinatra/sinatra", "815b69fe2510930de97a89f9318fcfa35165e96e")),       # v3.0.0 (2022-09)
+    (_gh("lunarmodules/Penlight", "230980552484198e5b3fc0dd916002738eeafc51"),  # Lua: 1.10.0 (2021-04)
+     _gh("lunarmodules/Penlight", "3b42fd05d8e60998b0fc5830a397b2354a81170b")), # 1.13.1 (2022-07)
 )
 
 

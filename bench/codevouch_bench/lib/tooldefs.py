@@ -156,9 +156,12 @@ _WALKED: dict[str, tuple[str, dict[str, bool], frozenset[str]]] = {
     # class; `class << self` qualifies nothing (not a kind: walked through).
     "ruby": ("tree_sitter_ruby", {"module": False, "class": False, "method": True, "singleton_method": True},
              frozenset({"module", "class"})),
+    # Lua: `function M.f` and `function M:f` are both M.f, `local function f` is f; a function in a
+    # function (or in a `do ... end` block) is listed too, qualified by nothing.
+    "lua": ("tree_sitter_lua", {"function_declaration": True}, frozenset()),
 }
 _SUFFIXES = {".c": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
-             ".cs": "csharp", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".rb": "ruby"}
+             ".cs": "csharp", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".rb": "ruby", ".lua": "lua"}
 SUFFIXES = (".py", ".rs", ".h", *_SUFFIXES)
 
 
@@ -219,7 +222,8 @@ def _walked(path: str, text: str) -> list[Def]:
         name = node.child_by_field_name("name")
         if name is None and node.type == "class_declaration":      # Kotlin: the first identifier
             name = next((c for c in node.named_children if c.type in ("type_identifier", "identifier")), None)
-        return "".join(name.text.decode().split()).replace("::", ".") if name is not None else ""
+        written = "".join(name.text.decode().split()).replace("::", ".") if name is not None else ""
+        return written.replace(":", ".") if lang == "lua" else written
 
     def visit(node: Any, prefix: list[str]) -> None:
         inner = prefix
