@@ -60,7 +60,9 @@ class Window:
 
     @classmethod
     def of(cls, text: str, start_line: int | None = None, start_char: int | None = None) -> Window:
-        return cls(text.replace("\r\n", "\n"), start_line, start_char)
+        """A trailing "\r" goes too: whole lines of a CRLF file, cut at "\n" (split_lines), end with
+        the "\r" of the "\r\n" whose "\n" the cut left out."""
+        return cls(text.replace("\r\n", "\n").removesuffix("\r"), start_line, start_char)
 
 
 def _word(ch: str) -> bool:

@@ -26,6 +26,13 @@ def test_crlf_either_way_with_offsets_in_the_file_as_given() -> None:
     assert locate(Window.of("def send(self, r):\r\n        return r"), FILE) is not None
 
 
+def test_whole_crlf_lines_are_found_in_their_file_changed_further_down() -> None:
+    # Lines 1-3 of a CRLF file as the indexer cuts them (split at "\n"): the last keeps its "\r".
+    old = FILE.replace("\n", "\r\n")
+    window = Window.of("\n".join(old.split("\n")[:3]), 1)
+    assert locate(window, old.replace("pass\r\n    pass", "pass\r\n    return"), old) is not None
+
+
 def test_one_changed_character_is_a_changed_window() -> None:
     assert locate(Window.of("def send(self, r):\n        return  r"), FILE) is None
     assert locate(Window.of("def send(self, r):\n       return r"), FILE) is None
