@@ -21,6 +21,7 @@ from codevouch.retriever.collapse import collapse
 from codevouch.retriever.matching import DEFINITION_NAME
 from codevouch.retriever.members import members, space_size
 from codevouch.retriever.mode import SearchMode
+from codevouch.retriever.notindexed import not_indexed
 from codevouch.retriever.searchrun import NO_CALL, Caller, SearchRun
 from codevouch.retriever.settings import DEFAULT, Settings
 from codevouch.retriever.standin import STAND_IN
@@ -28,7 +29,6 @@ from codevouch.store import (
     BranchState,
     ChunkRecord,
     Ledger,
-    Outdated,
     StoreSettings,
     VectorStore,
     lexical,
@@ -118,7 +118,7 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
         try:
             outdated = ledger.outdated(repo_id, str(repo), branch)
             if state is None or outdated is not None:
-                raise NotIndexed(_not_indexed(repo, branch, index_dir, outdated, ledger.has_entries(repo_id, branch)))
+                raise NotIndexed(not_indexed(repo, branch, index_dir, outdated, ledger.has_entries(repo_id, branch)))
             ov = overlay(repo, state, head) if overlay is not None else None
             searched = _within(ov, keep) if ov is not None and keep is not None else ov
             depth = max(3 * k, settings.list_depth)
@@ -281,42 +281,6 @@ def _locate(repo_path: Path | str, branch: str | None,
         return head.root, repo_id(head.root, head.commit, index_dir), name, head
     ident = identify(repo_path, index_dir)
     return ident.root, ident.id, branch or gitio.current_branch(ident.root), head
-
-
-def _not_indexed(repo: Path, branch: str, index_dir: Path, outdated: Outdated | None, passed_over: bool) -> str:
-    """Why the branch has no entry to search, for a user. `passed_over`: the index holds an entry of
-    a repository with the same root commit, built at a commit this one does not have (nor any of
-    its sampled ancestors)."""
-    build = f"`codevouch index build --repo {repo} --branch {branch} --index {index_dir}`"
-    if outdated is not None and outdated.layout == "per-chunk":  # see migrations.m004, m005
-        return (f"branch {branch!r} of {repo} was indexed by an older codevouch, which stored a vector per "
-                f"chunk rather than per distinct text; run {build} once to move it to the new store (it "
-                "embeds each chunk once more: the embedded text now carries the chunk's path and symbol).")
-    if outdated is not None:  # per-branch: before migrations.m003
-        return (f"branch {branch!r} of {repo} was indexed by an older codevouch, which kept a copy of every "
-                f"vector per branch; run {build} once to move it to the shared store (it embeds each chunk "
-                "once more: the embedded text now carries the chunk's path and symbol).")
-    if not _branch_exists(repo, branch):
-        # A name git does not know: building it cannot work, so say that instead.
-        return (f"{repo} has no branch {branch!r} (nor a commit of that name); `git -C {repo} branch` lists "
-                "its branches: pass one of them to --branch.")
-    if passed_over:
-        return (f"branch {branch!r} of {repo} is not in the index at {index_dir}: an entry there shares this "
-                "repository's first commit but was built at a commit this repository does not have (nor any "
-                "of the commits before it that the build sampled), so it is "
-                "another repository's (a fork's, or a project started from the same commit) or one this clone "
-                f"has not fetched. If this is a clone of the same repository, `git fetch` it; else run {build}.")
-    return f"branch {branch!r} of {repo} is not in the index at {index_dir}; run {build} first."
-
-
-def _branch_exists(repo: Path, branch: str) -> bool:
-    from codevouch.errors import GitError
-
-    try:
-        gitio.resolve_commit(repo, branch)
-        return True
-    except GitError:
-        return False
 
 
 @dataclass
