@@ -177,7 +177,7 @@ def paced_section(path: Path = PACED_RESULTS) -> str:
         return ""
     m = data["machine"]
     out = ["\n### A library session after a big change, on a loaded machine\n",
-           "Rerun: `python -m codevouch_bench.overlay --only httpx flask rxjs --paced 3 --hogs 3 --out "
+           "Rerun: `python -m codevouch_bench.overlay --only httpx flask --paced 3 --hogs 3 --out "
            "bench/results/bench-overlay-paced.json`\n",
            f"`{data['command']}` at {m.get('date')} (load average {m.get('load_avg_1m_at_start')} at its start, "
            f"{m.get('cores')} cores), embedder `{data['embedder']}`. Every cache emptied, then each query asked once, "
