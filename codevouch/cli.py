@@ -46,7 +46,9 @@ def main() -> None:
 
     importpath.secure()             # before any lazy import: nothing from the working directory
     from codevouch.engine.client import command_of, forward, start_after_answer
+    from codevouch.engine.handoff import detach
 
+    detach(sys.argv[1:])            # a hook's build: out of the terminal's session, here or in the engine
     code = forward(sys.argv[1:])
     if code is not None:
         raise SystemExit(code)

@@ -229,6 +229,15 @@ def _server(text: str) -> str:
                       "except under CI=true).")
 
 
+def _switch(name: str, text: str) -> str:
+    word = text.strip().lower()
+    if word in ("off", "0", "false", "no"):
+        return "off"
+    if word in ("on", "1", "true", "yes"):
+        return "on"
+    raise ConfigError(f"{name}={text[:40]!r} is not on or off; unset it for on.")
+
+
 _TEAM = "([TEAM_INDEX.md](TEAM_INDEX.md))"
 _ENGINE = "([ENGINE.md](ENGINE.md))"
 
@@ -316,6 +325,11 @@ SERVER = Variable("CODEVOUCH_SERVER", "switch", "auto", "auto",
                   "`off` (or 0, false, no): every CLI call runs in-process; `on`: read commands go to the resident "
                   f"engine even when `CI=true`; `auto`: the engine, except under `CI=true` {_ENGINE}",
                   _server, empty=_blank)
+SERVER_BUILDS = Variable("CODEVOUCH_SERVER_BUILDS", "switch", "on", "on",
+                         "`off` (or 0, false, no): `index build` and the git hooks' builds run in-process even when "
+                         "an engine runs; `on`: they go to the engine already running for the index, which builds "
+                         f"beside its reads (a build never starts one) {_ENGINE}",
+                         lambda text: _switch("CODEVOUCH_SERVER_BUILDS", text), empty=_blank)
 SERVER_IDLE = _seconds("CODEVOUCH_SERVER_IDLE", 600.0, "600 (10 min)", "the default (10 min)",
                        f"seconds the resident engine waits for a call before it exits {_ENGINE}")
 SERVER_TIMEOUT = _seconds("CODEVOUCH_SERVER_TIMEOUT", 120.0, "120", "the default (120 s)",
@@ -328,7 +342,7 @@ VARIABLES: tuple[Variable, ...] = (
     INDEX, CHROMA_URL, CHROMA_TIMEOUT, LEASE_TTL, BUSY_TIMEOUT, BUDGET, MODEL, RESERVE, EMBEDDING_MODEL,
     EMBEDDING_DEVICE, MATCH_THRESHOLD, NO_RECORD, PROGRESS_SECONDS, MAX_INPUT_BYTES, MAX_SNIPPETS,
     MAX_REFERENCES, MAX_BRANCHES, OVERLAY_LIMIT, OVERLAY_SECONDS, BUILD_NUMPY_TEXTS, RUN_GIT_FILTERS, ALLOW_OUTSIDE_GIT_DIR,
-    GIT_TIMEOUT, GIT_MEMORY_MB, SERVER, SERVER_IDLE, SERVER_TIMEOUT,
+    GIT_TIMEOUT, GIT_MEMORY_MB, SERVER, SERVER_BUILDS, SERVER_IDLE, SERVER_TIMEOUT,
 )
 
 # Named for the table only: codevouch sets these for a child, or its scripts read them.
@@ -484,6 +498,11 @@ class Environment:
     def server(self) -> str:
         """CODEVOUCH_SERVER: "on", "off" or "auto" (the CLI's engine client decides what auto means)."""
         return self.value(SERVER)
+
+    @property
+    def server_builds(self) -> str:
+        """CODEVOUCH_SERVER_BUILDS: "on" or "off", whether a build goes to a running engine (engine/handoff.py)."""
+        return self.value(SERVER_BUILDS)
 
     @property
     def server_idle(self) -> float:

@@ -244,9 +244,14 @@ class progress:
     def __enter__(self) -> Any:
         if not self.enabled:
             return None
+        from rich.console import Console
         from rich.progress import Progress
 
-        self._bar = Progress(transient=True)
+        # On the call's stderr (the terminal `enabled` was decided on), with the caller's width:
+        # in the engine, the process's own streams and variables are not the caller's.
+        columns = invocation().call.env.get("COLUMNS", "")
+        console = Console(file=invocation().streams.stderr, width=int(columns) if columns.isdigit() else None)
+        self._bar = Progress(transient=True, console=console)
         self._bar.start()
         return self._update
 

@@ -4,8 +4,6 @@ The one place codevouch writes into a repository, and only when asked; see codev
 """
 from __future__ import annotations
 
-import os
-import signal
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -76,18 +74,15 @@ def hooks_run(
     = None,
 ) -> None:
     """What an installed hook starts in the background (not for people): build, log, exit 0."""
+    # Out of the terminal's session already (engine/handoff.detach, before the engine was asked):
+    # the build may run in the engine, on a thread of its own, which must not touch the process.
     from codevouch.api import index_dir_of
-    from codevouch.indexer import hooks
-
-    try:
-        os.setsid()   # out of the terminal's session: closing the terminal does not end the build
-    except OSError:   # already a group leader (a shell with job control started it)
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     from codevouch.callreads import store_settings
+    from codevouch.indexer import hooks
 
     call = invocation().call
     index_dir = index_dir_of(index, call)
     fired = hooks.Fired(branch or None, commit or None)
-    hooks.run_hook(hook, list(args or ()), hooks.Installed(installed_for, index_dir, embedder, wait), fired=fired,
-                   store=store_settings(call), numpy_texts=call.env.build_numpy_texts)
+    hooks.run_hook(hook, list(args or ()), hooks.Installed(call.path(installed_for), index_dir, embedder, wait),
+                   repo=call.path("."), fired=fired, store=store_settings(call), numpy_texts=call.env.build_numpy_texts)
     raise typer.Exit(0)

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from codevouch import environment
-from codevouch.engine import paths, protocol
+from codevouch.engine import handoff, paths, protocol
 from codevouch.errors import ConfigError
 
 READ_COMMANDS = frozenset({"search", "context", "validate", "check-refs", "review", "drift", "show", "references",
@@ -35,6 +35,7 @@ INDEX_READS = frozenset({"status", "health"})
 # and then (one `index status` left an engine idling for its whole timeout).
 STARTS_NONE = frozenset({"index status", "index health"})
 STDIN_READERS = frozenset({"validate", "check-refs"})
+_BUILD_CHECK = 1.0          # seconds between two looks at a building engine's state (SIGSTOP)
 CONNECT_TIMEOUT = 5.0        # seconds for connect and the engine's first frame of a status or stop
 LOG_BYTES = 1 << 20          # an engine log over this is emptied when the next engine starts
 _CONFIG_BYTES = 1 << 20      # a repository config over this is not read for the off switch
@@ -120,10 +121,12 @@ def _toml(root: Path, name: str) -> dict | None:
 def wanted(argv: list[str]) -> tuple[str, str] | None:
     """(command, cwd) when this call may go to the engine; None: in-process. ConfigError for a
     bad CODEVOUCH_SERVER."""
-    command = command_of(argv)
+    command = command_of(argv) or handoff.build_of(argv)
     if command is None:
         return None
     mode = environment.current().server
+    if command in handoff.BUILDS and environment.current().server_builds == "off":
+        return None
     ci = os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
     if mode == "off" or (mode == "auto" and ci):
         return None
@@ -155,6 +158,8 @@ def forward(argv: list[str]) -> int | None:
     if place is None:
         return None
     try:
+        if command in handoff.BUILDS:      # to an engine that runs, never one started for it
+            return Call(place, index_dir, argv, cwd, starts=False, live=True).run()
         return Call(place, index_dir, argv, cwd, starts=command not in STARTS_NONE).run()
     except KeyboardInterrupt:
         sys.stderr.write("codevouch: interrupted\n")
@@ -305,9 +310,14 @@ class _Replay(io.RawIOBase):
 class Call:
     """One forwarded call."""
 
-    def __init__(self, place: paths.Place, index_dir: Path, argv: list[str], cwd: str, starts: bool = True) -> None:
+    def __init__(self, place: paths.Place, index_dir: Path, argv: list[str], cwd: str, starts: bool = True,
+                 live: bool = False) -> None:
         self.place, self.index_dir, self.argv, self.cwd = place, index_dir, argv, cwd
         self.starts = starts                 # whether an engine starts after this call when none runs
+        # A build (handoff.py): its output written as it comes (progress, for minutes), and no
+        # timeout once it started (a build takes what it takes, as in-process); a stopped engine
+        # is still seen, every second.
+        self.live = live
         self.timeout = environment.current().server_timeout
         self.read: list[bytes] = []          # stdin handed to the engine, kept for a fallback
 
@@ -364,13 +374,19 @@ class Call:
             protocol.send_json(sock, self._request())
             fd = 1
             while True:
-                if deadline is not None:
+                if started and self.live:
+                    _await_frame(sock, pid)
+                    sock.settimeout(None)
+                elif deadline is not None:
                     sock.settimeout(max(deadline - time.monotonic(), 0.001))
                 else:
                     sock.settimeout(None)
                 kind, frame = protocol.recv(sock)
                 if kind == "B":
-                    writes.append((fd, frame))
+                    if self.live:
+                        _emit([(fd, frame)], 0)
+                    else:
+                        writes.append((fd, frame))
                     continue
                 op = frame.get("op")
                 if op == "started":
@@ -388,7 +404,11 @@ class Call:
                 else:                        # "inprocess", or anything this client does not know
                     return None
         except TimeoutError:
-            if started or _stopped(pid):     # it hangs on this call (or froze): told nothing more, ended
+            if started and self.live:        # _await_frame: the building engine was stopped
+                _note(self.place, f"engine {pid} is stopped (SIGSTOP) during the build of pid {os.getpid()}; "
+                                  "killed, and the build runs in-process; the next call starts a fresh engine")
+                _kill(pid)
+            elif started or _stopped(pid):   # it hangs on this call (or froze): told nothing more, ended
                 _note(self.place, f"the call of pid {os.getpid()} ran past {self.timeout:g} s "
                                   f"(CODEVOUCH_SERVER_TIMEOUT); engine {pid} is killed, and replaced by the next call")
                 _kill(pid)
@@ -412,6 +432,19 @@ class Call:
     def _hand_back_stdin(self) -> None:
         sys.stdin = io.TextIOWrapper(io.BufferedReader(_Replay(b"".join(self.read))),
                                      encoding=sys.stdin.encoding, errors=sys.stdin.errors)
+
+
+def _await_frame(sock: socket.socket, pid: int) -> None:
+    """Wait for the building engine's next frame, however long the build takes; TimeoutError when
+    the engine is stopped (SIGSTOP) meanwhile: it is then killed, and the build runs here. Polled
+    before a frame, never inside one (a timeout there would lose half a frame)."""
+    import select
+
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    while not poller.poll(int(_BUILD_CHECK * 1000)):
+        if _stopped(pid):
+            raise TimeoutError("the engine is stopped")
 
 
 def _stopped(pid: int) -> bool:

@@ -6,9 +6,9 @@ in-process), and the answer is the same bytes and exit code.
 
 The command gets the caller's environment and working directory as a `Call` and writes to the
 call's own streams: the process's environment, working directory and sys.std* are never changed.
-Calls still run one at a time, on the engine's main thread (server.py): the process-wide caches
-are written by one call at a time, and that thread owns every git child, which a parent-death
-guard may tie to the thread that started it.
+Read calls still run one at a time, on the engine's main thread (server.py): the process-wide
+caches are written by one call at a time. A build runs on a thread of its own beside them
+(building.py), its writes sent as they come (`Live`), so that a read never waits for a build.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from codevouch.engine import protocol
 from codevouch.engine.client import command_of
+from codevouch.engine.handoff import build_of
 
 if TYPE_CHECKING:
     from codevouch.call import Call
@@ -43,10 +44,11 @@ class Request:
         tty, encoding = frame.get("tty"), frame.get("encoding")
         if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
             raise protocol.PeerError("argv is not a list of strings")
-        if command_of(argv) is None:
-            # The engine answers read commands only, whoever asks: a build, hooks, the MCP
-            # server or `review --exec` (which starts a program) run in the caller's own process.
-            raise protocol.PeerError("not a read command the engine answers")
+        if command_of(argv) is None and build_of(argv) is None:
+            # The engine answers read commands and one repository's build (handoff.py), whoever
+            # asks: `hooks install`, the MCP server or `review --exec` (which starts a program)
+            # run in the caller's own process.
+            raise protocol.PeerError("not a command the engine answers")
         if not (isinstance(cwd, str) and os.path.isabs(cwd)):
             raise protocol.PeerError("cwd is not an absolute path")
         if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):

@@ -3,8 +3,9 @@
 It listens on a Unix socket (mode 0600, in a private 0700 directory: paths.py) and nothing else,
 refuses a peer of another uid (SO_PEERCRED), answers "not served" to a caller of its uid whose
 view of the files differs from its own (peerview.py: the caller runs the call in-process), and
-runs the calls one at a time on its main thread (execute.py says why); status and stop are
-answered by the connection's own thread, so they come back while a call runs. It keeps what a
+runs the read calls one at a time on its main thread (execute.py says why) and each build on a
+thread of its own beside them (building.py); status and stop are answered by the connection's
+own thread, so they come back while a call runs. It keeps what a
 warm process keeps: the imported stack, the embedding model, the open lexical copies and caches
 (each designed for a long-lived process: a build by another process is seen by the next call,
 which reopens what changed); the working-tree overlay is derived from git for every call, as
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from codevouch.engine import execute, paths, peerview, protocol
+from codevouch.engine.building import Builds
+from codevouch.engine.handoff import build_of
 
 LOCK_WAIT = 10.0          # seconds a new engine waits for the one it replaces to let go
 
@@ -66,6 +69,8 @@ class Engine:
         from codevouch.retriever.resident import Resident
 
         self.resident = Resident(log)     # calls run one at a time on the main thread (_loop)
+        self.builds = Builds(log)         # builds, each on a thread of its own (building.py)
+        self._app: Any = None
 
     # --- starting and stopping ------------------------------------------------------------------
 
@@ -136,7 +141,7 @@ class Engine:
         # command's signature on each call (16 ms of a warm call's ~60, measured). The tree is
         # stateless between calls (click makes a new context per call), so a call sees what a
         # fresh `codevouch` process sees.
-        app = typer.main.get_command(build_app())
+        app = self._app = typer.main.get_command(build_app())
         self._listener = self._listen()
         log(f"serving {self.index_dir} on {self.place.socket} ({self.identity})")
         threading.Thread(target=self._accept, name="accept", daemon=True).start()
@@ -144,6 +149,8 @@ class Engine:
             self.warm_up()
             self._loop(app)
         finally:
+            self.stopping.set()
+            self.builds.stop()
             self._close()
             log(f"stopped after {self.requests} call(s)")
         return 0
@@ -155,13 +162,20 @@ class Engine:
             try:
                 job = self.jobs.get(timeout=0.5)
             except queue.Empty:
-                if self.idle > 0 and time.monotonic() - self.last > self.idle and self.jobs.empty():
+                if self._idle():
                     log(f"idle for {self.idle:g} s; exiting")
                     return
                 continue
             self._run(app, job)
             self.last = time.monotonic()
             self._after_answer()
+
+    def _idle(self) -> bool:
+        """Whether the engine has been idle for its limit: no call queued, no build running, none
+        for `idle` seconds."""
+        if self.idle <= 0 or not self.jobs.empty() or self.builds.running():
+            return False
+        return time.monotonic() - max(self.last, self.builds.last) > self.idle
 
     def warm_up(self) -> None:
         """Search the repository of the call that started this engine once, output dropped, so
@@ -297,6 +311,11 @@ class Engine:
         from codevouch.engine.client import command_of
 
         request = execute.Request.of(frame)
+        if build_of(list(request.argv)) is not None:
+            # A build: on a thread of its own at once, beside the reads (building.py).
+            self.last = time.monotonic()
+            self.builds.start(self._app, conn, request)
+            return True
         if command_of(list(request.argv)) is None:
             protocol.send_json(conn, {"op": "inprocess", "reason": "not a read command"})
             return False
@@ -310,7 +329,7 @@ class Engine:
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
                 "calls": self.requests, "busy": self.busy, "queued": self.jobs.qsize(),
                 "idle_s": round(time.monotonic() - self.last, 1), "idle_limit_s": self.idle,
-                "warming": self.warming, "warm_up_s": self.warm_up_s}
+                "warming": self.warming, "warm_up_s": self.warm_up_s, "builds": self.builds.running()}
 
 
 def _left(conn: socket.socket) -> bool:
