@@ -4,7 +4,7 @@ thread of its own, so that a read never waits for a build and a build never wait
 A build here is the command a `codevouch` process would run, with the caller's argv, directory
 and environment as its `Call` (its settings: the index, the store's timeouts, the NumPy encoder's
 limit), through the commands' runner: the same writer lock (a second build waits `--wait`
-seconds for it, then exits 3, as in-process), the same plan-then-apply (a build killed with the
+seconds for it, then exits 4, as in-process), the same plan-then-apply (a build killed with the
 engine leaves the previous state readable) and the same summary and exit code. What it writes is
 sent to the caller at once (`_Live`), not at the end as a read's answer is: a build's progress
 lines come as it goes, for minutes. It shares the engine's warm state: the imported stack, the
