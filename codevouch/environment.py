@@ -335,7 +335,7 @@ SERVER_IDLE = _seconds("CODEVOUCH_SERVER_IDLE", 600.0, "600 (10 min)", "the defa
 SERVER_TIMEOUT = _seconds("CODEVOUCH_SERVER_TIMEOUT", 120.0, "120", "the default (120 s)",
                           "seconds a CLI call waits for the engine: in its queue (past it the call runs in-process), "
                           "then for the answer once the call started (past it the engine is killed and the call "
-                          f"runs in-process; `0`: no limit) {_ENGINE}")
+                          f"runs in-process; `0`: no limit); a build handed to the engine has no limit once it started {_ENGINE}")
 
 # What codevouch reads, in the order of the table.
 VARIABLES: tuple[Variable, ...] = (

@@ -132,7 +132,7 @@ def test_a_build_by_another_process_is_seen_by_the_next_call(built: tuple[Engine
     assert before["branches"][0]["commit"] == head
     pid = engine.only()
     new = repo.commit_files({"src/late.py": "def arrived_late():\n    return 3\n"})
-    assert engine.cv("index", "build", *FAKE, cwd=repo.root).returncode == 0     # never through the engine
+    assert engine.cv("index", "build", *FAKE, cwd=repo.root).returncode == 0     # the engine's build thread
     after = json.loads(engine.cv("index", "status", "--json", cwd=repo.root).stdout)
     assert after["branches"][0]["commit"] == new
     hits = json.loads(engine.cv("search", "arrived late", "--json", "--no-overlay", "--all", cwd=repo.root).stdout)
@@ -144,9 +144,10 @@ def test_a_build_by_another_process_is_seen_by_the_next_call(built: tuple[Engine
 @pytest.mark.parametrize("change", [
     {"argv": "search x"}, {"argv": [1]}, {"cwd": "relative"}, {"env": {"A": 1}}, {"tty": [True]},
     {"encoding": ["utf-8", "utf-8", "no-such-codec"]},
-    # Only read commands: a peer's own socket client cannot have the engine build, install
-    # hooks, serve MCP or start a reviewer program.
-    {"argv": ["index", "build"]}, {"argv": ["hooks", "install"]}, {"argv": ["mcp"]},
+    # Only read commands and one repository's build: a peer's own socket client cannot have the
+    # engine build a batch, repair the store, install hooks, serve MCP or start a reviewer program.
+    {"argv": ["index", "build", "--repos", "x.toml"]}, {"argv": ["index", "build", "--repair"]},
+    {"argv": ["hooks", "install"]}, {"argv": ["mcp"]},
     {"argv": ["review", "--exec", "sh"]}, {"argv": ["serve"]}, {"argv": []},
 ])
 def test_a_malformed_request_is_refused_before_anything_runs(change: dict) -> None:
