@@ -11,6 +11,12 @@ medians, one-file over no-op (target: at most 3x), with both medians and how man
 one-file build embedded. `--code DIR` runs another checkout's codevouch (an older release, for
 the figure before a change) through PYTHONPATH.
 
+Then the same alternation through the resident engine (`engine`, skipped with `--no-engine`):
+an engine started for the index and warmed up before the first run, each build a fresh
+`codevouch index build` process that hands the build to it (engine/handoff.py); its ratios are
+against the no-op build through the engine and against the in-process no-op build. The engine's
+log must show every one of them as its build, or the figure fails.
+
     python -m codevouch_bench.small_build --work /tmp/small-build --out small_build.json
 """
 from __future__ import annotations
@@ -23,6 +29,8 @@ import shutil
 import statistics
 import subprocess
 import tarfile
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,19 +63,15 @@ def build(repo: Path, index: Path, env: dict[str, str]) -> tuple[float, dict[str
     return seconds, json.loads(proc.stdout)["branches"][0]
 
 
-def run_figure(work: Path, repeats: int, code: Path | None) -> dict[str, Any]:
-    repo, index = work / "repo", work / "index"
-    fixture(repo)
-    shutil.rmtree(index, ignore_errors=True)
-    env = {**os.environ, "CODEVOUCH_SERVER": "off", "HF_HUB_OFFLINE": "1"}
-    env["PYTHONPATH"] = os.pathsep.join([str(code if code is not None else REPO_ROOT), env.get("PYTHONPATH", "")])
-    full_s, full = build(repo, index, env)
-    log(f"small_build: full build {full_s:.1f} s, {full['embedded']} texts")
+def alternate(repo: Path, index: Path, env: dict[str, str], repeats: int, start: int, what: str
+              ) -> tuple[list[float], list[float], list[int]]:
+    """`repeats` times: a no-op build, a one-file commit, the build after it; (no-op seconds,
+    one-file seconds, texts each one-file build embedded). `start` numbers the commits on."""
     files = python_files(repo)
     noops: list[float] = []
     ones: list[float] = []
     embedded: list[int] = []
-    for i in range(repeats):
+    for i in range(start, start + repeats):
         seconds, summary = build(repo, index, env)
         assert summary["noop"], summary
         noops.append(round(seconds, 3))
@@ -75,14 +79,61 @@ def run_figure(work: Path, repeats: int, code: Path | None) -> dict[str, Any]:
         seconds, summary = build(repo, index, env)
         ones.append(round(seconds, 3))
         embedded.append(summary["embedded"])
-        log(f"small_build: no-op {noops[-1]:.2f} s, one file {ones[-1]:.2f} s ({embedded[-1]} embedded)")
+        log(f"small_build ({what}): no-op {noops[-1]:.2f} s, one file {ones[-1]:.2f} s ({embedded[-1]} embedded)")
+    return noops, ones, embedded
+
+
+def through_engine(repo: Path, index: Path, env: dict[str, str], repeats: int, noop_here: float) -> dict[str, Any]:
+    """The alternation with the engine started and warm first; every build handed to it."""
+    runtime = Path(tempfile.mkdtemp(prefix="cvb-", dir="/tmp"))
+    os.chmod(runtime, 0o700)
+    on = {**{k: v for k, v in env.items() if k != "CI"}, "CODEVOUCH_SERVER": "on", "XDG_RUNTIME_DIR": str(runtime)}
+    serve = [PY, "-m", "codevouch", "serve", "--index", str(index)]
+    try:
+        # A read call answered in-process starts the engine after its answer; it warms up on the repository.
+        run_timed([PY, "-m", "codevouch", "search", "x", "--repo", str(repo), "--index", str(index)], cwd=repo, env=on)
+        deadline = time.monotonic() + 300
+        while True:
+            _, status = run_timed([*serve, "--status", "--json"], cwd=repo, env=on)
+            state = json.loads(status.stdout)
+            if state.get("running") and state.get("warm_up_s") is not None:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the engine did not start and warm up: {state}")
+            time.sleep(0.2)
+        noops, ones, embedded = alternate(repo, index, on, repeats, repeats, "through the engine")
+        engine_log = Path(state["log"]).read_text(errors="replace")
+        served = engine_log.count(": exit 0 in ")
+        if served != 2 * repeats:
+            raise RuntimeError(f"the engine ran {served} of the {2 * repeats} builds: {engine_log[-2000:]}")
+    finally:
+        run_timed([*serve, "--stop"], cwd=repo, env=on, check=False)
+        shutil.rmtree(runtime, ignore_errors=True)
     noop, one = statistics.median(noops), statistics.median(ones)
-    return {"figure": "small_build", "machine": machine(), "fixture": f"{FIXTURE_DIR}@{FIXTURE_COMMIT[:12]}",
-            "code": str(code) if code is not None else "this checkout", "files": full["files"],
-            "chunks": full["chunks"], "full_build_seconds": round(full_s, 3), "noop_runs": noops,
-            "one_file_runs": ones, "one_file_embedded": embedded, "noop_median": round(noop, 3),
-            "one_file_median": round(one, 3), "ratio": round(one / noop, 2),
-            "load_avg_1m": round(os.getloadavg()[0], 2)}
+    return {"warm_up_s": state["warm_up_s"], "noop_runs": noops, "one_file_runs": ones, "one_file_embedded": embedded,
+            "noop_median": round(noop, 3), "one_file_median": round(one, 3), "ratio": round(one / noop, 2),
+            "ratio_to_in_process_noop": round(one / noop_here, 2), "load_avg_1m": round(os.getloadavg()[0], 2)}
+
+
+def run_figure(work: Path, repeats: int, code: Path | None, engine: bool = True) -> dict[str, Any]:
+    repo, index = work / "repo", work / "index"
+    fixture(repo)
+    shutil.rmtree(index, ignore_errors=True)
+    env = {**os.environ, "CODEVOUCH_SERVER": "off", "HF_HUB_OFFLINE": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(code if code is not None else REPO_ROOT), env.get("PYTHONPATH", "")])
+    full_s, full = build(repo, index, env)
+    log(f"small_build: full build {full_s:.1f} s, {full['embedded']} texts")
+    noops, ones, embedded = alternate(repo, index, env, repeats, 0, "in-process")
+    noop, one = statistics.median(noops), statistics.median(ones)
+    result = {"figure": "small_build", "machine": machine(), "fixture": f"{FIXTURE_DIR}@{FIXTURE_COMMIT[:12]}",
+              "code": str(code) if code is not None else "this checkout", "files": full["files"],
+              "chunks": full["chunks"], "full_build_seconds": round(full_s, 3), "noop_runs": noops,
+              "one_file_runs": ones, "one_file_embedded": embedded, "noop_median": round(noop, 3),
+              "one_file_median": round(one, 3), "ratio": round(one / noop, 2),
+              "load_avg_1m": round(os.getloadavg()[0], 2)}
+    if engine:
+        result["engine"] = through_engine(repo, index, env, repeats, noop)
+    return result
 
 
 def main() -> None:
@@ -91,12 +142,17 @@ def main() -> None:
     p.add_argument("--out", type=Path, help="write the figure's JSON here")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--code", type=Path, help="run the codevouch in this checkout instead (PYTHONPATH)")
+    p.add_argument("--no-engine", action="store_true", help="leave out the builds through the resident engine")
     args = p.parse_args()
-    result = run_figure(args.work, args.repeats, args.code)
+    result = run_figure(args.work, args.repeats, args.code, engine=not args.no_engine)
     if args.out:
         write_json(args.out, result)
     log(f"small_build: one-file build {result['one_file_median']} s against a no-op {result['noop_median']} s: "
         f"{result['ratio']}x")
+    if "engine" in result:
+        e = result["engine"]
+        log(f"small_build: through the engine {e['one_file_median']} s against a no-op {e['noop_median']} s: "
+            f"{e['ratio']}x ({e['ratio_to_in_process_noop']}x the in-process no-op)")
 
 
 if __name__ == "__main__":

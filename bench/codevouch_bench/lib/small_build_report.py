@@ -18,21 +18,35 @@ def _row(label: str, r: dict[str, Any]) -> str:
             f"{r['machine'].get('date')}, load {r['load_avg_1m']} |")
 
 
-def section(path: Path = RESULTS) -> str:
-    data = read_json_if_exists(path)
-    if data is None:
+def _engine_row(r: dict[str, Any], e: dict[str, Any]) -> str:
+    return (f"| this release, through the engine | {e['noop_median']} s ({', '.join(map(str, e['noop_runs']))}) | "
+            f"{e['one_file_median']} s ({', '.join(map(str, e['one_file_runs']))}) | {e['one_file_embedded']} | "
+            f"**{e['ratio']}x** ({e['ratio_to_in_process_noop']}x the in-process no-op) | "
+            f"{r['machine'].get('date')}, load {e['load_avg_1m']} |")
+
+
+def section(figure: dict[str, Any] | None = None, path: Path = RESULTS) -> str:
+    """The section; `figure`: the runner's latest small_build result (`python -m codevouch_bench
+    --only small_build`), which then is "this release" (else the file's `after`)."""
+    data = read_json_if_exists(path) or {}
+    after = figure if figure is not None and "noop_median" in figure else data.get("after")
+    if after is None:
         return ""
-    after = data["after"]
-    rows = [_row(label, data[key]) for key, label in (("before", data.get("before_label", "before")),
-                                                      ("after", "this release")) if key in data]
+    rows = [_row(data.get("before_label", "before"), data["before"])] if "before" in data else []
+    rows.append(_row("this release, in-process", after))
+    if "engine" in after:
+        rows.append(_engine_row(after, after["engine"]))
+    note = data.get("note") if after is data.get("after") else data.get("note_runner")
     return "\n".join([
         "\n## Small builds: a one-file commit's build against a no-op build\n",
         "Rerun: `python -m codevouch_bench.small_build --work DIR --out FILE` (`--code CHECKOUT` for another "
-        "release's code).\n",
-        f"What the git hooks run after a commit: `codevouch index build` in a fresh process, the real model, no "
-        f"engine, on {after['fixture']} ({after['files']} files, {after['chunks']} chunks) committed into a fresh "
-        "repository and built once; then, in alternation, a no-op build and the build after a one-line commit to "
-        "one file (medians of the runs in brackets; target: the one-file build at most 3x the no-op).\n",
+        "release's code, with `--no-engine`), or `python -m codevouch_bench --only small_build`.\n",
+        f"What the git hooks run after a commit: `codevouch index build` in a fresh process, the real model, on "
+        f"{after['fixture']} ({after['files']} files, {after['chunks']} chunks) committed into a fresh repository "
+        "and built once; then, in alternation, a no-op build and the build after a one-line commit to one file "
+        "(medians of the runs in brackets; target: the one-file build at most 3x the no-op). In-process: no "
+        "engine runs. Through the engine: one runs for the index, started and warmed up before the first run, "
+        "and each `index build` process hands it the build (docs/ENGINE.md, \"Builds\").\n",
         "| code | no-op build | one-file build | texts embedded | ratio | when |", "|---|---|---|---|---|---|",
         *rows,
-    ]) + ("\n\n" + data["note"] if data.get("note") else "") + "\n"
+    ]) + ("\n\n" + note if note else "") + "\n"
