@@ -23,6 +23,7 @@ import stat
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from codevouch import environment
 from codevouch.engine import handoff, paths, protocol
@@ -374,14 +375,7 @@ class Call:
             protocol.send_json(sock, self._request())
             fd = 1
             while True:
-                if started and self.live:
-                    _await_frame(sock, pid)
-                    sock.settimeout(None)
-                elif deadline is not None:
-                    sock.settimeout(max(deadline - time.monotonic(), 0.001))
-                else:
-                    sock.settimeout(None)
-                kind, frame = protocol.recv(sock)
+                kind, frame = self._next(sock, pid, started, deadline)
                 if kind == "B":
                     if self.live:
                         _emit([(fd, frame)], 0)
@@ -415,6 +409,18 @@ class Call:
             return None
         except (OSError, protocol.PeerError, ValueError, TypeError):
             return None                      # killed mid-call, or it broke the protocol
+
+    def _next(self, sock: socket.socket, pid: int, started: bool, deadline: float | None) -> tuple[str, Any]:
+        """The engine's next frame: by `deadline` (TimeoutError past it), or, for a build that
+        started, whenever it comes (TimeoutError once the engine is stopped: _await_frame)."""
+        if started and self.live:
+            _await_frame(sock, pid)
+            sock.settimeout(None)
+        elif deadline is not None:
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        else:
+            sock.settimeout(None)
+        return protocol.recv(sock)
 
     def _stdin(self, n: int) -> bytes:
         try:

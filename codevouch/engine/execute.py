@@ -42,13 +42,7 @@ class Request:
     def of(cls, frame: dict[str, Any]) -> Request:
         argv, cwd, env = frame.get("argv"), frame.get("cwd"), frame.get("env")
         tty, encoding = frame.get("tty"), frame.get("encoding")
-        if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
-            raise protocol.PeerError("argv is not a list of strings")
-        if command_of(argv) is None and build_of(argv) is None:
-            # The engine answers read commands and one repository's build (handoff.py), whoever
-            # asks: `hooks install`, the MCP server or `review --exec` (which starts a program)
-            # run in the caller's own process.
-            raise protocol.PeerError("not a command the engine answers")
+        argv = _checked_argv(argv)
         if not (isinstance(cwd, str) and os.path.isabs(cwd)):
             raise protocol.PeerError("cwd is not an absolute path")
         if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
@@ -74,6 +68,18 @@ class Request:
         from codevouch.call import Call
 
         return Call.of(self.env, self.cwd, cancel)
+
+
+def _checked_argv(argv: object) -> list[str]:
+    """`argv` when it is a command line the engine runs; PeerError otherwise."""
+    if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+        raise protocol.PeerError("argv is not a list of strings")
+    if command_of(argv) is None and build_of(argv) is None:
+        # The engine answers read commands and one repository's build (handoff.py), whoever
+        # asks: `hooks install`, the MCP server or `review --exec` (which starts a program)
+        # run in the caller's own process.
+        raise protocol.PeerError("not a command the engine answers")
+    return argv
 
 
 class _Sink(io.RawIOBase):
