@@ -143,6 +143,12 @@ def _small_build(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--work", str(work / "small-build"), "--out", str(out)] + (["--repeats", "2"] if quick else []))
 
 
+def _hook_build(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """The hooks' build after a one-file commit on this repository, with and without an engine
+    (a clone built with the real model first: minutes, or --seed-index when run on its own)."""
+    return Run(["--work", str(work / "hook-build"), "--out", str(out)] + (["--commits", "2"] if quick else []))
+
+
 def _ann_recall(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     """The dense list's recall against an exact search, on the indexes of a held-out quality --whole run."""
     return Run(["--split", "held-out", "--out", str(out)] + (["--fake"] if fake else []))
@@ -175,6 +181,7 @@ FIGURES = {f.name: f for f in (
     Figure("edit_first", False, _edit_first),
     Figure("encoder", False, _encoder),
     Figure("small_build", False, _small_build),
+    Figure("hook_build", False, _hook_build),
     Figure("ann_recall", False, _ann_recall),
     Figure("gitpython", False, _gitpython, needs="git"),
     Figure("splitters", False, _standard),

@@ -31,6 +31,8 @@ import subprocess
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +85,10 @@ def alternate(repo: Path, index: Path, env: dict[str, str], repeats: int, start:
     return noops, ones, embedded
 
 
-def through_engine(repo: Path, index: Path, env: dict[str, str], repeats: int, noop_here: float) -> dict[str, Any]:
-    """The alternation with the engine started and warm first; every build handed to it."""
+@contextmanager
+def engine_running(repo: Path, index: Path, env: dict[str, str]) -> Iterator[tuple[dict[str, str], dict[str, Any]]]:
+    """An engine for `index`, started as a user's first read call starts one and warmed up on
+    `repo`: (the environment that reaches it, its `serve --status`); stopped at the end."""
     runtime = Path(tempfile.mkdtemp(prefix="cvb-", dir="/tmp"))
     os.chmod(runtime, 0o700)
     on = {**{k: v for k, v in env.items() if k != "CI"}, "CODEVOUCH_SERVER": "on", "XDG_RUNTIME_DIR": str(runtime)}
@@ -101,14 +105,25 @@ def through_engine(repo: Path, index: Path, env: dict[str, str], repeats: int, n
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the engine did not start and warm up: {state}")
             time.sleep(0.2)
-        noops, ones, embedded = alternate(repo, index, on, repeats, repeats, "through the engine")
-        engine_log = Path(state["log"]).read_text(errors="replace")
-        served = engine_log.count(": exit 0 in ")
-        if served != 2 * repeats:
-            raise RuntimeError(f"the engine ran {served} of the {2 * repeats} builds: {engine_log[-2000:]}")
+        yield on, state
     finally:
         run_timed([*serve, "--stop"], cwd=repo, env=on, check=False)
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+def engine_builds(state: dict[str, Any], expected: int) -> None:
+    """Fail unless the engine's log shows `expected` builds that it ran to exit 0."""
+    engine_log = Path(state["log"]).read_text(errors="replace")
+    served = engine_log.count(": exit 0 in ")
+    if served != expected:
+        raise RuntimeError(f"the engine ran {served} of the {expected} builds: {engine_log[-2000:]}")
+
+
+def through_engine(repo: Path, index: Path, env: dict[str, str], repeats: int, noop_here: float) -> dict[str, Any]:
+    """The alternation with the engine started and warm first; every build handed to it."""
+    with engine_running(repo, index, env) as (on, state):
+        noops, ones, embedded = alternate(repo, index, on, repeats, repeats, "through the engine")
+        engine_builds(state, 2 * repeats)
     noop, one = statistics.median(noops), statistics.median(ones)
     return {"warm_up_s": state["warm_up_s"], "noop_runs": noops, "one_file_runs": ones, "one_file_embedded": embedded,
             "noop_median": round(noop, 3), "one_file_median": round(one, 3), "ratio": round(one / noop, 2),

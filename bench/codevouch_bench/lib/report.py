@@ -624,7 +624,7 @@ def render(results: dict[str, Any]) -> str:
     out.append(engine_section(large=figs.get("engine_large")))
     out.append(overlay_first_section())
     out.append(encoder_section())
-    out.append(small_build_section(figs.get("small_build")))
+    out.append(small_build_section(figs.get("small_build"), hook_figure=figs.get("hook_build")))
     out.append(hit_tokens_section())
     out.append(names_scripting_section())
     out.append(names_c_family_section())

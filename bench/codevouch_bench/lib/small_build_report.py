@@ -10,6 +10,7 @@ from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 
 RESULTS = RESULTS_DIR / "bench-small-build.json"
+HOOKS = RESULTS_DIR / "bench-hook-build.json"      # codevouch_bench.hook_build's, run on its own (--seed-index)
 
 
 def _row(label: str, r: dict[str, Any]) -> str:
@@ -25,7 +26,8 @@ def _engine_row(r: dict[str, Any], e: dict[str, Any]) -> str:
             f"{r['machine'].get('date')}, load {e['load_avg_1m']} |")
 
 
-def section(figure: dict[str, Any] | None = None, path: Path = RESULTS) -> str:
+def section(figure: dict[str, Any] | None = None, path: Path = RESULTS, hook_figure: dict[str, Any] | None = None
+            ) -> str:
     """The section; `figure`: the runner's latest small_build result (`python -m codevouch_bench
     --only small_build`), which then is "this release" (else the file's `after`)."""
     data = read_json_if_exists(path) or {}
@@ -37,6 +39,7 @@ def section(figure: dict[str, Any] | None = None, path: Path = RESULTS) -> str:
     if "engine" in after:
         rows.append(_engine_row(after, after["engine"]))
     note = data.get("note") if after is data.get("after") else data.get("note_runner")
+    hooks = hooks_section(hook_figure if hook_figure is not None else read_json_if_exists(HOOKS))
     return "\n".join([
         "\n## Small builds: a one-file commit's build against a no-op build\n",
         "Rerun: `python -m codevouch_bench.small_build --work DIR --out FILE` (`--code CHECKOUT` for another "
@@ -49,4 +52,18 @@ def section(figure: dict[str, Any] | None = None, path: Path = RESULTS) -> str:
         "and each `index build` process hands it the build (docs/ENGINE.md, \"Builds\").\n",
         "| code | no-op build | one-file build | texts embedded | ratio | when |", "|---|---|---|---|---|---|",
         *rows,
-    ]) + ("\n\n" + note if note else "") + "\n"
+    ]) + ("\n\n" + note if note else "") + "\n" + hooks
+
+
+def hooks_section(fig: dict[str, Any] | None) -> str:
+    """The hooks' build on this repository (codevouch_bench.hook_build), when it was run."""
+    if not fig or "modes" not in fig:
+        return ""
+    rows = [f"| {name} | {m['median']} s ({', '.join(map(str, m['runs']))}) |" for name, m in fig["modes"].items()]
+    return "\n".join([
+        "\nThe hooks' build after a commit on this repository (`python -m codevouch_bench.hook_build --work DIR "
+        "--seed-index INDEX`): a clone of " + fig["repo"] + f" ({fig['first_build']}), the hooks installed, then "
+        "one-line commits to one of its benchmark modules; the wall time from `git commit` to the hook's line in "
+        "hooks.log, with no engine and with a warm engine for the index (median, the runs in brackets; target: "
+        f"within 2 s). {fig['machine'].get('date')}, load {fig['load_avg_1m']}.\n",
+        "| hooks' build | commit to the hook's line |", "|---|---|", *rows]) + "\n"
