@@ -59,10 +59,11 @@ def hooks_section(fig: dict[str, Any] | None) -> str:
     """The hooks' build on this repository (codevouch_bench.hook_build), when it was run."""
     if not fig or "modes" not in fig:
         return ""
+    size = ", ".join(fig["first_build"].split("): ", 1)[-1].split(", ")[:2])     # "537 files, 9429 chunks"
     rows = [f"| {name} | {m['median']} s ({', '.join(map(str, m['runs']))}) |" for name, m in fig["modes"].items()]
     return "\n".join([
         "\nThe hooks' build after a commit on this repository (`python -m codevouch_bench.hook_build --work DIR "
-        "--seed-index INDEX`): a clone of " + fig["repo"] + f" ({fig['first_build']}), the hooks installed, then "
+        "--seed-index INDEX`): a clone of " + fig["repo"] + f" ({size}), the hooks installed, then "
         "one-line commits to one of its benchmark modules; the wall time from `git commit` to the hook's line in "
         "hooks.log, with no engine and with a warm engine for the index (median, the runs in brackets; target: "
         f"within 2 s). {fig['machine'].get('date')}, load {fig['load_avg_1m']}.\n",
