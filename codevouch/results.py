@@ -95,6 +95,7 @@ class Hit:
     def snippet(self) -> dict[str, Any]:
         """The hit as a validator snippet (what `search --json --no-validate` prints)."""
         out = asdict(self.record)
+        del out["declaration"]    # a ranking fact, not part of the snippet `validate` takes back
         return {**out, "score": round(self.score, 4), "matched": list(self.matched), "text": self.text,
                 "similarity": round(self.similarity, 4) if self.similarity is not None else None,
                 "name_match": self.name_match, "good_match": self.good_match}

@@ -310,7 +310,8 @@ class _Target:
             id=chunk_id(path, blob_sha, ordinal), repo=self.repo, path=path, branch=self.branch,
             commit=self.commit, commit_date=self.commit_date, symbol=chunk.symbol,
             start_line=chunk.start_line, end_line=chunk.end_line, indexed_at="",   # stamped at the commit
-            blob_sha=blob_sha, text_hash=text_hash(embedded), kind=kind, language=language, status="live")
+            blob_sha=blob_sha, text_hash=text_hash(embedded), kind=kind, language=language, status="live",
+            declaration=chunk.declaration)
         return _Chunked(record, chunk.text, embedded, chunk.defines)
 
 

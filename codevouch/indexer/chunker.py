@@ -61,6 +61,9 @@ class Chunk:
     # of every definition whose lines lie within the chunk, by the file's parse (a class kept whole
     # as one chunk has the class's symbol; `get value()` and `flush() {` are named here).
     defines: tuple[str, ...] = ()
+    # Its code only declares (the language's spec.LanguageSpec.bodiless: a TypeScript interface,
+    # type alias, overload signature or `declare`), with no body that does anything.
+    declaration: bool = False
 
 
 def _cut_rows(spec: LanguageSpec, nodes: Iterable[Node]) -> set[int]:
@@ -334,7 +337,38 @@ def _chunk_syntax(text: str, lines: list[str], language: str,
     chunker.span(0, len(lines) - 1, items, MODULE_SYMBOL, chunker.new_group(),
                  header_mergeable=True)
     chunks = chunker.merged_chunks()
+    if syntax.spec.bodiless:
+        chunks = _with_declarations(chunks, root, syntax.spec.bodiless)
     return _with_definitions(chunks, definitions_in(root, language)) if language in registry.keywordless() else chunks
+
+
+def _with_declarations(chunks: list[Chunk], root: Node, bodiless: frozenset[str]) -> list[Chunk]:
+    """Each chunk whose code is all declarations (`bodiless` nodes, comments and blank lines around
+    them) marked so (Chunk.declaration)."""
+    declared: set[int] = set()
+    code: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        start, end = rows(node)
+        if node.type in bodiless:
+            declared.update(range(start, end + 1))
+        elif "comment" in node.type:
+            continue
+        elif not node.children or (start == end and not any(c.type in bodiless for c in node.named_children)):
+            code.update(range(start, end + 1))
+        else:
+            stack.extend(node.children)
+    if not declared:
+        return chunks
+    # A row of both (`export interface X {`: the `export` keyword) is the declaration's.
+    code -= declared
+    out = []
+    for ch in chunks:
+        span = range(ch.start_line - 1, ch.end_line)
+        own = not code.intersection(span) and not declared.isdisjoint(span)
+        out.append(replace(ch, declaration=True) if own else ch)
+    return out
 
 
 def _with_definitions(chunks: list[Chunk], found: list[Found]) -> list[Chunk]:

@@ -282,7 +282,7 @@ class _Chunking:
                 id=chunk_id(path, blob, ordinal), repo=str(self.root), path=path, branch=self.branch, commit="",
                 commit_date="", symbol=ch.symbol, start_line=ch.start_line, end_line=ch.end_line, indexed_at="",
                 blob_sha=blob, text_hash=text_hash(embedded), kind=found.kind, language=language or "text",
-                status="live", origin="uncommitted")
+                status="live", origin="uncommitted", declaration=ch.declaration)
             out.append(OverlayChunk(record, ch.text, embedded,
                                     lexical.document(ch.text, path, ch.symbol, ch.defines)))
         return _Cut(data, tuple(out), None)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 
 from codevouch import caches
 from codevouch.retriever.query import Query
+from codevouch.retriever.stubs import declares_only
 from codevouch.store import ChunkRecord, lexical
 from codevouch.syntax import registry
 from codevouch.syntax.definitions import resolve_language, walk
@@ -124,6 +125,26 @@ def freely(rec: ChunkRecord, names: Collection[str], members: Collection[str]) -
     spelled as one of `members` is: `getPath` in utils/url.ts beside `ALBProcessor.getPath`, but
     not the struct `RemainingCoreMetadata` beside the method `remaining_core_metadata`."""
     return any("." not in n and "::" not in n and n in members for n in _own_names(rec, names))
+
+
+# A definition's rank key (`rank_key`), before its fused score: (defines, own case,
+# implementation, free); every other chunk's is this, below every definition's.
+NOT_A_DEFINITION = (False, False, False, False)
+RankKey = tuple[bool, bool, bool, bool]
+
+
+def rank_key(rec: ChunkRecord, read: Query, names: Collection[str], members: Collection[str],
+             own_case: bool = False) -> RankKey:
+    """The rank key of a chunk that defines one of the query's `names`, which sorts before the fused
+    score (several definitions of a name rank by the rest of the query after it): first one
+    spelled with the query's own case (`progressbar` before `ProgressBar`; `own_case`: a definition
+    merged into a chunk spells it so), then an
+    implementation before its declaration (lib/option.js before typings/index.d.ts, whose chunks
+    hold a dozen signatures and win on words; a function before its overload signatures), then a
+    free definition before same-named members of classes (`getPath` in utils/url.ts before four
+    `*Processor.getPath`), unless the query qualifies the name (`members`: member_names)."""
+    return (True, own_case or lexical.spelled_exactly(read.stripped, rec.symbol), not declares_only(rec),
+            freely(rec, names, members))
 
 
 def _language(rec: ChunkRecord) -> str | None:

@@ -19,6 +19,10 @@ from codevouch.vocabulary import Kind
 
 # With the name tier off (dense mode, name_first_words 0), a query of more words than this is a sentence.
 SENTENCE_WORDS = 4
+# Words of a query that ask for declarations (types, interfaces, signatures): a chunk that only
+# declares is then not ranked after the bodies (Settings.declaration_weight).
+DECLARATION_WORDS = frozenset("type types typing typings interface interfaces signature signatures declaration "
+                              "declarations declare declared overload overloads alias aliases typedef".split())
 _QUALIFIED = re.compile(rf"{lexical.IDENTIFIER}(?:(?:\.|::){lexical.IDENTIFIER})+")
 
 
@@ -47,6 +51,8 @@ class Query:
     stripped: str = ""
     # The query asks for tests (lexical.names_tests): test chunks rank as source (kind_weights).
     tests: bool = False
+    # The query asks for declarations (DECLARATION_WORDS): a chunk that only declares ranks as a body.
+    declarations: bool = False
     # More words than Settings.name_first_words and not one name as a whole: prose, which asks
     # for the code that does something (the sentence priors: Settings.sentence_kind_weights,
     # name_words_weight).
@@ -60,7 +66,7 @@ class Query:
     def as_sentence(self) -> Query:
         """The query read as prose, when the name its words spell is defined nowhere."""
         return Query(self.text, words=self.words, parts=self.parts, stripped=self.stripped, tests=self.tests,
-                     sentence=True)
+                     declarations=self.declarations, sentence=True)
 
     def kind_weights(self, settings: Settings) -> dict[str, float]:
         """The kind weights for this query: a sentence's (Settings.sentence_kind_weights) or every
@@ -88,7 +94,8 @@ def read(text: str, mode: str, settings: Settings) -> Query:
     words = tuple(lexical.terms(text))
     parts = tuple(lexical.parts(text))
     count = len(parts)
-    said = Query(text, words=words, parts=parts, stripped=text.strip(), tests=lexical.holds_test_words(words))
+    said = Query(text, words=words, parts=parts, stripped=text.strip(), tests=lexical.holds_test_words(words),
+                 declarations=not DECLARATION_WORDS.isdisjoint(words))
     if mode == SearchMode.DENSE or settings.name_first_words <= 0:
         return replace(said, sentence=count > max(settings.name_first_words, SENTENCE_WORDS))
     short = count <= settings.name_first_words

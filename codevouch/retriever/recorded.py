@@ -19,7 +19,7 @@ from pathlib import Path
 from codevouch.embedding import Embedder
 from codevouch.errors import CodevouchError
 from codevouch.request import SearchRequest
-from codevouch.retriever import blobcache, fusion, queryencoder
+from codevouch.retriever import blobcache, defined, fusion, queryencoder
 from codevouch.retriever import query as reading
 from codevouch.retriever import search as searching
 from codevouch.retriever.searchrun import NO_CALL, Caller, SearchRun
@@ -52,8 +52,8 @@ def search_recorded(state: BranchState, request: SearchRequest, index_dir: Path,
         finally:
             ledger.close()
 
-    def tier_of(rec: ChunkRecord) -> tuple[bool, bool, bool, bool]:
-        return tier.get(rec.id, searching._NOT_A_DEFINITION)
+    def tier_of(rec: ChunkRecord) -> defined.RankKey:
+        return tier.get(rec.id, defined.NOT_A_DEFINITION)
     found = fusion.dedupe(fusion.settled(sorted(found, key=lambda item: (tier_of(item[0]), item[1]), reverse=True),
                                          tier_of, lambda rec: searching._evidence(rankings, rec.id), settings.tie_band))
     top = [*searching._ordered([f for f in found if f[0].id not in fill], settings),

@@ -31,10 +31,8 @@ from codevouch.store import (
     Ledger,
     StoreSettings,
     VectorStore,
-    lexical,
 )
 from codevouch.store.team import open_for_search
-from codevouch.syntax.extensions import is_declaration_file
 from codevouch.syntax.lines import decode
 from codevouch.worktree import gitio
 from codevouch.worktree.identity import holds, identify, repo_id
@@ -137,8 +135,8 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
             rankings.fill, rankings.depth = fill, depth if kinds else None
         finally:
             ledger.close()
-    def tier_of(rec: ChunkRecord) -> tuple[bool, bool, bool, bool]:
-        return tier.get(rec.id, _NOT_A_DEFINITION)
+    def tier_of(rec: ChunkRecord) -> defined.RankKey:
+        return tier.get(rec.id, defined.NOT_A_DEFINITION)
     found = fusion.dedupe(fusion.settled(sorted(found, key=lambda item: (tier_of(item[0]), item[1]), reverse=True),
                                          tier_of, lambda rec: _evidence(rankings, rec.id), settings.tie_band))
     # What only fills k follows, ordered on its own: no stub's implementation, no window of a
@@ -166,7 +164,7 @@ def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, inde
 
 
 def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds: frozenset[str] | None,
-            names: list[str], depth: int) -> tuple[list[tuple[ChunkRecord, float]], dict[str, tuple[bool, bool, bool, bool]],
+            names: list[str], depth: int) -> tuple[list[tuple[ChunkRecord, float]], dict[str, defined.RankKey],
                                                   set[str]]:
     """The fused candidates of the kinds asked for, each with its score (weighted by kind when
     no kind filter is given), each definition's rank key, which sorts before the score (a
@@ -186,25 +184,19 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
     tiered = bool(names)
     weights = read.kind_weights(settings)
     found: list[tuple[ChunkRecord, float]] = []
-    # a definition's rank key, before the fused score: (defines, own case, implementation)
-    tier: dict[str, tuple[bool, bool, bool, bool]] = {}
+    tier: dict[str, defined.RankKey] = {}   # a definition's rank key (defined.rank_key)
     members = defined.member_names((rankings.records[cid] for cid in fused), names) if tiered else set()
     for cid, score in fused.items():
         rec = rankings.records[cid]
         if kinds is not None and rec.kind not in kinds:
             continue
         if tiered and (cid in rankings.defining or _defines(rec, names)):
-            # spelled with the definition's own case first: `progressbar` before `ProgressBar`;
-            # then an implementation before its declaration (lib/option.js before
-            # typings/index.d.ts, whose chunks hold a dozen signatures and win on words)
-            # then a free definition before same-named members of classes (`getPath` in utils/url.ts
-            # before four `*Processor.getPath`), unless the query qualifies the name
-            tier[rec.id] = (True, cid in rankings.own_case or lexical.spelled_exactly(read.stripped, rec.symbol),
-                            not is_declaration_file(rec.path), defined.freely(rec, names, members))
-        found.append((rec, score if kinds is not None else score * weights.get(rec.kind, 1.0)))
+            tier[rec.id] = defined.rank_key(rec, read, names, members, cid in rankings.own_case)
+        weight = 1.0 if kinds is not None else weights.get(rec.kind, 1.0)
+        if rec.declaration and rec.id not in tier and not read.declarations:   # what code does: bodies first
+            weight *= settings.declaration_weight
+        found.append((rec, score * weight))
     return found, tier, fill
-
-
 
 
 def _evidence(rankings: _Rankings, cid: str) -> tuple[float, float]:
@@ -229,9 +221,6 @@ def _results(top: list[tuple[ChunkRecord, float]], rankings: _Rankings, read: re
     out.query = read
     out.gone = [_cited(rec, state, repo) for rec in rankings.gone]
     return out
-
-
-_NOT_A_DEFINITION = (False, False, False, False)
 
 
 def _defines(rec: ChunkRecord, names: list[str]) -> bool:

@@ -136,6 +136,13 @@ class Settings:
     # Tuning split, whole repositories, docstring MRR@10: 0 0.529, 0.25 0.600, 0.5 0.618, 1.0 0.632,
     # 1.5 0.617, 2.0 0.616 (with the sentence kind weights); names and words at rank 1 unchanged.
     name_words_weight: float = 1.0
+    # A chunk whose code only declares (ChunkRecord.declaration: a TypeScript interface, type
+    # alias, overload signature or `declare`) has its fused score multiplied by this, unless it
+    # defines a name the query spells (the name tier finds an interface by its name, as before)
+    # or the query asks for declarations (query.DECLARATION_WORDS: "type", "interface", ...): a
+    # question about behaviour ("where are beforeRequest hooks run") asks for the body that does
+    # it, not the type that names it (1.0: off). BENCHMARKS.md, figure 3.
+    declaration_weight: float = 0.5
     # How deep each list of the fusion is, at least (3 x k when that is more; a --kind filter
     # looks 4 times deeper, since it drops candidates after ranking).
     list_depth: int = 30
@@ -157,6 +164,8 @@ class Settings:
             raise InputError(f"match_threshold is a cosine, between -1 and 1 (got {self.match_threshold}).")
         if self.fusion not in FUSIONS:
             raise InputError(f"unknown fusion {self.fusion!r}; use one of {', '.join(FUSIONS)}.")
+        if not 0.0 <= self.declaration_weight <= 1.0:
+            raise InputError(f"declaration_weight is a factor between 0 and 1 (got {self.declaration_weight}).")
         if self.list_depth < 1:
             raise InputError(f"list_depth must be at least 1 (got {self.list_depth}).")
         if self.max_widenings < 1:
@@ -174,7 +183,7 @@ class Settings:
         return (self.merge_target, self.embed_context, self.collapse, self.lexical_weight, self.rrf_k,
                 self.lexical_pairs, self.max_widenings, self.name_weight, self.name_first_words, self.name_boost,
                 self.exact_boost, self.match_threshold, self.name_words_weight, self.list_depth,
-                self.named_tests_weight, self.fusion, self.tie_band)
+                self.named_tests_weight, self.fusion, self.tie_band, self.declaration_weight)
 
     def build_key(self) -> tuple[int | None, str | None]:
         """The build knobs: two settings with one build key index alike (same chunks, same keys)."""

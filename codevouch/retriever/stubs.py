@@ -1,5 +1,9 @@
 """A declaration after the implementation it declares, for every query (pure).
 
+A declaration is a chunk of a declaration file (a `.pyi` stub, a `.d.ts`, a C header) or one
+whose code only declares (`ChunkRecord.declaration`: a TypeScript interface, type alias or
+overload signature, by the chunker's parse).
+
 A `.pyi` stub or a `.d.ts` declaration holds the very signature and docstring of the code it
 declares, so it matches a query as well as the code does and often better (a dozen signatures
 in one chunk). What a reader wants is the code: where both are candidates, the implementation
@@ -32,18 +36,24 @@ def _declares(stub: ChunkRecord, code: ChunkRecord) -> bool:
         (a.endswith("." + b) and "." in b) or (b.endswith("." + a) and "." in a) for a in mine for b in theirs)
 
 
+def declares_only(rec: ChunkRecord) -> bool:
+    """The chunk declares what another chunk may implement: a declaration file's, or one whose
+    code only declares (ChunkRecord.declaration)."""
+    return rec.declaration or is_declaration_file(rec.path)
+
+
 def after_implementations(found: list[tuple[ChunkRecord, T]]) -> list[tuple[ChunkRecord, T]]:
     """`found` (best first) with each declaration's implementation moved to its place, the
     declaration right after it; the rest keep their order."""
-    if not any(is_declaration_file(rec.path) for rec, _ in found):
+    if not any(declares_only(rec) for rec, _ in found):
         return found
     out = list(found)
     i = 0
     while i < len(out):
         rec = out[i][0]
-        if is_declaration_file(rec.path):
+        if declares_only(rec):
             at = next((j for j in range(i + 1, len(out))
-                       if not is_declaration_file(out[j][0].path) and _declares(rec, out[j][0])), None)
+                       if not declares_only(out[j][0]) and _declares(rec, out[j][0])), None)
             if at is not None:
                 out.insert(i, out.pop(at))
                 i += 1      # the declaration now follows its implementation

@@ -35,7 +35,8 @@ _FILE_COLUMNS = "path, blob_sha, kind, rule, language, status, reason, chunks, l
 # A chunk of a space (c, with its file version sb and its text t) joined with the branch's row
 # for its file (f): one ChunkRecord. _CHUNKS_OF_BRANCH joins them, membership included.
 _RECORD_COLUMNS = ("sb.path, sb.blob_sha, c.ordinal, t.text_hash, c.symbol, c.start_line, c.end_line, sb.language, "
-                   "sb.commit_sha, sb.commit_date, sb.indexed_at, f.kind, f.status, f.last_commit, f.last_commit_date")
+                   "sb.commit_sha, sb.commit_date, sb.indexed_at, f.kind, f.status, f.last_commit, f.last_commit_date, "
+                   "c.declaration")
 _CHUNKS_OF_BRANCH = ("space_blobs sb JOIN files f ON f.coll=? AND f.path=sb.path AND f.blob_sha=sb.blob_sha "
                      "JOIN space_chunks c ON c.blob=sb.id JOIN space_texts t ON t.id=c.text")
 
@@ -44,11 +45,11 @@ def _record(state: BranchState, row: Sequence[Any]) -> ChunkRecord:
     """The branch's view of a chunk row: its branch, its kind for the file, and for history the
     last commit of the branch that had the file (live chunks cite the branch's indexed commit)."""
     (path, blob, ordinal, text_hash, symbol, start, end, language, commit, commit_date, indexed_at,
-     kind, status, last_commit, last_date) = row
+     kind, status, last_commit, last_date, declaration) = row
     if status == "deleted":
         commit, commit_date = last_commit or commit, last_date or commit_date
     return ChunkRecord(chunk_id(path, blob, ordinal), state.repo, path, state.branch, commit, commit_date, symbol,
-                       start, end, indexed_at, blob, text_hash, kind, language, status)
+                       start, end, indexed_at, blob, text_hash, kind, language, status, declaration=bool(declaration))
 
 
 def _state(row: Sequence[Any]) -> BranchState:
@@ -438,8 +439,8 @@ def _put_chunks(db: sqlite3.Connection, space: str, chunks: Iterable[NewChunk]) 
         if lex is None:
             raise BadIndex(f"chunk {r.path}#{c.ordinal} has no lexical row in {space}; "
                            "rebuild with `codevouch index build`.")
-        db.execute("INSERT OR IGNORE INTO space_chunks VALUES (?,?,?,?,?,?,?)",
-                   (blob, c.ordinal, text, lex[0], r.symbol, r.start_line, r.end_line))
+        db.execute("INSERT OR IGNORE INTO space_chunks VALUES (?,?,?,?,?,?,?,?)",
+                   (blob, c.ordinal, text, lex[0], r.symbol, r.start_line, r.end_line, int(r.declaration)))
 
 
 def collect_unreferenced(db: sqlite3.Connection, space: str) -> list[str]:

@@ -266,3 +266,12 @@ def m007_branches_keep_sampled_ancestors(db: sqlite3.Connection) -> None:
     not. Entries built before keep NULL: they answer, as before, only a clone that holds their
     indexed commit, until their next build samples them."""
     db.execute("ALTER TABLE branches ADD COLUMN ancestors TEXT")
+
+
+@migration
+def m008_chunks_say_whether_they_only_declare(db: sqlite3.Connection) -> None:
+    """Each chunk row says whether its code only declares (`declaration`: a TypeScript interface,
+    type alias or overload signature, indexer/chunker.Chunk.declaration), so that a sentence ranks
+    it after the bodies that do what it asks. Rows indexed before say 0, as every chunk ranked
+    then; a file's chunks say it from the build that next reads the file."""
+    db.execute("ALTER TABLE space_chunks ADD COLUMN declaration INTEGER NOT NULL DEFAULT 0")

@@ -27,6 +27,10 @@ class ChunkRecord:
     # index: from the branch's indexed commit; the working-tree overlay (retriever/overlay.py):
     # uncommitted (cut from the working tree, commit "") or committed (at HEAD, after the index)
     origin: str = "index"
+    # Its code only declares (an interface, a type alias, an overload signature: the chunker's
+    # Chunk.declaration): a sentence ranks it after bodies (retriever/search.py). False for a
+    # chunk indexed before the chunker said so (migration m008).
+    declaration: bool = False
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

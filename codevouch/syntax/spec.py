@@ -101,6 +101,10 @@ class LanguageSpec:
                  be split into line windows.
     anonymous:   node types whose members have no name to qualify them by (a
                  Java anonymous class): definitions inside are not listed.
+    bodiless:    node types that declare a name and do nothing: a TypeScript interface, type
+                 alias, overload signature or ``declare`` (ambient) declaration. A chunk whose
+                 code is all such nodes is a declaration (indexer/chunker.Chunk.declaration),
+                 ranked after the bodies that do what a sentence asks (retriever/search.py).
     """
 
     definitions: Mapping[str, DefRule]
@@ -111,6 +115,7 @@ class LanguageSpec:
     anonymous: frozenset[str] = frozenset()
     bodies: frozenset[str] = frozenset()
     blank: re.Pattern[str] | None = None
+    bodiless: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

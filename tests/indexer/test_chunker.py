@@ -932,3 +932,50 @@ def test_a_tokenizer_that_may_join_lines_is_counted_by_spans() -> None:
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel()
     assert not TokenCount(bpe).lines_add_up
+
+
+KY = """import { Options } from './options'
+
+/** The hooks of a request. */
+export interface Hooks {
+  beforeRequest?: BeforeRequestHook[]
+}
+
+export type BeforeRequestHook = (request: Request, options: Options) => Request | void
+
+export function merge(a: string): string;
+export function merge(a: number): number;
+
+declare const VERSION: string
+
+export class Ky {
+  protected async _fetch(): Promise<Response> {
+    for (const hook of this._options.hooks.beforeRequest) {
+      await hook(this.request, this._options)
+    }
+    return fetch(this.request)
+  }
+  abstract close(): void
+}
+
+export function merge(a: any): any {
+  return a
+}
+"""
+
+
+def test_a_chunk_of_declarations_only_says_so() -> None:
+    """An interface, a type alias, overload signatures and a `declare` declare and do nothing
+    (Chunk.declaration); a class, a function with its body and an import do something, and so
+    does a chunk that merges declarations with a body."""
+    small, _ = chunk_text(KY, "src/ky.ts", words, budget=400, merge_target=5)
+    assert [(c.symbol, c.declaration) for c in small] == [
+        ("<module>", False), ("Hooks", True), ("BeforeRequestHook", True), ("merge", True), ("merge", True),
+        ("<module>", True), ("Ky", False), ("merge", False)]
+    merged, _ = chunk_text(KY, "src/ky.ts", words, budget=400, merge_target=400)
+    assert [c.declaration for c in merged] == [False]
+    tsx, _ = chunk_text(KY, "src/ky.tsx", words, budget=400, merge_target=5)
+    assert [c.declaration for c in tsx] == [c.declaration for c in small]
+    # JavaScript and Python have no such syntax: nothing is a declaration there.
+    py, _ = chunk_text("def f():\n    return 1\n", "a.py", words)
+    assert not any(c.declaration for c in py)

@@ -68,3 +68,78 @@ def test_a_header_piece_naming_a_member_does_not_declare_its_namespaces_other_pi
     assert [r.path for r, _ in after_implementations([(header, 2), (source, 1)])] == ["util/crc32c.h", "util/crc32c.cc"]
     declared = _rec("util/crc32c.cc", "leveldb.crc32c.Unmask")
     assert [r.path for r, _ in after_implementations([(header, 2), (declared, 1)])] == ["util/crc32c.cc", "util/crc32c.h"]
+
+
+# ky's layout: the types say "beforeRequest hooks" in every line; the body that runs them says it once.
+KY = {
+    "source/types/hooks.ts": "/** The hooks: each beforeRequest hook is run before the request is sent. */\n"
+                             "export interface Hooks {\n"
+                             "  /** beforeRequest hooks are run before a request is sent: a hook may change the request. */\n"
+                             "  beforeRequest?: BeforeRequestHook[]\n"
+                             "}\n\n"
+                             "/** A beforeRequest hook, run with the request before it is sent. */\n"
+                             "export type BeforeRequestHook = (request: Request) => Request | void\n",
+    "source/core/Ky.ts": "export class Ky {\n"
+                         "  protected async _fetch(): Promise<Response> {\n"
+                         "    for (const hook of this._options.hooks.beforeRequest) {\n"
+                         "      const result = await hook(this.request)\n"
+                         "      if (result instanceof Request) {\n"
+                         "        this.request = result\n"
+                         "      }\n"
+                         "    }\n"
+                         "    return this._options.fetch(this.request)\n"
+                         "  }\n"
+                         "}\n",
+}
+BEHAVIOUR = "where are beforeRequest hooks run"
+
+
+def test_a_body_ranks_above_the_declarations_that_only_name_what_it_does(repo: Repo, index_dir: Path) -> None:
+    """A question about behaviour: the method that runs the hooks before the interface and the type
+    alias that name them (chunks that only declare: ChunkRecord.declaration), which the words favour;
+    a query that asks for a type, or spells a declaration's name, finds the declaration first."""
+    from codevouch.retriever.settings import Settings
+
+    repo.commit_files(KY)
+    idx = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False)
+    idx.build()
+    hits = idx.search(BEHAVIOUR, k=3, validate=False)
+    assert hits[0].path == "source/core/Ky.ts"
+    assert {h.symbol: h.record.declaration for h in hits} == {"Ky": False, "Hooks, BeforeRequestHook": True}
+    off = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False, settings=Settings(declaration_weight=1.0))
+    assert off.search(BEHAVIOUR, k=3, validate=False)[0].path == "source/types/hooks.ts"   # by words, the types
+    # Asked for by name, a declaration that is the only definition of it comes first.
+    assert idx.search("Hooks", k=1, validate=False)[0].path == "source/types/hooks.ts"
+    assert idx.search("before request hook", k=1, validate=False)[0].path == "source/types/hooks.ts"
+    # A query that asks for a type ranks declarations as bodies.
+    asked = "the type of beforeRequest hooks run before a request"
+    assert [h.symbol for h in idx.search(asked, k=3, validate=False)] == [
+        h.symbol for h in off.search(asked, k=3, validate=False)]
+
+
+MERGE = {
+    "source/utils/merge.ts": "export function deepMerge(target: Options, source: Options): Options;\n"
+                             "export function deepMerge(target: Headers, source: Headers): Headers;\n\n"
+                             "export function deepMerge(target: any, source: any): any {\n"
+                             + "".join(f"  if (source.key{i} !== undefined) {{\n    target.key{i} = source.key{i}\n  }}\n"
+                                       for i in range(40))
+                             + "  return target\n}\n",
+}
+
+
+def test_a_name_finds_its_implementation_before_its_overload_signatures(repo: Repo, index_dir: Path) -> None:
+    repo.commit_files(MERGE)
+    from codevouch.retriever.settings import Settings
+
+    Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).build()
+    # the signatures' chunk (lines 1-2) says the name twice in two lines: by words it wins
+    each = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False, settings=Settings(collapse=False))
+    hits = each.search("deepMerge", k=8, validate=False)
+    assert hits[0].record.start_line == 4 and [h.record.declaration for h in hits][-1:] == [True]
+    assert sum(h.record.declaration for h in hits) == 1
+    lexical = each.search("deepMerge", k=8, mode="lexical", validate=False)
+    assert max(lexical, key=lambda h: h.score).record.start_line == 1
+    # One hit per definition: the implementation's, spanning its signatures too.
+    [hit] = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).search("deepMerge", k=3, validate=False)
+    last = max(h.record.end_line for h in hits)
+    assert (hit.record.start_line, hit.record.end_line, hit.record.declaration) == (1, last, False)

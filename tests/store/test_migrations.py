@@ -247,3 +247,26 @@ def test_an_index_without_lexical_copies_gets_them_from_the_upgrade_and_fts5_nev
     raw.close()
     assert [(h.path, h.symbol) for h in idx.search("cancel order", k=5, mode="lexical", validate=False)] == fresh
     assert idx.search("cancel order", k=5, validate=False)[0].path == "shop/cancel.py"   # hybrid
+
+
+def test_an_index_built_before_chunks_said_they_declare_opens_and_says_so_after_its_next_build(
+        repo: Repo, index_dir: Path) -> None:
+    """m008: chunk rows without a `declaration` column (as every release before it wrote them) are
+    upgraded by the reader that opens them: the search answers, every chunk a body as before; a
+    build that reads a changed file marks its declarations."""
+    repo.commit_files({"src/hooks.ts": "export interface Hooks {\n  beforeRequest?: Hook[]\n}\n",
+                       "src/ky.ts": "export function run(hooks: Hooks) {\n  return hooks.beforeRequest\n}\n"})
+    idx = Index(repo.root, index_dir, embedder="fake-bow-64", record=False)
+    idx.build()
+    raw = sqlite3.connect(index_dir / "state.sqlite")
+    with raw:
+        raw.execute("ALTER TABLE space_chunks DROP COLUMN declaration")
+        raw.execute("DELETE FROM _migrations WHERE name = 'm008_chunks_say_whether_they_only_declare'")
+    raw.close()
+    hits = idx.search("Hooks", k=5, validate=False)        # the reader's open upgrades it in place
+    assert schema_of(index_dir) == ("2", [m.name for m in migrations.MIGRATIONS])
+    assert hits[0].path == "src/hooks.ts" and not any(h.record.declaration for h in hits)
+    repo.commit(**{"src/hooks.ts": "export interface Hooks {\n  beforeRequest?: Hook[]\n  afterResponse?: Hook[]\n}\n"})
+    idx.build()
+    hits = idx.search("Hooks", k=5, validate=False)
+    assert {h.path: h.record.declaration for h in hits} == {"src/hooks.ts": True, "src/ky.ts": False}

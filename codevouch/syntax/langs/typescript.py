@@ -24,6 +24,10 @@ SYNTAX = LanguageSpec(
     wrappers=javascript.WRAPPERS | {"ambient_declaration"},     # `declare ...` is ambient
     prefix=javascript.PREFIX,
     blocks=javascript.BLOCKS,
+    # What declares and does nothing: an interface, a type alias, an overload's or an abstract
+    # method's signature, a `declare ...` (a chunk of these alone ranks after bodies)
+    bodiless=frozenset({"interface_declaration", "type_alias_declaration", "function_signature", "method_signature",
+                        "abstract_method_signature", "ambient_declaration"}),
 )
 
 TYPESCRIPT = Language(
