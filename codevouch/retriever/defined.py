@@ -10,6 +10,7 @@ where the rest is defined and the qualifier names the file's package or module.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -127,24 +128,58 @@ def freely(rec: ChunkRecord, names: Collection[str], members: Collection[str]) -
     return any("." not in n and "::" not in n and n in members for n in _own_names(rec, names))
 
 
-# A definition's rank key (`rank_key`), before its fused score: (defines, own case,
-# implementation, free); every other chunk's is this, below every definition's.
-NOT_A_DEFINITION = (False, False, False, False)
-RankKey = tuple[bool, bool, bool, bool]
+# A definition's rank key (`rank_key`), before its fused score: (defines, words of its place, own
+# case, implementation, free); every other chunk's is this, below every definition's.
+NOT_A_DEFINITION = (False, 0, False, False, False)
+RankKey = tuple[bool, int, bool, bool, bool]
 
 
 def rank_key(rec: ChunkRecord, read: Query, names: Collection[str], members: Collection[str],
              own_case: bool = False) -> RankKey:
     """The rank key of a chunk that defines one of the query's `names`, which sorts before the fused
-    score (several definitions of a name rank by the rest of the query after it): first one
-    spelled with the query's own case (`progressbar` before `ProgressBar`; `own_case`: a definition
-    merged into a chunk spells it so), then an
+    score (several definitions of a name rank by the rest of the query after it): first the one
+    whose place the query's other words name (`url getPath`, `getPath in utils`: src/utils/url.ts),
+    then one spelled with the query's own case (`progressbar` before `ProgressBar`; `own_case`: a
+    definition merged into a chunk spells it so), then an
     implementation before its declaration (lib/option.js before typings/index.d.ts, whose chunks
     hold a dozen signatures and win on words; a function before its overload signatures), then a
     free definition before same-named members of classes (`getPath` in utils/url.ts before four
     `*Processor.getPath`), unless the query qualifies the name (`members`: member_names)."""
-    return (True, own_case or lexical.spelled_exactly(read.stripped, rec.symbol), not declares_only(rec),
-            freely(rec, names, members))
+    return (True, place_words(rec, read, names), own_case or lexical.spelled_exactly(read.stripped, rec.symbol),
+            not declares_only(rec), freely(rec, names, members))
+
+
+def place_words(rec: ChunkRecord, read: Query, names: Collection[str]) -> int:
+    """How many of the query's other words (`other_words`) the chunk's path or the containers of
+    the name it defines hold (`url getPath`: url, in src/utils/url.ts; `processor getPath`:
+    processor, in `ALBProcessor.getPath`); a plural meets its singular (`util` and `utils`)."""
+    own = _own_names(rec, names)
+    other = other_words(read, frozenset(names).intersection(k for n in own for k in lexical.name_keys(n)))
+    if not other:
+        return 0
+    place = set(lexical.parts(re.sub(r"[/.\\]", " ", rec.path)))
+    place.update(w for n in own for container in re.split(r"\.|::", n)[:-1] for w in lexical.parts(container))
+    place.update({w[:-1] for w in place if w.endswith("s")})
+    return sum(1 for w in other if w in place or (w.endswith("s") and w[:-1] in place))
+
+
+@functools.lru_cache(maxsize=64)
+def other_words(read: Query, matched: frozenset[str]) -> frozenset[str]:
+    """The query's words that are not those of the name a definition matched by (`matched`, its
+    keys): `url getPath` -> url; `getPath in utils` -> utils; none in `ProgressBar`,
+    `Client.send`, or "raise for status" when a definition's squashed name is all its words."""
+    spelled: set[str] = set()
+    for token in _TOKEN.findall(read.text):
+        parts = [p for p in re.split(r"\.|::", token) if p]
+        keys = {".".join(parts[i:]).lower() for i in range(len(parts))} | {"~" + re.sub(r"[\W_]+", "", parts[-1]).lower()}
+        if not matched.isdisjoint(keys):
+            spelled.update(lexical.parts(token))
+    if not spelled:
+        return frozenset()     # matched by the squashed words of the whole query: they are all its name's
+    return frozenset(w for w in read.parts if w not in spelled)
+
+
+_TOKEN = re.compile(rf"{lexical.IDENTIFIER}(?:(?:\.|::){lexical.IDENTIFIER})*")
 
 
 def _language(rec: ChunkRecord) -> str | None:

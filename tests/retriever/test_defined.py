@@ -157,3 +157,42 @@ def test_module_paths_qualify_in_python_rust_and_typescript(repo: Repo, index_di
         hits = idx.search(query, k=5, validate=False)
         assert [h.path for h in hits if DEF in h.matched] == [home], (query, [(h.path, h.matched) for h in hits])
         assert hits[0].path == home, query
+
+
+# Two free `getPath`: the router's body says "url" at every line, the utility's never does.
+PLACES = {
+    "src/utils/url.ts": "export const getPath = (request: Request): string => {\n"
+                        "  const start = request.path.indexOf('/', 8)\n  return request.path.slice(start)\n}\n",
+    "src/router/match.ts": "export const getPath = (url: URL): string => {\n  const href = url.href\n"
+                           "  const base = url.origin + url.host\n"
+                           "  return url.pathname + url.search + href.slice(base.length)\n}\n",
+}
+
+
+def test_several_definitions_of_a_name_rank_the_one_whose_place_the_query_names_first(repo: Repo,
+                                                                                       index_dir: Path) -> None:
+    """`url getPath`: the query's other word names the utility's file, not the words of the
+    router's body; `router getPath` the router's; the name alone ranks by the rest, as before."""
+    repo.commit_files(PLACES)
+    idx = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False)
+    idx.build()
+
+    def first(query: str) -> str:
+        return idx.search(query, k=2, validate=False)[0].path
+    assert first("url getPath") == "src/utils/url.ts"
+    assert first("getPath in utils") == "src/utils/url.ts"
+    assert first("router getPath") == "src/router/match.ts"
+    assert first("match getPath") == "src/router/match.ts"
+
+
+def test_the_other_words_are_those_of_no_name_the_definition_matched() -> None:
+    from codevouch.retriever.query import read
+    from codevouch.retriever.settings import DEFAULT
+
+    def other(query: str, matched: set[str]) -> set[str]:
+        return set(defined.other_words(read(query, "hybrid", DEFAULT), frozenset(matched)))
+    assert other("url getPath", {"getpath", "~getpath"}) == {"url"}
+    assert other("getPath in utils", {"getpath"}) == {"utils"}
+    assert other("ProgressBar", {"progressbar"}) == set()
+    assert other("processor getPath", {"getpath"}) == {"processor"}
+    assert other("raise for status", {"~raiseforstatus"}) == set()     # one name's words, all of them
