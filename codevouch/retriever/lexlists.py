@@ -86,11 +86,17 @@ def name_ranking(run: SearchRun, names: list[str], words: list[str], records: di
                    admit=defined.may_define)
 
 
+# A sentence's name-words lists: the tantivy copy's field each ranks against, and the Settings
+# knob of its weight in the fusion: `namewords`, the qualified names' words (`OrderService.cancel_order`:
+# order, service, cancel, order), and `ownwords`, each defined name's own (cancel, order).
+NAME_WORDS = {"namewords": "name_words_weight", "ownwords": "own_words_weight"}
+
+
 def name_words_ranking(run: SearchRun, read: reading.Query, records: dict[str, ChunkRecord],
-                       scores: dict[str, float]) -> list[str]:
+                       scores: dict[str, float], field: str = "namewords") -> list[str]:
     """The branch's chunks ranked by the words of `read` (the run's query, or that query read as a
-    sentence) against the words of what they define (the tantivy copy's `namewords` field, stemmed;
-    none when it cannot answer), scores to `scores`."""
+    sentence) against the words of what they define (the tantivy copy's `field`, NAME_WORDS,
+    stemmed; none when it cannot answer), scores to `scores`."""
     ledger, index_dir, state = run.ledger, run.index_dir, run.state
     copy = ledger.copy_of(state)
     if copy is None or not read.words:
@@ -98,7 +104,7 @@ def name_words_ranking(run: SearchRun, read: reading.Query, records: dict[str, C
     by_key: dict[str, float] = {}
 
     def fetch(n: int) -> list[str]:
-        by_key.update(found := lexindex.search(index_dir, copy, read.words, n, only="namewords") or [])
+        by_key.update(found := lexindex.search(index_dir, copy, read.words, n, only=field) or [])
         return [key for key, _ in found]
     ids = members(run, False, records, fetch, by="lex_key", ranked=ledger.branch_size(state.coll))
     _keyed_scores(ids, records, by_key, scores)

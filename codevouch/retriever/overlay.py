@@ -417,19 +417,20 @@ def lexical_scores(overlay: Overlay, terms: Sequence[str], index_dir: Path,
 
 
 def name_words_scores(overlay: Overlay, words: Sequence[str], index_dir: Path,
-                      copy: lexindex.Copy | None) -> list[tuple[str, float]]:
+                      copy: lexindex.Copy | None, field: str = "ownwords") -> list[tuple[str, float]]:
     """(chunk id, BM25) of the overlay's chunks whose defined names hold a query word, best first:
-    the `namewords` field as the lexical index scores it (lexindex.search with only="namewords"),
+    `field` (`ownwords` or `namewords`) as the lexical index scores it (lexindex.search with only=field),
     with the copy's counts for that field plus the overlay's, so a new or changed definition
     ranks in a sentence's name-words list as it will once built (retriever/search.py)."""
     if not overlay.chunks or not words:
         return []
 
     analyse = lexindex.analyzer()
-    texts = [lexical.name_words(c.record.symbol) for c in overlay.chunks]
+    words_of = lexical.own_name_words if field == "ownwords" else lexical.name_words
+    texts = [words_of(c.record.symbol) for c in overlay.chunks]
     counted = [_tokens(text, analyse) for text in texts]
     clauses = lexindex.clauses(words)
-    stats = (lexindex.stats(index_dir, copy, [t for c in clauses for t, _ in c], field="namewords")
+    stats = (lexindex.stats(index_dir, copy, [t for c in clauses for t, _ in c], field=field)
              if copy is not None else None)
     total, tokens, df_index = stats if stats is not None else (0, None, {})
     n = total + len(texts)

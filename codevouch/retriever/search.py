@@ -394,7 +394,7 @@ def _add_name_lists(out: _Rankings, run: SearchRun, lexical_ids: Sequence[str]) 
         _add_definitions(out, run, lexical_ids)
         if read.undecided and not out.defining:
             out.read = read = read.as_sentence()
-    if read.sentence and run.settings.name_words_weight > 0:
+    if read.sentence:
         _add_name_words(out, run, read)
 
 
@@ -437,20 +437,25 @@ def _named(rec: ChunkRecord, read: reading.Query) -> ChunkRecord:
 
 
 def _add_name_words(out: _Rankings, run: SearchRun, read: reading.Query) -> None:
-    """A sentence's list of the chunks whose defined names share its words, fused at name_words_weight:
-    the index's, less the overlay's replaced files, merged by score with the overlay's own. `read`:
-    the run's query, or that query read as a sentence (_add_name_lists)."""
+    """A sentence's lists of the chunks whose defined names share its words: against the
+    qualified names' words at name_words_weight, and each name's own words at own_words_weight
+    (lexlists.NAME_WORDS); the index's, less the overlay's replaced files, merged by score with
+    the overlay's own. `read`: the run's query, or that query read as a sentence (_add_name_lists)."""
     ov, state = run.overlay, run.state
-    scores: dict[str, float] = {}
-    named = lexlists.name_words_ranking(run, read, out.records, scores)
-    if ov is not None:
-        own = live.name_words_scores(ov, read.words, run.index_dir, run.ledger.copy_of(state))
-        named = live.merged(_kept(named, out.records, ov, run.include_history, state,
-                                  lambda cid: scores.get(cid, 0.0)), own, run.depth)
-        scores.update(own)
-    if named:
-        out.scores[len(out.lists)] = scores
-        out.lists.append((run.settings.name_words_weight, named))
+    for words_of, knob in lexlists.NAME_WORDS.items():
+        weight = getattr(run.settings, knob)
+        if weight <= 0:
+            continue
+        scores: dict[str, float] = {}
+        named = lexlists.name_words_ranking(run, read, out.records, scores, words_of)
+        if ov is not None:
+            own = live.name_words_scores(ov, read.words, run.index_dir, run.ledger.copy_of(state), words_of)
+            named = live.merged(_kept(named, out.records, ov, run.include_history, state,
+                                      lambda cid: scores.get(cid, 0.0)), own, run.depth)   # noqa: B023
+            scores.update(own)
+        if named:
+            out.scores[len(out.lists)] = scores
+            out.lists.append((weight, named))
 
 
 def _similarities(rankings: _Rankings, query: Sequence[float], sims: dict[str, float],

@@ -249,3 +249,12 @@ def holds_test_words(words: Iterable[str]) -> bool:
 def name_words(symbol: str) -> str:
     """The words of what a chunk defines (`Client.raise_for_status` -> "client raise status")."""
     return " ".join(parts(" ".join(n for n in symbol.split(",") if n.strip() != _MODULE)))
+
+
+def own_name_words(symbol: str) -> str:
+    """The words of the names a chunk defines, each without its container's
+    (`Client.raise_for_status` -> "raise status"; a class's own chunk, `Client` -> "client"):
+    a method's name says what it does, its class's where, and the class's words would count
+    again in every member."""
+    own = (_components(n.strip())[-1:] for n in symbol.split(",") if n.strip() and n.strip() != _MODULE)
+    return " ".join(parts(" ".join(c for comps in own for c in comps)))

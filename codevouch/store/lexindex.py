@@ -30,10 +30,11 @@ over the same terms (measured with python -m codevouch_bench.search and docs/BEN
   index made before the copy is stamped and given its copies by its upgrade (migration m006).
 
 Documents are the lexical terms (codevouch.store.lexical.document) under tantivy's English stemmer,
-as FTS5 used Porter's; each under its lexical key (naming.lex_key), stored raw. Two fields the
+as FTS5 used Porter's; each under its lexical key (naming.lex_key), stored raw. Three fields the
 ledger's FTS5 table lacks come from the chunk's symbol: `name`, the exact keys of what it defines
-(lexical.definition_keys: `client.send`, `send`, `~send`), one raw token each, and `namewords`, that
-symbol's words under the stemmer. A copy made with another SCHEMA lives at another path: an
+(lexical.definition_keys: `client.send`, `send`, `~send`), one raw token each, `namewords`, that
+symbol's words under the stemmer, and `ownwords`, the words of each name it defines without its
+container's (`Client.send` -> send). A copy made with another SCHEMA lives at another path: an
 older copy is never read: the first search or build writes the new one from the ledger.
 """
 from __future__ import annotations
@@ -55,8 +56,9 @@ from codevouch.store.indexdir import IndexDir
 STAMP = "codevouch-stamp"
 # The copy's fields and what it holds; a new schema means a new generation name, so old copies
 # are rebuilt, not read ("5": one copy per branch, its live documents only; "6": the `order`
-# fast field that cuts score ties without reading stored documents).
-SCHEMA = "6-order-field"
+# fast field that cuts score ties without reading stored documents; "7": `ownwords`, the words
+# of each defined name without its container's).
+SCHEMA = "7-own-name-words"
 EXACT = "cv_exact"   # the `exact` field's analyzer: whitespace, lower case; registered at every open
 WRITER_HEAP = 50_000_000   # tantivy's minimum per thread is 15 MB; 50 MB keeps large builds in few segments
 _open: dict[Path, Any] = {}  # path -> tantivy.Index, reused by warm searches in one process
@@ -97,6 +99,7 @@ def _schema() -> Any:
     builder.add_text_field("terms", stored=False, tokenizer_name="en_stem")
     builder.add_text_field("name", stored=False, tokenizer_name="raw")
     builder.add_text_field("namewords", stored=False, tokenizer_name="en_stem")
+    builder.add_text_field("ownwords", stored=False, tokenizer_name="en_stem")
     builder.add_text_field("exact", stored=False, tokenizer_name=EXACT)
     builder.add_unsigned_field("order", stored=False, fast=True, indexed=False)
     return builder.build()
@@ -129,7 +132,8 @@ def _document(doc: Doc) -> Any:
 
     cid, text, symbol = doc
     terms, _ = lexical.split(text)
-    out = tantivy.Document(id=cid, terms=terms, exact=terms, namewords=lexical.name_words(symbol))
+    out = tantivy.Document(id=cid, terms=terms, exact=terms, namewords=lexical.name_words(symbol),
+                           ownwords=lexical.own_name_words(symbol))
     out.add_unsigned("order", order_of(cid))   # a plain int in the constructor is taken for i64
     for key in lexical.definition_keys(text, symbol):
         out.add_text("name", key)
@@ -337,7 +341,8 @@ def search(index_dir: Path, copy: Copy, terms: Sequence[str], n: int,
     """(lexical key, score) best first, or None when the index cannot answer for `copy`.
     `name_boost` > 0: the terms also meet the words of what a chunk defines, at that weight;
     `exact_boost` > 0: and the chunk's terms unstemmed, whole identifiers kept (`raise_for_status`).
-    `only`: the terms meet this one field alone (`namewords`: the words of what a chunk defines)."""
+    `only`: the terms meet this one field alone (`namewords`: the words of what a chunk defines;
+    `ownwords`: of each defined name without its container's)."""
     path = index_path(index_dir, copy)
     if not terms or not _answers(path, copy.stamp):
         return None
@@ -477,8 +482,8 @@ caches.register("codevouch.store.lexindex.corpus", _CORPUS.clear, _CORPUS.__len_
 
 
 def stats(index_dir: Path, copy: Copy, tokens: Sequence[str], field: str = "terms") -> Stats | None:
-    """BM25's counts in `copy` for `field` (`terms`, or `namewords`: the words of what a chunk
-    defines), or None when it cannot answer (as `search`)."""
+    """BM25's counts in `copy` for `field` (`terms`, or `namewords` / `ownwords`: the words of what
+    a chunk defines), or None when it cannot answer (as `search`)."""
     path = index_path(index_dir, copy)
     if not _answers(path, copy.stamp):
         return None

@@ -88,9 +88,12 @@ def test_an_overlay_chunk_scores_as_it_will_once_built(repo: Repo, index_dir: Pa
                             lambda copy, q: lexindex.search(index_dir, copy, _terms(q), 100))
 
 
-def test_an_overlay_definition_scores_on_its_name_words_as_it_will_once_built(repo: Repo, index_dir: Path) -> None:
-    """A sentence's name-words list (the words of what a chunk defines) ranks the overlay's new
-    definitions too, with the score the index gives them once committed and built."""
+@pytest.mark.parametrize("field", ["ownwords", "namewords"])
+def test_an_overlay_definition_scores_on_its_name_words_as_it_will_once_built(repo: Repo, index_dir: Path,
+                                                                              field: str) -> None:
+    """A sentence's name-words list (the words of what a chunk defines, with or without its
+    container's) ranks the overlay's new definitions too, with the score the index gives them once
+    committed and built."""
     from codevouch.retriever import query as reading
     from codevouch.retriever.settings import DEFAULT
 
@@ -98,8 +101,8 @@ def test_an_overlay_definition_scores_on_its_name_words_as_it_will_once_built(re
         return list(reading.read(q, "hybrid", DEFAULT).words)
     _scores_hold_once_built(repo, index_dir, ["how do I apply a discount coupon to an order",
                                               "redeem the coupons of a book by their code", "where are coupon books kept"],
-                            lambda ov, q, copy: live.name_words_scores(ov, words(q), index_dir, copy),
-                            lambda copy, q: lexindex.search(index_dir, copy, words(q), 100, only="namewords"))
+                            lambda ov, q, copy: live.name_words_scores(ov, words(q), index_dir, copy, field),
+                            lambda copy, q: lexindex.search(index_dir, copy, words(q), 100, only=field))
 
 
 def test_a_sentence_ranks_a_new_definition_first_as_a_rebuild_does(repo: Repo, index_dir: Path) -> None:

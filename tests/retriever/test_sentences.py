@@ -107,3 +107,21 @@ def test_plain_words_that_name_no_definition_are_a_sentence(repo: Repo, index_di
     hits = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).search(
         "test settle refund credits the customer ledger", k=2, validate=False)
     assert hits[0].path == "tests/test_refunds.py" and hits[0].matched[0] == "definition-name"
+
+
+def test_a_members_own_name_words_leave_its_classs_out(repo: Repo, index_dir: Path) -> None:
+    """The README's order story: the legacy handler's class shares the sentence's words (cancel,
+    order) and its method one more (request); the service's method is named for what the sentence
+    asks (cancel_order). Against the qualified names' words (the default's list) the handler comes
+    first; against each name's own words (Settings.own_words_weight), the service."""
+    from tests.retriever.test_opening_example import FILES as STORY
+    from tests.retriever.test_opening_example import QUERY
+
+    repo.commit_files(STORY)
+    Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).build()
+
+    def first(settings: Settings) -> str:
+        idx = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False, settings=settings)
+        return idx.search(QUERY, k=3, mode="lexical", validate=False)[0].symbol
+    assert first(DEFAULT) == "CancelOrderHandler.handle_request"
+    assert first(Settings(name_words_weight=0.0, own_words_weight=1.0)) == "OrderService.cancel_order"

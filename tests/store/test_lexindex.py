@@ -373,3 +373,12 @@ def test_a_document_names_what_its_chunk_defines_and_ranks_by_its_terms_alone() 
     assert {"value", "store.value", "flush", "store.flush"} <= set(keys)
     assert "value" not in lexical.definition_keys(terms, "Store")      # the words alone do not say it
     assert lexical.document(cls, "src/store.js", "Store") == terms
+
+
+def test_a_names_own_words_leave_its_containers_out() -> None:
+    """`ownwords`: each defined name's words without its container's; `namewords`: with them."""
+    assert lexical.own_name_words("OrderService.cancel_order") == "cancel order"
+    assert lexical.name_words("OrderService.cancel_order") == "order service cancel order"
+    assert lexical.own_name_words("OrderService, OrderService.place_order") == "order service place order"
+    assert lexical.own_name_words("crate::routing::Router") == "router"
+    assert lexical.own_name_words("<module>") == ""
