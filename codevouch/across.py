@@ -15,6 +15,7 @@ A client of the api, as the review and the MCP server are: below those, above `c
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -205,6 +206,9 @@ class Indexes:
         self.index_dir = index_dir_of(index_dir, self.call)
         self._options: dict[str, Any] = {"embedder": embedder, "record": record, "settings": settings,
                                          "overlay_limit": overlay_limit, "background": background}
+        # Kept from one call to the next: each repository's Index and its remote's label.
+        self._indexes: dict[Path, Index] = {}
+        self._remotes = _Remotes()
 
     @classmethod
     def all(cls, index_dir: Path | str | None = None, call: Call | None = None, **options: Any) -> Indexes:
@@ -266,8 +270,8 @@ class Indexes:
                 skipped.append(_absent(path))
                 continue
             try:
-                idx = Index(self.call.path(path), self.index_dir, call=self.call, **self._options)
-                repo = _repository(idx, None)
+                idx = self._index(path)
+                repo = self._repository(idx, None)
             except CodevouchError as exc:
                 skipped.append(_skipped(path, exc))
                 continue
@@ -280,6 +284,26 @@ class Indexes:
         if refused and not answers and not skipped:
             raise refused[0][1]
         return Navigated(tuple(answers), tuple(skipped), tuple((r, str(e)) for r, e in refused))
+
+    def _index(self, path: Path) -> Index:
+        """The repository's Index, made at its first call (a later call guards its git files again:
+        they may have changed since)."""
+        from codevouch.worktree import gitreads
+
+        idx = self._indexes.get(path)
+        if idx is None:
+            idx = self._indexes[path] = Index(self.call.path(path), self.index_dir, call=self.call, **self._options)
+        else:
+            gitreads.guard(idx.repo)
+        return idx
+
+    def _repository(self, idx: Index, hits: Hits | None) -> Repository:
+        """The repository an Index searched: its work tree's top and its remote's label."""
+        from codevouch.worktree import gitio
+
+        known = hits.known if hits is not None else None
+        root = known.head.root if known is not None and known.head is not None else gitio.repo_root(idx.repo)
+        return Repository(root, self._remotes.label(root))
 
     def _fused(self, request: SearchRequest, run: Callable[[Index], Hits]) -> FoundHits:
         from codevouch.retriever.queryencoder import QueryVectors  # heavy: the store
@@ -296,10 +320,10 @@ class Indexes:
                     answers.append(got)
                 continue
             try:
-                idx = Index(self.call.path(path), self.index_dir, call=self.call, **self._options)
+                idx = self._index(path)
                 idx.queries = queries
                 hits = run(idx)
-                answers.append((_repository(idx, hits), hits, _model_of(hits)))
+                answers.append((self._repository(idx, hits), hits, _model_of(hits)))
             except CodevouchError as exc:
                 skipped.append(_skipped(path, exc))
         models = {m for _, h, m in answers if h}
@@ -415,13 +439,33 @@ def pack_across(found: FoundHits, request: ContextRequest, call: Call) -> Contex
     return ContextPack(packed.markdown, tuple(results), packed, chosen, no_good_match=weak.no_good_match)
 
 
-def _repository(idx: Index, hits: Hits | None) -> Repository:
-    """The repository an Index searched: its work tree's top and its remote, as the search learned them."""
-    from codevouch.worktree import gitio
+class _Remotes:
+    """Each repository's remote label, kept while its git config file is unchanged (the same size,
+    modification time and inode: git writes a new config by renaming a new file over it), so a
+    remote added or changed is seen at the next call; a work tree whose `.git` is a file (a linked
+    work tree, a submodule) asks git each time."""
 
-    known = hits.known if hits is not None else None
-    root = known.head.root if known is not None and known.head is not None else gitio.repo_root(idx.repo)
-    return Repository(root, gitio.remote_url(root))
+    def __init__(self) -> None:
+        self._known: dict[Path, tuple[tuple[int, int, int], str | None]] = {}
+        self._lock = threading.Lock()
+
+    def label(self, root: Path) -> str | None:
+        from codevouch.worktree import gitio
+
+        try:
+            st = (root / ".git" / "config").stat()
+            key: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            key = None
+        with self._lock:
+            held = self._known.get(root)
+        if key is not None and held is not None and held[0] == key:
+            return held[1]
+        url = gitio.remote_url(root)
+        if key is not None:
+            with self._lock:
+                self._known[root] = (key, url)
+        return url
 
 
 def _model_of(hits: Hits) -> str | None:

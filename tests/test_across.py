@@ -180,3 +180,30 @@ def test_the_query_is_embedded_once_for_every_repository(two: tuple[Repo, Repo, 
     alone.search("overdue fee", k=3)
     alone.search("overdue fee", k=3)
     assert model.queries == 4
+
+
+def test_the_remote_label_is_kept_until_the_repository_config_changes(two: tuple[Repo, Repo, Path]) -> None:
+    from codevouch.worktree.git._process import PROCESSES
+
+    config, library, index_dir = two
+    many = Indexes([config.root, library.root], index_dir, record=False)
+    assert {f.repository.remote for f in many.search("overdue fee", k=3)} == {None}
+    before = PROCESSES["remote"]
+    many.search("overdue fee", k=3)
+    assert PROCESSES["remote"] == before          # the label kept from the first call
+    library.git("remote", "add", "origin", "https://user:secret@example.com/team/library.git")
+    found = many.search("overdue fee", k=3)
+    assert {f.repository.path: f.repository.remote for f in found}[library.root] == "https://example.com/team/library.git"
+    assert {f.repository.path: f.repository.remote for f in found}.get(config.root) is None
+
+
+def test_a_repository_that_fails_midway_does_not_fail_the_others(two: tuple[Repo, Repo, Path]) -> None:
+    import shutil
+
+    config, library, index_dir = two
+    many = Indexes([config.root, library.root], index_dir, record=False)
+    assert many.search("parse config", k=3)[0].repository.path == config.root
+    shutil.rmtree(config.root / ".git")                   # its repository gone between two calls
+    found = many.search("parse config", k=3)
+    assert [s.path for s in found.skipped] == [str(config.root)]
+    assert found and {f.repository.path for f in found} == {library.root}
