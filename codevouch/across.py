@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from codevouch.api import Index, index_dir_of
-from codevouch.call import Call, in_call
+from codevouch.call import Call, carried, in_call
 from codevouch.errors import CodevouchError, InputError, NotIndexed
 from codevouch.printable import one_line
 from codevouch.request import ContextRequest, SearchRequest, request_from
@@ -44,6 +45,10 @@ if TYPE_CHECKING:
 # The most repositories one query may touch: each is one search of its own (its git facts, its
 # overlay, its validation), so a query over more is refused with what to do, never run slowly.
 MAX_REPOS = 100
+
+# The most repositories searched at once: a search mostly waits on git processes and SQLite, which
+# let go of the GIL, so a few threads overlap those waits; more would only queue for the cores.
+WORKERS = 8
 
 # How the hits of several repositories were put in one ranking (docs/SEARCH.md).
 BY_SIMILARITY = "similarity"     # the one model's cosine similarity: comparable across repositories
@@ -209,6 +214,7 @@ class Indexes:
         # Kept from one call to the next: each repository's Index and its remote's label.
         self._indexes: dict[Path, Index] = {}
         self._remotes = _Remotes()
+        self._lock = threading.Lock()   # one call at a time (its repositories searched in parallel)
 
     @classmethod
     def all(cls, index_dir: Path | str | None = None, call: Call | None = None, **options: Any) -> Indexes:
@@ -306,32 +312,31 @@ class Indexes:
         return Repository(root, self._remotes.label(root))
 
     def _fused(self, request: SearchRequest, run: Callable[[Index], Hits]) -> FoundHits:
+        """`run` in every repository (in parallel), the answers fused in one ranking."""
         from codevouch.retriever.queryencoder import QueryVectors  # heavy: the store
 
-        answers: list[tuple[Repository, Hits, str | None]] = []
-        skipped: list[Skipped] = []
         queries = QueryVectors()   # the query embedded once per model, for every repository
-        for path in self.repos:
-            if not self.call.path(path).exists():
-                got = self._recorded(path, request, queries)
-                if isinstance(got, Skipped):
-                    skipped.append(got)
-                else:
-                    answers.append(got)
-                continue
-            try:
-                idx = self._index(path)
-                idx.queries = queries
-                hits = run(idx)
-                answers.append((self._repository(idx, hits), hits, _model_of(hits)))
-            except CodevouchError as exc:
-                skipped.append(_skipped(path, exc))
+        with self._lock:
+            got = _in_parallel([carried(lambda p=path: self._searched(p, request, queries, run)) for path in self.repos])
+        answers = [a for a in got if not isinstance(a, Skipped)]
         models = {m for _, h, m in answers if h}
         comparable = request.mode != "lexical" and len(models) <= 1 and None not in models
         fused = fuse([h for _, h, _ in answers], request.k, comparable)
-        return FoundHits([Found(answers[i][0], hit) for i, hit in fused], skipped, BY_SIMILARITY if comparable else BY_RANK,
-                         [(r, h) for r, h, _ in answers])
+        return FoundHits([Found(answers[i][0], hit) for i, hit in fused], [a for a in got if isinstance(a, Skipped)],
+                         BY_SIMILARITY if comparable else BY_RANK, [(r, h) for r, h, _ in answers])
 
+    def _searched(self, path: Path, request: SearchRequest, queries: QueryVectors,
+                  run: Callable[[Index], Hits]) -> tuple[Repository, Hits, str | None] | Skipped:
+        """One repository's answer; Skipped when it cannot be searched."""
+        if not self.call.path(path).exists():
+            return self._recorded(path, request, queries)
+        try:
+            idx = self._index(path)
+            idx.queries = queries
+            hits = run(idx)
+            return self._repository(idx, hits), hits, _model_of(hits)
+        except CodevouchError as exc:
+            return _skipped(path, exc)
 
     def _recorded(self, path: Path, request: SearchRequest,
                   queries: QueryVectors) -> tuple[Repository, Hits, str | None] | Skipped:
@@ -466,6 +471,17 @@ class _Remotes:
             with self._lock:
                 self._known[root] = (key, url)
         return url
+
+
+T = TypeVar("T")
+
+
+def _in_parallel(tasks: Sequence[Callable[[], T]]) -> list[T]:
+    """Each task's result, in order; run on up to WORKERS threads (one task: on this one)."""
+    if len(tasks) <= 1:
+        return [t() for t in tasks]
+    with ThreadPoolExecutor(max_workers=min(WORKERS, len(tasks)), thread_name_prefix="codevouch-across") as pool:
+        return list(pool.map(lambda t: t(), tasks))
 
 
 def _model_of(hits: Hits) -> str | None:

@@ -182,6 +182,24 @@ def test_the_query_is_embedded_once_for_every_repository(two: tuple[Repo, Repo, 
     assert model.queries == 4
 
 
+
+def _serial(repos: list[Path], index_dir: Path, query: str, k: int) -> list[tuple]:
+    """What each repository's own validated search gives, fused."""
+    answers = [Index(r, index_dir, record=False, background=False).search(query, k=k) for r in repos]
+    return [(repos[i], h.to_json()) for i, h in fuse(answers, k)]
+
+
+def test_the_parallel_answer_is_the_serial_one(two: tuple[Repo, Repo, Path], tmp_path: Path) -> None:
+    config, library, index_dir = two
+    third = _built(tmp_path / "third", {"t.py": "def overdue(days):\n    return days\n"}, index_dir)
+    library.write("lib/fees.py", LIBRARY["lib/fees.py"] + "\n\ndef waive_fee(loan):\n    return 0\n")
+    repos = [config.root, library.root, third.root]
+    many = Indexes(repos, index_dir, record=False, background=False)   # no overlay embedded between calls
+    for query, k in (("overdue fee days past due", 3), ("find book title", 2), ("parse config", 10)):
+        found = many.search(query, k=k)
+        assert [(f.repository.path, f.hit.to_json()) for f in found] == _serial(repos, index_dir, query, k)
+
+
 def test_the_remote_label_is_kept_until_the_repository_config_changes(two: tuple[Repo, Repo, Path]) -> None:
     from codevouch.worktree.git._process import PROCESSES
 
