@@ -5,11 +5,12 @@
     for found in many.search("where do we compute overdue fees", k=5):
         print(found.repository.path, found.hit.citation)
 
-Each repository is searched by its own `Index` (so its own working tree validates its hits, its
-own overlay is searched live and its own usage record is written), then the answers are fused
-into one ranking (`fuse`, below; docs/SEARCH.md, "Across repositories"). A repository that cannot
-be searched (not indexed, gone from this machine, its index unreadable) is listed in the answer's
-`skipped` with the reason, and the others are searched still.
+Each repository is searched by its own `Index` (its own overlay searched live, its own usage
+record written), the repositories in parallel, then the answers are fused into one ranking (`fuse`,
+below; docs/SEARCH.md, "Across repositories"), and each hit of the fused top k is checked against
+its own repository's working tree (the others are not checked: no git work for hits never shown).
+A repository that cannot be searched (not indexed, gone from this machine, its index unreadable) is
+listed in the answer's `skipped` with the reason, and the others are searched still.
 
 A client of the api, as the review and the MCP server are: below those, above `codevouch.api`.
 """
@@ -27,6 +28,8 @@ from codevouch.call import Call, carried, in_call
 from codevouch.errors import CodevouchError, InputError, NotIndexed
 from codevouch.printable import one_line
 from codevouch.request import ContextRequest, SearchRequest, request_from
+from codevouch.results import Hit, Hits
+from codevouch.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
     from codevouch.navigate.references import References
     from codevouch.navigate.show import Shown
     from codevouch.request import ContextOptions, SearchOptions
-    from codevouch.results import ContextPack, Hit, Hits
+    from codevouch.results import ContextPack
     from codevouch.retriever.queryencoder import QueryVectors
     from codevouch.retriever.settings import Settings
     from codevouch.validator.model import Validated
@@ -136,7 +139,8 @@ class Navigated(Generic[A]):
 class FoundHits(list[Found]):
     """`Indexes.search`'s answer: the fused hits, best first; `skipped`, the repositories that gave
     none because they could not be searched; `fusion`, how the ranking was made (BY_SIMILARITY,
-    BY_RANK); `answers`, each searched repository's own `Hits` (its overlay, its notes)."""
+    BY_RANK); `answers`, each searched repository's own `Hits` (its overlay, its notes; of its hits,
+    only those in the fused answer were checked)."""
 
     def __init__(self, hits: Sequence[Found], skipped: Sequence[Skipped] = (), fusion: str = BY_SIMILARITY,
                  answers: Sequence[tuple[Repository, Hits]] = ()) -> None:
@@ -235,7 +239,7 @@ class Indexes:
                **options: Unpack[SearchOptions]) -> FoundHits:
         """`Index.search` in every repository, fused into one ranking of the request's k hits."""
         request = request_from(SearchRequest, query, options)
-        return self._fused(request, lambda idx: idx.search(request, hide_excluded=hide_excluded))
+        return self._fused(request, hide_excluded)
 
     @in_call
     def context(self, query: str | ContextRequest, **options: Unpack[ContextOptions]) -> ContextPack:
@@ -246,7 +250,7 @@ class Indexes:
         else the environment's or the default (no one repository's `[budget]` decides for all)."""
         request = request_from(ContextRequest, query, options)
         wanted = request.search()
-        found = self._fused(wanted, lambda idx: idx.search(wanted))
+        found = self._fused(wanted)
         return pack_across(found, request, self.call)
 
     @in_call
@@ -311,30 +315,35 @@ class Indexes:
         root = known.head.root if known is not None and known.head is not None else gitio.repo_root(idx.repo)
         return Repository(root, self._remotes.label(root))
 
-    def _fused(self, request: SearchRequest, run: Callable[[Index], Hits]) -> FoundHits:
-        """`run` in every repository (in parallel), the answers fused in one ranking."""
+    def _fused(self, request: SearchRequest, hide_excluded: bool = False) -> FoundHits:
+        """Every repository searched (in parallel, unchecked), the answers fused, and only the hits
+        that make the fused top k checked, each in its own working tree (`_checked_top`)."""
         from codevouch.retriever.queryencoder import QueryVectors  # heavy: the store
 
         queries = QueryVectors()   # the query embedded once per model, for every repository
         with self._lock:
-            got = _in_parallel([carried(lambda p=path: self._searched(p, request, queries, run)) for path in self.repos])
-        answers = [a for a in got if not isinstance(a, Skipped)]
-        models = {m for _, h, m in answers if h}
-        comparable = request.mode != "lexical" and len(models) <= 1 and None not in models
-        fused = fuse([h for _, h, _ in answers], request.k, comparable)
-        return FoundHits([Found(answers[i][0], hit) for i, hit in fused], [a for a in got if isinstance(a, Skipped)],
-                         BY_SIMILARITY if comparable else BY_RANK, [(r, h) for r, h, _ in answers])
+            got = _in_parallel([carried(lambda p=path: self._searched(p, request, queries)) for path in self.repos])
+            answers = [a for a in got if not isinstance(a, Skipped)]
+            models = {a.model for a in answers if a.hits}
+            comparable = request.mode != "lexical" and len(models) <= 1 and None not in models
+            fused = _checked_top(answers, request, comparable, hide_excluded)
+            if request.validate:
+                for a in answers:
+                    a.record(request)
+        return FoundHits([Found(answers[i].repository, hit) for i, hit in fused], [a for a in got if isinstance(a, Skipped)],
+                         BY_SIMILARITY if comparable else BY_RANK, [(a.repository, a.answer()) for a in answers])
 
-    def _searched(self, path: Path, request: SearchRequest, queries: QueryVectors,
-                  run: Callable[[Index], Hits]) -> tuple[Repository, Hits, str | None] | Skipped:
-        """One repository's answer; Skipped when it cannot be searched."""
+    def _searched(self, path: Path, request: SearchRequest, queries: QueryVectors) -> _Answer | Skipped:
+        """One repository's answer, its hits not yet checked (a repository not on this machine: its
+        hits checked against the indexed commit already); Skipped when it cannot be searched."""
         if not self.call.path(path).exists():
-            return self._recorded(path, request, queries)
+            got = self._recorded(path, request, queries)
+            return got if isinstance(got, Skipped) else _Answer(got[0], got[1], got[2], None)
         try:
             idx = self._index(path)
             idx.queries = queries
-            hits = run(idx)
-            return self._repository(idx, hits), hits, _model_of(hits)
+            hits = idx.search(replace(request, validate=False))
+            return _Answer(self._repository(idx, hits), hits, _model_of(hits), idx if request.validate else None)
         except CodevouchError as exc:
             return _skipped(path, exc)
 
@@ -345,7 +354,6 @@ class Indexes:
         only (validator.not_on_this_machine): never given as current code. Skipped when the index
         holds no such branch of it either."""
         from codevouch import callreads, validator
-        from codevouch.results import Hit, Hits
         from codevouch.retriever import matching
         from codevouch.retriever.recorded import blobs_at, holding_clone, search_recorded
         from codevouch.retriever.settings import DEFAULT
@@ -424,7 +432,7 @@ def pack_across(found: FoundHits, request: ContextRequest, call: Call) -> Contex
     from codevouch.context import enclosing  # heavy: tree-sitter
     from codevouch.context.pack import pack
     from codevouch.context.windows import budget_counter, resolve_budget
-    from codevouch.results import ContextPack, Hits
+    from codevouch.results import ContextPack
 
     checked = [(f, f.hit.check) for f in found if f.hit.check is not None]
     # The definition each slice lies in, read in its own repository's working tree (1-based ranks).
@@ -471,6 +479,65 @@ class _Remotes:
             with self._lock:
                 self._known[root] = (key, url)
         return url
+
+
+class _Answer:
+    """One repository's search: its Hits in its own order, a checked copy of each that was checked
+    (by position), and the Index that checks the rest (None: nothing left to check)."""
+
+    def __init__(self, repository: Repository, hits: Hits, model: str | None, idx: Index | None) -> None:
+        self.repository, self.hits, self.model, self.idx = repository, hits, model, idx
+        self.checked: dict[int, Hit] = {}
+        self.dropped: set[int] = set()     # excluded hits, when the search hides them
+
+    def left(self) -> list[tuple[int, Hit]]:
+        """(position, hit) in order, the checked version where there is one, without dropped hits."""
+        return [(n, self.checked.get(n, h)) for n, h in enumerate(self.hits) if n not in self.dropped]
+
+    def done(self, n: int) -> bool:
+        return self.idx is None or n in self.checked
+
+    def check(self, positions: Sequence[int]) -> None:
+        """Check these hits in the repository's own working tree (Index._checked, as its search does)."""
+        assert self.idx is not None
+        got = self.idx._checked([self.hits[n] for n in positions], self.hits.known)
+        self.checked.update(zip(positions, got))
+
+    def answer(self) -> Hits:
+        """The repository's own Hits, with the checked hits in place of the unchecked."""
+        h = self.hits
+        return Hits([self.checked.get(n, hit) for n, hit in enumerate(h)], h.overlay, h.known, h.gone)
+
+    def record(self, request: SearchRequest) -> None:
+        """The repository's usage record of this search: the hits of it that were checked."""
+        if self.idx is not None:
+            checks = [self.checked[n].check for n in sorted(self.checked)]
+            self.idx._record("search", request.branch, [c for c in checks if c is not None], self.hits.known,
+                             self.hits.overlay)
+
+
+def _checked_top(answers: Sequence[_Answer], request: SearchRequest, comparable: bool,
+                 hide_excluded: bool) -> list[tuple[int, Hit]]:
+    """The fused top k, every hit in it checked in its own working tree: fuse, check the chosen hits
+    not checked yet (each repository's at once, the repositories in parallel), drop the excluded
+    ones when they are hidden, and fuse again until the top k holds only checked hits. The same
+    answer as checking every hit of every repository first, for a fraction of the git work."""
+    while True:
+        lists = [a.left() for a in answers]
+        fused = fuse([[h for _, h in one] for one in lists], request.k, comparable)
+        taken = [0] * len(answers)
+        todo: dict[int, list[int]] = {}
+        for i, _ in fused:
+            n = lists[i][taken[i]][0]
+            taken[i] += 1
+            if request.validate and not answers[i].done(n):
+                todo.setdefault(i, []).append(n)
+        if not todo:
+            return fused
+        _in_parallel([carried(lambda i=i, ns=ns: answers[i].check(ns)) for i, ns in todo.items()])
+        if hide_excluded:
+            for i in todo:
+                answers[i].dropped.update(n for n, h in answers[i].checked.items() if h.verdict == Verdict.EXCLUDED)
 
 
 T = TypeVar("T")

@@ -182,22 +182,33 @@ def test_the_query_is_embedded_once_for_every_repository(two: tuple[Repo, Repo, 
     assert model.queries == 4
 
 
-
-def _serial(repos: list[Path], index_dir: Path, query: str, k: int) -> list[tuple]:
-    """What each repository's own validated search gives, fused."""
-    answers = [Index(r, index_dir, record=False, background=False).search(query, k=k) for r in repos]
+def _serial(repos: list[Path], index_dir: Path, query: str, k: int, hide_excluded: bool = False) -> list[tuple]:
+    """What each repository's own validated search gives, fused: every hit of every repository checked."""
+    answers = [Index(r, index_dir, record=False, background=False).search(query, k=k, hide_excluded=hide_excluded)
+               for r in repos]
     return [(repos[i], h.to_json()) for i, h in fuse(answers, k)]
 
 
-def test_the_parallel_answer_is_the_serial_one(two: tuple[Repo, Repo, Path], tmp_path: Path) -> None:
+def test_the_parallel_answer_is_the_serial_one_with_only_its_hits_checked(
+        two: tuple[Repo, Repo, Path], tmp_path: Path) -> None:
     config, library, index_dir = two
-    third = _built(tmp_path / "third", {"t.py": "def overdue(days):\n    return days\n"}, index_dir)
+    third = _built(tmp_path / "third", {"t.py": "def overdue(days):\n    return days\n",
+                                        "gen/fees_pb.py": "def overdue_fee_days(days):\n    return days\n"}, index_dir)
+    third.write(".codevouch.toml", 'generated = ["gen/"]\n')     # an indexed file excluded now
     library.write("lib/fees.py", LIBRARY["lib/fees.py"] + "\n\ndef waive_fee(loan):\n    return 0\n")
     repos = [config.root, library.root, third.root]
     many = Indexes(repos, index_dir, record=False, background=False)   # no overlay embedded between calls
-    for query, k in (("overdue fee days past due", 3), ("find book title", 2), ("parse config", 10)):
-        found = many.search(query, k=k)
-        assert [(f.repository.path, f.hit.to_json()) for f in found] == _serial(repos, index_dir, query, k)
+    for query, k, hide in (("overdue fee days past due", 3, False), ("overdue fee days", 4, True),
+                           ("find book title", 2, False), ("parse config", 10, False)):
+        found = many.search(query, k=k, hide_excluded=hide)
+        assert [(f.repository.path, f.hit.to_json()) for f in found] == _serial(repos, index_dir, query, k, hide)
+        assert all(f.hit.check is not None for f in found)
+    assert "excluded" in {h.verdict for h in Index(third.root, index_dir, record=False).search("overdue fee days")}
+    # The hits that did not make the fused top k were never checked (no git work spent on them).
+    found = many.search("overdue fee days past due", k=1)
+    [top] = found
+    unchecked = [h for r, hits in found.answers for h in hits if h is not top.hit]
+    assert unchecked and all(h.check is None for h in unchecked)
 
 
 def test_the_remote_label_is_kept_until_the_repository_config_changes(two: tuple[Repo, Repo, Path]) -> None:
