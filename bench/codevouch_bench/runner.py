@@ -159,6 +159,11 @@ def _navigate(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run(["--work", str(work / "navigate"), "--out", str(out)] + (["--names", "30", "--functions", "10"] if quick else []))
 
 
+def _across_scale(quick: bool, fake: bool, out: Path, work: Path) -> Run:
+    """One query across 10, 30 and 100 repositories built from six pinned sdists (the fake embedder)."""
+    return Run(["--work", str(work / "across-scale"), "--out", str(out)] + (["--sizes", "10"] if quick else []))
+
+
 def _gitpython(quick: bool, fake: bool, out: Path, work: Path) -> Run:
     return Run([str(REPO_ROOT)], stdout="text")
 
@@ -190,6 +195,7 @@ FIGURES = {f.name: f for f in (
     Figure("names_c_family", False, _standard),
     Figure("navigate", False, _navigate),
     Figure("parse_speed", False, _standard),
+    Figure("across_scale", False, _across_scale),
 )}
 DEFAULT = tuple(name for name, f in FIGURES.items() if f.default)
 # The figures that read the profile's downloaded corpora (codevouch_bench/lib/config.py): only they wait for pip.

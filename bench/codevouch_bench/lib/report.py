@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from codevouch_bench.lib.across_scale_report import section as across_scale_section
 from codevouch_bench.lib.branches_report import section as branches_section
 from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
@@ -629,6 +630,7 @@ def render(results: dict[str, Any]) -> str:
     out.append(names_scripting_section())
     out.append(names_c_family_section())
     out.append(parse_speed_section())
+    out.append(across_scale_section())
     out.append(navigate_section())
     out.append(section_identifiers())
     out.append(whole_quality_section())

@@ -1,0 +1,155 @@
+"""One query across many repositories: the latency of `Indexes.search` at 10, 30 and 100
+repositories of one index directory, and what a cold `codevouch search --all-repos` costs.
+
+Real code spread over many repositories: the Python files of six pinned sdists (requests, urllib3,
+werkzeug, flask, click, httpx), dealt round-robin by path into N repositories, each committed and
+built into one index directory with the fake embedder (latency does not depend on the vectors'
+meaning; the quality of the cross-repository ranking is measure_across's, with the real model).
+Queries: the first doc-comment sentence of 30 of their functions (the bench's own `ast` parse).
+
+Per N: the first search (a fresh `Indexes`, codevouch's caches emptied) and the warm searches
+after it, p50 / p95, each validated against every repository's working tree as a user's is;
+then one cold CLI process over all of them (`--all-repos`, no engine), and the git processes a warm
+search starts. `--before DIR`: the same timings, on the same repositories and index, by the
+codevouch of another checkout (a `git worktree` of an older commit), in a process of its own: the
+`before` of each row.
+
+    python -m codevouch_bench.across_scale --work DIR --out FILE [--sizes 10 30] [--before DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from codevouch_bench.lib import corpus
+from codevouch_bench.lib.common import RESULTS, log, machine, write_json
+from codevouch_bench.lib.docstrings import strip_python
+
+OUT = RESULTS / "bench-across-scale.json"
+SOURCES = ("requests==2.31.0", "urllib3==2.1.0", "werkzeug==2.3.0", "flask==2.0.0", "click==8.0.0", "httpx==0.27.0")
+SIZES = (10, 30, 100)
+QUERIES = 30
+SEED = 20261206
+
+
+def pooled() -> tuple[list[tuple[str, bytes]], list[str]]:
+    """Every .py file of the sources (path prefixed by its project) and QUERIES doc sentences."""
+    files, sentences = [], []
+    for spec in SOURCES:
+        root = corpus.extract(spec)
+        project = spec.split("==")[0]
+        for path in corpus.files_of(root, suffixes=(".py",)):
+            data = path.read_bytes()
+            rel = f"{project}/{path.relative_to(root).as_posix()}"
+            files.append((rel, data))
+            try:
+                _, targets = strip_python(data.decode("utf-8", "replace"), rel)
+            except SyntaxError:
+                continue
+            sentences += [t.query for t in targets if len(t.query.split()) >= 4]
+    return files, random.Random(SEED).sample(sentences, min(QUERIES, len(sentences)))
+
+
+def make_repos(work: Path, files: list[tuple[str, bytes]], count: int, index_dir: Path) -> list[Path]:
+    """`count` repositories dealt the files round-robin, each committed and built into `index_dir`."""
+    from codevouch import Index
+
+    repos = []
+    for n in range(count):
+        repo = work / f"repo{n:03d}"
+        if not (repo / ".git").exists():      # made by an earlier run: its build below is a no-op
+            corpus.repo_from_files(repo, {p: d for i, (p, d) in enumerate(files) if i % count == n})
+        Index(repo, index_dir, embedder="fake-bow-64", record=False).build()
+        repos.append(repo)
+    return repos
+
+
+def fresh(work: Path) -> bool:
+    """No repository of this size made by an earlier run (the build time then says nothing)."""
+    return not any(work.glob("repo*/.git"))
+
+
+def timed(repos: list[Path], index_dir: Path, queries: list[str]) -> dict[str, Any]:
+    from codevouch import Indexes, clear_caches
+    from codevouch.worktree.git._process import PROCESSES
+
+    clear_caches()
+    many = Indexes(repos, index_dir, embedder="fake-bow-64", record=False, background=False)
+    started = time.monotonic()
+    many.search(queries[0], k=10)
+    first = time.monotonic() - started
+    warm = []
+    spawned = sum(PROCESSES.values())
+    for query in queries[1:]:
+        started = time.monotonic()
+        many.search(query, k=10)
+        warm.append(time.monotonic() - started)
+    per_query = (sum(PROCESSES.values()) - spawned) / max(1, len(warm))
+    warm.sort()
+    return {"repos": len(repos), "first_ms": round(first * 1000, 1),
+            "warm_p50_ms": round(warm[len(warm) // 2] * 1000, 1),
+            "warm_p95_ms": round(warm[min(len(warm) - 1, round(0.95 * len(warm)) - 1)] * 1000, 1),
+            "warm_n": len(warm), "git_per_query": round(per_query, 1)}
+
+
+def before(code: Path, repos: list[Path], index_dir: Path, queries: list[str]) -> dict[str, Any]:
+    """`timed` and `cold_cli` by the codevouch of the checkout `code`, in a process of its own."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(Path(__file__).resolve().parents[1])])}
+    script = ("import json, sys; from pathlib import Path; from codevouch_bench.across_scale import timed, cold_cli; "
+              "a = json.loads(sys.argv[1]); r = [Path(p) for p in a['repos']]; i = Path(a['index']); "
+              "row = timed(r, i, a['queries']); row['cold_cli_s'] = [cold_cli(r[0], i, q) for q in a['queries'][:3]]; "
+              "print(json.dumps(row))")
+    args = json.dumps({"repos": [str(r) for r in repos], "index": str(index_dir), "queries": queries})
+    out = subprocess.run([sys.executable, "-c", script, args], env=env, check=True, capture_output=True, text=True)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def cold_cli(repo: Path, index_dir: Path, query: str) -> float:
+    env = {**os.environ, "CODEVOUCH_INDEX": str(index_dir), "CODEVOUCH_NO_RECORD": "1", "CODEVOUCH_SERVER": "off",
+           "CODEVOUCH_EMBEDDING_MODEL": "fake-bow-64"}
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "codevouch", "search", query, "--all-repos", "--json", "-k", "10"],
+                   cwd=repo, env=env, check=True, capture_output=True)
+    return round(time.monotonic() - started, 2)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    ap.add_argument("--before", type=Path, help="a checkout of older codevouch code, timed on the same index")
+    ap.add_argument("--before-sizes", type=int, nargs="*", help="the sizes to time --before at (default: all)")
+    args = ap.parse_args()
+    started = machine()
+    files, queries = pooled()
+    rows = []
+    for size in args.sizes:
+        work = args.work / f"n{size}"
+        index_dir = work / "index"
+        t0 = time.monotonic()
+        made = fresh(work)
+        repos = make_repos(work, files, size, index_dir)
+        built = time.monotonic() - t0
+        row = timed(repos, index_dir, queries)
+        row["build_s"] = round(built, 1) if made else None     # None: built by an earlier run
+        row["cold_cli_s"] = [cold_cli(repos[0], index_dir, q) for q in queries[:3]]
+        if args.before is not None and (args.before_sizes is None or size in args.before_sizes):
+            row["before"] = {**before(args.before, repos, index_dir, queries),
+                             "code": subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"],
+                                                    capture_output=True, text=True).stdout.strip()}
+        log(f"{size} repositories: {row}")
+        rows.append(row)
+    write_json(args.out, {"command": "python -m codevouch_bench.across_scale", "machine": started,
+                          "files": len(files), "queries": len(queries), "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
