@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from codevouch import caches
 from codevouch.api import Index, index_dir_of
 from codevouch.call import Call, carried, in_call
 from codevouch.errors import CodevouchError, InputError, NotIndexed
@@ -215,9 +216,7 @@ class Indexes:
         self.index_dir = index_dir_of(index_dir, self.call)
         self._options: dict[str, Any] = {"embedder": embedder, "record": record, "settings": settings,
                                          "overlay_limit": overlay_limit, "background": background}
-        # Kept from one call to the next: each repository's Index and its remote's label.
-        self._indexes: dict[Path, Index] = {}
-        self._remotes = _Remotes()
+        self._indexes: dict[Path, Index] = {}   # each repository's, kept from one call to the next
         self._lock = threading.Lock()   # one call at a time (its repositories searched in parallel)
 
     @classmethod
@@ -313,7 +312,7 @@ class Indexes:
 
         known = hits.known if hits is not None else None
         root = known.head.root if known is not None and known.head is not None else gitio.repo_root(idx.repo)
-        return Repository(root, self._remotes.label(root))
+        return Repository(root, _REMOTES.label(root))
 
     def _fused(self, request: SearchRequest, hide_excluded: bool = False) -> FoundHits:
         """Every repository searched (in parallel, unchecked), the answers fused, and only the hits
@@ -453,7 +452,8 @@ def pack_across(found: FoundHits, request: ContextRequest, call: Call) -> Contex
 
 
 class _Remotes:
-    """Each repository's remote label, kept while its git config file is unchanged (the same size,
+    """Each repository's remote label, kept for the process (every Indexes, each a call of the CLI,
+    the engine or the MCP server) while its git config file is unchanged (the same size,
     modification time and inode: git writes a new config by renaming a new file over it), so a
     remote added or changed is seen at the next call; a work tree whose `.git` is a file (a linked
     work tree, a submodule) asks git each time."""
@@ -479,6 +479,17 @@ class _Remotes:
             with self._lock:
                 self._known[root] = (key, url)
         return url
+
+    def clear(self) -> None:
+        with self._lock:
+            self._known.clear()
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+
+_REMOTES = _Remotes()
+caches.register("codevouch.across.remotes", _REMOTES.clear, _REMOTES.__len__)
 
 
 class _Answer:
