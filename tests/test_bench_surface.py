@@ -70,6 +70,7 @@ DECLARED = {
     "codevouch.validator:VERDICTS": "figure 5 counts every verdict",
     "codevouch.validator:clear_caches": "figure 5's first-call figure starts from empty caches",
     # Git.
+    "codevouch.worktree.git._process:PROCESSES": "across_scale counts the git processes one query starts",
     "codevouch.worktree:gitio": "synthetic stores read trees and blobs; gitpython compares against it",
     "codevouch.worktree.identity:identify": "figures find the repository's identity as an index names it",
     # Whole commands, as a process (-c probes of figure 2's cold start).
