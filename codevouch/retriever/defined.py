@@ -163,6 +163,7 @@ def place_words(rec: ChunkRecord, read: Query, names: Collection[str]) -> int:
     return sum(1 for w in other if w in place or (w.endswith("s") and w[:-1] in place))
 
 
+@caches.clearable
 @functools.lru_cache(maxsize=64)
 def other_words(read: Query, matched: frozenset[str]) -> frozenset[str]:
     """The query's words that are not those of the name a definition matched by (`matched`, its
