@@ -30,9 +30,11 @@ def fuse(lists: Sequence[tuple[float, Sequence[str]]], rrf_k: int, depth: int | 
 
 def fuse_scores(lists: Sequence[tuple[float, Sequence[str]]], scores: Sequence[Mapping[str, float] | None],
                 depth: int | None = None) -> dict[str, float]:
-    """Weighted sum of each list's scores, each scaled to 0..1 between its last and first
-    (of its first `depth`), scaled so a chunk first in every list scores 1.0: a convex
-    combination, which keeps the size of the gaps that rank fusion throws away. A list with no
+    """Weighted sum of each list's scores, each divided by the list's best (of its first
+    `depth`; a negative score counts 0.0), scaled so a chunk first in every list scores 1.0: a
+    convex combination, which keeps the size of the gaps that rank fusion throws away. The low
+    end is 0.0 (no similarity, no shared word), not the list's last entry: in a small repository
+    the second of two chunks keeps what it measured instead of scoring 0.0. A list with no
     scores (None) is scored by rank, 1.0 first to 0.0 last."""
     out: dict[str, float] = {}
     for (weight, ranking), given in zip(lists, scores):
@@ -40,9 +42,9 @@ def fuse_scores(lists: Sequence[tuple[float, Sequence[str]]], scores: Sequence[M
         if given is None:
             norm = {key: 1.0 - rank / len(cut) for rank, key in enumerate(cut)}
         else:
-            vals = [given.get(key, 0.0) for key in cut]
-            low, high = (min(vals), max(vals)) if vals else (0.0, 0.0)
-            norm = {key: (v - low) / (high - low) if high > low else 1.0 for key, v in zip(cut, vals)}
+            vals = [max(given.get(key, 0.0), 0.0) for key in cut]
+            high = max(vals, default=0.0)
+            norm = {key: v / high if high > 0 else 1.0 for key, v in zip(cut, vals)}
         for key, value in norm.items():
             out[key] = out.get(key, 0.0) + weight * value
     total = sum(w for w, r in lists if r) or 1.0

@@ -38,7 +38,9 @@ def test_score_fusion_keeps_the_size_of_each_lists_gaps() -> None:
     assert max(fuse(lists, rrf_k=60).items(), key=lambda kv: kv[1])[0] == "a"
     by_score = fuse_scores(lists, scores)
     assert max(by_score.items(), key=lambda kv: kv[1])[0] == "b"
-    assert by_score["c"] == 0.0 and fuse_scores([(1.0, ["x"]), (2.0, ["x"])], [{"x": 0.3}, None]) == {"x": 1.0}
+    # each list divided by its best: c keeps what it measured, 0.2 of 0.55 and 2 of 9
+    assert by_score["c"] == (0.2 / 0.55 + 0.75 * 2.0 / 9.0) / 1.75
+    assert fuse_scores([(1.0, ["x"]), (2.0, ["x"])], [{"x": 0.3}, None]) == {"x": 1.0}
     # a list with no scores counts by rank; a list cut at `depth` scales over what is left
     assert fuse_scores([(1.0, ["a", "b"])], [None]) == {"a": 1.0, "b": 0.5}
     assert set(fuse_scores(lists, scores, depth=1)) == {"a", "b"}
@@ -62,3 +64,18 @@ def test_a_tie_is_broken_by_similarity_then_lexical_score_not_by_order() -> None
     near = [(_rec("a"), 0.9), (_rec("b"), 0.897), (_rec("d"), 0.89)]
     assert [r.id for r, _ in settled(near, lambda rec: 0, evidence, band=0.005)] == ["b", "a", "d"]
     assert [r.id for r, _ in settled(near, lambda rec: rec.id == "a", evidence, band=0.5)] == ["a", "d", "b"]
+
+
+def test_score_fusion_keeps_the_last_of_a_short_list_at_what_it_measured() -> None:
+    # A two-chunk repository: the function and the test that repeats its words. Dense: the
+    # function well ahead; lexical and name words: the test by a hair. Scaled between each list's
+    # last and first, the function scored 0.0 in the two lists the test led, and the test came
+    # first (1.75 against 1.0 of 2.75); scaled by each list's best, a hair apart stays a hair apart.
+    lists = [(1.0, ["function", "test"]), (0.75, ["test", "function"]), (1.0, ["test", "function"])]
+    scores = [{"function": 0.55, "test": 0.30}, {"test": 4.1, "function": 4.0}, {"test": 2.05, "function": 2.0}]
+    by_score = fuse_scores(lists, scores)
+    assert by_score["function"] > by_score["test"]
+    assert by_score["function"] == (1.0 + 0.75 * 4.0 / 4.1 + 2.0 / 2.05) / 2.75
+    # a negative cosine counts as no similarity, not below it
+    assert fuse_scores([(1.0, ["a", "b"])], [{"a": 0.4, "b": -0.2}]) == {"a": 1.0, "b": 0.0}
+    assert fuse_scores([(1.0, ["a"])], [{"a": -0.2}]) == {"a": 1.0}
