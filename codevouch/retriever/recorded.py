@@ -45,7 +45,7 @@ def search_recorded(state: BranchState, request: SearchRequest, index_dir: Path,
             depth = max(3 * k, settings.list_depth)
             read = reading.read(query, mode, settings)
             run = SearchRun(ledger, index_dir, state, read, depth * (4 if kinds else 1), request.include_history, mode,
-                            settings, pool, None, keep, clone, caller)
+                            settings, pool, None, keep, clone, caller, depth)
             rankings = searching._rankings(run, queryencoder.for_query(held, state.embedder, mode), early)
             read = rankings.read or read
             found, tier, fill = searching._scored(rankings, settings, read, kinds, list(read.names), depth)

@@ -125,7 +125,7 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
             # can still be filled, but they are fused at the default's depth first (_scored).
             run = SearchRun(ledger, index_dir, state, read, depth * (4 if kinds else 1), request.include_history, mode,
                             settings, pool, searched if searched is not None and not searched.empty else None,
-                            keep, repo, caller)
+                            keep, repo, caller, depth)
             rankings = _rankings(run, queryencoder.for_query(held, state.embedder, mode), early)
             if ov is not None and searched is not ov and searched is not None:
                 ov.embedded, ov.cached, ov.unembedded = searched.embedded, searched.cached, searched.unembedded
@@ -340,9 +340,19 @@ def _rankings(run: SearchRun, embedder: Embedder | None,
     if mode != SearchMode.DENSE:
         _add_name_lists(out, run, ids)
     if dense is not None and embedder is not None:
-        out.similarity.update(_similarities(out, dense.vector, dense.sims, dense.own_vectors,
+        sims = _store_sims(dense, out.records, run.fused or run.depth)
+        out.similarity.update(_similarities(out, dense.vector, sims, dense.own_vectors,
                                        lambda hashes: ledger.cached_vectors(embedder.name, hashes), dense.own_sims))
     return out
+
+
+def _store_sims(dense: _Dense, records: dict[str, ChunkRecord], fused: int) -> dict[str, float]:
+    """The vector store's cosines of the dense list's first `fused` (the default's depth) only:
+    the others are computed as the default computes them (_similarities), so a kind filter's
+    deeper list does not change a tie's evidence (the store's float32 answer differs from the
+    cosine computed here in the eighth digit)."""
+    first = {records[cid].text_hash for cid in dense.ids[:fused] if cid in records}
+    return {h: s for h, s in dense.sims.items() if h in first}
 
 
 @dataclass

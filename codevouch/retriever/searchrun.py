@@ -47,6 +47,7 @@ class SearchRun:
     keep: Callable[[str], bool] | None   # a --path filter, applied by each list to the branch's members
     repo: Path | None             # the clone whose git the definitions' blobs are read from
     caller: Caller                # the caller's overlay embedding limits and store settings
+    fused: int | None = None      # how deep the lists are fused for the first hits (the default's depth; None: depth)
 
 
 NO_CALL = Caller()     # a search with no Call: the declared defaults
