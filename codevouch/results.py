@@ -47,7 +47,7 @@ class Hit:
     check: Validated | None = None
     matched: tuple[str, ...] = ()
     # The cosine of the query's and the chunk's vectors: comparable across queries (unlike
-    # `score`, a rank fusion, 1.0 for whatever ranked first); None in lexical mode.
+    # `score`, a fusion of each list scaled by its best: relative to this query's lists); None in lexical mode.
     similarity: float | None = None
     # Whether the query spells the hit's symbol: its qualified name or last component
     # (case-insensitive, `Client.send` for `send`), or the same words (`raise for status`).

@@ -72,7 +72,7 @@ SOURCE = "codevouch-source-only"
 UNWEIGHTED = {"kind_weights": {k: 1.0 for k in ALL_KINDS}}
 CONTEXT, MERGE = "embed_context", "merge_target"
 # The retriever as it was before this figure's tuning: every kind alike, no collapsing, equal lists.
-BEFORE = {**UNWEIGHTED, "sentence_kind_weights": None, "name_words_weight": 0.0,
+BEFORE = {**UNWEIGHTED, "sentence_kind_weights": None, "name_words_weight": 0.0, "own_words_weight": 0.0, "fusion": "rrf",
           "collapse": False, "lexical_weight": 1.0, "rrf_k": 60, "lexical_pairs": None,
           CONTEXT: None, MERGE: None}
 # codevouch rows: name -> (Index.search keyword arguments, Settings fields changed for the row).
@@ -88,12 +88,18 @@ CODEVOUCH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 }
 # The retriever before the name field was searched: no definition-name list, no tier.
 NO_NAMES = {"name_weight": 0.0, "name_first_words": 0}
+# The ranking before score fusion and own name words were the default: rank fusion, the
+# qualified names' words (docs/SEARCH.md); and score fusion's neighbours.
+RANK_FUSION = {"fusion": "rrf", "name_words_weight": 1.0, "own_words_weight": 0.0}
+CODEVOUCH["codevouch-rank-fusion"] = ({}, RANK_FUSION)
+CODEVOUCH["codevouch-own-words-0.5"] = ({}, {"own_words_weight": 0.5})
+CODEVOUCH["codevouch-qualified-words"] = ({}, {"name_words_weight": 1.0, "own_words_weight": 0.0})
 # Rows scored on the identifier queries too (the others answer docstring queries only).
 IDENTIFIER_ROWS = ("codevouch", "codevouch-no-names", "codevouch-no-sentence-priors", "codevouch-dense",
-                   "codevouch-lexical")
+                   "codevouch-lexical", "codevouch-rank-fusion", "codevouch-own-words-0.5", "codevouch-qualified-words")
 CODEVOUCH["codevouch-no-names"] = ({}, NO_NAMES)
 # The retriever before the sentence priors: every query with kind_weights, no name-words list.
-NO_SENTENCE = {"sentence_kind_weights": None, "name_words_weight": 0.0}
+NO_SENTENCE = {"sentence_kind_weights": None, "name_words_weight": 0.0, "own_words_weight": 0.0}
 CODEVOUCH["codevouch-no-sentence-priors"] = ({}, NO_SENTENCE)
 IDENTIFIER_QUERIES = 150   # per corpus and form, as the measurement outside the team
 # Rows scored on the acronym queries (lib/acronyms.py), each query with and without its acronyms.

@@ -99,14 +99,15 @@ class Settings:
     lexical_weight: float = 0.75
     # Reciprocal rank fusion's usual constant: ranks matter, raw scores do not.
     rrf_k: int = 60
-    # How the lists are fused: "rrf", by rank (rrf_k); "scores", each list's scores scaled to
-    # 0..1 between its last and first and summed by weight (retriever/fusion.fuse_scores), which
-    # keeps the size of the gaps. Whole repositories sampled to 120 kB (quick profile), docstring
-    # MRR@10: tuning 0.685 -> 0.736 (click, maturin), held-out 0.700 -> 0.718 (flask, requests,
-    # httpx, rxjs; each better). Not the default: in the README's story (a legacy handler beside
-    # the current service, tests/retriever/test_opening_example.py) a name-words score twice the
-    # service's puts the handler and AuditLog first, the service third (rank fusion: second).
-    fusion: str = "rrf"
+    # How the lists are fused: "scores", each list's scores divided by its best (cosine, BM25; a
+    # negative cosine counts 0.0) and summed by weight (retriever/fusion.fuse_scores), which keeps
+    # the size of the gaps rank fusion throws away; "rrf", by rank (rrf_k). With own name words
+    # (own_words_weight) instead of the qualified ones, whole repositories sampled to 120 kB
+    # (quick profile, every documented function), docstring MRR@10 tuning / held-out: rank fusion
+    # with the qualified names' words 0.714 / 0.701, this 0.758 / 0.713 (names and their words at
+    # rank 1 unchanged), and the README's story passes (tests/retriever/test_opening_example.py).
+    # Scaled between each list's last and first instead, the second of two chunks scored 0.0.
+    fusion: str = "scores"
     # Hits whose fused scores are within this of each other tie, and are ordered by the dense
     # similarity, then the lexical score (0.0: only equal scores tie). 0.006 (about one rank
     # step at the top of the dense list): tuning 0.685 -> 0.697, held-out 0.700 -> 0.696: off.
@@ -133,19 +134,21 @@ class Settings:
     # In a sentence query, a fourth list in the fusion at this weight (0: off): the chunks ranked
     # by the query's words against the words of what they define (`routeHTTP` -> route, http;
     # stemmed), so "where is the request routed" meets `routeHTTP` whatever its body says.
-    # Tuning split, whole repositories, docstring MRR@10: 0 0.529, 0.25 0.600, 0.5 0.618, 1.0 0.632,
-    # 1.5 0.617, 2.0 0.616 (with the sentence kind weights); names and words at rank 1 unchanged.
-    name_words_weight: float = 1.0
-    # In a sentence, a second name-words list at this weight (0: off): the query's words against
-    # each defined name's own words, without its container's (`OrderService.cancel_order`: cancel,
+    # Tuning split, whole repositories, docstring MRR@10 (rank fusion): 0 0.529, 0.25 0.600, 0.5
+    # 0.618, 1.0 0.632, 1.5 0.617, 2.0 0.616 (with the sentence kind weights). Off by default since
+    # score fusion: own_words_weight's list replaces it.
+    name_words_weight: float = 0.0
+    # In a sentence, a name-words list at this weight (0: off): the query's words against each
+    # defined name's own words, without its container's (`OrderService.cancel_order`: cancel,
     # order). A class's words stand in the name of every member: through them a member shares the
     # query's words as much as through its own name, and in the README's order story the legacy
     # `CancelOrderHandler.handle_request` (cancel, order through its class, request through its
     # method) outranked `OrderService.cancel_order`, whose own name is what the sentence asks for.
-    # Off: sampled to 120 kB, docstring MRR@10 tuning / held-out, the default 0.714 / 0.701; own
-    # words instead of qualified 0.694 / 0.696; both at 1.0 0.737 / 0.683; own 0.25 beside them
-    # 0.713 / 0.702; with fusion="scores", own instead of qualified 0.761 / 0.713 (docs/SEARCH.md).
-    own_words_weight: float = 0.0
+    # Sampled to 120 kB, docstring MRR@10 tuning / held-out, with score fusion: own words at 1.0
+    # instead of qualified 0.758 / 0.713, at 0.5 0.721 / 0.720 (1.0 won on tuning), qualified at
+    # 1.0 0.775 / 0.725, but the story's handler first; with rank fusion no weight helped both
+    # splits (docs/SEARCH.md).
+    own_words_weight: float = 1.0
     # A chunk whose code only declares (ChunkRecord.declaration: a TypeScript interface, type
     # alias, overload signature or `declare`) has its fused score multiplied by this, unless it
     # defines a name the query spells (the name tier finds an interface by its name, as before)

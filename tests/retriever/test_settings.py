@@ -59,17 +59,19 @@ def test_an_unknown_setting_is_an_input_error(bad: dict[str, object]) -> None:
 
 
 def test_kind_weights_and_the_fusion_constant_are_the_searchs(repo: Repo, index_dir: Path) -> None:
-    """One index, searched with three settings: the ranking follows each."""
+    """One index, searched with three settings: the ranking follows each (rank fusion: the
+    figures are its constant's)."""
     repo.commit(**{"shop/orders.py": ORDERS, "README.md": README})
     index(repo, index_dir).build()
 
     def ranked(settings: Settings | None) -> list[tuple[str, float]]:
         # Not "cancel order": that spells `cancel_order`, whose definition list would be fused too.
         return [(h.path, round(h.score, 4))
-                for h in index(repo, index_dir, settings).search("order cancel", mode="lexical", validate=False)]
+                for h in index(repo, index_dir, dataclasses.replace(settings or Settings(), fusion="rrf")).search(
+                    "order cancel", mode="lexical", validate=False)]
 
     assert ranked(Settings(kind_weights=UNWEIGHTED)) == [("shop/orders.py", 1.0), ("README.md", round(61 / 62, 4))]
-    # as shipped, docs count half
+    # the shipped kind weights: docs count half
     assert ranked(None) == [("shop/orders.py", 1.0), ("README.md", round(61 / 62 * 0.5, 4))]
     assert ranked(Settings(kind_weights={**UNWEIGHTED, "source": 0.3})) == [("README.md", round(61 / 62, 4)),
                                                                           ("shop/orders.py", 0.3)]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from codevouch import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.retriever.stubs import after_implementations
@@ -101,13 +103,24 @@ def test_a_body_ranks_above_the_declarations_that_only_name_what_it_does(repo: R
     from codevouch.retriever.settings import Settings
 
     repo.commit_files(KY)
-    idx = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False)
-    idx.build()
+    Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).build()
+    # By rank: the types first in every list, and at half weight after the body, second everywhere.
+    idx = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False, settings=Settings(fusion="rrf"))
     hits = idx.search(BEHAVIOUR, k=3, validate=False)
     assert hits[0].path == "source/core/Ky.ts"
     assert {h.symbol: h.record.declaration for h in hits} == {"Ky": False, "Hooks, BeforeRequestHook": True}
-    off = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False, settings=Settings(declaration_weight=1.0))
+    off = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False,
+                settings=Settings(fusion="rrf", declaration_weight=1.0))
     assert off.search(BEHAVIOUR, k=3, validate=False)[0].path == "source/types/hooks.ts"   # by words, the types
+    # By score (the default), the declaration's score is halved too; here the words favour the types
+    # 2 to 4 times over in each list (the fake embedder's cosines 0.29 against 0.07), so they stay
+    # first. On ky itself, with the model, the method is first either way (docs/SEARCH.md).
+    def declaration_score(weight: float) -> float:
+        hits = Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False,
+                     settings=Settings(declaration_weight=weight)).search(BEHAVIOUR, k=3, validate=False)
+        return next(h.score for h in hits if h.record.declaration)
+    halved, whole = declaration_score(0.5), declaration_score(1.0)
+    assert halved == pytest.approx(whole * 0.5)
     # Asked for by name, a declaration that is the only definition of it comes first.
     assert idx.search("Hooks", k=1, validate=False)[0].path == "source/types/hooks.ts"
     assert idx.search("before request hook", k=1, validate=False)[0].path == "source/types/hooks.ts"
