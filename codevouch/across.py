@@ -175,7 +175,7 @@ def fuse(answers: Sequence[Sequence[Hit]], k: int, comparable: bool = True) -> l
 
     Each repository's own order is kept (its kind weights, its lexical and name evidence, its
     collapsing), and the next place goes to the repository whose next hit is best by `_head_key`:
-    never by `score`, a rank fusion inside one repository (its first hit scores about 1.0 however
+    never by `score`, its lists fused within one repository (its first hit scores about 1.0 however
     poorly it matches, so a small repository with nothing relevant would flood the top). With one
     answer, that answer's own order. Ties go to the answer listed first."""
     at = [0] * len(answers)
