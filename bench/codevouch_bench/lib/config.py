@@ -103,6 +103,12 @@ LANGUAGE_EVOLUTIONS = (
      _gh("sinatra/sinatra", "815b69fe2510930de97a89f9318fcfa35165e96e")),       # v3.0.0 (2022-09)
     (_gh("lunarmodules/Penlight", "230980552484198e5b3fc0dd916002738eeafc51"),  # Lua: 1.10.0 (2021-04)
      _gh("lunarmodules/Penlight", "3b42fd05d8e60998b0fc5830a397b2354a81170b")), # 1.13.1 (2022-07)
+    (_gh("slimphp/Slim", "695a5f8c0ff3c21017ae9d6539e07aad50dc7864"),           # PHP: 4.7.0 (2020-11)
+     _gh("slimphp/Slim", "b0f4ca393ea037be9ac7292ba7d0a34d18bac0c7")),          # 4.11.0 (2022-11)
+    (_gh("scopt/scopt", "dd23370ad2a488b4d1da6abfd52c1e70941be0dd"),            # Scala: v3.7.1 (2018-12)
+     _gh("scopt/scopt", "a1218a4f7d5ead9ff368215176ca9809e796aded")),           # v4.0.0 (2020-11)
+    (_gh("bats-core/bats-core", "99d64eb017abcd6a766dd0d354e625526da69cb3"),    # Bash: v1.5.0 (2021-10)
+     _gh("bats-core/bats-core", "6636e2c2ef5ffe361535cb45fc61682c5ef46b71")),   # v1.9.0 (2023-02)
 )
 
 
