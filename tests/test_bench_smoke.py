@@ -202,6 +202,25 @@ def test_benchmark_walk_names_c_family_definitions_by_its_own_rules() -> None:
     lua = "local M = {}\n-- Settles.\nfunction M.settle() end\nfunction M:total()\nend\ndo\n  local function audit() end\nend\n"
     assert [(d.name, d.start, d.end) for d in definitions("lua/ledger.lua", lua)] == [
         ("M.settle", 2, 3), ("M.total", 4, 5), ("audit", 7, 7)]
+    php = ("<?php\nnamespace App\\Billing;\n/** Bills. */\n#[Final]\nclass Invoice {\n"
+           "    public function total(): int { function tax() {} return 1; }\n}\nfunction helper() {}\n")
+    assert [(d.name, d.start, d.end, d.function) for d in definitions("src/Invoice.php", php)] == [
+        ("Invoice", 3, 7, False), ("Invoice.total", 6, 6, True), ("Invoice.tax", 6, 6, True), ("helper", 8, 8, True)]
+    scala = ("package acme.billing\n// Bills.\n@deprecated\ncase class Invoice(n: Int) {\n"
+             "  def total: Int = { def tax = 1; tax }\n}\nobject Invoice { def apply(): Invoice = Invoice(1) }\n"
+             "package object billing { def f = 1 }\n")
+    assert [(d.name, d.start, d.end) for d in definitions("src/Invoice.scala", scala)] == [
+        ("Invoice", 2, 6), ("Invoice.total", 5, 5), ("Invoice.total.tax", 5, 5), ("Invoice", 7, 7),
+        ("Invoice.apply", 7, 7), ("billing", 8, 8), ("billing.f", 8, 8)]
+    # A body on the lines after `=`: the definition ends with it, not at the next one's comment.
+    indented = "object Opt {\n  def name(x: String): Opt =\n    copy(x)\n  /** Keys. */\n  def key: Int = 1\n}\n"
+    assert [(d.name, d.start, d.end) for d in definitions("Opt.scala", indented)] == [
+        ("Opt", 1, 6), ("Opt.name", 2, 3), ("Opt.key", 4, 5)]
+    sh = "#!/usr/bin/env bash\nsettle() {\n  audit() { :; }\n}\n# Totals.\nfunction total {\n  :\n}\n"
+    assert [(d.name, d.start, d.end) for d in definitions("libexec/ledger", sh)] == [
+        ("settle", 2, 4), ("audit", 3, 3), ("total", 5, 8)]
+    assert [d.name for d in definitions("lib/ledger.bash", sh)] == ["settle", "audit", "total"]
+    assert definitions("Makefile", "all:\n\ttrue\n") == [] and definitions("bin/run", "#!/usr/bin/env python\n") == []
 
 
 def test_ground_truth_for_code_moved_to_another_file(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Definitions as an independent tool sees them, written here, never with codevouch's parser:
-Python's `ast`; for Rust, a tree-sitter query of this benchmark's own; for C, C++, C#, Kotlin and
-Swift, a tree-sitter walk of its own (the grammars' wheels, none of codevouch's tables).
+Python's `ast`; for Rust, a tree-sitter query of this benchmark's own; for C, C++, C#, Kotlin,
+Swift, Ruby, Lua, PHP, Scala and shell, a tree-sitter walk of its own (the grammars' wheels, none
+of codevouch's tables).
 
 Every function and class counts, nested ones included, each under its qualified name
 (`outer.inner`, `Class.method.inner`; Rust: `Type.method` for impl members). These serve
@@ -10,6 +11,7 @@ twice: as the snippets another tool would hand to the validator (with that tool'
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -25,7 +27,8 @@ class Def:
 
 
 def definitions(path: str, text: str) -> list[Def]:
-    """Every definition of a .py, .rs, C, C++, C#, Kotlin or Swift file; [] for other files or
+    """Every definition of a .py, .rs, C, C++, C#, Kotlin, Swift, Ruby, Lua, PHP, Scala or shell
+    file (a script with no extension whose `#!` line names a shell too); [] for other files or
     unparsable Python and Rust."""
     if path.endswith(".py"):
         return _python(text)
@@ -125,7 +128,8 @@ def _rust(text: str) -> list[Def]:
     return out
 
 
-# -- C, C++, C#, Kotlin, Swift, Ruby: one walk of this benchmark's own over each grammar's tree --------
+# -- C, C++, C#, Kotlin, Swift, Ruby, Lua, PHP, Scala, shell: one walk of this benchmark's own over each
+# grammar's tree.
 # Names are qualified with dots by the definitions around them, as codevouch's records spell them
 # (a C++ `ns::Type::method` defined out of its class is `ns.Type.method`; a C# namespace and a
 # Kotlin companion object qualify nothing). Comments directly above a definition belong to it.
@@ -159,33 +163,62 @@ _WALKED: dict[str, tuple[str, dict[str, bool], frozenset[str]]] = {
     # Lua: `function M.f` and `function M:f` are both M.f, `local function f` is f; a function in a
     # function (or in a `do ... end` block) is listed too, qualified by nothing.
     "lua": ("tree_sitter_lua", {"function_declaration": True}, frozenset()),
+    # PHP: a namespace qualifies nothing; a named function inside a function or method is global
+    # in PHP, so it is listed qualified by its class-like scope only.
+    "php": ("tree_sitter_php", {"class_declaration": False, "interface_declaration": False,
+                                "trait_declaration": False, "enum_declaration": False,
+                                "function_definition": True, "method_declaration": True},
+            frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"})),
+    # Scala: a class and its companion object both qualify as the type's name; `package object p`
+    # qualifies its members as p.f; a def inside a def is listed under it, as Kotlin's are.
+    "scala": ("tree_sitter_scala", {"class_definition": False, "object_definition": False,
+                                    "trait_definition": False, "enum_definition": False, "package_object": False,
+                                    "function_definition": True, "function_declaration": True},
+              frozenset({"class_definition", "object_definition", "trait_definition", "enum_definition",
+                         "package_object", "function_definition"})),
+    # Shell: `f() {...}` and `function f {...}`; a function defined in a function is global once
+    # run, so it is qualified by nothing; a `#!` line is no comment of the function below it.
+    "bash": ("tree_sitter_bash", {"function_definition": True}, frozenset()),
 }
+_GRAMMAR_ENTRY = {"php": "language_php"}      # the grammar that reads a file with its HTML around `<?php`
 _SUFFIXES = {".c": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
-             ".cs": "csharp", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".rb": "ruby", ".lua": "lua"}
+             ".cs": "csharp", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".rb": "ruby", ".lua": "lua",
+             ".php": "php", ".scala": "scala", ".sc": "scala", ".sh": "bash", ".bash": "bash"}
 SUFFIXES = (".py", ".rs", ".h", *_SUFFIXES)
+# The benchmark's own reading of a script with no extension: a first line `#!/bin/sh`,
+# `#!/usr/bin/env bash` (options allowed) names a shell.
+_SHELL_LINE = re.compile(r"#![ \t]*(?:\S*/)?(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:ba|da|k|z)?sh(?:[ \t]|$)")
+
+
+def may_define(path: str) -> bool:
+    """Whether `definitions` may find any in `path`: a known suffix, or no extension at all (a
+    script whose `#!` line names a shell)."""
+    name = path.rsplit("/", 1)[-1]
+    return path.endswith(SUFFIXES) or "." not in name.lstrip(".")
 
 
 def _walked_language(path: str, text: str) -> str | None:
     if path.endswith(".h"):
         # The benchmark's own reading of a header: C++ when it says class, namespace or template.
-        import re
         return "cpp" if re.search(r"^\s*(class|namespace|template)\b|::", text, re.MULTILINE) else "c"
-    return next((lang for suffix, lang in _SUFFIXES.items() if path.endswith(suffix)), None)
+    found = next((lang for suffix, lang in _SUFFIXES.items() if path.endswith(suffix)), None)
+    if found is None and may_define(path) and _SHELL_LINE.match(text.split("\n", 1)[0]):
+        return "bash"
+    return found
 
 
 @lru_cache(maxsize=8)
-def _walk_parser(module: str) -> Any:
+def _walk_parser(module: str, entry: str = "language") -> Any:
     import importlib
 
     import tree_sitter
-    return tree_sitter.Parser(tree_sitter.Language(importlib.import_module(module).language()))
+    return tree_sitter.Parser(tree_sitter.Language(getattr(importlib.import_module(module), entry)()))
 
 
 def _c_name(node: Any) -> str:
     """The name a C/C++ definition gives: a function's through its declarator (pointers, references),
     a typedef's declared type, a tagged type's or namespace's `name`; `::` as dots, no template
     arguments."""
-    import re
     if node.type in ("function_definition", "type_definition"):
         current = node.child_by_field_name("declarator")
         while current is not None and current.type != "function_declarator" and node.type == "function_definition":
@@ -208,12 +241,35 @@ def _c_name(node: Any) -> str:
     return "".join(raw.split()).replace("::", ".")
 
 
+def _last_token_row(node: Any) -> int:
+    """The row of a node's last token that is code: Scala's grammar ends a body written as an
+    indented block (`def f =` and the body on the next lines) where the next definition begins,
+    the comments above that one and the blank lines before it included."""
+    for child in reversed(node.children):
+        if "comment" in child.type or child.start_byte == child.end_byte:
+            continue
+        return _last_token_row(child) if child.child_count else child.end_point.row
+    return node.end_point.row
+
+
+def _tail_comments(node: Any) -> list[Any]:
+    """The comments a Scala indented block ends with, last first (see `_last_token_row`)."""
+    out: list[Any] = []
+    for child in reversed(node.children):
+        if "comment" in child.type:
+            out.append(child)
+        elif child.start_byte != child.end_byte:
+            return out + _tail_comments(child) if child.child_count else out
+    return out
+
+
 def _walked(path: str, text: str) -> list[Def]:
     lang = _walked_language(path, text)
     if lang is None:
         return []
     module, kinds, scopes = _WALKED[lang]
-    root = _walk_parser(module).parse(text.encode("utf-8", "surrogatepass")).root_node
+    parser = _walk_parser(module, _GRAMMAR_ENTRY.get(lang, "language"))
+    root = parser.parse(text.encode("utf-8", "surrogatepass")).root_node
     out: list[Def] = []
 
     def name_of(node: Any) -> str:
@@ -234,11 +290,18 @@ def _walked(path: str, text: str) -> list[Def]:
                 prev = node.prev_named_sibling
                 if prev is None and node.parent is not None and node.parent.type == "body_statement":
                     prev = node.parent.prev_named_sibling   # Ruby: a body's first comment sits before it
-                while prev is not None and "comment" in prev.type and prev.end_point.row >= start - 1:
+                while prev is not None and "comment" in prev.type and prev.end_point.row >= start - 1 \
+                        and not (lang == "bash" and prev.start_point.row == 0 and prev.text.startswith(b"#!")):
                     start = prev.start_point.row
                     prev = prev.prev_named_sibling
+                if lang == "scala" and prev is not None:    # comments the block above swallowed
+                    for comment in _tail_comments(prev):
+                        if comment.end_point.row < start - 1:
+                            break
+                        start = comment.start_point.row
                 qualified = ".".join([*prefix, name])
-                out.append(Def(qualified, qualified, start + 1, node.end_point.row + 1, kinds[node.type]))
+                end = _last_token_row(node) if lang == "scala" else node.end_point.row
+                out.append(Def(qualified, qualified, start + 1, end + 1, kinds[node.type]))
                 if node.type in scopes:
                     inner = [*prefix, name]
         for child in node.named_children:

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from codevouch_bench.lib.corpus import git
-from codevouch_bench.lib.tooldefs import SUFFIXES, Def, definitions
+from codevouch_bench.lib.tooldefs import Def, definitions, may_define
 
 
 def tool_snippets(repo: Path, commit: str, branch: str, paths: Iterable[str]) -> list[tuple[Def, dict[str, Any]]]:
     out: list[tuple[Def, dict[str, Any]]] = []
     for path in sorted(set(paths)):
-        if not path.endswith(SUFFIXES):
+        if not may_define(path):
             continue
         text = git(repo, "show", f"{commit}:{path}")
         blob = git(repo, "rev-parse", f"{commit}:{path}").strip()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch_bench.lib.corpus import git
-from codevouch_bench.lib.tooldefs import SUFFIXES, Def, by_name, definitions
+from codevouch_bench.lib.tooldefs import Def, by_name, definitions, may_define
 
 FRESH = ("usable", "stale-but-ok")
 
@@ -120,7 +120,7 @@ class NewRelease:
 
     def __init__(self, repo: Path, rev: str, paths: Iterable[str]) -> None:
         self.repo, self.rev = repo, rev
-        self.paths = sorted(p for p in paths if p.endswith(SUFFIXES))
+        self.paths = sorted(p for p in paths if may_define(p))
         self._defs: dict[str, list[Def]] = {}
         self._text: dict[str, list[str]] = {}
         self._by_own: dict[str, list[tuple[str, Def]]] | None = None
@@ -132,7 +132,10 @@ class NewRelease:
 
     def defs(self, path: str) -> list[Def]:
         if path not in self._defs:
-            self._defs[path] = definitions(path, "\n".join(self.lines(path)))
+            try:
+                self._defs[path] = definitions(path, "\n".join(self.lines(path)))
+            except UnicodeDecodeError:      # a binary file with no extension
+                self._defs[path] = []
         return self._defs[path]
 
     def moved(self, name: str, source: list[str], block: list[str], not_in: str | None) -> str | None:
