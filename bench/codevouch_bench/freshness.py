@@ -203,8 +203,9 @@ def main() -> None:
               "sources": {"codevouch-chunks": "every chunk codevouch indexed from release N",
                           "tool-definitions": "every function and class of the same files, nested ones "
                                               "included, cut and named by the benchmark's own parsers "
-                                              "(ast; tree-sitter query for Rust; a tree-sitter walk for "
-                                              "C, C++, C#, Kotlin, Swift, Ruby and Lua) as another tool would: "
+                                              "(ast; tree-sitter query for Rust; a tree-sitter walk for C, "
+                                              "C++, C#, Kotlin, Swift, Ruby, Lua, PHP, Scala and shell) as "
+                                              "another tool would: "
                                               "`outer.<locals>.inner`, `Type::method`"},
               "pairs": pairs, "overall": {s: total(pairs, s) for s in SOURCES},
               "windows": {"splitter": f"LangChain RecursiveCharacterTextSplitter.from_language, "

@@ -374,7 +374,7 @@ def section_freshness(f: dict[str, Any]) -> str:
            + "; ".join(f"**{k}**: {v}" for k, v in f["sources"].items())
            + f". Index embedder: {f['index_embedder']}. Ground truth: `git diff -M` between the releases and "
            "the benchmark's own parsers on both versions (Python's `ast`, a tree-sitter query for Rust, a "
-           "tree-sitter walk of its own for C, C++, C#, Kotlin, Swift, Ruby and Lua: "
+           "tree-sitter walk of its own for C, C++, C#, Kotlin, Swift, Ruby, Lua, PHP, Scala and shell: "
            "codevouch_bench/lib/tooldefs.py, codevouch_bench/lib/truth.py), never the validator or codevouch's chunker. "
            f"False-fresh counts snippets whose code is gone or changed ({', '.join(f['stale_truth'])}) "
            f"labelled usable or stale-but-ok; false-stale counts snippets whose code is current "
