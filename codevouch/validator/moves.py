@@ -50,25 +50,36 @@ def best_move(symbol: str | None, text: str | None, path: str,
     is still current, elsewhere) needs both the snippet's text verbatim inside the definition
     and the same qualified name: small functions with common names (`index`, `run`) recur
     across files, and an identical body under another class or function is not this code
-    moved. Ranking: same text, then the qualified name, then the path order.
+    moved. Ranking: same text, then the qualified name, then the path order. Text that several
+    files hold verbatim under that name (a namespace's `namespace leveldb {`, open in every file
+    of it) moved to none of them in particular: no move.
     """
     names = symbols.symbol_names(symbol)
     if not names:
         return None
     wanted = symbols.spellings(names[0], path)
-    own = symbols.own_name(wanted[0])
-    ranked: list[tuple[tuple[int, int, str], Move]] = []
-    for cand, (content, defs) in sorted(candidates.items()):
-        hits = find_lines(text, content) if text and text.strip() else []
-        for name, ranges in defs.items():
-            if symbols.own_name(name) != own:
-                continue
-            exact = any(name == w or name.endswith("." + w) for w in wanted)
-            for start, end in ranges:
-                inside = [h for h in hits if start <= h[0] and h[1] <= end or h[0] <= start and end <= h[1]]
-                if inside and exact:
-                    move = Move(cand, inside[0][0], inside[0][1], name, True)
-                else:
-                    move = Move(cand, start, end, name, False)
-                ranked.append(((0 if move.same_text else 1, 0 if exact else 1, cand), move))
+    ranked = [found for cand, (content, defs) in sorted(candidates.items())
+              for found in _moves_in(cand, find_lines(text, content) if text and text.strip() else [], defs, wanted)]
+    if len({move.path for _, move in ranked if move.same_text}) > 1:
+        return None
     return min(ranked, key=lambda r: r[0])[1] if ranked else None
+
+
+def _moves_in(cand: str, hits: list[tuple[int, int]], defs: dict[str, list[tuple[int, int]]],
+              wanted: list[str]) -> list[tuple[tuple[int, int, str], Move]]:
+    """Each definition of the snippet's own name in file `cand` (the snippet's text found at
+    `hits` there), as a move with its rank."""
+    own = symbols.own_name(wanted[0])
+    out: list[tuple[tuple[int, int, str], Move]] = []
+    for name, ranges in defs.items():
+        if symbols.own_name(name) != own:
+            continue
+        exact = any(name == w or name.endswith("." + w) for w in wanted)
+        for start, end in ranges:
+            inside = [h for h in hits if start <= h[0] and h[1] <= end or h[0] <= start and end <= h[1]]
+            if inside and exact:
+                move = Move(cand, inside[0][0], inside[0][1], name, True)
+            else:
+                move = Move(cand, start, end, name, False)
+            out.append(((0 if move.same_text else 1, 0 if exact else 1, cand), move))
+    return out

@@ -234,6 +234,21 @@ def test_function_moved_to_another_file(repo: Repo) -> None:
     assert "current: src/orders/util.py#L4-L5 (helper)" in out["citation"]
 
 
+def test_a_line_many_files_hold_is_no_move_of_a_deleted_files_code(repo: Repo) -> None:
+    # A namespace's opening line, cut as its own chunk: every file of the namespace has it, so
+    # finding it in one of them says nothing of where the deleted file's code went.
+    body = "namespace demo {\n\nint {}() {{ return 1; }}\n\n}}  // namespace demo\n"
+    for name in ("port/posix.cc", "db/a.cc", "db/b.cc"):
+        repo.write(name, body.replace("{}", name[-4]))
+    repo.commit("namespace files")
+    items = [snippet(repo, "port/posix.cc", 1, 1, symbol="demo", language="cpp"),
+             snippet(repo, "port/posix.cc", 5, 5, symbol="demo", language="cpp")]
+    repo.git("rm", "-q", "port/posix.cc")
+    repo.commit("drop the port")
+    for out in (to_json(v) for v in validate(repo.root, items)):
+        assert (out["verdict"], out["reason"], out["current"]) == ("historical-only", "file-deleted", None)
+
+
 def test_function_moved_to_another_file_and_changed(repo: Repo) -> None:
     item = snippet(repo, PATH, *HELPER, symbol="helper")
     repo.write(PATH, ORDERS.replace("\n\ndef helper(x):\n    return x * 2\n", ""))
