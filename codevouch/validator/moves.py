@@ -50,9 +50,10 @@ def best_move(symbol: str | None, text: str | None, path: str,
     is still current, elsewhere) needs both the snippet's text verbatim inside the definition
     and the same qualified name: small functions with common names (`index`, `run`) recur
     across files, and an identical body under another class or function is not this code
-    moved. Ranking: same text, then the qualified name, then the path order. Text that several
-    files hold verbatim under that name (a namespace's `namespace leveldb {`, open in every file
-    of it) moved to none of them in particular: no move.
+    moved. Ranking: same text, then the qualified name, then the path order. A part of a
+    definition that several files hold verbatim under that name (a namespace's `namespace
+    leveldb {`, open in every file of it) moved to none of them in particular: no move. A whole
+    definition found so (a small helper copied into several files) is that code wherever it is.
     """
     names = symbols.symbol_names(symbol)
     if not names:
@@ -60,17 +61,19 @@ def best_move(symbol: str | None, text: str | None, path: str,
     wanted = symbols.spellings(names[0], path)
     ranked = [found for cand, (content, defs) in sorted(candidates.items())
               for found in _moves_in(cand, find_lines(text, content) if text and text.strip() else [], defs, wanted)]
-    if len({move.path for _, move in ranked if move.same_text}) > 1:
+    same = [(key, move) for key, move in ranked if move.same_text]
+    if len({move.path for _, move in same}) > 1 and all(key[1] for key, _ in same):     # parts only
         return None
     return min(ranked, key=lambda r: r[0])[1] if ranked else None
 
 
 def _moves_in(cand: str, hits: list[tuple[int, int]], defs: dict[str, list[tuple[int, int]]],
-              wanted: list[str]) -> list[tuple[tuple[int, int, str], Move]]:
+              wanted: list[str]) -> list[tuple[tuple[int, bool, int, str], Move]]:
     """Each definition of the snippet's own name in file `cand` (the snippet's text found at
-    `hits` there), as a move with its rank."""
+    `hits` there), as a move with its rank: same text first, then (among those) the text being
+    the whole definition rather than a part of it, then the qualified name, then the path."""
     own = symbols.own_name(wanted[0])
-    out: list[tuple[tuple[int, int, str], Move]] = []
+    out: list[tuple[tuple[int, bool, int, str], Move]] = []
     for name, ranges in defs.items():
         if symbols.own_name(name) != own:
             continue
@@ -81,5 +84,6 @@ def _moves_in(cand: str, hits: list[tuple[int, int]], defs: dict[str, list[tuple
                 move = Move(cand, inside[0][0], inside[0][1], name, True)
             else:
                 move = Move(cand, start, end, name, False)
-            out.append(((0 if move.same_text else 1, 0 if exact else 1, cand), move))
+            whole = move.same_text and inside[0][0] <= start and end <= inside[0][1]
+            out.append(((0 if move.same_text else 1, not whole, 0 if exact else 1, cand), move))
     return out

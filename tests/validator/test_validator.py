@@ -249,6 +249,16 @@ def test_a_line_many_files_hold_is_no_move_of_a_deleted_files_code(repo: Repo) -
         assert (out["verdict"], out["reason"], out["current"]) == ("historical-only", "file-deleted", None)
 
 
+def test_a_whole_function_copied_into_several_files_is_current_code(repo: Repo) -> None:
+    item = snippet(repo, PATH, *HELPER, symbol="helper")
+    repo.git("rm", "-q", PATH)
+    for name in ("src/b.py", "src/a.py"):
+        repo.write(name, "import os\n\n\ndef helper(x):\n    return x * 2\n")
+    repo.commit("copies")
+    out = one(repo, item)
+    assert (out["verdict"], out["reason"], out["current"]["path"]) == ("stale-but-ok", "moved-elsewhere", "src/a.py")
+
+
 def test_function_moved_to_another_file_and_changed(repo: Repo) -> None:
     item = snippet(repo, PATH, *HELPER, symbol="helper")
     repo.write(PATH, ORDERS.replace("\n\ndef helper(x):\n    return x * 2\n", ""))
