@@ -50,10 +50,11 @@ def best_move(symbol: str | None, text: str | None, path: str,
     is still current, elsewhere) needs both the snippet's text verbatim inside the definition
     and the same qualified name: small functions with common names (`index`, `run`) recur
     across files, and an identical body under another class or function is not this code
-    moved. Ranking: same text, then the qualified name, then the path order. A part of a
-    definition that several files hold verbatim under that name (a namespace's `namespace
-    leveldb {`, open in every file of it) moved to none of them in particular: no move. A whole
-    definition found so (a small helper copied into several files) is that code wherever it is.
+    moved. Ranking: same text (the whole definition before a part of one), then the qualified
+    name, then the path order. A part of a definition that several files hold verbatim under
+    that name (a namespace's `namespace leveldb {`, open in every file of it) moved to none of
+    them in particular: no move. A whole definition found so (a small helper copied into several
+    files) is that code wherever it is.
     """
     names = symbols.symbol_names(symbol)
     if not names:
