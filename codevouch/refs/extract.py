@@ -404,7 +404,9 @@ def language_imports(lang: Language, code: str, n: int, base: str | None = None)
 
 def _names(spec: str, separator: str) -> list[list[str]]:
     """The qualified names an import's names group spells, each as its parts: `a.b.{C, D => E}` is
-    a.b.C and a.b.D; `A\\B as C` is A.B; a wildcard (`a.b._`, `a.b.*`) is a, b, *."""
+    a.b.C and a.b.D; `A\\B as C` is A.B; a wildcard (`a.b._`, `a.b.*`) is a, b, *, and so is
+    Scala 3's import of a package's given instances (`a.b.given`, `a.b.{given, C}`): no member of
+    that name, what the package defines implicitly."""
     spec = spec.strip()
     if "{" in spec:
         prefix, group = spec.split("{", 1)
@@ -415,7 +417,7 @@ def _names(spec: str, separator: str) -> list[list[str]]:
     for head in heads:
         head = re.split(r"\s+as\s+|\s*=>\s*", head.strip())[0].strip()
         parts = [p for p in head.split(separator) if p]
-        wild = parts[-1:] in (["_"], ["*"])
+        wild = parts[-1:] in (["_"], ["*"], ["given"])
         words = parts[:-1] if wild else parts
         if words and all(re.fullmatch(r"[A-Za-z_$][\w$]*", p) for p in words):
             out.append([*words, "*"] if wild else words)

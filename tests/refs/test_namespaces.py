@@ -61,6 +61,9 @@ def test_the_import_lines_of_each_language_are_read_whole() -> None:
     # Java and Kotlin import each other's classes.
     ("kotlin", "import com.acme.billing.InvoiceBook", "ok", "symbol-defined"),
     ("scala", "import com.acme.vouchers.Voucher", "ok", "symbol-defined"),
+    # Scala 3's import of a package's given instances names no member called `given`.
+    ("scala", "import com.acme.vouchers.given", "ok", "module-found"),
+    ("scala", "import com.acme.vouchers.{Voucher, given}", "ok", "module-found"),
     ("csharp", "using Billing.Invoices;", "ok", "module-found"),
     ("csharp", "using static Billing.Invoices.InvoiceBook;", "ok", "symbol-defined"),
     ("swift", "import Tally", "ok", "module-found"),
