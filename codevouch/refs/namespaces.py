@@ -8,7 +8,8 @@ the language's family (Java, Kotlin and Scala import each other's). An import is
 
 - found when it names a declared namespace (or one a declared one is under: `com.acme`), or a
   definition in a file of the longest declared namespace it starts with (`InvoiceBook` in a file
-  that says `package com.acme.billing`; a Swift module's types in any Swift file);
+  that says `package com.acme.billing`; a Swift module's types in any Swift file; the class Kotlin
+  compiles a file's top-level functions into, `MoneyKt` of Money.kt, which Java imports);
 - missing when it starts with such a namespace but no file of it defines the rest or names it as a
   word (`name-missing`), or when it is under one of the repository's top namespaces (`com.acme.billing`
   of `com.acme.billing.ghost.X`) and no file declares it (`module-missing`);
@@ -149,6 +150,10 @@ def _in_namespace(ref: Reference, spaces: Namespaces, namespace: str, rest: list
     word (a constant, an enum entry, a property the definition finder does not list), or missing."""
     files = spaces.files_of(namespace)
     want = ".".join(rest)
+    facade = next((rel for rel in files if len(rest) == 1 and _facade(rel, spaces.text) == rest[0]), None)
+    if facade is not None:
+        return RefResult(ref, "symbol-defined", f"{ref.module} is the class Kotlin makes of {facade}'s "
+                         "top-level declarations.", found=facade)
     for rel in files:
         for qualified, spans in spaces.defs(rel).items():
             if qualified == want or qualified.endswith("." + want):
@@ -164,6 +169,22 @@ def _in_namespace(ref: Reference, spaces: Namespaces, namespace: str, rest: list
     return RefResult(ref, "name-missing", f"{namespace} ({plural(len(files), 'file')}, e.g. {files[0]}) "
                      f"neither defines nor names {want}.",
                      found=files[0], suggestion="did you mean " + " or ".join(close) + "?" if close else None)
+
+
+_JVM_NAME = re.compile(r'^[ \t]*@file[ \t]*:[ \t]*JvmName[ \t]*\([ \t]*"([\w$]+)"', re.MULTILINE)
+
+
+def _facade(rel: str, text: Texts) -> str | None:
+    """The JVM class a Kotlin file's top-level functions and properties are compiled into, which
+    Java imports (`com.acme.orders.MoneyKt` of Money.kt; `@file:JvmName("Money")` names it);
+    None for a file of another language."""
+    if not rel.endswith((".kt", ".kts")):
+        return None
+    named = _JVM_NAME.search(text(rel) or "")
+    if named is not None:
+        return named.group(1)
+    stem = posixpath.basename(rel).rsplit(".", 1)[0]
+    return stem[:1].upper() + stem[1:] + "Kt"
 
 
 def family_of(lang: Language) -> tuple[Language, ...]:

@@ -107,3 +107,17 @@ def test_a_patch_s_added_import_is_read_as_its_file_s_language(repo: Repo) -> No
              "+import com.acme.billing.InvoiceArchive\n")
     got = {r.ref.module: r.reason for r in check_refs(repo.root, patch).results if r.ref.kind == "import"}
     assert got == {"com.acme.billing.InvoiceBook": "symbol-defined", "com.acme.billing.InvoiceArchive": "name-missing"}
+
+
+def test_java_imports_the_class_kotlin_makes_of_a_file_s_top_level_functions(tmp_path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({**FILES, "src/main/kotlin/com/acme/orders/money.kt": (
+                           "package com.acme.orders\n\nfun formatMoney(n: Int) = n.toString()\n"),
+                       "src/main/kotlin/com/acme/orders/Tax.kt": (
+                           '@file:JvmName("Taxes")\npackage com.acme.orders\n\nfun vat(n: Int) = n / 5\n')})
+    answer = ("```java\nimport com.acme.orders.MoneyKt;\nimport com.acme.orders.Taxes;\n"
+              "import com.acme.orders.TaxKt;\n```\n")
+    got = [(r.ref.module, r.reason, r.found) for r in check_refs(repo.root, answer).results if r.ref.language]
+    assert got == [("com.acme.orders.MoneyKt", "symbol-defined", "src/main/kotlin/com/acme/orders/money.kt"),
+                   ("com.acme.orders.Taxes", "symbol-defined", "src/main/kotlin/com/acme/orders/Tax.kt"),
+                   ("com.acme.orders.TaxKt", "name-missing", "src/main/kotlin/com/acme/orders/Orders.kt")]
