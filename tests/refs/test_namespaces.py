@@ -121,3 +121,12 @@ def test_java_imports_the_class_kotlin_makes_of_a_file_s_top_level_functions(tmp
     assert got == [("com.acme.orders.MoneyKt", "symbol-defined", "src/main/kotlin/com/acme/orders/money.kt"),
                    ("com.acme.orders.Taxes", "symbol-defined", "src/main/kotlin/com/acme/orders/Tax.kt"),
                    ("com.acme.orders.TaxKt", "name-missing", "src/main/kotlin/com/acme/orders/Orders.kt")]
+
+
+def test_a_scala_package_object_s_members_are_its_package_s(tmp_path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit_files({**FILES, "src/main/scala/com/acme/vouchers/package.scala": (
+        "package com.acme\n\npackage object vouchers extends Helpers {\n  def redeemAll(): Int = 1\n}\n")})
+    answer = "```scala\nimport com.acme.vouchers.redeemAll\nimport com.acme.vouchers.Voucher\n```\n"
+    got = [(r.ref.module, r.reason) for r in check_refs(repo.root, answer).results if r.ref.language]
+    assert got == [("com.acme.vouchers.redeemAll", "symbol-defined"), ("com.acme.vouchers.Voucher", "symbol-defined")]

@@ -33,7 +33,9 @@ SCALA = Language(
     package_clause=re.compile(r"^[ \t]*package[ \t]+(?:\w+\.)*(\w+)[ \t]*$", re.MULTILINE),
     # `import com.acme.billing.{Voucher, Coupon => C}`, `import scala.util._`: checked against the
     # packages the repository's files declare (a chain `package com.acme` / `package billing` too).
+    # A `package object vouchers` (under `package com.acme`) holds members of com.acme.vouchers.
     imports=Imports(re.compile(r"[ \t]*import[ \t]+(?P<names>[\w.{][^;/\n]*)"),
-                    declares=re.compile(r"^[ \t]*package[ \t]+([\w.]+)[ \t]*\{?[ \t]*$", re.MULTILINE),
+                    declares=re.compile(r"^[ \t]*package[ \t]+(?:object[ \t]+)?([\w.]+)"
+                                        r"(?:[ \t]+extends[ \t][^{\n]*)?[ \t]*\{?[ \t]*$", re.MULTILINE),
                     family="jvm", platform=("scala", "java", "javax")),
 )
