@@ -69,6 +69,7 @@ def index_build(
     With several --repo, or --repos FILE, each repository is built in turn; one that fails is
     reported and the others are still built; the exit code is 23 when any failed."""
     paths = repo or [Path(".")]
+    part = _shard(shard, repair)     # before --repair: a refused --shard must move nothing aside
     if repair:
         renewed = _repair(index, wait, as_json)
         if renewed is not None:
@@ -76,7 +77,6 @@ def index_build(
             _build_one(paths[0], branch, all_branches, include_branch, exclude_branch, index, wait, embedder, as_json,
                        extra={"repaired": renewed})
         return
-    part = _shard(shard, repair)
     if repos is None and len(paths) == 1 and part is None:
         _build_one(paths[0], branch, all_branches, include_branch, exclude_branch, index, wait, embedder, as_json)
         return

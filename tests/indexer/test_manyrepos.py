@@ -241,3 +241,12 @@ def test_a_shard_that_is_not_number_of_count_is_a_usage_error(tmp_path: Path, in
     assert out.returncode == EXIT_USAGE and "NUMBER/COUNT" in out.stderr and "Traceback" not in out.stderr
     with pytest.raises(InputError, match="NUMBER/COUNT"):
         Shard.parse(value)
+
+
+def test_repair_with_a_shard_is_a_usage_error_before_anything_is_repaired(tmp_path: Path, index_dir: Path) -> None:
+    repo = _repo(tmp_path / "shop")
+    assert cv("index", "build", "--repo", str(repo.root), *FAKE, index=index_dir).returncode == 0
+    out = cv("index", "build", "--repair", "--shard", "1/2", *FAKE, index=index_dir, cwd=repo.root)
+    assert out.returncode == EXIT_USAGE and "--shard" in out.stderr and "Traceback" not in out.stderr
+    bad = cv("index", "build", "--repair", "--shard", "9/2", *FAKE, index=index_dir, cwd=repo.root)
+    assert bad.returncode == EXIT_USAGE
