@@ -74,9 +74,18 @@ class Builds:
 
     def start(self, app: Any, conn: socket.socket, request: execute.Request) -> None:
         """Run `request` (a build) through `app`, the engine's click command tree, on a thread of
-        its own; the thread answers the caller on `conn` and closes it."""
+        its own; the thread answers the caller on `conn` and closes it. Once `stop` began (the
+        engine stopping), the caller is told to build in-process instead: `stop` waits only for
+        the builds it saw, and a build started after it would die with the process mid-write."""
         cancel = threading.Event()
         with self._lock:
+            if self.stopping.is_set():
+                try:
+                    protocol.send_json(conn, {"op": "inprocess", "reason": "stopping"})
+                except OSError:
+                    pass
+                conn.close()
+                return
             self.started += 1
             n = self.started
             thread = threading.Thread(target=self._run, args=(n, app, conn, request, cancel), name=f"build-{n}",
@@ -138,8 +147,8 @@ class Builds:
     def stop(self, timeout: float = STOP_WAIT) -> None:
         """Stop every build at its next git process or embedding batch, and wait for them (at
         most `timeout` seconds in all): their callers then build in-process."""
-        self.stopping.set()
-        with self._lock:
+        with self._lock:    # under the lock: a build starts before this (and is waited for) or is refused
+            self.stopping.set()
             running = list(self._running.values())
         for _thread, cancel in running:
             cancel.set()

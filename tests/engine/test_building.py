@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +110,23 @@ def test_an_engine_killed_mid_build_leaves_the_index_readable_and_the_build_runs
         assert build.poll() is None                                          # its caller now builds here
     out, err = build.communicate(timeout=300)
     assert build.returncode == 0 and b"(2 files read): 3 files" in out, err
+
+
+def test_a_build_asked_for_once_the_engine_stops_is_sent_back_to_build_in_process(tmp_path: Path) -> None:
+    from codevouch.engine import protocol
+    from codevouch.engine.building import Builds
+    from codevouch.engine.execute import Request
+
+    builds = Builds(lambda line: None)
+    builds.stop()                      # the engine stopping: the builds it saw were stopped and waited for
+    ours, theirs = socket.socketpair()
+    request = Request(("index", "build"), str(tmp_path), {}, (False, False, False), ("utf-8",) * 3, os.getpid())
+    try:
+        builds.start(None, theirs, request)    # a build asked for meanwhile must not start (nor wait for the app)
+        ours.settimeout(30)
+        kind, frame = protocol.recv(ours)
+        assert (kind, frame) == ("J", {"op": "inprocess", "reason": "stopping"})
+        assert builds.started == 0 and builds.running() == 0
+    finally:
+        ours.close()
+        theirs.close()
