@@ -7,8 +7,8 @@ and its client's start. The engine runs the build on a thread of its own (engine
 through the same command, writer lock and summary as in-process, while it goes on answering
 reads. A build never starts an engine: with none running it runs in-process, as it always did.
 
-Not handed off: `index build --repos FILE` or several `--repo` (a night's batch, one process's
-work), `--repair` (it moves the store aside: the engine's readers hold it open), `--help`; and any
+Not handed off: `index build --repos FILE`, several `--repo` or `--shard` (a night's batch, one
+process's work: its paths and model are read from the process, api.build_repos), `--repair` (it moves the store aside: the engine's readers hold it open), `--help`; and any
 build when CODEVOUCH_SERVER_BUILDS is off (the command layer's setting: `wanted`).
 
 Standard library only, as the client.
@@ -37,7 +37,7 @@ def build_of(argv: list[str]) -> str | None:
     if words[:2] != ["index", "build"]:
         return None
     options = [w.split("=", 1)[0] for w in words[2:] if w.startswith("--")]
-    if "--repos" in options or "--repair" in options or options.count("--repo") > 1:
+    if {"--repos", "--repair", "--shard"} & set(options) or options.count("--repo") > 1:
         return None
     return INDEX_BUILD
 

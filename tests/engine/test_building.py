@@ -130,3 +130,13 @@ def test_a_build_asked_for_once_the_engine_stops_is_sent_back_to_build_in_proces
     finally:
         ours.close()
         theirs.close()
+
+
+def test_a_sharded_build_from_the_repository_builds_it_with_an_engine_running(engine: Engines, indexed: Repo) -> None:
+    engine.start(indexed.root)
+    indexed.commit_files({"src/late.py": "def late_order():\n    return 1\n"})
+    # The batch path resolves `.` and the model from its own process: never the engine's directory.
+    done = engine.cv("index", "build", "--shard", "1/1", "--json", *FAKE, cwd=indexed.root)
+    assert done.returncode == 0, done.stderr
+    assert [r["repo"] for r in json.loads(done.stdout)["repos"]] == [os.path.normpath(indexed.root)]
+    assert "build 1" not in engine.log()

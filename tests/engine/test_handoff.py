@@ -13,6 +13,8 @@ from codevouch.engine.handoff import HOOK_BUILD, INDEX_BUILD, build_of
     (["hooks", "run", "post-commit", "--for", "/g", "--branch=main", "--", "a", "b"], HOOK_BUILD),
     (["index", "build", "--repo", "a", "--repo", "b"], None),      # several repositories: one process's batch
     (["index", "build", "--repos", "night.toml"], None),
+    (["index", "build", "--shard", "1/2"], None),                  # the batch path: the caller's own process
+    (["index", "build", "--repo=x", "--shard=1/2"], None),
     (["index", "build", "--repair"], None),                        # moves the store the engine reads aside
     (["index", "build", "--help"], None),
     (["hooks", "run", "--help"], None),
