@@ -8,8 +8,9 @@ through the same command, writer lock and summary as in-process, while it goes o
 reads. A build never starts an engine: with none running it runs in-process, as it always did.
 
 Not handed off: `index build --repos FILE`, several `--repo` or `--shard` (a night's batch, one
-process's work: its paths and model are read from the process, api.build_repos), `--repair` (it moves the store aside: the engine's readers hold it open), `--help`; and any
-build when CODEVOUCH_SERVER_BUILDS is off (the command layer's setting: `wanted`).
+process's work: its paths and model are read from the process, api.build_repos), `--repair` (it
+moves the store aside: the engine's readers hold it open), `--help`; and any build when
+CODEVOUCH_SERVER_BUILDS is off (the command layer's setting: `wanted`).
 
 Standard library only, as the client.
 """
