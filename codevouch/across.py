@@ -16,6 +16,7 @@ A client of the api, as the review and the MCP server are: below those, above `c
 """
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -366,7 +367,8 @@ class Indexes:
             states = ledger.branches()
         finally:
             ledger.close()
-        mine = [s for s in states if s.repo == where and request.branch in (None, s.branch)]
+        spelled = {where, os.path.normpath(where), os.path.realpath(where)}   # the ledger's: git's top, links resolved
+        mine = [s for s in states if s.repo in spelled and request.branch in (None, s.branch)]
         if not mine:
             return _absent(path)
         state = max(mine, key=lambda s: s.built_at)

@@ -121,6 +121,18 @@ def test_a_repository_moved_away_gives_hits_checked_against_the_indexed_commit_o
     assert "not on this machine" in pack.markdown and "do not implement" in pack.markdown
 
 
+def test_a_repository_moved_away_is_found_however_its_path_is_spelled(
+        two: tuple[Repo, Repo, Path], tmp_path: Path) -> None:
+    config, _, index_dir = two
+    import shutil
+
+    shutil.move(str(config.root), str(tmp_path / "elsewhere"))
+    (tmp_path / "sub").mkdir()
+    spelled = tmp_path / "sub" / ".." / config.root.name       # `--repo ../config` from a directory beside it
+    found = Indexes([spelled], index_dir, record=False).search("parse config path open read", k=2)
+    assert found.skipped == () and found and all(f.hit.reason == "not-on-this-machine-nor-commit" for f in found)
+
+
 def test_a_path_never_indexed_and_not_here_is_skipped(two: tuple[Repo, Repo, Path], tmp_path: Path) -> None:
     _, library, index_dir = two
     found = Indexes([library.root, tmp_path / "nowhere"], index_dir, record=False).search("overdue fee", k=2)
