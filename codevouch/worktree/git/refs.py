@@ -218,11 +218,13 @@ def first_parent_samples(repo: Path, commit: str) -> tuple[str, ...]:
 
 def remote_url(repo: Path) -> str | None:
     """The `origin` remote's URL (else the first remote's), a label for people; None without one."""
-    names = run(repo, "remote").decode().split()
+    # A cloned repository's config may hold any bytes: a name goes back to git as it came
+    # (surrogateescape), the URL is a label, stored and printed ("replace").
+    names = run(repo, "remote").decode("utf-8", "surrogateescape").split()
     if not names:
         return None
     name = "origin" if "origin" in names else names[0]
-    out = run(repo, "remote", "get-url", "--", name, ok_codes=(0, 2, 128)).decode().strip()
+    out = run(repo, "remote", "get-url", "--", name, ok_codes=(0, 2, 128)).decode("utf-8", "replace").strip()
     # A URL may carry a token (https://user:token@host/...): a label never keeps it.
     return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", r"\1", out) or None
 

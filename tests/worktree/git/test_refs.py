@@ -93,3 +93,13 @@ def test_first_parent_samples_double_back_and_leave_the_root_out(repo: Repo) -> 
     merged = repo.git("rev-parse", "HEAD").strip()
     samples = gitio.first_parent_samples(repo.root, merged)
     assert samples[:2] == (made[9], made[8]) and side not in samples
+
+
+def test_a_remote_that_is_not_utf8_is_a_label_not_a_crash(repo: Repo) -> None:
+    # A cloned repository's config may hold any bytes; the label is for people (and the ledger).
+    subprocess.run([b"git", b"config", b"remote.origin.url", b"https://example.com/caf\xe9/x.git"], cwd=repo.root,
+                   check=True)
+    assert gitio.remote_url(repo.root) == "https://example.com/caf\ufffd/x.git"
+    subprocess.run([b"git", b"config", b"--remove-section", b"remote.origin"], cwd=repo.root, check=True)
+    subprocess.run([b"git", b"config", b"remote.caf\xe9.url", b"https://example.com/y.git"], cwd=repo.root, check=True)
+    assert gitio.remote_url(repo.root) == "https://example.com/y.git"
