@@ -78,20 +78,22 @@ class Builds:
         engine stopping), the caller is told to build in-process instead: `stop` waits only for
         the builds it saw, and a build started after it would die with the process mid-write."""
         cancel = threading.Event()
+        thread = None
         with self._lock:
-            if self.stopping.is_set():
-                try:
-                    protocol.send_json(conn, {"op": "inprocess", "reason": "stopping"})
-                except OSError:
-                    pass
-                conn.close()
-                return
-            self.started += 1
-            n = self.started
-            thread = threading.Thread(target=self._run, args=(n, app, conn, request, cancel), name=f"build-{n}",
-                                      daemon=True)
-            self._running[n] = (thread, cancel)
-        thread.start()
+            if not self.stopping.is_set():
+                self.started += 1
+                n = self.started
+                thread = threading.Thread(target=self._run, args=(n, app, conn, request, cancel), name=f"build-{n}",
+                                          daemon=True)
+                self._running[n] = (thread, cancel)
+        if thread is not None:
+            thread.start()
+            return
+        try:                 # outside the lock: a send may block
+            protocol.send_json(conn, {"op": "inprocess", "reason": "stopping"})
+        except OSError:
+            pass
+        conn.close()
 
     def _run(self, n: int, app: Any, conn: socket.socket, request: execute.Request, cancel: threading.Event) -> None:
         self._log(f"build {n} from pid {request.pid}: {' '.join(request.argv[:2])}")
