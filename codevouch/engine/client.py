@@ -370,6 +370,7 @@ class Call:
         time; the next call starts a fresh one)."""
         deadline = time.monotonic() + self.timeout if self.timeout > 0 else None
         writes: list[tuple[int, bytes]] = []
+        gone: set[int] = set()       # descriptors whose reader left (_emit)
         started = False
         try:
             protocol.send_json(sock, self._request())
@@ -378,7 +379,7 @@ class Call:
                 kind, frame = self._next(sock, pid, started, deadline)
                 if kind == "B":
                     if self.live:
-                        _emit([(fd, frame)], 0)
+                        _emit([(fd, frame)], 0, gone)
                     else:
                         writes.append((fd, frame))
                     continue
@@ -391,7 +392,7 @@ class Call:
                 elif op == "stdin":
                     protocol.send_bytes(sock, self._stdin(int(frame.get("n", 0))))
                 elif op == "exit":
-                    return _emit(writes, frame.get("code"))
+                    return _emit(writes, frame.get("code"), gone)
                 elif op == "mismatch":
                     self._replace()
                     return None
@@ -485,16 +486,24 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _emit(writes: list[tuple[int, bytes]], code: object) -> int:
-    """Write the engine's output; the exit code (1 when the reader of stdout left, as in-process)."""
-    try:
-        for fd, data in writes:
+def _emit(writes: list[tuple[int, bytes]], code: object, gone: set[int]) -> int:
+    """Write the engine's output; the exit code (1 when the reader of stdout left, as in-process).
+    `gone`: the descriptors whose reader left, this call's (each then writes to /dev/null, so a
+    stderr that closed early never costs the stdout its answer)."""
+    for fd, data in writes:
+        if fd in gone:
+            continue
+        try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        except BrokenPipeError:
+            gone.add(fd)
+            sink = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(sink, fd)
+            os.close(sink)
+        except OSError:
+            gone.add(fd)
+    if 1 in gone:
         return 1
-    except OSError:
-        pass
     return code if isinstance(code, int) and not isinstance(code, bool) else 1

@@ -256,3 +256,25 @@ def test_a_stopped_engine_is_replaced_at_once(engine: Engines, indexed: Repo) ->
     assert same(done, expected)
     assert wait_until(lambda: not alive(pid), 30)
     assert "is stopped (SIGSTOP)" in engine.log()
+
+
+def test_a_stderr_whose_reader_left_never_costs_stdout_its_answer() -> None:
+    """The engine's output goes on to stdout when stderr's reader has gone (`2> >(head -1)`):
+    the JSON answer still arrives, the exit code is the command's, and the descriptor that broke
+    writes to /dev/null from then on."""
+    import os
+
+    from codevouch.engine.client import _emit
+
+    err_r, err_w = os.pipe()
+    out_r, out_w = os.pipe()
+    os.close(err_r)                                   # stderr's reader left
+    gone: set[int] = set()
+    try:
+        assert _emit([(err_w, b"progress\n"), (out_w, b'{"ok": true}\n')], 0, gone) == 0
+        assert gone == {err_w}
+        assert os.read(out_r, 100) == b'{"ok": true}\n'
+        assert os.write(err_w, b"more") == 4           # now /dev/null
+    finally:
+        for fd in (err_w, out_r, out_w):
+            os.close(fd)
