@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -209,7 +210,8 @@ class Indexes:
         if not repos:
             raise InputError("no repository to search: name one or more (--repo PATH, --repos FILE) or all of the "
                              "index's (--all-repos).")
-        unique = list(dict.fromkeys(Path(r) for r in repos))
+        seen: dict[str, Path] = {}    # one search per repository however its path is spelled
+        unique = [seen.setdefault(k, Path(r)) for r in repos if (k := os.path.realpath(self.call.path(r))) not in seen]
         if len(unique) > MAX_REPOS:
             raise InputError(f"{len(unique)} repositories named; one query searches at most {MAX_REPOS}: name fewer "
                              "(--repo, --repos FILE).")
@@ -422,9 +424,7 @@ def labelled(found: Sequence[Found], lead: bool = False) -> list[Validated]:
 def _short_names(repos: Sequence[Repository]) -> dict[Repository, str]:
     """Each repository's directory name, with its place among them where two share one."""
     unique = list(dict.fromkeys(repos))
-    counts: dict[str, int] = {}
-    for r in unique:
-        counts[r.path.name] = counts.get(r.path.name, 0) + 1
+    counts = Counter(r.path.name for r in unique)
     return {r: r.path.name if counts[r.path.name] == 1 else f"{r.path.name}~{n}" for n, r in enumerate(unique, 1)}
 
 

@@ -250,3 +250,13 @@ def test_a_repository_that_fails_midway_does_not_fail_the_others(two: tuple[Repo
     found = many.search("parse config", k=3)
     assert [s.path for s in found.skipped] == [str(config.root)]
     assert found and {f.repository.path for f in found} == {library.root}
+
+
+def test_one_repository_named_two_ways_is_searched_once(two: tuple[Repo, Repo, Path], tmp_path: Path) -> None:
+    config, library, index_dir = two
+    (tmp_path / "link").symlink_to(library.root)
+    many = Indexes([library.root, config.root, tmp_path / "link", library.root / "lib" / ".."], index_dir,
+                   record=False)
+    assert many.repos == [library.root, config.root]
+    fees = many.search("overdue fee days past due", k=5)
+    assert [f.hit.path for f in fees].count("lib/fees.py") == 1
