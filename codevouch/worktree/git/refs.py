@@ -7,6 +7,7 @@ directory holding `.git` (`core.worktree`) is refused (`confine`).
 """
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,8 +31,22 @@ def repo_root(path: Path | str) -> Path:
 
 
 def _toplevel(out: bytes) -> Path:
-    """`rev-parse --show-toplevel`'s answer as repo_root gives it."""
-    return Path(out.decode("utf-8", "surrogateescape").strip()).resolve()
+    """`rev-parse --show-toplevel`'s answer as repo_root gives it; NotARepository when it is not
+    UTF-8 (the index keeps paths as text: such a path could be neither stored nor looked up)."""
+    top = out.decode("utf-8", "surrogateescape").strip()
+    if not _is_text(top):
+        raise NotARepository(f"the repository's path {os.fsencode(top)!r} is not UTF-8 text, which codevouch "
+                             "needs to keep it in the index; move or rename it to a UTF-8 path, and retry.")
+    return Path(top).resolve()
+
+
+def _is_text(decoded: str) -> bool:
+    """Whether a string decoded with surrogateescape was UTF-8 throughout."""
+    try:
+        decoded.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def _not_a_repository(p: Path, exc: GitError) -> NotARepository:
@@ -102,9 +117,9 @@ def head_state(path: Path | str) -> HeadState | None:
         out = run(path, "rev-parse", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD")
     except GitError:
         return None
-    parts = out.decode().rstrip("\n").rsplit("\n", 2)  # the top may itself hold a newline
-    if len(parts) != 3:
-        return None
+    parts = out.decode("utf-8", "surrogateescape").rstrip("\n").rsplit("\n", 2)  # the top may hold a newline
+    if len(parts) != 3 or not _is_text(parts[0]):
+        return None     # the separate calls say why (repo_root: a path that is not UTF-8)
     root, commit, ref = parts
     branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
     top = Path(root).resolve()

@@ -103,3 +103,21 @@ def test_a_remote_that_is_not_utf8_is_a_label_not_a_crash(repo: Repo) -> None:
     subprocess.run([b"git", b"config", b"--remove-section", b"remote.origin"], cwd=repo.root, check=True)
     subprocess.run([b"git", b"config", b"remote.caf\xe9.url", b"https://example.com/y.git"], cwd=repo.root, check=True)
     assert gitio.remote_url(repo.root) == "https://example.com/y.git"
+
+
+def test_a_repository_whose_path_is_not_utf8_is_refused_in_words(tmp_path: Path, index_dir: Path) -> None:
+    """A directory name of bytes that are not UTF-8 (b'caf\\xe9'): the index keeps paths as text, so
+    the build and the search say so, instead of a UnicodeError reported as a bug."""
+    import os
+
+    from tests.clihelp import cv
+
+    where = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9"))
+    repo = Repo.create(where)
+    repo.commit_files({"a.py": "def hello():\n    return 1\n"})
+    with pytest.raises(NotARepository, match="not UTF-8"):
+        gitio.repo_root(where)
+    assert gitio.head_state(where) is None
+    for args in (("index", "build"), ("search", "hello")):
+        out = cv(*args, cwd=where, index=index_dir)
+        assert out.returncode == 1 and "not UTF-8 text" in out.stderr and "bug" not in out.stderr
