@@ -104,7 +104,7 @@ class Index(Navigation):
             # FIFO, a device or a huge file would block git (or fill its memory); refused, naming it.
             gitreads.guard(self.repo)
             self.index_dir = index_dir_of(index_dir, self.call)
-        self._embedder = embedder
+        self._embedder = callreads.model_as_meant(embedder, self.call) if isinstance(embedder, str) else embedder
         self._choice: EmbeddingChoice | None = None
         self.record = record
         self.settings = settings if settings is not None else DEFAULT
@@ -158,7 +158,10 @@ class Index(Navigation):
                 except NotARepository:
                     root = None
             cfg = RepoConfig() if root is None else call.config(root) if call is not None else load_repo_config(root)
-            self._choice = embedding_choice(cfg, root, self.call.env)
+            choice = embedding_choice(cfg, root, self.call.env)
+            if choice.model is not None and choice.base is None:    # the environment's: the caller's directory
+                choice = replace(choice, model=callreads.model_as_meant(choice.model, self.call))
+            self._choice = choice
         return self._choice
 
     def _match_threshold(self, model: str | None, root: Path | None = None,
@@ -239,7 +242,7 @@ class Index(Navigation):
                 if self._choice is not None:
                     guess = self.model_name()
                 elif (configured := self.call.env.embedding_model) is not None:
-                    guess = model_name(configured)
+                    guess = model_name(callreads.model_as_meant(configured, self.call))
             except InputError:
                 pass   # a bad model setting must not stop a search of a branch built otherwise
         candidates = search(self.repo, request, self.index_dir, embedder=guess, settings=self.settings,

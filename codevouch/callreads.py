@@ -22,6 +22,19 @@ if TYPE_CHECKING:
     from codevouch.worktree.identity import RepoIdentity
 
 
+def model_as_meant(value: str, call: Call) -> str:
+    """A model setting (`--embedder`, CODEVOUCH_EMBEDDING_MODEL) as the caller meant it: a
+    directory relative to the caller's working directory, `~` the caller's home; the packaged
+    model's and the fake's names as they are. In the engine, this process's directory and home
+    are not the caller's."""
+    from codevouch.embedding import DIRECTORY_PREFIX, MODEL_NAME, FakeEmbedder  # heavy: the embedding package
+
+    if value in (MODEL_NAME, FakeEmbedder.name):
+        return value
+    prefix = DIRECTORY_PREFIX if value.startswith(DIRECTORY_PREFIX) else ""
+    return prefix + str(call.path(call.env.expanduser(value[len(prefix):])))
+
+
 def index_dir_of(given: Path | str | None, call: Call) -> Path:
     """The index directory of `call`: the one given, else the default ($CODEVOUCH_INDEX, else
     XDG's), absolute (a relative one from the call's working directory)."""

@@ -183,3 +183,22 @@ def _no_text(out: dict) -> dict:
 
 def _no_input(out: dict) -> dict:
     return {k: v for k, v in out.items() if k not in ("input_index", "input_id")}
+
+
+def test_a_relative_model_directory_is_the_callers_not_this_process_s(repo: Repo, tmp_path: Path) -> None:
+    """A door's Call (the engine's, serving a caller elsewhere): `--embedder m` and
+    CODEVOUCH_EMBEDDING_MODEL=~/m2 name the caller's directory and home, not this process's."""
+    import os
+
+    from codevouch.call import Call
+
+    caller, home = tmp_path / "caller", tmp_path / "home"
+    for model in (caller / "m", home / "m2"):
+        model.mkdir(parents=True)
+        (model / "config.json").write_text("{}")
+    env = {**os.environ, "HOME": str(home)}
+    given = Index(repo.root, tmp_path / "index", embedder="m", call=Call.of(env, caller))
+    assert given.model_name() == str(caller / "m")
+    configured = Index(repo.root, tmp_path / "index",
+                       call=Call.of({**env, "CODEVOUCH_EMBEDDING_MODEL": "~/m2"}, caller))
+    assert configured.model_name() == f"st:{(home / 'm2').resolve()}"
