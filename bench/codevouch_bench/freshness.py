@@ -92,8 +92,10 @@ def evaluate_pair(old_spec: str, new_spec: str, work: Path) -> dict[str, Any]:
                            "files_by_fate": dict(Counter(f.status for f in fates.values()))}
     for name, (items, classes) in sources.items():
         out[name] = score(repo, items, classes, fates, naive=name == "codevouch-chunks")
+        accuracy = out[name]["accuracy"]     # None when the source gave no snippets (no definitions walk)
         log(f"freshness {old_spec} -> {new_spec} [{name}]: {len(items)} snippets, accuracy "
-            f"{out[name]['accuracy']:.4f}, false-fresh {out[name]['codevouch']['false_fresh']}")
+            f"{'–' if accuracy is None else f'{accuracy:.4f}'}, "
+            f"false-fresh {out[name].get('codevouch', {}).get('false_fresh', '–')}")
     out[WINDOWS] = {"name": f"{old_spec} → {new_spec}", "split": "tuning", **windows.score(repo, old_commit)}
     _log_windows(out[WINDOWS])
     return out
