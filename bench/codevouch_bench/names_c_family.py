@@ -26,8 +26,8 @@ from pathlib import Path
 import tree_sitter
 
 from codevouch_bench.lib.cli import parser
-from codevouch_bench.lib.common import RESULTS, write_json
-from codevouch_bench.names_scripting import _SKIP_DIRS, MIN_NAME, Corpus, measure
+from codevouch_bench.lib.common import RESULTS
+from codevouch_bench.names_scripting import _SKIP_DIRS, MIN_NAME, Corpus, measure, write_names
 
 OUT = RESULTS / "bench-names-c-family.json"
 SAMPLE = 300
@@ -111,13 +111,7 @@ def main() -> None:
     most = 40 if args.quick else SAMPLE
     with tempfile.TemporaryDirectory(prefix="cv-names-c-") as tmp:
         rows = [measure(c, Path(tmp), most, find=targets) for c in CORPORA]
-    total = sum(r["targets"] for r in rows)
-    data = {"figure": "names_c_family", "embedder": "fake", "sample": most, "corpora": rows, "targets": total,
-            "rank1": round(sum(r["at_1"] for r in rows) / total, 4) if total else None,
-            "command": "CODEVOUCH_BENCH_GIT_MIRRORS=<mirrors> python -m codevouch_bench.names_c_family"}
-    write_json(args.out or OUT, data)
-    if args.out is not None and args.out != OUT:
-        write_json(OUT, data)
+    write_names("names_c_family", rows, args.out, OUT, sample=most)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from codevouch import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch_bench.lib import corpus
 from codevouch_bench.lib.cli import parser
-from codevouch_bench.lib.common import RESULTS, write_json
+from codevouch_bench.lib.common import RESULTS, write_figure
 
 OUT = RESULTS / "bench-names-scripting.json"
 
@@ -162,13 +162,15 @@ def main() -> None:
     most = 60 if args.quick else None
     with tempfile.TemporaryDirectory(prefix="cv-names-") as tmp:
         rows = [measure(c, Path(tmp), most) for c in CORPORA]
+    write_names("names_scripting", rows, args.out, OUT)
+
+
+def write_names(figure: str, rows: list[dict[str, Any]], out: Path | None, kept: Path, **extra: Any) -> None:
+    """A names figure's JSON: its corpora's rows, and rank 1 over all their targets."""
     total = sum(r["targets"] for r in rows)
-    data = {"figure": "names_scripting", "embedder": "fake", "corpora": rows, "targets": total,
-            "rank1": round(sum(r["at_1"] for r in rows) / total, 4) if total else None,
-            "command": "CODEVOUCH_BENCH_GIT_MIRRORS=<mirrors> python -m codevouch_bench.names_scripting"}
-    write_json(args.out or OUT, data)
-    if args.out is not None and args.out != OUT:
-        write_json(OUT, data)
+    write_figure(out, kept, {"figure": figure, "embedder": "fake", **extra, "corpora": rows, "targets": total,
+                             "rank1": round(sum(r["at_1"] for r in rows) / total, 4) if total else None,
+                             "command": f"CODEVOUCH_BENCH_GIT_MIRRORS=<mirrors> python -m codevouch_bench.{figure}"})
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from typing import Any
 
 from codevouch_bench.lib import corpus
 from codevouch_bench.lib.cli import parser
-from codevouch_bench.lib.common import RESULTS, log, machine, write_json
+from codevouch_bench.lib.common import RESULTS, log, machine, write_figure
 from codevouch_bench.lib.config import LANGUAGE_EVOLUTIONS, WINDOWS_HELD_OUT
 from codevouch_bench.names_scripting import CORPORA as SCRIPTING
 
@@ -99,9 +99,7 @@ def main() -> None:
             "sample": SAMPLE, "rows": rows,
             "chunk_share_median": round(statistics.median(shares), 4) if shares else None,
             "chunk_share_max": max(shares) if shares else None}
-    write_json(args.out or OUT, data)
-    if args.out is not None and args.out != OUT:
-        write_json(OUT, data)
+    write_figure(args.out, OUT, data)
 
 
 if __name__ == "__main__":

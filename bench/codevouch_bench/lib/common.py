@@ -161,6 +161,14 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
+def write_figure(out: Path | None, kept: Path, data: Any) -> None:
+    """A figure's JSON where the runner asked (`--out`), and where the report reads it (`kept`,
+    under bench/results) too."""
+    write_json(out or kept, data)
+    if out is not None and out != kept:
+        write_json(kept, data)
+
+
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text())
 
