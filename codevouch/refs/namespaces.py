@@ -152,7 +152,7 @@ def _in_namespace(ref: Reference, spaces: Namespaces, namespace: str, rest: list
     want = ".".join(rest)
     facade = next((rel for rel in files if len(rest) == 1 and _facade(rel, spaces.text) == rest[0]), None)
     if facade is not None:
-        return RefResult(ref, "symbol-defined", f"{ref.module} is the class Kotlin makes of {facade}'s "
+        return RefResult(ref, "symbol-defined", f"{ref.module} is the class the compiler makes of {facade}'s "
                          "top-level declarations.", found=facade)
     for rel in files:
         for qualified, spans in spaces.defs(rel).items():
@@ -171,20 +171,18 @@ def _in_namespace(ref: Reference, spaces: Namespaces, namespace: str, rest: list
                      found=files[0], suggestion="did you mean " + " or ".join(close) + "?" if close else None)
 
 
-_JVM_NAME = re.compile(r'^[ \t]*@file[ \t]*:[ \t]*JvmName[ \t]*\([ \t]*"([\w$]+)"', re.MULTILINE)
-
-
 def _facade(rel: str, text: Texts) -> str | None:
-    """The JVM class a Kotlin file's top-level functions and properties are compiled into, which
-    Java imports (`com.acme.orders.MoneyKt` of Money.kt; `@file:JvmName("Money")` names it);
-    None for a file of another language."""
-    if not rel.endswith((".kt", ".kts")):
+    """The class a file's top-level declarations are compiled into, which the family's other
+    languages import (Kotlin's `com.acme.orders.MoneyKt` of Money.kt; `@file:JvmName("Money")`
+    names it: spec.Imports.file_class); None for a file of a language without one."""
+    lang = registry.of_path(rel)
+    if lang is None or lang.imports is None or not lang.imports.file_class:
         return None
-    named = _JVM_NAME.search(text(rel) or "")
+    named = lang.imports.file_class_named.search(text(rel) or "") if lang.imports.file_class_named else None
     if named is not None:
         return named.group(1)
     stem = posixpath.basename(rel).rsplit(".", 1)[0]
-    return stem[:1].upper() + stem[1:] + "Kt"
+    return stem[:1].upper() + stem[1:] + lang.imports.file_class
 
 
 def family_of(lang: Language) -> tuple[Language, ...]:

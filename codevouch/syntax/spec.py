@@ -147,6 +147,10 @@ class Imports:
     platform: namespaces of the language's platform (`java`, `kotlin`, `System`): an import under
               one is a library's even where the repository adds to it (a polyfill's `namespace
               System;`), unless the repository defines what it names
+    file_class: the suffix of the class a file's top-level declarations compile into, after its
+              name's stem capitalized (Kotlin's `MoneyKt` of Money.kt), which other languages of the
+              family import; "" for none
+    file_class_named: a pattern whose first group names that class instead (`@file:JvmName("Money")`)
     """
 
     pattern: re.Pattern[str]
@@ -157,6 +161,8 @@ class Imports:
     family: str = ""
     modules: bool = False
     platform: tuple[str, ...] = ()
+    file_class: str = ""
+    file_class_named: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)

@@ -30,5 +30,7 @@ KOTLIN = Language(
     # `import com.acme.billing.InvoiceBook`, `... as Book`, `import com.acme.billing.*`.
     imports=Imports(re.compile(r"[ \t]*import[ \t]+(?P<names>[\w.]+(?:\.\*)?(?:[ \t]+as[ \t]+\w+)?)[ \t]*;?[ \t]*(?://.*)?$"),
                     declares=re.compile(r"^[ \t]*package[ \t]+([\w.]+)", re.MULTILINE), family="jvm",
-                    platform=("kotlin", "kotlinx", "java", "javax", "android", "androidx")),
+                    platform=("kotlin", "kotlinx", "java", "javax", "android", "androidx"), file_class="Kt",
+                    file_class_named=re.compile(r'^[ \t]*@file[ \t]*:[ \t]*JvmName[ \t]*\([ \t]*"([\w$]+)"',
+                                                re.MULTILINE)),
 )
