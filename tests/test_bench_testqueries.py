@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from codevouch_bench.lib.testqueries import KIND_TEST, RULE_OFF, is_test_code, summary
+from codevouch_bench.lib.testqueries import KIND_TEST, ROWS, RULE_OFF, is_test_code, summary
 
 
 def test_test_files_by_the_benchs_own_rule() -> None:
@@ -63,3 +63,18 @@ def test_a_split_is_pooled_over_its_repositories_and_rendered(tmp_path: Path) ->
     text = section(path)
     assert "| a | 2 | 1 | 0.6 | 0.1 | 0.9 | +1.000 [+1.000, +1.000]; 2 / 0 | -0.167 [" in text
     assert "*All held-out repositories pooled*" in text and "acronyms with − without +0.500" in text
+
+
+def test_the_rank_fusion_row_is_asked_the_test_queries_and_pooled_only_when_run() -> None:
+    """The ranking before score fusion (codevouch-rank-fusion) answers the test queries too, so the
+    old default and the new one are compared on them; a run without that row pools without it."""
+    from codevouch_bench.quality import pooled
+
+    def corpus(rows: dict[str, list[int | None]]) -> dict:
+        return {"ranks": {"overlap": {m: [1] for m in rows}}, "acronym_ranks": {"with": {}, "without": {}},
+                "test_ranks": rows, "test_naming": [False, False]}
+    old = "codevouch-rank-fusion"
+    assert old in ROWS
+    both = pooled([corpus({"codevouch": [1, None], RULE_OFF: [1, None], old: [2, 2]})])["test_queries"]
+    assert both["scores"][old]["mrr@10"] == 0.5
+    assert old not in pooled([corpus({"codevouch": [1, None], RULE_OFF: [1, None]})])["test_queries"]["scores"]

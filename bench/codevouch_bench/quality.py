@@ -445,9 +445,10 @@ def pooled(part: list[dict[str, Any]]) -> dict[str, Any]:
     tests = [p["test_ranks"] for p in part]
     if all(testqueries.RULE_OFF in t for t in tests):
         naming = [n for p in part for n in p["test_naming"]]
+        asked = [m for m in testqueries.ROWS if all(m in t for t in tests)]
         out["test_queries"] = testqueries.summary(
-            {m: ranks(lambda p: p["test_ranks"], m) for m in testqueries.ROWS}, naming,
-            {m: ranks(lambda p: p["ranks"]["overlap"], m) for m in testqueries.ROWS})
+            {m: ranks(lambda p: p["test_ranks"], m) for m in asked}, naming,
+            {m: ranks(lambda p: p["ranks"]["overlap"], m) for m in asked})
     return out
 
 

@@ -20,8 +20,9 @@ from codevouch_bench.lib.retrieval import paired, scores
 TEST_CODE = re.compile(r"(^|/)(tests?|__tests__|spec)/|(^|/)(test_[^/]*\.py|[^/]*_test\.(py|go)|"
                        r"[^/]*\.(test|spec)\.[jt]sx?|conftest\.py)$")
 DEFAULT, RULE_OFF, KIND_TEST = "codevouch", "codevouch-no-names-tests", "codevouch-kind-test"
-# The rows asked these queries (the --kind test ceiling is asked of the default row's index).
-ROWS = (DEFAULT, RULE_OFF)
+# The rows asked these queries (the --kind test ceiling is asked of the default row's index), and
+# the ranking before score fusion was the default (quality.py's codevouch-rank-fusion), when run.
+ROWS = (DEFAULT, RULE_OFF, "codevouch-rank-fusion")
 
 
 def is_test_code(path: str) -> bool:
