@@ -209,6 +209,7 @@ def build_index(repo_path: Path | str, index_dir: Path, embedder: Embedder,
     ident = identify(repo_path)
     names, left_out = _chosen_branches(ident.root, how.max_branches, **choice)
     for name in names:      # an unknown branch fails here, before the writer lock is waited for
+        gitio.check_branch_name(ident.root, name)
         gitio.branch_commit(ident.root, name)
     try:
         built = _build_locked(ident, names, index_dir, embedder, how)

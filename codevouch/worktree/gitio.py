@@ -76,6 +76,7 @@ from codevouch.worktree.git.refs import (
     HeadState,
     PendingRoot,
     branch_commit,
+    check_branch_name,
     current_branch,
     first_parent_samples,
     has_any_commit,
@@ -109,7 +110,7 @@ __all__ = [
     "PROCESSES", "REPO_LOCATING_VARS", "RUN_FILTERS_VAR", "caller_env", "no_git_env",
     "Pending", "run",
     # refs
-    "HeadState", "PendingRoot", "branch_commit", "current_branch", "first_parent_samples", "has_any_commit",
+    "HeadState", "PendingRoot", "branch_commit", "check_branch_name", "current_branch", "first_parent_samples", "has_any_commit",
     "has_commit", "head_commit", "head_state", "is_root", "local_branches", "merge_base", "remote_url", "repo_root",
     "resolve_commit", "root_commit",
     # layout: git directories and where a config value came from

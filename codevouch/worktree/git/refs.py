@@ -118,8 +118,8 @@ def head_state(path: Path | str) -> HeadState | None:
     except GitError:
         return None
     parts = out.decode("utf-8", "surrogateescape").rstrip("\n").rsplit("\n", 2)  # the top may hold a newline
-    if len(parts) != 3 or not _is_text(parts[0]):
-        return None     # the separate calls say why (repo_root: a path that is not UTF-8)
+    if len(parts) != 3 or not _is_text(parts[0]) or not _is_text(parts[2]):
+        return None     # the separate calls say why (a path or a branch name that is not UTF-8)
     root, commit, ref = parts
     branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
     top = Path(root).resolve()
@@ -134,8 +134,19 @@ def head_commit(repo: Path) -> str | None:
     return out.decode().strip() or None
 
 
+def check_branch_name(repo: Path, name: str) -> None:
+    """GitError when a branch's name (read with surrogateescape) is not UTF-8 text: the index
+    keeps branch names as text."""
+    if not _is_text(name):
+        raise GitError(f"the branch name {os.fsencode(name)!r} is not UTF-8 text, which codevouch needs to keep "
+                       f"it in the index; rename it (`git -C {repo} branch -m NEW`) or build other branches "
+                       "(--branch NAME, or --exclude-branch for --all-branches).")
+
+
 def current_branch(repo: Path) -> str:
-    out = run(repo, "symbolic-ref", "--quiet", "--short", "HEAD", ok_codes=(0, 1)).decode().strip()
+    out = run(repo, "symbolic-ref", "--quiet", "--short", "HEAD", ok_codes=(0, 1)).decode(
+        "utf-8", "surrogateescape").strip()
+    check_branch_name(repo, out)
     if not out:
         raise DetachedHead(
             f"HEAD is detached in {repo}; name the branch to use with --branch NAME.")

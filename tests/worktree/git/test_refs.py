@@ -121,3 +121,25 @@ def test_a_repository_whose_path_is_not_utf8_is_refused_in_words(tmp_path: Path,
     for args in (("index", "build"), ("search", "hello")):
         out = cv(*args, cwd=where, index=index_dir)
         assert out.returncode == 1 and "not UTF-8 text" in out.stderr and "bug" not in out.stderr
+
+
+def test_a_branch_whose_name_is_not_utf8_is_refused_in_words(repo: Repo, index_dir: Path) -> None:
+    """A branch named b'caf\\xe9' (git takes any bytes): the build and the search say the name is
+    not UTF-8 and what to do, instead of a UnicodeError reported as a bug."""
+    import os
+
+    from codevouch.errors import GitError
+    from tests.clihelp import cv
+
+    repo.commit_files({"a.py": "def hello():\n    return 1\n"})
+    repo.git("checkout", "-q", "-b", os.fsdecode(b"caf\xe9"))
+    with pytest.raises(GitError, match="not UTF-8"):
+        gitio.current_branch(repo.root)
+    assert gitio.head_state(repo.root) is None
+    for args in (("index", "build"), ("search", "hello")):
+        out = cv(*args, cwd=repo.root, index=index_dir)
+        assert out.returncode == 1 and "not UTF-8 text" in out.stderr and "bug" not in out.stderr
+    repo.git("checkout", "-q", "main")
+    assert cv("index", "build", "--all-branches", cwd=repo.root, index=index_dir).returncode == 1
+    built = cv("index", "build", "--all-branches", "--exclude-branch", "caf*", cwd=repo.root, index=index_dir)
+    assert built.returncode == 0, built.stderr
