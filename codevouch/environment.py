@@ -148,35 +148,26 @@ def _whole(text: str) -> int | None:
 
 
 def _budget(text: str) -> int:
-    value = _whole(text)
-    if value is None:
-        raise SettingError(f"{BUDGET.name}={text[:40]!r} is not a whole number of tokens.")
-    if not 1 <= value <= MOST_COUNT:
-        raise SettingError(f"{BUDGET.name}={text[:40]!r} is out of range: it takes a whole number of tokens "
-                           f"from 1 to {MOST_COUNT}; unset it for the default.")
-    return value
+    return _whole_count(BUDGET.name, text, "tokens", least=1,
+                        not_whole=f"{BUDGET.name}={text.strip()[:40]!r} is not a whole number of tokens.")
 
 
 def _overlay_limit(text: str) -> int:
+    return _whole_count(OVERLAY_LIMIT.name, text, "chunks", default=" (64)",
+                        not_whole=f"{OVERLAY_LIMIT.name} must be a whole number of chunks (got {text.strip()[:40]!r}).")
+
+
+def _whole_count(name: str, text: str, what: str, least: int = 0, not_whole: str | None = None,
+                 default: str = "") -> int:
+    """A whole number from `least` to MOST_COUNT (blanks allowed); SettingError naming `name`
+    otherwise (`not_whole`: the message for a value that is no number, where one was promised)."""
     raw = text.strip()
     value = _whole(raw)
     if value is None:
-        raise SettingError(f"{OVERLAY_LIMIT.name} must be a whole number of chunks (got {raw[:40]!r}).")
-    if not 0 <= value <= MOST_COUNT:
-        raise SettingError(f"{OVERLAY_LIMIT.name}={raw[:40]!r} is out of range: it takes a whole number of chunks "
-                           f"from 0 to {MOST_COUNT}; unset it for the default (64).")
-    return value
-
-
-def _whole_count(name: str, text: str, what: str) -> int:
-    """A whole number from 0 to MOST_COUNT (blanks allowed); SettingError naming `name` otherwise."""
-    raw = text.strip()
-    value = _whole(raw)
-    if value is None:
-        raise SettingError(f"{name}={raw[:40]!r} is not a whole number of {what}; unset it for the default.")
-    if not 0 <= value <= MOST_COUNT:
-        raise SettingError(f"{name}={raw[:40]!r} is out of range: it takes a whole number of {what} from 0 to "
-                           f"{MOST_COUNT}; unset it for the default.")
+        raise SettingError(not_whole or f"{name}={raw[:40]!r} is not a whole number of {what}; unset it for the default.")
+    if not least <= value <= MOST_COUNT:
+        raise SettingError(f"{name}={raw[:40]!r} is out of range: it takes a whole number of {what} from {least} to "
+                           f"{MOST_COUNT}; unset it for the default{default}.")
     return value
 
 
