@@ -136,16 +136,15 @@ def test_a_bad_bound_names_its_variable(repo: Repo, monkeypatch: pytest.MonkeyPa
 
 def test_a_wait_returns_the_exit_code_and_stops_at_its_deadline() -> None:
     import subprocess
-    import sys
     import time
 
     from codevouch.worktree.git._process import wait_exit
 
-    done = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    done = subprocess.Popen(["sh", "-c", "exit 3"])     # a shell, not an interpreter: a process that ends
     assert wait_exit(done, time.monotonic() + 60) == 3
     assert wait_exit(done, time.monotonic() + 60) == 3          # reaped already: its code again
-    assert wait_exit(subprocess.Popen([sys.executable, "-c", "pass"]), None) == 0
-    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    assert wait_exit(subprocess.Popen(["true"]), None) == 0
+    slow = subprocess.Popen(["sleep", "60"])
     try:
         with pytest.raises(subprocess.TimeoutExpired):
             wait_exit(slow, time.monotonic() + 0.2)
