@@ -7,7 +7,7 @@ import sqlite3
 from typing import get_args
 
 import codevouch
-from codevouch import vocabulary
+from codevouch import api, vocabulary
 from codevouch.retriever.mode import SEARCH_MODES, SearchMode
 from codevouch.validator.model import KIND_REASON, REASONS, VERDICTS
 from codevouch.validator.shapes import INPUT_FORMATS
@@ -32,7 +32,7 @@ def test_kinds_each_have_one_place() -> None:
     assert set(KIND_ORDER) == set(Kind) - {Kind.SOURCE} == set(DEFAULT_PATTERNS)
     assert set(KIND_REASON) == set(EXCLUDED_KINDS)
     assert {REASONS[code].verdict for code in KIND_REASON.values()} == {Verdict.EXCLUDED}
-    assert codevouch.api.KINDS == ("source", "test", "docs", "config")
+    assert api.KINDS == ("source", "test", "docs", "config")
     found = classify_path("vendor/lib.py", Rules())
     assert type(found.kind) is Kind and found.kind == "vendor" and found.excluded
 
@@ -49,6 +49,6 @@ def test_the_mcp_schema_spells_the_same_kinds_and_modes() -> None:
     from codevouch import mcp_server
 
     [kinds_list, _] = get_args(get_args(mcp_server.Kinds)[0])      # list[Literal[...]] | None
-    assert get_args(get_args(kinds_list)[0]) == codevouch.api.KINDS
+    assert get_args(get_args(kinds_list)[0]) == api.KINDS
     assert get_args(get_args(mcp_server.Mode)[0]) == SEARCH_MODES
     assert get_args(get_args(mcp_server.InputFormat)[0]) == INPUT_FORMATS
