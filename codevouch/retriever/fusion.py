@@ -34,8 +34,9 @@ def fuse_scores(lists: Sequence[tuple[float, Sequence[str]]], scores: Sequence[M
     `depth`; a negative score counts 0.0), scaled so a chunk first in every list scores 1.0: a
     convex combination, which keeps the size of the gaps that rank fusion throws away. The low
     end is 0.0 (no similarity, no shared word), not the list's last entry: in a small repository
-    the second of two chunks keeps what it measured instead of scoring 0.0. A list with no
-    scores (None) is scored by rank, 1.0 first to 0.0 last."""
+    the second of two chunks keeps what it measured instead of scoring 0.0; a list whose best is
+    0.0 or below measured nothing and adds 0.0 to each. A list with no scores (None) is scored by
+    rank, 1.0 first to 0.0 last."""
     out: dict[str, float] = {}
     for (weight, ranking), given in zip(lists, scores):
         cut = list(ranking[:depth])
@@ -44,7 +45,7 @@ def fuse_scores(lists: Sequence[tuple[float, Sequence[str]]], scores: Sequence[M
         else:
             vals = [max(given.get(key, 0.0), 0.0) for key in cut]
             high = max(vals, default=0.0)
-            norm = {key: v / high if high > 0 else 1.0 for key, v in zip(cut, vals)}
+            norm = {key: v / high if high > 0 else 0.0 for key, v in zip(cut, vals)}
         for key, value in norm.items():
             out[key] = out.get(key, 0.0) + weight * value
     total = sum(w for w, r in lists if r) or 1.0

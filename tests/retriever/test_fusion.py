@@ -78,4 +78,7 @@ def test_score_fusion_keeps_the_last_of_a_short_list_at_what_it_measured() -> No
     assert by_score["function"] == (1.0 + 0.75 * 4.0 / 4.1 + 2.0 / 2.05) / 2.75
     # a negative cosine counts as no similarity, not below it
     assert fuse_scores([(1.0, ["a", "b"])], [{"a": 0.4, "b": -0.2}]) == {"a": 1.0, "b": 0.0}
-    assert fuse_scores([(1.0, ["a"])], [{"a": -0.2}]) == {"a": 1.0}
+    # and a list that measured nothing anywhere adds nothing, not full marks to each
+    assert fuse_scores([(1.0, ["a"])], [{"a": -0.2}]) == {"a": 0.0}
+    both = fuse_scores([(1.0, ["a", "b"]), (1.0, ["b", "a"])], [{"a": 0.5, "b": 0.25}, {"b": 0.0, "a": 0.0}])
+    assert both == {"a": 0.5, "b": 0.25}
