@@ -690,3 +690,11 @@ def test_names_c_family_finds_each_name_once_defined_and_renders(tmp_path: Path,
     out = tmp_path / "out.json"
     out.write_text(json.dumps({"command": "c", "sample": 300, "corpora": [got], "targets": 3, "rank1": 1.0}))
     assert "**Held out, all corpora: 1.000 at rank 1 over 3 names; at 0.99 or more: c.**" in section(out)
+
+
+def test_across_names_come_from_pythons_parser_of_every_file() -> None:
+    from codevouch_bench.measure_across import defined_names
+
+    files = {"a.py": "class Response:\n    def raise_for_status(self):\n        async def inner(): pass\n",
+             "b.py": "def broken(:\n", "notes.md": "def send(): pass\n", "c.py": "get = lambda: 1\ndef send(): pass\n"}
+    assert defined_names(files) == {"Response", "raise_for_status", "inner", "send"}

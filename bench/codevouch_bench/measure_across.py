@@ -20,6 +20,7 @@ searching again; choose among them on the tuning queries only.
 from __future__ import annotations
 
 import argparse
+import ast
 import time
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,22 @@ def _dumped(held_out: bool, name: str, t: Any, labels: list[str], answers: list[
                         for label, hits in zip(labels, answers)]}
 
 
+def defined_names(files: dict[str, str]) -> set[str]:
+    """Every function and class name Python's own parser finds in `files` (path -> text): ground
+    truth for which repositories hold a definition of a name, never codevouch's parse."""
+    names: set[str] = set()
+    for path, text in files.items():
+        if not path.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        names.update(n.name for n in ast.walk(tree)
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+    return names
+
+
 def _mrr(ranks: list[int | None]) -> float:
     return sum(1 / r for r in ranks if r) / max(len(ranks), 1)
 
@@ -68,11 +85,14 @@ def main() -> None:
     index_dir = work / "index"
     repos: dict[str, Path] = {}
     asked: list[tuple[str, Any]] = []
+    names_of: dict[str, set[str]] = {}
     started = time.perf_counter()
     for c in corpora:
         log(f"across: {c.name}")
         repo = work / c.name
-        targets = pick_queries(prepare(c, prof, repo).targets, args.queries, prof.seed)
+        prepared = prepare(c, prof, repo)
+        names_of[c.name] = defined_names(prepared.files)
+        targets = pick_queries(prepared.targets, args.queries, prof.seed)
         Index(repo, index_dir, embedder=embedder, record=False).build()
         repos[c.name] = repo.resolve()
         asked += [(c.name, t) for t in targets]
@@ -81,11 +101,17 @@ def main() -> None:
     names = {v: k for k, v in repos.items()}
     rows: dict[str, list[int | None]] = {"alone": [], "codevouch": [], "by score": [], "in turn": []}
     held = {c.name for c in HELD_OUT}
-    groups: dict[str, list[int]] = {"held-out": [], "tuning": []}
+    # The target's answer is in one repository only when no other repository defines its name
+    # (requests and httpx both define Response.raise_for_status: either answers the query).
+    groups: dict[str, list[int]] = {"held-out": [], "tuning": [], "held-out, name in one repository": [],
+                                    "tuning, name in one repository": []}
     timings: list[float] = []
     dumped: list[dict[str, Any]] = []
     for n, (name, t) in enumerate(asked):
-        groups["held-out" if name in held else "tuning"].append(n)
+        group = "held-out" if name in held else "tuning"
+        groups[group].append(n)
+        if not any(t.name in names for other, names in names_of.items() if other != name):
+            groups[f"{group}, name in one repository"].append(n)
         alone = Index(repos[name], index_dir, record=False).search(t.query, k=10, validate=False, overlay=False)
         rows["alone"].append(_rank([(name, h) for h in alone], name, t))
         t0 = time.perf_counter()
