@@ -56,12 +56,16 @@ def test_a_split_is_pooled_over_its_repositories_and_rendered(tmp_path: Path) ->
            "scores": {"overlap": {"codevouch": sc(0.75)}}, "docstring_misses": {"misses": 1, "lost_to_a_stub": 0},
            "identifiers": {"name": {"codevouch": {}}, "words": {"codevouch": {}}},
            "test_queries": {"queries": 2, "naming_tests": 1,
-                            "scores": {"codevouch": sc(0.6), RULE_OFF: sc(0.1), KIND_TEST: sc(0.9)},
-                            "rule": pool["test_queries"]["rule"]}}
+                            "scores": {"codevouch": sc(0.6), RULE_OFF: sc(0.1), KIND_TEST: sc(0.9),
+                                       "langchain-1000": sc(0.5)},
+                            "rule": pool["test_queries"]["rule"],
+                            "against_baseline": {"baseline": "langchain-1000", "target": 0.9, "ratio": 1.2,
+                                                 "interval_95": [0.8, None]}}}
     path = tmp_path / "stubs.json"
     path.write_text(json.dumps({"runs": [{"per_corpus": [per], "overall": {"held-out": {"pooled": pool}}}]}))
     text = section(path)
-    assert "| a | 2 | 1 | 0.6 | 0.1 | 0.9 | +1.000 [+1.000, +1.000]; 2 / 0 | -0.167 [" in text
+    assert ("| a | 2 | 1 | 0.6 | 0.5 | x1.2 [0.8, ∞] (meets x0.9) | 0.1 | 0.9 | +1.000 [+1.000, +1.000]; 2 / 0 "
+            "| -0.167 [") in text
     assert "*All held-out repositories pooled*" in text and "acronyms with − without +0.500" in text
 
 
@@ -78,3 +82,27 @@ def test_the_rank_fusion_row_is_asked_the_test_queries_and_pooled_only_when_run(
     both = pooled([corpus({"codevouch": [1, None], RULE_OFF: [1, None], old: [2, 2]})])["test_queries"]
     assert both["scores"][old]["mrr@10"] == 0.5
     assert old not in pooled([corpus({"codevouch": [1, None], RULE_OFF: [1, None]})])["test_queries"]["scores"]
+
+
+def test_the_baseline_answers_the_test_queries_and_the_target_is_a_ratio_with_an_interval() -> None:
+    """The 0.9x target of test docstrings is measurable: the LangChain 1000/100 row's ranks on the
+    same queries give the default's MRR@10 as a multiple of it, with a paired-bootstrap interval,
+    per repository and pooled over a split."""
+    from codevouch_bench.lib.testqueries import BASELINE, BASELINES
+    from codevouch_bench.quality import pooled
+
+    out = summary({"codevouch": [1, None, 2, 1], BASELINE: [1, 1, None, 2]}, [False] * 4, {})
+    against = out["against_baseline"]
+    assert against["baseline"] == "langchain-1000" and against["target"] == 0.9
+    assert against["ratio"] == round(2.5 / 2.5, 2)
+    low, high = against["interval_95"]
+    assert low < 1.0 < high
+    assert summary({"codevouch": [1], BASELINE: [None]}, [False], {})["against_baseline"]["ratio"] is None
+
+    def corpus(rows: dict[str, list[int | None]]) -> dict:
+        return {"ranks": {"overlap": {m: [1] for m in ("codevouch", RULE_OFF)}},
+                "acronym_ranks": {"with": {}, "without": {}}, "test_ranks": rows, "test_naming": [False, False]}
+    pool = pooled([corpus({"codevouch": [1, 2], RULE_OFF: [1, 2], BASELINE: [2, 2]}),
+                   corpus({"codevouch": [1, 1], RULE_OFF: [1, 1], BASELINE: [1, None]})])["test_queries"]
+    assert set(BASELINES) & set(pool["scores"]) == {BASELINE}
+    assert pool["against_baseline"]["ratio"] == round(3.5 / 2.0, 2)

@@ -341,11 +341,9 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
                        "with_vs_without": {m: paired(acro_ranks["with"][m], acro_ranks["without"][m])
                                            for m in acro_ranks["with"]}}
     out["acronym_ranks"] = acro_ranks
-    out["test_naming"] = [names_tests(t.query) for t in tests]
-    out["test_queries"] = testqueries.summary(test_ranks, out["test_naming"], ranks["overlap"])
-    out["test_ranks"] = test_ranks
 
     qvecs = [embedder.embed_query(t.query) for t in targets]
+    test_qvecs = [embedder.embed_query(t.query) for t in tests]
     id_qvecs = {form: [embedder.embed_query(t.query) for t in queries] for form, queries in forms.items()}
     lc1000 = [s for p, t in texts.items() for s in langchain_chunks(p, t, 1000, 100)]
     for method, spans in (("langchain-1000", lc1000),
@@ -356,16 +354,21 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         dense = DenseMatrix(spans, embedder.embed)
         out["chunks"][method] = len(spans)
         record(method, [dense.search(q) for q in qvecs], symbolic=False)
+        test_ranks[method] = [rank_of(dense.search(q), t, overlap_hit) for q, t in zip(test_qvecs, tests)]
         for form, queries in forms.items():
             id_ranks[form][method] = [rank_of(dense.search(q), t, overlap_hit) for q, t in zip(id_qvecs[form], queries)]
     bm25 = BM25Index(lc1000)
     out["chunks"]["bm25"] = len(lc1000)
     record("bm25", [bm25.search(t.query) for t in targets], symbolic=False)
+    test_ranks["bm25"] = [rank_of(bm25.search(t.query), t, overlap_hit) for t in tests]
     grep = Grep(texts)
     for form, queries in forms.items():
         id_ranks[form]["bm25"] = [rank_of(bm25.search(t.query), t, overlap_hit) for t in queries]
     id_ranks["name"]["grep"] = [rank_of(grep.search(t.query), t, overlap_hit) for t in forms["name"]]
     out["scores"] = {level: {m: scores(r) for m, r in per.items()} for level, per in ranks.items()}
+    out["test_naming"] = [names_tests(t.query) for t in tests]
+    out["test_queries"] = testqueries.summary(test_ranks, out["test_naming"], ranks["overlap"])
+    out["test_ranks"] = test_ranks
     if SOURCE in ranks["overlap"]:
         out["default_vs_source_only"] = paired(ranks["overlap"]["codevouch"], ranks["overlap"][SOURCE])
     out["ranks"] = ranks  # kept so the overall figures are true micro-averages
@@ -445,7 +448,7 @@ def pooled(part: list[dict[str, Any]]) -> dict[str, Any]:
     tests = [p["test_ranks"] for p in part]
     if all(testqueries.RULE_OFF in t for t in tests):
         naming = [n for p in part for n in p["test_naming"]]
-        asked = [m for m in testqueries.ROWS if all(m in t for t in tests)]
+        asked = [m for m in (*testqueries.ROWS, *testqueries.BASELINES) if all(m in t for t in tests)]
         out["test_queries"] = testqueries.summary(
             {m: ranks(lambda p: p["test_ranks"], m) for m in asked}, naming,
             {m: ranks(lambda p: p["ranks"]["overlap"], m) for m in asked})

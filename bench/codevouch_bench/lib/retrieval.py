@@ -5,6 +5,7 @@ Every dense method embeds with the same model (MiniLM) into the same kind of sto
 """
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -127,6 +128,28 @@ def paired(a: Sequence[int | None], b: Sequence[int | None], rounds: int = 2000,
     return {"queries": n, "better": sum(1 for d in rr if d > 0), "worse": sum(1 for d in rr if d < 0),
             "mrr@10_difference": round(sum(rr) / n, 3),
             "interval_95": [round(means[int(0.025 * rounds)], 3), round(means[int(0.975 * rounds) - 1], 3)]}
+
+def ratio(a: Sequence[int | None], b: Sequence[int | None], rounds: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Method a's MRR@10 divided by method b's on the same queries, with a 95% interval from
+    resampling the queries (a paired bootstrap, as `paired`): the form of a target such as "at
+    least 0.9x the baseline". None where b scores 0 (in the sample or a resample's bound)."""
+    assert len(a) == len(b), "paired scores need the same queries"
+    ra = [1 / x if x else 0.0 for x in a]
+    rb = [1 / y if y else 0.0 for y in b]
+    n = len(ra)
+    if n == 0 or not sum(rb):
+        return {"queries": n, "ratio": None}
+    rng = random.Random(seed)
+    draws = []
+    for _ in range(rounds):
+        picks = [rng.randrange(n) for _ in range(n)]
+        low = sum(rb[i] for i in picks)
+        draws.append(sum(ra[i] for i in picks) / low if low else math.inf)
+    draws.sort()
+    high = draws[int(0.975 * rounds) - 1]
+    return {"queries": n, "ratio": round(sum(ra) / sum(rb), 2),
+            "interval_95": [round(draws[int(0.025 * rounds)], 2), round(high, 2) if high != math.inf else None]}
+
 
 # -- BM25 ------------------------------------------------------------------------------------
 

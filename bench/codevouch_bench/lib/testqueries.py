@@ -7,14 +7,18 @@ The default search ranks tests after the code they test (Settings.sentence_kind_
 the query names tests (Settings.named_tests_weight). Library docstring queries alone can only
 show what that exception costs ("Creates a test client ..." then meets the tests that call it);
 these queries show what it gains. `--kind test` is their ceiling: what a person who knows they
-want a test gets."""
+want a test gets.
+
+The baselines (LangChain's splitters, the 40-line windows, BM25) answer the same queries, so the
+target "test docstrings at least 0.9x a LangChain 1000/100 pipeline" is a ratio with an interval
+(`against_baseline`)."""
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from typing import Any
 
-from codevouch_bench.lib.retrieval import paired, scores
+from codevouch_bench.lib.retrieval import paired, ratio, scores
 
 # Test files by the bench's own rule (the common layouts of Python, Go, JavaScript and Rust).
 TEST_CODE = re.compile(r"(^|/)(tests?|__tests__|spec)/|(^|/)(test_[^/]*\.py|[^/]*_test\.(py|go)|"
@@ -23,6 +27,9 @@ DEFAULT, RULE_OFF, KIND_TEST = "codevouch", "codevouch-no-names-tests", "codevou
 # The rows asked these queries (the --kind test ceiling is asked of the default row's index), and
 # the ranking before score fusion was the default (quality.py's codevouch-rank-fusion), when run.
 ROWS = (DEFAULT, RULE_OFF, "codevouch-rank-fusion")
+# The baselines asked them too (quality.py's BASELINES), and the one the target is set against.
+BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
+BASELINE, TARGET = "langchain-1000", 0.9
 
 
 def is_test_code(path: str) -> bool:
@@ -37,7 +44,8 @@ def summary(ranks: dict[str, list[int | None]], naming: Sequence[bool],
             library: dict[str, list[int | None]]) -> dict[str, Any]:
     """Scores of each row on the test queries; with the rule-off row, the rule's paired effect on
     the test queries, on those that name tests (the only ones it touches) and on the library
-    docstring queries (`library`: the docstring ranks per row)."""
+    docstring queries (`library`: the docstring ranks per row); with the LangChain 1000/100 row,
+    the default's MRR@10 as a multiple of it, with a 95% interval."""
     out: dict[str, Any] = {"queries": len(naming), "naming_tests": sum(naming),
                            "scores": {m: scores(r) for m, r in ranks.items()}}
     if DEFAULT in ranks and RULE_OFF in ranks:
@@ -45,4 +53,6 @@ def summary(ranks: dict[str, list[int | None]], naming: Sequence[bool],
         out["rule"] = {"tests": paired(on, off), "tests_naming": paired(_subset(on, naming), _subset(off, naming))}
         if DEFAULT in library and RULE_OFF in library:
             out["rule"]["library"] = paired(library[DEFAULT], library[RULE_OFF])
+    if DEFAULT in ranks and BASELINE in ranks:
+        out["against_baseline"] = {"baseline": BASELINE, "target": TARGET, **ratio(ranks[DEFAULT], ranks[BASELINE])}
     return out
