@@ -324,7 +324,8 @@ def test_identifier_targets_are_names_defined_once_at_any_depth() -> None:
 
 def test_quality_counts_stub_losses_and_definition_tags_by_its_own_parse() -> None:
     """A docstring miss whose rank-1 hit is a declaration file spelling the target's name is a
-    stub loss; a `definition-name` hit is a definition only when the bench's own parse has a
+    stub loss, one whose rank-1 hit is another chunk of the target's file a loss to its own file;
+    a `definition-name` hit is a definition only when the bench's own parse has a
     definition line inside it (a function inside `if WIN:` too)."""
     from types import SimpleNamespace
 
@@ -335,7 +336,10 @@ def test_quality_counts_stub_losses_and_definition_tags_by_its_own_parse() -> No
     target = Target("send the request", "pkg/client.py", "Client.send", 10, 20, 10)
     stub = [Span("pkg/client.pyi", 1, 3, "    def send(self, request: Request) -> Response: ...")]
     other = [Span("pkg/other.py", 1, 3, "def close(): ...")]
-    assert stub_losses([stub, other, other], [target] * 3, [2, None, 1]) == {"misses": 2, "lost_to_a_stub": 1}
+    neighbour = [Span("pkg/client.py", 22, 30, "    def close(self): ...")]
+    test = [Span("tests/test_client.py", 1, 9, "def test_send(): ...")]
+    assert stub_losses([stub, other, other, neighbour, test], [target] * 5, [2, None, 1, 3, None]) == {
+        "misses": 4, "lost_to_a_stub": 1, "lost_to_own_file": 1, "lost_to_a_test": 1}
 
     texts = {"a.py": "if WIN:\n    def getchar():\n        return 1\n", "CHANGELOG.md": "- def getchar now\n",
              "a.pyi": "import os\n\ndef getchar() -> int: ...\n"}   # a stub is Python: parsed as such
@@ -698,3 +702,29 @@ def test_across_names_come_from_pythons_parser_of_every_file() -> None:
     files = {"a.py": "class Response:\n    def raise_for_status(self):\n        async def inner(): pass\n",
              "b.py": "def broken(:\n", "notes.md": "def send(): pass\n", "c.py": "get = lambda: 1\ndef send(): pass\n"}
     assert defined_names(files) == {"Response", "raise_for_status", "inner", "send"}
+
+
+def test_the_share_of_misses_lost_to_the_targets_own_file_is_pooled_and_rendered(tmp_path: Path) -> None:
+    """A large module's neighbours: how many rank-1 losses go to another chunk of the target's own
+    file, per repository and pooled over a split."""
+    import json
+
+    from codevouch_bench.lib.whole_quality_report import section
+    from codevouch_bench.quality import pooled
+
+    def corpus(misses: int, own: int) -> dict:
+        return {"ranks": {"overlap": {"codevouch": [1]}}, "acronym_ranks": {"with": {}, "without": {}},
+                "test_ranks": {}, "test_naming": [],
+                "docstring_misses": {"misses": misses, "lost_to_a_stub": 0, "lost_to_own_file": own,
+                                     "lost_to_a_test": 0}}
+    pool = pooled([corpus(10, 4), corpus(30, 6)])
+    assert pool["docstring_misses"]["misses"] == 40 and pool["docstring_misses"]["lost_to_own_file"] == 10
+    per = {"corpus": "a", "language": "python", "chunks": {"codevouch": 10}, "queries": 20,
+           "scores": {"overlap": {"codevouch": {"queries": 20, "mrr@10": 0.5}}},
+           "docstring_misses": corpus(10, 4)["docstring_misses"],
+           "identifiers": {"name": {"codevouch": {}}, "words": {"codevouch": {}}}}
+    path = tmp_path / "stubs.json"
+    path.write_text(json.dumps({"runs": [{"per_corpus": [per], "overall": {"held-out": {"pooled": pool}}}]}))
+    text = section(path)
+    assert "| 0 of 10 (0%) | 4 of 10 (40%) |" in text
+    assert "lost to another chunk of the target's own file 10 of 40 (25%)" in text

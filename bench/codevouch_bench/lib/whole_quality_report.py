@@ -36,10 +36,15 @@ def _docstring_row(p: dict[str, Any]) -> list[Any]:
     times = round(default / o[best]["mrr@10"], 2) if best and o[best]["mrr@10"] else None
     miss = p.get("docstring_misses", {})
     lost, misses = miss.get("lost_to_a_stub"), miss.get("misses")
-    share = f"{lost} of {misses} ({round(100 * lost / misses)}%)" if misses else f"{lost} of {misses}"
     return [p["corpus"], p["language"], p["chunks"]["codevouch"], p["queries"], f"**{default}**", _mrr(o, SOURCE),
             _paired(p.get("default_vs_source_only")), f"{o[best]['mrr@10']} ({best})" if best else None,
-            f"x{times}" if times else None, share]
+            f"x{times}" if times else None, _share(lost, misses), _share(miss.get("lost_to_own_file"), misses)]
+
+
+def _share(lost: int | None, misses: int | None) -> str | None:
+    if lost is None:
+        return None
+    return f"{lost} of {misses} ({round(100 * lost / misses)}%)" if misses else f"{lost} of {misses}"
 
 
 def _paired(d: dict[str, Any] | None) -> str | None:
@@ -102,6 +107,10 @@ def _pooled(run: dict[str, Any]) -> str:
         if rule:
             parts += [f"the names-tests rule on test queries that name tests {_paired(rule.get('tests_naming'))}",
                       f"on library docstring queries {_paired(rule.get('library'))}"]
+        miss = pool.get("docstring_misses", {})
+        if miss.get("misses") and "lost_to_own_file" in miss:
+            parts.append(f"docstring misses at rank 1 lost to another chunk of the target's own file "
+                         f"{_share(miss['lost_to_own_file'], miss['misses'])}")
         lines.append(f"*All {split} repositories pooled* (difference [95%]; queries better / worse): "
                      + "; ".join(parts) + ".")
     return "\n".join(lines)
@@ -121,7 +130,9 @@ def section(path: Path = RESULTS) -> str:
            "*default − `--kind source`*: the difference of the two MRR@10 on the same queries, with a 95% interval "
            "from resampling them (a paired bootstrap; runs before it was kept show –). "
            "*Not a definition*: hits tagged `definition-name` that hold no definition line by the bench's parse "
-           "(an upper bound: a definition its parser does not model counts too). *Acronym queries*: first "
+           "(an upper bound: a definition its parser does not model counts too). *Lost to another chunk of its own "
+           "file*: docstring queries that miss rank 1 whose first hit is in the target's file but not on its lines "
+           "(a large module's neighbours win). *Acronym queries*: first "
            "docstring sentences of library functions that hold a 2-6 letter all-caps word (`HTTP`, `URLs`, "
            "`UTF-8`; not in backticks, not a dotted name, not the whole sentence) and that no other function's "
            "doc shares, each asked as written and with its acronyms cut out (at least three words left); the "
@@ -138,7 +149,8 @@ def section(path: Path = RESULTS) -> str:
                    f"{run.get('machine', {}).get('load_avg_1m_at_start')} at start: `{run.get('command', '')}`\n")
         out.append(_table(["repository", "language", "chunks", "docstring queries", "MRR@10 default",
                            "`--kind source`", "default − `--kind source` [95%]; queries better / worse",
-                           "best baseline", "default ÷ best", "misses at rank 1 lost to a stub"],
+                           "best baseline", "default ÷ best", "misses at rank 1 lost to a stub",
+                           "lost to another chunk of its own file"],
                           [_docstring_row(p) for p in per]))
         out.append("")
         out.append(_table(["repository", "name queries", "name at rank 1", "words queries", "words at rank 1",
