@@ -718,7 +718,7 @@ def test_the_share_of_misses_lost_to_the_targets_own_file_is_pooled_and_rendered
                 "docstring_misses": {"misses": misses, "lost_to_a_stub": 0, "lost_to_own_file": own,
                                      "lost_to_a_test": 0}}
     pool = pooled([corpus(10, 4), corpus(30, 6)])
-    assert pool["docstring_misses"]["misses"] == 40 and pool["docstring_misses"]["lost_to_own_file"] == 10
+    assert pool["docstring_misses"] == {"misses": 40, "lost_to_a_stub": 0, "lost_to_own_file": 10, "lost_to_a_test": 0}
     per = {"corpus": "a", "language": "python", "chunks": {"codevouch": 10}, "queries": 20,
            "scores": {"overlap": {"codevouch": {"queries": 20, "mrr@10": 0.5}}},
            "docstring_misses": corpus(10, 4)["docstring_misses"],

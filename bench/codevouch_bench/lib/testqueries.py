@@ -26,7 +26,9 @@ TEST_CODE = re.compile(r"(^|/)(tests?|__tests__|spec)/|(^|/)(test_[^/]*\.py|[^/]
 DEFAULT, RULE_OFF, KIND_TEST = "codevouch", "codevouch-no-names-tests", "codevouch-kind-test"
 # The rows asked these queries (the --kind test ceiling is asked of the default row's index), and
 # the ranking before score fusion was the default (quality.py's codevouch-rank-fusion), when run.
-ROWS = (DEFAULT, RULE_OFF, "codevouch-rank-fusion")
+# The sentence test prior before these queries retuned it (quality.py's row of that name).
+PRIOR_BEFORE = "codevouch-sentence-tests-0.1"
+ROWS = (DEFAULT, RULE_OFF, "codevouch-rank-fusion", PRIOR_BEFORE)
 # The baselines asked them too (quality.py's BASELINES), and the one the target is set against.
 BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 BASELINE, TARGET = "langchain-1000", 0.9
@@ -53,6 +55,10 @@ def summary(ranks: dict[str, list[int | None]], naming: Sequence[bool],
         out["rule"] = {"tests": paired(on, off), "tests_naming": paired(_subset(on, naming), _subset(off, naming))}
         if DEFAULT in library and RULE_OFF in library:
             out["rule"]["library"] = paired(library[DEFAULT], library[RULE_OFF])
+    if DEFAULT in ranks and PRIOR_BEFORE in ranks:
+        out["prior"] = {"tests": paired(ranks[DEFAULT], ranks[PRIOR_BEFORE])}
+        if DEFAULT in library and PRIOR_BEFORE in library:
+            out["prior"]["library"] = paired(library[DEFAULT], library[PRIOR_BEFORE])
     if DEFAULT in ranks and BASELINE in ranks:
         out["against_baseline"] = {"baseline": BASELINE, "target": TARGET, **ratio(ranks[DEFAULT], ranks[BASELINE])}
     return out
