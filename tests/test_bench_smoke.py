@@ -728,3 +728,10 @@ def test_the_share_of_misses_lost_to_the_targets_own_file_is_pooled_and_rendered
     text = section(path)
     assert "| 0 of 10 (0%) | 4 of 10 (40%) |" in text
     assert "lost to another chunk of the target's own file 10 of 40 (25%)" in text
+
+
+def test_every_quality_corpus_names_the_source_files_its_splitter_baseline_loads() -> None:
+    from codevouch_bench.lib.config import HELD_OUT, SOURCE_SUFFIXES, TUNING
+
+    assert {c.language for c in (*HELD_OUT, *TUNING)} <= set(SOURCE_SUFFIXES)
+    assert not any(".pyi" in s or ".md" in s for s in SOURCE_SUFFIXES.values())

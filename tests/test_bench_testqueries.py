@@ -57,9 +57,9 @@ def test_a_split_is_pooled_over_its_repositories_and_rendered(tmp_path: Path) ->
            "identifiers": {"name": {"codevouch": {}}, "words": {"codevouch": {}}},
            "test_queries": {"queries": 2, "naming_tests": 1,
                             "scores": {"codevouch": sc(0.6), RULE_OFF: sc(0.1), KIND_TEST: sc(0.9),
-                                       "langchain-1000": sc(0.5)},
+                                       "langchain-1000-source": sc(0.5), "langchain-1000": sc(0.4)},
                             "rule": pool["test_queries"]["rule"],
-                            "against_baseline": {"baseline": "langchain-1000", "target": 0.9, "ratio": 1.2,
+                            "against_baseline": {"baseline": "langchain-1000-source", "target": 0.9, "ratio": 1.2,
                                                  "interval_95": [0.8, None]}}}
     path = tmp_path / "stubs.json"
     path.write_text(json.dumps({"runs": [{"per_corpus": [per], "overall": {"held-out": {"pooled": pool}}}]}))
@@ -67,6 +67,10 @@ def test_a_split_is_pooled_over_its_repositories_and_rendered(tmp_path: Path) ->
     assert ("| a | 2 | 1 | 0.6 | 0.5 | x1.2 [0.8, ∞] (meets x0.9) | 0.1 | 0.9 | +1.000 [+1.000, +1.000]; 2 / 0 "
             "| -0.167 [") in text
     assert "*All held-out repositories pooled*" in text and "acronyms with − without +0.500" in text
+    # a run that set the target against the splitter over every file shows no ratio under this one
+    per["test_queries"]["against_baseline"]["baseline"] = "langchain-1000"
+    path.write_text(json.dumps({"runs": [{"per_corpus": [per], "overall": {"held-out": {"pooled": pool}}}]}))
+    assert "| a | 2 | 1 | 0.6 | 0.5 | – | 0.1 |" in section(path)
 
 
 def test_the_rank_fusion_row_is_asked_the_test_queries_and_pooled_only_when_run() -> None:
@@ -93,7 +97,7 @@ def test_the_baseline_answers_the_test_queries_and_the_target_is_a_ratio_with_an
 
     out = summary({"codevouch": [1, None, 2, 1], BASELINE: [1, 1, None, 2]}, [False] * 4, {})
     against = out["against_baseline"]
-    assert against["baseline"] == "langchain-1000" and against["target"] == 0.9
+    assert against["baseline"] == "langchain-1000-source" and against["target"] == 0.9
     assert against["ratio"] == round(2.5 / 2.5, 2)
     low, high = against["interval_95"]
     assert low < 1.0 < high

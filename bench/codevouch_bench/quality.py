@@ -10,10 +10,12 @@ walks in codevouch_bench/lib/doccomments.py), never from codevouch.
 Methods, all in this one process, same model (MiniLM), queries embedded the same way:
   codevouch*        codevouch.Index over the repository: the default search and its variants
   langchain-1000    RecursiveCharacterTextSplitter.from_language, chunk_size=1000, overlap=100
+  langchain-1000-source the same over only the language's source files (`**/*.py`, ...), as its
+                    users load a repository: the baseline the targets are set against
   langchain-default the same splitter at its defaults (4000/200), as most tutorials leave it
   window-40         fixed 40-line windows
   bm25              bm25s over the langchain-1000 chunks, identifiers split (snake, camel)
-Dense baselines rank by exact cosine over all their chunks. Every method sees the same files:
+Dense baselines rank by exact cosine over all their chunks. Every other method sees the same files:
 those codevouch indexed (text files, lockfiles and minified bundles left out by its rules).
 
 Identifier queries (codevouch_bench/lib/identifiers.py), on the same indexes: the name of a function,
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from codevouch_bench.lib import cli, corpus, testqueries
 from codevouch_bench.lib.acronyms import AcronymQuery, acronym_queries
 from codevouch_bench.lib.common import log, machine, write_json
-from codevouch_bench.lib.config import HELD_OUT, TUNING, Corpus, Profile
+from codevouch_bench.lib.config import HELD_OUT, SOURCE_BASELINE, SOURCE_SUFFIXES, TUNING, Corpus, Profile
 from codevouch_bench.lib.doccomments import SUFFIX_LANGUAGE, strip_docs
 from codevouch_bench.lib.docstrings import Target
 from codevouch_bench.lib.embcache import CachedEmbedder
@@ -171,7 +173,6 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     **{f"sentence-test-{t}": ({}, {"sentence_kind_weights": {**_SENTENCE, "test": t}})
        for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.8)},
 }
-BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
 # Queries target library code; a function in tests/, docs/ or examples/ is not what a
 # "where is the code that does X" question asks for (those files stay in the index).
@@ -354,7 +355,10 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
     test_qvecs = [embedder.embed_query(t.query) for t in tests]
     id_qvecs = {form: [embedder.embed_query(t.query) for t in queries] for form, queries in forms.items()}
     lc1000 = [s for p, t in texts.items() for s in langchain_chunks(p, t, 1000, 100)]
+    own = SOURCE_SUFFIXES[c.language]
     for method, spans in (("langchain-1000", lc1000),
+                          (SOURCE_BASELINE, [s for p, t in texts.items() if p.endswith(own)
+                                             for s in langchain_chunks(p, t, 1000, 100)]),
                           ("langchain-default", [s for p, t in texts.items() for s in langchain_chunks(p, t)]),
                           ("window-40", [s for p, t in texts.items() for s in line_windows(p, t)])):
         if not dense_baselines:

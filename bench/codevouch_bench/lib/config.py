@@ -161,3 +161,14 @@ FULL = Profile(
 )
 
 PROFILES = {"quick": QUICK, "full": FULL}
+
+
+# The baselines every quality run asks (bench/codevouch_bench/quality.py), in one place.
+# `langchain-1000-source` is the LangChain 1000/100 splitter over only the language's source files,
+# as its users load a repository (a glob such as `**/*.py`): the one the targets are set against.
+SOURCE_BASELINE = "langchain-1000-source"
+BASELINES = ("langchain-1000", SOURCE_BASELINE, "langchain-default", "window-40", "bm25")
+SOURCE_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "python": (".py",), "rust": (".rs",), "go": (".go",),
+    "javascript": (".js", ".mjs", ".cjs", ".jsx"), "typescript": (".ts", ".tsx", ".mts", ".cts"),
+}

@@ -11,6 +11,7 @@ from codevouch_bench.lib.across_scale_report import section as across_scale_sect
 from codevouch_bench.lib.branches_report import section as branches_section
 from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
+from codevouch_bench.lib.config import BASELINES, SOURCE_BASELINE
 from codevouch_bench.lib.encoder_report import section as encoder_section
 from codevouch_bench.lib.engine_report import section as engine_section
 from codevouch_bench.lib.hit_tokens_report import section as hit_tokens_section
@@ -208,7 +209,7 @@ def _cold_ratio(s: dict[str, Any]) -> str:
             f"({ms(chroma)} + {ms(encoder)} = {base:.0f} ms; target at most 1.3x): " + "; ".join(parts) + ".\n")
 
 
-BASELINE_NAMES = ("langchain-1000", "langchain-default", "window-40", "bm25")
+BASELINE_NAMES = BASELINES
 
 
 def best_baseline(scores: dict[str, Any]) -> str:
@@ -314,7 +315,7 @@ def section_identifiers(path: Path = IDENTIFIERS) -> str:
                 continue
             doc = run["overall"][split]["overlap"]
             others = ", ".join(f"{m} {doc[m]['mrr@10']}" for m in ("codevouch-no-names", "bm25", "window-40",
-                                                                   "langchain-1000") if m in doc)
+                                                                   "langchain-1000", SOURCE_BASELINE) if m in doc)
             parts.append(f"\n{split} ({', '.join(p['corpus'] for p in run['per_corpus'] if p['split'] == split)}): "
                          f"docstring MRR@10 codevouch {doc['codevouch']['mrr@10']} ({others}; "
                          f"{doc['codevouch']['queries']} queries)\n")

@@ -18,6 +18,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from codevouch_bench.lib.config import BASELINES as BASELINES
+from codevouch_bench.lib.config import SOURCE_BASELINE
 from codevouch_bench.lib.retrieval import paired, ratio, scores
 
 # Test files by the bench's own rule (the common layouts of Python, Go, JavaScript and Rust).
@@ -30,8 +32,7 @@ DEFAULT, RULE_OFF, KIND_TEST = "codevouch", "codevouch-no-names-tests", "codevou
 PRIOR_BEFORE = "codevouch-sentence-tests-0.1"
 ROWS = (DEFAULT, RULE_OFF, "codevouch-rank-fusion", PRIOR_BEFORE)
 # The baselines asked them too (quality.py's BASELINES), and the one the target is set against.
-BASELINES = ("langchain-1000", "langchain-default", "window-40", "bm25")
-BASELINE, TARGET = "langchain-1000", 0.9
+BASELINE, TARGET = SOURCE_BASELINE, 0.9
 
 
 def is_test_code(path: str) -> bool:
