@@ -263,13 +263,53 @@ def _tail_comments(node: Any) -> list[Any]:
     return out
 
 
+def _misread_class_macros(root: Any) -> list[Any]:
+    """The macros of `class LEVELDB_EXPORT TableBuilder {`: the grammar has no preprocessor and
+    reads such a head as a function definition returning `class LEVELDB_EXPORT`, named
+    `TableBuilder`, its body a block of statements. A function definition's declarator always has a
+    parameter list; one that is a bare name, under a class, struct or union head that defines
+    nothing, is a class head with one word too many: the word after the keyword (the tagged type's
+    `name`) is the macro."""
+    found: list[Any] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        head, declarator = node.child_by_field_name("type"), node.child_by_field_name("declarator")
+        if node.type == "function_definition" and head is not None and declarator is not None \
+                and head.type in ("class_specifier", "struct_specifier", "union_specifier") \
+                and head.child_by_field_name("body") is None and head.child_by_field_name("name") is not None \
+                and declarator.type in ("identifier", "type_identifier"):
+            found.append(head.child_by_field_name("name"))
+        stack.extend(node.named_children)
+    return found
+
+
+def _without_class_macros(parser: Any, source: bytes, root: Any) -> Any:
+    """The tree of `source` with each misread class head's macro blanked (spaces: lines and
+    columns kept), as a preprocessor that expands it to nothing or to an attribute would leave it;
+    repeated while blanking one reveals another (a class nested in a misread one)."""
+    for _ in range(8):
+        macros = _misread_class_macros(root)
+        if not macros:
+            break
+        data = bytearray(source)
+        for macro in macros:
+            data[macro.start_byte:macro.end_byte] = b" " * (macro.end_byte - macro.start_byte)
+        source = bytes(data)
+        root = parser.parse(source).root_node
+    return root
+
+
 def _walked(path: str, text: str) -> list[Def]:
     lang = _walked_language(path, text)
     if lang is None:
         return []
     module, kinds, scopes = _WALKED[lang]
     parser = _walk_parser(module, _GRAMMAR_ENTRY.get(lang, "language"))
-    root = parser.parse(text.encode("utf-8", "surrogatepass")).root_node
+    source = text.encode("utf-8", "surrogatepass")
+    root = parser.parse(source).root_node
+    if lang == "cpp":
+        root = _without_class_macros(parser, source, root)
     out: list[Def] = []
 
     def name_of(node: Any) -> str:
