@@ -272,3 +272,44 @@ def test_a_lua_function_inside_a_do_block_is_cut_and_named_as_the_file_s() -> No
     chunks, _ = chunk_text(text, "lua/billing/audit.lua", lambda t: len(t.split()), budget=12, merge_target=1)
     named = [(c.symbol, c.start_line) for c in chunks]
     assert ("Ledger.audit_ledger", 6) in named and ("Ledger.clear_audit", 13) in named, named
+
+
+BATS = '''\
+#!/usr/bin/env bats
+
+load test_helper
+
+setup() {
+  export LEDGER_HOME="$BATS_TEST_TMPDIR"
+}
+
+@test "settles a ledger with two rows" {
+  run settle_ledger 2
+  [ "$status" -eq 0 ]
+  [ "$output" = "settled 2" ]
+}
+
+@test 'refuses a "negative" ledger' {
+  run settle_ledger -1
+  [ "$status" -eq 1 ]
+}
+
+audit_rows() {
+  wc -l < "$LEDGER_HOME/rows"
+}
+'''
+
+
+@pytest.mark.parametrize("path", ["test/ledger.bats", "test/ledger"])
+def test_a_bats_file_is_shell_its_tests_module_code_and_nothing_dropped(path: str) -> None:
+    # tree-sitter-bash reads `@test "..." {` as a command and its body as top-level statements,
+    # with no error: the helpers are definitions, each test is module code, every line is cut.
+    assert find_definitions(BATS, path) == {"setup": [(5, 7)], "audit_rows": [(20, 22)]}
+    chunks, language = chunk_text(BATS, path, lambda text: len(text.split()), budget=12, merge_target=1)
+    assert language == "bash"
+    lines = BATS.split("\n")
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    assert {n for n, line in enumerate(lines, 1) if line.strip()} <= covered
+    tests = [c for c in chunks if "@test" in c.text]
+    assert tests and all(c.symbol == "<module>" for c in tests)
+    assert {c.symbol for c in chunks} == {"<module>", "setup", "audit_rows"}
