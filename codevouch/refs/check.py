@@ -144,7 +144,9 @@ class _Checker:
         if ref.kind == "path":
             return self._path(self._widened(ref))
         lang = registry.by_name().get(ref.language or "")
-        if ref.kind == "import" and lang is not None and lang.imports is not None and lang.imports.declares:
+        # A namespace's parts are names, never a path: PHP's `require_once __DIR__ . '/x.php'` is a file.
+        if ref.kind == "import" and lang is not None and lang.imports is not None and lang.imports.declares \
+                and "/" not in (ref.module or ""):
             family = family_of(lang)
             spaces = self._spaces.setdefault(lang.imports.family or lang.name,
                                              Namespaces(family, self.tree.files, self.tree.text, self.tree.defs))

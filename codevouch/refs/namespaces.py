@@ -1,18 +1,22 @@
 """check-refs for an import that names a namespace-qualified name: Java and Kotlin `import
 com.acme.billing.InvoiceBook`, Scala `import com.acme.billing.{Voucher, Coupon}`, C# `using
-Billing.Invoices;`, Swift `import Billing` (spec.Imports.declares).
+Billing.Invoices;`, Swift `import Billing`, PHP `use App\\Billing\\Invoice;` (spec.Imports.declares).
 
 The repository's namespaces are the ones its files declare (`package com.acme.billing;`,
-`namespace Billing.Invoices`, a Package.swift's targets), read once per check from the files of
-the language's family (Java, Kotlin and Scala import each other's). An import is:
+`namespace Billing.Invoices`, `namespace App\\Billing;` read as App.Billing, a Package.swift's
+targets), read once per check from the files of the language's family (Java, Kotlin and Scala
+import each other's). An import is:
 
 - found when it names a declared namespace (or one a declared one is under: `com.acme`), or a
   definition in a file of the longest declared namespace it starts with (`InvoiceBook` in a file
   that says `package com.acme.billing`; a Swift module's types in any Swift file; the class Kotlin
   compiles a file's top-level functions into, `MoneyKt` of Money.kt, which Java imports);
 - missing when it starts with such a namespace but no file of it defines the rest or names it as a
-  word (`name-missing`), or when it is under one of the repository's top namespaces (`com.acme.billing`
-  of `com.acme.billing.ghost.X`) and no file declares it (`module-missing`);
+  word (`name-missing`), or when it is under one of the repository's top namespaces
+  (`com.acme.billing` of `com.acme.billing.ghost.X`) and no file declares it (`module-missing`).
+  In PHP (spec.Imports.vendors) a name is missing only when the rest is one name: PHP nests no
+  type in a type, so `Slim\\Psr7\\Request` under a declared `Slim` names a namespace no file
+  declares, another package of the vendor's (`module-external`);
 - a library's (`module-external`) otherwise: `java.util.List`, `System.Text`, `Foundation`, as a
   Python import of a package that is not the repository's.
 """
@@ -63,7 +67,8 @@ class Namespaces:
         for rel in self.sources:
             lang = registry.of_path(rel)
             assert lang is not None and lang.imports is not None and lang.imports.declares is not None
-            names = [m.group(1) for m in lang.imports.declares.finditer(self.text(rel) or "")]
+            sep = lang.imports.separator        # PHP's `namespace App\\Billing;` is App.Billing
+            names = [m.group(1).replace(sep, ".") for m in lang.imports.declares.finditer(self.text(rel) or "")]
             for declared in names if lang.imports.modules else [".".join(names)] if names else []:
                 out.setdefault(declared, []).append(rel)
             if lang.imports.modules:        # SwiftPM: Sources/<Module>/...
@@ -135,6 +140,10 @@ def _resolved(ref: Reference, spaces: Namespaces) -> RefResult:
     for i in range(len(parts) - 1, 0, -1):
         namespace = ".".join(parts[:i])
         if namespace in spaces.declared:
+            if i < len(parts) - 1 and _vendors(ref):
+                return RefResult(ref, "module-external", f"no file of this repository declares "
+                                 f"{'.'.join(parts[:-1])}, under its own {namespace}: another package of "
+                                 "the same vendor, most likely.")
             return _in_namespace(ref, spaces, namespace, parts[i:])
     if spaces.owns(whole):
         close = difflib.get_close_matches(".".join(parts[:-1]) or whole, sorted(spaces.known), n=3, cutoff=0.75)
@@ -143,6 +152,11 @@ def _resolved(ref: Reference, spaces: Namespaces) -> RefResult:
                          suggestion="did you mean " + " or ".join(close) + "?" if close else None)
     return RefResult(ref, "module-external", f"{parts[0]} is no namespace of this repository (a library's, "
                      "most likely).")
+
+
+def _vendors(ref: Reference) -> bool:
+    lang = registry.by_name().get(ref.language or "")
+    return lang is not None and lang.imports is not None and lang.imports.vendors
 
 
 def _in_namespace(ref: Reference, spaces: Namespaces, namespace: str, rest: list[str]) -> RefResult:

@@ -151,6 +151,10 @@ class Imports:
               name's stem capitalized (Kotlin's `MoneyKt` of Money.kt), which other languages of the
               family import; "" for none
     file_class_named: a pattern whose first group names that class instead (`@file:JvmName("Money")`)
+    vendors:  a namespace that no file declares, under one that a file does, is another package of
+              the same vendor (Composer's slim/psr7 is `Slim\\Psr7`, beside slim/slim's `Slim`): an
+              import of a name in it is a library's. Only a language whose namespaces hold no types
+              within types (PHP) can tell that from a type nested in a declared namespace's class
     """
 
     pattern: re.Pattern[str]
@@ -163,6 +167,7 @@ class Imports:
     platform: tuple[str, ...] = ()
     file_class: str = ""
     file_class_named: re.Pattern[str] | None = None
+    vendors: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """check-refs reads the imports of Ruby, PHP, Scala, shell and Lua by each language's own pattern
-(spec.Imports): a file a line requires or sources is found, missing or a library's; a name a line
-uses or imports is checked as a symbol. Real git repositories, real grammars."""
+(spec.Imports): a file a line requires or sources is found, missing or a library's; a PHP `use`
+or a Scala `import` is checked against the namespaces the repository declares (refs/namespaces.py).
+Real git repositories, real grammars."""
 from __future__ import annotations
 
 import pytest
@@ -27,8 +28,8 @@ def test_each_language_s_import_lines_are_read() -> None:
               "```lua\nlocal ledger = require(\"billing.ledger\")\n```\n")
     got = [(r.kind, r.module or r.symbol, r.language) for r in extract(answer).refs if r.language]
     assert got == [("import", "json", "ruby"), ("import", "./money", "ruby"),
-                   ("symbol", "Billing.Receipt", "php"), ("symbol", "Billing.Refund", "php"),
-                   ("symbol", "Util.helper", "php"),
+                   ("import", "App.Billing.Receipt", "php"), ("import", "App.Billing.Refund", "php"),
+                   ("import", "App.Util.helper", "php"),
                    ("import", "com.acme.billing.Voucher", "scala"), ("import", "com.acme.billing.Coupon", "scala"),
                    ("import", "scala.util.*", "scala"),
                    ("import", "./lib/common.sh", "bash"), ("import", "billing.ledger", "lua")]
@@ -45,8 +46,10 @@ def test_each_language_s_import_lines_are_read() -> None:
     ("source ./lib/common.sh", "bash", "ok", "module-found"),
     (". ./lib/ghost.sh", "bash", "missing", "module-missing"),
     ("use App\\Billing\\Receipt;", "php", "ok", "symbol-defined"),
-    # Ruby's module Billing is this repository's: it has no member Ghost.
-    ("use App\\Billing\\Ghost;", "php", "missing", "member-missing"),
+    # PHP's namespace App\\Billing (src/Billing/Receipt.php) defines no Ghost.
+    ("use App\\Billing\\Ghost;", "php", "missing", "name-missing"),
+    # A file beside the importing one is a file, not a namespace.
+    ("require_once __DIR__ . '/Ghost.php';", "php", "missing", "module-missing"),
     # Scala's imports are checked against the packages the repository declares (refs/namespaces.py).
     ("import com.acme.billing.Voucher", "scala", "ok", "symbol-defined"),
     ("import com.acme.billing.Ghost", "scala", "missing", "name-missing"),

@@ -1,5 +1,5 @@
-"""check-refs reads Java, Kotlin and Scala `import`, C# `using` and Swift `import` against the
-namespaces the repository's own files declare: a real one is found, an invented one under the
+"""check-refs reads Java, Kotlin and Scala `import`, C# `using`, Swift `import` and PHP `use` against
+the namespaces the repository's own files declare: a real one is found, an invented one under the
 repository's namespace is missing, a library's (java., kotlin., System., Foundation) is external.
 Real git repositories, real grammars."""
 from __future__ import annotations
@@ -25,6 +25,13 @@ FILES = {
     "Billing/Polyfills/TimeProvider.cs": "namespace System;\n\npublic class TimeProvider\n{\n}\n",
     "Package.swift": 'let package = Package(\n    name: "Tally",\n    targets: [.target(name: "Tally")]\n)\n',
     "Sources/Tally/Counter.swift": "public struct Counter {\n    public func tick() {}\n}\n",
+    # PHP: `namespace Acme\\Billing;` declares Acme.Billing; a braced block declares its own.
+    "src/Kernel.php": "<?php\nnamespace Acme;\n\nfinal class Kernel\n{\n}\n",
+    "src/Billing/Ledger.php": (
+        "<?php\n\nnamespace Acme\\Billing;\n\nuse Psr\\Log\\LoggerInterface;\n\nconst ROUNDING = 2;\n\n"
+        "class Ledger\n{\n    public function settleLedger(): int { return 1; }\n}\n"),
+    "src/Util/helpers.php": "<?php\nnamespace Acme\\Util;\n\nfunction format_money(int $cents): string { return ''; }\n",
+    "legacy/books.php": "<?php\nnamespace Acme\\Legacy {\n    class OldBook {}\n}\n",
 }
 
 
@@ -85,6 +92,23 @@ def test_the_import_lines_of_each_language_are_read_whole() -> None:
     ("swift", "import Foundation", "ok", "module-external"),
     ("swift", "import UIKit", "ok", "module-external"),
     ("csharp", "using static System.TimeProvider;", "ok", "symbol-defined"),
+    # PHP: a class, a group, a function, a namespace's constant, a braced namespace's class;
+    # an invented class and namespace; PHP's own classes and a library's (PSR) are external.
+    ("php", "use Acme\\Billing\\Ledger;", "ok", "symbol-defined"),
+    ("php", "use \\Acme\\Billing\\Ledger as Book;", "ok", "symbol-defined"),
+    ("php", "use function Acme\\Util\\format_money;", "ok", "symbol-defined"),
+    ("php", "use const Acme\\Billing\\ROUNDING;", "ok", "symbol-mentioned"),
+    ("php", "use Acme\\Legacy\\OldBook;", "ok", "symbol-defined"),
+    ("php", "use Acme\\Billing;", "ok", "module-found"),
+    ("php", "use Acme\\Billing\\{Ledger, Receipt};", "missing", "name-missing"),
+    ("php", "use Acme\\Billing\\LedgerArchive;", "missing", "name-missing"),
+    ("php", "use function Acme\\Util\\format_moneys;", "missing", "name-missing"),
+    # A namespace no file declares under the repository's own: another package of the vendor's
+    # (Slim's slim/psr7 is Slim\\Psr7), not the repository's code.
+    ("php", "use Acme\\Shipping\\Parcel;", "ok", "module-external"),
+    ("php", "use Acme\\Billing\\Ghost\\Refund;", "ok", "module-external"),
+    ("php", "use Psr\\Log\\LoggerInterface;", "ok", "module-external"),
+    ("php", "use Exception;", "ok", "module-external"),
     # Android's classes made at build time.
     ("java", "import com.acme.billing.R;", "ok", "module-external"),
     ("kotlin", "import com.acme.orders.databinding.OrdersBinding", "ok", "module-external"),

@@ -29,10 +29,13 @@ PHP = Language(
     fences=("php",),
     # The last name of `namespace App\Billing;` (a qualifier names it as `Billing`).
     package_clause=re.compile(r"^[ \t]*namespace[ \t]+(?:\\?\w+\\)*(\w+)[ \t]*[;{]", re.MULTILINE),
-    # `use App\Models\Customer;`, `use function App\Util\helper;`, `use App\{A, B as C};`; and
-    # `require_once __DIR__ . '/x.php'` is a file beside this one.
+    # `use App\Models\Customer;`, `use function App\Util\helper;`, `use App\{A, B as C};`: checked
+    # against the namespaces the repository's files declare (`namespace App\Models;`, or a
+    # `namespace App\Models { ... }` block); `require_once __DIR__ . '/x.php'` is a file beside this one.
     imports=Imports(
         re.compile(r"""[ \t]*(?:use[ \t]+(?:function[ \t]+|const[ \t]+)?(?P<names>[\w\\][^;]*);"""
                    r"""|(?:require|include)(?:_once)?[ \t(]*__DIR__[ \t]*\.[ \t]*["']/(?P<here>[^"'\n]+)["'])"""),
-        separator="\\"),
+        separator="\\",
+        declares=re.compile(r"^[ \t]*namespace[ \t]+([A-Za-z_]\w*(?:\\\w+)*)[ \t]*[;{]", re.MULTILINE),
+        vendors=True),
 )
