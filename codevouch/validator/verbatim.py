@@ -29,10 +29,11 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from codevouch.caches import clearable
+from codevouch.validator.text import BOM
 
 MAX_PLACES = 200    # a window that occurs more often than this cannot be placed
 MIN_SPAN = 3        # lines a repeated window needs to be placed by nearness (see _nearest)
@@ -79,6 +80,21 @@ def locate(window: Window, hay: str, old: str | None = None) -> Place | None:
     chunk stays a whole-line match, and a re-indented line is a changed line."""
     if not window.body.strip():
         return None      # blank text is everywhere and proves nothing
+    found = _locate(window, hay, old)
+    if found is None and BOM in (window.body[:1], hay[:1], (old or "")[:1]):
+        # A leading byte-order mark is not content (text.find_lines_verbatim): an editor adds or
+        # drops it. Offsets stay those of the file as given.
+        shift = len(BOM) if hay.startswith(BOM) else 0
+        found = _locate(replace(window, body=window.body.removeprefix(BOM)), hay.removeprefix(BOM),
+                        old.removeprefix(BOM) if old is not None else None)
+        return replace(found, offset=found.offset + shift) if found is not None else None
+    return found
+
+
+def _locate(window: Window, hay: str, old: str | None) -> Place | None:
+    """locate, the texts as given."""
+    if not window.body.strip():
+        return None
     # Where the window sits in its own version, found once: what must surround it, and where it is now.
     own = _own_place(window, old) if old is not None else None
     edges = _edges(window, old, own) if old is not None and own is not None else None

@@ -110,6 +110,25 @@ def test_a_bom_on_one_side_only_is_not_a_change(tmp_path: Path) -> None:
     assert a.verdict == "stale-but-ok" and b.verdict == "stale-but-ok", (a.reason, a.detail, b.reason, b.detail)
 
 
+def test_a_dropped_bom_is_no_change_whatever_else_the_call_asks_of_its_file(tmp_path: Path) -> None:
+    # serilog dropped the BOM of files and nothing else: a chunk at line 1 was stale-but-ok alone,
+    # but content-changed beside a chunk naming a class of the file, whose question read the old
+    # blob, so the window rule (verbatim.locate) judged line 1 and did not forgive the mark.
+    text = "// Licence.\nusing System;\n\nnamespace Billing\n{\n    class Ledger\n    {\n    }\n}\n"
+    repo = Repo(tmp_path / "r")
+    old = repo.commit_files({"Ledger.cs": "\ufeff" + text})
+    repo.commit_files({"Ledger.cs": text}, "drop the BOM")
+    head = {"path": "Ledger.cs", "commit": old, "start_line": 1, "end_line": 3, "symbol": "<module>",
+            "text": "\ufeff// Licence.\nusing System;\n"}
+    ledger = {"path": "Ledger.cs", "commit": old, "start_line": 4, "end_line": 9, "symbol": "Billing.Ledger",
+              "text": "namespace Billing\n{\n    class Ledger\n    {\n    }\n}"}
+    index = Index(repo.root, tmp_path / "i")
+    [alone] = index.validate([head])
+    together = index.validate([head, ledger])
+    assert [(v.verdict, v.reason) for v in (alone, *together)] == [("stale-but-ok", "chunk-moved")] * 3, \
+        [(v.reason, v.detail) for v in (alone, *together)]
+
+
 def test_a_symlinked_repository_root_accepts_paths_under_the_link(orders: Repo, tmp_path: Path) -> None:
     link = tmp_path / "link"
     link.symlink_to(orders.root)

@@ -33,6 +33,15 @@ def test_whole_crlf_lines_are_found_in_their_file_changed_further_down() -> None
     assert locate(window, old.replace("pass\r\n    pass", "pass\r\n    return"), old) is not None
 
 
+def test_a_byte_order_mark_on_one_side_only_is_no_change() -> None:
+    # Judged with its own version (old) too, as a call that read the old blob judges it.
+    marked = "\ufeff" + FILE
+    first, bare = marked[:marked.index("\n    ", 20)], FILE[:FILE.index("\n    ", 20)]     # lines 1-2
+    for window, hay, old in ((first, FILE, marked), (bare, marked, FILE), (first, FILE, None)):
+        place = locate(Window.of(window, 1), hay, old)
+        assert place is not None and (place.start_line, place.offset) == (1, hay.index("class")), (window, hay[:3])
+
+
 def test_one_changed_character_is_a_changed_window() -> None:
     assert locate(Window.of("def send(self, r):\n        return  r"), FILE) is None
     assert locate(Window.of("def send(self, r):\n       return r"), FILE) is None
