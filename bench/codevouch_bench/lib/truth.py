@@ -25,7 +25,7 @@ EXPECTED: dict[str, frozenset[str]] = {
     "function-identical": frozenset({"stale-but-ok"}),
     "other-code-intact": frozenset({"stale-but-ok"}),
     "function-moved-to-file": frozenset({"stale-but-ok"}),
-    "other-code-moved-to-file": frozenset({"stale-but-ok"}),
+    "other-code-elsewhere": frozenset({"stale-but-ok", "historical-only"}),
     "function-moved-chunk-split": frozenset({"stale-but-ok", "historical-only"}),
     "function-moved-chunk-intact": frozenset({"stale-but-ok", "historical-only"}),
     "function-moved-in-file": frozenset({"stale-but-ok", "historical-only"}),
@@ -46,8 +46,9 @@ MEANING: dict[str, str] = {
     "function-moved-to-file": "a definition the snippet names left its file (or the file is gone, no rename), "
                               "another file of N+1 defines the same qualified name with identical source, "
                               "and the snippet's lines are there as a block",
-    "other-code-moved-to-file": "file gone, no rename detected; the snippet names no function, and exactly one "
-                                "file of N+1 holds its lines as a block",
+    "other-code-elsewhere": "file gone, no rename detected; the snippet names no function, and exactly one "
+                            "file of N+1 holds its lines as a block: moved there, or a look-alike (a common "
+                            "header); with no name to go by, the truth cannot tell",
     "function-moved-chunk-split": "as function-moved-to-file, but the snippet's lines are not there as a block: "
                                   "it shows code around the definition that changed or stayed behind",
     "function-moved-chunk-intact": "a definition the snippet names left its file; another file defines its own "
@@ -73,7 +74,7 @@ STALE_TRUTH = frozenset({"function-changed", "function-removed", "other-code-cha
 # The snippet's code is current: a historical-only label here is false-stale. A file renamed with
 # identical content is the same code at a new path, as a function moved to another file is.
 FRESH_TRUTH = frozenset({"unchanged-file", "function-identical", "other-code-intact", "function-moved-to-file",
-                         "other-code-moved-to-file", "file-renamed-identical"})
+                         "file-renamed-identical"})
 # Neither: reported, counted in neither rate.
 AMBIGUOUS = frozenset(EXPECTED) - STALE_TRUTH - FRESH_TRUTH
 
@@ -269,12 +270,16 @@ def _moved(funcs: list[str], old_defs: dict[str, list[Def]], old_lines: list[str
 
 def _other_code_moved(funcs: list[str], block: list[str], new: NewRelease | None) -> str | None:
     """Code of a deleted file that names no function, held as a block by exactly one file of N+1:
-    it moved there (a file split in several). Held by several (`namespace leveldb {`, a licence
-    header), it is code of no file in particular, and not found. In a file that is still there,
-    module code whose lines are gone changed in place: a copy of them elsewhere is no move."""
+    moved there (a file split in several: scopt's `implicit val`s, verbatim in Read.scala), or a
+    look-alike (its `package scopt` and `import java.io.File` header), and with no name to go by
+    the truth cannot tell which: ambiguous, as a definition found elsewhere under another name is.
+    Held by several (`namespace leveldb {`, a licence header), it is code of no file in particular,
+    and not found. In a file that is still there, module code whose lines are gone changed in
+    place: a copy of them elsewhere is no move.
+    """
     if new is None or funcs or not any(line.strip() for line in block):
         return None
-    return "other-code-moved-to-file" if len(new.files_with_block(block)) == 1 else None
+    return "other-code-elsewhere" if len(new.files_with_block(block)) == 1 else None
 
 
 def _source(lines: list[str], d: Def) -> list[str]:
