@@ -57,7 +57,7 @@ def repo_id(root: Path, head: str | None, cache_dir: Path | None = None) -> str:
 
 
 @clearable
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)    # over the repositories one query may search (across.MAX_REPOS): 64 thrashed at 100
 def _root_commit(root: Path, head: str, key: str, cache_dir: Path | None) -> str:
     # Finding the root walks the first-parent history (70 ms of CPU at 18,000 commits): a
     # long-lived process (the MCP server) asks once per key, a new process once per key and

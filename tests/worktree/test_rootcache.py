@@ -182,3 +182,21 @@ def test_a_linked_worktree_shares_the_repository_key(repo: Repo, cache: Path, tm
     wt = tmp_path / "wt"
     assert rootcache.history_key(wt, repo.head()) == rootcache.history_key(repo.root, repo.head())
     assert repo_id(wt, repo.head(), cache) == first
+
+
+def test_a_process_keeps_the_identity_of_every_repository_one_query_may_search(tmp_path: Path) -> None:
+    # A query across repositories asks each one's id on every call: a process-wide memory smaller
+    # than the number of repositories (it held 64) forgot each before it came round again, and
+    # every warm call started a rev-list per repository.
+    from codevouch.across import MAX_REPOS
+
+    clear_caches()
+    roots = []
+    for n in range(MAX_REPOS):
+        repo = Repo(tmp_path / f"r{n}")
+        roots.append((repo.root, repo.commit("one", **{"f.txt": f"{n}\n"})))
+    for root, head in roots:
+        repo_id(root, head, None)
+    before = _walks()
+    assert [repo_id(root, head, None) for root, head in roots] == [head for _, head in roots]
+    assert _walks() == before

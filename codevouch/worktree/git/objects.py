@@ -218,9 +218,11 @@ def start_tree_blobs(repo: Path, commit: str) -> Pending:
 
 # Whole trees of commits (full ids), kept for the process: a long-lived searcher (the MCP server,
 # an agent's Index) looks up each hit's `<commit>:<path>` in memory, not in a git process per call.
+# Bounded by the paths they hold, not by their number: a query over 100 small repositories keeps
+# each one's tree (a count of 4 listed 8 trees again per query), a few huge ones stay within it.
 _TREES: dict[tuple[str, str], dict[str, str]] = {}
-_TREES_MAX = 4
 KEPT_TREE_MAX = 200_000        # files: a larger tree is not kept
+KEPT_TREES_PATHS = 400_000     # files in all the kept trees
 
 
 def kept_tree(root: Path, commit: str) -> dict[str, str] | None:
@@ -233,8 +235,10 @@ def keep_tree(root: Path, commit: str, blobs: dict[str, str]) -> None:
     """Keep a commit's whole tree (tree_blobs' answer) for kept_tree."""
     store = _object_store(root)
     if store and _OID.fullmatch(commit) and len(blobs) <= KEPT_TREE_MAX:
-        if len(_TREES) >= _TREES_MAX:
-            _TREES.pop(next(iter(_TREES)))
+        _TREES.pop((store, commit), None)
+        held = sum(map(len, _TREES.values()))
+        while _TREES and held + len(blobs) > KEPT_TREES_PATHS:
+            held -= len(_TREES.pop(next(iter(_TREES))))
         _TREES[(store, commit)] = blobs
 
 

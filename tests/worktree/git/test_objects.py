@@ -40,3 +40,33 @@ def test_read_commits_gives_ids_types_and_the_dates_git_gives(repo: Repo, monkey
     assert found["HEAD"] == found[commits[-1]] and found[commits[0][:9]] == found[commits[0]]
     assert found[blob] == (blob, "blob", None)
     assert "f" * 40 not in found and "--output=x" not in found
+
+
+def test_the_trees_of_many_small_repositories_are_all_kept(tmp_path) -> None:
+    # One query across repositories checks hits in many of them: kept by count (4 trees), each
+    # repository's tree was listed again by a process on every call.
+    from codevouch.worktree.git import objects
+
+    kept = []
+    for n in range(12):
+        repo = Repo(tmp_path / f"r{n}")
+        commit = repo.commit("one", **{"f.txt": f"{n}\n"})
+        gitio.keep_tree(repo.root, commit, {"f.txt": repo.blob(commit, "f.txt")})
+        kept.append((repo.root, commit))
+    assert all(gitio.kept_tree(root, commit) is not None for root, commit in kept)
+    objects._TREES.clear()
+
+
+def test_kept_trees_are_bounded_by_the_paths_they_hold(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from codevouch.worktree.git import objects
+
+    monkeypatch.setattr(objects, "KEPT_TREES_PATHS", 5)
+    kept = []
+    for n in range(3):
+        repo = Repo(tmp_path / f"r{n}")
+        commit = repo.commit("one", **{"f.txt": f"{n}\n"})
+        gitio.keep_tree(repo.root, commit, {f"{i}.txt": "0" * 40 for i in range(2)})
+        kept.append((repo.root, commit))
+    assert [gitio.kept_tree(root, commit) is not None for root, commit in kept] == [False, True, True]
+    assert sum(map(len, objects._TREES.values())) <= 5
+    objects._TREES.clear()
