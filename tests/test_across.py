@@ -260,3 +260,34 @@ def test_one_repository_named_two_ways_is_searched_once(two: tuple[Repo, Repo, P
     assert many.repos == [library.root, config.root]
     fees = many.search("overdue fee days past due", k=5)
     assert [f.hit.path for f in fees].count("lib/fees.py") == 1
+
+
+def test_an_edit_after_a_warm_call_is_found_at_the_next_one(two: tuple[Repo, Repo, Path],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # A warm Indexes takes git's last HEAD and status of a repository nobody touched
+    # (worktree/git/unchanged.py; RACY_NS 0 so that files written a moment ago count as settled,
+    # and each change below changes a size or adds an entry): the edit, the commit and the new
+    # file that follow a warm call are each found live at the next.
+    from codevouch import clear_caches
+    from codevouch.worktree import gitio
+    from codevouch.worktree.git import unchanged
+
+    config, library, index_dir = two
+    clear_caches()
+    monkeypatch.setattr(unchanged, "RACY_NS", 0)
+    many = Indexes([config.root, library.root], index_dir, record=False)
+    many.search("overdue fee days", k=5)
+    before = gitio.PROCESSES["status"] + gitio.PROCESSES["rev-parse"]
+    assert [f.hit.record.origin for f in many.search("overdue fee days", k=5)] == ["index"] * 5
+    assert gitio.PROCESSES["status"] + gitio.PROCESSES["rev-parse"] == before    # nothing touched: no git
+    config.write("conf/load.py", CONFIG["conf/load.py"] + "\n\ndef overdue_notice(days):\n    return days\n")
+    [live] = [f for f in many.search("overdue notice days", k=10) if f.repository.path == config.root]
+    assert "overdue_notice" in live.hit.symbol and live.hit.record.origin == "uncommitted"
+    assert live.hit.verdict == "usable"
+    config.git("add", "-A")
+    config.git("commit", "-q", "-m", "notice")
+    [now] = [f for f in many.search("overdue notice days", k=10) if f.repository.path == config.root]
+    assert now.hit.record.origin == "committed" and now.hit.verdict == "usable"
+    library.write("lib/late.py", "def late_charge(days):\n    return days * 2\n")
+    found = many.search("late charge days", k=10)
+    assert any(f.hit.symbol == "late_charge" and f.hit.record.origin == "uncommitted" for f in found)

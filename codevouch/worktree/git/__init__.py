@@ -10,6 +10,7 @@ Layered, each module importing only those above it in this list:
 _lifetime (the watchdog that kills git children when codevouch dies), _process (one hardened
 git process, started by `_spawn`), filters (the configured filter drivers, turned off),
 confine (a work tree the configuration moved, refused), runner (run, Pending: what the rest
-calls), then refs, objects, diffs, status, hashing, history, grep, attributes. Callers
+calls), unchanged (whether a work tree is as it was when git last answered: stat data), then
+refs, objects, diffs, status, hashing, history, grep, attributes. Callers
 outside use the facade, codevouch.worktree.gitio.
 """

@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from codevouch import caches
 from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
 from codevouch.worktree.git.confine import confined, dot_git_holder
 from codevouch.worktree.git.runner import Pending, run
+from codevouch.worktree.git.unchanged import git_state
 
 
 def repo_root(path: Path | str) -> Path:
@@ -112,7 +114,30 @@ class HeadState:
 def head_state(path: Path | str) -> HeadState | None:
     """repo_root, head_commit and HEAD's branch in one git process (a search asks all three
     each time; one process instead of four saves ~30 ms on a busy machine). None when any of
-    them fails (not a repository, no commits yet, bare): the separate calls say which."""
+    them fails (not a repository, no commits yet, bare): the separate calls say which.
+
+    For the top of a work tree, the answer is kept for the process while HEAD, the ref it names,
+    packed-refs and the configuration are unchanged (unchanged.git_state): a warm call over many
+    repositories starts no process for those nobody touched."""
+    where = os.path.abspath(path)
+    seen = git_state(where)
+    key = (where, os.path.realpath(where))
+    if seen is not None and (kept := _HEADS.get(key)) is not None and kept[0] == seen.state:
+        return kept[1]
+    found = _head_state(path)
+    if seen is not None and not seen.racy and found is not None:
+        if len(_HEADS) >= _HEADS_MAX:
+            _HEADS.pop(next(iter(_HEADS)))
+        _HEADS[key] = (seen.state, found)
+    return found
+
+
+_HEADS: dict[tuple[str, str], tuple[tuple[object, ...], HeadState]] = {}
+_HEADS_MAX = 1024
+caches.register("codevouch.worktree.gitio.heads", _HEADS.clear, _HEADS.__len__)
+
+
+def _head_state(path: Path | str) -> HeadState | None:
     try:
         out = run(path, "rev-parse", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD")
     except GitError:

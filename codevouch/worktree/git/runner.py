@@ -116,3 +116,18 @@ class Pending:
 
     def __del__(self) -> None:
         self.close()
+
+
+class Answered(Pending):
+    """A Pending whose answer is known without a process: git's answer to the same question, kept
+    while what decides it is unchanged (status.py, unchanged.py)."""
+
+    def __init__(self, out: bytes) -> None:      # no process: nothing of Pending's to set up
+        self._known = out
+        self._out = self._err = -1
+
+    def done(self) -> bool:
+        return True
+
+    def result(self) -> bytes:
+        return self._known

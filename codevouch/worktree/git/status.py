@@ -9,13 +9,15 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch import caches
 from codevouch.errors import GitError
 from codevouch.worktree.git._process import zsplit
-from codevouch.worktree.git.runner import Pending, run
+from codevouch.worktree.git.runner import Answered, Pending, run
+from codevouch.worktree.git.unchanged import tree_state
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,47 @@ def worktree_status(repo: Path, untracked: bool = True, toplevel: bool = False) 
 def start_worktree_status(repo: Path, untracked: bool = True, toplevel: bool = False) -> Pending:
     """worktree_status started in the background: `parse_status(pending.result())`."""
     args = (*STATUS_ARGS, f"--untracked-files={'all' if untracked else 'no'}")
+    # Looked at before git starts: a write while it runs shows at the next look (unchanged.py).
+    seen = tree_state(repo) if toplevel else None
+    key = (os.path.abspath(repo), args)
+    if seen is not None and (kept := _ANSWERS.get(key)) is not None and kept[0] == seen.state:
+        return Answered(kept[1])
     private = _private_index(Path(repo)) if toplevel else None
-    if private is None:
-        return Pending(repo, *args)
     # Our own copy of the index, refreshed when it was taken (see _private_index): the status
     # trusts the stat data git verified then instead of hashing every racily clean file again.
-    return Pending(repo, *args, env={"GIT_INDEX_FILE": private})
+    env = {"GIT_INDEX_FILE": private} if private is not None else None
+    if seen is None or seen.racy:
+        return Pending(repo, *args, env=env)
+    return _Kept(lambda out: _keep(key, seen.state, out), repo, *args, env=env)
+
+
+# A toplevel's last status, kept while its work tree and git directory look as they did before it
+# ran (unchanged.tree_state): a warm call over many repositories asks git only about those touched.
+_ANSWERS: dict[tuple[str, tuple[str, ...]], tuple[tuple[object, ...], bytes]] = {}
+_ANSWERS_MAX = 1024
+caches.register("codevouch.worktree.gitio.statuses", _ANSWERS.clear, _ANSWERS.__len__)
+
+
+def _keep(key: tuple[str, tuple[str, ...]], state: tuple[object, ...], out: bytes) -> None:
+    if len(_ANSWERS) >= _ANSWERS_MAX:
+        _ANSWERS.pop(next(iter(_ANSWERS)))
+    _ANSWERS[key] = (state, out)
+
+
+class _Kept(Pending):
+    """A status started now whose answer, once read, is kept (`keep`)."""
+
+    def __init__(self, keep: Callable[[bytes], None], repo: Path | str, *args: str,
+                 env: dict[str, str] | None = None) -> None:
+        super().__init__(repo, *args, env=env)
+        self._keep: Callable[[bytes], None] | None = keep
+
+    def result(self) -> bytes:
+        out = super().result()
+        if self._keep is not None:
+            self._keep(out)
+            self._keep = None
+        return out
 
 
 # --- a private, refreshed copy of the index ------------------------------------------------------

@@ -1,0 +1,171 @@
+"""Whether a work tree and its git directory are as they were when git last answered about them,
+told from stat data alone: a warm process then takes git's last answer instead of starting git.
+
+A query across 100 repositories asked each one's HEAD (`rev-parse`) and its `git status` on every
+call: 200 processes, most of a warm call's time, for repositories nobody had touched. What those
+answers depend on, and what is looked at here instead:
+
+- the git directory's files that HEAD, the index and the configuration are read from (`HEAD`,
+  the ref it names, `packed-refs`, `index`, `info/exclude`, `info/attributes`, `shallow`,
+  `info/grafts`, `objects/info/alternates`, the replace refs' folder), the configuration files git
+  itself listed (filters.filter_names: the system's, the user's, the repository's), the user's
+  ignore and attributes files, and the variables that steer git (every GIT_*, HOME,
+  XDG_CONFIG_HOME, the opt-in to filters): `git_state`;
+- for a status, the work tree too: every folder and every entry in it (a new, removed or renamed
+  entry changes its folder; a write changes the file's own), walked without following links and
+  never into a `.git` (a nested repository's files are walked: more than git reads, never less):
+  `tree_state`.
+
+Each is the inode, mode, size, mtime and ctime of each (ctime cannot be set back by a user, and
+a file git rewrites is renamed over: a new inode). An answer is kept only when nothing looked at
+was written within hashing.RACY_NS of the look (a write in the same clock tick would leave the
+stat data as they were: git's racy-git problem, solved as git and hashing.py solve it), and the
+look is taken before git starts, so a write while git runs shows at the next look.
+
+Nothing is kept (git is asked every time) for a work tree whose `.git` is not a directory (a
+linked work tree, a submodule), a reftable or split index, a configuration with include directives
+(filters.py cannot list its files), or a work tree of more than MAX_ENTRIES entries (a walk would
+cost what git costs: such a tree is not walked again in this process).
+"""
+from __future__ import annotations
+
+import os
+import stat as stat_module
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from codevouch import caches
+from codevouch.worktree.git._process import caller_env, run_filters
+from codevouch.worktree.git.filters import _FILTERS, filter_names, user_git_file
+from codevouch.worktree.safe_read import read_file
+
+# A write this close to the look may not change the stat data (a coarse clock): not trusted.
+RACY_NS = 2_000_000_000
+# The most entries (files, links and folders) a work tree may hold to be walked instead of asking git.
+MAX_ENTRIES = 20_000
+
+_GIT_FILES = ("HEAD", "index", "packed-refs", "config", "config.worktree", "commondir", "info/exclude",
+              "info/attributes", "info/sparse-checkout", "info/grafts", "shallow", "objects/info/alternates",
+              "refs/replace", "reftable")
+_ENV = ("HOME", "XDG_CONFIG_HOME")
+
+StatKey = tuple[int, int, int, int, int] | None
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one look saw (`state`: equal states, equal answers) and whether any of it was written
+    too recently to trust (`racy`: an answer made after this look must not be kept)."""
+    state: tuple[object, ...]
+    racy: bool
+
+
+def _key(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _stat(path: str) -> StatKey:
+    try:
+        return _key(os.lstat(path))
+    except (OSError, ValueError):
+        return None
+
+
+def git_state(top: Path | str) -> Seen | None:
+    """What HEAD, the index and git's configuration of the work tree at `top` (the folder that
+    holds `.git`) are read from; None when that cannot be told from stat data (see the module)."""
+    root = os.path.abspath(str(top))
+    dot_git = os.path.join(root, ".git")
+    own = _stat(dot_git)
+    if run_filters() or own is None or not stat_module.S_ISDIR(own[1]):
+        return None
+    filter_names(root)                   # lists the configuration's files, kept while they are unchanged
+    config = _FILTERS.get(root)
+    if config is None:
+        return None
+    now = time.time_ns()
+    seen = {name: _stat(os.path.join(dot_git, name)) for name in _GIT_FILES}
+    if seen["reftable"] is not None or seen["commondir"] is not None or _split_index(dot_git):
+        return None
+    head_ref = _head_ref(os.path.join(dot_git, "HEAD"))
+    if head_ref is None:
+        return None
+    seen[head_ref] = _stat(os.path.join(dot_git, head_ref)) if head_ref else None
+    for extra in (*config.attributes, *config.excludes, user_git_file("attributes"), user_git_file("ignore"),
+                  *(path for path, _ in config.files)):
+        seen[extra] = _stat(extra)
+    env = caller_env()
+    steering = tuple(sorted((k, v) for k, v in env.raw.items() if k.startswith("GIT_") or k in _ENV))
+    racy = any(s is not None and max(s[3], s[4]) >= now - RACY_NS for s in seen.values())
+    return Seen((root, tuple(sorted(seen.items())), config.files, config.env, steering), racy)
+
+
+def _split_index(dot_git: str) -> bool:
+    try:
+        return any(name.startswith("sharedindex.") for name in os.listdir(dot_git))
+    except OSError:
+        return True
+
+
+def _head_ref(head: str) -> str | None:
+    """The ref HEAD names as a path in the git directory (`refs/heads/main`), "" for a detached
+    HEAD; None when HEAD cannot be read as a small file naming a plain ref."""
+    data = read_file(head, 4096, follow=False)      # never blocks on a FIFO, never reads a device
+    if not isinstance(data, bytes):
+        return None
+    text = data.decode("utf-8", "surrogateescape").strip()
+    if not text.startswith("ref:"):
+        return ""
+    ref = text[len("ref:"):].strip()
+    parts = ref.split("/")
+    return ref if ref.startswith("refs/") and ".." not in parts and "" not in parts else None
+
+
+_TOO_BIG: set[str] = set()          # work trees found over MAX_ENTRIES: not walked again
+caches.register("codevouch.worktree.gitio.unchanged_too_big", _TOO_BIG.clear, _TOO_BIG.__len__)
+
+
+def tree_state(top: Path | str) -> Seen | None:
+    """`git_state` and every folder and entry of the work tree at `top`; None when either cannot
+    be told (see the module)."""
+    gits = git_state(top)
+    root = os.path.abspath(str(top))
+    if gits is None or root in _TOO_BIG:
+        return None
+    now = time.time_ns()
+    entries = _walk(root)
+    if entries is None:
+        _TOO_BIG.add(root)
+        return None
+    racy = gits.racy or any(s is not None and max(s[3], s[4]) >= now - RACY_NS for _, s in entries)
+    return Seen((gits.state, tuple(entries)), racy)
+
+
+def _walk(root: str) -> list[tuple[str, StatKey]] | None:
+    """(path from the top, stat key) of the top, every folder below it and every entry in each,
+    in walk order; None past MAX_ENTRIES."""
+    out: list[tuple[str, StatKey]] = [("", _stat(root))]
+    stack = [("", root)]
+    while stack:
+        rel, folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                found = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            out.append((rel + "/?", None))      # unreadable: git cannot read in it either; a change
+            continue                            # of its mode shows in its own stat key above
+        for entry in found:
+            if not rel and entry.name == ".git":
+                continue                        # git_state's
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                key: StatKey = _key(entry.stat(follow_symlinks=False))
+            except OSError:
+                key = None
+            out.append((path, key))
+            if key is not None and stat_module.S_ISDIR(key[1]) and entry.name != ".git":
+                stack.append((path, entry.path))
+        if len(out) > MAX_ENTRIES:
+            return None
+    return out

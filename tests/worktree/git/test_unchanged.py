@@ -1,0 +1,143 @@
+"""A warm process takes git's last HEAD and status of a work tree nobody touched, and asks git again
+after any change that could change the answer (codevouch/worktree/git/unchanged.py). Real git
+repositories; the git processes are counted, never mocked. RACY_NS is 0 where a test means the
+answer to be kept (files written a moment ago would not be), and each edit changes a size or an
+entry, so no edit hides in one clock tick."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from codevouch import clear_caches
+from codevouch.worktree import gitio
+from codevouch.worktree.git import unchanged
+from tests.gitrepo import Repo
+
+
+@pytest.fixture
+def kept(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> Repo:
+    clear_caches()
+    monkeypatch.setattr(unchanged, "RACY_NS", 0)
+    repo.commit("one", **{"a.py": "A = 1\n", "pkg/b.py": "B = 2\n"})
+    return repo
+
+
+def _status(repo: Repo, untracked: bool = True) -> tuple[gitio.WorktreeStatus, int]:
+    """The status as a search asks it, and how many status processes it started."""
+    before = gitio.PROCESSES["status"]
+    found = gitio.worktree_status(repo.root, untracked=untracked, toplevel=True)
+    return found, gitio.PROCESSES["status"] - before
+
+
+def _head(repo: Repo) -> tuple[gitio.HeadState | None, int]:
+    before = gitio.PROCESSES["rev-parse"]
+    found = gitio.head_state(repo.root)
+    return found, gitio.PROCESSES["rev-parse"] - before
+
+
+def test_an_untouched_work_tree_is_answered_without_git(kept: Repo) -> None:
+    first, ran = _status(kept)
+    assert ran == 1 and first.changed == frozenset() and first.untracked == frozenset()
+    assert _status(kept) == (first, 0)
+    head, ran = _head(kept)
+    assert ran == 1 and head is not None
+    assert _head(kept) == (head, 0)
+
+
+@pytest.mark.parametrize("change", ["edit", "new file", "new file deep", "remove", "new folder file", "chmod",
+                                    "gitignore"])
+def test_each_change_is_seen_at_the_next_call(kept: Repo, change: str) -> None:
+    _status(kept)
+    if change == "edit":
+        kept.write("pkg/b.py", "B = 22\n")
+    elif change == "new file":
+        kept.write("c.py", "C = 3\n")
+    elif change == "new file deep":
+        (kept.root / "pkg" / "deep").mkdir()
+        _status(kept)
+        kept.write("pkg/deep/d.py", "D = 4\n")
+    elif change == "remove":
+        kept.remove("a.py")
+    elif change == "new folder file":
+        kept.write("new/e.py", "E = 5\n")
+    elif change == "chmod":
+        os.chmod(kept.root / "a.py", 0o755)
+    else:
+        kept.write("x.log", "x\n")
+        _status(kept)
+        kept.write(".gitignore", "*.log\n")
+    found, ran = _status(kept)
+    assert ran == 1
+    assert found == gitio.worktree_status(kept.root)      # as git says, without the kept answer
+
+
+def test_an_ignored_file_still_counts_and_a_folder_git_ignores_is_walked(kept: Repo) -> None:
+    kept.commit("ignore", **{".gitignore": "build/\n"})
+    (kept.root / "build").mkdir()
+    _status(kept)
+    kept.write("build/out.o", "x\n")
+    assert _status(kept)[1] == 1           # more git than needed, never a stale answer
+
+
+def test_staging_and_committing_are_seen(kept: Repo) -> None:
+    kept.write("a.py", "A = 11\n")
+    assert _status(kept)[0].changed == {"a.py"}
+    kept.git("add", "a.py")
+    assert _status(kept) == (gitio.worktree_status(kept.root), 1)
+    head, _ = _head(kept)
+    kept.git("commit", "-q", "-m", "two")
+    assert _status(kept) == (gitio.WorktreeStatus(frozenset(), frozenset()), 1)
+    after, ran = _head(kept)
+    assert ran == 1 and after is not None and head is not None and after.commit != head.commit
+
+
+def test_a_branch_switch_and_a_moved_ref_are_seen(kept: Repo) -> None:
+    head, _ = _head(kept)
+    kept.git("checkout", "-q", "-b", "other")
+    moved, ran = _head(kept)
+    assert ran == 1 and moved is not None and moved.branch == "other"
+    kept.commit("on other", **{"a.py": "A = 111\n"})
+    kept.git("checkout", "-q", "main")
+    kept.git("update-ref", "refs/heads/main", "other")
+    again, ran = _head(kept)
+    assert ran == 1 and again is not None and head is not None and again.commit != head.commit
+
+
+def test_a_changed_configuration_or_environment_asks_git_again(kept: Repo, monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    kept.write("x.tmp", "x\n")
+    _status(kept)
+    exclude = tmp_path / "excludes"
+    exclude.write_text("*.tmp\n")
+    kept.git("config", "core.excludesFile", str(exclude))
+    found, ran = _status(kept)
+    assert ran == 1 and "x.tmp" not in found.untracked
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'status.showUntrackedFiles'='no'")
+    assert _status(kept)[1] == 1
+
+
+def test_a_write_in_the_same_moment_is_never_kept(repo: Repo) -> None:
+    # With the real RACY_NS: a file written a moment ago may be written again within one clock
+    # tick, its stat data unchanged; its status is not kept, so the second write is seen.
+    clear_caches()
+    repo.commit("one", **{"a.py": "A = 1\n"})
+    repo.write("a.py", "A = 2\n")
+    assert _status(repo)[0].changed == {"a.py"}
+    repo.write("a.py", "A = 1\n")                # same size, same second
+    assert _status(repo) == (gitio.WorktreeStatus(frozenset(), frozenset()), 1)
+
+
+def test_a_linked_work_tree_or_a_large_tree_is_always_asked(kept: Repo, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    kept.git("worktree", "add", "-q", str(tmp_path / "linked"), "-b", "side")
+    assert unchanged.tree_state(tmp_path / "linked") is None
+    monkeypatch.setattr(unchanged, "MAX_ENTRIES", 3)
+    assert unchanged.tree_state(kept.root) is None
+    assert _status(kept)[1] == 1 and _status(kept)[1] == 1
+
+
+def test_filters_opted_in_turn_it_off(kept: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEVOUCH_RUN_GIT_FILTERS", "1")
+    assert unchanged.git_state(kept.root) is None
