@@ -288,6 +288,9 @@ def test_an_edit_after_a_warm_call_is_found_at_the_next_one(two: tuple[Repo, Rep
     config.git("commit", "-q", "-m", "notice")
     [now] = [f for f in many.search("overdue notice days", k=10) if f.repository.path == config.root]
     assert now.hit.record.origin == "committed" and now.hit.verdict == "usable"
+    Index(config.root, index_dir, embedder=FAKE, record=False).build()      # the open reader is reopened
+    [built] = [f for f in many.search("overdue notice days", k=10, mode="dense") if f.repository.path == config.root]
+    assert "overdue_notice" in built.hit.symbol and built.hit.record.origin == "index"
     library.write("lib/late.py", "def late_charge(days):\n    return days * 2\n")
     found = many.search("late charge days", k=10)
     assert any(f.hit.symbol == "late_charge" and f.hit.record.origin == "uncommitted" for f in found)

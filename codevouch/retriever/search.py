@@ -536,7 +536,7 @@ _READERS: dict[Path, tuple[tuple[Any, ...], VectorStore]] = {}
 def _vector_reader(ledger: Ledger, index_dir: Path, store: StoreSettings) -> VectorStore:
     """The open reader of `index_dir`, with this call's `store` settings (its busy timeout: a
     reader kept from an earlier call keeps the server it was opened on, as it always has)."""
-    states = tuple((b.coll, b.commit, b.built_at) for b in ledger.branches())
+    states = ledger.builds()
     cached = _READERS.get(index_dir)
     if cached is not None and cached[0] == states:
         cached[1].settings = store

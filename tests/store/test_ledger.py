@@ -47,6 +47,18 @@ def test_a_commit_makes_the_branch_and_its_chunks_visible(ledger: Ledger) -> Non
     assert ledger.branch_members(state, [key], by="lex_key")[key] == [hit]
 
 
+def test_builds_say_what_each_branch_was_built_from_and_when(ledger: Ledger) -> None:
+    # What a search's open reader is checked against (one per repository of a search across them).
+    main, topic = branch_state("main"), branch_state("topic", commit="beef")
+    ledger.commit(file_change(main, {("shop/orders.py", "b1"): ORDERS}))
+    ledger.commit(file_change(topic, {("shop/orders.py", "b1"): ORDERS}))
+    assert ledger.builds() == tuple((b.coll, b.commit, b.built_at) for b in ledger.branches())
+    assert {b[1] for b in ledger.builds()} == {"c0ffee", "beef"}
+    ledger.commit(file_change(replace(main, commit="d00d", built_at="2026-01-02T00:00:00Z"),
+                              {("shop/orders.py", "b1"): ORDERS}, ledger))
+    assert (main.coll, "d00d", "2026-01-02T00:00:00Z") in ledger.builds()
+
+
 def test_more_keys_than_one_query_takes_are_all_found(ledger: Ledger) -> None:
     # The keys go 500 to a query: every part, not only the first, must look up its own keys.
     state = branch_state("main")
