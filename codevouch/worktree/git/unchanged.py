@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import stat as stat_module
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +87,8 @@ def git_state(top: Path | str) -> Seen | None:
         return None
     now = time.time_ns()
     seen = {name: _stat(os.path.join(dot_git, name)) for name in _GIT_FILES}
-    if seen["reftable"] is not None or seen["commondir"] is not None or _split_index(dot_git):
+    seen[""] = own
+    if seen["reftable"] is not None or seen["commondir"] is not None or _split_index(dot_git, own):
         return None
     head_ref = _head_ref(os.path.join(dot_git, "HEAD"))
     if head_ref is None:
@@ -95,17 +97,47 @@ def git_state(top: Path | str) -> Seen | None:
     for extra in (*config.attributes, *config.excludes, user_git_file("attributes"), user_git_file("ignore"),
                   *(path for path, _ in config.files)):
         seen[extra] = _stat(extra)
-    env = caller_env()
-    steering = tuple(sorted((k, v) for k, v in env.raw.items() if k.startswith("GIT_") or k in _ENV))
+    steering = _steering(caller_env().raw)
     racy = any(s is not None and max(s[3], s[4]) >= now - RACY_NS for s in seen.values())
     return Seen((root, tuple(sorted(seen.items())), config.files, config.env, steering), racy)
 
 
-def _split_index(dot_git: str) -> bool:
+def _steering(raw: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The variables that steer git (every GIT_*, HOME, XDG_CONFIG_HOME), sorted. A call's own
+    environment is a snapshot made at the door (call.py), read once; the process's, each time."""
+    held = _STEERING.get(id(raw))
+    if held is not None and held[0] is raw:
+        return held[1]
+    found = tuple(sorted((k, v) for k, v in raw.items() if k.startswith("GIT_") or k in _ENV))
+    if raw is not os.environ:
+        if len(_STEERING) >= 64:
+            _STEERING.clear()
+        _STEERING[id(raw)] = (raw, found)
+    return found
+
+
+_STEERING: dict[int, tuple[Mapping[str, str], tuple[tuple[str, str], ...]]] = {}
+caches.register("codevouch.worktree.gitio.unchanged_steering", _STEERING.clear, _STEERING.__len__)
+
+
+def _split_index(dot_git: str, own: StatKey) -> bool:
+    """Whether the git directory holds a split index's shared part (listed again only when the
+    directory's own stat data changed: a new file in it changes them)."""
+    held = _SPLIT.get(dot_git)
+    if held is not None and held[0] == own:
+        return held[1]
     try:
-        return any(name.startswith("sharedindex.") for name in os.listdir(dot_git))
+        split = any(name.startswith("sharedindex.") for name in os.listdir(dot_git))
     except OSError:
         return True
+    if len(_SPLIT) >= 4096:
+        _SPLIT.clear()
+    _SPLIT[dot_git] = (own, split)
+    return split
+
+
+_SPLIT: dict[str, tuple[StatKey, bool]] = {}
+caches.register("codevouch.worktree.gitio.unchanged_split", _SPLIT.clear, _SPLIT.__len__)
 
 
 def _head_ref(head: str) -> str | None:
