@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,13 +127,15 @@ def head_state(path: Path | str) -> HeadState | None:
         return kept[1]
     found = _head_state(path)
     if seen is not None and not seen.racy and found is not None:
-        if len(_HEADS) >= _HEADS_MAX:
-            _HEADS.pop(next(iter(_HEADS)))
-        _HEADS[key] = (seen.state, found)
+        with _HEADS_LOCK:        # searches of several repositories run on threads
+            if len(_HEADS) >= _HEADS_MAX:
+                _HEADS.pop(next(iter(_HEADS)))
+            _HEADS[key] = (seen.state, found)
     return found
 
 
 _HEADS: dict[tuple[str, str], tuple[tuple[object, ...], HeadState]] = {}
+_HEADS_LOCK = threading.Lock()
 _HEADS_MAX = 1024
 caches.register("codevouch.worktree.gitio.heads", _HEADS.clear, _HEADS.__len__)
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from codevouch import caches
 from codevouch.worktree.git._process import caller_env, run_filters
-from codevouch.worktree.git.filters import _FILTERS, filter_names, user_git_file
+from codevouch.worktree.git.filters import _FILTERS, _stat_key, filter_names, user_git_file
 from codevouch.worktree.safe_read import read_file
 
 # A write this close to the look may not change the stat data (a coarse clock): not trusted.
@@ -83,8 +83,8 @@ def git_state(top: Path | str) -> Seen | None:
         return None
     filter_names(root)                   # lists the configuration's files, kept while they are unchanged
     config = _FILTERS.get(root)
-    if config is None:
-        return None
+    if config is None or any(_stat_key(path) != st for path, st in config.files):
+        return None                      # includes (never kept), or a list filter_names did not renew
     now = time.time_ns()
     seen = {name: _stat(os.path.join(dot_git, name)) for name in _GIT_FILES}
     seen[""] = own

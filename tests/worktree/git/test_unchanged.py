@@ -141,3 +141,20 @@ def test_a_linked_work_tree_or_a_large_tree_is_always_asked(kept: Repo, tmp_path
 def test_filters_opted_in_turn_it_off(kept: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEVOUCH_RUN_GIT_FILTERS", "1")
     assert unchanged.git_state(kept.root) is None
+
+
+def test_a_configuration_that_gains_an_include_is_never_answered_from_memory(kept: Repo, tmp_path: Path) -> None:
+    # filter_names keeps no file list for a configuration with includes (and left the old one in
+    # place): a change in the included file, or in a file it names, must still reach git.
+    kept.write("x.tmp", "x\n")
+    _status(kept)
+    extra = tmp_path / "extra.cfg"
+    excludes = tmp_path / "excludes"
+    excludes.write_text("*.log\n")
+    extra.write_text(f"[core]\n\texcludesFile = {excludes}\n")
+    kept.git("config", "include.path", str(extra))
+    assert unchanged.git_state(kept.root) is None
+    assert "x.tmp" in _status(kept)[0].untracked
+    excludes.write_text("*.tmp\n")
+    found, ran = _status(kept)
+    assert ran == 1 and "x.tmp" not in found.untracked
