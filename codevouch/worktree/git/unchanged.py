@@ -109,7 +109,7 @@ def _steering(raw: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     if held is not None and held[0] is raw:
         return held[1]
     found = tuple(sorted((k, v) for k, v in raw.items() if k.startswith("GIT_") or k in _ENV))
-    if raw is not os.environ:
+    if type(raw) is dict:       # a Call's snapshot (the process's own variables are no dict: read each time)
         if len(_STEERING) >= 64:
             _STEERING.clear()
         _STEERING[id(raw)] = (raw, found)
