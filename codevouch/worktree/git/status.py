@@ -62,11 +62,14 @@ def start_worktree_status(repo: Path, untracked: bool = True, toplevel: bool = F
 # ran (unchanged.tree_state): a warm call over many repositories asks git only about those touched.
 _ANSWERS: dict[tuple[str, tuple[str, ...]], tuple[tuple[object, ...], bytes]] = {}
 _ANSWERS_MAX = 1024
+_ANSWER_MAX_BYTES = 64 << 10
 _ANSWERS_LOCK = threading.Lock()
 caches.register("codevouch.worktree.gitio.statuses", _ANSWERS.clear, _ANSWERS.__len__)
 
 
 def _keep(key: tuple[str, tuple[str, ...]], state: tuple[object, ...], out: bytes) -> None:
+    if len(out) > _ANSWER_MAX_BYTES:
+        return                   # a tree with that much changed is asked each time
     with _ANSWERS_LOCK:          # searches of several repositories run on threads
         if len(_ANSWERS) >= _ANSWERS_MAX:
             _ANSWERS.pop(next(iter(_ANSWERS)))
