@@ -96,7 +96,30 @@ def timed(repos: list[Path], index_dir: Path, queries: list[str]) -> dict[str, A
     return {"repos": len(repos), "first_ms": round(first * 1000, 1),
             "warm_p50_ms": round(warm[len(warm) // 2] * 1000, 1),
             "warm_p95_ms": round(warm[min(len(warm) - 1, round(0.95 * len(warm)) - 1)] * 1000, 1),
-            "warm_n": len(warm), "git_per_query": round(per_query, 1)}
+            "warm_n": len(warm), "git_per_query": round(per_query, 1),
+            **edited(many, repos[len(repos) // 2], queries[1])}
+
+
+def edited(many: Any, repo: Path, query: str) -> dict[str, Any]:
+    """One warm search right after an uncommitted edit in one repository (a function added to one
+    of its files, taken out again afterwards): its time, its git processes, and whether that
+    repository's answer searched the edited file live (its overlay names it)."""
+    from codevouch.worktree.git._process import PROCESSES
+
+    path = sorted(p for p in repo.rglob("*.py") if ".git" not in p.parts)[0]
+    data = path.read_bytes()
+    rel = path.relative_to(repo).as_posix()
+    try:
+        path.write_bytes(data + b"\n\ndef edited_between_calls():\n    return 'edited'\n")
+        spawned = sum(PROCESSES.values())
+        started = time.monotonic()
+        found = many.search(query, k=10)
+        took = time.monotonic() - started
+        live = any(f.path == rel for r, answer in found.answers if r.path == repo and answer.overlay is not None
+                   for f in answer.overlay.files)
+    finally:
+        path.write_bytes(data)
+    return {"edit_ms": round(took * 1000, 1), "edit_git": sum(PROCESSES.values()) - spawned, "edit_live": live}
 
 
 def before(code: Path, repos: list[Path], index_dir: Path, queries: list[str]) -> dict[str, Any]:
