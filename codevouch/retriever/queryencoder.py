@@ -42,7 +42,22 @@ class QueryVectors:
 
     def __init__(self) -> None:
         self._made: dict[tuple[str, str], Future[list[float]]] = {}
+        self._held: dict[tuple[str, Path], Embedder | None] = {}
         self._lock = threading.Lock()
+
+    def held(self, embedder: Embedder | str | None, index_dir: Path) -> Embedder | None:
+        """`held(embedder, index_dir)`, asked once per model name and index directory in the call
+        (it opens the ledger: once per repository of a search across 100 was 70 ms of a query).
+        A hint either way: each search opens the ledger properly right after (see held)."""
+        if not isinstance(embedder, str):
+            return embedder
+        key = (embedder, index_dir)
+        with self._lock:
+            if key in self._held:
+                return self._held[key]
+        found = held(embedder, index_dir)
+        with self._lock:
+            return self._held.setdefault(key, found)
 
     def vector(self, embedder: Embedder, text: str, start: Callable[[], Future[list[float]]]) -> Future[list[float]]:
         """The vector of `text` by `embedder`'s model: the one made already, else `start()`'s."""

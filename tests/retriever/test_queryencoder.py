@@ -50,3 +50,24 @@ def test_query_vectors_are_shared_by_model_name_not_by_object() -> None:
     assert again is first and made == ["overdue fee"] and (one.queries, two.queries) == (1, 0)
     shared.vector(two, "late fee", lambda: start(two, "late fee"))
     assert made == ["overdue fee", "late fee"]
+
+
+def test_a_call_across_repositories_asks_the_ledger_for_its_models_once(repo: Repo, index_dir: Path,
+                                                                         monkeypatch) -> None:
+    # Each repository's search asked which models the index directory's branches use, opening
+    # the ledger each time; a search across repositories shares one QueryVectors, which asks once.
+    from codevouch.retriever import queryencoder
+    from codevouch.retriever.queryencoder import QueryVectors
+
+    repo.commit_files({"a.py": "def settle():\n    return 1\n"})
+    Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False).build()
+    asked: list[Path] = []
+    real = queryencoder.models_in_use
+    monkeypatch.setattr(queryencoder, "models_in_use", lambda where: asked.append(where) or real(where))
+    shared = QueryVectors()
+    first = shared.held(FakeEmbedder.name, index_dir)
+    assert isinstance(first, FakeEmbedder) and shared.held(FakeEmbedder.name, index_dir) is first
+    assert shared.held(MODEL_NAME, index_dir) is None and shared.held(MODEL_NAME, index_dir) is None
+    assert asked == [index_dir, index_dir]                     # once per model name
+    given = FakeEmbedder()
+    assert shared.held(given, index_dir) is given
