@@ -84,6 +84,31 @@ def spelled_as_written(ids: Sequence[str], records: dict[str, ChunkRecord], quer
     return own
 
 
+def constructors_only(ids: Sequence[str], records: dict[str, ChunkRecord], names: Collection[str],
+                      read: Callable[[list[str]], dict[str, bytes]]) -> set[str]:
+    """The ids whose chunk defines the query's name only as a member named like its own container,
+    a constructor (`InvoiceBook::InvoiceBook` in invoice_book.cc), when the query names the bare
+    name: for `InvoiceBook` the class is the answer, and its constructor a part of it. A query that
+    qualifies it (`InvoiceBook::InvoiceBook`) asks for the constructor."""
+    wanted = set(names)
+    blobs = read(list(dict.fromkeys(records[cid].blob_sha for cid in ids if may_define(records[cid])))) if ids else {}
+    out: set[str] = set()
+    for cid in ids:
+        rec = records[cid]
+        data = blobs.get(rec.blob_sha)
+        inside = _inside(rec, decode(data)) if data is not None else []
+        matched = [(n, wanted.intersection(lexical.name_keys(n))) for n in (*rec.symbol.split(","), *inside)]
+        matched = [(n, keys) for n, keys in matched if keys]
+        if matched and all(_constructor(n) and not any("." in k for k in keys) for n, keys in matched):
+            out.add(cid)
+    return out
+
+
+def _constructor(name: str) -> bool:
+    parts = [p for p in re.split(r"\.|::", name.strip()) if p]
+    return len(parts) >= 2 and parts[-1] == parts[-2]
+
+
 def _inside(rec: ChunkRecord, text: str) -> list[str]:
     """The qualified names, as written, of the definitions whose node starts inside the chunk's lines."""
     return [name for name, line in _definitions(rec.blob_sha, rec.path, text) if rec.start_line <= line <= rec.end_line]
@@ -129,24 +154,26 @@ def freely(rec: ChunkRecord, names: Collection[str], members: Collection[str]) -
 
 
 # A definition's rank key (`rank_key`), before its fused score: (defines, words of its place, own
-# case, implementation, free); every other chunk's is this, below every definition's.
-NOT_A_DEFINITION = (False, 0, False, False, False)
-RankKey = tuple[bool, int, bool, bool, bool]
+# case, not a constructor, implementation, free); every other chunk's is this, below every definition's.
+NOT_A_DEFINITION = (False, 0, False, False, False, False)
+RankKey = tuple[bool, int, bool, bool, bool, bool]
 
 
 def rank_key(rec: ChunkRecord, read: Query, names: Collection[str], members: Collection[str],
-             own_case: bool = False) -> RankKey:
+             own_case: bool = False, constructor: bool = False) -> RankKey:
     """The rank key of a chunk that defines one of the query's `names`, which sorts before the fused
     score (several definitions of a name rank by the rest of the query after it): first the one
     whose place the query's other words name (`url getPath`, `getPath in utils`: src/utils/url.ts),
     then one spelled with the query's own case (`progressbar` before `ProgressBar`; `own_case`: a
-    definition merged into a chunk spells it so), then an
+    definition merged into a chunk spells it so), then the name's own definition before a
+    constructor named like it (`constructor`: constructors_only; the class `InvoiceBook` in a
+    header before `InvoiceBook::InvoiceBook` in its source file), then an
     implementation before its declaration (lib/option.js before typings/index.d.ts, whose chunks
     hold a dozen signatures and win on words; a function before its overload signatures), then a
     free definition before same-named members of classes (`getPath` in utils/url.ts before four
     `*Processor.getPath`), unless the query qualifies the name (`members`: member_names)."""
     return (True, place_words(rec, read, names), own_case or lexical.spelled_exactly(read.stripped, rec.symbol),
-            not declares_only(rec), freely(rec, names, members))
+            not constructor, not declares_only(rec), freely(rec, names, members))
 
 
 def place_words(rec: ChunkRecord, read: Query, names: Collection[str]) -> int:

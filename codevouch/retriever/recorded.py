@@ -56,8 +56,8 @@ def search_recorded(state: BranchState, request: SearchRequest, index_dir: Path,
         return tier.get(rec.id, defined.NOT_A_DEFINITION)
     found = fusion.dedupe(fusion.settled(sorted(found, key=lambda item: (tier_of(item[0]), item[1]), reverse=True),
                                          tier_of, lambda rec: searching._evidence(rankings, rec.id), settings.tie_band))
-    top = [*searching._ordered([f for f in found if f[0].id not in fill], settings),
-           *searching._ordered([f for f in found if f[0].id in fill], settings)][:k]
+    top = [*searching._ordered([f for f in found if f[0].id not in fill], settings, tier_of),
+           *searching._ordered([f for f in found if f[0].id in fill], settings, tier_of)][:k]
     recorded = Path(state.repo)
     cited = [(searching._cited(rec, state, recorded), score) for rec, score in top]
     blobs = blobcache.read_blobs(clone, [rec.blob_sha for rec, _ in cited]) if clone is not None else {}

@@ -141,14 +141,16 @@ def search(repo_path: Path | str, request: SearchRequest, index_dir: Path, embed
                                          tier_of, lambda rec: _evidence(rankings, rec.id), settings.tie_band))
     # What only fills k follows, ordered on its own: no stub's implementation, no window of a
     # definition, is drawn from it into the default's order (_scored).
-    return _results([*_ordered([f for f in found if f[0].id not in fill], settings),
-                     *_ordered([f for f in found if f[0].id in fill], settings)][:k],
+    return _results([*_ordered([f for f in found if f[0].id not in fill], settings, tier_of),
+                     *_ordered([f for f in found if f[0].id in fill], settings, tier_of)][:k],
                     rankings, read, state, repo, head, ov)
 
 
-def _ordered(found: list[tuple[ChunkRecord, float]], settings: Settings) -> list[tuple[ChunkRecord, float]]:
-    """Ranked candidates with each stub after its implementation, and one hit per definition."""
-    found = stubs.after_implementations(found)
+def _ordered(found: list[tuple[ChunkRecord, float]], settings: Settings,
+             tier_of: Callable[[ChunkRecord], defined.RankKey]) -> list[tuple[ChunkRecord, float]]:
+    """Ranked candidates with each stub after its implementation of the same tier, and one hit
+    per definition."""
+    found = stubs.after_implementations(found, tier_of)
     return collapse(found) if settings.collapse else found
 
 
@@ -192,7 +194,8 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
         if kinds is not None and rec.kind not in kinds:
             continue
         if tiered and (cid in rankings.defining or _defines(rec, names)):
-            tier[rec.id] = defined.rank_key(rec, read, names, members, cid in rankings.own_case)
+            tier[rec.id] = defined.rank_key(rec, read, names, members, cid in rankings.own_case,
+                                            cid in rankings.constructors)
         weight = 1.0 if kinds is not None else weights.get(rec.kind, 1.0)
         if rec.declaration and rec.id not in tier and not read.declarations:   # what code does: bodies first
             weight *= settings.declaration_weight
@@ -280,6 +283,7 @@ class _Rankings:
     members: dict[str, dict[str, int]] = field(default_factory=dict)  # DENSE / LEXICAL -> id -> its rank there
     defining: set[str] = field(default_factory=set)  # ids that define a name the query spells
     own_case: set[str] = field(default_factory=set)  # those that define it as the query spells it (_scored)
+    constructors: set[str] = field(default_factory=set)  # those that define it only as a constructor (_scored)
     similarity: dict[str, float] = field(default_factory=dict)   # chunk id -> cosine to the query
     stand_ins: set[str] = field(default_factory=set)   # overlay ids the dense list ranked with a stand-in
     read: reading.Query | None = None   # the query as read once the index was asked (Query.undecided)
@@ -432,6 +436,7 @@ def _add_definitions(out: _Rankings, run: SearchRun, lexical_ids: Sequence[str] 
     defs = defined.confirmed(defs, out.records, read, blobs)
     out.defining.update(defs)
     out.own_case.update(defined.spelled_as_written(defs, out.records, read, blobs))
+    out.constructors.update(defined.constructors_only(defs, out.records, names, blobs))
     if not defs and ov is not None:
         # Defined at the indexed commit, in files the working tree has changed, and nowhere now.
         out.gone = [_named(out.records[cid], read) for cid in defined.confirmed(

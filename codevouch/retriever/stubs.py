@@ -12,7 +12,8 @@ implementation among the candidates (none indexed, or none matched) keeps its pl
 """
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from codevouch.store import ChunkRecord
 from codevouch.syntax.extensions import is_declaration_file
@@ -42,9 +43,12 @@ def declares_only(rec: ChunkRecord) -> bool:
     return rec.declaration or is_declaration_file(rec.path)
 
 
-def after_implementations(found: list[tuple[ChunkRecord, T]]) -> list[tuple[ChunkRecord, T]]:
+def after_implementations(found: list[tuple[ChunkRecord, T]],
+                          tier: Callable[[ChunkRecord], Any] = lambda rec: 0) -> list[tuple[ChunkRecord, T]]:
     """`found` (best first) with each declaration's implementation moved to its place, the
-    declaration right after it; the rest keep their order."""
+    declaration right after it; the rest keep their order. An implementation moves only within
+    its `tier` (defined.rank_key): the header's class `InvoiceBook`, the definition a query names,
+    stays before a piece of the same namespace in the source file that merely names it."""
     if not any(declares_only(rec) for rec, _ in found):
         return found
     out = list(found)
@@ -53,7 +57,8 @@ def after_implementations(found: list[tuple[ChunkRecord, T]]) -> list[tuple[Chun
         rec = out[i][0]
         if declares_only(rec):
             at = next((j for j in range(i + 1, len(out))
-                       if not declares_only(out[j][0]) and _declares(rec, out[j][0])), None)
+                       if not declares_only(out[j][0]) and tier(out[j][0]) == tier(rec)
+                       and _declares(rec, out[j][0])), None)
             if at is not None:
                 out.insert(i, out.pop(at))
                 i += 1      # the declaration now follows its implementation

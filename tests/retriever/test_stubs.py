@@ -72,6 +72,19 @@ def test_a_header_piece_naming_a_member_does_not_declare_its_namespaces_other_pi
     assert [r.path for r, _ in after_implementations([(header, 2), (declared, 1)])] == ["util/crc32c.cc", "util/crc32c.h"]
 
 
+def test_an_implementation_never_overtakes_a_declaration_of_a_higher_tier() -> None:
+    # A header piece of namespace billing that defines the class a name query asks for (its tier
+    # is the name's) and a source piece of the same namespace that holds no such definition:
+    # sharing the namespace's name moves the source piece up only when the two share a tier.
+    header = _rec("include/billing/invoice_book.h", "<module>, billing")
+    source = _rec("src/invoice_book.cc", "billing")
+    tiers = {header.path: 1, source.path: 0}
+    assert [r.path for r, _ in after_implementations([(header, 2), (source, 1)], lambda r: tiers[r.path])] == [
+        "include/billing/invoice_book.h", "src/invoice_book.cc"]
+    assert [r.path for r, _ in after_implementations([(header, 2), (source, 1)])] == [
+        "src/invoice_book.cc", "include/billing/invoice_book.h"]
+
+
 # ky's layout: the types say "beforeRequest hooks" in every line; the body that runs them says it once.
 KY = {
     "source/types/hooks.ts": "/** The hooks: each beforeRequest hook is run before the request is sent. */\n"

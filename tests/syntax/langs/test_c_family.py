@@ -216,6 +216,10 @@ HOMES = {
     "ledger_settle_batch": "src/ledger.c", "ledger_round_cents": "src/ledger.c", "ledger_invoice": "src/ledger.c",
     "settle_invoice_batch": "src/invoice_book.cc", "InvoiceBook::settle_invoice_batch": "src/invoice_book.cc",
     "billing::InvoiceBook::settle_invoice_batch": "src/invoice_book.cc", "clamp_limit": "src/invoice_book.cc",
+    # a class defined only in its header is found there, not at its constructor in the source file,
+    # unless the query names the constructor
+    "InvoiceBook": "include/billing/invoice_book.h", "billing::InvoiceBook": "include/billing/invoice_book.h",
+    "InvoiceBook::InvoiceBook": "src/invoice_book.cc",
     "SettleQueuedInvoices": "src/Billing/InvoiceLedger.cs", "InvoiceLedger": "src/Billing/InvoiceLedger.cs",
     "collectPayments": "app/src/main/kotlin/billing/PaymentBook.kt",
     "emptyPaymentBook": "app/src/main/kotlin/billing/PaymentBook.kt",
