@@ -77,6 +77,8 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
     _WORKTREE[key] = config.worktree
     if not config.includes:
         _FILTERS[key] = _Filters(result, tuple(files.items()), env, tuple(config.attributes), tuple(config.excludes))
+    else:
+        _FILTERS.pop(key, None)   # a list kept before the includes came is no one's to trust
     return result
 
 

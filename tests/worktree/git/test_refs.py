@@ -143,3 +143,22 @@ def test_a_branch_whose_name_is_not_utf8_is_refused_in_words(repo: Repo, index_d
     assert cv("index", "build", "--all-branches", cwd=repo.root, index=index_dir).returncode == 1
     built = cv("index", "build", "--all-branches", "--exclude-branch", "caf*", cwd=repo.root, index=index_dir)
     assert built.returncode == 0, built.stderr
+
+
+def test_a_work_tree_moved_with_an_include_added_after_a_warm_check_is_refused(repo: Repo, tmp_path: Path) -> None:
+    """A warm process checked a core.worktree that keeps the work tree at home; then the work tree
+    is moved outside and an include added beside it. The configuration kept from before (no
+    includes: kept while its files' stat holds) must not vouch for the new one, which is never
+    kept (an include's files cannot all be listed)."""
+    from codevouch.errors import NotARepository
+    from codevouch.worktree.git import confine
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo.git("config", "core.worktree", str(repo.root))
+    confine.check(repo.root)                        # at home: passes, and is remembered
+    (repo.root / ".git" / "empty.cfg").write_text("")
+    repo.git("config", "include.path", "empty.cfg")
+    repo.git("config", "core.worktree", str(outside))
+    with pytest.raises(NotARepository, match="core.worktree"):
+        confine.check(repo.root)
