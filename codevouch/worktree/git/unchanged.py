@@ -43,8 +43,12 @@ from codevouch.worktree.safe_read import read_file
 
 # A write this close to the look may not change the stat data (a coarse clock): not trusted.
 RACY_NS = 2_000_000_000
-# The most entries (files, links and folders) a work tree may hold to be walked instead of asking git.
-MAX_ENTRIES = 20_000
+# The most entries (files, links and folders) a work tree may hold to be walked instead of asking
+# git. The walk is Python's lstat of each entry; git status does the same in C after starting a
+# process. Medians of 9 on 2 loaded cores (load 6), walk against `git status`: 100 entries 1.0
+# against 19.8 ms, 500 2.5 / 19.3, 1,000 16.8 / 26.0, 2,000 30.8 / 38.2, 4,000 115 / 59 ms; on
+# git.git (4,847 files) 61 / 46 ms. Past about a thousand entries the walk gains little, or loses.
+MAX_ENTRIES = 1_000
 
 _GIT_FILES = ("HEAD", "index", "packed-refs", "config", "config.worktree", "commondir", "info/exclude",
               "info/attributes", "info/sparse-checkout", "info/grafts", "shallow", "objects/info/alternates",
