@@ -23,7 +23,8 @@ stat data as they were: git's racy-git problem, solved as git and hashing.py sol
 look is taken before git starts, so a write while git runs shows at the next look.
 
 Nothing is kept (git is asked every time) for a work tree whose `.git` is not a directory (a
-linked work tree, a submodule), a reftable or split index, a configuration with include directives
+linked work tree, a submodule), a reftable or split index, a branch that is itself a symbolic
+ref (`git symbolic-ref refs/heads/main refs/heads/other`), a configuration with include directives
 (filters.py cannot list its files), or a work tree of more than MAX_ENTRIES entries (a walk would
 cost what git costs: such a tree is not walked again in this process).
 """
@@ -39,7 +40,7 @@ from pathlib import Path
 from codevouch import caches
 from codevouch.worktree.git._process import caller_env, run_filters
 from codevouch.worktree.git.filters import _FILTERS, _stat_key, filter_names, user_git_file
-from codevouch.worktree.safe_read import read_file
+from codevouch.worktree.safe_read import NotRegular, read_file
 
 # A write this close to the look may not change the stat data (a coarse clock): not trusted.
 RACY_NS = 2_000_000_000
@@ -98,6 +99,8 @@ def git_state(top: Path | str) -> Seen | None:
     if head_ref is None:
         return None
     seen[head_ref] = _stat(os.path.join(dot_git, head_ref)) if head_ref else None
+    if head_ref and _names_a_ref(dot_git, head_ref):
+        return None                      # a ref naming another: where the chain ends moves unseen
     for extra in (*config.attributes, *config.excludes, user_git_file("attributes"), user_git_file("ignore"),
                   *(path for path, _ in config.files)):
         seen[extra] = _stat(extra)
@@ -156,6 +159,19 @@ def _head_ref(head: str) -> str | None:
     ref = text[len("ref:"):].strip()
     parts = ref.split("/")
     return ref if ref.startswith("refs/") and ".." not in parts and "" not in parts else None
+
+
+def _names_a_ref(dot_git: str, ref: str) -> bool:
+    """Whether the loose ref `ref` is itself symbolic (`ref: refs/heads/other`), or cannot be read
+    as a small regular file inside the git directory; False when it is missing (packed-refs holds
+    it: watched)."""
+    path = os.path.join(dot_git, ref)
+    if not os.path.realpath(path).startswith(os.path.realpath(dot_git) + os.sep):
+        return True                      # `refs` linked elsewhere: never read outside the repository
+    data = read_file(path, 4096, follow=False)
+    if isinstance(data, bytes):
+        return data.startswith(b"ref:")
+    return not (isinstance(data, NotRegular) and data.missing)
 
 
 _TOO_BIG: set[str] = set()          # work trees found over MAX_ENTRIES: not walked again

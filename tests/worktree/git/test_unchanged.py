@@ -158,3 +158,16 @@ def test_a_configuration_that_gains_an_include_is_never_answered_from_memory(kep
     excludes.write_text("*.tmp\n")
     found, ran = _status(kept)
     assert ran == 1 and "x.tmp" not in found.untracked
+
+
+def test_a_ref_that_names_another_ref_is_followed(kept: Repo) -> None:
+    # HEAD -> refs/heads/main -> refs/heads/other: moving `other` moves HEAD's commit.
+    kept.git("branch", "other")
+    kept.git("symbolic-ref", "refs/heads/main", "refs/heads/other")
+    head, _ = _head(kept)
+    tree = kept.git("rev-parse", "HEAD^{tree}").strip()
+    two = kept.git("commit-tree", tree, "-p", "HEAD", "-m", "two").strip()
+    kept.git("update-ref", "refs/heads/other", two)       # moves HEAD's commit, writes nothing else
+    again, ran = _head(kept)
+    assert ran == 1 and again is not None and head is not None and again.commit != head.commit
+
