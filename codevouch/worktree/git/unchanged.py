@@ -24,7 +24,8 @@ look is taken before git starts, so a write while git runs shows at the next loo
 
 Nothing is kept (git is asked every time) for a work tree whose `.git` is not a directory (a
 linked work tree, a submodule), a reftable or split index, a branch that is itself a symbolic
-ref (`git symbolic-ref refs/heads/main refs/heads/other`), a configuration with include directives
+ref (`git symbolic-ref refs/heads/main refs/heads/other`), a file of the git directory above that
+is a symbolic link (`info/exclude` linked to a shared file), a configuration with include directives
 (filters.py cannot list its files), or a work tree of more than MAX_ENTRIES entries (a walk would
 cost what git costs: such a tree is not walked again in this process).
 """
@@ -101,6 +102,8 @@ def git_state(top: Path | str) -> Seen | None:
     seen[head_ref] = _stat(os.path.join(dot_git, head_ref)) if head_ref else None
     if head_ref and _names_a_ref(dot_git, head_ref):
         return None                      # a ref naming another: where the chain ends moves unseen
+    if any(s is not None and stat_module.S_ISLNK(s[1]) for s in seen.values()):
+        return None                      # git reads through a link: an edit at its end moves nothing here
     for extra in (*config.attributes, *config.excludes, user_git_file("attributes"), user_git_file("ignore"),
                   *(path for path, _ in config.files)):
         seen[extra] = _stat(extra)

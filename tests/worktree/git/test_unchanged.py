@@ -171,3 +171,16 @@ def test_a_ref_that_names_another_ref_is_followed(kept: Repo) -> None:
     again, ran = _head(kept)
     assert ran == 1 and again is not None and head is not None and again.commit != head.commit
 
+
+def test_a_file_in_the_git_directory_reached_through_a_link_is_never_kept(kept: Repo, tmp_path: Path) -> None:
+    target = tmp_path / "shared-exclude"
+    target.write_text("*.log\n")
+    exclude = kept.root / ".git" / "info" / "exclude"
+    exclude.unlink()
+    exclude.symlink_to(target)
+    kept.write("x.tmp", "x\n")
+    assert "x.tmp" in _status(kept)[0].untracked
+    target.write_text("*.tmp\n*.log\n")
+    found, ran = _status(kept)
+    assert ran == 1 and "x.tmp" not in found.untracked
+
