@@ -9,8 +9,9 @@ answers depend on, and what is looked at here instead:
   the ref it names, `packed-refs`, `index`, `info/exclude`, `info/attributes`, `shallow`,
   `info/grafts`, `objects/info/alternates`, the replace refs' folder), the configuration files git
   itself listed (filters.filter_names: the system's, the user's, the repository's), the user's
-  ignore and attributes files, and the variables that steer git (every GIT_*, HOME,
-  XDG_CONFIG_HOME, the opt-in to filters): `git_state`;
+  ignore and attributes files (these outside the git directory through any link, as git reads
+  them), and the variables that steer git (every GIT_*, HOME, XDG_CONFIG_HOME, the opt-in to
+  filters): `git_state`;
 - for a status, the work tree too: every folder and every entry in it (a new, removed or renamed
   entry changes its folder; a write changes the file's own), walked without following links and
   never into a `.git` (a nested repository's files are walked: more than git reads, never less):
@@ -72,9 +73,9 @@ def _key(st: os.stat_result) -> tuple[int, int, int, int, int]:
     return (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _stat(path: str) -> StatKey:
+def _stat(path: str, follow: bool = False) -> StatKey:
     try:
-        return _key(os.lstat(path))
+        return _key(os.stat(path) if follow else os.lstat(path))
     except (OSError, ValueError):
         return None
 
@@ -106,7 +107,7 @@ def git_state(top: Path | str) -> Seen | None:
         return None                      # git reads through a link: an edit at its end moves nothing here
     for extra in (*config.attributes, *config.excludes, user_git_file("attributes"), user_git_file("ignore"),
                   *(path for path, _ in config.files)):
-        seen[extra] = _stat(extra)
+        seen[extra] = _stat(extra, follow=True)     # the user's files, often links to dotfiles: git reads through
     steering = _steering(caller_env().raw)
     racy = any(s is not None and max(s[3], s[4]) >= now - RACY_NS for s in seen.values())
     return Seen((root, tuple(sorted(seen.items())), config.files, config.env, steering), racy)

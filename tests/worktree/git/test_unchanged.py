@@ -184,3 +184,18 @@ def test_a_file_in_the_git_directory_reached_through_a_link_is_never_kept(kept: 
     found, ran = _status(kept)
     assert ran == 1 and "x.tmp" not in found.untracked
 
+
+def test_an_excludes_file_reached_through_a_link_is_seen(kept: Repo, tmp_path: Path) -> None:
+    # Dotfile managers link ~/.config/git/ignore or core.excludesFile to a file elsewhere; an
+    # edit there leaves the link's own stat data as they were.
+    target = tmp_path / "dotfiles-ignore"
+    target.write_text("*.log\n")
+    link = tmp_path / "excludes-link"
+    link.symlink_to(target)
+    kept.git("config", "core.excludesFile", str(link))
+    kept.write("x.tmp", "x\n")
+    assert "x.tmp" in _status(kept)[0].untracked
+    target.write_text("*.tmp\n*.log\n")
+    found, ran = _status(kept)
+    assert ran == 1 and "x.tmp" not in found.untracked
+
