@@ -70,8 +70,7 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
         return ()
     config = _parse_config_list(out, key)
     files = config.files
-    home = caller_env().get("HOME")
-    for extra_file in ([os.path.join(home, ".gitconfig")] if home else []) + [user_git_file("config")]:
+    for extra_file in _config_places(key):
         files.setdefault(extra_file, _stat_key(extra_file))
     result = tuple(sorted(config.names))
     _WORKTREE[key] = config.worktree
@@ -80,6 +79,19 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
     else:
         _FILTERS.pop(key, None)   # a list kept before the includes came is no one's to trust
     return result
+
+
+def _config_places(key: str) -> list[str]:
+    """Where git looks for the user's and the system's configuration, whether or not a file is
+    there now: one created later must be seen (filter names, and unchanged.py's kept answers)."""
+    env = caller_env()
+    home = env.get("HOME")
+    places = ([os.path.join(home, ".gitconfig")] if home else []) + [user_git_file("config")]
+    for var, default in (("GIT_CONFIG_GLOBAL", None), ("GIT_CONFIG_SYSTEM", "/etc/gitconfig")):
+        named = env.get(var) or default
+        if named:
+            places.append(os.path.join(key, named))     # as git reads it, from the repository (-C)
+    return places
 
 
 @dataclass

@@ -199,3 +199,18 @@ def test_an_excludes_file_reached_through_a_link_is_seen(kept: Repo, tmp_path: P
     found, ran = _status(kept)
     assert ran == 1 and "x.tmp" not in found.untracked
 
+
+def test_a_configuration_file_that_appears_is_seen(kept: Repo, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # git reads the system's and the user's files where they are; one created after the last
+    # answer (an administrator's /etc/gitconfig, GIT_CONFIG_GLOBAL's file) was in no list.
+    system = tmp_path / "system-gitconfig"
+    monkeypatch.setenv("GIT_CONFIG_SYSTEM", str(system))
+    monkeypatch.delenv("GIT_CONFIG_NOSYSTEM", raising=False)
+    kept.write("x.tmp", "x\n")
+    assert "x.tmp" in _status(kept)[0].untracked
+    excludes = tmp_path / "excludes"
+    excludes.write_text("*.tmp\n")
+    system.write_text(f"[core]\n\texcludesFile = {excludes}\n")
+    found, ran = _status(kept)
+    assert ran == 1 and "x.tmp" not in found.untracked
