@@ -107,7 +107,9 @@ def git_state(top: Path | str) -> Seen | None:
         return None                      # git reads through a link: an edit at its end moves nothing here
     for extra in (*config.attributes, *config.excludes, user_git_file("attributes"), user_git_file("ignore"),
                   *(path for path, _ in config.files)):
-        seen[extra] = _stat(extra, follow=True)     # the user's files, often links to dotfiles: git reads through
+        # The user's files, often links to dotfiles: git reads through. A relative one (a
+        # core.excludesFile of `../shared-ignore`) git reads from the top of the work tree.
+        seen[extra] = _stat(os.path.join(root, extra), follow=True)
     steering = _steering(caller_env().raw)
     racy = any(s is not None and max(s[3], s[4]) >= now - RACY_NS for s in seen.values())
     return Seen((root, tuple(sorted(seen.items())), config.files, config.env, steering), racy)

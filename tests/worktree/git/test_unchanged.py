@@ -214,3 +214,16 @@ def test_a_configuration_file_that_appears_is_seen(kept: Repo, tmp_path: Path,
     system.write_text(f"[core]\n\texcludesFile = {excludes}\n")
     found, ran = _status(kept)
     assert ran == 1 and "x.tmp" not in found.untracked
+
+
+def test_an_excludes_file_named_by_a_relative_path_is_seen(kept: Repo) -> None:
+    # git reads a relative core.excludesFile from the top of the work tree, not from this
+    # process's directory: `../shared-ignore` beside the repository.
+    shared = kept.root.parent / "shared-ignore"
+    shared.write_text("*.log\n")
+    kept.git("config", "core.excludesFile", "../shared-ignore")
+    kept.write("x.tmp", "x\n")
+    assert "x.tmp" in _status(kept)[0].untracked
+    shared.write_text("*.tmp\n*.log\n")
+    found, ran = _status(kept)
+    assert ran == 1 and "x.tmp" not in found.untracked
