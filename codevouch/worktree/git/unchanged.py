@@ -93,6 +93,22 @@ def git_state(top: Path | str) -> Seen | None:
     if config is None or any(_stat_key(path) != st for path, st in config.files):
         return None                      # includes (never kept), or a list filter_names did not renew
     now = time.time_ns()
+    seen = _git_files(dot_git, own)
+    if seen is None:
+        return None
+    for extra in (*config.attributes, *config.excludes, user_git_file("attributes"), user_git_file("ignore"),
+                  *(path for path, _ in config.files)):
+        # The user's files, often links to dotfiles: git reads through. A relative one (a
+        # core.excludesFile of `../shared-ignore`) git reads from the top of the work tree.
+        seen[extra] = _stat(os.path.join(root, extra), follow=True)
+    steering = _steering(caller_env().raw)
+    racy = any(s is not None and max(s[3], s[4]) >= now - RACY_NS for s in seen.values())
+    return Seen((root, tuple(sorted(seen.items())), config.files, config.env, steering), racy)
+
+
+def _git_files(dot_git: str, own: StatKey) -> dict[str, StatKey] | None:
+    """The stat keys of the git directory's files that git_state looks at, HEAD's ref among them;
+    None when they cannot tell (see the module)."""
     seen = {name: _stat(os.path.join(dot_git, name)) for name in _GIT_FILES}
     seen[""] = own
     if seen["reftable"] is not None or seen["commondir"] is not None or _split_index(dot_git, own):
@@ -105,14 +121,7 @@ def git_state(top: Path | str) -> Seen | None:
         return None                      # a ref naming another: where the chain ends moves unseen
     if any(s is not None and stat_module.S_ISLNK(s[1]) for s in seen.values()):
         return None                      # git reads through a link: an edit at its end moves nothing here
-    for extra in (*config.attributes, *config.excludes, user_git_file("attributes"), user_git_file("ignore"),
-                  *(path for path, _ in config.files)):
-        # The user's files, often links to dotfiles: git reads through. A relative one (a
-        # core.excludesFile of `../shared-ignore`) git reads from the top of the work tree.
-        seen[extra] = _stat(os.path.join(root, extra), follow=True)
-    steering = _steering(caller_env().raw)
-    racy = any(s is not None and max(s[3], s[4]) >= now - RACY_NS for s in seen.values())
-    return Seen((root, tuple(sorted(seen.items())), config.files, config.env, steering), racy)
+    return seen
 
 
 def _steering(raw: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
