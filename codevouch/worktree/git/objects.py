@@ -12,6 +12,7 @@ import os
 import re
 import select
 import subprocess
+import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -221,6 +222,9 @@ def start_tree_blobs(repo: Path, commit: str) -> Pending:
 # Bounded by the paths they hold, not by their number: a query over 100 small repositories keeps
 # each one's tree (a count of 4 listed 8 trees again per query), a few huge ones stay within it.
 _TREES: dict[tuple[str, str], dict[str, str]] = {}
+# A search across repositories keeps trees from up to 8 threads at once: the eviction below walks
+# the dict, which another thread's insert would change under it (RuntimeError, or a KeyError).
+_TREES_LOCK = threading.Lock()
 KEPT_TREE_MAX = 200_000        # files: a larger tree is not kept
 KEPT_TREES_PATHS = 400_000     # files in all the kept trees
 
@@ -235,11 +239,12 @@ def keep_tree(root: Path, commit: str, blobs: dict[str, str]) -> None:
     """Keep a commit's whole tree (tree_blobs' answer) for kept_tree."""
     store = _object_store(root)
     if store and _OID.fullmatch(commit) and len(blobs) <= KEPT_TREE_MAX:
-        _TREES.pop((store, commit), None)
-        held = sum(map(len, _TREES.values()))
-        while _TREES and held + len(blobs) > KEPT_TREES_PATHS:
-            held -= len(_TREES.pop(next(iter(_TREES))))
-        _TREES[(store, commit)] = blobs
+        with _TREES_LOCK:
+            _TREES.pop((store, commit), None)
+            held = sum(map(len, _TREES.values()))
+            while _TREES and held + len(blobs) > KEPT_TREES_PATHS:
+                held -= len(_TREES.pop(next(iter(_TREES))))
+            _TREES[(store, commit)] = blobs
 
 
 def parse_tree_blobs(out: bytes, only: Collection[str] | None = None) -> dict[str, str]:

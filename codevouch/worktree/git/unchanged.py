@@ -37,6 +37,7 @@ import stat as stat_module
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 from codevouch import caches
@@ -218,10 +219,14 @@ def _walk(root: str) -> list[tuple[str, StatKey]] | None:
         rel, folder = stack.pop()
         try:
             with os.scandir(folder) as listing:
-                found = sorted(listing, key=lambda e: e.name)
+                # no more of a folder than the bound can take (one folder of a million entries
+                # is not listed and sorted whole to learn that it is too many); +1: the top's .git
+                found = sorted(islice(listing, MAX_ENTRIES + 2 - len(out)), key=lambda e: e.name)
         except OSError:
             out.append((rel + "/?", None))      # unreadable: git cannot read in it either; a change
             continue                            # of its mode shows in its own stat key above
+        if len(out) + len(found) > MAX_ENTRIES + 1:
+            return None
         for entry in found:
             if not rel and entry.name == ".git":
                 continue                        # git_state's
