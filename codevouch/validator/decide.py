@@ -225,9 +225,19 @@ def _by_text(s: Snippet, loc: Located, facts: Facts, decided: Decision) -> Decis
     current = named_range(target, place.start_line, place.end_line, work, facts, s.symbol)
     names = symbols.symbol_names(s.symbol)
     if target == loc.real and _symbol_gone(s, loc, facts, current) or \
-            target != loc.real and not all(symbols.resolve(facts.defs(target), n, target) for n in names):
+            target != loc.real and _gone_from_target(s, loc, facts, target, names):
         return decided
     return _verbatim_decision(s, loc, facts, decided, target, place, current)
+
+
+def _gone_from_target(s: Snippet, loc: Located, facts: Facts, target: str, names: list[str]) -> bool:
+    """Whether a definition the snippet names is not in its file's rename target `target`. As in
+    _symbol_gone, a name its own version does not define either (a function of an anonymous
+    object, say, that another tool names and no lookup here does) is a spelling nothing here
+    understands, and the text decides; without its own version at hand, every name must resolve."""
+    old = facts.old_defs(s, loc.rel)
+    return any(not symbols.resolve(facts.defs(target), name, target)
+               and (old is None or symbols.resolve(old, name, loc.rel or s.path) is not None) for name in names)
 
 
 def _verbatim_decision(s: Snippet, loc: Located, facts: Facts, decided: Decision, target: str,

@@ -131,3 +131,46 @@ def test_spellings_never_strip_what_is_not_the_files_module() -> None:
 ])
 def test_own_spelling_is_codevouch_s_spelling_with_no_other_reading(symbol: str | None, path: str, own: bool) -> None:
     assert own_spelling(symbol, path) is own
+
+
+KOTLIN = """package poet
+
+class TypeName {
+  companion object {
+    fun get(mirror: Mirror): String {
+      return mirror.accept(
+        object : Visitor() {
+          override fun visitPrimitive(t: Int): String {
+            val name = "int"
+            return name + t
+          }
+        },
+      )
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("symbol", "edit", "reason"), [
+    # A function of an anonymous object: no version defines it here, so its text decides.
+    ("TypeName.get.visitPrimitive", None, "chunk-moved"),
+    # A name its own version defines, gone from the rename target around the same text.
+    ("TypeName.get", ("fun get(", "fun fetch("), "renamed-and-changed"),
+])
+def test_a_name_in_a_renamed_and_edited_file_is_judged_as_in_its_own(
+        tmp_path: Path, symbol: str, edit: tuple[str, str] | None, reason: str) -> None:
+    # kotlinpoet 1.12 -> 1.15 moved src/main/java to src/commonMain/kotlin and edited the files:
+    # an anonymous object's method intact at the new path was `renamed-and-changed`.
+    repo = Repo.create(tmp_path / "repo")
+    old, new = "src/main/java/poet/TypeName.kt", "src/commonMain/kotlin/poet/TypeName.kt"
+    repo.commit_files({old: KOTLIN}, "1.12")
+    line = find_line(KOTLIN, "val name = ")
+    item = snippet(repo, old, line, line + 1, symbol=symbol)
+    repo.remove(old)
+    edited = "// Copyright\n" + KOTLIN + "\nfun other(): Int = 1\n"
+    repo.commit_files({new: edited.replace(*edit) if edit else edited}, "1.15")
+    out = to_json(validate(repo.root, [item])[0])
+    assert out["reason"] == reason
+    assert out["current"]["path"] == new
+    assert out["current"]["start_line"] == line + 1
