@@ -12,9 +12,14 @@ after it, p50 / p95, each validated against every repository's working tree as a
 then one cold CLI process over all of them (`--all-repos`, no engine), and the git processes a warm
 search starts. `--before DIR`: the same timings, on the same repositories and index, by the
 codevouch of another checkout (a `git worktree` of an older commit), in a process of its own: the
-`before` of each row.
+`before` of each row. `--server`: the same repositories built again, their vectors on a Chroma
+server the bench starts (`chroma run` of the installed chromadb, on loopback, storing under the work
+directory, stopped when the size is done, however it ends), and timed twice: by the builder (its own
+index directory holds the ledger, `CODEVOUCH_CHROMA_URL` names the server) and by a reader with an
+empty index directory (each repository's team snapshot fetched by its first call): the `server` and
+`server_reader` of each row.
 
-    python -m codevouch_bench.across_scale --work DIR --out FILE [--sizes 10 30] [--before DIR]
+    python -m codevouch_bench.across_scale --work DIR --out FILE [--sizes 10 30] [--before DIR] [--server]
 """
 from __future__ import annotations
 
@@ -22,9 +27,15 @@ import argparse
 import json
 import os
 import random
+import shutil
+import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +154,103 @@ def cold_cli(repo: Path, index_dir: Path, query: str) -> float:
     return round(time.monotonic() - started, 2)
 
 
+def chroma_exe() -> str:
+    """The `chroma` command of the chromadb installed beside this Python, else the one on PATH."""
+    beside = Path(sys.executable).parent / "chroma"
+    found = str(beside) if beside.exists() else shutil.which("chroma")
+    if found is None:
+        raise SystemExit("--server needs the `chroma` command of the chromadb package (pip install chromadb).")
+    return found
+
+
+def server_command(exe: str, data: Path, port: int) -> list[str]:
+    """`chroma run` storing under `data`, listening on loopback only, at `port`."""
+    return [exe, "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)]
+
+
+# Runs `chroma run` (argv[1:]) asking Linux first for SIGTERM when the bench's process ends, even by
+# SIGKILL (the parent-death signal outlives exec); elsewhere, as it is. A launcher rather than
+# Popen's preexec_fn, which is unsafe once threads run (a search's pool has by then).
+LAUNCH = ("import ctypes, os, signal, sys\n"
+          "if sys.platform.startswith('linux'):\n"
+          "    ctypes.CDLL(None).prctl(1, signal.SIGTERM)\n"
+          "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def _stop_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(f"stopped by signal {signum}")
+
+
+@contextmanager
+def chroma_server(data: Path, wait_s: float = 180.0) -> Iterator[str]:
+    """A Chroma server on a free loopback port, storing under `data`: its URL, once its heartbeat
+    answers. Stopped on leaving the block, whatever ends it (an exception, Ctrl-C, SIGTERM to the
+    bench, which is made an exit for the while); killed by the kernel if the bench is. Its output
+    goes to `data`/server.log, named in the error when it does not start."""
+    data.mkdir(parents=True, exist_ok=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    with open(data / "server.log", "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-c", LAUNCH, *server_command(chroma_exe(), data, port)],
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the Chroma server ({' '.join(server_command('chroma', data, port))}) "
+                                       f"did not answer within {wait_s:g} s (exit {proc.poll()}); its output is "
+                                       f"in {data / 'server.log'}") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def environ(**values: str) -> Iterator[None]:
+    """os.environ with `values` set for the block (codevouch reads this process's environment at
+    each call), put back as it was after."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def on_server(work: Path, files: list[tuple[str, bytes]], size: int, queries: list[str]) -> dict[str, Any]:
+    """The repositories of `work` built into a Chroma server started for them, timed by the builder's
+    index directory and by a reader's empty one: {"server": row, "server_reader": row}."""
+    shutil.rmtree(work / "chroma-server", ignore_errors=True)    # a new server: no earlier builder's lease
+    with chroma_server(work / "chroma-server") as url, environ(CODEVOUCH_CHROMA_URL=url, CODEVOUCH_CHROMA_TIMEOUT="60"):
+        builder, reader = work / "index-server", work / "index-reader"
+        shutil.rmtree(builder, ignore_errors=True)    # the server's data is new each run: so is its builder
+        shutil.rmtree(reader, ignore_errors=True)
+        t0 = time.monotonic()
+        repos = make_repos(work, files, size, builder)
+        row = {**timed(repos, builder, queries), "build_s": round(time.monotonic() - t0, 1), "url": url}
+        row["cold_cli_s"] = [cold_cli(repos[0], builder, q) for q in queries[:3]]
+        reader.mkdir()
+        return {"server": row, "server_reader": timed(repos, reader, queries)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", type=Path, required=True)
@@ -150,6 +258,8 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
     ap.add_argument("--before", type=Path, help="a checkout of older codevouch code, timed on the same index")
     ap.add_argument("--before-sizes", type=int, nargs="*", help="the sizes to time --before at (default: all)")
+    ap.add_argument("--server", action="store_true", help="also time the repositories built into a Chroma server "
+                                                          "the bench starts (loopback, stopped at the end)")
     args = ap.parse_args()
     started = machine()
     files, queries = pooled()
@@ -168,6 +278,8 @@ def main() -> None:
             row["before"] = {**before(args.before, repos, index_dir, queries),
                              "code": subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"],
                                                     capture_output=True, text=True).stdout.strip()}
+        if args.server:
+            row.update(on_server(work, files, size, queries))
         log(f"{size} repositories: {row}")
         rows.append(row)
     write_json(args.out, {"command": "python -m codevouch_bench.across_scale", "machine": started,

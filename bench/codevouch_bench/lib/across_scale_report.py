@@ -11,8 +11,16 @@ from codevouch_bench.lib.common import read_json_if_exists
 RESULTS = RESULTS_DIR / "bench-across-scale.json"
 
 
+SERVER = "Chroma server, builder"
+READER = "Chroma server, reader (team snapshots)"
+
+
+def _build(r: dict[str, Any]) -> str:
+    return "earlier run" if r["build_s"] is None else f"{r['build_s']:.0f}"
+
+
 def _row(label: str, r: dict[str, Any], repos: int, build: str) -> str:
-    cli = ", ".join(f"{s:.2f}" for s in r["cold_cli_s"])
+    cli = ", ".join(f"{s:.2f}" for s in r["cold_cli_s"]) if "cold_cli_s" in r else "-"
     edit = (f"{r['edit_ms']:.0f} ms, {r['edit_git']} git, {'found' if r['edit_live'] else 'MISSED'}"
             if "edit_ms" in r else "-")
     return (f"| {repos} | {label} | {build} | {r['first_ms']:.0f} | {r['warm_p50_ms']:.0f} | {r['warm_p95_ms']:.0f} | "
@@ -26,12 +34,17 @@ def section(path: Path = RESULTS) -> str:
     m = data["machine"]
     rows = []
     for r in data["rows"]:
-        rows.append(_row("this code", r, r["repos"], "earlier run" if r["build_s"] is None else f"{r['build_s']:.0f}"))
+        rows.append(_row("this code", r, r["repos"], _build(r)))
         if "before" in r:
             rows.append(_row(f"before ({r['before']['code']})", r["before"], r["repos"], "same index"))
+        if "server" in r:
+            rows.append(_row(f"this code, {SERVER}", r["server"], r["repos"], _build(r["server"])))
+        if "server_reader" in r:
+            rows.append(_row(f"this code, {READER}", r["server_reader"], r["repos"], "the builder's"))
     return "\n".join([
         "\n## One query across many repositories\n",
-        f"Rerun: `{data['command']} --work DIR [--before CHECKOUT]` (writes bench/results/bench-across-scale.json).\n",
+        f"Rerun: `{data['command']} --work DIR [--before CHECKOUT] [--server]` (writes "
+        "bench/results/bench-across-scale.json).\n",
         f"At {m.get('date')} (load average {m.get('load_avg_1m_at_start')} at its start, {m.get('cores')} cores, shared: "
         "absolute times are inflated by the other work on the machine; compare the rows of one size, measured in "
         f"the same run). The {data['files']} Python files of six pinned sdists (requests, urllib3, werkzeug, flask, "
@@ -42,7 +55,14 @@ def section(path: Path = RESULTS) -> str:
         "git processes a warm call starts, one warm call right after an uncommitted edit in one repository (its "
         "time, its git processes, and whether that repository's overlay searched the edited file live), and three "
         "cold CLI processes (`codevouch search --all-repos --json`, no engine). A `before` row: the same timings "
-        "by an older checkout's codevouch, in its own process, on the same repositories and index.\n",
+        "by an older checkout's codevouch, in its own process, on the same repositories and index. "
+        f"`{SERVER}` rows (`--server`): the same repositories built again into an index directory of their own with "
+        "their vectors on a Chroma server the bench starts for the size (`chroma run` of the installed chromadb, "
+        "on loopback, on the same machine, new data each run) and timed the same way by that index directory "
+        f"(`CODEVOUCH_CHROMA_URL` set: the ledger local, each repository's dense query sent to the server); `{READER}`"
+        " rows: by a reader's empty index directory, each repository's published snapshot fetched by its first "
+        "call (so the first call is every repository's download) and searched locally, the dense half on the "
+        "server.\n",
         "| repositories | code | build s | first call ms | warm p50 ms | warm p95 ms | git processes per warm query | "
         "warm call after an edit | cold CLI s |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -60,4 +80,5 @@ def section(path: Path = RESULTS) -> str:
         "repositories are still most of a second, not the 150 ms aimed at. Getting there needs one ranking over "
         "the repositories of an index directory (one ledger connection, one query per shared space), not a "
         "search per repository.",
+        *(f"\n{note}" for note in data.get("notes", [])),
     ]) + "\n"

@@ -1,0 +1,68 @@
+"""The across_scale figure's own logic: the Chroma server it starts (`--server`) and the rows it
+renders from it. No model; the server test starts the installed chromadb's real `chroma run`."""
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from pathlib import Path
+
+import pytest
+from codevouch_bench.across_scale import chroma_server, environ, server_command
+from codevouch_bench.lib.across_scale_report import READER, SERVER, section
+
+
+def _row(repos: int, p95: float) -> dict[str, object]:
+    return {"repos": repos, "first_ms": 900.0, "warm_p50_ms": p95 / 2, "warm_p95_ms": p95, "warm_n": 29,
+            "git_per_query": 3.6, "edit_ms": 170.0, "edit_git": 4, "edit_live": True}
+
+
+def test_the_server_listens_on_loopback_only_and_stores_under_the_given_folder(tmp_path: Path) -> None:
+    command = server_command("chroma", tmp_path / "data", 8123)
+    assert command[:2] == ["chroma", "run"]
+    assert command[command.index("--host") + 1] == "127.0.0.1"
+    assert command[command.index("--path") + 1] == str(tmp_path / "data")
+    assert command[command.index("--port") + 1] == "8123"
+
+
+def test_server_rows_are_rendered_labelled_under_their_size(tmp_path: Path) -> None:
+    local = {**_row(10, 210.0), "build_s": None, "cold_cli_s": [2.4, 2.6, 2.6],
+             "server": {**_row(10, 400.0), "build_s": 31.0, "cold_cli_s": [3.1, 3.0, 3.2], "url": "http://127.0.0.1:1"},
+             "server_reader": _row(10, 420.0)}
+    data = {"command": "python -m codevouch_bench.across_scale", "machine": {"date": "d", "cores": 2},
+            "files": 300, "queries": 30, "rows": [local, {**_row(30, 440.0), "build_s": 12.0, "cold_cli_s": [2.9]}],
+            "notes": ["A note written by hand."]}
+    path = tmp_path / "bench-across-scale.json"
+    path.write_text(json.dumps(data))
+    lines = section(path).splitlines()
+    table = [line for line in lines if line.startswith("| 10 |") or line.startswith("| 30 |")]
+    assert [line.split(" | ")[1] for line in table] == ["this code", f"this code, {SERVER}", f"this code, {READER}",
+                                                      "this code"]
+    assert " | 400 |" in table[1] and " | 31 |" in table[1] and "3.10, 3.00, 3.20" in table[1]
+    assert " | 420 |" in table[2] and table[2].endswith("| - |")     # the reader: no cold CLI timed
+    assert "A note written by hand." in lines
+
+
+def test_environ_puts_the_environment_back_as_it_was() -> None:
+    os.environ.pop("CODEVOUCH_BENCH_UNSET", None)
+    os.environ["CODEVOUCH_BENCH_SET"] = "before"
+    try:
+        with pytest.raises(RuntimeError), environ(CODEVOUCH_BENCH_UNSET="a", CODEVOUCH_BENCH_SET="b"):
+            assert os.environ["CODEVOUCH_BENCH_UNSET"] == "a" and os.environ["CODEVOUCH_BENCH_SET"] == "b"
+            raise RuntimeError("the block fails")
+        assert "CODEVOUCH_BENCH_UNSET" not in os.environ
+        assert os.environ["CODEVOUCH_BENCH_SET"] == "before"
+    finally:
+        os.environ.pop("CODEVOUCH_BENCH_SET", None)
+
+
+@pytest.mark.process
+def test_the_chroma_server_answers_in_the_block_and_is_stopped_when_the_block_fails(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError), chroma_server(tmp_path / "server") as url:
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=10) as answer:
+            assert answer.status == 200
+        raise RuntimeError("the bench fails")
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=5)
+    assert (tmp_path / "server" / "server.log").exists()
