@@ -27,7 +27,7 @@ def test_the_server_listens_on_loopback_only_and_stores_under_the_given_folder(t
 
 def test_server_rows_are_rendered_labelled_under_their_size(tmp_path: Path) -> None:
     local = {**_row(10, 210.0), "build_s": None, "cold_cli_s": [2.4, 2.6, 2.6],
-             "server": {**_row(10, 400.0), "build_s": 31.0, "cold_cli_s": [3.1, 3.0, 3.2], "url": "http://127.0.0.1:1"},
+             "server": {**_row(10, 400.0), "build_s": 31.0, "cold_cli_s": [3.1, 3.0, 3.2]},
              "server_reader": _row(10, 420.0)}
     data = {"command": "python -m codevouch_bench.across_scale", "machine": {"date": "d", "cores": 2},
             "files": 300, "queries": 30, "rows": [local, {**_row(30, 440.0), "build_s": 12.0, "cold_cli_s": [2.9]}],

@@ -245,7 +245,7 @@ def on_server(work: Path, files: list[tuple[str, bytes]], size: int, queries: li
         shutil.rmtree(reader, ignore_errors=True)
         t0 = time.monotonic()
         repos = make_repos(work, files, size, builder)
-        row = {**timed(repos, builder, queries), "build_s": round(time.monotonic() - t0, 1), "url": url}
+        row = {**timed(repos, builder, queries), "build_s": round(time.monotonic() - t0, 1)}
         row["cold_cli_s"] = [cold_cli(repos[0], builder, q) for q in queries[:3]]
         reader.mkdir()
         return {"server": row, "server_reader": timed(repos, reader, queries)}
