@@ -160,8 +160,9 @@ def _navigate(quick: bool, fake: bool, out: Path, work: Path) -> Run:
 
 
 def _across_scale(quick: bool, fake: bool, out: Path, work: Path) -> Run:
-    """One query across 10, 30 and 100 repositories built from six pinned sdists (the fake embedder)."""
-    return Run(["--work", str(work / "across-scale"), "--out", str(out)] + (["--sizes", "10"] if quick else []))
+    """One query across 10, 30 and 100 repositories built from six pinned sdists (the fake embedder);
+    the full profile also on a Chroma server the figure starts (its builder and reader rows)."""
+    return Run(["--work", str(work / "across-scale"), "--out", str(out)] + (["--sizes", "10"] if quick else ["--server"]))
 
 
 def _gitpython(quick: bool, fake: bool, out: Path, work: Path) -> Run:
