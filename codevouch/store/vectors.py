@@ -68,10 +68,11 @@ class VectorStore:
                 url = urlsplit(self._server)
                 if url.scheme not in ("http", "https") or not url.hostname:
                     raise CodevouchError(f"CODEVOUCH_CHROMA_URL={self._server!r} is not http(s)://HOST:PORT.")
-                # chromadb.HttpClient with every call bounded (store/chromahttp.py: CODEVOUCH_CHROMA_TIMEOUT).
-                from codevouch.store.chromahttp import timed_client
+                # chromadb.HttpClient with every call bounded (store/chromahttp.py: CODEVOUCH_CHROMA_TIMEOUT),
+                # one per server in a process.
+                from codevouch.store.chromahttp import shared_client
 
-                self._client_obj = timed_client(url.hostname, url.port or (443 if url.scheme == "https" else 8000),
+                self._client_obj = shared_client(url.hostname, url.port or (443 if url.scheme == "https" else 8000),
                                                 url.scheme == "https", settings, self.settings.chroma_timeout)
             else:
                 self._client_obj = chromadb.PersistentClient(path=str(self._path), settings=settings)
@@ -83,7 +84,7 @@ class VectorStore:
         serving the old data (measured: a long-lived reader missed a later build's vectors);
         closing the last client drops that system, so the next open reads the store afresh."""
         if self._client_obj is not None:
-            close = getattr(self._client_obj, "close", None)
+            close = getattr(self._client_obj, "close", None) if not self._server else None   # shared: chromahttp
             self._client_obj, self._cols, self._checked = None, {}, set()
             if close is not None:
                 close()
