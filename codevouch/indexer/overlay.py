@@ -4,10 +4,12 @@ and the working tree, classified and chunked as a build would, at query time.
 What differs: commits since the build, staged and unstaged edits, untracked files git does not
 ignore, and deletions. A first call starts up to four git processes (status, hash-object of
 the files it names, the diff against the indexed commit with rename detection, and a count of
-the commits between), a warm one only the status: the blob ids are kept by stat data
+the commits between), a warm one at most the status: the blob ids are kept by stat data
 (gitio.PendingHashes), and the diff and the count by what decides them. A tree clean at the
-indexed commit costs the status alone. Each changed file is read safely (never through a symlink), skipped or excluded by the
-working tree's rules (worktree/rules.py, filetext.skip_reason: the build's), and chunked by the
+indexed commit costs the status alone, and a warm process takes the last status while a look at
+stat data finds nothing it depends on changed (worktree/git/unchanged.py: no process at all).
+Each changed file is read safely (never through a symlink), skipped or excluded by the working
+tree's rules (worktree/rules.py, filetext.skip_reason: the build's), and chunked by the
 build's chunker with the build's embedded text, so its chunks carry the ids and text hashes the
 next build will give them (their vectors are then found in a cache, not embedded again).
 
