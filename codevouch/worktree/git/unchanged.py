@@ -42,7 +42,7 @@ from pathlib import Path
 
 from codevouch import caches
 from codevouch.worktree.git._process import caller_env, run_filters
-from codevouch.worktree.git.filters import _FILTERS, _stat_key, filter_names, user_git_file
+from codevouch.worktree.git.filters import _FILTERS, _config_env, _stat_key, filter_names, user_git_file
 from codevouch.worktree.safe_read import NotRegular, read_file
 
 # A write this close to the look may not change the stat data (a coarse clock): not trusted.
@@ -91,8 +91,10 @@ def git_state(top: Path | str) -> Seen | None:
         return None
     filter_names(root)                   # lists the configuration's files, kept while they are unchanged
     config = _FILTERS.get(root)
-    if config is None or any(_stat_key(path) != st for path, st in config.files):
-        return None                      # includes (never kept), or a list filter_names did not renew
+    if config is None or config.env != _config_env() or any(_stat_key(path) != st for path, st in config.files):
+        # includes (never kept), a list filter_names did not renew, or one another thread's caller
+        # (another HOME, other GIT_CONFIG_*) put there between the two lines above
+        return None
     now = time.time_ns()
     seen = _git_files(dot_git, own)
     if seen is None:
