@@ -28,7 +28,7 @@ def headline(f: dict[str, Any]) -> list[list[Any]]:
         return []
     ab = [w for w in held if w["apart"][:2] in ("A:", "B:")] or held[:2]
     rest = [w for w in held if w not in ab]
-    tuning = [p[WINDOWS] for p in f["pairs"] if WINDOWS in p]
+    tuning = [p[WINDOWS] for p in f["pairs"] if p.get(WINDOWS, {}).get("windows")]   # a pair with none: no accuracy
     every = held + tuning
     return [["splitter windows judged by their text (LangChain, 1,000/100, stripped), held-out releases "
              "2-3 years apart: accuracy / false-fresh",
