@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from codevouch import caches
 from codevouch.retriever.query import Query
@@ -67,37 +67,37 @@ def confirmed(ids: Sequence[str], records: dict[str, ChunkRecord], query: Query,
     return [cid for cid in ids if cid in kept]
 
 
+def defined_inside(ids: Sequence[str], records: dict[str, ChunkRecord],
+                   read: Callable[[list[str]], dict[str, bytes]]) -> dict[str, list[str]]:
+    """Each id's definitions whose node starts inside its chunk (`_inside`), qualified names as
+    written; each chunk's file read and parsed once for every question below."""
+    todo = [cid for cid in ids if may_define(records[cid])]
+    blobs = read(list(dict.fromkeys(records[cid].blob_sha for cid in todo))) if todo else {}
+    return {cid: _inside(records[cid], decode(data)) for cid in todo
+            if (data := blobs.get(records[cid].blob_sha)) is not None}
+
+
 def spelled_as_written(ids: Sequence[str], records: dict[str, ChunkRecord], query: Query,
-                       read: Callable[[list[str]], dict[str, bytes]]) -> set[str]:
+                       inside: Mapping[str, list[str]]) -> set[str]:
     """The ids whose chunk defines a name spelled as the query writes it (lexical.spelled_exactly):
     by its symbol, or by a definition merged into it (a module's window, a class's header piece
     that holds its small members), which the symbol does not name: `Logger` in a chunk whose
     symbol is `<module>, Sinatra` before the method `logger` that a chunk's symbol names."""
-    own = {cid for cid in ids if lexical.spelled_exactly(query.stripped, records[cid].symbol)}
-    todo = [cid for cid in ids if cid not in own and may_define(records[cid])]
-    blobs = read(list(dict.fromkeys(records[cid].blob_sha for cid in todo))) if todo else {}
-    for cid in todo:
-        data = blobs.get(records[cid].blob_sha)
-        if data is not None and any(lexical.spelled_exactly(query.stripped, name)
-                                    for name in _inside(records[cid], decode(data))):
-            own.add(cid)
-    return own
+    return {cid for cid in ids if lexical.spelled_exactly(query.stripped, records[cid].symbol)
+            or any(lexical.spelled_exactly(query.stripped, name) for name in inside.get(cid, ()))}
 
 
 def constructors_only(ids: Sequence[str], records: dict[str, ChunkRecord], names: Collection[str],
-                      read: Callable[[list[str]], dict[str, bytes]]) -> set[str]:
+                      inside: Mapping[str, list[str]]) -> set[str]:
     """The ids whose chunk defines the query's name only as a member named like its own container,
     a constructor (`InvoiceBook::InvoiceBook` in invoice_book.cc), when the query names the bare
     name: for `InvoiceBook` the class is the answer, and its constructor a part of it. A query that
     qualifies it (`InvoiceBook::InvoiceBook`) asks for the constructor."""
     wanted = set(names)
-    blobs = read(list(dict.fromkeys(records[cid].blob_sha for cid in ids if may_define(records[cid])))) if ids else {}
     out: set[str] = set()
     for cid in ids:
         rec = records[cid]
-        data = blobs.get(rec.blob_sha)
-        inside = _inside(rec, decode(data)) if data is not None else []
-        matched = [(n, wanted.intersection(lexical.name_keys(n))) for n in (*rec.symbol.split(","), *inside)]
+        matched = [(n, wanted.intersection(lexical.name_keys(n))) for n in (*rec.symbol.split(","), *inside.get(cid, ()))]
         matched = [(n, keys) for n, keys in matched if keys]
         if matched and all(_constructor(n) and not any("." in k for k in keys) for n, keys in matched):
             out.add(cid)

@@ -435,8 +435,9 @@ def _add_definitions(out: _Rankings, run: SearchRun, lexical_ids: Sequence[str] 
         return found
     defs = defined.confirmed(defs, out.records, read, blobs)
     out.defining.update(defs)
-    out.own_case.update(defined.spelled_as_written(defs, out.records, read, blobs))
-    out.constructors.update(defined.constructors_only(defs, out.records, names, blobs))
+    inside = defined.defined_inside(defs, out.records, blobs)
+    out.own_case.update(defined.spelled_as_written(defs, out.records, read, inside))
+    out.constructors.update(defined.constructors_only(defs, out.records, names, inside))
     if not defs and ov is not None:
         # Defined at the indexed commit, in files the working tree has changed, and nowhere now.
         out.gone = [_named(out.records[cid], read) for cid in defined.confirmed(
