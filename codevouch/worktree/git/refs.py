@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codevouch import caches
 from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
 from codevouch.worktree.git.confine import confined, dot_git_holder
 from codevouch.worktree.git.runner import Pending, run
-from codevouch.worktree.git.unchanged import git_state
+from codevouch.worktree.git.unchanged import Kept, git_state
 
 
 def repo_root(path: Path | str) -> Path:
@@ -123,21 +121,15 @@ def head_state(path: Path | str) -> HeadState | None:
     where = os.path.abspath(path)
     seen = git_state(where)
     key = (where, os.path.realpath(where))
-    if seen is not None and (kept := _HEADS.get(key)) is not None and kept[0] == seen.state:
-        return kept[1]
-    found = _head_state(path)
-    if seen is not None and not seen.racy and found is not None:
-        with _HEADS_LOCK:        # searches of several repositories run on threads
-            if len(_HEADS) >= _HEADS_MAX:
-                _HEADS.pop(next(iter(_HEADS)))
-            _HEADS[key] = (seen.state, found)
+    found = _HEADS.get(key, seen)
+    if found is None:
+        found = _head_state(path)
+        if found is not None:
+            _HEADS.put(key, seen, found)
     return found
 
 
-_HEADS: dict[tuple[str, str], tuple[tuple[object, ...], HeadState]] = {}
-_HEADS_LOCK = threading.Lock()
-_HEADS_MAX = 1024
-caches.register("codevouch.worktree.gitio.heads", _HEADS.clear, _HEADS.__len__)
+_HEADS: Kept[tuple[str, str], HeadState] = Kept("codevouch.worktree.gitio.heads")
 
 
 def _head_state(path: Path | str) -> HeadState | None:

@@ -17,7 +17,7 @@ from codevouch import caches
 from codevouch.errors import GitError
 from codevouch.worktree.git._process import zsplit
 from codevouch.worktree.git.runner import Answered, Pending, run
-from codevouch.worktree.git.unchanged import tree_state
+from codevouch.worktree.git.unchanged import Kept, Seen, tree_state
 
 
 @dataclass(frozen=True)
@@ -47,33 +47,26 @@ def start_worktree_status(repo: Path, untracked: bool = True, toplevel: bool = F
     # Looked at before git starts: a write while it runs shows at the next look (unchanged.py).
     seen = tree_state(repo) if toplevel else None
     key = (os.path.abspath(repo), args)
-    if seen is not None and (kept := _ANSWERS.get(key)) is not None and kept[0] == seen.state:
-        return Answered(kept[1])
+    if (kept := _ANSWERS.get(key, seen)) is not None:
+        return Answered(kept)
     private = _private_index(Path(repo)) if toplevel else None
     # Our own copy of the index, refreshed when it was taken (see _private_index): the status
     # trusts the stat data git verified then instead of hashing every racily clean file again.
     env = {"GIT_INDEX_FILE": private} if private is not None else None
     if seen is None or seen.racy:
         return Pending(repo, *args, env=env)
-    return _Kept(lambda out: _keep(key, seen.state, out), repo, *args, env=env)
+    return _Kept(lambda out: _keep(key, seen, out), repo, *args, env=env)
 
 
 # A toplevel's last status, kept while its work tree and git directory look as they did before it
 # ran (unchanged.tree_state): a warm call over many repositories asks git only about those touched.
-_ANSWERS: dict[tuple[str, tuple[str, ...]], tuple[tuple[object, ...], bytes]] = {}
-_ANSWERS_MAX = 1024
+_ANSWERS: Kept[tuple[str, tuple[str, ...]], bytes] = Kept("codevouch.worktree.gitio.statuses")
 _ANSWER_MAX_BYTES = 64 << 10
-_ANSWERS_LOCK = threading.Lock()
-caches.register("codevouch.worktree.gitio.statuses", _ANSWERS.clear, _ANSWERS.__len__)
 
 
-def _keep(key: tuple[str, tuple[str, ...]], state: tuple[object, ...], out: bytes) -> None:
-    if len(out) > _ANSWER_MAX_BYTES:
-        return                   # a tree with that much changed is asked each time
-    with _ANSWERS_LOCK:          # searches of several repositories run on threads
-        if len(_ANSWERS) >= _ANSWERS_MAX:
-            _ANSWERS.pop(next(iter(_ANSWERS)))
-        _ANSWERS[key] = (state, out)
+def _keep(key: tuple[str, tuple[str, ...]], seen: Seen, out: bytes) -> None:
+    if len(out) <= _ANSWER_MAX_BYTES:      # a tree with that much changed is asked each time
+        _ANSWERS.put(key, seen, out)
 
 
 class _Kept(Pending):
