@@ -52,6 +52,15 @@ def _config_env() -> tuple[str, ...]:
                          for n in range(min(int(count), 10_000)) for part in ("KEY", "VALUE"))
 
 
+def kept_config(repo: Path | str) -> _Filters | None:
+    """What filter_names kept of `repo`'s configuration, while it holds for the running call:
+    read under the call's environment, and none of the files it was read from changed since."""
+    cached = _FILTERS.get(os.path.abspath(str(repo)))
+    if cached is None or cached.env != _config_env() or any(_stat_key(f) != st for f, st in cached.files):
+        return None
+    return cached
+
+
 def filter_names(repo: Path | str) -> tuple[str, ...]:
     """The filter drivers (`filter.<name>.*`) that git's configuration defines in `repo`.
 
@@ -59,10 +68,10 @@ def filter_names(repo: Path | str) -> tuple[str, ...]:
     changes; a configuration with include directives (an `includeIf` can depend on the branch),
     or whose files cannot all be found again, is read again each time."""
     key = os.path.abspath(str(repo))
-    cached = _FILTERS.get(key)
-    env = _config_env()
-    if cached is not None and cached.env == env and all(_stat_key(f) == st for f, st in cached.files):
+    cached = kept_config(key)
+    if cached is not None:
         return cached.names
+    env = _config_env()
     try:
         out = _run_raw(repo, ("config", "--list", "--show-origin", "-z"), extra=())
     except GitError:

@@ -44,7 +44,7 @@ from typing import Generic, TypeVar
 
 from codevouch import caches
 from codevouch.worktree.git._process import caller_env, run_filters
-from codevouch.worktree.git.filters import _FILTERS, _config_env, _stat_key, filter_names, user_git_file
+from codevouch.worktree.git.filters import filter_names, kept_config, user_git_file
 from codevouch.worktree.safe_read import NotRegular, read_file
 
 K = TypeVar("K")
@@ -121,8 +121,8 @@ def git_state(top: Path | str) -> Seen | None:
     if run_filters() or own is None or not stat_module.S_ISDIR(own[1]):
         return None
     filter_names(root)                   # lists the configuration's files, kept while they are unchanged
-    config = _FILTERS.get(root)
-    if config is None or config.env != _config_env() or any(_stat_key(path) != st for path, st in config.files):
+    config = kept_config(root)
+    if config is None:
         # includes (never kept), a list filter_names did not renew, or one another thread's caller
         # (another HOME, other GIT_CONFIG_*) put there between the two lines above
         return None
