@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from codevouch import caches
 from codevouch.api import Index, index_dir_of
 from codevouch.call import Call, carried, in_call
 from codevouch.errors import CodevouchError, InputError, NotIndexed
-from codevouch.printable import one_line
+from codevouch.foundhits import BY_RANK, BY_SIMILARITY, Found, FoundHits, Repository, Skipped
+from codevouch.remotes import REMOTES
 from codevouch.request import ContextRequest, SearchRequest, request_from
 from codevouch.results import Hit, Hits
 from codevouch.vocabulary import Verdict
@@ -37,16 +36,15 @@ from codevouch.vocabulary import Verdict
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from codevouch.context.enclosing import Enclosing
     from codevouch.embedding import Embedder
     from codevouch.navigate.outline import Outline
     from codevouch.navigate.references import References
     from codevouch.navigate.show import Shown
     from codevouch.request import ContextOptions, SearchOptions
     from codevouch.results import ContextPack
+    from codevouch.retriever.bound import Bound
     from codevouch.retriever.queryencoder import QueryVectors
     from codevouch.retriever.settings import Settings
-    from codevouch.validator.model import Validated
 
 # The most repositories one query may touch: each is one search of its own (its git facts, its
 # overlay, its validation), so a query over more is refused with what to do, never run slowly.
@@ -56,48 +54,9 @@ MAX_REPOS = 100
 # let go of the GIL, so a few threads overlap those waits; more would only queue for the cores.
 WORKERS = 8
 
-# How the hits of several repositories were put in one ranking (docs/SEARCH.md).
-BY_SIMILARITY = "similarity"     # the one model's cosine similarity: comparable across repositories
-BY_RANK = "rank"                 # no common measure (lexical mode, or different models): by rank
-
-
-@dataclass(frozen=True)
-class Repository:
-    """Where a hit lives: its repository's path on this machine and its remote (a label for people,
-    credentials removed; None without one)."""
-    path: Path
-    remote: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": str(self.path), "remote": self.remote}
-
-
-@dataclass(frozen=True)
-class Found:
-    """One hit of a search across repositories: the repository it lives in, and the hit as that
-    repository's `Index.search` made and checked it (its working tree, its overlay)."""
-    repository: Repository
-    hit: Hit
-
-    def to_json(self, fields: Sequence[str] | None = None, max_chars: int | None = None) -> dict[str, Any]:
-        """The hit's one JSON form (`Hit.to_json`) and `repository`: {path, remote}."""
-        out = self.hit.to_json(fields, max_chars)
-        if not fields or "repository" in fields:
-            out["repository"] = self.repository.to_json()
-        return out
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A repository the query could not search, and why (one line for people, and the error's kind)."""
-    path: str
-    reason: str
-    error: str
-    not_indexed: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "reason": self.reason, "error": self.error}
-
+# Past this many repositories, a search bounds each before searching it (Indexes._fused): fewer are
+# all searched at once, on the WORKERS threads, in the time bounding them would take first.
+BOUND_FROM = WORKERS
 
 A = TypeVar("A", "Shown", "References", "Outline")
 
@@ -138,29 +97,6 @@ class Navigated(Generic[A]):
                 "skipped": [s.to_json() for s in self.skipped],
                 "refused": [{"repository": r.to_json(), "reason": why} for r, why in self.refused]}
 
-
-class FoundHits(list[Found]):
-    """`Indexes.search`'s answer: the fused hits, best first; `skipped`, the repositories that gave
-    none because they could not be searched; `fusion`, how the ranking was made (BY_SIMILARITY,
-    BY_RANK); `answers`, each searched repository's own `Hits` (its overlay, its notes; of its hits,
-    only those in the fused answer were checked)."""
-
-    def __init__(self, hits: Sequence[Found], skipped: Sequence[Skipped] = (), fusion: str = BY_SIMILARITY,
-                 answers: Sequence[tuple[Repository, Hits]] = ()) -> None:
-        super().__init__(hits)
-        self.skipped = tuple(skipped)
-        self.fusion = fusion
-        self.answers = tuple(answers)
-
-    def overlays(self) -> list[dict[str, Any]]:
-        """Each repository's overlay summary where its index is behind its working tree."""
-        return [{"repository": r.to_json(), "overlay": h.overlay.summary()} for r, h in self.answers
-                if h.overlay is not None and h.overlay.note()]
-
-    def to_json(self, fields: Sequence[str] | None = None, max_chars: int | None = None) -> dict[str, Any]:
-        return {"hits": [f.to_json(fields, max_chars) for f in self], "fusion": self.fusion,
-                "repositories": [r.to_json() for r, _ in self.answers],
-                "skipped": [s.to_json() for s in self.skipped], "overlays": self.overlays()}
 
 
 def _head_key(hit: Hit, rank: int, comparable: bool) -> tuple[Any, ...]:
@@ -250,6 +186,8 @@ class Indexes:
         led by the repository's name in the report and the code fences, so that two repositories'
         `src/util.py` are never taken for slices of one file). The budget: `budget`, else `model`'s,
         else the environment's or the default (no one repository's `[budget]` decides for all)."""
+        from codevouch.foundhits import pack_across
+
         request = request_from(ContextRequest, query, options)
         wanted = request.search()
         found = self._fused(wanted)
@@ -315,25 +253,79 @@ class Indexes:
 
         known = hits.known if hits is not None else None
         root = known.head.root if known is not None and known.head is not None else gitio.repo_root(idx.repo)
-        return Repository(root, _REMOTES.label(root))
+        return Repository(root, REMOTES.label(root))
 
     def _fused(self, request: SearchRequest, hide_excluded: bool = False) -> FoundHits:
-        """Every repository searched (in parallel, unchecked), the answers fused, and only the hits
-        that make the fused top k checked, each in its own working tree (`_checked_top`)."""
+        """The repositories searched (in parallel, unchecked), the answers fused, and only the hits
+        that make the fused top k checked, each in its own working tree (`_checked_top`). Past
+        BOUND_FROM repositories, each is first bounded (retriever/bound.py) and searched only when
+        its bound could reach the fused top k: best bound first, until every hit the fusion
+        picked ranks above each bound left, the same answer as searching every one."""
         from codevouch.retriever.queryencoder import QueryVectors  # heavy: the store
 
         queries = QueryVectors()   # the query embedded once per model, for every repository
         with self._lock:
-            got = _in_parallel([carried(lambda p=path: self._searched(p, request, queries)) for path in self.repos])
-            answers = [a for a in got if not isinstance(a, Skipped)]
-            models = {a.model for a in answers if a.hits}
-            comparable = request.mode != "lexical" and len(models) <= 1 and None not in models
-            fused = _checked_top(answers, request, comparable, hide_excluded)
+            bounds = self._bounds(request, queries) if len(self.repos) > BOUND_FROM else {}
+            got, fused, comparable = self._rounds(request, queries, bounds, hide_excluded)
+            answers = [a for p in self.repos if isinstance(a := got.get(p), _Answer)]
             if request.validate:
                 for a in answers:
                     a.record(request)
-        return FoundHits([Found(answers[i].repository, hit) for i, hit in fused], [a for a in got if isinstance(a, Skipped)],
-                         BY_SIMILARITY if comparable else BY_RANK, [(a.repository, a.answer()) for a in answers])
+        each = [(a.repository, a.answer()) if isinstance(a := got.get(p), _Answer) else
+                (Repository(bounds[p][1], REMOTES.label(bounds[p][1])), Hits([])) for p in self.repos
+                if p in bounds or isinstance(got.get(p), _Answer)]
+        skipped = [s for p in self.repos if isinstance(s := got.get(p), Skipped)]
+        return FoundHits([Found(answers[i].repository, hit) for i, hit in fused], skipped,
+                         BY_SIMILARITY if comparable else BY_RANK, each)
+
+    def _rounds(self, request: SearchRequest, queries: QueryVectors, bounds: dict[Path, tuple[tuple[Any, ...], Path]],
+                hide_excluded: bool) -> tuple[dict[Path, _Answer | Skipped], list[tuple[int, Hit]], bool]:
+        """Each repository's answer (those the bounds left out: none), the fused top k checked (by
+        the answers' position in the repositories' order), and whether similarities fused them: the
+        unbounded repositories and the k best bounded first, then each whose bound the fused top k
+        does not beat (`_wanted`), until none is left."""
+        got: dict[Path, _Answer | Skipped] = {}
+        todo = [p for p in self.repos if p not in bounds] + \
+            sorted(bounds, key=lambda p: bounds[p][0], reverse=True)[:request.k]
+        fused: list[tuple[int, Hit]] = []
+        comparable = True
+        while todo:
+            got.update(zip(todo, _in_parallel([carried(lambda p=p: self._searched(p, request, queries))
+                                               for p in todo])))
+            answers = [a for p in self.repos if isinstance(a := got.get(p), _Answer)]
+            models = {a.model for a in answers if a.hits}
+            comparable = request.mode != "lexical" and len(models) <= 1 and None not in models
+            fused = fuse([a.left_hits() for a in answers], request.k, comparable)
+            if not (todo := _wanted(bounds, got, fused, request.k, comparable)):
+                fused = _checked_top(answers, request, comparable, hide_excluded)
+                todo = _wanted(bounds, got, fused, request.k, comparable)   # hidden hits lower it
+        return got, fused, comparable
+
+    def _bounds(self, request: SearchRequest, queries: QueryVectors) -> dict[Path, tuple[tuple[Any, ...], Path]]:
+        """Each repository's bound (its key's best, as across._head_key compares hits) and top,
+        where one model embedded all those bounded; the others (no bound: search them to know)
+        left out."""
+        got = _in_parallel([carried(lambda p=p: self._bound(p, request, queries)) for p in self.repos])
+        found = {p: b for p, b in zip(self.repos, got) if b is not None}
+        if len({b[0].model for b in found.values()}) > 1:
+            return {}
+        return {p: (b.key(threshold), b.root) for p, (b, threshold) in found.items()}
+
+    def _bound(self, path: Path, request: SearchRequest, queries: QueryVectors) -> tuple[Bound, float | None] | None:
+        """The repository's bound and its good-match threshold; None when it must be searched."""
+        from codevouch import callreads
+        from codevouch.retriever.bound import bound
+        from codevouch.retriever.search import vector_reader
+
+        if not self.call.path(path).exists():
+            return None
+        try:
+            idx = self._index(path)
+            caller = callreads.search_caller(self.call, idx.overlay_limit, queries)
+            found = bound(idx.repo, request, self.index_dir, idx.settings, caller, vector_reader, idx._embedder)
+            return None if found is None else (found, idx._match_threshold(found.model, found.root))
+        except CodevouchError:
+            return None     # its search says what is wrong
 
     def _searched(self, path: Path, request: SearchRequest, queries: QueryVectors) -> _Answer | Skipped:
         """One repository's answer, its hits not yet checked (a repository not on this machine: its
@@ -401,99 +393,6 @@ class Indexes:
         return Repository(Path(where), state.remote), Hits(hits), state.embedder
 
 
-def labelled(found: Sequence[Found], lead: bool = False) -> list[Validated]:
-    """Each checked hit's validation, its citation opened by a `repository:` line; `lead`: its paths
-    also led by the repository's name (`library/lib/fees.py`; a name two repositories share gets
-    its position), as the pack's report and code fences show them."""
-    names = _short_names([f.repository for f in found])
-    out = []
-    for f in found:
-        v = f.hit.check
-        if v is None:
-            continue
-        where = f.repository.path if f.repository.remote is None else f"{f.repository.path} ({f.repository.remote})"
-        v = replace(v, citation=one_line(f"repository: {where}") + "\n" + v.citation)
-        if lead:
-            name = names[f.repository]
-            v = replace(v, parsed=replace(v.parsed, path=f"{name}/{v.parsed.path}"),
-                        current=replace(v.current, path=f"{name}/{v.current.path}") if v.current is not None else None)
-        out.append(v)
-    return out
-
-
-def _short_names(repos: Sequence[Repository]) -> dict[Repository, str]:
-    """Each repository's directory name, with its place among them where two share one."""
-    unique = list(dict.fromkeys(repos))
-    counts = Counter(r.path.name for r in unique)
-    return {r: r.path.name if counts[r.path.name] == 1 else f"{r.path.name}~{n}" for n, r in enumerate(unique, 1)}
-
-
-def pack_across(found: FoundHits, request: ContextRequest, call: Call) -> ContextPack:
-    """The fused hits packed within one budget (see `Indexes.context`)."""
-    from codevouch.context import enclosing  # heavy: tree-sitter
-    from codevouch.context.pack import pack
-    from codevouch.context.windows import budget_counter, resolve_budget
-    from codevouch.results import ContextPack
-
-    checked = [(f, f.hit.check) for f in found if f.hit.check is not None]
-    # The definition each slice lies in, read in its own repository's working tree (1-based ranks).
-    around: dict[int, Enclosing] = {}
-    for repo in dict.fromkeys(f.repository for f, _ in checked if f.repository.path.exists()):
-        ranks = [n for n, (f, _) in enumerate(checked, 1) if f.repository == repo]
-        got = enclosing.enclosing(repo.path, [checked[n - 1][1] for n in ranks])
-        around.update({ranks[r - 1]: e for r, e in got.items()})
-    results = labelled([f for f, _ in checked], lead=True)
-    chosen = resolve_budget(request.budget, request.model, None, reserve=request.reserve, env=call.env)
-    live = "; ".join(f"{r.path.name}: {h.overlay.note()}" for r, h in found.answers
-                     if h.overlay is not None and h.overlay.note())
-    weak = Hits(f.hit for f in found)
-    packed = pack(results, budget_counter(chosen), chosen.tokens, include_history=request.include_history,
-                  enclosing=around, index=f"{len(found.answers)} repositories", budget_note=chosen.describe(),
-                  live_note=live, match_note=weak.note() or "")
-    return ContextPack(packed.markdown, tuple(results), packed, chosen, no_good_match=weak.no_good_match)
-
-
-class _Remotes:
-    """Each repository's remote label, kept for the process (every Indexes, each a call of the CLI,
-    the engine or the MCP server) while its git config file is unchanged (the same size,
-    modification time and inode: git writes a new config by renaming a new file over it), so a
-    remote added or changed is seen at the next call; a work tree whose `.git` is a file (a linked
-    work tree, a submodule) asks git each time."""
-
-    def __init__(self) -> None:
-        self._known: dict[Path, tuple[tuple[int, int, int], str | None]] = {}
-        self._lock = threading.Lock()
-
-    def label(self, root: Path) -> str | None:
-        from codevouch.worktree import gitio
-
-        try:
-            st = (root / ".git" / "config").stat()
-            key: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except OSError:
-            key = None
-        with self._lock:
-            held = self._known.get(root)
-        if key is not None and held is not None and held[0] == key:
-            return held[1]
-        url = gitio.remote_url(root)
-        if key is not None:
-            with self._lock:
-                self._known[root] = (key, url)
-        return url
-
-    def clear(self) -> None:
-        with self._lock:
-            self._known.clear()
-
-    def __len__(self) -> int:
-        return len(self._known)
-
-
-_REMOTES = _Remotes()
-caches.register("codevouch.across.remotes", _REMOTES.clear, _REMOTES.__len__)
-
-
 class _Answer:
     """One repository's search: its Hits in its own order, a checked copy of each that was checked
     (by position), and the Index that checks the rest (None: nothing left to check)."""
@@ -502,6 +401,9 @@ class _Answer:
         self.repository, self.hits, self.model, self.idx = repository, hits, model, idx
         self.checked: dict[int, Hit] = {}
         self.dropped: set[int] = set()     # excluded hits, when the search hides them
+
+    def left_hits(self) -> list[Hit]:
+        return [h for _, h in self.left()]
 
     def left(self) -> list[tuple[int, Hit]]:
         """(position, hit) in order, the checked version where there is one, without dropped hits."""
@@ -553,6 +455,19 @@ def _checked_top(answers: Sequence[_Answer], request: SearchRequest, comparable:
                 answers[i].dropped.update(n for n, h in answers[i].checked.items() if h.verdict == Verdict.EXCLUDED)
 
 
+def _wanted(bounds: dict[Path, tuple[tuple[Any, ...], Path]], searched: dict[Path, Any], fused: Sequence[tuple[int, Hit]],
+            k: int, comparable: bool) -> list[Path]:
+    """The bounded repositories not searched yet whose hits could change the fused top k (pure):
+    those whose bound is not below every hit the fusion picked (a repository's next hit is taken
+    only when its key beats the other heads; a pick below some bound could have been its hit);
+    all of them while fewer than k hits were found, or the fusion is by rank."""
+    left = [p for p in bounds if p not in searched]
+    if not comparable or len(fused) < k:
+        return left
+    floor = min(_head_key(hit, 0, True) for _, hit in fused)
+    return [p for p in left if not bounds[p][0] < floor]
+
+
 T = TypeVar("T")
 
 
@@ -597,4 +512,4 @@ def indexed_repositories(index_dir: Path) -> list[Path]:
 
 
 __all__ = ["BY_RANK", "BY_SIMILARITY", "MAX_REPOS", "Found", "FoundHits", "Indexes", "Navigated", "Repository", "Skipped",
-           "fuse", "indexed_repositories", "labelled", "pack_across"]
+           "fuse", "indexed_repositories"]

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
-from codevouch.across import FoundHits, Indexes, indexed_repositories, pack_across
+from codevouch.across import FoundHits, Indexes, indexed_repositories
 from codevouch.call import Call
 from codevouch.errors import InputError, NotIndexed
+from codevouch.foundhits import pack_across
 from codevouch.mcp_calls import serve_tool
 from codevouch.mcp_server import Branch, Fields, History, K, Kinds, MaxChars, Mode, Overlay, Paths, Query, Tools
 from codevouch.navigate.tools import Name

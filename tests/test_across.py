@@ -294,3 +294,68 @@ def test_an_edit_after_a_warm_call_is_found_at_the_next_one(two: tuple[Repo, Rep
     library.write("lib/late.py", "def late_charge(days):\n    return days * 2\n")
     found = many.search("late charge days", k=10)
     assert any(f.hit.symbol == "late_charge" and f.hit.record.origin == "uncommitted" for f in found)
+
+
+# Five small repositories, each about one thing: a search across them bounds each first.
+TOPICS = {
+    "fees": {"fees.py": "def overdue_fee(loan, days):\n    return days * loan.rate\n\n\ndef waive_fee(loan):\n"
+                        "    loan.rate = 0\n"},
+    "books": {"books.py": "def find_book(title):\n    return title.lower()\n\n\ndef shelve_book(book, shelf):\n"
+                          "    shelf.append(book)\n"},
+    "members": {"members.py": "def add_member(name):\n    return {'name': name}\n\n\ndef remove_member(members, name):\n"
+                              "    members.pop(name)\n"},
+    "http": {"client.py": "class Response:\n    def raise_for_status(self):\n        if self.status >= 400:\n"
+                          "            raise ValueError(self.status)\n"},
+    "config": CONFIG,
+    # A name its body never says again, and prose that says the name's words over and over: the name
+    # match ranks first across repositories however far the prose's similarity is ahead.
+    "ledger": {"settle.py": "def settle_account(x):\n" + "".join(f"    y{n} = compute_total(x, {n})\n" for n in range(12))
+               + "    return x\n"},
+    "notes": {"notes.py": "def remind():\n    return 'settle account, settle the account, account settle'\n"},
+}
+
+
+@pytest.fixture
+def five(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Repo], Path]:
+    import codevouch.across as across
+
+    monkeypatch.setattr(across, "BOUND_FROM", 1)     # bound from two repositories on
+    index_dir = tmp_path / "index"
+    return [_built(tmp_path / name, files, index_dir) for name, files in TOPICS.items()], index_dir
+
+
+def _answer(many: Indexes, query: str, k: int, **options: object) -> list[tuple[Path, dict]]:
+    return [(f.repository.path, f.hit.to_json()) for f in many.search(query, k=k, **options)]  # type: ignore[arg-type]
+
+
+def test_bounded_repositories_give_the_answer_of_searching_every_one(
+        five: tuple[list[Repo], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    import codevouch.across as across
+
+    repos, index_dir = five
+    roots = [r.root for r in repos]
+    queries = [("overdue fee for days past due", 2), ("find a book by its title", 3), ("raise for status", 1),
+               ("raise_for_status", 2), ("remove a member by name", 4), ("status", 3), ("the", 2),
+               ("parse config path open read", 10), ("settle account", 1)]
+    bounded = Indexes(roots, index_dir, record=False, background=False)
+    answers = {q: (_answer(bounded, q, k), bounded.search(q, k=k).answers) for q, k in queries}
+    monkeypatch.setattr(across, "BOUND_FROM", 1000)
+    every = Indexes(roots, index_dir, record=False, background=False)
+    for q, k in queries:
+        assert answers[q][0] == _answer(every, q, k), q
+    assert answers["settle account"][0][0][1]["symbol"] == "settle_account"
+    # Each repository is listed in the answer; a sentence about fees searched only some of them.
+    fees = answers["overdue fee for days past due"][1]
+    assert [r.path for r, _ in fees] != [] and {r.path for r, _ in fees} == set(roots)
+    assert any(not hits for _, hits in fees) and any(hits for _, hits in fees)
+
+
+def test_a_repository_with_an_uncommitted_edit_is_searched_whatever_its_index_holds(
+        five: tuple[list[Repo], Path]) -> None:
+    repos, index_dir = five
+    books = repos[1]
+    many = Indexes([r.root for r in repos], index_dir, record=False, background=False)
+    assert all(f.repository.path != books.root for f in many.search("overdue fee for days past due", k=2))
+    books.write("late.py", "def overdue_fee_for_days_past_due(book, days):\n    return days * book.fee\n")
+    found = many.search("overdue fee for days past due", k=2)
+    assert any(f.repository.path == books.root and f.hit.record.origin == "uncommitted" for f in found)

@@ -66,8 +66,8 @@ def context_cmd(
         request = ContextRequest.of(query, k=limit, branch=branch, kinds=kind, include_history=include_history,
                                     budget=budget, model=model, reserve=reserve, overlay=not no_overlay, paths=path)
         if chosen is not None:
-            from codevouch.across import pack_across
             from codevouch.commands.many import open_indexes
+            from codevouch.foundhits import pack_across
 
             many = open_indexes(chosen, index, no_record, overlay_limit)
             found = many.search(request.search())

@@ -76,7 +76,7 @@ def render_search(found: FoundHits, fmt: str, keep: tuple[str, ...] | None, max_
     (fusion, repositories, skipped, overlays); text each hit's citation opened by its repository;
     brief one line a hit, its repository first."""
     from codevouch import validator
-    from codevouch.across import labelled
+    from codevouch.foundhits import labelled
     from codevouch.results import Hits
 
     _notes(found, fmt == "json")
@@ -132,7 +132,8 @@ def show_many(chosen: list[Path], index: Path | None, name: str, branch: str | N
     `repository`); text each citation opened by its repository; context one pack. Exit 3 when no
     repository defines the name now, else 23 when one was skipped."""
     from codevouch import validator
-    from codevouch.across import Found, FoundHits, labelled, pack_across
+    from codevouch.across import Found, FoundHits
+    from codevouch.foundhits import labelled, pack_across
     from codevouch.request import ContextRequest
 
     shown = _navigated(lambda: open_indexes(chosen, index, no_record=True).show(name, branch=branch))

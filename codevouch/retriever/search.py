@@ -378,7 +378,7 @@ def _dense_ranking(run: SearchRun, vector: list[float], records: dict[str, Chunk
     ledger, index_dir, state, depth, ov = run.ledger, run.index_dir, run.state, run.depth, run.overlay
     assert state.space is not None
     space = state.space
-    vectors = _vector_reader(ledger, index_dir, run.caller.store)
+    vectors = vector_reader(ledger, index_dir, run.caller.store)
     out = _Dense([], vector, {})
 
     def nearest(n: int) -> list[str]:
@@ -540,7 +540,7 @@ def _start_query(pool: ThreadPoolExecutor, embedder: Embedder, query: str) -> Fu
 _READERS: dict[Path, tuple[tuple[Any, ...], VectorStore]] = {}
 
 
-def _vector_reader(ledger: Ledger, index_dir: Path, store: StoreSettings) -> VectorStore:
+def vector_reader(ledger: Ledger, index_dir: Path, store: StoreSettings) -> VectorStore:
     """The open reader of `index_dir`, with this call's `store` settings (its busy timeout: a
     reader kept from an earlier call keeps the server it was opened on, as it always has)."""
     states = ledger.builds()

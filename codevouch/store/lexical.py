@@ -109,7 +109,7 @@ TEST_WORDS = frozenset("test tests testing tested fixture fixtures pytest unitte
                        "spec specs mock mocks mocking".split())
 
 
-def _squashed(name: str) -> str:
+def squashed(name: str) -> str:
     """A name without case or separators: `raise_for_status`, `RaiseForStatus`, "raise for status"
     all give "raiseforstatus" (marked "~" so it never meets an exact name)."""
     return "~" + _SQUASH.sub("", name).lower()
@@ -121,7 +121,7 @@ def _components(name: str) -> list[str]:
 
 def name_keys(symbol: str) -> list[str]:
     """What a chunk defines, as exact keys: each qualified name and each of its dotted tails
-    (`a.B.send`, `B.send`, `send`), lower case, and the last component squashed (`_squashed`)."""
+    (`a.B.send`, `B.send`, `send`), lower case, and the last component squashed (`squashed`)."""
     keys: list[str] = []
     for name in (n.strip() for n in symbol.split(",")):
         if not name or name == _MODULE:
@@ -129,7 +129,7 @@ def name_keys(symbol: str) -> list[str]:
         parts = _components(name)
         keys += [".".join(parts[i:]).lower() for i in range(len(parts))]
         if parts:
-            keys.append(_squashed(parts[-1]))
+            keys.append(squashed(parts[-1]))
     return list(dict.fromkeys(k for k in keys if k and k != "~"))
 
 
@@ -170,7 +170,7 @@ def definition_keys(document: str, symbol: str) -> list[str]:
     keys = name_keys(symbol)
     outer = [n.strip().lower() for n in symbol.split(",") if n.strip() and n.strip() != _MODULE]
     for name in _defined_in(words, frozenset(".".join(_components(o)[-2:]) for o in outer)):
-        keys += [name, _squashed(name), *(f"{o}.{name}" for o in outer[:8] if o != name and not o.endswith("." + name))]
+        keys += [name, squashed(name), *(f"{o}.{name}" for o in outer[:8] if o != name and not o.endswith("." + name))]
     for parsed_name in parsed:
         keys += name_keys(parsed_name)
     return list(dict.fromkeys(k for k in keys if k and k != "~"))
@@ -226,13 +226,13 @@ def query_name_keys(query: str, whole_only: bool = False) -> list[str]:
         parts = _components(token)
         keys += [".".join(parts[i:]).lower() for i in range(max(1, len(parts) - 1))]
         if len(parts) == 1:   # `Client.send` is that method, not every `send`
-            keys.append(_squashed(token))
+            keys.append(squashed(token))
     if whole is None and _SPELLED.fullmatch(text):
         # `route!`, `Base.updated?`, `compare-fields`, `single-use-latch::wait`: one name as written
         keys.append(".".join(_components(text)).lower())
     words = _QUERY_WORD.findall(text)
     if whole is None and len(words) >= 2 and len(words) <= 8 and " ".join(words) == " ".join(text.split()):
-        keys.append(_squashed("".join(words)))
+        keys.append(squashed("".join(words)))
     return list(dict.fromkeys(k for k in keys if k and k != "~"))
 
 

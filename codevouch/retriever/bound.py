@@ -1,0 +1,133 @@
+"""The best a branch's hits could be for a query, found without searching it: what lets a search
+across many repositories (codevouch/across.py) leave out those whose every hit would rank below
+the fused top k.
+
+A search across repositories fuses each repository's ranking by facts that mean the same in every
+repository (across._head_key): whether a hit matches a name the query spells, whether it is a good
+match (that, or its cosine similarity reaching the model's threshold), then the similarity. A
+`Bound` holds the most each of those can be for any chunk of a branch:
+
+- `named`: some chunk could match by name. The name field is asked for the query's name keys
+  (what the name tier looks up), the query written whole and its words squashed (what
+  matching.spells compares with a symbol or its last part), and the `namewords` field for a chunk
+  whose defined names hold every word of the query (spells' same-words rule): False only when no
+  chunk of the branch's lexical copy could match.
+- `similarity`: the nearest vector of the branch's space (a space is shared by a repository's
+  branches: its nearest may be another branch's, which only raises the bound), as the dense list
+  itself finds it (the store's nearest neighbours: see store/vectors.ANN_LEAST).
+
+No bound (None) when the search must run to know: the branch not indexed or out of date (the
+search says why), or the working tree differing from the indexed commit (its overlay's chunks are
+searched live, and their vectors are made by that search).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+
+from codevouch.embedding import Embedder
+from codevouch.request import SearchRequest
+from codevouch.retriever import query as reading
+from codevouch.retriever import queryencoder
+from codevouch.retriever.members import space_size
+from codevouch.retriever.mode import SearchMode
+from codevouch.retriever.searchrun import Caller
+from codevouch.retriever.settings import Settings
+from codevouch.store import BranchState, Ledger, StoreSettings, VectorStore, lexical, lexindex
+from codevouch.store.team import open_for_search
+from codevouch.worktree import gitio
+from codevouch.worktree.identity import holds, repo_id
+
+# Added to the nearest vector's similarity: the store's float32 answer and the cosine a search
+# computes for the same vector differ in the seventh digit.
+MARGIN = 1e-5
+
+
+@dataclass(frozen=True)
+class Bound:
+    """At most this, for any hit of the branch: see the module's docstring. `model`: the model the
+    branch was built with (whose space `similarity` is in); `root`: the repository's top."""
+    named: bool
+    similarity: float
+    model: str
+    root: Path
+
+    def key(self, threshold: float | None) -> tuple[bool, bool, float]:
+        """The bound of across._head_key: (name match, good match, similarity) at most. `threshold`:
+        the similarity a good match reaches in this repository (None: no hit is a good match but
+        by name)."""
+        good = self.named or (threshold is not None and self.similarity >= threshold)
+        return (self.named, good, max(self.similarity, 0.0) + MARGIN)
+
+
+Reader = Callable[[Ledger, Path, StoreSettings], VectorStore]   # retriever.search.vector_reader
+
+
+def bound(repo_path: Path, request: SearchRequest, index_dir: Path, settings: Settings, caller: Caller,
+          vector_reader: Reader, embedder: Embedder | str | None = None) -> Bound | None:
+    """The branch's bound for `request` (see the module's docstring); None: search it to know.
+    `vector_reader`: retriever.search's open reader of the index directory's vectors."""
+    if request.mode == SearchMode.LEXICAL:
+        return None
+    head = gitio.head_state(repo_path)
+    if head is None:
+        return None
+    branch = request.branch or head.branch
+    if not branch:
+        return None
+    rid = repo_id(head.root, head.commit, index_dir)
+    ledger, state = open_for_search(rid, branch, index_dir, str(head.root), holds(head.root), caller.store)
+    try:
+        if state is None or state.space is None or ledger.outdated(rid, str(head.root), branch) is not None:
+            return None
+        if request.overlay and head.branch == state.branch and not _clean(head.root, head.commit, state):
+            return None
+        read = reading.read(request.query, request.mode, settings)
+        named = _may_name(index_dir, ledger.copy_of(state), read)
+        vector = _vector(caller, embedder, index_dir, state, read.text)
+        reader = vector_reader(ledger, index_dir, caller.store)
+        nearest = reader.query(state.space, vector, 1, expected=space_size(ledger, state.space))
+        return Bound(named, nearest[0][1] if nearest else 0.0, state.embedder, head.root)
+    finally:
+        ledger.close()
+
+
+def _clean(root: Path, head: str, state: BranchState) -> bool:
+    """The working tree is the indexed commit, nothing changed or untracked: its overlay is empty.
+    The same status as the overlay's (indexer/overlay.derive), so the search that may follow takes
+    this answer."""
+    if head != state.commit:
+        return False
+    status = gitio.parse_status(gitio.start_worktree_status(root, untracked=True, toplevel=True).result())
+    return not status.changed and not status.untracked
+
+
+def _may_name(index_dir: Path, copy: lexindex.Copy | None, read: reading.Query) -> bool:
+    """Whether some chunk of the lexical copy could match the query by name (see the module's
+    docstring); True when the copy cannot answer, and for a query of one token or of stop words
+    only (a bare name: the name tier decides it, and the search must run)."""
+    if copy is None or len(read.stripped.split()) <= 1 or not read.parts:
+        return True
+    keys = [*read.lookup, read.stripped.lower(), lexical.squashed("".join(read.parts))]
+    found = lexindex.search_names(index_dir, copy, list(dict.fromkeys(keys)), 1)
+    if found is None or found:
+        return True
+    words = lexindex.search(index_dir, copy, [f"+{w}" for w in read.parts], 1, only="namewords")
+    return words is None or bool(words)
+
+
+def _vector(caller: Caller, embedder: Embedder | str | None, index_dir: Path, state: BranchState,
+            text: str) -> list[float]:
+    """The query's vector by the branch's model, shared with the call's other searches."""
+    held = caller.queries.held(embedder, index_dir) if caller.queries is not None else \
+        queryencoder.held(embedder, index_dir)
+    model = queryencoder.for_query(held, state.embedder, SearchMode.DENSE)
+    assert model is not None     # not in lexical mode (bound)
+
+    def start() -> Future[list[float]]:
+        done: Future[list[float]] = Future()
+        done.set_result(model.embed_query(text))
+        return done
+    return queryencoder.shared(caller.queries, model, text, start).result()

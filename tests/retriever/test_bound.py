@@ -1,0 +1,71 @@
+"""A branch's bound for a query (codevouch/retriever/bound.py): never below a hit its search gives,
+and none where the search must run to know."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codevouch import Index
+from codevouch.request import SearchRequest
+from codevouch.retriever.bound import bound
+from codevouch.retriever.queryencoder import QueryVectors
+from codevouch.retriever.search import vector_reader
+from codevouch.retriever.searchrun import Caller
+from codevouch.retriever.settings import DEFAULT
+from tests.gitrepo import Repo
+
+FAKE = "fake-bow-64"
+FILES = {
+    "client.py": "class Response:\n    def raise_for_status(self):\n        if self.status >= 400:\n"
+                 "            raise ValueError(self.status)\n\n    def json(self):\n        return decode(self.body)\n",
+    "fees.py": "def overdue_fee(loan, days):\n    return days * loan.rate\n",
+}
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> tuple[Repo, Path]:
+    repo = Repo.create(tmp_path / "repo")
+    repo.commit_files(FILES)
+    Index(repo.root, tmp_path / "index", embedder=FAKE, record=False).build()
+    return repo, tmp_path / "index"
+
+
+def _bound(repo: Repo, index_dir: Path, query: str, **options: object):  # type: ignore[no-untyped-def]
+    return bound(repo.root, SearchRequest(query, **options), index_dir, DEFAULT,  # type: ignore[arg-type]
+                 Caller(queries=QueryVectors()), vector_reader, FAKE)
+
+
+def test_no_hit_of_the_search_is_above_the_bound(built: tuple[Repo, Path]) -> None:
+    repo, index_dir = built
+    index = Index(repo.root, index_dir, embedder=FAKE, record=False, background=False)
+    for query in ("overdue fee for days past due", "raise an error when the status is bad", "decode the json body",
+                  "raise for status", "Response.raise_for_status"):
+        got = _bound(repo, index_dir, query)
+        assert got is not None and got.model == FAKE and got.root == repo.root
+        hits = index.search(query, k=10)
+        threshold = 0.0     # every hit above it a good match: the key's every part at its highest
+        assert all((h.name_match, h.good_match is True, h.similarity or 0.0) <= got.key(threshold) for h in hits), query
+
+
+def test_a_name_the_query_spells_is_told_from_prose(built: tuple[Repo, Path]) -> None:
+    repo, index_dir = built
+    for named in ("raise for status", "raise_for_status", "status", "Response.raise_for_status", "overdue fee"):
+        got = _bound(repo, index_dir, named)
+        assert got is not None and got.named, named
+    for prose in ("decode the body of a reply", "compute what a late loan costs per day"):
+        got = _bound(repo, index_dir, prose)
+        assert got is not None and not got.named, prose
+        assert got.key(None) == (False, False, pytest.approx(got.similarity, abs=1e-4))
+
+
+def test_no_bound_where_the_search_must_run(built: tuple[Repo, Path], tmp_path: Path) -> None:
+    repo, index_dir = built
+    assert _bound(repo, index_dir, "overdue fee", mode="lexical") is None       # no similarity to bound
+    assert _bound(repo, index_dir, "overdue fee", branch="other") is None       # not indexed: the search says so
+    repo.write("late.py", "def late(days):\n    return days\n")                 # its overlay is searched live
+    assert _bound(repo, index_dir, "overdue fee") is None
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "late")                                     # committed after the build
+    assert _bound(repo, index_dir, "overdue fee") is None
+    assert _bound(repo, index_dir, "overdue fee", overlay=False) is not None    # the overlay off: the index alone
