@@ -58,6 +58,7 @@ from codevouch_bench.lib.retrieval import (
     line_windows,
     overlap_hit,
     paired,
+    ratio,
     rank_of,
     scores,
     symbol_hit,
@@ -99,9 +100,12 @@ CODEVOUCH["codevouch-own-words-0.5"] = ({}, {"own_words_weight": 0.5})
 CODEVOUCH["codevouch-qualified-words"] = ({}, {"name_words_weight": 1.0, "own_words_weight": 0.0})
 # The sentence test prior before the test docstrings were asked (0.1; Settings.sentence_kind_weights).
 CODEVOUCH[testqueries.PRIOR_BEFORE] = ({}, {"sentence_kind_weights": {**_SENTENCE, "test": 0.1}})
+# The fusion before a large module's neighbours were read (Settings.dense_floor, own_words_per_name).
+CODEVOUCH[testqueries.NEIGHBOURS_BEFORE] = ({}, {"dense_floor": 0.0, "own_words_per_name": False})
 # Rows scored on the identifier queries too (the others answer docstring queries only).
 IDENTIFIER_ROWS = ("codevouch", "codevouch-no-names", "codevouch-no-sentence-priors", "codevouch-dense",
-                   "codevouch-lexical", "codevouch-rank-fusion", "codevouch-own-words-0.5", "codevouch-qualified-words")
+                   "codevouch-lexical", "codevouch-rank-fusion", "codevouch-own-words-0.5", "codevouch-qualified-words",
+                   testqueries.NEIGHBOURS_BEFORE)
 CODEVOUCH["codevouch-no-names"] = ({}, NO_NAMES)
 # The retriever before the sentence priors: every query with kind_weights, no name-words list.
 NO_SENTENCE = {"sentence_kind_weights": None, "name_words_weight": 0.0, "own_words_weight": 0.0}
@@ -172,6 +176,20 @@ TUNE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # LangChain 1000/100). 0.5 won (settings.py).
     **{f"sentence-test-{t}": ({}, {"sentence_kind_weights": {**_SENTENCE, "test": t}})
        for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.8)},
+    # Tenth round, from the defaults then (no dense floor, own words of all names together): a large
+    # module's neighbours, the rank-1 losses to another chunk of the target's own file (Settings.
+    # dense_floor, own_words_per_name; each row sets both). The own-words list by each chunk's best name ...
+    "own-per-name": ({}, {"own_words_per_name": True, "dense_floor": 0.0}),
+    # ... the dense list stretched from a share of its best cosine, with and without it ...
+    **{f"dense-floor-{f}{'-per-name' if p else ''}": ({}, {"dense_floor": f, "own_words_per_name": p})
+       for f in (0.3, 0.5, 0.6, 0.7) for p in (False, True)},
+    # ... the own-words and lexical weights beside them ...
+    **{f"floor-{f}-own-{o}-lexical-{w}": ({}, {"dense_floor": f, "own_words_per_name": True, "own_words_weight": o,
+                                                "lexical_weight": w})
+       for f in (0.5, 0.6) for o in (0.5, 0.75, 1.0) for w in (0.5, 0.75) if (o, w) != (1.0, 0.75)},
+    # ... and how far small neighbouring definitions merge (each its own index), with them: 0 0.648,
+    # 60 0.644 against 0.642 (125), but commander 0.667 -> 0.611: merging stays as it is.
+    **{f"merged-{m}-floor-0.5": ({}, {MERGE: m, "dense_floor": 0.5, "own_words_per_name": True}) for m in (0, 60)},
 }
 MAX_FILE_BYTES = 100_000  # lockfiles, bundles, data dumps: no one's search target, and costly to embed
 # Queries target library code; a function in tests/, docs/ or examples/ is not what a
@@ -329,6 +347,8 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
         record(method, ranked, symbolic=True)
         if method == "codevouch":
             out["docstring_misses"] = stub_losses(ranked, targets, ranks["overlap"][method])
+        else:   # each row's, to compare (a tune row's or the fusion's before)
+            out.setdefault("row_misses", {})[method] = stub_losses(ranked, targets, ranks["overlap"][method])
             test_ranks[testqueries.KIND_TEST] = test_ranks_of(searcher, kinds=("test",))
         if method in testqueries.ROWS or method.startswith("codevouch-tune-"):
             test_ranks[method] = test_ranks_of(searcher, **kwargs)
@@ -383,11 +403,25 @@ def evaluate(c: Corpus, prof: Profile, work: Path, embedder: Any, split: str,
     out["test_ranks"] = test_ranks
     if SOURCE in ranks["overlap"]:
         out["default_vs_source_only"] = paired(ranks["overlap"]["codevouch"], ranks["overlap"][SOURCE])
+    if testqueries.NEIGHBOURS_BEFORE in ranks["overlap"]:
+        out["default_vs_neighbours_before"] = neighbours_before(ranks["overlap"], test_ranks)
+    if SOURCE_BASELINE in ranks["overlap"]:
+        out["against_source_baseline"] = ratio(ranks["overlap"]["codevouch"], ranks["overlap"][SOURCE_BASELINE])
     out["ranks"] = ranks  # kept so the overall figures are true micro-averages
     out["identifier_targets"] = len(identifier_targets(texts, [p for p in texts if is_library_code(p)]))
     out["identifiers"] = {form: {m: scores(r) for m, r in per.items()} for form, per in id_ranks.items()}
     out["identifier_ranks"] = id_ranks
     out["seconds"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def neighbours_before(library: dict[str, list[int | None]], tests: dict[str, list[int | None]]) -> dict[str, Any]:
+    """The default against the fusion before a large module's neighbours were read
+    (testqueries.NEIGHBOURS_BEFORE), paired: library docstrings, and test docstrings where asked."""
+    before = testqueries.NEIGHBOURS_BEFORE
+    out = {"library": paired(library["codevouch"], library[before])}
+    if before in tests and "codevouch" in tests:
+        out["tests"] = paired(tests["codevouch"], tests[before])
     return out
 
 
@@ -463,6 +497,14 @@ def pooled(part: list[dict[str, Any]]) -> dict[str, Any]:
         out["default_vs_source_only"] = paired(docs, source)
     with_, without = (ranks(lambda p, f=f: p["acronym_ranks"][f], "codevouch") for f in ("with", "without"))
     out["acronyms_with_vs_without"] = paired(with_, without)
+    if all(testqueries.NEIGHBOURS_BEFORE in p["ranks"]["overlap"] for p in part):
+        out["default_vs_neighbours_before"] = neighbours_before(
+            {m: ranks(lambda p: p["ranks"]["overlap"], m) for m in ("codevouch", testqueries.NEIGHBOURS_BEFORE)},
+            {m: ranks(lambda p: p["test_ranks"], m) for m in ("codevouch", testqueries.NEIGHBOURS_BEFORE)
+             if all(m in p["test_ranks"] for p in part)})
+    misses = [p.get("row_misses", {}) for p in part]
+    out["row_misses"] = {m: {k: sum(x[m][k] for x in misses if m in x) for k in ("misses", "lost_to_own_file")}
+                         for m in dict.fromkeys(m for x in misses for m in x)}
     tests = [p["test_ranks"] for p in part]
     if all(testqueries.RULE_OFF in t for t in tests):
         naming = [n for p in part for n in p["test_naming"]]

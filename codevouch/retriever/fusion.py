@@ -9,10 +9,10 @@ from codevouch.store import ChunkRecord
 
 
 def fused(lists: Sequence[tuple[float, Sequence[str]]], scores: Sequence[Mapping[str, float] | None],
-          settings: Settings, depth: int | None = None) -> dict[str, float]:
+          settings: Settings, depth: int | None = None, floors: Sequence[float] = ()) -> dict[str, float]:
     """The lists fused as `settings.fusion` says: by score (fuse_scores), or by rank (fuse)."""
     if settings.fusion == "scores":
-        return fuse_scores(lists, scores, depth)
+        return fuse_scores(lists, scores, depth, floors)
     return fuse(lists, settings.rrf_k, depth)
 
 
@@ -29,23 +29,25 @@ def fuse(lists: Sequence[tuple[float, Sequence[str]]], rrf_k: int, depth: int | 
 
 
 def fuse_scores(lists: Sequence[tuple[float, Sequence[str]]], scores: Sequence[Mapping[str, float] | None],
-                depth: int | None = None) -> dict[str, float]:
+                depth: int | None = None, floors: Sequence[float] = ()) -> dict[str, float]:
     """Weighted sum of each list's scores, each divided by the list's best (of its first
     `depth`; a negative score counts 0.0), scaled so a chunk first in every list scores 1.0: a
     convex combination, which keeps the size of the gaps that rank fusion throws away. The low
     end is 0.0 (no similarity, no shared word), not the list's last entry: in a small repository
     the second of two chunks keeps what it measured instead of scoring 0.0; a list whose best is
     0.0 or below measured nothing and adds 0.0 to each. A list with no scores (None) is scored by
-    rank, 1.0 first to 0.0 last."""
+    rank, 1.0 first to 0.0 last. `floors`: per list, the share of its best that scores 0.0 (0.0:
+    none; a list's scores are then stretched from there to its best, and below it count 0.0)."""
     out: dict[str, float] = {}
-    for (weight, ranking), given in zip(lists, scores):
+    for at, ((weight, ranking), given) in enumerate(zip(lists, scores)):
+        floor = floors[at] if at < len(floors) else 0.0
         cut = list(ranking[:depth])
         if given is None:
             norm = {key: 1.0 - rank / len(cut) for rank, key in enumerate(cut)}
         else:
             vals = [max(given.get(key, 0.0), 0.0) for key in cut]
             high = max(vals, default=0.0)
-            norm = {key: v / high if high > 0 else 0.0 for key, v in zip(cut, vals)}
+            norm = {key: max(v / high - floor, 0.0) / (1.0 - floor) if high > 0 else 0.0 for key, v in zip(cut, vals)}
         for key, value in norm.items():
             out[key] = out.get(key, 0.0) + weight * value
     total = sum(w for w, r in lists if r) or 1.0

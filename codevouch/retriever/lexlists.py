@@ -5,7 +5,8 @@ chunks (retriever/members.py). search.py fuses them with the dense list.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 from codevouch.errors import BadIndex
 from codevouch.retriever import defined
@@ -14,7 +15,7 @@ from codevouch.retriever.members import members
 from codevouch.retriever.mode import SearchMode
 from codevouch.retriever.searchrun import SearchRun
 from codevouch.retriever.settings import DEFAULT, Settings
-from codevouch.store import ChunkRecord, lex_key, lexindex
+from codevouch.store import ChunkRecord, lex_key, lexical, lexindex
 
 
 def lexical_ranking(run: SearchRun, records: dict[str, ChunkRecord], scores: dict[str, float]) -> list[str]:
@@ -108,7 +109,37 @@ def name_words_ranking(run: SearchRun, read: reading.Query, records: dict[str, C
         return [key for key, _ in found]
     ids = members(run, False, records, fetch, by="lex_key", ranked=ledger.branch_size(state.coll))
     _keyed_scores(ids, records, by_key, scores)
+    if field == "ownwords" and run.settings.own_words_per_name:
+        ids = per_name(ids, records, scores, lambda tokens: lexindex.stats(index_dir, copy, tokens, field=field),
+                       read.words)
     return ids
+
+
+def per_name(ids: list[str], records: dict[str, ChunkRecord], scores: dict[str, float],
+             stats_of: Callable[[list[str]], lexindex.Stats | None], words: Sequence[str]) -> list[str]:
+    """`ids` rescored, best first, as the best of the names each chunk defines, each name's own
+    words a document of its own (BM25 with the field's counts): a chunk that merged several small
+    definitions scores as its best-matching one, not as the words of all of them together, which
+    BM25's length normalization holds against it."""
+    clauses = lexindex.clauses(words)
+    stats = stats_of([t for c in clauses for t, _ in c])
+    if stats is None or not stats.docs or not stats.tokens:
+        return ids
+    avgdl = stats.tokens / stats.docs
+    analyse = lexindex.analyzer()
+    weights = [(c, sum(lexindex.idf(stats.df.get(t, 0), stats.docs) for t, _ in c)) for c in clauses]
+    for cid in ids:
+        best = 0.0
+        for name in records[cid].symbol.split(","):
+            counted = Counter(analyse(lexical.own_name_words(name)))
+            length = sum(counted.values())
+            if not length:
+                continue
+            score = sum(lexindex.bm25(idf, tf, length, avgdl) for c, idf in weights
+                        if (tf := min(counted[t] for t, _ in c)))
+            best = max(best, score)
+        scores[cid] = best
+    return sorted(ids, key=lambda cid: -scores[cid])
 
 
 def _keyed_scores(ids: list[str], records: dict[str, ChunkRecord], by_key: dict[str, float],

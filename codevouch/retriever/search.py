@@ -180,8 +180,9 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
     rank the chunks that none of those reached, after them (fused 4 times deeper, a filter's
     order was its own: `--kind source` beat or lost to the default by where depth moved a target)."""
     scores = [rankings.scores.get(i) for i in range(len(rankings.lists))]
-    fused = fusion.fused(rankings.lists, scores, settings, depth if kinds is not None else None)
-    deeper = fusion.fused(rankings.lists, scores, settings) if kinds is not None else {}
+    floors = [settings.dense_floor if i == rankings.dense_at else 0.0 for i in range(len(rankings.lists))]
+    fused = fusion.fused(rankings.lists, scores, settings, depth if kinds is not None else None, floors)
+    deeper = fusion.fused(rankings.lists, scores, settings, None, floors) if kinds is not None else {}
     fill = {cid for cid in deeper if cid not in fused}
     fused.update((cid, deeper[cid]) for cid in fill)
     tiered = bool(names)
@@ -292,6 +293,7 @@ class _Rankings:
     gone: list[ChunkRecord] = field(default_factory=list)   # the query's names defined when indexed, gone now
     scores: dict[int, dict[str, float]] = field(default_factory=dict)  # a list's place in `lists` -> its scores
     lexical: dict[str, float] = field(default_factory=dict)   # chunk id -> its lexical score (higher better)
+    dense_at: int | None = None   # the dense list's place in `lists`
 
 
 def _rankings(run: SearchRun, embedder: Embedder | None,
@@ -325,6 +327,7 @@ def _rankings(run: SearchRun, embedder: Embedder | None,
     dense: _Dense | None = None
     if qvec is not None:
         dense = _dense_ranking(run, qvec.result(), out.records, embedder)
+        out.dense_at = len(out.lists)
         out.scores[len(out.lists)] = out.similarity   # filled below, for every ranked chunk
         out.lists.append((1.0, dense.ids))
         out.members[DENSE] = fusion.ranks(dense.ids)

@@ -154,6 +154,25 @@ class Settings:
     # 1.0 0.775 / 0.725, but the story's handler first; with rank fusion no weight helped both
     # splits (docs/SEARCH.md).
     own_words_weight: float = 1.0
+    # A large module's neighbours. Of the tuning split's docstring queries that missed rank 1, 90 of
+    # 184 lost it to another chunk of the target's own file, and read one by one (whole repositories,
+    # every documented function) two causes were the fusion's: the dense list divided by its best
+    # cosine spans only 0.7-1.0 over its first 30 chunks, so the target's higher cosine (0.66 against
+    # 0.51 for `ToolMaturin` over `PyProjectToml.exclude`) counted less than a neighbour's name words;
+    # and the own-words list scored a chunk of several small definitions by all their names' words
+    # together (`ParamType.__call__, ParamType.get_metavar, ...`), which BM25's length normalization
+    # held against it beside a one-name neighbour (`Choice.get_metavar`).
+    # `own_words_per_name`: the own-words list scores a chunk by the best of the names it defines,
+    # each alone (lexlists.per_name; False: by all their words together, as one field).
+    # `dense_floor`: in score fusion, the share of the dense list's best cosine that scores 0.0
+    # there, the list's scores stretched from it to the best (0.0: divided by the best, as every
+    # list's). Tuning split, docstring MRR@10 (own-file losses / misses): neither 0.610 (90/184), per
+    # name 0.623 (85/180), floor 0.5 0.625 (88/179), both 0.642 (80/172); floor 0.3 0.627, 0.6
+    # 0.642, 0.7 0.640 with per name: 0.5, the milder of the tie. Own and lexical weights 0.5-1.0
+    # beside them: 0.627-0.643. Names and their words at rank 1 unchanged (1.0, 0.987); click's test
+    # docstrings 0.588 -> 0.616. Held-out figures in BENCHMARKS.md ("Whole repositories").
+    own_words_per_name: bool = True
+    dense_floor: float = 0.5
     # A chunk whose code only declares (ChunkRecord.declaration: a TypeScript interface, type
     # alias, overload signature or `declare`) has its fused score multiplied by this, unless it
     # defines a name the query spells (the name tier finds an interface by its name, as before)
@@ -184,6 +203,8 @@ class Settings:
             raise InputError(f"unknown fusion {self.fusion!r}; use one of {', '.join(FUSIONS)}.")
         if not 0.0 <= self.declaration_weight <= 1.0:
             raise InputError(f"declaration_weight is a factor between 0 and 1 (got {self.declaration_weight}).")
+        if not 0.0 <= self.dense_floor < 1.0:
+            raise InputError(f"dense_floor is a share of the best cosine, at least 0 and below 1 (got {self.dense_floor}).")
         if self.list_depth < 1:
             raise InputError(f"list_depth must be at least 1 (got {self.list_depth}).")
         if self.max_widenings < 1:
@@ -202,7 +223,7 @@ class Settings:
                 self.lexical_pairs, self.max_widenings, self.name_weight, self.name_first_words, self.name_boost,
                 self.exact_boost, self.match_threshold, self.name_words_weight, self.list_depth,
                 self.named_tests_weight, self.fusion, self.tie_band, self.own_words_weight,
-                self.declaration_weight)
+                self.declaration_weight, self.own_words_per_name, self.dense_floor)
 
     def build_key(self) -> tuple[int | None, str | None]:
         """The build knobs: two settings with one build key index alike (same chunks, same keys)."""

@@ -30,7 +30,9 @@ DEFAULT, RULE_OFF, KIND_TEST = "codevouch", "codevouch-no-names-tests", "codevou
 # the ranking before score fusion was the default (quality.py's codevouch-rank-fusion), when run.
 # The sentence test prior before these queries retuned it (quality.py's row of that name).
 PRIOR_BEFORE = "codevouch-sentence-tests-0.1"
-ROWS = (DEFAULT, RULE_OFF, "codevouch-rank-fusion", PRIOR_BEFORE)
+# The fusion before a large module's neighbours were read (quality.py's row of that name).
+NEIGHBOURS_BEFORE = "codevouch-neighbours-before"
+ROWS = (DEFAULT, RULE_OFF, "codevouch-rank-fusion", PRIOR_BEFORE, NEIGHBOURS_BEFORE)
 # The baselines asked them too (quality.py's BASELINES), and the one the target is set against.
 BASELINE, TARGET = SOURCE_BASELINE, 0.9
 
