@@ -109,10 +109,13 @@ def name_words_ranking(run: SearchRun, read: reading.Query, records: dict[str, C
         return [key for key, _ in found]
     ids = members(run, False, records, fetch, by="lex_key", ranked=ledger.branch_size(state.coll))
     _keyed_scores(ids, records, by_key, scores)
-    if field == "ownwords" and run.settings.own_words_per_name:
-        ids = per_name(ids, records, scores, lambda tokens: lexindex.stats(index_dir, copy, tokens, field=field),
-                       read.words)
     return ids
+
+
+def field_stats(run: SearchRun, field: str) -> Callable[[list[str]], lexindex.Stats | None]:
+    """BM25's counts of `field` in the run's copy, for the tokens asked (None: it cannot answer)."""
+    copy = run.ledger.copy_of(run.state)
+    return lambda tokens: lexindex.stats(run.index_dir, copy, tokens, field=field) if copy is not None else None
 
 
 def per_name(ids: list[str], records: dict[str, ChunkRecord], scores: dict[str, float],

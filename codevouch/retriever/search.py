@@ -180,7 +180,7 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
     rank the chunks that none of those reached, after them (fused 4 times deeper, a filter's
     order was its own: `--kind source` beat or lost to the default by where depth moved a target)."""
     scores = [rankings.scores.get(i) for i in range(len(rankings.lists))]
-    floors = [settings.dense_floor if i == rankings.dense_at else 0.0 for i in range(len(rankings.lists))]
+    floors = _floors(rankings, settings)
     fused = fusion.fused(rankings.lists, scores, settings, depth if kinds is not None else None, floors)
     deeper = fusion.fused(rankings.lists, scores, settings, None, floors) if kinds is not None else {}
     fill = {cid for cid in deeper if cid not in fused}
@@ -202,6 +202,11 @@ def _scored(rankings: _Rankings, settings: Settings, read: reading.Query, kinds:
             weight *= settings.declaration_weight
         found.append((rec, score * weight))
     return found, tier, fill
+
+
+def _floors(rankings: _Rankings, settings: Settings) -> list[float]:
+    """Each list's floor in score fusion: the dense list's Settings.dense_floor, the others' 0.0."""
+    return [settings.dense_floor if i == rankings.dense_at else 0.0 for i in range(len(rankings.lists))]
 
 
 def _evidence(rankings: _Rankings, cid: str) -> tuple[float, float]:
@@ -473,6 +478,8 @@ def _add_name_words(out: _Rankings, run: SearchRun, read: reading.Query) -> None
             named = live.merged(_kept(named, out.records, ov, run.include_history, state,
                                       lambda cid: scores.get(cid, 0.0)), own, run.depth)   # noqa: B023
             scores.update(own)
+        if words_of == "ownwords" and run.settings.own_words_per_name:   # the overlay's too, alike
+            named = lexlists.per_name(named, out.records, scores, lexlists.field_stats(run, words_of), read.words)
         if named:
             out.scores[len(out.lists)] = scores
             out.lists.append((weight, named))

@@ -46,6 +46,20 @@ def test_score_fusion_keeps_the_size_of_each_lists_gaps() -> None:
     assert set(fuse_scores(lists, scores, depth=1)) == {"a", "b"}
 
 
+def test_a_lists_floor_stretches_its_scores_from_that_share_of_its_best() -> None:
+    # the dense list's cosines: 0.66 and 0.51 are 1.0 and 0.77 of the best, 0.31 under half
+    lists = [(1.0, ["t", "n", "x"]), (1.0, ["n", "t"])]
+    scores = [{"t": 0.66, "n": 0.51, "x": 0.31}, {"n": 2.0, "t": 1.5}]
+    flat = fuse_scores(lists, scores)
+    assert flat["n"] > flat["t"]       # the neighbour's words outweigh the target's cosine
+    floored = fuse_scores(lists, scores, floors=[0.5, 0.0])
+    assert floored["t"] > floored["n"]   # from half the best, 0.77 of it counts 0.55
+    assert floored["t"] == (1.0 + 0.75) / 2 and floored["x"] == 0.0
+    assert floored["n"] == ((0.51 / 0.66 - 0.5) / 0.5 + 1.0) / 2
+    # a list given no floor is divided by its best, as before
+    assert fuse_scores(lists, scores, floors=[0.0, 0.0]) == flat
+
+
 def _rec(cid: str) -> ChunkRecord:
     return ChunkRecord(id=cid, repo="/r", path=f"{cid}.py", branch="main", commit="c", commit_date="d", symbol=cid,
                        start_line=1, end_line=3, indexed_at="t", blob_sha=cid, text_hash=cid, kind="source",

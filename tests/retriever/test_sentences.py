@@ -10,6 +10,7 @@ from codevouch import Index
 from codevouch.embedding import FakeEmbedder
 from codevouch.retriever.query import read
 from codevouch.retriever.settings import DEFAULT, KIND_WEIGHTS, SENTENCE_KIND_WEIGHTS, Settings
+from codevouch.store import ChunkRecord
 from tests.gitrepo import Repo
 
 UNWEIGHTED = {"source": 1.0, "test": 1.0, "config": 1.0, "docs": 1.0}
@@ -152,3 +153,29 @@ def test_a_sentence_that_describes_a_test_finds_the_test(repo: Repo, index_dir: 
     assert plain["tests/test_refunds.py"] > 2 * plain["shop/refunds.py"]
     shipped = _scores(Index(repo.root, index_dir, embedder=FakeEmbedder(), record=False), SENTENCE)
     assert list(shipped) == ["tests/test_refunds.py", "shop/refunds.py"]
+
+
+def test_a_chunk_of_several_names_meets_a_sentence_by_its_best_name() -> None:
+    """The own-words list scores a chunk of several small definitions by the one name the sentence
+    describes (Settings.own_words_per_name): all its names' words at once, BM25's length norm held
+    the merged chunk below a one-name neighbour with the same word."""
+    from codevouch.retriever.lexlists import per_name
+    from codevouch.store import lexindex
+
+    merged = _record("m", "ParamType.__call__, ParamType.get_metavar, ParamType.get_missing_message")
+    alone = _record("a", "Choice.get_metavar")
+    other = _record("o", "Choice.convert")
+    records = {r.id: r for r in (merged, alone, other)}
+    stats = lexindex.Stats(docs=40, tokens=120.0, df={"get": 12, "metavar": 3, "param": 5})
+    scores = {"a": 3.0, "m": 1.5, "o": 0.5}   # as the field scores them: the merged chunk second
+    ranked = per_name(["a", "m", "o"], records, scores, lambda tokens: stats, ["metavar", "param"])
+    assert ranked[-1] == "o" and scores["o"] == 0.0
+    assert scores["m"] == scores["a"] > 0   # `get_metavar` alone, in both
+    # no counts to score with: the field's order stands
+    assert per_name(["a", "m"], records, {"a": 3.0, "m": 1.5}, lambda tokens: None, ["metavar"]) == ["a", "m"]
+
+
+def _record(cid: str, symbol: str) -> ChunkRecord:
+    return ChunkRecord(id=cid, repo="/r", path="types.py", branch="main", commit="c", commit_date="d", symbol=symbol,
+                       start_line=1, end_line=3, indexed_at="t", blob_sha="b", text_hash=cid, kind="source",
+                       language="python", status="live")
