@@ -12,7 +12,7 @@ from typing import Any
 from codevouch_bench.lib.common import RESULTS as RESULTS_DIR
 from codevouch_bench.lib.common import read_json_if_exists
 from codevouch_bench.lib.config import BASELINES
-from codevouch_bench.lib.testqueries import BASELINE, KIND_TEST, RULE_OFF
+from codevouch_bench.lib.testqueries import BASELINE, KIND_TEST, NEIGHBOURS_BEFORE, RULE_OFF
 
 RESULTS = RESULTS_DIR / "bench-quality-stubs.json"
 SOURCE = "codevouch-source-only"
@@ -100,8 +100,8 @@ def _pooled(run: dict[str, Any]) -> str:
         pool = o.get("pooled")
         if not pool:
             continue
-        parts = [f"default − `--kind source` {_paired(pool.get('default_vs_source_only'))}",
-                 f"acronyms with − without {_paired(pool.get('acronyms_with_vs_without'))}"]
+        parts = [f"default − `--kind source` {_paired(pool.get('default_vs_source_only'))}"] * \
+            ("default_vs_source_only" in pool) + [f"acronyms with − without {_paired(pool.get('acronyms_with_vs_without'))}"]
         against = _ratio(pool.get("test_queries", {}).get("against_baseline"))
         if against:
             parts.append(f"test queries, default ÷ {BASELINE} {against}")
@@ -117,9 +117,26 @@ def _pooled(run: dict[str, Any]) -> str:
         if miss.get("misses") and "lost_to_own_file" in miss:
             parts.append(f"docstring misses at rank 1 lost to another chunk of the target's own file "
                          f"{_share(miss['lost_to_own_file'], miss['misses'])}")
+        parts += _neighbours(pool)
         lines.append(f"*All {split} repositories pooled* (difference [95%]; queries better / worse): "
                      + "; ".join(parts) + ".")
     return "\n".join(lines)
+
+
+def _neighbours(pool: dict[str, Any]) -> list[str]:
+    """The default against the fusion before a large module's neighbours were read (quality.py's
+    NEIGHBOURS_BEFORE row), where the run asked it."""
+    against = pool.get("default_vs_neighbours_before")
+    if not against:
+        return []
+    parts = [f"default − the fusion before (no dense floor, own words of all names together) on library "
+             f"docstrings {_paired(against.get('library'))}"]
+    if against.get("tests"):
+        parts.append(f"on test docstrings {_paired(against['tests'])}")
+    before = pool.get("row_misses", {}).get(NEIGHBOURS_BEFORE)
+    if before and before.get("misses"):
+        parts.append(f"its misses lost to the own file {_share(before['lost_to_own_file'], before['misses'])}")
+    return parts
 
 
 def section(path: Path = RESULTS) -> str:
