@@ -11,22 +11,27 @@ match (that, or its cosine similarity reaching the model's threshold), then the 
   (what the name tier looks up), the query written whole and its words squashed (what
   matching.spells compares with a symbol or its last part), and the `namewords` field for a chunk
   whose defined names hold every word of the query (spells' same-words rule): False only when no
-  chunk of the branch's lexical copy could match.
+  chunk of the branch's lexical copy could match. A query of one token is a bare name: always True.
 - `similarity`: the nearest vector of the branch's space (a space is shared by a repository's
-  branches: its nearest may be another branch's, which only raises the bound), as the dense list
-  itself finds it (the store's nearest neighbours: see store/vectors.ANN_LEAST).
+  branches: its nearest may be another branch's, which only raises the bound). A space of at most
+  SPACE_MAX vectors is held in this process's memory (at most HELD_MAX numbers in all, until a
+  build commits) and its nearest is exact; a larger one asks the store, as the dense list does
+  (its nearest neighbours: store/vectors.ANN_LEAST).
 
-No bound (None) when the search must run to know: the branch not indexed or out of date (the
-search says why), or the working tree differing from the indexed commit (its overlay's chunks are
-searched live, and their vectors are made by that search).
+No bound (None) when the search must run to know: the branch not indexed here or out of date (the
+search says why, or finds a team snapshot), or the working tree differing from the indexed commit
+(its overlay's chunks are searched live, and their vectors are made by that search).
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from codevouch import caches
 from codevouch.embedding import Embedder
 from codevouch.request import SearchRequest
 from codevouch.retriever import query as reading
@@ -36,13 +41,19 @@ from codevouch.retriever.mode import SearchMode
 from codevouch.retriever.searchrun import Caller
 from codevouch.retriever.settings import Settings
 from codevouch.store import BranchState, Ledger, StoreSettings, VectorStore, lexical, lexindex
-from codevouch.store.team import open_for_search
 from codevouch.worktree import gitio
 from codevouch.worktree.identity import holds, repo_id
 
 # Added to the nearest vector's similarity: the store's float32 answer and the cosine a search
 # computes for the same vector differ in the seventh digit.
 MARGIN = 1e-5
+# A space's vectors are held for exact bounds up to this many (a repository of ~10k chunks), and
+# all held spaces together up to this many numbers (~128 MiB of float32): a larger index asks
+# the store for each bound instead (~1-3 ms a repository).
+SPACE_MAX = 20_000
+HELD_MAX = 32 * 1024 * 1024
+
+Reader = Callable[[Ledger, Path, StoreSettings], VectorStore]   # retriever.search.vector_reader
 
 
 @dataclass(frozen=True)
@@ -62,36 +73,107 @@ class Bound:
         return (self.named, good, max(self.similarity, 0.0) + MARGIN)
 
 
-Reader = Callable[[Ledger, Path, StoreSettings], VectorStore]   # retriever.search.vector_reader
+class Bounds:
+    """The bounds of one query over the repositories of one index directory: one ledger, one vector
+    reader and the query as read, for all of them. Used from one thread (the ledger's connection);
+    `close` when done. Raises what opening the ledger raises (NotIndexed: the index is not here)."""
 
+    def __init__(self, index_dir: Path, request: SearchRequest, settings: Settings, caller: Caller, reader: Reader,
+                 embedder: Embedder | str | None = None) -> None:
+        self.index_dir, self.request, self.caller, self.embedder = index_dir, request, caller, embedder
+        self.ledger = Ledger(index_dir, readonly=True)
+        try:
+            self.vectors = reader(self.ledger, index_dir, caller.store)
+            self.held = _held(index_dir, self.ledger.builds())
+        except BaseException:
+            self.ledger.close()
+            raise
+        self.read = reading.read(request.query, request.mode, settings)
 
-def bound(repo_path: Path, request: SearchRequest, index_dir: Path, settings: Settings, caller: Caller,
-          vector_reader: Reader, embedder: Embedder | str | None = None) -> Bound | None:
-    """The branch's bound for `request` (see the module's docstring); None: search it to know.
-    `vector_reader`: retriever.search's open reader of the index directory's vectors."""
-    if request.mode == SearchMode.LEXICAL:
-        return None
-    head = gitio.head_state(repo_path)
-    if head is None:
-        return None
-    branch = request.branch or head.branch
-    if not branch:
-        return None
-    rid = repo_id(head.root, head.commit, index_dir)
-    ledger, state = open_for_search(rid, branch, index_dir, str(head.root), holds(head.root), caller.store)
-    try:
+    def close(self) -> None:
+        self.ledger.close()
+
+    def of(self, repo_path: Path) -> Bound | None:
+        """The bound of the request's branch in the repository at `repo_path`; None: search it."""
+        request, ledger = self.request, self.ledger
+        head = gitio.head_state(repo_path)
+        if request.mode == SearchMode.LEXICAL or head is None or not (branch := request.branch or head.branch):
+            return None
+        rid = repo_id(head.root, head.commit, self.index_dir)
+        state = ledger.find_branch(rid, branch, str(head.root), holds(head.root))
         if state is None or state.space is None or ledger.outdated(rid, str(head.root), branch) is not None:
             return None
         if request.overlay and head.branch == state.branch and not _clean(head.root, head.commit, state):
             return None
-        read = reading.read(request.query, request.mode, settings)
-        named = _may_name(index_dir, ledger.copy_of(state), read)
-        vector = _vector(caller, embedder, index_dir, state, read.text)
-        reader = vector_reader(ledger, index_dir, caller.store)
-        nearest = reader.query(state.space, vector, 1, expected=space_size(ledger, state.space))
-        return Bound(named, nearest[0][1] if nearest else 0.0, state.embedder, head.root)
-    finally:
-        ledger.close()
+        named = _may_name(self.index_dir, ledger.copy_of(state), self.read)
+        vector = _vector(self.caller, self.embedder, self.index_dir, state, self.read.text)
+        return Bound(named, self._nearest(state.space, vector), state.embedder, head.root)
+
+    def _nearest(self, space: str, vector: list[float]) -> float:
+        """The similarity of the space's nearest vector to `vector` (0.0: it holds none)."""
+        import numpy as np
+
+        size = space_size(self.ledger, space)
+        matrix = self.held.matrix(space, size, lambda: self.vectors.vectors(space))
+        if matrix is None:
+            found = self.vectors.query(space, vector, 1, expected=size)
+            return found[0][1] if found else 0.0
+        if not len(matrix):
+            return 0.0
+        q = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        return float(np.max(matrix @ q)) / norm if norm else 0.0
+
+
+class _Held:
+    """The vectors of the small spaces of one index directory, as built when `builds` was read
+    (Ledger.builds: a build that commits changes it, and a new _Held is made), each row scaled to
+    length 1; None for a space too big to hold."""
+
+    def __init__(self, builds: tuple[Any, ...]) -> None:
+        self.builds = builds
+        self._spaces: dict[str, Any] = {}
+        self._numbers = 0
+        self._lock = threading.Lock()
+
+    def matrix(self, space: str, size: int, load: Callable[[], Any]) -> Any:
+        with self._lock:
+            if space in self._spaces:
+                return self._spaces[space]
+        got = None
+        if size <= SPACE_MAX:
+            import numpy as np
+
+            rows = load()
+            got = np.zeros((0, 0), dtype=np.float32) if rows is None else np.asarray(rows, dtype=np.float32)
+            if len(got):
+                got /= np.maximum(np.linalg.norm(got, axis=1, keepdims=True), 1e-12)
+        with self._lock:
+            if got is not None and self._numbers + got.size > HELD_MAX:
+                got = None
+            self._numbers += 0 if got is None else got.size
+            return self._spaces.setdefault(space, got)
+
+    def __len__(self) -> int:
+        return len(self._spaces)
+
+
+_HELD: dict[Path, _Held] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def _held(index_dir: Path, builds: tuple[Any, ...]) -> _Held:
+    """The held vectors of `index_dir` as its ledger's `builds` say it is now."""
+    with _HELD_LOCK:
+        held = _HELD.get(index_dir)
+        if held is None or held.builds != builds:
+            if held is None and len(_HELD) >= 8:    # index directories one process searches: a few
+                _HELD.clear()
+            held = _HELD[index_dir] = _Held(builds)
+        return held
+
+
+caches.register("codevouch.retriever.bound.held", _HELD.clear, lambda: sum(len(h) for h in _HELD.values()))
 
 
 def _clean(root: Path, head: str, state: BranchState) -> bool:
@@ -124,7 +206,7 @@ def _vector(caller: Caller, embedder: Embedder | str | None, index_dir: Path, st
     held = caller.queries.held(embedder, index_dir) if caller.queries is not None else \
         queryencoder.held(embedder, index_dir)
     model = queryencoder.for_query(held, state.embedder, SearchMode.DENSE)
-    assert model is not None     # not in lexical mode (bound)
+    assert model is not None     # not in lexical mode (Bounds.of)
 
     def start() -> Future[list[float]]:
         done: Future[list[float]] = Future()

@@ -8,7 +8,7 @@ import pytest
 
 from codevouch import Index
 from codevouch.request import SearchRequest
-from codevouch.retriever.bound import bound
+from codevouch.retriever.bound import Bounds
 from codevouch.retriever.queryencoder import QueryVectors
 from codevouch.retriever.search import vector_reader
 from codevouch.retriever.searchrun import Caller
@@ -32,8 +32,12 @@ def built(tmp_path: Path) -> tuple[Repo, Path]:
 
 
 def _bound(repo: Repo, index_dir: Path, query: str, **options: object):  # type: ignore[no-untyped-def]
-    return bound(repo.root, SearchRequest(query, **options), index_dir, DEFAULT,  # type: ignore[arg-type]
-                 Caller(queries=QueryVectors()), vector_reader, FAKE)
+    bounds = Bounds(index_dir, SearchRequest(query, **options), DEFAULT, Caller(queries=QueryVectors()),  # type: ignore[arg-type]
+                    vector_reader, FAKE)
+    try:
+        return bounds.of(repo.root)
+    finally:
+        bounds.close()
 
 
 def test_no_hit_of_the_search_is_above_the_bound(built: tuple[Repo, Path]) -> None:
