@@ -133,8 +133,9 @@ def edited(many: Any, repo: Path, query: str) -> dict[str, Any]:
         started = time.monotonic()
         found = many.search(query, k=10)
         took = time.monotonic() - started
-        live = any(f.path == rel for r, answer in found.answers if r.path == repo and answer.overlay is not None
-                   for f in answer.overlay.files)
+        here = os.path.realpath(repo)     # the work directory may be reached through a link
+        live = any(f.path == rel for r, answer in found.answers
+                   if os.path.realpath(r.path) == here and answer.overlay is not None for f in answer.overlay.files)
     finally:
         path.write_bytes(data)
     return {"edit_ms": round(took * 1000, 1), "edit_git": sum(PROCESSES.values()) - spawned, "edit_live": live}
