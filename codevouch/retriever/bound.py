@@ -115,7 +115,7 @@ class Bounds:
 
         size = space_size(self.ledger, space)
         matrix = self.held.matrix(space, size, lambda: self.vectors.vectors(space))
-        if matrix is None:
+        if matrix is None or (len(matrix) and matrix.shape[1] != len(vector)):   # too big, or not this model's
             found = self.vectors.query(space, vector, 1, expected=size)
             return found[0][1] if found else 0.0
         if not len(matrix):
@@ -149,10 +149,13 @@ class _Held:
             if len(got):
                 got /= np.maximum(np.linalg.norm(got, axis=1, keepdims=True), 1e-12)
         with self._lock:
+            if space in self._spaces:       # another thread loaded it meanwhile
+                return self._spaces[space]
             if got is not None and self._numbers + got.size > HELD_MAX:
                 got = None
             self._numbers += 0 if got is None else got.size
-            return self._spaces.setdefault(space, got)
+            self._spaces[space] = got
+            return got
 
     def __len__(self) -> int:
         return len(self._spaces)

@@ -40,7 +40,14 @@ def _bound(repo: Repo, index_dir: Path, query: str, **options: object):  # type:
         bounds.close()
 
 
-def test_no_hit_of_the_search_is_above_the_bound(built: tuple[Repo, Path]) -> None:
+@pytest.mark.parametrize("held", [True, False], ids=["vectors held", "the store asked"])
+def test_no_hit_of_the_search_is_above_the_bound(built: tuple[Repo, Path], held: bool,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from codevouch.retriever import bound as module
+
+    if not held:
+        monkeypatch.setattr(module, "SPACE_MAX", 0)       # every space too big to hold: the store's nearest
+    module._HELD.clear()
     repo, index_dir = built
     index = Index(repo.root, index_dir, embedder=FAKE, record=False, background=False)
     for query in ("overdue fee for days past due", "raise an error when the status is bad", "decode the json body",
@@ -73,3 +80,14 @@ def test_no_bound_where_the_search_must_run(built: tuple[Repo, Path], tmp_path: 
     repo.git("commit", "-q", "-m", "late")                                     # committed after the build
     assert _bound(repo, index_dir, "overdue fee") is None
     assert _bound(repo, index_dir, "overdue fee", overlay=False) is not None    # the overlay off: the index alone
+
+
+def test_a_build_is_seen_by_the_next_bound(built: tuple[Repo, Path]) -> None:
+    repo, index_dir = built
+    query = "late charge for the days a loan is overdue"
+    first = _bound(repo, index_dir, query)
+    assert first is not None
+    repo.commit_files({"late.py": "def late_charge_for_overdue_loan_days(loan, days):\n    return days * loan.rate\n"})
+    Index(repo.root, index_dir, embedder=FAKE, record=False).build()
+    again = _bound(repo, index_dir, query)
+    assert again is not None and again.similarity > first.similarity     # the held vectors were read again
