@@ -168,6 +168,18 @@ def test_fusion_compares_similarity_never_the_per_repository_score() -> None:
     assert BY_RANK != BY_SIMILARITY
 
 
+def test_a_weak_first_hit_does_not_hide_its_repository_s_closest_one() -> None:
+    # The repository's own order puts a lexical find (far in the model's space) above its closest
+    # hit; judged by that first hit alone, the other repository's middling neighbours would take
+    # both places above the closest hit.
+    own = [_hit("own/words.py", 1.0, 0.15), _hit("own/answer.py", 0.9, 0.50), _hit("own/far.py", 0.8, 0.05)]
+    other = [_hit("other/a.py", 1.0, 0.30), _hit("other/b.py", 0.9, 0.28)]
+    assert [h.path for _, h in fuse([other, own], 4)] == ["own/words.py", "own/answer.py", "other/a.py", "other/b.py"]
+    # Only the next two hits count: a close hit further down does not lift a repository.
+    deep = [_hit("deep/a.py", 1.0, 0.10), _hit("deep/b.py", 0.9, 0.10), _hit("deep/c.py", 0.8, 0.90)]
+    assert [h.path for _, h in fuse([other, deep], 2)] == ["other/a.py", "other/b.py"]
+
+
 def test_context_packs_the_fused_hits_in_one_budget(two: tuple[Repo, Repo, Path]) -> None:
     config, library, index_dir = two
     pack = Indexes([config.root, library.root], index_dir, record=False).context("overdue fee days", k=3, budget=2000)

@@ -14,7 +14,7 @@ Held-out repositories' queries come first.
     python -m codevouch_bench.measure_across [--queries N] [--dump FILE]   (not a figure: the runner does not run it)
 
 `--dump FILE` writes each query's per-repository answers (each hit's place, similarity, score,
-name and good-match flags), so that other fusions can be compared on the same answers without
+name and good-match flags, what matched it, the share of the query's words its text holds), so that other fusions can be compared on the same answers without
 searching again; choose among them on the tuning queries only.
 """
 from __future__ import annotations
@@ -40,11 +40,19 @@ def _rank(hits: list[tuple[str, Any]], repo: str, target: Any) -> int | None:
 
 
 def _dumped(held_out: bool, name: str, t: Any, labels: list[str], answers: list[list[Any]],
-            alone: int | None) -> dict[str, Any]:
-    """One query's answers as data: each repository's hits in its own order, with what fusion reads."""
+            alone: int | None, one_repo: bool) -> dict[str, Any]:
+    """One query's answers as data: each repository's hits in its own order, with what fusion reads;
+    `one_repo`: no other repository defines the target's name."""
+    from codevouch.store.lexical import parts
+
+    words = set(parts(t.query))
+
+    def held(h: Any) -> float:     # the share of the query's words (stop words out) the chunk's text holds
+        return len(words & set(parts(h.text))) / max(len(words), 1)
     return {"held_out": held_out, "repo": name, "path": t.path, "def_line": t.def_line, "alone": alone,
+            "query": t.query, "name": t.name, "one_repo": one_repo,
             "answers": [{"repo": label, "hits": [[h.path, h.record.start_line, h.record.end_line, h.similarity, h.score,
-                                                  h.name_match, h.good_match] for h in hits]}
+                                                  h.name_match, h.good_match, list(h.matched), held(h)] for h in hits]}
                         for label, hits in zip(labels, answers)]}
 
 
@@ -110,7 +118,8 @@ def main() -> None:
     for n, (name, t) in enumerate(asked):
         group = "held-out" if name in held else "tuning"
         groups[group].append(n)
-        if not any(t.name in names for other, names in names_of.items() if other != name):
+        one_repo = not any(t.name in names for other, names in names_of.items() if other != name)
+        if one_repo:
             groups[f"{group}, name in one repository"].append(n)
         alone = Index(repos[name], index_dir, record=False).search(t.query, k=10, validate=False, overlay=False)
         rows["alone"].append(_rank([(name, h) for h in alone], name, t))
@@ -123,7 +132,7 @@ def main() -> None:
         pooled = sorted(((labels[i], h) for i, a in enumerate(answers) for h in a), key=lambda x: -x[1].score)
         rows["by score"].append(_rank(pooled, name, t))
         if args.dump is not None:
-            dumped.append(_dumped(name in held, name, t, labels, answers, rows["alone"][-1]))
+            dumped.append(_dumped(name in held, name, t, labels, answers, rows["alone"][-1], one_repo))
         rows["in turn"].append(_rank([(labels[i], h) for i, h in fuse(answers, 10, comparable=False)], name, t))
     print(f"corpora: {', '.join(repos)}; {len(asked)} queries; built in {built:.0f} s")
     print("| queries | n | alone | codevouch (similarity) | by own score | in turn | codevouch / alone |")

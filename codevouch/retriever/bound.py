@@ -3,9 +3,11 @@ across many repositories (codevouch/across.py) leave out those whose every hit w
 the fused top k.
 
 A search across repositories fuses each repository's ranking by facts that mean the same in every
-repository (across._head_key): whether a hit matches a name the query spells, whether it is a good
-match (that, or its cosine similarity reaching the model's threshold), then the similarity. A
-`Bound` holds the most each of those can be for any chunk of a branch:
+repository (across._hit_key): whether a hit matches a name the query spells, whether it is a good
+match (that, or its cosine similarity reaching the model's threshold), then the similarity; a
+repository's claim to the next place is the best of those among its next few hits
+(across._head_key), so never more than its best hit's. A `Bound` holds the most each of those can
+be for any chunk of a branch:
 
 - `named`: some chunk could match by name. The name field is asked for the query's name keys
   (what the name tier looks up), the query written whole and its words squashed (what
@@ -66,9 +68,9 @@ class Bound:
     root: Path
 
     def key(self, threshold: float | None) -> tuple[bool, bool, float]:
-        """The bound of across._head_key: (name match, good match, similarity) at most. `threshold`:
-        the similarity a good match reaches in this repository (None: no hit is a good match but
-        by name)."""
+        """The bound of across._hit_key, so of across._head_key: (name match, good match,
+        similarity) at most. `threshold`: the similarity a good match reaches in this repository
+        (None: no hit is a good match but by name)."""
         good = self.named or (threshold is not None and self.similarity >= threshold)
         return (self.named, good, max(self.similarity, 0.0) + MARGIN)
 
