@@ -14,8 +14,9 @@ Held-out repositories' queries come first.
     python -m codevouch_bench.measure_across [--queries N] [--dump FILE]   (not a figure: the runner does not run it)
 
 `--dump FILE` writes each query's per-repository answers (each hit's place, similarity, score,
-name and good-match flags, what matched it, the share of the query's words its text holds), so that other fusions can be compared on the same answers without
-searching again; choose among them on the tuning queries only.
+name and good-match flags, what matched it, the share of the query's words its text holds) and
+whether only its repository defines its name, so that other fusions can be compared on the same
+answers without searching again; choose among them on the tuning queries only.
 """
 from __future__ import annotations
 
