@@ -40,6 +40,7 @@ DECLARED = {
     "codevouch.retriever.search:chunk_text_of": "the quality figure reads each indexed chunk's text as search does",
     "codevouch.retriever.settings:Settings": "the quality figure's rows are Settings (the tuning grid)",
     "codevouch.across:fuse": "measure_across compares the fusion with a one-in-turn merge of the same answers",
+    "codevouch.store.lexical:parts": "measure_across's dump counts the query's words a hit holds, split as the lexical list does",
     "codevouch.retriever.resident:Resident": "the overlay figure runs a resident engine's work between calls",
     "codevouch.retriever.resident:library": "the overlay figure's paced session waits for the library's background work",
     "codevouch.syntax.definitions:resolve_language": "parse_speed counts the files codevouch reads as each language",
