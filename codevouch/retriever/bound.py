@@ -17,8 +17,9 @@ be for any chunk of a branch:
 - `similarity`: the nearest vector of the branch's space (a space is shared by a repository's
   branches: its nearest may be another branch's, which only raises the bound). A space of at most
   SPACE_MAX vectors is held in this process's memory (at most HELD_MAX numbers in all, until a
-  build commits) and its nearest is exact; a larger one asks the store, as the dense list does
-  (its nearest neighbours: store/vectors.ANN_LEAST).
+  build commits), read from the ledger's embedding cache (one query; Chroma's `get` of the same
+  vectors cost ~20 ms a space), and its nearest is exact; a larger one, or one the cache does not
+  hold whole, asks the store, as the dense list does (its nearest neighbours: store/vectors.ANN_LEAST).
 
 No bound (None) when the search must run to know: the branch not indexed here or out of date (the
 search says why, or finds a team snapshot), or the working tree differing from the indexed commit
@@ -109,14 +110,14 @@ class Bounds:
             return None
         named = _may_name(self.index_dir, ledger.copy_of(state), self.read)
         vector = _vector(self.caller, self.embedder, self.index_dir, state, self.read.text)
-        return Bound(named, self._nearest(state.space, vector), state.embedder, head.root)
+        return Bound(named, self._nearest(state.space, state.embedder, vector), state.embedder, head.root)
 
-    def _nearest(self, space: str, vector: list[float]) -> float:
+    def _nearest(self, space: str, model: str, vector: list[float]) -> float:
         """The similarity of the space's nearest vector to `vector` (0.0: it holds none)."""
         import numpy as np
 
         size = space_size(self.ledger, space)
-        matrix = self.held.matrix(space, size, lambda: self.vectors.vectors(space))
+        matrix = self.held.matrix(space, size, lambda: self.ledger.space_vectors(space, model))
         if matrix is None or (len(matrix) and matrix.shape[1] != len(vector)):   # too big, or not this model's
             found = self.vectors.query(space, vector, 1, expected=size)
             return found[0][1] if found else 0.0
@@ -138,7 +139,7 @@ class _Held:
         self._numbers = 0
         self._lock = threading.Lock()
 
-    def matrix(self, space: str, size: int, load: Callable[[], Any]) -> Any:
+    def matrix(self, space: str, size: int, load: Callable[[], list[bytes] | None]) -> Any:
         with self._lock:
             if space in self._spaces:
                 return self._spaces[space]
@@ -147,9 +148,11 @@ class _Held:
             import numpy as np
 
             rows = load()
-            got = np.zeros((0, 0), dtype=np.float32) if rows is None else np.asarray(rows, dtype=np.float32)
-            if len(got):
-                got /= np.maximum(np.linalg.norm(got, axis=1, keepdims=True), 1e-12)
+            if rows is not None:
+                got = np.frombuffer(b"".join(rows), dtype=np.float32).reshape(len(rows), -1) if rows else \
+                    np.zeros((0, 0), dtype=np.float32)
+                if len(got):
+                    got = got / np.maximum(np.linalg.norm(got, axis=1, keepdims=True), 1e-12)
         with self._lock:
             if space in self._spaces:       # another thread loaded it meanwhile
                 return self._spaces[space]

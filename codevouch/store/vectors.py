@@ -265,17 +265,6 @@ class VectorStore:
                 found.update(col.get(ids=list(ids[start:start + CHROMA_BATCH]), include=[])["ids"])
         return found
 
-    def vectors(self, name: str) -> Any:
-        """Every vector the collection holds, one row each (an array; None when it holds none)."""
-        if self._absent:
-            return None
-        with self._access(write=False):
-            col = self.collection(name, create=False)
-            if col is None:
-                return None
-            got = col.get(include=["embeddings"])["embeddings"]
-        return got if got is not None and len(got) else None
-
     def count(self, name: str) -> int:
         if self._absent:
             return 0

@@ -135,6 +135,20 @@ def test_the_embedding_cache_round_trips_float32(ledger: Ledger) -> None:
     assert ledger.cached_hashes("another-model", ["h1"]) == set()
 
 
+def test_a_space_s_vectors_come_whole_from_the_cache_or_not_at_all(ledger: Ledger) -> None:
+    from array import array
+
+    state = branch_state("main")
+    ledger.commit(file_change(state, {("shop/orders.py", "b1"): ORDERS}))
+    first, second = (text_hash(t) for t in ORDERS)
+    ledger.put_vectors(MODEL, {first: [1.0, 0.0]})
+    assert ledger.space_vectors(SPACE, MODEL) is None          # one text of the space has no vector here
+    ledger.put_vectors(MODEL, {second: [0.0, 2.0], "not-in-the-space": [3.0, 3.0]})
+    assert ledger.space_vectors(SPACE, "another-model") is None
+    got = ledger.space_vectors(SPACE, MODEL)
+    assert got is not None and sorted(array("f", v).tolist() for v in got) == [[0.0, 2.0], [1.0, 0.0]]
+
+
 def test_pending_ids_and_the_builder_id(ledger: Ledger, index_dir: Path) -> None:
     ledger.add_pending([(SPACE, "a"), (SPACE, "b"), (SPACE, "a")])
     assert sorted(ledger.pending()) == [(SPACE, "a"), (SPACE, "b")] and ledger.pending_count() == 2
