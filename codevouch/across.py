@@ -98,7 +98,6 @@ class Navigated(Generic[A]):
                 "refused": [{"repository": r.to_json(), "reason": why} for r, why in self.refused]}
 
 
-
 # How many of a repository's next hits its place in the fusion is judged by: its own order may put
 # a hit the lexical evidence found (a weak similarity) just above one the model finds closest, and
 # judged by its next hit alone the repository loses both places to another's middling neighbour.
@@ -278,8 +277,8 @@ class Indexes:
         """The repositories searched (in parallel, unchecked), the answers fused, and only the hits
         that make the fused top k checked, each in its own working tree (`_checked_top`). Past
         BOUND_FROM repositories, each is first bounded (retriever/bound.py) and searched only when
-        its bound could reach the fused top k: best bound first, until every hit the fusion
-        picked ranks above each bound left, the same answer as searching every one."""
+        its bound could reach the fused top k: best bound first, until every key that won a place in
+        the fusion is above each bound left, the same answer as searching every one."""
         from codevouch.retriever.queryencoder import QueryVectors  # heavy: the store
 
         queries = QueryVectors()   # the query embedded once per model, for every repository
