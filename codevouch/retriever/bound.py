@@ -78,19 +78,21 @@ class Bound:
 
 class Bounds:
     """The bounds of one query over the repositories of one index directory: one ledger, one vector
-    reader and the query as read, for all of them. Used from one thread (the ledger's connection);
-    `close` when done. Raises what opening the ledger raises (NotIndexed: the index is not here)."""
+    reader (opened only for a space not held) and the query as read, for all of them. Used from one
+    thread (the ledger's connection); `close` when done. Raises what opening the ledger raises
+    (NotIndexed: the index is not here)."""
 
     def __init__(self, index_dir: Path, request: SearchRequest, settings: Settings, caller: Caller, reader: Reader,
                  embedder: Embedder | str | None = None) -> None:
         self.index_dir, self.request, self.caller, self.embedder = index_dir, request, caller, embedder
         self.ledger = Ledger(index_dir, readonly=True)
         try:
-            self.vectors = reader(self.ledger, index_dir, caller.store)
             self.held = _held(index_dir, self.ledger.builds())
         except BaseException:
             self.ledger.close()
             raise
+        self._reader = reader
+        self._vectors: VectorStore | None = None    # opened for the first space not held
         self.read = reading.read(request.query, request.mode, settings)
 
     def close(self) -> None:
@@ -117,9 +119,11 @@ class Bounds:
         import numpy as np
 
         size = space_size(self.ledger, space)
-        matrix = self.held.matrix(space, size, lambda: self.ledger.space_vectors(space, model))
+        matrix = self.held.matrix(space, size, lambda: self.ledger.space_vectors(space, model, size))
         if matrix is None or (len(matrix) and matrix.shape[1] != len(vector)):   # too big, or not this model's
-            found = self.vectors.query(space, vector, 1, expected=size)
+            if self._vectors is None:
+                self._vectors = self._reader(self.ledger, self.index_dir, self.caller.store)
+            found = self._vectors.query(space, vector, 1, expected=size)
             return found[0][1] if found else 0.0
         if not len(matrix):
             return 0.0

@@ -220,13 +220,14 @@ class Ledger:
         """How many vectors the space holds: its distinct texts."""
         return int(self.db.execute("SELECT count(*) FROM space_texts WHERE space=?", (space,)).fetchone()[0])
 
-    def space_vectors(self, space: str, model: str) -> list[bytes] | None:
+    def space_vectors(self, space: str, model: str, size: int | None = None) -> list[bytes] | None:
         """The embedding cache's vector (float32 bytes) of every text the space holds, by `model`;
-        None when the cache lacks any of them (a vector the store holds that is not here)."""
+        None when the cache lacks any of them (a vector the store holds that is not here).
+        `size`: the space's size (space_size), when the caller counted it already."""
         rows = [v for (v,) in self.db.execute(
             "SELECT e.vector FROM space_texts t JOIN embeddings e ON e.model=? AND e.text_hash=t.text_hash "
             "WHERE t.space=?", (model, space))]
-        return rows if len(rows) == self.space_size(space) else None
+        return rows if len(rows) == (self.space_size(space) if size is None else size) else None
 
     def space_texts(self, space: str, hashes: Iterable[str]) -> set[str]:
         """Which of the text hashes the space already holds a committed vector for."""
