@@ -63,10 +63,12 @@ def store_settings(call: Call) -> StoreSettings:
 def search_caller(call: Call, embed_limit: int, queries: QueryVectors | None = None) -> Caller:
     """What `call` sets for a search: the overlay's limit (`embed_limit`, the Index's) and time
     budget (CODEVOUCH_OVERLAY_SECONDS, read when the overlay embeds), and the store's settings;
-    `queries`: the query vectors the call's searches share (several repositories), if any."""
+    `queries`: the query vectors the call's searches share (several repositories), if any; those
+    searches rank small spaces from their held vectors, as the bounds that chose them did."""
     from codevouch.retriever.searchrun import Caller  # heavy: the store
 
-    return Caller(embed_limit, lambda: call.env.overlay_seconds, store_settings(call), queries)
+    return Caller(embed_limit, lambda: call.env.overlay_seconds, store_settings(call), queries,
+                  held=queries is not None)
 
 
 def indexed_commit(index_dir: Path, root: Path, branch: str, ident: RepoIdentity | None = None,

@@ -15,11 +15,10 @@ be for any chunk of a branch:
   whose defined names hold every word of the query (spells' same-words rule): False only when no
   chunk of the branch's lexical copy could match. A query of one token is a bare name: always True.
 - `similarity`: the nearest vector of the branch's space (a space is shared by a repository's
-  branches: its nearest may be another branch's, which only raises the bound). A space of at most
-  SPACE_MAX vectors is held in this process's memory (at most HELD_MAX numbers in all, until a
-  build commits), read from the ledger's embedding cache (one query; Chroma's `get` of the same
-  vectors cost ~20 ms a space), and its nearest is exact; a larger one, or one the cache does not
-  hold whole, asks the store, as the dense list does (its nearest neighbours: store/vectors.ANN_LEAST).
+  branches: its nearest may be another branch's, which only raises the bound). A small space is
+  held in this process's memory (retriever/held.py), and its nearest is exact, by the same cosines
+  the search of it ranks by; a larger one, or one the cache does not hold whole, asks the store, as
+  the dense list does (its nearest neighbours: store/vectors.ANN_LEAST).
 
 No bound (None) when the search must run to know: the branch not indexed here or out of date (the
 search says why, or finds a team snapshot), or the working tree differing from the indexed commit
@@ -27,16 +26,14 @@ search says why, or finds a team snapshot), or the working tree differing from t
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from codevouch import caches
 from codevouch.embedding import Embedder
 from codevouch.request import SearchRequest
+from codevouch.retriever import held as holding
 from codevouch.retriever import query as reading
 from codevouch.retriever import queryencoder
 from codevouch.retriever.members import space_size
@@ -50,11 +47,6 @@ from codevouch.worktree.identity import holds, repo_id
 # Added to the nearest vector's similarity: the store's float32 answer and the cosine a search
 # computes for the same vector differ in the seventh digit.
 MARGIN = 1e-5
-# A space's vectors are held for exact bounds up to this many (a repository of ~10k chunks), and
-# all held spaces together up to this many numbers (~128 MiB of float32): a larger index asks
-# the store for each bound instead (~1-3 ms a repository).
-SPACE_MAX = 20_000
-HELD_MAX = 32 * 1024 * 1024
 
 Reader = Callable[[Ledger, Path, StoreSettings], VectorStore]   # retriever.search.vector_reader
 
@@ -87,7 +79,7 @@ class Bounds:
         self.index_dir, self.request, self.caller, self.embedder = index_dir, request, caller, embedder
         self.ledger = Ledger(index_dir, readonly=True)
         try:
-            self.held = _held(index_dir, self.ledger.builds())
+            self.held = holding.held(index_dir, self.ledger.builds())
         except BaseException:
             self.ledger.close()
             raise
@@ -116,76 +108,14 @@ class Bounds:
 
     def _nearest(self, space: str, model: str, vector: list[float]) -> float:
         """The similarity of the space's nearest vector to `vector` (0.0: it holds none)."""
-        import numpy as np
-
         size = space_size(self.ledger, space)
-        matrix = self.held.matrix(space, size, lambda: self.ledger.space_vectors(space, model, size))
-        if matrix is None or (len(matrix) and matrix.shape[1] != len(vector)):   # too big, or not this model's
+        got = self.held.space(space, size, lambda: self.ledger.space_vectors(space, model, size))
+        if got is None or not got.fits(vector):     # too big, or not this model's
             if self._vectors is None:
                 self._vectors = self._reader(self.ledger, self.index_dir, self.caller.store)
             found = self._vectors.query(space, vector, 1, expected=size)
             return found[0][1] if found else 0.0
-        if not len(matrix):
-            return 0.0
-        q = np.asarray(vector, dtype=np.float32)
-        norm = float(np.linalg.norm(q))
-        return float(np.max(matrix @ q)) / norm if norm else 0.0
-
-
-class _Held:
-    """The vectors of the small spaces of one index directory, as built when `builds` was read
-    (Ledger.builds: a build that commits changes it, and a new _Held is made), each row scaled to
-    length 1; None for a space too big to hold."""
-
-    def __init__(self, builds: tuple[Any, ...]) -> None:
-        self.builds = builds
-        self._spaces: dict[str, Any] = {}
-        self._numbers = 0
-        self._lock = threading.Lock()
-
-    def matrix(self, space: str, size: int, load: Callable[[], list[bytes] | None]) -> Any:
-        with self._lock:
-            if space in self._spaces:
-                return self._spaces[space]
-        got = None
-        if size <= SPACE_MAX:
-            import numpy as np
-
-            rows = load()
-            if rows is not None:
-                got = np.frombuffer(b"".join(rows), dtype=np.float32).reshape(len(rows), -1) if rows else \
-                    np.zeros((0, 0), dtype=np.float32)
-                if len(got):
-                    got = got / np.maximum(np.linalg.norm(got, axis=1, keepdims=True), 1e-12)
-        with self._lock:
-            if space in self._spaces:       # another thread loaded it meanwhile
-                return self._spaces[space]
-            if got is not None and self._numbers + got.size > HELD_MAX:
-                got = None
-            self._numbers += 0 if got is None else got.size
-            self._spaces[space] = got
-            return got
-
-    def __len__(self) -> int:
-        return len(self._spaces)
-
-
-_HELD: dict[Path, _Held] = {}
-_HELD_LOCK = threading.Lock()
-
-
-def _held(index_dir: Path, builds: tuple[Any, ...]) -> _Held:
-    """The held vectors of `index_dir` as its ledger's `builds` say it is now."""
-    with _HELD_LOCK:
-        held = _HELD.get(index_dir)
-        if held is None or held.builds != builds:
-            if held is None and len(_HELD) >= 8:    # index directories one process searches: a few
-                _HELD.clear()
-            held = _HELD[index_dir] = _Held(builds)
-        return held
-
-
-caches.register("codevouch.retriever.bound.held", _HELD.clear, lambda: sum(len(h) for h in _HELD.values()))
+        return got.best(vector)
 
 
 def _clean(root: Path, head: str, state: BranchState) -> bool:

@@ -15,6 +15,7 @@ from codevouch.embedding import Embedder
 from codevouch.errors import NotIndexed
 from codevouch.request import SearchRequest
 from codevouch.retriever import blobcache, defined, fusion, lexlists, matching, queryencoder, stubs
+from codevouch.retriever import held as holding
 from codevouch.retriever import overlay as live
 from codevouch.retriever import query as reading
 from codevouch.retriever.collapse import collapse
@@ -386,11 +387,14 @@ def _dense_ranking(run: SearchRun, vector: list[float], records: dict[str, Chunk
     ledger, index_dir, state, depth, ov = run.ledger, run.index_dir, run.state, run.depth, run.overlay
     assert state.space is not None
     space = state.space
-    vectors = vector_reader(ledger, index_dir, run.caller.store)
     out = _Dense([], vector, {})
+    nearest_of = holding.nearest_of(run, vector) if run.caller.held else None
+    if nearest_of is None:
+        vectors = vector_reader(ledger, index_dir, run.caller.store)
+        nearest_of = lambda n: vectors.query(space, vector, n, expected=space_size(ledger, space))  # noqa: E731
 
     def nearest(n: int) -> list[str]:
-        found = vectors.query(space, vector, n, expected=space_size(ledger, space))
+        found = nearest_of(n)
         out.sims.update(found)
         return [cid for cid, _ in found]
     out.ids = members(run, run.include_history, records, nearest)

@@ -23,12 +23,15 @@ class Caller:
     at most `embed_limit` new overlay chunks are embedded, within `embed_seconds()` (its
     CODEVOUCH_OVERLAY_SECONDS, asked only when the overlay embeds), and the store's settings
     (its busy timeout, its server); `queries`: the query vectors the call's searches share (a
-    search of several repositories: queryencoder.QueryVectors; None: embed it here). The default:
-    no Call, the declared defaults."""
+    search of several repositories: queryencoder.QueryVectors; None: embed it here), and whether
+    a small space's nearest are ranked from its vectors held in memory (retriever/held.py: a search
+    of several repositories, as their bounds are) rather than asked of the store. The default: no
+    Call, the declared defaults."""
     embed_limit: int = live.EMBED_LIMIT
     embed_seconds: Callable[[], float] = lambda: live.EMBED_SECONDS
     store: StoreSettings = STORE_DEFAULT
     queries: QueryVectors | None = None
+    held: bool = False
 
 
 @dataclass(frozen=True)

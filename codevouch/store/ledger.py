@@ -220,13 +220,13 @@ class Ledger:
         """How many vectors the space holds: its distinct texts."""
         return int(self.db.execute("SELECT count(*) FROM space_texts WHERE space=?", (space,)).fetchone()[0])
 
-    def space_vectors(self, space: str, model: str, size: int | None = None) -> list[bytes] | None:
-        """The embedding cache's vector (float32 bytes) of every text the space holds, by `model`;
-        None when the cache lacks any of them (a vector the store holds that is not here).
-        `size`: the space's size (space_size), when the caller counted it already."""
-        rows = [v for (v,) in self.db.execute(
-            "SELECT e.vector FROM space_texts t JOIN embeddings e ON e.model=? AND e.text_hash=t.text_hash "
-            "WHERE t.space=?", (model, space))]
+    def space_vectors(self, space: str, model: str, size: int | None = None) -> list[tuple[str, bytes]] | None:
+        """(text hash, the embedding cache's vector as float32 bytes) of every text the space holds,
+        by `model`, in the space's order; None when the cache lacks any of them (a vector the store
+        holds that is not here). `size`: the space's size (space_size), when the caller counted it."""
+        rows = [(h, v) for h, v in self.db.execute(
+            "SELECT t.text_hash, e.vector FROM space_texts t JOIN embeddings e ON e.model=? AND "
+            "e.text_hash=t.text_hash WHERE t.space=? ORDER BY t.text_hash", (model, space))]
         return rows if len(rows) == (self.space_size(space) if size is None else size) else None
 
     def space_texts(self, space: str, hashes: Iterable[str]) -> set[str]:

@@ -24,6 +24,10 @@ CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
 # 0.993 at 200, 0.997 at 300, for +0.7 ms a query. Asking for at least this many costs one
 # wider walk of the graph, not a second search.
 ANN_LEAST = 300
+# Distances are rounded to this many decimals, and a tie is broken by the id (a text hash): HNSW
+# returns ties in no fixed order, and held spaces (retriever/held.py), whose float32 products differ
+# from the store's in the seventh digit, rank and score the same vectors by the same rule.
+TIE_DECIMALS = 6
 
 
 class VectorStore:
@@ -168,7 +172,8 @@ class VectorStore:
             # No count() to cap n: Chroma (>= 1.0) returns what it holds when asked for more,
             # and counting costs ~15 ms at 100k vectors, as much as the query itself.
             res = col.query(query_embeddings=[list(vector)], n_results=max(n, ANN_LEAST), include=["distances"])
-        return [(cid, 1.0 - dist) for cid, dist in zip(res["ids"][0][:n], res["distances"][0][:n])]
+        found = sorted((round(dist, TIE_DECIMALS), cid) for cid, dist in zip(res["ids"][0], res["distances"][0]))
+        return [(cid, 1.0 - dist) for dist, cid in found[:n]]
 
     def _check(self, name: str, expected: int) -> None:
         """BadIndex, naming --repair, when the embedded store lacks vectors the ledger has: once per

@@ -43,7 +43,7 @@ def _bound(repo: Repo, index_dir: Path, query: str, **options: object):  # type:
 @pytest.mark.parametrize("held", [True, False], ids=["vectors held", "the store asked"])
 def test_no_hit_of_the_search_is_above_the_bound(built: tuple[Repo, Path], held: bool,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from codevouch.retriever import bound as module
+    from codevouch.retriever import held as module
 
     if not held:
         monkeypatch.setattr(module, "SPACE_MAX", 0)       # every space too big to hold: the store's nearest

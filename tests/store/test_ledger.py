@@ -146,7 +146,8 @@ def test_a_space_s_vectors_come_whole_from_the_cache_or_not_at_all(ledger: Ledge
     ledger.put_vectors(MODEL, {second: [0.0, 2.0], "not-in-the-space": [3.0, 3.0]})
     assert ledger.space_vectors(SPACE, "another-model") is None
     got = ledger.space_vectors(SPACE, MODEL)
-    assert got is not None and sorted(array("f", v).tolist() for v in got) == [[0.0, 2.0], [1.0, 0.0]]
+    assert got is not None and [h for h, _ in got] == sorted([first, second])     # the space's order
+    assert {h: array("f", v).tolist() for h, v in got} == {first: [1.0, 0.0], second: [0.0, 2.0]}
 
 
 def test_pending_ids_and_the_builder_id(ledger: Ledger, index_dir: Path) -> None:
