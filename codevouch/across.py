@@ -280,9 +280,12 @@ class Indexes:
         its bound could reach the fused top k: best bound first, until every key that won a place in
         the fusion is above each bound left, the same answer as searching every one."""
         from codevouch.retriever.queryencoder import QueryVectors  # heavy: the store
+        from codevouch.worktree import gitio
 
         queries = QueryVectors()   # the query embedded once per model, for every repository
-        with self._lock:
+        # One look at each work tree and git directory for the call: its bound, its search, its
+        # guard and its checks took the same look two to four times (worktree/git/unchanged.py).
+        with self._lock, gitio.one_look():
             bounds = self._bounds(request, queries) if len(self.repos) > BOUND_FROM else {}
             got, fused, comparable = self._rounds(request, queries, bounds, hide_excluded)
             answers = [a for p in self.repos if isinstance(a := got.get(p), _Answer)]

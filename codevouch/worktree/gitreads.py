@@ -26,7 +26,7 @@ from pathlib import Path
 
 from codevouch.caches import register
 from codevouch.errors import ConfigError
-from codevouch.worktree.gitio import caller_env
+from codevouch.worktree.gitio import Kept, caller_env, unlinked_state
 from codevouch.worktree.safe_read import NotRegular, TooLarge, check_file, read_file
 
 # The most bytes any one of these files may hold: far over any real .gitignore or config, far
@@ -67,15 +67,35 @@ def guard(path: Path | str) -> None:
     top = worktree_top(Path(path))
     if top is None:
         return
+    allow = caller_env().allow_outside_git_dir
+    key = (str(top), allow)
+    seen = unlinked_state(top, _FOLLOWED, _RESOLVED)
+    if _PASSED.get(key, seen):
+        return
     refused = first_refused(top)
     if refused is not None:
         raise ConfigError(refused.message(top))
-    if not caller_env().allow_outside_git_dir:
+    if not allow:
         from codevouch.worktree.gitowner import outside_git_dir
 
         elsewhere = outside_git_dir(top)
         if elsewhere is not None:
             raise ConfigError(elsewhere)
+    _PASSED.put(key, seen, True)
+
+
+# A work tree that passed, kept while a look at its stat data (unchanged.py: every entry of the
+# work tree, the git directory's files, the configuration's and the user's files through their
+# links) sees what it saw before the guard read: the same inode, type and size of each file the
+# guard looks at, so the same answer. Not kept when the look cannot stand for the guard's reads:
+# a .gitignore, .gitattributes or .mailmap that is a link (the guard follows it to its target,
+# which may change while the link does not), or an alternates file (its paths are resolved
+# through links outside the repository). Only inside a one-look scope (a search over many
+# repositories, which looks at each work tree anyway): a warm search over 100 repositories
+# guarded each one at every call, a fifth of the time its bounds took.
+_FOLLOWED = frozenset({".gitignore", ".gitattributes", ".mailmap"})
+_RESOLVED = ("objects/info/alternates",)
+_PASSED: Kept[tuple[str, bool], bool] = Kept("codevouch.worktree.gitreads.passed")
 
 
 def worktree_top(path: Path) -> Path | None:

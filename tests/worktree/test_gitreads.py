@@ -191,3 +191,86 @@ def test_a_large_index_is_not_refused(repo: Repo) -> None:
     with index.open("ab") as grown:
         grown.truncate(GIT_FILE_CAP + 1)     # sparse: larger than any file the guard caps
     guard(repo.root)
+
+
+@pytest.fixture
+def looked(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> Repo:
+    """A repository whose files may be kept under a look (no write counts as too recent)."""
+    from codevouch import clear_caches
+    from codevouch.worktree.git import unchanged
+
+    clear_caches()
+    monkeypatch.setattr(unchanged, "RACY_NS", 0)
+    return repo
+
+
+def _guard_in_a_call(path: Path) -> None:
+    from codevouch.worktree import gitio
+
+    with gitio.one_look():
+        guard(path)
+
+
+def test_a_pass_is_kept_only_inside_one_look_calls_while_nothing_changed(looked: Repo,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import codevouch.worktree.gitreads as gitreads
+
+    reads: list[Path] = []
+    read = gitreads.first_refused
+    monkeypatch.setattr(gitreads, "first_refused", lambda top: reads.append(top) or read(top))
+    _guard_in_a_call(looked.root)
+    _guard_in_a_call(looked.root / "pkg")
+    assert len(reads) == 1                        # the second call's look saw what the first's saw
+    guard(looked.root)
+    assert len(reads) == 2                        # no look outside a call's scope: read again
+    looked.write("pkg/c.py", "C = 3\n")
+    _guard_in_a_call(looked.root)
+    assert len(reads) == 3
+
+
+def _linked_ignore(repo: Repo, tmp_path: Path) -> Path:
+    target = tmp_path / "shared-ignore"
+    target.write_text("*.log\n")
+    os.unlink(repo.root / ".gitignore")
+    os.symlink(target, repo.root / ".gitignore")
+    return target
+
+
+def _alternates_through_a_link(repo: Repo, tmp_path: Path) -> Path:
+    link = tmp_path / "via"
+    os.symlink(repo.root, link)                   # its own objects, reached through a link outside
+    (repo.root / ".git" / "objects" / "info" / "alternates").write_text(f"{link}/.git/objects\n")
+    return link
+
+
+@pytest.mark.parametrize("hazard", ["new deep fifo", "exclude grown", "linked gitignore's target",
+                                    "alternates re-pointed", "excludesFile's target"])
+def test_a_kept_pass_never_hides_a_hazard_planted_after_it(looked: Repo, tmp_path: Path, hazard: str) -> None:
+    other = Repo(tmp_path / "other")
+    other.commit(**{"o.py": "O = 1\n"})
+    if hazard == "linked gitignore's target":
+        target = _linked_ignore(looked, tmp_path)
+    elif hazard == "alternates re-pointed":
+        link = _alternates_through_a_link(looked, tmp_path)
+    elif hazard == "excludesFile's target":
+        (tmp_path / "excludes-a").write_text("*.tmp\n")
+        os.symlink(tmp_path / "excludes-a", tmp_path / "excludes")
+        looked.git("config", "core.excludesFile", str(tmp_path / "excludes"))
+    _guard_in_a_call(looked.root)
+    _guard_in_a_call(looked.root)
+    if hazard == "new deep fifo":
+        plant(looked.root / "pkg" / "deep" / ".gitignore", "fifo")
+    elif hazard == "exclude grown":
+        with open(looked.root / ".git" / "info" / "exclude", "ab") as handle:
+            handle.truncate(GIT_FILE_CAP + 1)
+    elif hazard == "linked gitignore's target":
+        plant(target, "fifo")                      # the link's own stat data do not move
+    elif hazard == "alternates re-pointed":
+        os.unlink(link)
+        os.symlink(other.root, link)               # nothing inside the repository moves
+    else:
+        plant(tmp_path / "excludes-b", "fifo")
+        os.replace(tmp_path / "excludes", tmp_path / "old-link")
+        os.symlink(tmp_path / "excludes-b", tmp_path / "excludes")
+    with pytest.raises(ConfigError):
+        _guard_in_a_call(looked.root)

@@ -32,15 +32,17 @@ cost what git costs: such a tree is not walked again in this process).
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import stat as stat_module
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from codevouch import caches
 from codevouch.worktree.git._process import caller_env, run_filters
@@ -112,10 +114,43 @@ def _stat(path: str, follow: bool = False) -> StatKey:
         return None
 
 
+# The looks taken in the running `one_look()` scope, by (kind, work tree): one call over many
+# repositories looks at each once (its bound, its search and its checks took the same look two to
+# four times). None outside a scope: each look is taken afresh.
+_LOOKS: contextvars.ContextVar[dict[tuple[str, str], Seen | None] | None] = \
+    contextvars.ContextVar("codevouch_looks", default=None)
+
+
+@contextmanager
+def one_look() -> Iterator[None]:
+    """Inside, each work tree's git_state and tree_state are taken once, at their first use, and
+    that look answers every later one (threads carried into the scope share it). What git answers
+    after the look is still kept under it (Kept.put): a write after it shows at the next scope's
+    look, as a write while git runs shows at the next look."""
+    token = _LOOKS.set({})
+    try:
+        yield
+    finally:
+        _LOOKS.reset(token)
+
+
+def _scoped(kind: str, root: str, look: Callable[[str], Seen | None]) -> Seen | None:
+    held = _LOOKS.get()
+    if held is None:
+        return look(root)
+    key = (kind, root)
+    if key not in held:
+        held[key] = look(root)
+    return held[key]
+
+
 def git_state(top: Path | str) -> Seen | None:
     """What HEAD, the index and git's configuration of the work tree at `top` (the folder that
     holds `.git`) are read from; None when that cannot be told from stat data (see the module)."""
-    root = os.path.abspath(str(top))
+    return _scoped("git", os.path.abspath(str(top)), _git_state)
+
+
+def _git_state(root: str) -> Seen | None:
     dot_git = os.path.join(root, ".git")
     own = _stat(dot_git)
     if run_filters() or own is None or not stat_module.S_ISDIR(own[1]):
@@ -230,8 +265,11 @@ caches.register("codevouch.worktree.gitio.unchanged_too_big", _TOO_BIG.clear, _T
 def tree_state(top: Path | str) -> Seen | None:
     """`git_state` and every folder and entry of the work tree at `top`; None when either cannot
     be told (see the module)."""
-    gits = git_state(top)
-    root = os.path.abspath(str(top))
+    return _scoped("tree", os.path.abspath(str(top)), _tree_state)
+
+
+def _tree_state(root: str) -> Seen | None:
+    gits = git_state(root)
     if gits is None or root in _TOO_BIG:
         return None
     now = time.time_ns()
@@ -241,6 +279,25 @@ def tree_state(top: Path | str) -> Seen | None:
         return None
     racy = gits.racy or any(s is not None and max(s[3], s[4]) >= now - RACY_NS for _, s in entries)
     return Seen((gits.state, tuple(entries)), racy)
+
+
+def unlinked_state(top: Path | str, followed: frozenset[str], absent: tuple[str, ...]) -> Seen | None:
+    """tree_state of `top` when it can stand for a reader of the work tree that follows links named
+    `followed` (in any folder) and resolves paths the git directory's files `absent` name: None
+    when it cannot (None already; a link so named, whose target may change while the link's stat
+    data do not; one of `absent` present), and outside a `one_look()` scope (a walk of the work
+    tree taken for this alone would cost more than it could save)."""
+    seen = tree_state(top) if _LOOKS.get() is not None else None
+    if seen is None:
+        return None
+    gits, entries = cast("tuple[tuple[object, ...], tuple[tuple[str, StatKey], ...]]", seen.state)  # _tree_state's
+    git_files = dict(cast("tuple[tuple[str, StatKey], ...]", gits[1]))    # _git_state's
+    if any(git_files.get(name) is not None for name in absent):
+        return None
+    for path, key in entries:
+        if key is not None and stat_module.S_ISLNK(key[1]) and path.rpartition("/")[2] in followed:
+            return None
+    return seen
 
 
 def _walk(root: str) -> list[tuple[str, StatKey]] | None:

@@ -227,3 +227,18 @@ def test_an_excludes_file_named_by_a_relative_path_is_seen(kept: Repo) -> None:
     shared.write_text("*.tmp\n*.log\n")
     found, ran = _status(kept)
     assert ran == 1 and "x.tmp" not in found.untracked
+
+
+def test_one_look_a_call_a_write_inside_it_shows_at_the_next(kept: Repo) -> None:
+    with gitio.one_look():
+        first, ran = _status(kept)
+        assert ran == 1 and first.changed == frozenset()
+        kept.write("pkg/b.py", "B = 22\n")
+        # The call's look was taken: its answer stands for the whole call, as git's would.
+        assert _status(kept) == (first, 0)
+        assert unchanged.tree_state(kept.root) is unchanged.tree_state(kept.root)
+    with gitio.one_look():
+        again, ran = _status(kept)
+        assert ran == 1 and again.changed == frozenset({"pkg/b.py"})
+    # Outside a scope every look is taken afresh.
+    assert unchanged.tree_state(kept.root) is not unchanged.tree_state(kept.root)
