@@ -106,9 +106,9 @@ def section(path: Path = RESULTS, model_path: Path = MODEL_RESULTS) -> str:
         "configuration files, and every folder and entry of the working tree, inode, size, mtime and ctime) finds "
         "nothing changed, and nothing it looked at was written within 2 s of the look "
         "(codevouch/worktree/git/unchanged.py); an edited repository is asked again, as the edit row shows. A "
-        "repository's own search (its ledger connection, a Chroma query of its own space, a tantivy search, its "
+        "repository's own search (its ledger connection, its space's nearest vectors, a tantivy search, its "
         "ranking) is about 10 ms of one core on this machine. Past 8 repositories a query first bounds each one "
-        "on one ledger (~2-3 ms; codevouch/retriever/bound.py) and searches only those whose bound can place a "
+        "on one ledger (~1.5 ms; codevouch/retriever/bound.py) and searches only those whose bound can place a "
         "hit; with the fake embedder here the bounds are flat (its similarities all 0.3-0.75), so 33-95 of 100 "
         "are still searched: the table below, built with the packaged model, is what a user waits for.",
         *(f"\n{note}" for note in data.get("notes", [])),
