@@ -342,7 +342,7 @@ def _left(conn: socket.socket) -> bool:
 
 
 # Imported lazily by some call, by name (the grammars and the token counter load through functions).
-_PRELOAD = ("pathspec", "tantivy", "numpy", "safetensors", "tokenizers", "threadpoolctl", "chromadb")
+_PRELOAD = ("pathspec", "tantivy", "numpy", "safetensors", "tokenizers", "threadpoolctl")
 
 
 def preload() -> None:
@@ -358,7 +358,10 @@ def preload() -> None:
     from codevouch.syntax.languages import get_language
 
     start = time.monotonic()
+    from codevouch.store import chromaload
+
     loads: list[tuple[str, Any]] = [(name, lambda name=name: importlib.import_module(name)) for name in _PRELOAD]
+    loads.append(("chromadb", chromaload.chromadb))     # as every store opens it: no `.env` read
     loads += [(f"the {name} grammar", lambda name=name: get_language(name)) for name in sorted(registry.names())]
     loads.append(("the token counter", lambda: count_tokens("")))
     for what, load in loads:

@@ -26,8 +26,11 @@ def timed_client(host: str, port: int, ssl: bool, settings: Any, timeout: float 
     """chromadb.HttpClient(host, port, ssl, settings), every call of it bounded by `timeout`:
     seconds one call to the Chroma server may take (connect, send, wait for the answer; 0: no
     limit), the caller's CODEVOUCH_CHROMA_TIMEOUT (store/settings.py)."""
-    import chromadb
     import httpx
+
+    from codevouch.store.chromaload import chromadb as load
+
+    chromadb = load()
 
     limit = timeout or None
     try:

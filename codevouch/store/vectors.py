@@ -63,10 +63,10 @@ class VectorStore:
         # Opened on first use: importing chromadb costs ~1 s, and a no-op rebuild or a
         # lexical search never touches a vector.
         if self._client_obj is None:
-            import chromadb
-            from chromadb.config import Settings
+            from codevouch.store import chromaload
 
-            settings = Settings(anonymized_telemetry=False, allow_reset=False)
+            chromadb = chromaload.chromadb()     # no `.env` of the working directory read: chromaload.py
+            settings = chromaload.settings()
             if self._server:
                 # Outgrown one machine, or many readers: the same code on a Chroma server.
                 url = urlsplit(self._server)
