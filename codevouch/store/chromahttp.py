@@ -66,4 +66,23 @@ def shared_client(host: str, port: int, ssl: bool, settings: Any, timeout: float
         return _CLIENTS.setdefault(key, client)
 
 
-caches.register("codevouch.store.chromahttp.clients", _CLIENTS.clear, _CLIENTS.__len__)
+# Each shared client's collection handles by name, for readers: looking one up is a request of
+# its own (get_collection), and a team reader made one per repository for its snapshot's HEAD
+# and one for its space, at every search. A handle whose collection was dropped and made again
+# since (a forgotten repository built again) answers NotFoundError: VectorStore looks it up anew.
+_HANDLES: dict[int, dict[str, Any]] = {}
+
+
+def handles(client: Any) -> dict[str, Any]:
+    """The collection handles kept for `client` (one of shared_client's), by collection name."""
+    with _CLIENTS_LOCK:
+        return _HANDLES.setdefault(id(client), {})
+
+
+def _clear() -> None:
+    with _CLIENTS_LOCK:
+        _CLIENTS.clear()
+        _HANDLES.clear()       # keyed by the clients' ids: never kept past them
+
+
+caches.register("codevouch.store.chromahttp.clients", _clear, _CLIENTS.__len__)

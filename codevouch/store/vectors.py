@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 import shutil
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from codevouch.errors import BadIndex, CodevouchError, StoreUnavailable, disk_full, is_disk_full
@@ -15,6 +15,8 @@ from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledgerfile import quote_path
 from codevouch.store.locks import vector_lock
 from codevouch.store.settings import DEFAULT, StoreSettings
+
+T = TypeVar("T")
 
 CHROMA_BATCH = 4000  # under Chroma's max batch (5461 here)
 # Chroma's HNSW search looks at max(ef_search, n) candidates, and its ef_search is 100: asked for
@@ -132,11 +134,47 @@ class VectorStore:
             else:
                 from chromadb.errors import NotFoundError
 
+                kept = self._kept_handles()
+                if kept is not None and name in kept:
+                    self._cols[name] = kept[name]
+                    return kept[name]
                 try:
                     self._cols[name] = self._client.get_collection(name, embedding_function=None)
                 except NotFoundError:
                     return None
+                if kept is not None:
+                    kept[name] = self._cols[name]
         return self._cols[name]
+
+    def _kept_handles(self) -> dict[str, Any] | None:
+        """A reader's collection handles kept on its shared server client (chromahttp.handles);
+        None for a builder or the embedded store (its handles live as long as this open)."""
+        if not (self._server and self._readonly):
+            return None
+        from codevouch.store import chromahttp
+
+        return chromahttp.handles(self._client)
+
+    def _read(self, name: str, op: Callable[[Any], T]) -> T | None:
+        """`op` on the collection `name` (None: there is none), inside an access turn. A handle kept
+        from an earlier open whose collection was dropped and made again since is looked up once
+        more."""
+        with self._access(write=False):
+            col = self.collection(name, create=False)
+            if col is None:
+                return None
+            try:
+                return op(col)
+            except Exception as exc:
+                from chromadb.errors import NotFoundError
+
+                kept = self._kept_handles()
+                if kept is None or not isinstance(exc, NotFoundError):
+                    raise
+                kept.pop(name, None)
+                self._cols.pop(name, None)
+                col = self.collection(name, create=False)
+                return None if col is None else op(col)
 
     def upsert(self, name: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
         """Vectors by id (a text hash), with no metadata: a vector shared by chunks of many
@@ -165,13 +203,12 @@ class VectorStore:
             self._check(name, expected)
         if self._absent:
             return []
-        with self._access(write=False):
-            col = self.collection(name, create=False)
-            if col is None:
-                return []
-            # No count() to cap n: Chroma (>= 1.0) returns what it holds when asked for more,
-            # and counting costs ~15 ms at 100k vectors, as much as the query itself.
-            res = col.query(query_embeddings=[list(vector)], n_results=max(n, ANN_LEAST), include=["distances"])
+        # No count() to cap n: Chroma (>= 1.0) returns what it holds when asked for more,
+        # and counting costs ~15 ms at 100k vectors, as much as the query itself.
+        res = self._read(name, lambda col: col.query(query_embeddings=[list(vector)], n_results=max(n, ANN_LEAST),
+                                                     include=["distances"]))
+        if res is None:
+            return []
         found = sorted((round(dist, TIE_DECIMALS), cid) for cid, dist in zip(res["ids"][0], res["distances"][0]))
         return [(cid, 1.0 - dist) for dist, cid in found[:n]]
 
@@ -234,11 +271,9 @@ class VectorStore:
     def get_documents(self, name: str, ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
         if self._absent or not ids:
             return {}
-        with self._access(write=False):
-            col = self.collection(name, create=False)
-            if col is None:
-                return {}
-            res = col.get(ids=list(ids), include=["documents", "metadatas"])
+        res = self._read(name, lambda col: col.get(ids=list(ids), include=["documents", "metadatas"]))
+        if res is None:
+            return {}
         return {i: (d, m or {}) for i, d, m in zip(res["ids"], res["documents"], res["metadatas"])}
 
     def document_ids(self, name: str) -> list[str]:

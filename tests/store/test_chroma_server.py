@@ -207,3 +207,34 @@ def test_a_team_readers_overlay_is_local_and_writes_nothing_to_the_server(
     assert hits.overlay is not None and hits.overlay.summary()["files_searched"] == 1
     assert "working tree" in hits[0].citation
     assert server_state() == before and snapshot() == files_before
+
+
+def test_a_reader_keeps_its_collection_handles_and_finds_collections_made_again(
+        chroma_server: str, repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from codevouch.indexer.forget import forget
+    from codevouch.store.vectors import VectorStore
+
+    monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
+    repo.commit(**{"shop/cancel.py": "def cancel_order(order):\n    return order.cancel()\n"})
+    builder, reader = tmp_path / "A", tmp_path / "B"
+    build_index(repo.root, builder, FakeEmbedder(), store=PROCESS)
+    clone = tmp_path / "laptop" / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
+    reader.mkdir()
+
+    def top() -> str:
+        hits = search(clone, SearchRequest("cancel_order", k=1, mode="dense"), reader, embedder=FakeEmbedder(),
+                      caller=SEARCH)
+        return hits[0].record.path
+    assert top() == "shop/cancel.py"
+    client = VectorStore(reader, readonly=True, settings=PROCESS)._client     # the process's one for this server
+    looked: list[str] = []
+    get_collection = client.get_collection
+    monkeypatch.setattr(client, "get_collection", lambda name, **kw: looked.append(name) or get_collection(name, **kw))
+    assert top() == "shop/cancel.py" and looked == []      # the snapshot's HEAD and the space: handles kept
+    # The repository forgotten and built again: its collections dropped and made anew under the same
+    # names, so the kept handles name collections that are gone.
+    forget(builder, repo.root, str(repo.root), store=PROCESS)
+    build_index(repo.root, builder, FakeEmbedder(), store=PROCESS)
+    assert top() == "shop/cancel.py"
+    assert looked                                           # looked up again, once gone
