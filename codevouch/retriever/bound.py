@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch.embedding import Embedder
+from codevouch.errors import NotIndexed
 from codevouch.request import SearchRequest
 from codevouch.retriever import held as holding
 from codevouch.retriever import query as reading
@@ -40,7 +41,7 @@ from codevouch.retriever.members import space_size
 from codevouch.retriever.mode import SearchMode
 from codevouch.retriever.searchrun import Caller
 from codevouch.retriever.settings import Settings
-from codevouch.store import BranchState, Ledger, StoreSettings, VectorStore, lexical, lexindex
+from codevouch.store import BranchState, Ledger, StoreSettings, VectorStore, lexical, lexindex, team
 from codevouch.worktree import gitio
 from codevouch.worktree.identity import holds, repo_id
 
@@ -71,51 +72,80 @@ class Bound:
 class Bounds:
     """The bounds of one query over the repositories of one index directory: one ledger, one vector
     reader (opened only for a space not held) and the query as read, for all of them. Used from one
-    thread (the ledger's connection); `close` when done. Raises what opening the ledger raises
-    (NotIndexed: the index is not here)."""
+    thread (the ledger's connection); `close` when done. A team reader (a Chroma server in the
+    caller's store settings) bounds a repository its ledger does not hold, or all of them when its
+    index directory holds no ledger, by the repository's team snapshot (its `HEAD` read, as its
+    search reads it) and the server's nearest vector. Raises what opening the ledger raises
+    (NotIndexed: the index is not here, and no server)."""
 
     def __init__(self, index_dir: Path, request: SearchRequest, settings: Settings, caller: Caller, reader: Reader,
                  embedder: Embedder | str | None = None) -> None:
         self.index_dir, self.request, self.caller, self.embedder = index_dir, request, caller, embedder
-        self.ledger = Ledger(index_dir, readonly=True)
+        self.ledger: Ledger | None = None
+        self.held: holding.Held | None = None
         try:
+            self.ledger = Ledger(index_dir, readonly=True)
             self.held = holding.held(index_dir, self.ledger.builds())
+        except NotIndexed:
+            if not caller.store.chroma_url:
+                raise
         except BaseException:
-            self.ledger.close()
+            self.close()
             raise
         self._reader = reader
-        self._vectors: VectorStore | None = None    # opened for the first space not held
         self.read = reading.read(request.query, request.mode, settings)
 
     def close(self) -> None:
-        self.ledger.close()
+        if self.ledger is not None:
+            self.ledger.close()
 
     def of(self, repo_path: Path) -> Bound | None:
         """The bound of the request's branch in the repository at `repo_path`; None: search it."""
-        request, ledger = self.request, self.ledger
+        request = self.request
         head = gitio.head_state(repo_path)
         if request.mode == SearchMode.LEXICAL or head is None or not (branch := request.branch or head.branch):
             return None
         rid = repo_id(head.root, head.commit, self.index_dir)
-        state = ledger.find_branch(rid, branch, str(head.root), holds(head.root))
-        if state is None or state.space is None or ledger.outdated(rid, str(head.root), branch) is not None:
+        state = self.ledger.find_branch(rid, branch, str(head.root), holds(head.root)) if self.ledger else None
+        if state is not None and self.ledger is not None:
+            return self._bound(self.ledger, state, rid, branch, head, self.held)
+        if not self.caller.store.chroma_url:
             return None
-        if request.overlay and head.branch == state.branch and not _clean(head.root, head.commit, state):
+        snapshot, state = team.open_snapshot(rid, branch, self.index_dir, str(head.root), holds(head.root),
+                                             self.caller.store)
+        try:
+            # A snapshot holds no embedding cache, and its spaces change with each publication:
+            # never held, the server asked.
+            return None if state is None else self._bound(snapshot, state, rid, branch, head, None)
+        finally:
+            snapshot.close()
+
+    def _bound(self, ledger: Ledger, state: BranchState, rid: str, branch: str, head: gitio.HeadState,
+               held: holding.Held | None) -> Bound | None:
+        if state.space is None or ledger.outdated(rid, str(head.root), branch) is not None:
+            return None
+        if self.request.overlay and head.branch == state.branch and not _clean(head.root, head.commit, state):
             return None
         named = _may_name(self.index_dir, ledger.copy_of(state), self.read)
         vector = _vector(self.caller, self.embedder, self.index_dir, state, self.read.text)
-        return Bound(named, self._nearest(state.space, state.embedder, vector), state.embedder, head.root)
+        return Bound(named, _nearest(ledger, held, self._vectors(ledger), state, vector), state.embedder, head.root)
 
-    def _nearest(self, space: str, model: str, vector: list[float]) -> float:
-        """The similarity of the space's nearest vector to `vector` (0.0: it holds none)."""
-        size = space_size(self.ledger, space)
-        got = self.held.space(space, size, lambda: self.ledger.space_vectors(space, model, size))
-        if got is None or not got.fits(vector):     # too big, or not this model's
-            if self._vectors is None:
-                self._vectors = self._reader(self.ledger, self.index_dir, self.caller.store)
-            found = self._vectors.query(space, vector, 1, expected=size)
-            return found[0][1] if found else 0.0
-        return got.best(vector)
+    def _vectors(self, ledger: Ledger) -> Callable[[], VectorStore]:
+        """The vector reader for `ledger`'s spaces, opened only when asked (retriever.search.vector_reader)."""
+        return lambda: self._reader(ledger, self.index_dir, self.caller.store)
+
+
+def _nearest(ledger: Ledger, held: holding.Held | None, vectors: Callable[[], VectorStore], state: BranchState,
+             vector: list[float]) -> float:
+    """The similarity of the branch's space's nearest vector to `vector` (0.0: it holds none)."""
+    space, model = state.space, state.embedder
+    assert space is not None
+    size = space_size(ledger, space)
+    got = held.space(space, size, lambda: ledger.space_vectors(space, model, size)) if held is not None else None
+    if got is None or not got.fits(vector):     # too big, not whole in the cache, not this model's, or a snapshot's
+        found = vectors().query(space, vector, 1, expected=size)
+        return found[0][1] if found else 0.0
+    return got.best(vector)
 
 
 def _clean(root: Path, head: str, state: BranchState) -> bool:

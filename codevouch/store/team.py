@@ -144,6 +144,13 @@ def open_for_search(repo_id: str, branch: str, index_dir: Path, clone: str,
         if state is not None or not settings.chroma_url:
             return ledger, state
         ledger.close()
+    return open_snapshot(repo_id, branch, index_dir, clone, holds, settings)
+
+
+def open_snapshot(repo_id: str, branch: str, index_dir: Path, clone: str, holds: Callable[[Sequence[str]], bool],
+                  settings: StoreSettings) -> tuple[Ledger, BranchState | None]:
+    """The team snapshot's ledger for `repo_id` (its current `HEAD`, fetched into `index_dir` when
+    new) and the entry that answers for `branch` in it (open_for_search's team half)."""
     try:
         with VectorStore(index_dir, readonly=True, settings=settings) as vectors:
             snapshot = fetch(vectors, repo_id, index_dir)

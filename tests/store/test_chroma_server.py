@@ -238,3 +238,36 @@ def test_a_reader_keeps_its_collection_handles_and_finds_collections_made_again(
     build_index(repo.root, builder, FakeEmbedder(), store=PROCESS)
     assert top() == "shop/cancel.py"
     assert looked                                           # looked up again, once gone
+
+
+def test_a_team_reader_bounds_repositories_by_their_snapshots_with_the_answer_of_searching_each(
+        chroma_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import codevouch.across as across
+    from codevouch import Indexes
+    from tests.test_across import TOPICS
+
+    monkeypatch.setenv("CODEVOUCH_CHROMA_URL", chroma_server)
+    builder, reader = tmp_path / "builder", tmp_path / "reader"
+    clones = []
+    for name, files in TOPICS.items():
+        repo = Repo.create(tmp_path / "built" / name)
+        repo.commit_files(files)
+        build_index(repo.root, builder, FakeEmbedder(), store=PROCESS)
+        clone = tmp_path / "laptop" / name
+        subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
+        clones.append(clone.resolve())
+    reader.mkdir()                     # the reader's own index directory holds no ledger at all
+
+    def answer(bound_from: int, query: str) -> tuple[list[tuple[Path, str, str]], int]:
+        monkeypatch.setattr(across, "BOUND_FROM", bound_from)
+        found = Indexes(clones, reader, embedder=FakeEmbedder.name, record=False, background=False).search(query, k=2)
+        return ([(f.repository.path, f.hit.record.path, f.hit.verdict) for f in found],
+                sum(1 for _, hits in found.answers if hits))
+    answer(1000, "warm up")           # the first search of a snapshot writes its lexical copy here
+    for query in ("overdue fee for days past due", "find a book by its title", "settle account",
+                  "remove a member by name"):
+        bounded, searched = answer(1, query)
+        every, all_searched = answer(1000, query)
+        assert bounded == every, query
+        assert searched < all_searched == len(clones), query       # some left out, by their snapshots' bounds
+    assert answer(1, "settle account")[0][0][1] == "settle.py"
