@@ -354,12 +354,11 @@ def preload() -> None:
     import importlib
 
     from codevouch.context.windows import count_tokens
+    from codevouch.store import chromaload
     from codevouch.syntax import registry
     from codevouch.syntax.languages import get_language
 
     start = time.monotonic()
-    from codevouch.store import chromaload
-
     loads: list[tuple[str, Any]] = [(name, lambda name=name: importlib.import_module(name)) for name in _PRELOAD]
     loads.append(("chromadb", chromaload.chromadb))     # as every store opens it: no `.env` read
     loads += [(f"the {name} grammar", lambda name=name: get_language(name)) for name in sorted(registry.names())]
