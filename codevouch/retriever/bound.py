@@ -175,8 +175,7 @@ def _may_name(index_dir: Path, copy: lexindex.Copy | None, read: reading.Query) 
 def _vector(caller: Caller, embedder: Embedder | str | None, index_dir: Path, state: BranchState,
             text: str) -> list[float]:
     """The query's vector by the branch's model, shared with the call's other searches."""
-    held = caller.queries.held(embedder, index_dir) if caller.queries is not None else \
-        queryencoder.held(embedder, index_dir)
+    held = queryencoder.held_in(caller.queries, embedder, index_dir)
     model = queryencoder.for_query(held, state.embedder, SearchMode.DENSE)
     assert model is not None     # not in lexical mode (Bounds.of)
 

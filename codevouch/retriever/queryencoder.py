@@ -69,6 +69,12 @@ class QueryVectors:
             return made
 
 
+def held_in(queries: QueryVectors | None, embedder: Embedder | str | None, index_dir: Path) -> Embedder | None:
+    """`held(embedder, index_dir)`, through the call's `queries` when it has them (a search of
+    several repositories: asked once per model and index directory)."""
+    return held(embedder, index_dir) if queries is None else queries.held(embedder, index_dir)
+
+
 def shared(queries: QueryVectors | None, embedder: Embedder, text: str,
            start: Callable[[], Future[list[float]]]) -> Future[list[float]]:
     """The query's vector: `start()`'s, or with `queries` (a search of several repositories) the one

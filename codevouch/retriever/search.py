@@ -160,8 +160,7 @@ def _early_query(pool: ThreadPoolExecutor, embedder: Embedder | str | None, inde
     """The model the caller holds (None in lexical mode), and, for one that may (see _rankings),
     its embedding of the query started on `pool`'s thread: the held model is most often the
     branch's own, so it starts while git and the ledger say which branch and model this is for."""
-    held = None if mode == SearchMode.LEXICAL else \
-        queryencoder.held(embedder, index_dir) if shared is None else shared.held(embedder, index_dir)
+    held = None if mode == SearchMode.LEXICAL else queryencoder.held_in(shared, embedder, index_dir)
     early = ((held, queryencoder.shared(shared, held, query, lambda: _start_query(pool, held, query)))
              if held is not None and getattr(held, "threadsafe_query", False) else None)
     return held, early

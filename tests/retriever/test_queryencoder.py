@@ -71,3 +71,6 @@ def test_a_call_across_repositories_asks_the_ledger_for_its_models_once(repo: Re
     assert asked == [index_dir, index_dir]                     # once per model name
     given = FakeEmbedder()
     assert shared.held(given, index_dir) is given
+    # held_in: through the call's QueryVectors when it has them (asked nothing more), else afresh.
+    assert queryencoder.held_in(shared, FakeEmbedder.name, index_dir) is first and len(asked) == 2
+    assert isinstance(queryencoder.held_in(None, FakeEmbedder.name, index_dir), FakeEmbedder) and len(asked) == 3
