@@ -334,7 +334,7 @@ def main() -> None:
         log(f"{size} repositories: {row}")
         rows.append(row)
     command = " ".join(["python -m codevouch_bench.across_scale", *(["--model", args.model] if args.model != FAKE else []),
-                        *(["--engine"] if args.engine else [])])
+                        *(["--server"] if args.server else []), *(["--engine"] if args.engine else [])])
     write_json(args.out, {"command": command, "machine": started, "model": args.model,
                           "files": len(files), "queries": len(queries), "rows": rows})
 
