@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from codevouch.navigate.show import Shown
     from codevouch.request import ContextOptions, SearchOptions
     from codevouch.results import ContextPack
-    from codevouch.retriever.bound import Bound
+    from codevouch.retriever.bound import Bound, Bounds, Snapshot
     from codevouch.retriever.queryencoder import QueryVectors
     from codevouch.retriever.settings import Settings
 
@@ -338,11 +338,12 @@ class Indexes:
                  queries: QueryVectors) -> dict[Path, tuple[Bound, float | None]]:
         """The bound and good-match threshold of each of `repos` that has one, on this thread."""
         from codevouch import callreads
-        from codevouch.retriever.bound import Bounds
+        from codevouch.retriever.bound import Bounds, Snapshot
         from codevouch.retriever.search import vector_reader
 
         found: dict[Path, tuple[Bound, float | None]] = {}
         bounds: Bounds | None = None
+        team: list[tuple[Path, Index, Snapshot]] = []
         try:
             for path in repos:
                 if not self.call.path(path).exists():
@@ -352,14 +353,31 @@ class Indexes:
                     if bounds is None:
                         caller = callreads.search_caller(self.call, idx.overlay_limit, queries)
                         bounds = Bounds(self.index_dir, request, idx.settings, caller, vector_reader, idx._embedder)
-                    if (got := bounds.of(idx.repo)) is not None:
+                    got = bounds.of(idx.repo)
+                    if isinstance(got, Snapshot):
+                        team.append((path, idx, got))
+                    elif got is not None:
                         found[path] = (got, idx._match_threshold(got.model, got.root))
                 except CodevouchError:
                     continue            # its search says what is wrong
+            if bounds is not None and team:
+                found.update(self._by_snapshots(bounds, team))
         finally:
             if bounds is not None:
                 bounds.close()
         return found
+
+    @staticmethod
+    def _by_snapshots(bounds: Bounds, team: list[tuple[Path, Index, Snapshot]]) -> dict[Path, tuple[Bound, float | None]]:
+        """The team-snapshot bounds of `team`, in parallel (each waits on the server twice)."""
+        def one(idx: Index, asked: Snapshot) -> tuple[Bound, float | None] | None:
+            try:
+                got = bounds.by_snapshot(asked)
+            except CodevouchError:
+                return None             # its search says what is wrong
+            return None if got is None else (got, idx._match_threshold(got.model, got.root))
+        answers = _in_parallel([carried(lambda idx=idx, asked=asked: one(idx, asked)) for _, idx, asked in team])
+        return {path: got for (path, _, _), got in zip(team, answers) if got is not None}
 
     def _searched(self, path: Path, request: SearchRequest, queries: QueryVectors,
                   guarded: Collection[Path] = ()) -> _Answer | Skipped:

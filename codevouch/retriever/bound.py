@@ -69,6 +69,14 @@ class Bound:
         return (self.named, good, max(self.similarity, 0.0) + MARGIN)
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """A repository to bound by its team snapshot (Bounds.by_snapshot): its HEAD, id and branch."""
+    head: gitio.HeadState
+    rid: str
+    branch: str
+
+
 class Bounds:
     """The bounds of one query over the repositories of one index directory: one ledger, one vector
     reader (opened only for a space not held) and the query as read, for all of them. Used from one
@@ -99,8 +107,9 @@ class Bounds:
         if self.ledger is not None:
             self.ledger.close()
 
-    def of(self, repo_path: Path) -> Bound | None:
-        """The bound of the request's branch in the repository at `repo_path`; None: search it."""
+    def of(self, repo_path: Path) -> Bound | None | Snapshot:
+        """The bound of the request's branch in the repository at `repo_path`; None: search it; a
+        Snapshot: bound it by its team snapshot (`by_snapshot`, on any thread)."""
         request = self.request
         head = gitio.head_state(repo_path)
         if request.mode == SearchMode.LEXICAL or head is None or not (branch := request.branch or head.branch):
@@ -109,8 +118,13 @@ class Bounds:
         state = self.ledger.find_branch(rid, branch, str(head.root), holds(head.root)) if self.ledger else None
         if state is not None and self.ledger is not None:
             return self._bound(self.ledger, state, rid, branch, head, self.held)
-        if not self.caller.store.chroma_url:
-            return None
+        return Snapshot(head, rid, branch) if self.caller.store.chroma_url else None
+
+    def by_snapshot(self, asked: Snapshot) -> Bound | None:
+        """The bound of a repository the local ledger does not hold, by its team snapshot: its own
+        ledger and the server's nearest vector, so safe on any thread (a team reader asks the
+        server twice a repository: the bounds of several run at once, their waits overlapping)."""
+        head, rid, branch = asked.head, asked.rid, asked.branch
         snapshot, state = team.open_snapshot(rid, branch, self.index_dir, str(head.root), holds(head.root),
                                              self.caller.store)
         try:
