@@ -196,11 +196,12 @@ def listening(place: paths.Place) -> bool:
 
 
 def start(place: paths.Place, index_dir: Path, env: dict[str, str] | None = None,
-          warm: str | None = None) -> int | None:
+          warm: str | None = None, warm_all: bool = False) -> int | None:
     """Start an engine for `index_dir`, detached (its own session, stdin and stdout closed,
     stderr to its log in the private directory); its pid, None when it could not start. `warm`:
     the repository of the call that found none running, which the engine searches once as it
-    starts (server.Engine.warm_up)."""
+    starts (server.Engine.warm_up); `warm_all`: that call searched every repository of the index
+    (`--all-repos`), and the engine does too."""
     import subprocess
 
     made = paths.find(index_dir, os.environ, create=True)
@@ -219,7 +220,8 @@ def start(place: paths.Place, index_dir: Path, env: dict[str, str] | None = None
         # main() drops it (importpath.secure) before it serves from inside callers' repositories.
         boot = f"import sys; sys.path.insert(0, {str(paths.PACKAGE.parent)!r}); from codevouch.cli import main; main()"
         proc = subprocess.Popen(
-            [sys.executable, "-c", boot, "serve", "--index", str(index_dir), *(["--warm", warm] if warm else [])],
+            [sys.executable, "-c", boot, "serve", "--index", str(index_dir), *(["--warm", warm] if warm else []),
+             *(["--warm-all"] if warm_all else [])],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd=place.directory,
             start_new_session=True, close_fds=True, env=env)
     except OSError:
@@ -271,10 +273,11 @@ def _booting(place: paths.Place) -> bool:
     return False
 
 
-# (place, index directory, environment, repository) of an engine to start once this call's
-# in-process answer is written: the environment as the call found it (the command may set a
-# variable or two), and the repository the call named, for the engine to warm up on.
-_after: list[tuple[paths.Place, Path, dict[str, str], str]] = []
+# (place, index directory, environment, repository, every repository) of an engine to start once
+# this call's in-process answer is written: the environment as the call found it (the command may
+# set a variable or two), and the repository the call named, or all of them (`--all-repos`), for
+# the engine to warm up on.
+_after: list[tuple[paths.Place, Path, dict[str, str], str, bool]] = []
 
 
 def start_after_answer() -> None:
@@ -283,9 +286,9 @@ def start_after_answer() -> None:
     chunks) no longer stands between this call and its answer, nor competes with it for a core.
     The next call finds it listening, or starting up (then it runs in-process, and starts none)."""
     while _after:
-        place, index_dir, env, repo = _after.pop()
+        place, index_dir, env, repo, every = _after.pop()
         if not listening(place) and not _booting(place):
-            start(place, index_dir, env, repo)
+            start(place, index_dir, env, repo, every)
 
 
 class _Replay(io.RawIOBase):
@@ -329,7 +332,7 @@ class Call:
             # (start_after_answer), for the next call; not after a status call (STARTS_NONE).
             if self.starts:
                 repo = os.path.realpath(os.path.join(self.cwd, _option(self.argv, "--repo") or "."))
-                _after.append((self.place, self.index_dir, dict(os.environ), repo))
+                _after.append((self.place, self.index_dir, dict(os.environ), repo, "--all-repos" in self.argv))
             return None
         sock, pid = found
         if _stopped(pid):

@@ -31,6 +31,9 @@ def serve_cmd(
     warm: Annotated[Path | None, typer.Option(
         "--warm", hidden=True, help="A repository to search once as the engine starts (given by the CLI that "
                                     "starts it: the one its call named).")] = None,
+    warm_all: Annotated[bool, typer.Option(
+        "--warm-all", hidden=True, help="Search every repository of the index once as the engine starts (the "
+                                        "call that starts it searched them all: --all-repos).")] = False,
 ) -> None:
     """The resident engine that answers the read commands (search, context, validate, check-refs,
     review, drift, index status and health) warm, over a private Unix socket.
@@ -53,7 +56,7 @@ def serve_cmd(
         # In `ps`, what a user would type, not `python3 -c import sys; ...` (docs/ENGINE.md).
         set_title(f"codevouch serve --index {index_dir}")
         gitio.name_watchdog_owner("codevouch serve")
-        raise typer.Exit(serve(index_dir, environment.current().server_idle, warm))
+        raise typer.Exit(serve(index_dir, environment.current().server_idle, warm, warm_all))
 
 
 def _status(index_dir: Path, place: paths.Place | None, as_json: bool) -> None:

@@ -157,6 +157,18 @@ def test_the_engine_warms_up_on_the_repository_of_the_call_that_started_it(engin
                 engine.cv("search", "cancel order", cwd=indexed.root, server="off"))
 
 
+def test_an_engine_started_by_a_search_across_repositories_warms_them_all(engine: Engines, indexed: Repo) -> None:
+    """A first `--all-repos` call starts an engine that searches every repository of the index once
+    (bounds, looks, lexical copies loaded before the second call), then answers as in-process."""
+    assert engine.cv("search", "cancel order", "--all-repos", cwd=indexed.root).returncode == 0
+    engine.only()
+    assert wait_until(lambda: json.loads(engine.cv("serve", "--status", "--json").stdout).get("warm_up_s")
+                      is not None, 120)
+    assert "warmed up on every repository of the index in" in engine.log()
+    assert same(engine.cv("search", "cancel order", "--all-repos", cwd=indexed.root),
+                engine.cv("search", "cancel order", "--all-repos", cwd=indexed.root, server="off"))
+
+
 def test_a_directory_where_the_socket_goes_is_refused_in_words(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """Something other than a socket at the socket's path: the engine says what and where, and
     exits 1 (the calls run in-process), not 'this is a bug' with a traceback; it removes nothing."""
