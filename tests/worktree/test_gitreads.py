@@ -215,17 +215,22 @@ def test_a_pass_is_kept_only_inside_one_look_calls_while_nothing_changed(looked:
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import codevouch.worktree.gitreads as gitreads
 
+    from codevouch.worktree.git.unchanged import git_state
+
     reads: list[Path] = []
     read = gitreads.first_refused
     monkeypatch.setattr(gitreads, "first_refused", lambda top: reads.append(top) or read(top))
     _guard_in_a_call(looked.root)
+    assert len(reads) == 1
+    git_state(looked.root)          # the configuration's list read, as the search's look at HEAD reads it
+    _guard_in_a_call(looked.root)
     _guard_in_a_call(looked.root / "pkg")
-    assert len(reads) == 1                        # the second call's look saw what the first's saw
+    assert len(reads) == 2                        # the third call's look saw what the second's saw
     guard(looked.root)
-    assert len(reads) == 2                        # no look outside a call's scope: read again
+    assert len(reads) == 3                        # no look outside a call's scope: read again
     looked.write("pkg/c.py", "C = 3\n")
     _guard_in_a_call(looked.root)
-    assert len(reads) == 3
+    assert len(reads) == 4
 
 
 def _linked_ignore(repo: Repo, tmp_path: Path) -> Path:
@@ -274,3 +279,21 @@ def test_a_kept_pass_never_hides_a_hazard_planted_after_it(looked: Repo, tmp_pat
         os.symlink(tmp_path / "excludes-b", tmp_path / "excludes")
     with pytest.raises(ConfigError):
         _guard_in_a_call(looked.root)
+
+
+@pytest.mark.parametrize("first", ["kept before", "never looked at"])
+def test_a_guard_in_a_call_starts_no_git_before_its_checks(looked: Repo, first: str) -> None:
+    # The look a kept pass is compared with needs the configuration's file list; reading it again
+    # runs `git config`, which would open a FIFO planted as .git/config before the guard saw it.
+    from codevouch.worktree import gitio
+    from codevouch.worktree.git.unchanged import git_state
+
+    if first == "kept before":
+        git_state(looked.root)                        # the list read, as a search's HEAD look reads it
+        _guard_in_a_call(looked.root)
+        _guard_in_a_call(looked.root)
+    plant(looked.root / ".git" / "config", "fifo")
+    before = sum(gitio.PROCESSES.values())
+    with pytest.raises(ConfigError, match="config"):
+        _guard_in_a_call(looked.root)
+    assert sum(gitio.PROCESSES.values()) == before

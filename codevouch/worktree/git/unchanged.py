@@ -134,6 +134,12 @@ def one_look() -> Iterator[None]:
         _LOOKS.reset(token)
 
 
+# Set while unlinked_state takes a look for gitreads.guard, which must start no git process before
+# its checks: a configuration whose list is not kept already (filter_names would run `git config`)
+# makes the look None instead.
+_NO_GIT: contextvars.ContextVar[bool] = contextvars.ContextVar("codevouch_look_no_git", default=False)
+
+
 def _scoped(kind: str, root: str, look: Callable[[str], Seen | None]) -> Seen | None:
     held = _LOOKS.get()
     if held is None:
@@ -155,7 +161,8 @@ def _git_state(root: str) -> Seen | None:
     own = _stat(dot_git)
     if run_filters() or own is None or not stat_module.S_ISDIR(own[1]):
         return None
-    filter_names(root)                   # lists the configuration's files, kept while they are unchanged
+    if not _NO_GIT.get():
+        filter_names(root)               # lists the configuration's files, kept while they are unchanged
     config = kept_config(root)
     if config is None:
         # includes (never kept), a list filter_names did not renew, or one another thread's caller
@@ -286,9 +293,22 @@ def unlinked_state(top: Path | str, followed: frozenset[str], absent: tuple[str,
     `followed` (in any folder) and resolves paths the git directory's files `absent` name: None
     when it cannot (None already; a link so named, whose target may change while the link's stat
     data do not; one of `absent` present), and outside a `one_look()` scope (a walk of the work
-    tree taken for this alone would cost more than it could save)."""
-    seen = tree_state(top) if _LOOKS.get() is not None else None
+    tree taken for this alone would cost more than it could save). Runs no git: a look not taken yet
+    in this scope is taken from stat data alone, and is None when the configuration's list would
+    have to be read again (then not kept in the scope: the call's own looks, after the guard, read it)."""
+    held = _LOOKS.get()
+    if held is None:
+        return None
+    root = os.path.abspath(str(top))
+    fresh = [look for look in (("git", root), ("tree", root)) if look not in held]
+    quiet = _NO_GIT.set(True)
+    try:
+        seen = tree_state(root)
+    finally:
+        _NO_GIT.reset(quiet)
     if seen is None:
+        for look in fresh:      # taken without git only for the guard: the call's own looks may read the list
+            held.pop(look, None)
         return None
     gits, entries = cast("tuple[tuple[object, ...], tuple[tuple[str, StatKey], ...]]", seen.state)  # _tree_state's
     git_files = dict(cast("tuple[tuple[str, StatKey], ...]", gits[1]))    # _git_state's
