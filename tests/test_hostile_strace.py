@@ -157,12 +157,19 @@ def programs_run(lines: list[str]) -> list[str]:
     return [line.split('execve("', 1)[1].split('"', 1)[0] for line in ran]
 
 
-def paths_opened(lines: list[str]) -> list[str]:
-    """The file each successful openat opened, as the kernel resolved it."""
+def paths_opened(lines: list[str], cwd: Path | None = None) -> list[str]:
+    """The file each successful openat opened, as the kernel resolved it. Where strace could not
+    read it back (`<unavailable>`: the fd closed, or the process ended, before strace looked;
+    seen once under load), the path the call named, made absolute from `cwd` (where the command
+    ran), so that the open still counts."""
     opened = []
     for line in lines:
         if line.startswith("openat(") and "<" in line.rsplit("= ", 1)[-1]:
-            opened.append(line.rsplit("= ", 1)[-1].split("<", 1)[1].rsplit(">", 1)[0])
+            resolved = line.rsplit("= ", 1)[-1].split("<", 1)[1].rsplit(">", 1)[0]
+            if resolved == "unavailable" and '"' in line:
+                named = line.split('"', 2)[1]
+                resolved = os.path.normpath(os.path.join(str(cwd or "/"), named))
+            opened.append(resolved)
     return opened
 
 
@@ -182,7 +189,7 @@ def outside_opens(case: Case, lines: list[str]) -> list[str]:
     on its own account; any under the hostile case's own directory (the foreign work tree, the
     markers) always counts."""
     bad = []
-    for path in paths_opened(lines):
+    for path in paths_opened(lines, case.repo.root):
         if _within(path, case.repo.root) or _within(path, case.index):
             continue
         if _within(path, case.base):

@@ -214,7 +214,6 @@ def _guard_in_a_call(path: Path) -> None:
 def test_a_pass_is_kept_only_inside_one_look_calls_while_nothing_changed(looked: Repo,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import codevouch.worktree.gitreads as gitreads
-
     from codevouch.worktree.git.unchanged import git_state
 
     reads: list[Path] = []
