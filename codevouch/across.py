@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -253,15 +253,16 @@ class Indexes:
             raise refused[0][1]
         return Navigated(tuple(answers), tuple(skipped), tuple((r, str(e)) for r, e in refused))
 
-    def _index(self, path: Path, guarded: Collection[Path] = ()) -> Index:
+    def _index(self, path: Path) -> Index:
         """The repository's Index, made at its first call (a later call guards its git files again:
-        they may have changed since; `guarded`: those this call guarded already, bounding them)."""
+        they may have changed since; within one search, a guard that passed under the call's look
+        at the work tree is not read again: gitreads.guard)."""
         from codevouch.worktree import gitreads
 
         idx = self._indexes.get(path)
         if idx is None:
             idx = self._indexes[path] = Index(self.call.path(path), self.index_dir, call=self.call, **self._options)
-        elif path not in guarded:
+        else:
             gitreads.guard(idx.repo)
         return idx
 
@@ -312,7 +313,7 @@ class Indexes:
         fused: list[tuple[int, Hit]] = []
         comparable = True
         while todo:
-            got.update(zip(todo, _in_parallel([carried(lambda p=p: self._searched(p, request, queries, bounds))
+            got.update(zip(todo, _in_parallel([carried(lambda p=p: self._searched(p, request, queries))
                                                for p in todo])))
             answers = [a for p in self.repos if isinstance(a := got.get(p), _Answer)]
             models = {a.model for a in answers if a.hits}
@@ -379,16 +380,14 @@ class Indexes:
         answers = _in_parallel([carried(lambda idx=idx, asked=asked: one(idx, asked)) for _, idx, asked in team])
         return {path: got for (path, _, _), got in zip(team, answers) if got is not None}
 
-    def _searched(self, path: Path, request: SearchRequest, queries: QueryVectors,
-                  guarded: Collection[Path] = ()) -> _Answer | Skipped:
+    def _searched(self, path: Path, request: SearchRequest, queries: QueryVectors) -> _Answer | Skipped:
         """One repository's answer, its hits not yet checked (a repository not on this machine: its
-        hits checked against the indexed commit already); Skipped when it cannot be searched.
-        `guarded`: the repositories this call guarded already (a bound was made for each)."""
+        hits checked against the indexed commit already); Skipped when it cannot be searched."""
         if not self.call.path(path).exists():
             got = self._recorded(path, request, queries)
             return got if isinstance(got, Skipped) else _Answer(got[0], got[1], got[2], None)
         try:
-            idx = self._index(path, guarded)
+            idx = self._index(path)
             idx.queries = queries
             hits = idx.search(replace(request, validate=False))
             return _Answer(self._repository(idx, hits), hits, _model_of(hits), idx if request.validate else None)
