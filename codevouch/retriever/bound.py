@@ -152,12 +152,10 @@ class Bounds:
 def _nearest(ledger: Ledger, held: holding.Held | None, vectors: Callable[[], VectorStore], state: BranchState,
              vector: list[float]) -> float:
     """The similarity of the branch's space's nearest vector to `vector` (0.0: it holds none)."""
-    space, model = state.space, state.embedder
-    assert space is not None
-    size = space_size(ledger, space)
-    got = held.space(space, size, lambda: ledger.space_vectors(space, model, size)) if held is not None else None
+    got = holding.space_of(held, ledger, state) if held is not None else None
     if got is None or not got.fits(vector):     # too big, not whole in the cache, not this model's, or a snapshot's
-        found = vectors().query(space, vector, 1, expected=size)
+        assert state.space is not None
+        found = vectors().query(state.space, vector, 1, expected=space_size(ledger, state.space))
         return found[0][1] if found else 0.0
     return got.best(vector)
 

@@ -22,6 +22,7 @@ from typing import Any
 from codevouch import caches
 from codevouch.retriever.members import space_size
 from codevouch.retriever.searchrun import SearchRun
+from codevouch.store import BranchState, Ledger
 from codevouch.store.vectors import TIE_DECIMALS
 
 # A space's vectors are held up to this many (a repository of ~10k chunks), and all held spaces
@@ -116,15 +117,20 @@ def _loaded(load: Loader) -> Space | None:
     return Space(tuple(h for h, _ in rows), matrix)
 
 
+def space_of(spaces: Held, ledger: Ledger, state: BranchState) -> Space | None:
+    """The branch's space as `spaces` holds it, read from `ledger`'s embedding cache at its first
+    use; None when it is not held (too big, or not whole in the cache)."""
+    space = state.space
+    assert space is not None
+    size = space_size(ledger, space)
+    return spaces.space(space, size, lambda: ledger.space_vectors(space, state.embedder, size))
+
+
 def nearest_of(run: SearchRun, vector: list[float]) -> Nearest | None:
     """The `n` nearest of the run's space to `vector`, exactly, from its vectors held in memory;
     None when the space is not held (too big, not whole in the embedding cache, or of another
     model): ask the store."""
-    ledger, space = run.ledger, run.state.space
-    assert space is not None
-    size = space_size(ledger, space)
-    got = held(run.index_dir, ledger.builds()).space(space, size,
-                                                     lambda: ledger.space_vectors(space, run.state.embedder, size))
+    got = space_of(held(run.index_dir, run.ledger.builds()), run.ledger, run.state)
     if got is None or not got.fits(vector):
         return None
     cosines = got.cosines(vector)
