@@ -88,6 +88,27 @@ def answers(repo: Path, index: Path) -> dict[str, list[tuple[str, int, int, floa
                 for h in idx.search(q, k=10, validate=False, overlay=False)[:1]] for q in QUERIES}
 
 
+def chroma_unlocked(index: Path) -> bool:
+    """Whether no process holds a lock on Chroma's SQLite file right now: a build paused while one of
+    Chroma's own threads held it (after codevouch's write turn ended) made a reader's open wait for
+    the build (the search below failed that way twice in runs under load). Probed with an empty
+    exclusive transaction that never waits and is rolled back."""
+    import sqlite3
+
+    path = index / "chroma" / "chroma.sqlite3"
+    if not path.exists():
+        return True
+    db = sqlite3.connect(str(path), timeout=0, isolation_level=None)
+    try:
+        db.execute("BEGIN EXCLUSIVE")
+        db.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        db.close()
+
+
 def vectors_locked(index: Path) -> bool:
     """Whether a build holds vectors.lock exclusively (is inside a write to Chroma) right now."""
     try:
@@ -195,7 +216,8 @@ def test_search_during_a_build_answers_from_the_previous_state(history: dict) ->
     try:
         # Pause the build while it works but is outside a vector write, then search.
         def working_outside_a_write() -> bool:
-            return holds_open(build.pid, index / "write.lock") and not vectors_locked(index)
+            return (holds_open(build.pid, index / "write.lock") and not vectors_locked(index)
+                    and chroma_unlocked(index))
         assert wait_until(stop_when(build, working_outside_a_write), step=0.05)
         status = Index(repo.root, index).status()
         # Bounded: Chroma's own threads in the paused build may hold its SQLite lock, and a
