@@ -382,3 +382,26 @@ def test_a_names_own_words_leave_its_containers_out() -> None:
     assert lexical.own_name_words("OrderService, OrderService.place_order") == "order service place order"
     assert lexical.own_name_words("crate::routing::Router") == "router"
     assert lexical.own_name_words("<module>") == ""
+
+
+def test_a_warm_reader_sees_a_copy_another_process_wrote_again_in_its_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader keeps a copy's stamp and its tantivy commit by the stat data they were read under
+    (RACY_NS 0: files written a moment ago count as settled, as they are for a warm engine). A
+    copy written again whole by another process (`ensure` of a damaged one) is a new directory, so
+    new stat data: the reader searches what is there now; a copy whose stamp went missing, None."""
+    import subprocess
+    import sys
+
+    monkeypatch.setattr(lexindex, "RACY_NS", 0)
+    copy = lexindex.Copy("space", "branch", "one")
+    lexindex.stage(tmp_path, copy, None, (), (), lambda keys: [("k1", "refund order", "")])
+    assert [k for k, _ in lexindex.search(tmp_path, copy, ["refund"], 3) or []] == ["k1"]
+    assert [k for k, _ in lexindex.search(tmp_path, copy, ["refund"], 3) or []] == ["k1"]     # kept
+    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from codevouch.store import lexindex; "
+                    "lexindex.stage(Path(sys.argv[1]), lexindex.Copy('space', 'branch', 'one'), None, (), (), "
+                    "lambda keys: [('k2', 'refund order', ''), ('k3', 'refund', '')], rewrite=True)", str(tmp_path)],
+                   check=True)
+    assert sorted(k for k, _ in lexindex.search(tmp_path, copy, ["refund"], 3) or []) == ["k2", "k3"]
+    (lexindex.index_path(tmp_path, copy) / lexindex.STAMP).unlink()
+    assert lexindex.search(tmp_path, copy, ["refund"], 3) is None
