@@ -91,3 +91,51 @@ def test_a_build_is_seen_by_the_next_bound(built: tuple[Repo, Path]) -> None:
     Index(repo.root, index_dir, embedder=FAKE, record=False).build()
     again = _bound(repo, index_dir, query)
     assert again is not None and again.similarity > first.similarity     # the held vectors were read again
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files written a moment ago count as settled (RACY_NS 0: a test cannot wait out the clock
+    tick), so that what a bound read is kept from one query to the next, as in a warm engine."""
+    from codevouch.worktree import gitio
+    from codevouch.worktree.git import unchanged
+
+    monkeypatch.setattr(unchanged, "RACY_NS", 0)
+    monkeypatch.setattr(gitio, "RACY_NS", 0)
+
+
+def _fresh(repo: Repo, index_dir: Path, query: str):  # type: ignore[no-untyped-def]
+    """The bound with nothing kept from an earlier query: what a kept one must equal."""
+    from codevouch import clear_caches
+
+    clear_caches()
+    return _bound(repo, index_dir, query)
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_bound_kept_for_the_next_query_follows_the_work_tree(built: tuple[Repo, Path]) -> None:
+    repo, index_dir = built
+    query = "overdue fee for days past due"
+    first = _bound(repo, index_dir, query)
+    assert first is not None and _bound(repo, index_dir, query) == first
+    assert _bound(repo, index_dir, "decode the json body") == _fresh(repo, index_dir, "decode the json body")
+    _bound(repo, index_dir, query)
+    repo.write("fees.py", FILES["fees.py"] + "\n\ndef waive(loan):\n    return 0\n")     # the overlay: search it
+    assert _bound(repo, index_dir, query) is None
+    repo.write("fees.py", FILES["fees.py"])       # back as committed: its stat data are new, the answer too
+    assert _bound(repo, index_dir, query) == _fresh(repo, index_dir, query) == first
+    repo.commit_files({"late.py": "def late(days):\n    return days\n"})   # HEAD moved past the indexed commit
+    assert _bound(repo, index_dir, query) is None
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_bound_kept_for_the_next_query_follows_the_ledger(built: tuple[Repo, Path]) -> None:
+    """Only the ledger changes here (the work tree is as it was): a kept read of the forgotten
+    entry would still bound it."""
+    from codevouch.indexer.forget import forget
+
+    repo, index_dir = built
+    query = "overdue fee for days past due"
+    assert _bound(repo, index_dir, query) is not None
+    forget(index_dir, repo.root, str(repo.root))
+    assert _bound(repo, index_dir, query) is None
