@@ -260,11 +260,8 @@ def _may_name(index_dir: Path, copy: lexindex.Copy | None, read: reading.Query) 
     if copy is None or len(read.stripped.split()) <= 1 or not read.parts:
         return True
     keys = [*read.lookup, read.stripped.lower(), lexical.squashed("".join(read.parts))]
-    found = lexindex.search_names(index_dir, copy, list(dict.fromkeys(keys)), 1)
-    if found is None or found:
-        return True
-    words = lexindex.search(index_dir, copy, [f"+{w}" for w in read.parts], 1, only="namewords")
-    return words is None or bool(words)
+    found = lexindex.names_any(index_dir, copy, keys, read.parts)
+    return found is None or found
 
 
 def _vector(caller: Caller, embedder: Embedder | str | None, index_dir: Path, state: BranchState,

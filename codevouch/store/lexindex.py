@@ -404,6 +404,27 @@ def search(index_dir: Path, copy: Copy, terms: Sequence[str], n: int,
         return None
 
 
+def names_any(index_dir: Path, copy: Copy, keys: Sequence[str], words: Sequence[str]) -> bool | None:
+    """Whether some document of `copy` defines one of `keys` (as `search_names` finds them) or
+    holds every one of `words` in the words of what it defines (`search` with only="namewords"),
+    asked in one search; None when the index cannot answer for `copy`."""
+    path = index_path(index_dir, copy)
+    if not _answers(path, copy.stamp):
+        return None
+    try:
+        import tantivy
+
+        index, searcher = _searcher(path)
+        either = [(tantivy.Occur.Should, tantivy.Query.term_query(index.schema, "name", key))
+                  for key in dict.fromkeys(keys)]
+        if words:
+            # Terms are lower-case words and digits (codevouch.store.lexical.terms): no query syntax in them.
+            either.append((tantivy.Occur.Should, index.parse_query(" ".join(f"+{w}" for w in words), ["namewords"])))
+        return bool(either) and bool(searcher.search(tantivy.Query.boolean_query(either), 1, count=False).hits)
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
 def search_names(index_dir: Path, copy: Copy, keys: Sequence[str], n: int,
                  terms: Sequence[str] = ()) -> list[tuple[str, float]] | None:
     """(lexical key, score) of the chunks that define one of `keys` (lexical.query_name_keys), ranked
