@@ -33,7 +33,6 @@ only for those touched since, or rebuilt.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -110,7 +109,6 @@ class Bounds:
             raise
         self._reader = reader
         self.read = reading.read(request.query, request.mode, settings)
-        self._ledger_file = _file_look(self.ledger.path) if self.ledger is not None else None
 
     def close(self) -> None:
         if self.ledger is not None:
@@ -141,14 +139,14 @@ class Bounds:
         return self._bounded(placed)
 
     def _look(self, repo_path: Path) -> gitio.Seen | None:
-        """The call's look at the work tree at `repo_path` and the ledger file's stat data, as one:
-        what a kept `_Placed` was read under (None: nothing kept is used or kept)."""
-        if self._ledger_file is None:
+        """The call's look at the work tree at `repo_path` and the ledger's (store/ledgerlook.py,
+        taken as it opened), as one: what a kept `_Placed` was read under (None: nothing kept is
+        used or kept)."""
+        ledger = self.ledger.look if self.ledger is not None else None
+        tree = gitio.tree_state(repo_path) if ledger is not None else None
+        if ledger is None or tree is None:
             return None
-        tree = gitio.tree_state(repo_path)
-        if tree is None:
-            return None
-        return gitio.Seen((tree.state, self._ledger_file.state), tree.racy or self._ledger_file.racy)
+        return gitio.Seen((tree.state, ledger.state), tree.racy or ledger.racy)
 
     def by_snapshot(self, asked: Snapshot) -> Bound | None:
         """The bound of a repository the local ledger does not hold, by its team snapshot: its own
@@ -223,24 +221,6 @@ def _placed(ledger: Ledger, state: BranchState, rid: str, branch: str, head: git
         return None
     space = holding.space_of(held, ledger, state) if held is not None else None
     return _Placed(head, state, ledger.copy_of(state), space)
-
-
-def _file_look(path: Path) -> gitio.Seen:
-    """The stat data of the ledger file and its write-ahead log: a commit writes one of them, which
-    moves its mtime (racy: one was written within gitio.RACY_NS, and what is read now may be kept
-    under neither). Not the log's ctime: SQLite opened by root hands the log to the database's owner
-    at each open (an fchown, which moves only the ctime)."""
-    now = time.time_ns()
-    keys: list[tuple[int, int, int, int] | None] = []
-    for name, changed in ((str(path), True), (f"{path}-wal", False)):
-        try:
-            st = os.stat(name)
-        except OSError:
-            keys.append(None)
-            continue
-        keys.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns if changed else 0))
-    racy = any(k is not None and max(k[2], k[3]) >= now - gitio.RACY_NS for k in keys)
-    return gitio.Seen(tuple(keys), racy)
 
 
 def _clean(root: Path, head: str, state: BranchState) -> bool:

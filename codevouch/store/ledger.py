@@ -10,9 +10,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import astuple, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from codevouch.errors import BadIndex, CodevouchError
+from codevouch.store import ledgerlook
 from codevouch.store.indexdir import IndexDir
 from codevouch.store.ledgerfile import (
     BRANCH_STAMP,
@@ -30,6 +31,8 @@ from codevouch.store.ledgerfile import (
 from codevouch.store.lexindex import Copy
 from codevouch.store.naming import chunk_id, collection_base, lex_key
 from codevouch.store.records import BranchState, BuildChange, ChunkRecord, Committed, FileRow, NewChunk, Outdated
+
+T = TypeVar("T")
 
 _FILE_COLUMNS = "path, blob_sha, kind, rule, language, status, reason, chunks, last_commit, last_commit_date"
 # A chunk of a space (c, with its file version sb and its text t) joined with the branch's row
@@ -78,6 +81,10 @@ class Ledger:
         self.dir = IndexDir(index_dir)
         self.path = self.dir.ledger
         self.readonly = readonly
+        # A reader's small answers, kept while the file is as this look saw it (ledgerlook.py):
+        # taken before the first read, so that an answer is never older than the look it is kept under.
+        self.look = ledgerlook.look(self.path) if readonly else None
+        self._kept = ledgerlook.kept(self.path, self.look) if self.look is not None else None
         if readonly:
             self.db = open_for_read(index_dir, self.path)
         else:
@@ -86,10 +93,23 @@ class Ledger:
             with sqlite_errors(index_dir):
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
-        upgrade(self.db, index_dir, self.path, readonly)
+        if self._kept is None or ("upgraded",) not in self._kept:
+            upgrade(self.db, index_dir, self.path, readonly)
+            if self._kept is not None:
+                self._kept[("upgraded",)] = True
 
     def close(self) -> None:
         self.db.close()
+
+    def _answer(self, question: tuple[Any, ...], read: Callable[[], T]) -> T:
+        """`read()`, kept under the reader's look for the next reader that sees the same file."""
+        kept = self._kept
+        if kept is None:
+            return read()
+        if question in kept:
+            return cast(T, kept[question])
+        answer = kept[question] = read()
+        return answer
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -103,8 +123,10 @@ class Ledger:
 
     # -- branches ---------------------------------------------------------------
     def branch(self, coll: str) -> BranchState | None:
-        row = self.db.execute("SELECT * FROM branches WHERE coll=?", (coll,)).fetchone()
-        return _state(row) if row else None
+        def read() -> BranchState | None:
+            row = self.db.execute("SELECT * FROM branches WHERE coll=?", (coll,)).fetchone()
+            return _state(row) if row else None
+        return self._answer(("branch", coll), read)
 
     def find_branch(self, repo_id: str, branch: str, clone: str,
                     holds: Callable[[Sequence[str]], bool]) -> BranchState | None:
@@ -145,16 +167,19 @@ class Ledger:
         """(coll, commit, built_at) of every branch: what a build changes, read without making a
         BranchState of each (a reader's check that no build committed since it was opened, once per
         repository of a search across 100: `branches()` there cost 2 ms a repository)."""
-        return tuple(self.db.execute("SELECT coll, commit_sha, built_at FROM branches ORDER BY repo, branch"))
+        return self._answer(("builds",), lambda: tuple(
+            self.db.execute("SELECT coll, commit_sha, built_at FROM branches ORDER BY repo, branch")))
 
     def outdated(self, repo_id: str, repo_path: str, branch: str) -> Outdated | None:
         """The branch as an older release laid it out, if it is listed in `outdated` (m005): found
         by the repository's id, or by its path for a branch built before ids (as status does)."""
-        row = self.db.execute(
-            "SELECT o.coll, o.layout, o.collections FROM outdated o JOIN branches b ON b.coll = o.coll "
-            "WHERE b.branch=? AND (b.repo_id=? OR (b.repo_id IS NULL AND b.repo=?)) ORDER BY o.coll LIMIT 1",
-            (branch, repo_id, repo_path)).fetchone()
-        return Outdated(row[0], row[1], tuple(json.loads(row[2]))) if row else None
+        def read() -> Outdated | None:
+            row = self.db.execute(
+                "SELECT o.coll, o.layout, o.collections FROM outdated o JOIN branches b ON b.coll = o.coll "
+                "WHERE b.branch=? AND (b.repo_id=? OR (b.repo_id IS NULL AND b.repo=?)) ORDER BY o.coll LIMIT 1",
+                (branch, repo_id, repo_path)).fetchone()
+            return Outdated(row[0], row[1], tuple(json.loads(row[2]))) if row else None
+        return self._answer(("outdated", repo_id, repo_path, branch), read)
 
     def outdated_branches(self) -> set[str]:
         """The `coll` of every branch an older release laid out: each needs one build."""
@@ -213,12 +238,13 @@ class Ledger:
     def branch_size(self, coll: str, history: bool = False) -> int:
         """How many chunks the branch holds (live, plus history when asked)."""
         statuses = "('live', 'deleted')" if history else "('live')"
-        row = self.db.execute(f"SELECT sum(chunks) FROM files WHERE coll=? AND status IN {statuses}", (coll,))
-        return int(row.fetchone()[0] or 0)
+        return self._answer(("branch_size", coll, history), lambda: int(self.db.execute(
+            f"SELECT sum(chunks) FROM files WHERE coll=? AND status IN {statuses}", (coll,)).fetchone()[0] or 0))
 
     def space_size(self, space: str) -> int:
         """How many vectors the space holds: its distinct texts."""
-        return int(self.db.execute("SELECT count(*) FROM space_texts WHERE space=?", (space,)).fetchone()[0])
+        return self._answer(("space_size", space), lambda: int(
+            self.db.execute("SELECT count(*) FROM space_texts WHERE space=?", (space,)).fetchone()[0]))
 
     def space_vectors(self, space: str, model: str, size: int | None = None) -> list[tuple[str, bytes]] | None:
         """(text hash, the embedding cache's vector as float32 bytes) of every text the space holds,
@@ -336,13 +362,17 @@ class Ledger:
     # -- one build, made visible at once -----------------------------------------------
     def lexical_stamp(self, space: str) -> str | None:
         """A token that changes with every commit that changes the space's lexical rows."""
-        row = self.db.execute("SELECT value FROM meta WHERE key=?", (space_stamp_key(space),)).fetchone()
-        return row[0] if row else None
+        def read() -> str | None:
+            row = self.db.execute("SELECT value FROM meta WHERE key=?", (space_stamp_key(space),)).fetchone()
+            return row[0] if row else None
+        return self._answer(("lexical_stamp", space), read)
 
     def branch_stamp(self, state: BranchState) -> str | None:
         """A token that changes with every commit of the branch: what its tantivy copy, the
         branch's live lexical documents, is named and stamped after (lexindex.py)."""
-        return branch_stamp(self.db, state.coll, state.space) if state.space is not None else None
+        space = state.space
+        return self._answer(("branch_stamp", state.coll, space), lambda: branch_stamp(self.db, state.coll, space)
+                            if space is not None else None)
 
     def copy_of(self, state: BranchState) -> Copy | None:
         """The branch's tantivy copy as the ledger names it now (None: no space or no stamp)."""
@@ -407,7 +437,7 @@ class Ledger:
         return list(self.db.execute("SELECT collection, id FROM pending"))
 
     def pending_count(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM pending").fetchone()[0])
+        return self._answer(("pending_count",), lambda: int(self.db.execute("SELECT count(*) FROM pending").fetchone()[0]))
 
     def clear_pending(self, items: Iterable[tuple[str, str]]) -> None:
         with self.transaction() as db:

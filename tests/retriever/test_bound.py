@@ -99,11 +99,11 @@ def test_a_build_is_seen_by_the_next_bound(built: tuple[Repo, Path]) -> None:
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files written a moment ago count as settled (RACY_NS 0: a test cannot wait out the clock
     tick), so that what a bound read is kept from one query to the next, as in a warm engine."""
-    from codevouch.worktree import gitio
+    from codevouch.store import ledgerlook
     from codevouch.worktree.git import unchanged
 
     monkeypatch.setattr(unchanged, "RACY_NS", 0)
-    monkeypatch.setattr(gitio, "RACY_NS", 0)
+    monkeypatch.setattr(ledgerlook, "RACY_NS", 0)
 
 
 def _fresh(repo: Repo, index_dir: Path, query: str):  # type: ignore[no-untyped-def]

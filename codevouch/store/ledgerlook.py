@@ -1,0 +1,73 @@
+"""What readers ask of a ledger file, kept while the file is unchanged.
+
+A warm process (the engine; a search across 100 repositories) opens the ledger for each search
+and asks it the same small questions each time: which builds there are, a branch's entry and
+lexical stamp, whether it is out of date, how many chunks its space and branch hold. Their answers
+change only when a transaction commits, and a commit writes the ledger file or its write-ahead
+log, which moves that file's mtime. So a read-only Ledger takes both files' stat data when it
+opens, before it reads (`look`), and keeps those answers under them (`kept`), for itself and each
+later reader whose look is the same. A file written within RACY_NS of the look could be written
+again in the same clock tick with its stat data unchanged: then nothing is kept or reused.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codevouch import caches
+
+RACY_NS = 2_000_000_000
+
+FileKey = tuple[int, int, int, int] | None
+
+
+@dataclass(frozen=True)
+class Look:
+    """The ledger file's and its log's stat data (`state`), and whether either was written too
+    recently to trust (`racy`)."""
+    state: tuple[FileKey, FileKey]
+    racy: bool
+
+
+def look(path: Path) -> Look:
+    """The stat data of the ledger file and its write-ahead log. Not the log's ctime: SQLite opened
+    by root hands the log to the database's owner at each open (an fchown, which moves only the
+    ctime, at every reader's open)."""
+    now = time.time_ns()
+    keys: list[FileKey] = []
+    for name, with_ctime in ((str(path), True), (f"{path}-wal", False)):
+        try:
+            st = os.stat(name)
+        except OSError:
+            keys.append(None)
+            continue
+        keys.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns if with_ctime else 0))
+    racy = any(k is not None and max(k[2], k[3]) >= now - RACY_NS for k in keys)
+    return Look((keys[0], keys[1]), racy)
+
+
+# Per ledger file: the look its answers were read under, and the answers by question.
+_KEPT: dict[str, tuple[tuple[FileKey, FileKey], dict[tuple[Any, ...], Any]]] = {}
+_LOCK = threading.Lock()
+_MOST_FILES = 64            # ledgers one process reads: a few
+_MOST_ANSWERS = 100_000     # answers kept of one unchanged ledger (each small: a row, a count)
+caches.register("codevouch.store.ledgerlook", _KEPT.clear, lambda: sum(len(a) for _, a in _KEPT.values()))
+
+
+def kept(path: Path, seen: Look) -> dict[tuple[Any, ...], Any] | None:
+    """The answers kept under `seen` for the ledger at `path` (empty when the file changed since
+    they were read), to read and add to; None when `seen` is racy: ask the file."""
+    if seen.racy:
+        return None
+    key = str(path)
+    with _LOCK:
+        held = _KEPT.get(key)
+        if held is None or held[0] != seen.state or len(held[1]) >= _MOST_ANSWERS:
+            if held is None and len(_KEPT) >= _MOST_FILES:
+                _KEPT.clear()
+            held = _KEPT[key] = (seen.state, {})
+        return held[1]
