@@ -54,6 +54,7 @@ SEED = 20261206
 # `--model`, the packaged one, whose similarities decide which repositories a query searches at all
 # (codevouch/retriever/bound.py): the timings that say what a user sees.
 FAKE = "fake-bow-64"
+THIS = Path(__file__).resolve().parents[2]     # this checkout, whose codevouch is timed
 
 
 def pooled() -> tuple[list[tuple[str, bytes]], list[str]]:
@@ -142,19 +143,24 @@ def edited(many: Any, repo: Path, query: str) -> dict[str, Any]:
 
 
 def before(code: Path, repos: list[Path], index_dir: Path, queries: list[str], model: str = FAKE,
-           engine: bool = False) -> dict[str, Any]:
+           engine: bool = False, cli: bool = True, env: dict[str, str] | None = None) -> dict[str, Any]:
     """`timed` and `cold_cli` (and `through_engine`) by the codevouch of the checkout `code`, in a
-    process of its own (its CLI processes and engine too: PYTHONPATH)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(Path(__file__).resolve().parents[1])])}
+    process of its own (its CLI processes and engine too: PYTHONPATH). This code is timed so too
+    (`THIS`): timed in the process that built the repositories, its searches embedded the query with
+    the build's model (torch, its threads) instead of the query encoder a search process loads, and
+    ran 25-35% slower than the same code in a process of its own. `cli`: also the cold CLI calls;
+    `env`: variables set for it (a Chroma server's URL)."""
+    env = {**os.environ, **(env or {}),
+           "PYTHONPATH": os.pathsep.join([str(code), str(Path(__file__).resolve().parents[1])])}
     script = ("import json, sys; from pathlib import Path; "
               "from codevouch_bench.across_scale import timed, cold_cli, through_engine; "
               "a = json.loads(sys.argv[1]); r = [Path(p) for p in a['repos']]; i = Path(a['index']); "
               "row = timed(r, i, a['queries'], a['model']); "
-              "row['cold_cli_s'] = [cold_cli(r[0], i, q, a['model']) for q in a['queries'][:3]]; "
+              "row.update({'cold_cli_s': [cold_cli(r[0], i, q, a['model']) for q in a['queries'][:3]]} if a['cli'] else {}); "
               "row.update({'engine': through_engine(r[0], i, a['queries'], a['model'])} if a['engine'] else {}); "
               "print(json.dumps(row))")
     args = json.dumps({"repos": [str(r) for r in repos], "index": str(index_dir), "queries": queries, "model": model,
-                       "engine": engine})
+                       "engine": engine, "cli": cli})
     out = subprocess.run([sys.executable, "-c", script, args], env=env, check=True, capture_output=True, text=True)
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
@@ -256,14 +262,16 @@ def on_server(work: Path, files: list[tuple[str, bytes]], size: int, queries: li
     shutil.rmtree(work / "chroma-server", ignore_errors=True)    # a new server: no earlier builder's lease
     with chroma_server(work / "chroma-server") as url, environ(CODEVOUCH_CHROMA_URL=url, CODEVOUCH_CHROMA_TIMEOUT="60"):
         builder, reader = work / "index-server", work / "index-reader"
+        server_env = {"CODEVOUCH_CHROMA_URL": url, "CODEVOUCH_CHROMA_TIMEOUT": "60"}
         shutil.rmtree(builder, ignore_errors=True)    # the server's data is new each run: so is its builder
         shutil.rmtree(reader, ignore_errors=True)
         t0 = time.monotonic()
         repos = make_repos(work, files, size, builder, model)
-        row = {**timed(repos, builder, queries, model), "build_s": round(time.monotonic() - t0, 1)}
+        row = {**before(THIS, repos, builder, queries, model, cli=False, env=server_env),
+               "build_s": round(time.monotonic() - t0, 1)}
         row["cold_cli_s"] = [cold_cli(repos[0], builder, q, model) for q in queries[:3]]
         reader.mkdir()
-        return {"server": row, "server_reader": timed(repos, reader, queries, model)}
+        return {"server": row, "server_reader": before(THIS, repos, reader, queries, model, cli=False, env=server_env)}
 
 
 def through_engine(repo: Path, index_dir: Path, queries: list[str], model: str = FAKE) -> dict[str, Any]:
@@ -320,11 +328,8 @@ def main() -> None:
         made = fresh(work)
         repos = make_repos(work, files, size, index_dir, args.model)
         built = time.monotonic() - t0
-        row = timed(repos, index_dir, queries, args.model)
+        row = before(THIS, repos, index_dir, queries, args.model, args.engine)
         row["build_s"] = round(built, 1) if made else None     # None: built by an earlier run
-        row["cold_cli_s"] = [cold_cli(repos[0], index_dir, q, args.model) for q in queries[:3]]
-        if args.engine:
-            row["engine"] = through_engine(repos[0], index_dir, queries, args.model)
         if args.before is not None and (args.before_sizes is None or size in args.before_sizes):
             row["before"] = {**before(args.before, repos, index_dir, queries, args.model, args.engine),
                              "code": subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"],

@@ -9,6 +9,7 @@ The modules, one concept each:
     migrations  the ordered format steps of state.sqlite (never a rebuild); branches an older
                 release laid out are data (`outdated`, m005), read by status, search and build
     ledger      Ledger: the SQLite half, small typed reads and one transaction per build
+    ledgerlook  a reader's small answers kept while the ledger file's stat data are unchanged
     vectors     VectorStore: the Chroma half (embedded in chroma/, or a server)
     locks       write.lock (one build at a time) and vectors.lock (writes versus readers)
     settings    StoreSettings: the caller's server, timeouts and lease, handed to what opens the store
