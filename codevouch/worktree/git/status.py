@@ -17,7 +17,7 @@ from codevouch import caches
 from codevouch.errors import GitError
 from codevouch.worktree.git._process import zsplit
 from codevouch.worktree.git.runner import Answered, Pending, run
-from codevouch.worktree.git.unchanged import Kept, Seen, tree_state
+from codevouch.worktree.git.unchanged import Kept, Seen, in_scope, tree_state
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,16 @@ def start_worktree_status(repo: Path, untracked: bool = True, toplevel: bool = F
     key = (os.path.abspath(repo), args)
     if (kept := _ANSWERS.get(key, seen)) is not None:
         return Answered(kept)
+    if toplevel:
+        # Part of the call's look (unchanged.one_look): where no look can stand for it (a tree over
+        # unchanged.MAX_ENTRIES, a racy write), a search across repositories asked git twice a call
+        # for each such repository, for its bound and for its overlay.
+        return in_scope(f"status {' '.join(args)}", key[0], lambda: _Shared(_started(repo, args, key, seen, True)))
+    return _started(repo, args, key, seen, False)
+
+
+def _started(repo: Path, args: tuple[str, ...], key: tuple[str, tuple[str, ...]], seen: Seen | None,
+             toplevel: bool) -> Pending:
     private = _private_index(Path(repo)) if toplevel else None
     # Our own copy of the index, refreshed when it was taken (see _private_index): the status
     # trusts the stat data git verified then instead of hashing every racily clean file again.
@@ -67,6 +77,23 @@ _ANSWER_MAX_BYTES = 64 << 10
 def _keep(key: tuple[str, tuple[str, ...]], seen: Seen, out: bytes) -> None:
     if len(out) <= _ANSWER_MAX_BYTES:      # a tree with that much changed is asked each time
         _ANSWERS.put(key, seen, out)
+
+
+class _Shared(Pending):
+    """One started status given to each asker of a call (start_worktree_status): read once, by
+    whichever thread asks first, the others wait for it."""
+
+    def __init__(self, started: Pending) -> None:      # no process of its own: `started`'s
+        self._started = started
+        self._lock = threading.Lock()
+        self._out = self._err = -1
+
+    def done(self) -> bool:
+        return self._started.done()
+
+    def result(self) -> bytes:
+        with self._lock:
+            return self._started.result()
 
 
 class _Kept(Pending):

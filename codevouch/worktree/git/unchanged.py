@@ -117,7 +117,7 @@ def _stat(path: str, follow: bool = False) -> StatKey:
 # The looks taken in the running `one_look()` scope, by (kind, work tree): one call over many
 # repositories looks at each once (its bound, its search and its checks took the same look two to
 # four times). None outside a scope: each look is taken afresh.
-_LOOKS: contextvars.ContextVar[dict[tuple[str, str], Seen | None] | None] = \
+_LOOKS: contextvars.ContextVar[dict[tuple[str, str], object] | None] = \
     contextvars.ContextVar("codevouch_looks", default=None)
 
 
@@ -141,13 +141,22 @@ _NO_GIT: contextvars.ContextVar[bool] = contextvars.ContextVar("codevouch_look_n
 
 
 def _scoped(kind: str, root: str, look: Callable[[str], Seen | None]) -> Seen | None:
+    return in_scope(kind, root, lambda: look(root))
+
+
+T = TypeVar("T")
+
+
+def in_scope(kind: str, key: str, take: Callable[[], T]) -> T:
+    """`take()`, taken once in the running `one_look()` scope for (kind, key) and given again to
+    each later asker in it (a look, or git's answer taken as part of the call's look: status.py);
+    outside a scope, taken each time."""
     held = _LOOKS.get()
     if held is None:
-        return look(root)
-    key = (kind, root)
-    if key not in held:
-        held[key] = look(root)
-    return held[key]
+        return take()
+    if (kind, key) not in held:
+        held[(kind, key)] = take()
+    return cast("T", held[(kind, key)])
 
 
 def git_state(top: Path | str) -> Seen | None:

@@ -242,3 +242,27 @@ def test_one_look_a_call_a_write_inside_it_shows_at_the_next(kept: Repo) -> None
         assert ran == 1 and again.changed == frozenset({"pkg/b.py"})
     # Outside a scope every look is taken afresh.
     assert unchanged.tree_state(kept.root) is not unchanged.tree_state(kept.root)
+
+
+def test_a_status_no_look_stands_for_is_asked_once_a_call(kept: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree over MAX_ENTRIES has no look, so its status is never kept from one call to the next;
+    within one call (a search across repositories: the bound, then the overlay), git is asked once,
+    from any thread of the call, and a write inside the call shows at the next one."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(unchanged, "MAX_ENTRIES", 3)
+    assert unchanged.tree_state(kept.root) is None
+    with gitio.one_look():
+        first, ran = _status(kept)
+        assert ran == 1 and first.changed == frozenset()
+        kept.write("pkg/b.py", "B = 22\n")
+        context = contextvars.copy_context()
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda _: context.copy().run(_status, kept), range(4)))
+        assert answers == [(first, 0)] * 4
+        assert _status(kept, untracked=False)[1] == 1     # another question: asked
+    with gitio.one_look():
+        again, ran = _status(kept)
+        assert ran == 1 and again.changed == frozenset({"pkg/b.py"})
+    assert _status(kept)[1] == 1 and _status(kept)[1] == 1     # outside a call's scope: each time
