@@ -345,15 +345,24 @@ class Indexes:
         found: dict[Path, tuple[Bound, float | None]] = {}
         bounds: Bounds | None = None
         team: list[tuple[Path, Index, Snapshot]] = []
+        guarded: list[tuple[Path, Index]] = []
+        for path in repos:
+            if not self.call.path(path).exists():
+                continue                # indexed elsewhere: searched by its recorded index
+            try:
+                guarded.append((path, self._index(path)))     # guarded before any git process of its own
+            except CodevouchError:
+                continue                # its search says what is wrong
         try:
-            for path in repos:
-                if not self.call.path(path).exists():
-                    continue            # indexed elsewhere: searched by its recorded index
+            for n, (path, idx) in enumerate(guarded):
                 try:
-                    idx = self._index(path)
                     if bounds is None:
                         caller = callreads.search_caller(self.call, idx.overlay_limit, queries)
                         bounds = Bounds(self.index_dir, request, idx.settings, caller, vector_reader, idx._embedder)
+                    # The next repositories' git status runs while this one is bounded (where no
+                    # look stands for it: a work tree over 1,000 entries), not one after another.
+                    for _, ahead in guarded[n + (n > 0) * (WORKERS - 1):n + WORKERS]:
+                        bounds.start(ahead.repo)
                     got = bounds.of(idx.repo)
                     if isinstance(got, Snapshot):
                         team.append((path, idx, got))

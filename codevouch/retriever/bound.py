@@ -138,6 +138,16 @@ class Bounds:
             _PLACED.put(key, look, (placed,))
         return self._bounded(placed)
 
+    def start(self, repo_path: Path) -> None:
+        """Start the `git status` the bound of the repository at `repo_path` may ask (its working
+        tree against the indexed commit: `_clean`), so that several repositories' run at once:
+        only inside a call's look scope, where that ask takes this answer (gitio.in_look_scope),
+        for a work tree's top, and when the overlay is searched. An answer kept from an earlier
+        call (gitio.start_worktree_status) starts nothing."""
+        if (self.request.overlay and self.request.mode != SearchMode.LEXICAL and gitio.in_look_scope()
+                and os.path.isdir(os.path.join(repo_path, ".git"))):
+            gitio.start_worktree_status(repo_path, untracked=True, toplevel=True)
+
     def _look(self, repo_path: Path) -> gitio.Seen | None:
         """The call's look at the work tree at `repo_path` and the ledger's (store/ledgerlook.py,
         taken as it opened), as one: what a kept `_Placed` was read under (None: nothing kept is

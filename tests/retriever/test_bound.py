@@ -141,3 +141,29 @@ def test_a_bound_kept_for_the_next_query_follows_the_ledger(built: tuple[Repo, P
     assert _bound(repo, index_dir, query) is not None
     forget(index_dir, repo.root, str(repo.root))
     assert _bound(repo, index_dir, query) is None
+
+
+def test_a_status_started_ahead_is_the_one_the_bound_reads(built: tuple[Repo, Path],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no look stands for the work tree (here: over MAX_ENTRIES), a bound asks git whether the
+    tree is the indexed commit. `start` asks ahead, inside a call's look scope only, and the bound
+    then reads that answer: one status process, not two; outside a scope, `start` runs nothing."""
+    from codevouch.worktree import gitio
+    from codevouch.worktree.git import unchanged
+
+    repo, index_dir = built
+    monkeypatch.setattr(unchanged, "MAX_ENTRIES", 3)
+    bounds = Bounds(index_dir, SearchRequest("overdue fee for days past due"), DEFAULT,
+                    Caller(queries=QueryVectors()), vector_reader, FAKE)
+    try:
+        before = gitio.PROCESSES["status"]
+        bounds.start(repo.root)
+        assert gitio.PROCESSES["status"] == before
+        with gitio.one_look():
+            bounds.start(repo.root)
+            assert gitio.PROCESSES["status"] == before + 1
+            got = bounds.of(repo.root)
+            assert gitio.PROCESSES["status"] == before + 1
+        assert got is not None and got == _bound(repo, index_dir, "overdue fee for days past due")
+    finally:
+        bounds.close()

@@ -140,6 +140,11 @@ def one_look() -> Iterator[None]:
 _NO_GIT: contextvars.ContextVar[bool] = contextvars.ContextVar("codevouch_look_no_git", default=False)
 
 
+def in_look_scope() -> bool:
+    """Whether a `one_look()` scope is running (its looks, and what is taken in it, shared)."""
+    return _LOOKS.get() is not None
+
+
 def _scoped(kind: str, root: str, look: Callable[[str], Seen | None]) -> Seen | None:
     return in_scope(kind, root, lambda: look(root))
 
