@@ -2,12 +2,13 @@
 on real builds into a real index: kept while nothing commits, read again after a commit."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from codevouch import Index, clear_caches
-from codevouch.store import Ledger, ledgerlook
+from codevouch.store import IndexDir, Ledger, ledgerlook
 from tests.gitrepo import Repo
 
 FAKE = "fake-bow-64"
@@ -52,6 +53,7 @@ def test_nothing_is_kept_under_a_racy_look(tmp_path: Path) -> None:
     repo = Repo.create(tmp_path / "repo")
     repo.commit_files({"a.py": "def a():\n    return 1\n"})
     Index(repo.root, tmp_path / "index", embedder=FAKE, record=False).build()
+    os.utime(IndexDir(tmp_path / "index").ledger)     # written now, however long the build took after its commit
     ledger = Ledger(tmp_path / "index", readonly=True)
     try:
         assert ledger.look is not None and ledger.look.racy
