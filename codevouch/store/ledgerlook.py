@@ -33,21 +33,29 @@ class Look:
     racy: bool
 
 
+def file_key(path: Path | str, with_ctime: bool = True) -> FileKey:
+    """A file's stat data (inode, size, mtime, ctime or 0), None when it is missing: what every
+    answer the store keeps by a file is kept under (this module's; lexindex's stamps and reloads)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns if with_ctime else 0)
+
+
+def racy(key: FileKey, now_ns: int) -> bool:
+    """Whether the file was written within RACY_NS of `now_ns`: a write in the same clock tick
+    could leave its stat data as they were, so nothing read of it now may be kept."""
+    return key is not None and max(key[2], key[3]) >= now_ns - RACY_NS
+
+
 def look(path: Path) -> Look:
     """The stat data of the ledger file and its write-ahead log. Not the log's ctime: SQLite opened
     by root hands the log to the database's owner at each open (an fchown, which moves only the
     ctime, at every reader's open)."""
     now = time.time_ns()
-    keys: list[FileKey] = []
-    for name, with_ctime in ((str(path), True), (f"{path}-wal", False)):
-        try:
-            st = os.stat(name)
-        except OSError:
-            keys.append(None)
-            continue
-        keys.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns if with_ctime else 0))
-    racy = any(k is not None and max(k[2], k[3]) >= now - RACY_NS for k in keys)
-    return Look((keys[0], keys[1]), racy)
+    keys = (file_key(path), file_key(f"{path}-wal", with_ctime=False))
+    return Look(keys, any(racy(k, now) for k in keys))
 
 
 # Per ledger file: the look its answers were read under, and the answers by question.

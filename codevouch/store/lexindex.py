@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from codevouch import caches
+from codevouch.store import ledgerlook
 from codevouch.store.indexdir import IndexDir
 
 STAMP = "codevouch-stamp"
@@ -257,25 +258,18 @@ def _answers(path: Path, current: str) -> bool:
 # over 100 repositories read 100 stamp files, ~15 us each) and the tantivy commit it reloaded at
 # (`_searcher`; a reload costs ~100 us even when nothing changed). A generation is replaced whole
 # (`stage`: a new directory moved into place), so new files, new stat data; one written within
-# RACY_NS of the look is read again each time.
+# ledgerlook.RACY_NS of the look is read again each time.
 _STAMPS: dict[Path, tuple[tuple[int, int, int, int], str | None]] = {}
 _RELOADED: dict[Path, tuple[int, int, int, int]] = {}
 caches.register("codevouch.store.lexindex.stamps", _STAMPS.clear, _STAMPS.__len__)
 caches.register("codevouch.store.lexindex.reloaded", _RELOADED.clear, _RELOADED.__len__)
-RACY_NS = 2_000_000_000
 _META = "meta.json"     # tantivy's: rewritten by each commit
 
 
 def _settled_key(path: Path) -> tuple[int, int, int, int] | None:
-    """The file's stat data (inode, size, mtime, ctime); None when it is missing or was written
-    within RACY_NS (a write in the same clock tick could leave them as they were)."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    if max(st.st_mtime_ns, st.st_ctime_ns) >= time.time_ns() - RACY_NS:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    """The file's stat data (ledgerlook.file_key); None when it is missing or racy."""
+    key = ledgerlook.file_key(path)
+    return None if key is None or ledgerlook.racy(key, time.time_ns()) else key
 
 
 def _stamp_of(path: Path) -> str | None:

@@ -8,7 +8,7 @@ import pytest
 
 from codevouch import Index, clear_caches
 from codevouch.retriever.lexlists import pairs_of
-from codevouch.store import Ledger, collection_base, lexical, lexindex, space_name
+from codevouch.store import Ledger, collection_base, ledgerlook, lexical, lexindex, space_name
 from codevouch.store.lexical import parts
 from codevouch.worktree.identity import identify
 from tests.gitrepo import Repo
@@ -393,7 +393,7 @@ def test_a_warm_reader_sees_a_copy_another_process_wrote_again_in_its_place(
     import subprocess
     import sys
 
-    monkeypatch.setattr(lexindex, "RACY_NS", 0)
+    monkeypatch.setattr(ledgerlook, "RACY_NS", 0)
     copy = lexindex.Copy("space", "branch", "one")
     lexindex.stage(tmp_path, copy, None, (), (), lambda keys: [("k1", "refund order", "")])
     assert [k for k, _ in lexindex.search(tmp_path, copy, ["refund"], 3) or []] == ["k1"]
