@@ -353,6 +353,7 @@ class Indexes:
                 guarded.append((path, self._index(path)))     # guarded before any git process of its own
             except CodevouchError:
                 continue                # its search says what is wrong
+        started = 0     # how many of `guarded` had their git status started ahead (Bounds.start)
         try:
             for n, (path, idx) in enumerate(guarded):
                 try:
@@ -361,8 +362,9 @@ class Indexes:
                         bounds = Bounds(self.index_dir, request, idx.settings, caller, vector_reader, idx._embedder)
                     # The next repositories' git status runs while this one is bounded (where no
                     # look stands for it: a work tree over 1,000 entries), not one after another.
-                    for _, ahead in guarded[n + (n > 0) * (WORKERS - 1):n + WORKERS]:
+                    for _, ahead in guarded[started:n + WORKERS]:
                         bounds.start(ahead.repo)
+                    started = n + WORKERS
                     got = bounds.of(idx.repo)
                     if isinstance(got, Snapshot):
                         team.append((path, idx, got))

@@ -146,7 +146,7 @@ class Bounds:
         call (gitio.start_worktree_status) starts nothing."""
         if (self.request.overlay and self.request.mode != SearchMode.LEXICAL and gitio.in_look_scope()
                 and os.path.isdir(os.path.join(repo_path, ".git"))):
-            gitio.start_worktree_status(repo_path, untracked=True, toplevel=True)
+            _status(repo_path)
 
     def _look(self, repo_path: Path) -> gitio.Seen | None:
         """The call's look at the work tree at `repo_path` and the ledger's (store/ledgerlook.py,
@@ -239,8 +239,14 @@ def _clean(root: Path, head: str, state: BranchState) -> bool:
     this answer."""
     if head != state.commit:
         return False
-    status = gitio.parse_status(gitio.start_worktree_status(root, untracked=True, toplevel=True).result())
+    status = gitio.parse_status(_status(root).result())
     return not status.changed and not status.untracked
+
+
+def _status(root: Path) -> gitio.Pending:
+    """The status `_clean` reads and `Bounds.start` starts ahead: one question, so one answer in a
+    call's look scope."""
+    return gitio.start_worktree_status(root, untracked=True, toplevel=True)
 
 
 def _may_name(index_dir: Path, copy: lexindex.Copy | None, read: reading.Query) -> bool:
