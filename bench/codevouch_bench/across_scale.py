@@ -142,7 +142,7 @@ def edited(many: Any, repo: Path, query: str) -> dict[str, Any]:
     return {"edit_ms": round(took * 1000, 1), "edit_git": sum(PROCESSES.values()) - spawned, "edit_live": live}
 
 
-def before(code: Path, repos: list[Path], index_dir: Path, queries: list[str], model: str = FAKE,
+def timed_apart(code: Path, repos: list[Path], index_dir: Path, queries: list[str], model: str = FAKE,
            engine: bool = False, cli: bool = True, env: dict[str, str] | None = None) -> dict[str, Any]:
     """`timed` and `cold_cli` (and `through_engine`) by the codevouch of the checkout `code`, in a
     process of its own (its CLI processes and engine too: PYTHONPATH). This code is timed so too
@@ -267,11 +267,11 @@ def on_server(work: Path, files: list[tuple[str, bytes]], size: int, queries: li
         shutil.rmtree(reader, ignore_errors=True)
         t0 = time.monotonic()
         repos = make_repos(work, files, size, builder, model)
-        row = {**before(THIS, repos, builder, queries, model, cli=False, env=server_env),
+        row = {**timed_apart(THIS, repos, builder, queries, model, cli=False, env=server_env),
                "build_s": round(time.monotonic() - t0, 1)}
         row["cold_cli_s"] = [cold_cli(repos[0], builder, q, model) for q in queries[:3]]
         reader.mkdir()
-        return {"server": row, "server_reader": before(THIS, repos, reader, queries, model, cli=False, env=server_env)}
+        return {"server": row, "server_reader": timed_apart(THIS, repos, reader, queries, model, cli=False, env=server_env)}
 
 
 def through_engine(repo: Path, index_dir: Path, queries: list[str], model: str = FAKE) -> dict[str, Any]:
@@ -328,10 +328,10 @@ def main() -> None:
         made = fresh(work)
         repos = make_repos(work, files, size, index_dir, args.model)
         built = time.monotonic() - t0
-        row = before(THIS, repos, index_dir, queries, args.model, args.engine)
+        row = timed_apart(THIS, repos, index_dir, queries, args.model, args.engine)
         row["build_s"] = round(built, 1) if made else None     # None: built by an earlier run
         if args.before is not None and (args.before_sizes is None or size in args.before_sizes):
-            row["before"] = {**before(args.before, repos, index_dir, queries, args.model, args.engine),
+            row["before"] = {**timed_apart(args.before, repos, index_dir, queries, args.model, args.engine),
                              "code": subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"],
                                                     capture_output=True, text=True).stdout.strip()}
         if args.server:

@@ -389,7 +389,9 @@ def test_a_warm_reader_sees_a_copy_another_process_wrote_again_in_its_place(
     """A reader keeps a copy's stamp and its tantivy commit by the stat data they were read under
     (RACY_NS 0: files written a moment ago count as settled, as they are for a warm engine). A
     copy written again whole by another process (`ensure` of a damaged one) is a new directory, so
-    new stat data: the reader searches what is there now; a copy whose stamp went missing, None."""
+    new stat data: the reader searches what is there now; a copy whose stamp went missing, None.
+    The writer is another interpreter because `stage` in this process drops this process's open
+    copy itself: only another process leaves a warm reader holding the old one."""
     import subprocess
     import sys
 
