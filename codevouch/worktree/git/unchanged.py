@@ -271,8 +271,13 @@ def _names_a_ref(dot_git: str, ref: str) -> bool:
     as a small regular file inside the git directory; False when it is missing (packed-refs holds
     it: watched)."""
     path = os.path.join(dot_git, ref)
-    if not os.path.realpath(path).startswith(os.path.realpath(dot_git) + os.sep):
-        return True                      # `refs` linked elsewhere: never read outside the repository
+    parts = ref.split("/")
+    for depth in range(1, len(parts)):
+        # `refs` (or `refs/heads`) a link: never read through it, outside the repository or in. An
+        # lstat a folder, not two realpaths (~5% of a warm search across 100 repositories).
+        folder = _stat(os.path.join(dot_git, *parts[:depth]))
+        if folder is not None and not stat_module.S_ISDIR(folder[1]):
+            return True
     data = read_file(path, 4096, follow=False)
     if isinstance(data, bytes):
         return data.startswith(b"ref:")

@@ -185,6 +185,18 @@ def test_a_file_in_the_git_directory_reached_through_a_link_is_never_kept(kept: 
     assert ran == 1 and "x.tmp" not in found.untracked
 
 
+def test_a_ref_folder_reached_through_a_link_is_never_kept(kept: Repo, tmp_path: Path) -> None:
+    # .git/refs/heads a link to a folder elsewhere: a ref moved there changes no stat data here.
+    heads = kept.root / ".git" / "refs" / "heads"
+    elsewhere = tmp_path / "heads-elsewhere"
+    heads.rename(elsewhere)
+    heads.symlink_to(elsewhere, target_is_directory=True)
+    head, ran = _head(kept)
+    assert ran == 1 and head is not None
+    again, ran = _head(kept)
+    assert ran == 1 and again == head
+
+
 def test_an_excludes_file_reached_through_a_link_is_seen(kept: Repo, tmp_path: Path) -> None:
     # Dotfile managers link ~/.config/git/ignore or core.excludesFile to a file elsewhere; an
     # edit there leaves the link's own stat data as they were.
