@@ -39,8 +39,12 @@ def index_dir_of(given: Path | str | None, call: Call) -> Path:
     """The index directory of `call`: the one given, else the default ($CODEVOUCH_INDEX, else
     XDG's), absolute (a relative one from the call's working directory)."""
     from codevouch.store import default_index_dir  # heavy: the store
+    from codevouch.worktree import gitio
 
-    return call.path(call.env.expanduser(str(given or default_index_dir(call.env)))).resolve()
+    where = call.path(call.env.expanduser(str(given or default_index_dir(call.env))))
+    # Resolved once in a call's look (`gitio.one_look`): a search across 100 repositories made 100
+    # Indexes of one index directory, each resolving it again (~4% of a warm call in the engine).
+    return gitio.in_scope("index-dir", str(where), where.resolve)
 
 
 def overlay_limit(given: int | None, call: Call) -> int:

@@ -100,7 +100,7 @@ from codevouch.worktree.git.status import (
     worktree_files,
     worktree_status,
 )
-from codevouch.worktree.git.unchanged import Kept, Seen, in_look_scope, one_look, tree_state, unlinked_state
+from codevouch.worktree.git.unchanged import Kept, Seen, in_look_scope, in_scope, one_look, tree_state, unlinked_state
 
 __all__ = [
     # _lifetime: what the watchdog of git children is called in `ps`
@@ -126,7 +126,7 @@ __all__ = [
     "WorktreeStatus", "parse_status", "start_worktree_status", "untracked_files", "worktree_files",
     "worktree_status",
     # unchanged: what a look at stat data tells (one look a call; answers kept under a look)
-    "Kept", "Seen", "in_look_scope", "one_look", "tree_state", "unlinked_state",
+    "Kept", "Seen", "in_look_scope", "in_scope", "one_look", "tree_state", "unlinked_state",
     # hashing
     "PendingHashes", "folder_attributes", "hash_context", "hash_worktree_files", "settled",
     "start_hash_worktree_files", "stat_key", "FOLDER", "NESTED_REPOSITORY", "SUBMODULE", "skip_reason",
