@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 
-@dataclass(frozen=True)
-class Cache:
+class Cache(NamedTuple):     # not a dataclass: imported by every engine call (environment.Variable says why)
     name: str                      # "<module>.<what>", for tests and for a reader of `registered()`
     clear: Callable[[], None]
     size: Callable[[], int]        # entries held now (0 once cleared)

@@ -15,15 +15,14 @@ import hashlib
 import os
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 SOCKET_LIMIT = 107      # sun_path is 108 bytes on Linux, one of them the terminating NUL
 PACKAGE = Path(__file__).resolve().parent.parent
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(NamedTuple):     # not a dataclass: imported by every engine call (environment.Variable says why)
     """One engine's private directory and the files in it."""
     directory: Path
 
