@@ -353,6 +353,8 @@ class Indexes:
                 guarded.append((path, self._index(path)))     # guarded before any git process of its own
             except CodevouchError:
                 continue                # its search says what is wrong
+            if len(guarded) == 1:
+                _embed_ahead(guarded[0][1], request.query, queries)
         started = 0     # how many of `guarded` had their git status started ahead (Bounds.start)
         try:
             for n, (path, idx) in enumerate(guarded):
@@ -535,6 +537,28 @@ def _wanted(bounds: dict[Path, tuple[tuple[Any, ...], Path]], searched: dict[Pat
 
 
 T = TypeVar("T")
+
+
+def _embed_ahead(idx: Index, query: str, queries: QueryVectors) -> None:
+    """The query's vector started on the pool by the model `idx` is configured with, while this
+    thread looks at the other repositories (NumPy's products release the GIL: ~14 ms of a warm
+    search across 100 repositories ran before any bound could start). The first bound takes it
+    when its branch was built with that model (QueryVectors keys vectors by the model's name);
+    when not, it embeds with its own, and this one goes unused."""
+    from codevouch.embedding import embedder_by_name
+
+    try:
+        given = idx._embedder
+        if given is not None and not isinstance(given, str):
+            model = given                   # the caller's own model, as the bounds take it
+        else:
+            name = idx.model_name()
+            if queries.held(name, idx.index_dir) is None:
+                return                      # no branch of the index was built with it: nothing loaded
+            model = embedder_by_name(name)
+    except CodevouchError:
+        return                              # the searches say what is wrong
+    queries.vector(model, query, lambda: _pool().submit(model.embed_query, query))
 
 
 def _in_parallel(tasks: Sequence[Callable[[], T]]) -> list[T]:

@@ -394,6 +394,26 @@ def test_bounded_repositories_give_the_answer_of_searching_every_one(
     assert any(not hits for _, hits in fees) and any(hits for _, hits in fees)
 
 
+def test_a_bounded_search_embeds_its_query_once_beside_the_looks(five: tuple[list[Repo], Path]) -> None:
+    import threading
+
+    from codevouch.embedding import FakeEmbedder
+
+    class Where(FakeEmbedder):
+        threads: list[str] = []
+
+        def embed_query(self, text: str) -> list[float]:
+            self.threads.append(threading.current_thread().name)
+            return super().embed_query(text)
+    repos, index_dir = five
+    model = Where()
+    many = Indexes([r.root for r in repos], index_dir, embedder=model, record=False, background=False)
+    found = many.search("settle account", k=1)
+    assert found[0].hit.symbol == "settle_account"
+    # Once for every repository, and on the searches' threads, not the one that bounds them.
+    assert model.queries == 1 and model.threads[0].startswith("codevouch-across"), model.threads
+
+
 def test_a_repository_with_an_uncommitted_edit_is_searched_whatever_its_index_holds(
         five: tuple[list[Repo], Path]) -> None:
     repos, index_dir = five
