@@ -610,7 +610,7 @@ def indexed_repositories(index_dir: Path) -> list[Path]:
         return []
     ledger = Ledger(index_dir, readonly=True)
     try:
-        return list(dict.fromkeys(Path(state.repo) for state in ledger.branches()))
+        return [Path(repo) for repo in ledger.repositories()]
     finally:
         ledger.close()
 

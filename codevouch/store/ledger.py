@@ -163,6 +163,12 @@ class Ledger:
     def branches(self) -> list[BranchState]:
         return [_state(r) for r in self.db.execute("SELECT * FROM branches ORDER BY repo, branch")]
 
+    def repositories(self) -> tuple[str, ...]:
+        """The path of every repository a branch was built from, each once, in `branches()`'s order
+        (what `--all-repos` searches: 2 ms a call as BranchStates at 100 repositories)."""
+        return self._answer(("repositories",), lambda: tuple(dict.fromkeys(
+            row[0] for row in self.db.execute("SELECT repo FROM branches ORDER BY repo, branch"))))
+
     def builds(self) -> tuple[tuple[str, str, str], ...]:
         """(coll, commit, built_at) of every branch: what a build changes, read without making a
         BranchState of each (a reader's check that no build committed since it was opened, once per

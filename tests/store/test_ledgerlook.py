@@ -61,3 +61,27 @@ def test_nothing_is_kept_under_a_racy_look(tmp_path: Path) -> None:
         assert ledger.builds() is not ledger.builds()
     finally:
         ledger.close()
+
+
+def test_the_repositories_listed_are_kept_until_another_repository_is_built(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ledgerlook, "RACY_NS", 0)
+    index_dir = tmp_path / "index"
+    one, two = Repo.create(tmp_path / "one"), Repo.create(tmp_path / "two")
+    for repo in (one, two):
+        repo.commit_files({"a.py": "def a():\n    return 1\n"})
+    Index(one.root, index_dir, embedder=FAKE, record=False).build()
+
+    def listed() -> tuple[str, ...]:
+        ledger = Ledger(index_dir, readonly=True)
+        try:
+            found = ledger.repositories()
+            assert found == tuple(dict.fromkeys(b.repo for b in ledger.branches()))
+            return found
+        finally:
+            ledger.close()
+    listed()                        # the first reader after the writer closed makes the log anew
+    first = listed()
+    assert first == (str(one.root),) and listed() is first
+    Index(two.root, index_dir, embedder=FAKE, record=False).build()
+    assert set(listed()) == {str(one.root), str(two.root)}
