@@ -19,11 +19,11 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from codevouch import searchpool
 from codevouch.api import Index, index_dir_of
 from codevouch.call import Call, carried, in_call
 from codevouch.errors import CodevouchError, InputError, NotIndexed
@@ -50,9 +50,10 @@ if TYPE_CHECKING:
 # overlay, its validation), so a query over more is refused with what to do, never run slowly.
 MAX_REPOS = 100
 
-# The most repositories searched at once: a search mostly waits on git processes and SQLite, which
-# let go of the GIL, so a few threads overlap those waits; more would only queue for the cores.
-WORKERS = 8
+# The most repositories searched at once (searchpool.py: the process's threads): a search mostly
+# waits on git processes and SQLite, which let go of the GIL, so a few threads overlap those waits;
+# more would only queue for the cores.
+WORKERS = searchpool.WORKERS
 
 # Past this many repositories, a search bounds each before searching it (Indexes._fused): fewer are
 # all searched at once, on the WORKERS threads, in the time bounding them would take first.
@@ -313,7 +314,7 @@ class Indexes:
         fused: list[tuple[int, Hit]] = []
         comparable = True
         while todo:
-            got.update(zip(todo, _in_parallel([carried(lambda p=p: self._searched(p, request, queries))
+            got.update(zip(todo, searchpool.in_parallel([carried(lambda p=p: self._searched(p, request, queries))
                                                for p in todo])))
             answers = [a for p in self.repos if isinstance(a := got.get(p), _Answer)]
             models = {a.model for a in answers if a.hits}
@@ -390,7 +391,7 @@ class Indexes:
             except CodevouchError:
                 return None             # its search says what is wrong
             return None if got is None else (got, idx._match_threshold(got.model, got.root))
-        answers = _in_parallel([carried(lambda idx=idx, asked=asked: one(idx, asked)) for _, idx, asked in team])
+        answers = searchpool.in_parallel([carried(lambda idx=idx, asked=asked: one(idx, asked)) for _, idx, asked in team])
         return {path: got for (path, _, _), got in zip(team, answers) if got is not None}
 
     def _searched(self, path: Path, request: SearchRequest, queries: QueryVectors) -> _Answer | Skipped:
@@ -515,7 +516,7 @@ def _checked_top(answers: Sequence[_Answer], request: SearchRequest, comparable:
                 todo.setdefault(i, []).append(n)
         if not todo:
             return fused
-        _in_parallel([carried(lambda i=i, ns=ns: answers[i].check(ns)) for i, ns in todo.items()])
+        searchpool.in_parallel([carried(lambda i=i, ns=ns: answers[i].check(ns)) for i, ns in todo.items()])
         if hide_excluded:
             for i in todo:
                 answers[i].dropped.update(n for n, h in answers[i].checked.items() if h.verdict == Verdict.EXCLUDED)
@@ -535,8 +536,6 @@ def _wanted(bounds: dict[Path, tuple[tuple[Any, ...], Path]], searched: dict[Pat
     floor = min(key for _, _, key in picked)
     return [p for p in left if not bounds[p][0] < floor]
 
-
-T = TypeVar("T")
 
 
 def _embed_ahead(idx: Index, query: str, queries: QueryVectors) -> None:
@@ -558,29 +557,7 @@ def _embed_ahead(idx: Index, query: str, queries: QueryVectors) -> None:
             model = embedder_by_name(name)
     except CodevouchError:
         return                              # the searches say what is wrong
-    queries.vector(model, query, lambda: _pool().submit(model.embed_query, query))
-
-
-def _in_parallel(tasks: Sequence[Callable[[], T]]) -> list[T]:
-    """Each task's result, in order; run on up to WORKERS threads (one task: on this one)."""
-    if len(tasks) <= 1:
-        return [t() for t in tasks]
-    return list(_pool().map(lambda t: t(), tasks))
-
-
-_POOL: list[tuple[int, ThreadPoolExecutor]] = []    # this process's (by pid: a forked child makes its own)
-_POOL_LOCK = threading.Lock()
-
-
-def _pool() -> ThreadPoolExecutor:
-    """The process's WORKERS threads for the repositories' searches, started at the first search
-    across several and kept: a pool made for each search started ~14 threads a query (~5% of a
-    warm search across 100 repositories in the engine). Its tasks never wait on the pool (a
-    repository's own search runs no `_in_parallel`), so calls sharing it queue, never deadlock."""
-    with _POOL_LOCK:
-        if not _POOL or _POOL[0][0] != os.getpid():
-            _POOL[:] = [(os.getpid(), ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="codevouch-across"))]
-        return _POOL[0][1]
+    queries.vector(model, query, lambda: searchpool.start(lambda: model.embed_query(query)))
 
 
 def _model_of(hits: Hits) -> str | None:

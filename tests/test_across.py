@@ -236,8 +236,6 @@ def test_the_parallel_answer_is_the_serial_one_with_only_its_hits_checked(
 
 
 def test_the_searches_threads_are_kept_from_one_search_to_the_next(two: tuple[Repo, Repo, Path]) -> None:
-    import os
-    import select
     import threading
 
     config, library, index_dir = two
@@ -249,22 +247,6 @@ def test_the_searches_threads_are_kept_from_one_search_to_the_next(two: tuple[Re
     found = Indexes([config.root, library.root], index_dir, record=False).search("parse config", k=3)
     assert first and across_threads() == first      # a new Indexes, a new call: no new thread started
     assert found[0].hit.path == "conf/load.py"
-    # A forked child cannot use its parent's threads (they do not exist there): it starts its own.
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:       # pragma: no cover (the child reports through the pipe)
-        try:
-            hit = Indexes([config.root, library.root], index_dir, record=False).search("overdue fee", k=1)[0].hit.path
-            os.write(write, hit.encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    done = select.select([read], [], [], 60)[0]     # a child waiting on threads that are not there hangs
-    if not done:
-        os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    with os.fdopen(read, "rb") as answer:
-        assert done and answer.read() == b"lib/fees.py"
 
 
 def test_the_remote_label_is_kept_until_the_repository_config_changes(two: tuple[Repo, Repo, Path]) -> None:
