@@ -537,7 +537,6 @@ def _wanted(bounds: dict[Path, tuple[tuple[Any, ...], Path]], searched: dict[Pat
     return [p for p in left if not bounds[p][0] < floor]
 
 
-
 def _embed_ahead(idx: Index, query: str, queries: QueryVectors) -> None:
     """The query's vector started on the pool by the model `idx` is configured with, while this
     thread looks at the other repositories (NumPy's products release the GIL: ~14 ms of a warm

@@ -369,6 +369,9 @@ class Environment:
     def __repr__(self) -> str:
         return f"Environment(raw={self.raw!r})"
 
+    def __reduce__(self) -> tuple[type[Environment], tuple[Mapping[str, str]]]:
+        return (Environment, (self.raw,))       # copied or pickled through __init__, never setattr
+
     @overload
     def get(self, name: str) -> str | None: ...
 

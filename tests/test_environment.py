@@ -226,3 +226,20 @@ def test_each_end_of_a_range_is_taken_and_one_past_it_is_not(var: environment.Va
     assert environment.of({var.name: str(top)}).value(var) == top
     with pytest.raises(SettingError, match="out of range"):
         environment.of({var.name: str(top + 1)}).value(var)
+
+
+def test_an_environment_is_frozen_equal_only_to_itself_and_survives_a_copy() -> None:
+    import copy
+    import pickle
+
+    env = environment.of({"CODEVOUCH_BUSY_TIMEOUT": "7", "HOME": "/nowhere"})
+    with pytest.raises(AttributeError):
+        env.raw = {}  # type: ignore[misc]
+    assert env == env and env != environment.of({"CODEVOUCH_BUSY_TIMEOUT": "7"})
+    assert len({env, env}) == 1                 # hashable: a call's environment keys caches by identity
+    for again in (copy.copy(env), copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        assert again.busy_timeout == 7.0 and again.raw == env.raw
+    # Unset or empty is the default; a bad text raises where it is read, naming the variable.
+    assert environment.of({}).busy_timeout == environment.of({"CODEVOUCH_BUSY_TIMEOUT": ""}).busy_timeout
+    with pytest.raises(SettingError, match="CODEVOUCH_BUSY_TIMEOUT"):
+        _ = environment.of({"CODEVOUCH_BUSY_TIMEOUT": "soon"}).busy_timeout

@@ -124,7 +124,7 @@ def read_setting_file(root: Path, name: str) -> bytes | None:
     exclusion rules, `[usage] record = false`) would silently not apply."""
     path = root / name
     # The common case first: no file, or a regular one that is no link (O_NOFOLLOW), is inside the
-    # repository by its name alone, and needs no resolving (two realpaths: a third of reading the
+    # repository by its name alone, and needs no resolving (two realpaths: most of reading the
     # settings, which a search across 100 repositories does for each). Anything else, as below.
     first = read_file(path, MAX_CONFIG_BYTES, follow=False)
     if isinstance(first, bytes):
