@@ -556,7 +556,7 @@ def _embed_ahead(idx: Index, query: str, queries: QueryVectors) -> None:
             model = embedder_by_name(name)
     except CodevouchError:
         return                              # the searches say what is wrong
-    queries.vector(model, query, lambda: searchpool.start(lambda: model.embed_query(query)))
+    queries.vector(model, query, lambda: searchpool.start(carried(lambda: model.embed_query(query))))
 
 
 def _model_of(hits: Hits) -> str | None:
