@@ -8,6 +8,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from codevouch_bench import across_scale
 from codevouch_bench.across_scale import chroma_server, environ, server_command
 from codevouch_bench.lib.across_scale_report import READER, SERVER, section
 
@@ -87,3 +88,18 @@ def test_the_chroma_server_answers_in_the_block_and_is_stopped_when_the_block_fa
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=5)
     assert (tmp_path / "server" / "server.log").exists()
+
+
+def test_cold_calls_alternate_between_the_checkouts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # The order is the point (a side timed after the other ran on a warmer machine); the calls
+    # themselves are whole `codevouch` processes, timed by the real runs.
+    made: list[tuple[str, str]] = []
+
+    def call(repo: Path, index_dir: Path, query: str, model: str, code: Path | None = None) -> float:
+        made.append((str(code), query))
+        return float(len(made))
+    monkeypatch.setattr(across_scale, "cold_cli", call)
+    a, b = tmp_path / "this", tmp_path / "before"
+    got = across_scale.cold_pairs([a, b], tmp_path, tmp_path / "index", ["q1", "q2", "q3"], "fake-bow-64")
+    assert made == [(str(a), "q1"), (str(b), "q1"), (str(a), "q2"), (str(b), "q2"), (str(a), "q3"), (str(b), "q3")]
+    assert got == [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]

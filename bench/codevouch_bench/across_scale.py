@@ -165,13 +165,28 @@ def timed_apart(code: Path, repos: list[Path], index_dir: Path, queries: list[st
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def cold_cli(repo: Path, index_dir: Path, query: str, model: str = FAKE) -> float:
+def cold_cli(repo: Path, index_dir: Path, query: str, model: str = FAKE, code: Path | None = None) -> float:
+    """One whole `codevouch search --all-repos` process, no engine; `code`: the checkout it runs
+    (PYTHONPATH), else whichever codevouch this process imports."""
     env = {**os.environ, "CODEVOUCH_INDEX": str(index_dir), "CODEVOUCH_NO_RECORD": "1", "CODEVOUCH_SERVER": "off",
            "CODEVOUCH_EMBEDDING_MODEL": model}
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code), str(Path(__file__).resolve().parents[1])])
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "codevouch", "search", query, "--all-repos", "--json", "-k", "10"],
                    cwd=repo, env=env, check=True, capture_output=True)
     return round(time.monotonic() - started, 2)
+
+
+def cold_pairs(codes: list[Path], repo: Path, index_dir: Path, queries: list[str], model: str) -> list[list[float]]:
+    """Each checkout's cold CLI calls, one query at a time for every checkout in turn: timed one
+    side after the other, the side timed first ran on a colder machine (this code measured 2.37-2.47
+    s against 2.02-2.19 s that way, 2.66 against 2.77 s alternated by hand right after)."""
+    out: list[list[float]] = [[] for _ in codes]
+    for query in queries:
+        for times, code in zip(out, codes):
+            times.append(cold_cli(repo, index_dir, query, model, code))
+    return out
 
 
 def chroma_exe() -> str:
@@ -328,12 +343,15 @@ def main() -> None:
         made = fresh(work)
         repos = make_repos(work, files, size, index_dir, args.model)
         built = time.monotonic() - t0
-        row = timed_apart(THIS, repos, index_dir, queries, args.model, args.engine)
+        before = args.before is not None and (args.before_sizes is None or size in args.before_sizes)
+        row = timed_apart(THIS, repos, index_dir, queries, args.model, args.engine, cli=not before)
         row["build_s"] = round(built, 1) if made else None     # None: built by an earlier run
-        if args.before is not None and (args.before_sizes is None or size in args.before_sizes):
-            row["before"] = {**timed_apart(args.before, repos, index_dir, queries, args.model, args.engine),
+        if before:
+            row["before"] = {**timed_apart(args.before, repos, index_dir, queries, args.model, args.engine, cli=False),
                              "code": subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"],
                                                     capture_output=True, text=True).stdout.strip()}
+            row["cold_cli_s"], row["before"]["cold_cli_s"] = cold_pairs([THIS, args.before], repos[0], index_dir,
+                                                                        queries[:3], args.model)
         if args.server:
             row.update(on_server(work, files, size, queries, args.model))
         log(f"{size} repositories: {row}")
