@@ -542,21 +542,14 @@ def _embed_ahead(idx: Index, query: str, queries: QueryVectors) -> None:
     thread looks at the other repositories (NumPy's products release the GIL: ~14 ms of a warm
     search across 100 repositories ran before any bound could start). The first bound takes it
     when its branch was built with that model (QueryVectors keys vectors by the model's name);
-    when not, it embeds with its own, and this one goes unused."""
-    from codevouch.embedding import embedder_by_name
-
+    when not, it embeds with its own, and this one goes unused. The model as the bounds hold it
+    (QueryVectors.held): the caller's own, or the configured one when some branch was built with it."""
     try:
-        given = idx._embedder
-        if given is not None and not isinstance(given, str):
-            model = given                   # the caller's own model, as the bounds take it
-        else:
-            name = idx.model_name()
-            if queries.held(name, idx.index_dir) is None:
-                return                      # no branch of the index was built with it: nothing loaded
-            model = embedder_by_name(name)
+        model = queries.held(idx._embedder if idx._embedder is not None else idx.model_name(), idx.index_dir)
     except CodevouchError:
         return                              # the searches say what is wrong
-    queries.vector(model, query, lambda: searchpool.start(carried(lambda: model.embed_query(query))))
+    if model is not None:
+        queries.vector(model, query, lambda: searchpool.start(carried(lambda: model.embed_query(query))))
 
 
 def _model_of(hits: Hits) -> str | None:
