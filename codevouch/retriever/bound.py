@@ -168,13 +168,10 @@ class Bounds:
         try:
             # A snapshot holds no embedding cache, and its spaces change with each publication:
             # never held, the server asked.
-            return None if state is None else self._bound(snapshot, state, rid, branch, head, None)
+            return None if state is None else self._bounded(
+                _placed(snapshot, state, rid, branch, head, None, self.request), snapshot)
         finally:
             snapshot.close()
-
-    def _bound(self, ledger: Ledger, state: BranchState, rid: str, branch: str, head: gitio.HeadState,
-               held: holding.Held | None) -> Bound | None:
-        return self._bounded(_placed(ledger, state, rid, branch, head, held, self.request), ledger)
 
     def _bounded(self, placed: _Placed | None, ledger: Ledger | None = None) -> Bound | None:
         """The bound of a placed branch for the query (None: search it): `ledger`, a team
