@@ -14,23 +14,13 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codevouch import caches
-
-RACY_NS = 2_000_000_000
+from codevouch.kept import RACY_NS, Seen
 
 FileKey = tuple[int, int, int, int] | None
-
-
-@dataclass(frozen=True)
-class Look:
-    """The ledger file's and its log's stat data (`state`), and whether either was written too
-    recently to trust (`racy`)."""
-    state: tuple[FileKey, FileKey]
-    racy: bool
 
 
 def file_key(path: Path | str, with_ctime: bool = True) -> FileKey:
@@ -49,24 +39,24 @@ def racy(key: FileKey, now_ns: int) -> bool:
     return key is not None and max(key[2], key[3]) >= now_ns - RACY_NS
 
 
-def look(path: Path) -> Look:
-    """The stat data of the ledger file and its write-ahead log. Not the log's ctime: SQLite opened
-    by root hands the log to the database's owner at each open (an fchown, which moves only the
-    ctime, at every reader's open)."""
+def look(path: Path) -> Seen:
+    """The stat data of the ledger file and its write-ahead log (`state`: two file keys). Not the
+    log's ctime: SQLite opened by root hands the log to the database's owner at each open (an
+    fchown, which moves only the ctime, at every reader's open)."""
     now = time.time_ns()
     keys = (file_key(path), file_key(f"{path}-wal", with_ctime=False))
-    return Look(keys, any(racy(k, now) for k in keys))
+    return Seen(keys, any(racy(k, now) for k in keys))
 
 
 # Per ledger file: the look its answers were read under, and the answers by question.
-_KEPT: dict[str, tuple[tuple[FileKey, FileKey], dict[tuple[Any, ...], Any]]] = {}
+_KEPT: dict[str, tuple[tuple[object, ...], dict[tuple[Any, ...], Any]]] = {}
 _LOCK = threading.Lock()
 _MOST_FILES = 64            # ledgers one process reads: a few
 _MOST_ANSWERS = 100_000     # answers kept of one unchanged ledger (each small: a row, a count)
 caches.register("codevouch.store.ledgerlook", _KEPT.clear, lambda: sum(len(a) for _, a in _KEPT.values()))
 
 
-def kept(path: Path, seen: Look) -> dict[tuple[Any, ...], Any] | None:
+def kept(path: Path, seen: Seen) -> dict[tuple[Any, ...], Any] | None:
     """The answers kept under `seen` for the ledger at `path` (empty when the file changed since
     they were read), to read and add to; None when `seen` is racy: ask the file."""
     if seen.racy:

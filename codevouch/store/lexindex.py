@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from codevouch import caches
+from codevouch.kept import Kept, Seen
 from codevouch.store import ledgerlook
 from codevouch.store.indexdir import IndexDir
 
@@ -258,31 +259,26 @@ def _answers(path: Path, current: str) -> bool:
 # over 100 repositories read 100 stamp files, ~15 us each) and the tantivy commit it reloaded at
 # (`_searcher`; a reload costs ~100 us even when nothing changed). A generation is replaced whole
 # (`stage`: a new directory moved into place), so new files, new stat data; one written within
-# ledgerlook.RACY_NS of the look is read again each time.
-_STAMPS: dict[Path, tuple[tuple[int, int, int, int], str | None]] = {}
-_RELOADED: dict[Path, tuple[int, int, int, int]] = {}
-caches.register("codevouch.store.lexindex.stamps", _STAMPS.clear, _STAMPS.__len__)
-caches.register("codevouch.store.lexindex.reloaded", _RELOADED.clear, _RELOADED.__len__)
+# ledgerlook.RACY_NS of the look is read again each time (codevouch/kept.py).
+_STAMPS: Kept[Path, tuple[str | None]] = Kept("codevouch.store.lexindex.stamps", 4096)
+_RELOADED: Kept[Path, bool] = Kept("codevouch.store.lexindex.reloaded", 4096)
 _META = "meta.json"     # tantivy's: rewritten by each commit
 
 
-def _settled_key(path: Path) -> tuple[int, int, int, int] | None:
-    """The file's stat data (ledgerlook.file_key); None when it is missing or racy."""
-    key = ledgerlook.file_key(path)
-    return None if key is None or ledgerlook.racy(key, time.time_ns()) else key
+def _look(file: Path) -> Seen | None:
+    """The file's stat data as a look (ledgerlook.file_key, racy by ledgerlook.racy); None when missing."""
+    key = ledgerlook.file_key(file)
+    return None if key is None else Seen((key,), ledgerlook.racy(key, time.time_ns()))
 
 
 def _stamp_of(path: Path) -> str | None:
     """read_stamp, kept while the stamp file's stat data are unchanged."""
-    key = _settled_key(path / STAMP)
-    held = _STAMPS.get(path)
-    if key is not None and held is not None and held[0] == key:
-        return held[1]
+    seen = _look(path / STAMP)
+    held = _STAMPS.get(path, seen)
+    if held is not None:
+        return held[0]
     stamp = read_stamp(path)
-    if key is not None:
-        if len(_STAMPS) >= 4096:
-            _STAMPS.clear()
-        _STAMPS[path] = (key, stamp)
+    _STAMPS.put(path, seen, (stamp,))
     return stamp
 
 
@@ -314,15 +310,12 @@ def _searcher(path: Path) -> tuple[Any, Any]:
     if index is None:
         import tantivy
 
-        _RELOADED.pop(path, None)
+        _RELOADED.drop(path)
         index = _open[path] = _registered(tantivy.Index.open(str(path)))
-    key = _settled_key(path / _META) if path not in _memory else None
-    if key is None or _RELOADED.get(path) != key:
+    seen = _look(path / _META) if path not in _memory else None
+    if _RELOADED.get(path, seen) is None:
         index.reload()
-        if key is not None:
-            if len(_RELOADED) >= 4096:
-                _RELOADED.clear()
-            _RELOADED[path] = key
+        _RELOADED.put(path, seen, True)
     return index, index.searcher()
 
 

@@ -14,6 +14,7 @@ from codevouch.errors import (
     NotARepository,
     UnknownRevision,
 )
+from codevouch.kept import Kept, Seen
 from codevouch.worktree.git._lifetime import name_owner as name_watchdog_owner
 from codevouch.worktree.git._process import (
     PROCESSES,
@@ -100,7 +101,7 @@ from codevouch.worktree.git.status import (
     worktree_files,
     worktree_status,
 )
-from codevouch.worktree.git.unchanged import Kept, Seen, in_look_scope, in_scope, one_look, tree_state, unlinked_state
+from codevouch.worktree.git.unchanged import in_look_scope, in_scope, one_look, tree_state, unlinked_state
 
 __all__ = [
     # _lifetime: what the watchdog of git children is called in `ps`

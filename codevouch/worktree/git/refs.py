@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codevouch.errors import DetachedHead, GitError, NoCommits, NotARepository, UnknownRevision
+from codevouch.kept import Kept
 from codevouch.worktree.git.confine import confined, dot_git_holder
 from codevouch.worktree.git.runner import Pending, run
-from codevouch.worktree.git.unchanged import Kept, git_state
+from codevouch.worktree.git.unchanged import git_state
 
 
 def repo_root(path: Path | str) -> Path:

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from codevouch import caches
 from codevouch.errors import GitError
+from codevouch.kept import Kept, Seen
 from codevouch.worktree.git._process import zsplit
 from codevouch.worktree.git.runner import Answered, Pending, run
-from codevouch.worktree.git.unchanged import Kept, Seen, in_scope, tree_state
+from codevouch.worktree.git.unchanged import in_scope, tree_state
 
 
 @dataclass(frozen=True)

@@ -35,25 +35,19 @@ from __future__ import annotations
 import contextvars
 import os
 import stat as stat_module
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Generic, TypeVar, cast
+from typing import TypeVar, cast
 
 from codevouch import caches
+from codevouch.kept import RACY_NS, Seen  # RACY_NS: a write this close to the look may not show
 from codevouch.worktree.git._process import caller_env, run_filters
 from codevouch.worktree.git.filters import filter_names, kept_config, user_git_file
 from codevouch.worktree.safe_read import NotRegular, read_file
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-# A write this close to the look may not change the stat data (a coarse clock): not trusted.
-RACY_NS = 2_000_000_000
 # The most entries (files, links and folders) a work tree may hold to be walked instead of asking
 # git. The walk is Python's lstat of each entry; git status does the same in C after starting a
 # process. Medians of 9 on 2 loaded cores (load 6), walk against `git status`: 100 entries 1.0
@@ -67,40 +61,6 @@ _GIT_FILES = ("HEAD", "index", "packed-refs", "config", "config.worktree", "comm
 _ENV = ("HOME", "XDG_CONFIG_HOME")
 
 StatKey = tuple[int, int, int, int, int] | None
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What one look saw (`state`: equal states, equal answers) and whether any of it was written
-    too recently to trust (`racy`: an answer made after this look must not be kept)."""
-    state: tuple[object, ...]
-    racy: bool
-
-
-class Kept(Generic[K, V]):
-    """git's last answers (`V`) by question (`K`), each returned while a new look sees what the
-    look taken before git answered saw: bounded, oldest out first, safe across the threads of a
-    search over several repositories, and emptied by clear_caches()."""
-
-    def __init__(self, name: str, most: int = 1024) -> None:
-        self._held: dict[K, tuple[tuple[object, ...], V]] = {}
-        self._lock = threading.Lock()
-        self._most = most
-        caches.register(name, self._held.clear, self._held.__len__)
-
-    def get(self, key: K, seen: Seen | None) -> V | None:
-        """The kept answer when `seen` (this call's look) is the look it was kept under."""
-        held = self._held.get(key) if seen is not None else None
-        return held[1] if held is not None and seen is not None and held[0] == seen.state else None
-
-    def put(self, key: K, seen: Seen | None, answer: V) -> None:
-        """Keep `answer`, unless the look before it could not tell (None) or saw a racy write."""
-        if seen is None or seen.racy:
-            return
-        with self._lock:
-            if len(self._held) >= self._most:
-                self._held.pop(next(iter(self._held)))
-            self._held[key] = (seen.state, answer)
 
 
 def _key(st: os.stat_result) -> tuple[int, int, int, int, int]:
