@@ -28,8 +28,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codevouch import callreads, validator
-from codevouch.call import Call, in_call
+from codevouch import callreads, searchpool, validator
+from codevouch.call import Call, carried, in_call
 from codevouch.callreads import index_dir_of as index_dir_of  # the commands' too (re-exported)
 from codevouch.callreads import indexed_commit
 from codevouch.errors import CodevouchError, CommitGone, InputError, NotIndexed
@@ -585,7 +585,8 @@ def _with_drift(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from codevouch.drift import with_drift
     from codevouch.retriever.overlay import FILE_LIMIT  # heavy: the store
 
-    return with_drift(rows, _checkout_changes, FILE_LIMIT, lambda: callreads.overlay_limit(None, Call.of_process()))
+    return with_drift(rows, _checkout_changes, FILE_LIMIT, lambda: callreads.overlay_limit(None, Call.of_process()),
+                      lambda tasks: searchpool.in_parallel([carried(t) for t in tasks]))   # each waits on git
 
 
 def _checkout_changes(root: Path, branch: str, commit: str) -> tuple[list[FileVersions], int] | None:

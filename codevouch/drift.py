@@ -26,6 +26,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ Outline = Callable[[str, str], "list[Definition] | None"]
 # (work tree top, branch, indexed commit) -> (changed files, unchanged count) between the commit
 # and the working tree, or None when the working tree is not a checkout of the branch.
 ChangesOf = Callable[[Path, str, str], "tuple[list[FileVersions], int] | None"]
+Each = Callable[[Sequence[Callable[[], "Drift | None"]]], "list[Drift | None]"]
 
 
 @dataclass(frozen=True)
@@ -398,22 +400,28 @@ def drift(changes: Iterable[FileVersions], same_files: int, outline: Outline | N
 
 
 def with_drift(rows: list[dict[str, Any]], changes_of: ChangesOf, file_limit: int,
-               embed_limit: Callable[[], int]) -> list[dict[str, Any]]:
+               embed_limit: Callable[[], int], each: Each | None = None) -> list[dict[str, Any]]:
     """Add `drift` to each status row of a checked-out branch: the working tree against the
     indexed commit ({"summary", "changed_definitions", "changed_files"}), else None; and
     `overlay`, how far a search's working-tree overlay reaches there ({"changed_files",
     "searched_live", "file_limit", "embed_limit"}), else None. `embed_limit` is asked only for
-    a row that has a drift."""
-    for row in rows:
-        row["drift"] = None
-        row["overlay"] = None
+    a row that has a drift. `each` runs the rows' tasks (reading each working tree and
+    parsing its changes), returning their results in order (None: one after another; a caller
+    may run them on threads)."""
+    def drift_of(row: dict[str, Any]) -> Drift | None:
         try:
             changes = changes_of(Path(row["repo"]), row["branch"], row["commit"])
-            if changes is None:
-                continue
-            report = drift(*changes)
+            return None if changes is None else drift(*changes)
         except CodevouchError:
-            continue   # a repository gone or in an odd state: status still lists the branch
+            return None   # a repository gone or in an odd state: status still lists the branch
+
+    tasks = [partial(drift_of, row) for row in rows]
+    reports = each(tasks) if each is not None else [task() for task in tasks]
+    for row, report in zip(rows, reports):
+        row["drift"] = None
+        row["overlay"] = None
+        if report is None:
+            continue
         row["drift"] = {"summary": report.summary(), "changed_definitions": report.changed_definitions(),
                         "changed_files": len(report.files)}
         row["overlay"] = {"changed_files": len(report.files), "searched_live": min(len(report.files), file_limit),

@@ -250,3 +250,19 @@ def test_repair_with_a_shard_is_a_usage_error_before_anything_is_repaired(tmp_pa
     assert out.returncode == EXIT_USAGE and "--shard" in out.stderr and "Traceback" not in out.stderr
     bad = cv("index", "build", "--repair", "--shard", "9/2", *FAKE, index=index_dir, cwd=repo.root)
     assert bad.returncode == EXIT_USAGE
+
+
+def test_status_of_many_repositories_counts_each_in_its_own_clone(tmp_path: Path, index_dir: Path) -> None:
+    # The rows are counted on threads (health/status.py, api._with_drift): each must still be its
+    # own repository's, whatever order the threads finish in.
+    repos = {name: _repo(tmp_path / name) for name in ("shop", "billing", "library", "ledger")}
+    build_repos([RepoSpec(r.root) for r in repos.values()], index_dir, embedder_by_name("fake-bow-64"))
+    for _ in range(2):
+        repos["billing"].commit(**{"more.py": f"N = {time.monotonic_ns()}\n"})
+    repos["library"].write("library.py", "def library_main():\n    return 2\n")
+    rows = {Path(row["repo"]).name: row for row in api.index_status_all(index_dir)}
+    assert {name: (row["head"], row["commits_behind"]) for name, row in rows.items()} == {
+        name: (r.head(), 2 if name == "billing" else 0) for name, r in repos.items()}
+    assert {name: row["drift"]["changed_files"] for name, row in rows.items()} == {
+        "shop": 0, "billing": 1, "library": 1, "ledger": 0}
+    assert rows["library"]["drift"]["changed_definitions"] and not rows["shop"]["drift"]["changed_definitions"]
