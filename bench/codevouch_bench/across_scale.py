@@ -105,11 +105,12 @@ def synthetic_fill(repo: Path, index_dir: Path, chunks: int, seed: int, model: s
     (lib/synthetic.py, the store that "Search at a million chunks" fills). Its ranking means
     nothing, and every repository's bound is alike, so a query searches them all: the cost of the
     stores at that size, not of what a real model's bounds leave to search. The model's name is
-    recorded, so a query is embedded by it (a real model's query against random vectors)."""
+    recorded, so a query is embedded by it (a real model's query against random vectors), and the
+    vectors are in the embedding cache too, as a build leaves them."""
     from codevouch.embedding import embedder_by_name
     from codevouch_bench.lib.synthetic import build_synthetic_index
 
-    build_synthetic_index(repo, index_dir, chunks, seed, embedder=model, dim=embedder_by_name(model).dim)
+    build_synthetic_index(repo, index_dir, chunks, seed, embedder=model, dim=embedder_by_name(model).dim, cache=True)
 
 
 def fresh(work: Path) -> bool:

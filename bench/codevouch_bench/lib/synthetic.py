@@ -57,11 +57,13 @@ def real_records(repo: Path, branch: str = "main") -> list[tuple[ChunkRecord, st
 
 def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, branch: str = "main",
                           embedder: str = MODEL_NAME, dim: int = DIM,
-                          phases: dict[str, float] | None = None) -> int:
+                          phases: dict[str, float] | None = None, cache: bool = False) -> int:
     """Fill a fresh index with `size` live records of `branch` (vectors, records and the lexical
     index, as a build writes them); returns the number written. `phases` gets the seconds of
     each part (records, vectors, lexical documents, the ledger's commit with the tantivy copy),
-    and the vectors' progress is logged: at a million chunks the fill takes long."""
+    and the vectors' progress is logged: at a million chunks the fill takes long. `cache`: the
+    vectors also written to the ledger's embedding cache, as a build writes every vector it
+    embeds (what a search holds a small space's vectors from: codevouch/retriever/held.py)."""
     import numpy as np
 
     phases = {} if phases is None else phases
@@ -99,6 +101,12 @@ def build_synthetic_index(repo: Path, index_dir: Path, size: int, seed: int, bra
         vecs = rng.standard_normal((min(step, len(hashes) - start), dim)).astype("float32")
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         store.upsert(space, hashes[start:start + step], vecs.tolist())
+        if cache:
+            cached = Ledger(index_dir)
+            try:
+                cached.put_vectors(embedder, dict(zip(hashes[start:start + step], vecs.tolist())))
+            finally:
+                cached.close()
         if (start // step) % 25 == 24:
             now = time.perf_counter()
             log(f"synthetic fill: {start + step:,} vectors, the last {25 * step:,} in {now - last:.1f} s")
