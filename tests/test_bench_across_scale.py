@@ -135,3 +135,25 @@ def test_repositories_filled_to_a_count_of_chunks_are_searched_across(tmp_path: 
     # Each repository holds its share of the count: its own two chunks, repeated.
     assert {Path(row["repo"]).name: row["chunks_by_kind"] for row in index_status_all(index)} == {
         name: {"source": 20} for name in ("repo000", "repo001", "repo002")}
+
+
+@pytest.mark.process
+def test_an_older_checkout_is_timed_with_its_own_code_from_this_checkouts_root(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `python -c` puts its working directory first on sys.path: started from this checkout's root,
+    # the bench timed this code as `--before` too, until the timing process ran elsewhere.
+    import shutil
+
+    root = Path(across_scale.__file__).resolve().parents[2]
+    older = tmp_path / "older"
+    shutil.copytree(root / "codevouch", older / "codevouch", ignore=shutil.ignore_patterns("__pycache__"))
+    mark = tmp_path / "older-imported"      # the copy, imported, says so
+    with open(older / "codevouch" / "__init__.py", "a") as init:
+        init.write("\nopen(__import__('os').environ['CV_BENCH_TEST_MARK'], 'w').close()\n")
+    monkeypatch.setenv("CV_BENCH_TEST_MARK", str(mark))
+    files = [(f"pkg/m{n}.py", f"def handler_{n}(order):\n    return order.total * {n}\n".encode()) for n in range(2)]
+    repos = across_scale.make_repos(tmp_path / "work", files, 1, tmp_path / "index", across_scale.FAKE)
+    monkeypatch.chdir(root)
+    row = across_scale.timed_apart(older, repos, tmp_path / "index", ["handler one", "handler two"],
+                                   across_scale.FAKE, cli=False)
+    assert row["repos"] == 1 and row["warm_n"] == 1 and mark.exists()

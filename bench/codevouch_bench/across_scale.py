@@ -175,17 +175,25 @@ def timed_apart(code: Path, repos: list[Path], index_dir: Path, queries: list[st
     `env`: variables set for it (a Chroma server's URL)."""
     env = {**os.environ, **(env or {}),
            "PYTHONPATH": os.pathsep.join([str(code), str(Path(__file__).resolve().parents[1])])}
-    script = ("import json, sys; from pathlib import Path; "
+    script = ("import json, sys; from pathlib import Path; import codevouch; "
               "from codevouch_bench.across_scale import timed, cold_cli, through_engine; "
               "a = json.loads(sys.argv[1]); r = [Path(p) for p in a['repos']]; i = Path(a['index']); "
               "row = timed(r, i, a['queries'], a['model']); "
               "row.update({'cold_cli_s': [cold_cli(r[0], i, q, a['model']) for q in a['queries'][:3]]} if a['cli'] else {}); "
               "row.update({'engine': through_engine(r[0], i, a['queries'], a['model'])} if a['engine'] else {}); "
-              "print(json.dumps(row))")
+              "row['codevouch_imported'] = codevouch.__file__; print(json.dumps(row))")
     args = json.dumps({"repos": [str(r) for r in repos], "index": str(index_dir), "queries": queries, "model": model,
                        "engine": engine, "cli": cli})
-    out = subprocess.run([sys.executable, "-c", script, args], env=env, check=True, capture_output=True, text=True)
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    # Run from a folder that holds no codevouch: `python -c` puts its working directory first on
+    # sys.path, before PYTHONPATH, so a bench started from this checkout's root timed this code as
+    # `--before` too (the in-process rows of earlier runs' `before`).
+    out = subprocess.run([sys.executable, "-c", script, args], env=env, check=True, capture_output=True, text=True,
+                         cwd=index_dir.parent)
+    row = dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    imported = Path(row.pop("codevouch_imported")).resolve()
+    if not imported.is_relative_to(code.resolve()):
+        raise SystemExit(f"timing {code} imported codevouch from {imported}: set no PYTHONPATH of your own")
+    return row
 
 
 def cold_cli(repo: Path, index_dir: Path, query: str, model: str = FAKE, code: Path | None = None) -> float:
