@@ -75,7 +75,7 @@ def test_a_run_filled_to_a_million_chunks_is_rendered_as_its_own_table(tmp_path:
     (tmp_path / "million.json").write_text(json.dumps(million))
     text = section(tmp_path / "fake.json", tmp_path / "absent.json", tmp_path / "million.json")
     fake_table, million_table = text.split("at 1,000,000 chunks in all")
-    assert "every query searches all of them" in million_table
+    assert "the words decide which repositories are searched" in million_table
     assert "--chunks 1000000 --engine --work DIR --sizes 100 --out FILE" in million_table
     (row,) = (line for line in million_table.splitlines() if line.startswith("| 100 |"))
     assert " | 612 | " in row and " | 700 |" in row and "9.00, 8.50, 8.70" in row
