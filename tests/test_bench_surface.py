@@ -26,6 +26,7 @@ DECLARED = {
     "codevouch.embedding:CHUNK_TOKEN_BUDGET": "synthetic stores and validate's snippets are chunked to the build's budget",
     "codevouch.embedding:MODEL_NAME": "synthetic stores are named for the shipped model, as a real build names them",
     "codevouch.embedding:token_counter": "synthetic stores count tokens as the build does",
+    "codevouch.embedding:embedder_by_name": "across_scale fills its synthetic stores with vectors of the model's size",
     "codevouch.embedding.numpy_minilm:numpy_minilm": "figure 2's cold-start floor: the query encoder's load alone (a -c probe)",
     # The build.
     "codevouch.indexer.build:build_index": "figures 1, 4, branches and large time or make real builds",

@@ -175,13 +175,13 @@ def timed_apart(code: Path, repos: list[Path], index_dir: Path, queries: list[st
     `env`: variables set for it (a Chroma server's URL)."""
     env = {**os.environ, **(env or {}),
            "PYTHONPATH": os.pathsep.join([str(code), str(Path(__file__).resolve().parents[1])])}
-    script = ("import json, sys; from pathlib import Path; import codevouch; "
+    script = ("import json, sys; from pathlib import Path; "
               "from codevouch_bench.across_scale import timed, cold_cli, through_engine; "
               "a = json.loads(sys.argv[1]); r = [Path(p) for p in a['repos']]; i = Path(a['index']); "
               "row = timed(r, i, a['queries'], a['model']); "
               "row.update({'cold_cli_s': [cold_cli(r[0], i, q, a['model']) for q in a['queries'][:3]]} if a['cli'] else {}); "
               "row.update({'engine': through_engine(r[0], i, a['queries'], a['model'])} if a['engine'] else {}); "
-              "row['codevouch_imported'] = codevouch.__file__; print(json.dumps(row))")
+              "row['codevouch_imported'] = sys.modules['codevouch'].__file__; print(json.dumps(row))")
     args = json.dumps({"repos": [str(r) for r in repos], "index": str(index_dir), "queries": queries, "model": model,
                        "engine": engine, "cli": cli})
     # Run from a folder that holds no codevouch: `python -c` puts its working directory first on
