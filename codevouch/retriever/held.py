@@ -28,10 +28,11 @@ from codevouch.store.vectors import TIE_DECIMALS
 # A space's vectors are held up to this many (a repository of ~10k chunks), and all held spaces
 # together up to this many numbers (2 GiB of float32: a million chunks of 384 numbers). A space
 # that is not held asks the vector store, whose answers cost more in time and memory both:
-# across 100 repositories of 10,000 chunks (bench across_scale --chunks 1000000, every one
-# searched), with 32M numbers held (8 spaces) a process peaked at 2,720 MiB (VmHWM; Chroma loads
-# each collection it queries) and a warm query took p50 / p95 572-741 / 636-923 ms (5.7 ms a
-# space for the bound's nearest vector); with every space held, 1,955 MiB and 306-311 / 378-389 ms.
+# across 100 repositories of 10,000 chunks (bench across_scale --chunks 1000000: each query
+# bounds all 100, searches 10), with 32M numbers held (8 spaces) a process peaked at 2,720 MiB
+# (VmHWM; Chroma loads each collection it queries) and a warm query took p50 / p95 572-741 /
+# 636-923 ms (5.7 ms a space for the bound's nearest vector); with every space held, 1,955 MiB
+# and 306-311 / 378-389 ms.
 SPACE_MAX = 20_000
 HELD_MAX = 512 * 1024 * 1024
 
