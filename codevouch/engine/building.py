@@ -109,8 +109,10 @@ class Builds:
                     self._log(f"build {n}: its caller went away (interrupted); the build stopped at its next git "
                               "process or embedding batch, leaving the index as the last finished build left it")
                 return
-            protocol.send_json(conn, {"op": "exit", "code": code})
+            # Logged before its caller hears it: a caller that reads the log after its call (the
+            # tests do) found the line missing now and then when it was written after the send.
             self._log(f"build {n}: exit {code} in {time.monotonic() - started:.1f} s")
+            protocol.send_json(conn, {"op": "exit", "code": code})
         except OSError as exc:
             self._log(f"build {n}: the caller went away ({exc})")
         except Exception as exc:    # noqa: BLE001  (the caller builds in-process and reports it)
