@@ -593,6 +593,7 @@ def _checkout_changes(root: Path, branch: str, commit: str) -> tuple[list[FileVe
     """The working tree's changes since `commit` when it is a checkout of `branch`, else None."""
     from codevouch.worktree.changes import worktree_changes
 
-    if not root.is_dir() or gitio.current_branch(root) != branch:
+    checkout = gitio.head_state(root) if root.is_dir() else None     # kept: health/status asked it first
+    if checkout is None or checkout.branch != branch:
         return None
     return worktree_changes(root, commit)

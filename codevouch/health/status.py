@@ -38,7 +38,11 @@ def index_status(index_dir: Path, repo: Path | None = None, store: StoreSettings
 def head_and_behind(repo: Path, branch: str, indexed: str) -> tuple[str | None, int | None]:
     """The branch's current head and how many commits the index lacks (None if unknown)."""
     try:
-        head = gitio.branch_commit(repo, branch)
+        # HEAD's branch from head_state, which drift's check of the checkout asks next: one git
+        # process for both, none in the engine while HEAD and its ref are unchanged.
+        checkout = gitio.head_state(repo)
+        head = checkout.commit if checkout is not None and checkout.branch == branch else \
+            gitio.branch_commit(repo, branch)
         if head == indexed:
             return head, 0        # built at its head: nothing to count
         out = gitio.run(repo, "rev-list", "--count", f"{indexed}..{head}", ok_codes=(0, 128))

@@ -266,3 +266,28 @@ def test_status_of_many_repositories_counts_each_in_its_own_clone(tmp_path: Path
     assert {name: row["drift"]["changed_files"] for name, row in rows.items()} == {
         "shop": 0, "billing": 1, "library": 1, "ledger": 0}
     assert rows["library"]["drift"]["changed_definitions"] and not rows["shop"]["drift"]["changed_definitions"]
+
+
+def test_status_asks_each_checkouts_head_once_and_not_again_while_it_is_unchanged(
+        tmp_path: Path, index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from codevouch import clear_caches
+    from codevouch.worktree import gitio
+    from codevouch.worktree.git import unchanged
+
+    monkeypatch.setattr(unchanged, "RACY_NS", 0)     # files written a moment ago count as settled
+    repos = [_repo(tmp_path / name) for name in ("shop", "billing", "library")]
+    build_repos([RepoSpec(r.root) for r in repos], index_dir, embedder_by_name("fake-bow-64"))
+    repos[1].commit(**{"more.py": "N = 1\n"})
+    clear_caches()
+
+    def heads_asked() -> tuple[list[dict], int]:
+        before = sum(gitio.PROCESSES[c] for c in ("rev-parse", "symbolic-ref"))
+        rows = api.index_status_all(index_dir)
+        return rows, sum(gitio.PROCESSES[c] for c in ("rev-parse", "symbolic-ref")) - before
+    rows, first = heads_asked()
+    again, second = heads_asked()
+    # One process for HEAD's branch and commit per checkout, shared by the count and the drift.
+    assert (first, second) == (3, 0)
+    for found in (rows, again):
+        assert {Path(r["repo"]).name: (r["head"], r["commits_behind"]) for r in found} == {
+            "shop": (repos[0].head(), 0), "billing": (repos[1].head(), 1), "library": (repos[2].head(), 0)}
