@@ -19,7 +19,7 @@ answers depend on, and what is looked at here instead:
 
 Each is the inode, mode, size, mtime and ctime of each (ctime cannot be set back by a user, and
 a file git rewrites is renamed over: a new inode). An answer is kept only when nothing looked at
-was written within hashing.RACY_NS of the look (a write in the same clock tick would leave the
+was written within kept.RACY_NS of the look (a write in the same clock tick would leave the
 stat data as they were: git's racy-git problem, solved as git and hashing.py solve it), and the
 look is taken before git starts, so a write while git runs shows at the next look.
 
