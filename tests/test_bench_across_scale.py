@@ -82,6 +82,23 @@ def test_a_run_filled_to_a_million_chunks_is_rendered_as_its_own_table(tmp_path:
     assert " | 700 |" not in fake_table
 
 
+
+def test_a_run_with_vendored_work_trees_is_rendered_as_its_own_table(tmp_path: Path) -> None:
+    fake = {"command": "python -m codevouch_bench.across_scale", "machine": {"date": "d", "cores": 2},
+            "files": 300, "queries": 30, "rows": [{**_row(100, 900.0), "build_s": None, "cold_cli_s": [2.0]}]}
+    trees = {**fake, "command": "python -m codevouch_bench.across_scale --model m --tree-files 2000 --engine",
+             "model": "m", "tree_files": 2000, "machine": {"date": "e", "load_avg_1m_at_start": 1.5},
+             "rows": [{**_row(100, 750.0), "build_s": 500.0, "cold_cli_s": [3.5]}], "notes": ["Trees' note."]}
+    (tmp_path / "fake.json").write_text(json.dumps(fake))
+    (tmp_path / "trees.json").write_text(json.dumps(trees))
+    text = section(tmp_path / "fake.json", tmp_path / "absent.json", tmp_path / "absent.json", tmp_path / "trees.json")
+    fake_table, trees_table = text.split("with work trees of a real project's size")
+    assert "commits 2,000 files under `vendor/`" in trees_table and "built with `m`" in trees_table
+    assert "--tree-files 2000 --engine --work DIR --sizes 100 --out FILE" in trees_table
+    (row,) = (line for line in trees_table.splitlines() if line.startswith("| 100 |"))
+    assert " | 500 | " in row and " | 750 |" in row and trees_table.rstrip().endswith("Trees' note.")
+    assert " | 750 |" not in fake_table
+
 def test_environ_puts_the_environment_back_as_it_was() -> None:
     os.environ.pop("CODEVOUCH_BENCH_UNSET", None)
     os.environ["CODEVOUCH_BENCH_SET"] = "before"
@@ -157,3 +174,21 @@ def test_an_older_checkout_is_timed_with_its_own_code_from_this_checkouts_root(
     row = across_scale.timed_apart(older, repos, tmp_path / "index", ["handler one", "handler two"],
                                    across_scale.FAKE, cli=False)
     assert row["repos"] == 1 and row["warm_n"] == 1 and mark.exists()
+
+
+def test_vendored_files_make_the_work_trees_larger_and_the_index_no_larger(tmp_path: Path) -> None:
+    import subprocess
+
+    from codevouch.api import index_status_all
+
+    files = [(f"pkg/m{n}.py", f"def handler_{n}(order):\n    return order.total * {n}\n".encode()) for n in range(4)]
+    index = tmp_path / "index"
+    repos = across_scale.make_repos(tmp_path, files, 2, index, across_scale.FAKE, tree_files=9)
+    for repo in repos:
+        tracked = subprocess.run(["git", "-C", str(repo), "ls-files"], capture_output=True, text=True,
+                                 check=True).stdout.split()
+        assert len([p for p in tracked if p.startswith("vendor/")]) == 9      # three copies of four, cut at nine
+        assert (repo / "vendor/copy2/pkg/m0.py").exists() and not (repo / "vendor/copy2/pkg/m1.py").exists()
+    # The vendor rule keeps them out of the index: each repository holds its own two files' chunks.
+    assert {Path(row["repo"]).name: row["chunks_by_kind"] for row in index_status_all(index)} == {
+        "repo000": {"source": 2}, "repo001": {"source": 2}}

