@@ -240,7 +240,7 @@ def _clean(root: Path, head: str, state: BranchState) -> bool:
     return not status.changed and not status.untracked
 
 
-def _status(root: Path) -> gitio.Pending:
+def _status(root: Path) -> gitio.Later:
     """The status `_clean` reads and `Bounds.start` starts ahead: one question, so one answer in a
     call's look scope."""
     return gitio.start_worktree_status(root, untracked=True, toplevel=True)

@@ -55,7 +55,7 @@ class Known:
 @dataclass(frozen=True)
 class Started:
     """The first git processes of a call, started before the snippets are even checked."""
-    status: gitio.Pending | None
+    status: gitio.Later | None
     root: gitio.PendingRoot | None
     known: Known | None = None
 

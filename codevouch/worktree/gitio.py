@@ -92,7 +92,7 @@ from codevouch.worktree.git.refs import (
     resolve_commit,
     root_commit,
 )
-from codevouch.worktree.git.runner import Pending, run
+from codevouch.worktree.git.runner import Later, Pending, run
 from codevouch.worktree.git.status import (
     WorktreeStatus,
     parse_status,
@@ -110,7 +110,7 @@ __all__ = [
     "DetachedHead", "GitError", "NoCommits", "NotARepository", "UnknownRevision",
     # _process, filters, runner: starting git
     "PROCESSES", "REPO_LOCATING_VARS", "RUN_FILTERS_VAR", "caller_env", "no_git_env",
-    "Pending", "run",
+    "Later", "Pending", "run",
     # refs
     "HeadState", "PendingRoot", "branch_commit", "check_branch_name", "current_branch", "first_parent_samples", "has_any_commit",
     "has_commit", "head_commit", "head_state", "is_root", "local_branches", "merge_base", "remote_url", "repo_root",

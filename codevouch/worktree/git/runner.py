@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Protocol
 
 from codevouch.worktree.git._process import (
     Limits,
@@ -42,6 +43,19 @@ def run(repo: Path | str, *args: str, stdin: bytes | None = None, ok_codes: tupl
         env: Mapping[str, str] | None = None) -> bytes:
     check(repo)
     return _run_raw(repo, args, filter_overrides(repo), stdin=stdin, ok_codes=ok_codes, env=env)
+
+
+class Later(Protocol):
+    """A git answer asked now and read later: a Pending process, or an answer known without one
+    (Answered; status.py's one status shared by a call's askers)."""
+
+    def done(self) -> bool:
+        """Whether result() would not wait."""
+        ...
+
+    def result(self) -> bytes:
+        """git's output, raising as `run` does."""
+        ...
 
 
 class Pending:
@@ -118,13 +132,12 @@ class Pending:
         self.close()
 
 
-class Answered(Pending):
-    """A Pending whose answer is known without a process: git's answer to the same question, kept
-    while what decides it is unchanged (status.py, unchanged.py)."""
+class Answered:
+    """An answer known without a process (a Later): git's answer to the same question, kept while
+    what decides it is unchanged (status.py, unchanged.py)."""
 
-    def __init__(self, out: bytes) -> None:      # no process: nothing of Pending's to set up
+    def __init__(self, out: bytes) -> None:
         self._known = out
-        self._out = self._err = -1
 
     def done(self) -> bool:
         return True

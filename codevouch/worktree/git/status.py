@@ -17,7 +17,7 @@ from codevouch import caches
 from codevouch.errors import GitError
 from codevouch.kept import Kept, Seen
 from codevouch.worktree.git._process import zsplit
-from codevouch.worktree.git.runner import Answered, Pending, run
+from codevouch.worktree.git.runner import Answered, Later, Pending, run
 from codevouch.worktree.git.unchanged import in_scope, tree_state
 
 
@@ -42,7 +42,7 @@ def worktree_status(repo: Path, untracked: bool = True, toplevel: bool = False) 
     return parse_status(start_worktree_status(repo, untracked, toplevel).result())
 
 
-def start_worktree_status(repo: Path, untracked: bool = True, toplevel: bool = False) -> Pending:
+def start_worktree_status(repo: Path, untracked: bool = True, toplevel: bool = False) -> Later:
     """worktree_status started in the background: `parse_status(pending.result())`."""
     args = (*STATUS_ARGS, f"--untracked-files={'all' if untracked else 'no'}")
     # Looked at before git starts: a write while it runs shows at the next look (unchanged.py).
@@ -80,14 +80,13 @@ def _keep(key: tuple[str, tuple[str, ...]], seen: Seen, out: bytes) -> None:
         _ANSWERS.put(key, seen, out)
 
 
-class _Shared(Pending):
-    """One started status given to each asker of a call (start_worktree_status): read once, by
-    whichever thread asks first, the others wait for it."""
+class _Shared:
+    """One started status given to each asker of a call (start_worktree_status, a Later): read
+    once, by whichever thread asks first, the others wait for it."""
 
     def __init__(self, started: Pending) -> None:      # no process of its own: `started`'s
         self._started = started
         self._lock = threading.Lock()
-        self._out = self._err = -1
 
     def done(self) -> bool:
         return self._started.done()
