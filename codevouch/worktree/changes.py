@@ -115,7 +115,7 @@ def worktree_changes(root: Path, commit: str) -> tuple[list[FileVersions], int]:
             changes.append(FileVersions("renamed", paired[path], path, old_text, new_text, note or old_note))
         else:
             changes.append(FileVersions("added", None, path, None, new_text, note))
-    same = len(gitio.ls_tree(root, commit)) - touched_old
+    same = gitio.file_count(root, commit) - touched_old
     return changes, max(same, 0)
 
 

@@ -62,6 +62,7 @@ from codevouch.worktree.git.objects import (
     batch_check,
     blob_reader,
     commit_dates,
+    file_count,
     keep_tree,
     kept_tree,
     ls_tree,
@@ -119,7 +120,7 @@ __all__ = [
     "config_values", "git_dirs",
     # objects
     "BlobReader", "PendingBlobs", "PendingCommits", "TreeEntry", "batch_check", "blob_reader",
-    "commit_dates", "keep_tree", "kept_tree", "ls_tree", "parse_tree_blobs", "read_blobs", "read_commits",
+    "commit_dates", "file_count", "keep_tree", "kept_tree", "ls_tree", "parse_tree_blobs", "read_blobs", "read_commits",
     "start_read_blobs", "start_tree_blobs", "tree_blobs", "tree_entries",
     # diffs
     "Change", "PendingDiff", "diff_patch", "diff_trees", "renames_between",

@@ -86,6 +86,7 @@ def batch_check(root: Path, exprs: Iterable[str]) -> dict[str, tuple[str, str]]:
 # never share an answer.
 _OBJECTS: dict[tuple[str, str], tuple[str, str]] = {}
 _COMMITS: dict[tuple[str, str], tuple[str, str, str | None]] = {}
+_FILE_COUNTS: dict[tuple[str, str], int] = {}     # (store, full commit id) -> file_count's answer
 _OBJECTS_MAX = 100_000
 _STORES: dict[str, str | None] = {}
 
@@ -114,10 +115,12 @@ def _clear_objects() -> None:
     _TREES.clear()
     _OBJECTS.clear()
     _COMMITS.clear()
+    _FILE_COUNTS.clear()
     _STORES.clear()
 
 
-caches.register("codevouch.worktree.gitio.objects", _clear_objects, lambda: len(_OBJECTS) + len(_COMMITS) + len(_TREES))
+caches.register("codevouch.worktree.gitio.objects", _clear_objects,
+                lambda: len(_OBJECTS) + len(_COMMITS) + len(_TREES) + len(_FILE_COUNTS))
 
 
 def read_commits(root: Path, names: Iterable[str]) -> dict[str, tuple[str, str, str | None]]:
@@ -258,6 +261,22 @@ def parse_tree_blobs(out: bytes, only: Collection[str] | None = None) -> dict[st
         if otype == "blob":
             blobs[path] = sha
     return blobs
+
+
+def file_count(repo: Path, commit: str) -> int:
+    """How many regular files `commit` holds (ls_tree's count: symlinks and submodules left out),
+    kept for the process by full commit id, whose tree never changes: `index status` asked git for
+    it once per repository per call, with sizes (`-l` opens every blob), to count them."""
+    store = _object_store(repo) if _OID.fullmatch(commit) else None
+    if store is not None and (known := _FILE_COUNTS.get((store, commit))) is not None:
+        return known
+    count = 0
+    for rec in zsplit(run(repo, "ls-tree", "-r", "-z", "--full-tree", commit)):
+        mode, otype, _ = rec.partition("\t")[0].split()
+        count += otype == "blob" and mode != "120000"
+    if store is not None:
+        _remember(_FILE_COUNTS, (store, commit), count)
+    return count
 
 
 def ls_tree(repo: Path, commit: str) -> dict[str, TreeEntry]:

@@ -19,6 +19,25 @@ def test_ls_tree_lists_blobs_only(repo: Repo) -> None:
     assert tree["a.py"].blob_sha == repo.blob(commit, "a.py") and tree["a.py"].size == 6
 
 
+
+def test_file_count_is_ls_trees_count_asked_once_per_commit(repo: Repo) -> None:
+    from codevouch import clear_caches
+    from codevouch.worktree.git._process import PROCESSES
+
+    repo.write("a.py", "A = 1\n")
+    repo.write("dir/b.txt", "b\n")
+    os.symlink("a.py", repo.root / "link.py")
+    first = repo.commit("files")
+    second = repo.commit(**{"dir/c.py": "C = 3\n"})
+    clear_caches()
+    assert gitio.file_count(repo.root, first) == len(gitio.ls_tree(repo.root, first)) == 2   # not the symlink
+    started = sum(PROCESSES.values())
+    assert gitio.file_count(repo.root, first) == 2 and sum(PROCESSES.values()) == started   # kept by commit
+    assert gitio.file_count(repo.root, second) == 3 and sum(PROCESSES.values()) == started + 1
+    # A name that can move (HEAD) is asked each time.
+    assert gitio.file_count(repo.root, "HEAD") == 3 and gitio.file_count(repo.root, "HEAD") == 3
+    assert sum(PROCESSES.values()) == started + 3
+
 def test_blob_reader_and_batch_check(repo: Repo) -> None:
     commit = repo.commit(**{"a.py": "A = 1\n"})
     blob = repo.blob(commit, "a.py")
