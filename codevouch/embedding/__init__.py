@@ -151,6 +151,11 @@ class MiniLMEmbedder:
             return []
         return _encode(self._load(), texts, self.batch_size)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the torch model is loaded already (an earlier build of this process embedded with it)."""
+        return self._model is not None
+
     def embed_query(self, text: str) -> list[float]:
         """One query, without torch: the same weights run in NumPy (see numpy_minilm.py)."""
         from codevouch.embedding.numpy_minilm import numpy_minilm
@@ -280,11 +285,13 @@ LIGHT_TEXTS: int = BUILD_NUMPY_TEXTS.default
 def build_encoder(embedder: Embedder, texts: int, light_limit: int = LIGHT_TEXTS
                   ) -> Callable[[Sequence[str]], list[list[float]]]:
     """How a build embeds its `texts` new texts: with the embedder's `embed_light` (no torch)
-    when it has one and they are at most `light_limit`, else its `embed`. Both give the same
-    vectors (to a cosine of 0.9999): the embedding cache keeps them under the model's name,
-    whichever made them."""
+    when it has one and they are at most `light_limit`, else its `embed`; its `embed` whatever
+    their number once its torch model is loaded (a nightly building many repositories with one
+    embedder pays torch's import once: a later small branch then gains nothing by the NumPy
+    pass, about half as fast a text). Both give the same vectors (to a cosine of 0.9999): the
+    embedding cache keeps them under the model's name, whichever made them."""
     light = getattr(embedder, "embed_light", None)
-    if callable(light) and texts <= light_limit:
+    if callable(light) and texts <= light_limit and not getattr(embedder, "loaded", False):
         return light
     return embedder.embed
 

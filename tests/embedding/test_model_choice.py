@@ -175,3 +175,13 @@ def test_a_build_of_few_texts_embeds_them_without_torch_and_of_many_with_it() ->
     fake = FakeEmbedder()
     assert build_encoder(fake, 1) == fake.embed
     assert minilm._model is None      # choosing loads nothing
+
+
+@pytest.mark.model
+def test_once_torch_is_loaded_a_small_build_embeds_with_it_too() -> None:
+    minilm = MiniLMEmbedder()
+    assert build_encoder(minilm, 1) == minilm.embed_light
+    minilm.embed(["def overdue_fee(days): ..."])          # a large branch before it loaded torch
+    assert build_encoder(minilm, 1) == minilm.embed and build_encoder(minilm, 1, light_limit=500) == minilm.embed
+    other = MiniLMEmbedder()                                  # another embedder: its own model, not loaded
+    assert build_encoder(other, 1) == other.embed_light
