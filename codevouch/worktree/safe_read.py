@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -57,6 +59,24 @@ def read_file(path: str | os.PathLike[str], limit: int, follow: bool = False) ->
     """The bytes of the regular file at `path`, at most `limit` of them; TooLarge over it;
     NotRegular for anything else (a FIFO, a device, a directory, a symlink unless `follow`, a
     path that is missing or cannot be opened). Never blocks, never reads more than limit + 1."""
+    def read(fd: int, info: os.stat_result) -> bytes | TooLarge:
+        return TooLarge(info.st_size, limit) if info.st_size > limit else _read_capped(fd, info.st_size, limit)
+    return _in_regular(path, follow, read)
+
+
+def read_head(path: str | os.PathLike[str], size: int, follow: bool = False) -> bytes | NotRegular:
+    """The first `size` bytes of the regular file at `path` (all of it when shorter), whatever
+    its length; NotRegular as for read_file. Never blocks, never reads more than `size`."""
+    return _in_regular(path, follow, lambda fd, _: os.read(fd, size))
+
+
+R = TypeVar("R")
+
+
+def _in_regular(path: str | os.PathLike[str], follow: bool,
+                read: Callable[[int, os.stat_result], R]) -> R | NotRegular:
+    """`read(fd, its fstat)` of the file at `path` opened without blocking, when it is a regular
+    file; else NotRegular (what it is, missing, or why it could not be opened or read)."""
     try:
         fd = os.open(path, _FLAGS | (0 if follow else _NOFOLLOW))
     except FileNotFoundError:
@@ -67,9 +87,7 @@ def read_file(path: str | os.PathLike[str], limit: int, follow: bool = False) ->
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return NotRegular(kind_of(info.st_mode))
-        if info.st_size > limit:
-            return TooLarge(info.st_size, limit)
-        return _read_capped(fd, info.st_size, limit)
+        return read(fd, info)
     except OSError as exc:
         return NotRegular(f"unreadable ({exc.strerror or exc})")
     finally:

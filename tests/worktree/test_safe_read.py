@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codevouch.worktree.safe_read import NotRegular, TooLarge, check_file, read_file
+from codevouch.worktree.safe_read import NotRegular, TooLarge, check_file, read_file, read_head
 
 
 @pytest.fixture
@@ -43,6 +43,14 @@ def test_a_file_over_the_cap_is_not_read(odd: Path) -> None:
     assert read_file(odd / "plain", 5) == TooLarge(6, 5)
     assert read_file(odd / "plain", 6) == b"x = 1\n"
 
+
+
+def test_the_head_of_a_file_is_read_whatever_its_length(odd: Path) -> None:
+    assert read_head(odd / "sparse", 12) == bytes(12)          # 2 GB: 12 bytes read, no cap refused
+    assert read_head(odd / "plain", 12) == b"x = 1\n"            # shorter: all of it
+    assert read_head(odd / "link", 3, follow=True) == b"x ="
+    for name, what in (("fifo", "a FIFO"), ("link", "a symlink"), ("dir", "a directory"), ("missing", "missing")):
+        assert read_head(odd / name, 12) == NotRegular(what)
 
 @pytest.mark.parametrize("name, expected", [
     ("plain", None), ("link", None), ("missing", None), ("dangling", None),

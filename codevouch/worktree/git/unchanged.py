@@ -28,7 +28,9 @@ linked work tree, a submodule), a reftable or split index, a branch that is itse
 ref (`git symbolic-ref refs/heads/main refs/heads/other`), a file of the git directory above that
 is a symbolic link (`info/exclude` linked to a shared file), a configuration with include directives
 (filters.py cannot list its files), or a work tree of more than MAX_ENTRIES entries (a walk would
-cost what git costs: such a tree is not walked again in this process).
+cost what git costs: such a tree is not walked again in this process; one whose index lists more
+is not walked at all: a first call over 100 repositories of 2,000 files walked 1,000 entries of each
+to learn it, ~0.5 s of a 6 s cold search).
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ from codevouch import caches
 from codevouch.kept import RACY_NS, Seen  # RACY_NS: a write this close to the look may not show
 from codevouch.worktree.git._process import caller_env, run_filters
 from codevouch.worktree.git.filters import filter_names, kept_config, user_git_file
-from codevouch.worktree.safe_read import NotRegular, read_file
+from codevouch.worktree.safe_read import NotRegular, read_file, read_head
 
 # The most entries (files, links and folders) a work tree may hold to be walked instead of asking
 # git. The walk is Python's lstat of each entry; git status does the same in C after starting a
@@ -258,6 +260,9 @@ def _tree_state(root: str) -> Seen | None:
     gits = git_state(root)
     if gits is None or root in _TOO_BIG:
         return None
+    if _indexed(os.path.join(root, ".git", "index")) > MAX_ENTRIES:
+        _TOO_BIG.add(root)      # its tracked files alone are more: not walked (~1,000 stats) to learn it
+        return None
     now = time.time_ns()
     entries = _walk(root)
     if entries is None:
@@ -265,6 +270,15 @@ def _tree_state(root: str) -> Seen | None:
         return None
     racy = gits.racy or any(s is not None and max(s[3], s[4]) >= now - RACY_NS for _, s in entries)
     return Seen((gits.state, tuple(entries)), racy)
+
+
+def _indexed(index: str) -> int:
+    """The number of entries the index file's header declares (`DIRC`, its version, its count); 0
+    when it cannot be read as one (no index yet: then the walk decides)."""
+    head = read_head(index, 12)
+    if not isinstance(head, bytes) or len(head) < 12 or head[:4] != b"DIRC":
+        return 0
+    return int.from_bytes(head[8:12], "big")
 
 
 def unlinked_state(top: Path | str, followed: frozenset[str], absent: tuple[str, ...]) -> Seen | None:

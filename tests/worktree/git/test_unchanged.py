@@ -138,6 +138,27 @@ def test_a_linked_work_tree_or_a_large_tree_is_always_asked(kept: Repo, tmp_path
     assert _status(kept)[1] == 1 and _status(kept)[1] == 1
 
 
+
+def test_a_tree_whose_index_lists_more_than_the_walk_takes_is_asked_without_a_walk(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Told by the index's header: eight files committed, six since deleted from the work tree, so a
+    # walk would find it small (4 entries) and keep git's answers; the index says 8, over 5.
+    clear_caches()
+    monkeypatch.setattr(unchanged, "RACY_NS", 0)
+    monkeypatch.setattr(unchanged, "MAX_ENTRIES", 5)
+    repo.commit("eight", **{f"m{n}.py": f"M = {n}\n" for n in range(8)})
+    for n in range(6):
+        (repo.root / f"m{n}.py").unlink()
+    assert unchanged._indexed(str(repo.root / ".git" / "index")) == 8
+    assert unchanged.tree_state(repo.root) is None
+    status, asked = _status(repo)
+    assert asked == 1 and status.changed == {f"m{n}.py" for n in range(6)} and _status(repo)[1] == 1
+    small = repo.root.parent / "small"
+    other = Repo(small)
+    other.commit("two", **{"a.py": "A = 1\n", "b.py": "B = 2\n"})
+    assert unchanged._indexed(str(small / ".git" / "index")) == 2 and unchanged.tree_state(small) is not None
+    assert unchanged._indexed(str(small / "missing-index")) == 0
+
 def test_filters_opted_in_turn_it_off(kept: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEVOUCH_RUN_GIT_FILTERS", "1")
     assert unchanged.git_state(kept.root) is None
