@@ -260,7 +260,7 @@ def _tree_state(root: str) -> Seen | None:
     gits = git_state(root)
     if gits is None or root in _TOO_BIG:
         return None
-    if _indexed(os.path.join(root, ".git", "index")) > MAX_ENTRIES:
+    if _over_max(root, _git_files_of(gits.state).get("index")):
         _TOO_BIG.add(root)      # its tracked files alone are more: not walked (~1,000 stats) to learn it
         return None
     now = time.time_ns()
@@ -270,6 +270,23 @@ def _tree_state(root: str) -> Seen | None:
         return None
     racy = gits.racy or any(s is not None and max(s[3], s[4]) >= now - RACY_NS for _, s in entries)
     return Seen((gits.state, tuple(entries)), racy)
+
+
+def _git_files_of(state: tuple[object, ...]) -> dict[str, StatKey]:
+    """The stat keys of the git directory's files in a git_state look's state (_git_state's)."""
+    return dict(cast("tuple[tuple[str, StatKey], ...]", state[1]))
+
+
+# An index entry takes at least 62 bytes (its stat data, object id and flags) besides its path: an
+# index file this small cannot list more than MAX_ENTRIES, and its header is not read.
+_ENTRY_BYTES = 62
+
+
+def _over_max(root: str, index: StatKey) -> bool:
+    """Whether the index (its stat key from the look) lists more than MAX_ENTRIES entries."""
+    if index is None or index[2] <= 12 + _ENTRY_BYTES * MAX_ENTRIES:
+        return False
+    return _indexed(os.path.join(root, ".git", "index")) > MAX_ENTRIES
 
 
 def _indexed(index: str) -> int:
@@ -304,7 +321,7 @@ def unlinked_state(top: Path | str, followed: frozenset[str], absent: tuple[str,
             held.pop(look, None)
         return None
     gits, entries = cast("tuple[tuple[object, ...], tuple[tuple[str, StatKey], ...]]", seen.state)  # _tree_state's
-    git_files = dict(cast("tuple[tuple[str, StatKey], ...]", gits[1]))    # _git_state's
+    git_files = _git_files_of(gits)
     if any(git_files.get(name) is not None for name in absent):
         return None
     for path, key in entries:
