@@ -88,10 +88,8 @@ def vendored(files: list[tuple[str, bytes]], count: int) -> dict[str, bytes]:
     """`count` files under `vendor/` (the pooled files, copy after copy, their first VENDORED_BYTES):
     a work tree of a real project's size whose files a build does not embed (the built-in vendor
     rule), so each repository's chunks and bounds are those it has without them."""
-    out: dict[str, bytes] = {}
-    for copy in range(-(-count // max(len(files), 1))):
-        out.update((f"vendor/copy{copy}/{path}", data[:VENDORED_BYTES]) for path, data in files[:count - len(out)])
-    return out
+    picked = (divmod(n, len(files)) for n in range(count))
+    return {f"vendor/copy{copy}/{files[i][0]}": files[i][1][:VENDORED_BYTES] for copy, i in picked}
 
 
 def make_repos(work: Path, files: list[tuple[str, bytes]], count: int, index_dir: Path,
